@@ -1,0 +1,103 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// CreateIntent stores a new intent.
+func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := i.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.CreateIntent", func(tx *bolt.Tx) error {
+		m := i.Meta
+		s.touch(&m, org, true)
+		c := *i
+		c.Meta = m
+		if err := putJSON(tx.Bucket(bIntents), key(org, m.ID), &c); err != nil {
+			return err
+		}
+		i.Meta = m
+		return nil
+	})
+}
+
+// UpdateIntent writes i when its version is current.
+func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent) error {
+	if err := i.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.UpdateIntent", func(tx *bolt.Tx) error {
+		return s.putIntent(tx, org, i)
+	})
+}
+
+func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) error {
+	var old capstan.Intent
+	ok, err := getJSON(tx.Bucket(bIntents), key(org, i.ID), &old)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("intent", i.ID)
+	}
+	if old.Version != i.Version {
+		return conflict("intent", i.ID, old.Version, i.Version)
+	}
+	m := i.Meta
+	m.CreatedAt = old.CreatedAt
+	s.touch(&m, org, false)
+	c := *i
+	c.Meta = m
+	if err := putJSON(tx.Bucket(bIntents), key(org, i.ID), &c); err != nil {
+		return err
+	}
+	i.Meta = m
+	return nil
+}
+
+// GetIntent returns an intent by id.
+func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent, error) {
+	var i capstan.Intent
+	var ok bool
+	err := s.view(ctx, "embedded.GetIntent", func(tx *bolt.Tx) (err error) {
+		ok, err = getJSON(tx.Bucket(bIntents), key(org, id), &i)
+		return err
+	})
+	if err == nil && !ok {
+		err = notFound("intent", id)
+	}
+	return &i, err
+}
+
+// ListIntents returns a page of intents, newest id last.
+func (s *Store) ListIntents(ctx context.Context, org string, f capstan.IntentFilter) ([]*capstan.Intent, int, error) {
+	var out []*capstan.Intent
+	total := 0
+	limit := limitOr(f.Limit, 100)
+	err := s.view(ctx, "embedded.ListIntents", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bIntents), prefix(org), nil, func(k, v []byte) (bool, error) {
+			var i capstan.Intent
+			if err := json.Unmarshal(v, &i); err != nil {
+				return false, err
+			}
+			if f.Status != "" && i.Status != f.Status {
+				return true, nil
+			}
+			total++
+			if (f.After == "" || i.ID > f.After) && len(out) < limit {
+				out = append(out, &i)
+			}
+			return true, nil
+		})
+	})
+	return out, total, err
+}

@@ -1,0 +1,106 @@
+package embedded
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// CreatePlan stores a new plan and the updated intent atomically.
+func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := i.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) error {
+		m := p.Meta
+		s.touch(&m, org, true)
+		c := *p
+		c.Meta = m
+		c.IntentID = i.ID
+		i2 := *i
+		i2.LatestPlanID = m.ID
+		if err := s.putIntent(tx, org, &i2); err != nil {
+			return err
+		}
+		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bIntentPlans).Put(key(org, i.ID, m.ID), nil); err != nil {
+			return err
+		}
+		p.Meta = m
+		*i = i2
+		return nil
+	})
+}
+
+// UpdatePlan writes p when its version is current.
+func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) error {
+		var old capstan.Plan
+		ok, err := getJSON(tx.Bucket(bPlans), key(org, p.ID), &old)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("plan", p.ID)
+		}
+		if old.Version != p.Version {
+			return conflict("plan", p.ID, old.Version, p.Version)
+		}
+		if old.IntentID != p.IntentID {
+			return capstan.Errorf(capstan.EINVALID, "a plan cannot move to another intent")
+		}
+		m := p.Meta
+		m.CreatedAt = old.CreatedAt
+		s.touch(&m, org, false)
+		c := *p
+		c.Meta = m
+		if err := putJSON(tx.Bucket(bPlans), key(org, p.ID), &c); err != nil {
+			return err
+		}
+		p.Meta = m
+		return nil
+	})
+}
+
+// GetPlan returns a plan by id.
+func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, error) {
+	var p capstan.Plan
+	var ok bool
+	err := s.view(ctx, "embedded.GetPlan", func(tx *bolt.Tx) (err error) {
+		ok, err = getJSON(tx.Bucket(bPlans), key(org, id), &p)
+		return err
+	})
+	if err == nil && !ok {
+		err = notFound("plan", id)
+	}
+	return &p, err
+}
+
+// ListPlans returns the plans of an intent, oldest first.
+func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan.Plan, error) {
+	var out []*capstan.Plan
+	err := s.view(ctx, "embedded.ListPlans", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bIntentPlans), prefix(org, intentID), nil, func(k, _ []byte) (bool, error) {
+			var p capstan.Plan
+			ok, err := getJSON(tx.Bucket(bPlans), key(org, lastPart(k)), &p)
+			if ok {
+				out = append(out, &p)
+			}
+			return err == nil, err
+		})
+	})
+	return out, err
+}

@@ -1,0 +1,465 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// ImportResources upserts resources by key in one transaction.
+func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
+	var res capstan.ImportResult
+	if err := checkOrg(org); err != nil {
+		return res, err
+	}
+	var p capstan.Problems
+	batch := map[string]bool{}
+	for _, r := range rs {
+		if err := r.Validate(); err != nil {
+			p = append(p, capstan.ErrorDetails(err)...)
+		}
+		if batch[r.Key()] {
+			p.Addf("resource %s appears twice in the import", r.Key())
+		}
+		batch[r.Key()] = true
+	}
+	if err := p.Err("import"); err != nil {
+		return res, err
+	}
+	err := s.update(ctx, "embedded.ImportResources", func(tx *bolt.Tx) error {
+		keys := tx.Bucket(bResourceKeys)
+		var missing capstan.Problems
+		for _, r := range rs {
+			for _, rel := range r.Relationships {
+				if !batch[rel.Target] && keys.Get(key(org, rel.Target)) == nil {
+					missing.Addf("resource %s: %s target %s does not exist", r.Key(), rel.Type, rel.Target)
+				}
+			}
+		}
+		if err := missing.Err("import"); err != nil {
+			return err
+		}
+		for _, r := range rs {
+			old, err := loadByKey(tx, org, r.Key())
+			if err != nil {
+				return err
+			}
+			if old == nil {
+				s.touch(&r.Meta, org, true)
+				res.Created++
+			} else {
+				r.Meta = old.Meta
+				r.ActiveOperationID, r.LastOperationID = old.ActiveOperationID, old.LastOperationID
+				s.touch(&r.Meta, org, false)
+				res.Updated++
+			}
+			if err := writeResource(tx, org, old, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// CreateResource stores a new resource.
+func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resource) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.CreateResource", func(tx *bolt.Tx) error {
+		if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
+			return capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+		}
+		if err := checkTargets(tx, org, r); err != nil {
+			return err
+		}
+		m := r.Meta
+		s.touch(&m, org, true)
+		r2 := *r
+		r2.Meta = m
+		if err := writeResource(tx, org, nil, &r2); err != nil {
+			return err
+		}
+		r.Meta = m
+		return nil
+	})
+}
+
+// UpdateResource writes r when its version is current.
+func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resource) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return s.update(ctx, "embedded.UpdateResource", func(tx *bolt.Tx) error {
+		old, err := loadResource(tx, org, r.ID)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return notFound("resource", r.ID)
+		}
+		if old.Version != r.Version {
+			return conflict("resource", r.Key(), old.Version, r.Version)
+		}
+		if old.Key() != r.Key() {
+			if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
+				return capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+			}
+		}
+		if err := checkTargets(tx, org, r); err != nil {
+			return err
+		}
+		m := r.Meta
+		m.CreatedAt = old.CreatedAt
+		s.touch(&m, org, false)
+		r2 := *r
+		r2.Meta = m
+		if err := writeResource(tx, org, old, &r2); err != nil {
+			return err
+		}
+		r.Meta = m
+		return nil
+	})
+}
+
+func checkTargets(tx *bolt.Tx, org string, r *capstan.Resource) error {
+	var p capstan.Problems
+	for _, rel := range r.Relationships {
+		if tx.Bucket(bResourceKeys).Get(key(org, rel.Target)) == nil {
+			p.Addf("%s target %s does not exist", rel.Type, rel.Target)
+		}
+	}
+	return p.Err("resource " + r.Key())
+}
+
+// writeResource stores r and moves its index entries from old (nil when new).
+func writeResource(tx *bolt.Tx, org string, old, r *capstan.Resource) error {
+	keys, provides, incoming := tx.Bucket(bResourceKeys), tx.Bucket(bProvides), tx.Bucket(bIncoming)
+	if old != nil {
+		if err := keys.Delete(key(org, old.Key())); err != nil {
+			return err
+		}
+		for _, pc := range old.ProvidedCapabilities {
+			if err := provides.Delete(key(org, pc.Capability, old.ID)); err != nil {
+				return err
+			}
+		}
+		for _, rel := range old.Relationships {
+			if err := incoming.Delete(key(org, rel.Target, string(rel.Type), old.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := keys.Put(key(org, r.Key()), []byte(r.ID)); err != nil {
+		return err
+	}
+	for _, pc := range r.ProvidedCapabilities {
+		if err := provides.Put(key(org, pc.Capability, r.ID), nil); err != nil {
+			return err
+		}
+	}
+	for _, rel := range r.Relationships {
+		if err := incoming.Put(key(org, rel.Target, string(rel.Type), r.ID), nil); err != nil {
+			return err
+		}
+	}
+	return putJSON(tx.Bucket(bResources), key(org, r.ID), r)
+}
+
+func loadResource(tx *bolt.Tx, org, id string) (*capstan.Resource, error) {
+	var r capstan.Resource
+	ok, err := getJSON(tx.Bucket(bResources), key(org, id), &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func loadByKey(tx *bolt.Tx, org, k string) (*capstan.Resource, error) {
+	id := tx.Bucket(bResourceKeys).Get(key(org, k))
+	if id == nil {
+		return nil, nil
+	}
+	return loadResource(tx, org, string(id))
+}
+
+// GetResource returns a resource by id.
+func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resource, error) {
+	var r *capstan.Resource
+	err := s.view(ctx, "embedded.GetResource", func(tx *bolt.Tx) (err error) {
+		r, err = loadResource(tx, org, id)
+		return err
+	})
+	if err == nil && r == nil {
+		err = notFound("resource", id)
+	}
+	return r, err
+}
+
+// GetResourceByKey returns a resource by key.
+func (s *Store) GetResourceByKey(ctx context.Context, org, k string) (*capstan.Resource, error) {
+	var r *capstan.Resource
+	err := s.view(ctx, "embedded.GetResourceByKey", func(tx *bolt.Tx) (err error) {
+		r, err = loadByKey(tx, org, k)
+		return err
+	})
+	if err == nil && r == nil {
+		err = notFound("resource", k)
+	}
+	return r, err
+}
+
+// GetResources returns resources by id; missing ids give nil entries.
+func (s *Store) GetResources(ctx context.Context, org string, ids []string) ([]*capstan.Resource, error) {
+	out := make([]*capstan.Resource, len(ids))
+	err := s.view(ctx, "embedded.GetResources", func(tx *bolt.Tx) error {
+		for i, id := range ids {
+			r, err := loadResource(tx, org, id)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListResources returns a page of resources ordered by key.
+func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
+	var out []*capstan.Resource
+	total := 0
+	limit := limitOr(f.Limit, 100)
+	err := s.view(ctx, "embedded.ListResources", func(tx *bolt.Tx) error {
+		p := prefix(org)
+		return scan(tx.Bucket(bResourceKeys), p, nil, func(k, v []byte) (bool, error) {
+			rk := string(k[len(p):])
+			if f.Type != "" {
+				if typ, _, _ := capstan.SplitResourceKey(rk); typ != f.Type {
+					return true, nil
+				}
+			}
+			r, err := loadResource(tx, org, string(v))
+			if err != nil || r == nil {
+				return err == nil, err
+			}
+			if !matchesFilter(r, f) {
+				return true, nil
+			}
+			total++
+			if (f.After == "" || rk > f.After) && len(out) < limit {
+				out = append(out, r)
+			}
+			return true, nil
+		})
+	})
+	return out, total, err
+}
+
+func matchesFilter(r *capstan.Resource, f capstan.ResourceFilter) bool {
+	if f.Environment != "" && r.Environment != f.Environment {
+		return false
+	}
+	if f.Lifecycle != "" && r.LifecycleStatus != f.Lifecycle {
+		return false
+	}
+	if f.Capability != "" && r.Provides(f.Capability) == nil {
+		return false
+	}
+	return true
+}
+
+// FindCandidates returns every provider of q.Capability with its checks.
+func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) ([]capstan.Candidate, error) {
+	var out []capstan.Candidate
+	err := s.view(ctx, "embedded.FindCandidates", func(tx *bolt.Tx) error {
+		defs, err := loadCapabilities(tx, org)
+		if err != nil {
+			return err
+		}
+		want := defs[q.Capability]
+		if want == nil {
+			return capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
+		}
+		depth := q.MaxImplication
+		if depth <= 0 {
+			depth = capstan.DefaultImplicationDepth
+		}
+		for _, src := range capstan.ImplyingCapabilities(defs, q.Capability, depth) {
+			p := prefix(org, src.Capability)
+			err := scan(tx.Bucket(bProvides), p, nil, func(k, _ []byte) (bool, error) {
+				r, err := loadResource(tx, org, lastPart(k))
+				if err != nil || r == nil {
+					return err == nil, err
+				}
+				out = append(out, capstan.Candidate{
+					Resource: r, Capability: src.Capability, Via: src.Via,
+					Checks: capstan.CheckCandidate(r, r.Provides(src.Capability), q.Constraints, want.Spec),
+				})
+				return true, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b capstan.Candidate) int {
+		if c := len(a.Via) - len(b.Via); c != 0 {
+			return c
+		}
+		return compareStrings(a.Resource.Key(), b.Resource.Key())
+	})
+	return out, err
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func loadCapabilities(tx *bolt.Tx, org string) (map[string]*capstan.CapabilityDefinition, error) {
+	defs := map[string]*capstan.CapabilityDefinition{}
+	err := scan(tx.Bucket(bCapabilities), prefix(org), nil, func(_, v []byte) (bool, error) {
+		var d capstan.CapabilityDefinition
+		if err := json.Unmarshal(v, &d); err != nil {
+			return false, err
+		}
+		defs[d.Key] = &d
+		return true, nil
+	})
+	return defs, err
+}
+
+// TopologyValue finds key on the resource or what it runs on.
+func (s *Store) TopologyValue(ctx context.Context, org, resourceID, k string, maxDepth int) (capstan.TopologyHit, error) {
+	var hit capstan.TopologyHit
+	err := s.view(ctx, "embedded.TopologyValue", func(tx *bolt.Tx) error {
+		start, err := loadResource(tx, org, resourceID)
+		if err != nil {
+			return err
+		}
+		if start == nil {
+			return notFound("resource", resourceID)
+		}
+		type step struct {
+			r    *capstan.Resource
+			path []string
+		}
+		queue := []step{{start, []string{start.Key()}}}
+		seen := map[string]bool{start.Key(): true}
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			if v, ok := cur.r.Value(k); ok {
+				hit = capstan.TopologyHit{Found: true, Value: v, From: cur.r.Key(), Path: cur.path}
+				return nil
+			}
+			if len(cur.path) > maxDepth {
+				continue
+			}
+			for _, rel := range cur.r.Relationships {
+				if rel.Type != capstan.RelRunsOn || seen[rel.Target] {
+					continue
+				}
+				seen[rel.Target] = true
+				next, err := loadByKey(tx, org, rel.Target)
+				if err != nil {
+					return err
+				}
+				if next != nil {
+					queue = append(queue, step{next, append(slices.Clone(cur.path), next.Key())})
+				}
+			}
+		}
+		return nil
+	})
+	return hit, err
+}
+
+// Dependencies walks relationships breadth first up to depth hops.
+func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
+	var out []capstan.Dependency
+	err := s.view(ctx, "embedded.Dependencies", func(tx *bolt.Tx) error {
+		start, err := loadResource(tx, org, resourceID)
+		if err != nil {
+			return err
+		}
+		if start == nil {
+			return notFound("resource", resourceID)
+		}
+		frontier := []*capstan.Resource{start}
+		seen := map[string]bool{start.ID: true}
+		for d := 1; d <= depth && len(frontier) > 0; d++ {
+			var next []*capstan.Resource
+			for _, cur := range frontier {
+				edges, err := neighbours(tx, org, cur, dir)
+				if err != nil {
+					return err
+				}
+				for _, e := range edges {
+					if seen[e.Resource.ID] {
+						continue
+					}
+					seen[e.Resource.ID] = true
+					e.Depth = d
+					out = append(out, e)
+					next = append(next, e.Resource)
+				}
+			}
+			frontier = next
+		}
+		return nil
+	})
+	return out, err
+}
+
+func neighbours(tx *bolt.Tx, org string, r *capstan.Resource, dir capstan.Direction) ([]capstan.Dependency, error) {
+	var out []capstan.Dependency
+	if dir == capstan.Outgoing {
+		for _, rel := range r.Relationships {
+			t, err := loadByKey(tx, org, rel.Target)
+			if err != nil {
+				return nil, err
+			}
+			if t != nil {
+				out = append(out, capstan.Dependency{Resource: t, Relationship: rel.Type, From: r.Key()})
+			}
+		}
+		return out, nil
+	}
+	p := prefix(org, r.Key())
+	err := scan(tx.Bucket(bIncoming), p, nil, func(k, _ []byte) (bool, error) {
+		rest := k[len(p):]
+		var typ string
+		for i, c := range rest {
+			if c == 0 {
+				typ = string(rest[:i])
+				break
+			}
+		}
+		src, err := loadResource(tx, org, lastPart(k))
+		if err != nil || src == nil {
+			return err == nil, err
+		}
+		out = append(out, capstan.Dependency{Resource: src, Relationship: capstan.RelationshipType(typ), From: r.Key()})
+		return true, nil
+	})
+	return out, err
+}

@@ -1,0 +1,215 @@
+// Package embedded is the zero-setup store: an in-process bbolt database in
+// a data directory. Every write is one bbolt transaction, fsynced before it
+// returns, so what was acknowledged survives a restart or a kill -9.
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+var _ capstan.Store = (*Store)(nil)
+
+// Bucket names. Keys are org NUL rest, so one prefix scan never crosses
+// organizations.
+var (
+	bResources     = []byte("resources")      // org, id -> Resource
+	bResourceKeys  = []byte("resource_keys")  // org, key -> id
+	bProvides      = []byte("provides")       // org, capability, id -> ""
+	bIncoming      = []byte("incoming")       // org, target key, type, source id -> ""
+	bPacks         = []byte("packs")          // org, id@version -> ScenarioPack
+	bCapabilities  = []byte("capabilities")   // org, key -> CapabilityDefinition
+	bResourceTypes = []byte("resource_types") // org, key -> ResourceType
+	bScenarios     = []byte("scenarios")      // org, id@version -> Scenario
+	bPolicies      = []byte("policies")       // org, pack id, policy id -> Policy
+	bIntents       = []byte("intents")        // org, id -> Intent
+	bPlans         = []byte("plans")          // org, id -> Plan
+	bIntentPlans   = []byte("intent_plans")   // org, intent id, plan id -> ""
+	allBuckets     = [][]byte{bResources, bResourceKeys, bProvides, bIncoming, bPacks, bCapabilities,
+		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans}
+)
+
+// Store is the embedded store.
+type Store struct {
+	db  *bolt.DB
+	now func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock sets the clock used for created/updated timestamps.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open opens (creating when needed) the store in dir.
+func Open(dir string, opts ...Option) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, capstan.Wrap("embedded.Open", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, "capstan.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		if errors.Is(err, bolt.ErrTimeout) {
+			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", dir)
+		}
+		return nil, capstan.Wrap("embedded.Open", err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, capstan.Wrap("embedded.Open", err)
+	}
+	s := &Store{db: db, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping reports whether the database is open.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.View(func(*bolt.Tx) error { return nil }); err != nil {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "embedded store: %v", err)
+	}
+	return nil
+}
+
+func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
+	}
+	return wrap(op, s.db.View(fn))
+}
+
+func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
+	}
+	return wrap(op, s.db.Update(fn))
+}
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *capstan.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &capstan.Error{Code: capstan.EINTERNAL, Op: op, Err: err}
+}
+
+// key joins parts with NUL separators.
+func key(parts ...string) []byte {
+	var b bytes.Buffer
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte(0)
+		}
+		b.WriteString(p)
+	}
+	return b.Bytes()
+}
+
+// prefix is key(parts...) followed by a separator, for prefix scans.
+func prefix(parts ...string) []byte { return append(key(parts...), 0) }
+
+func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
+	data := b.Get(k)
+	if data == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(data, v)
+}
+
+func putJSON(b *bolt.Bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(k, data)
+}
+
+// scan calls fn for every key with prefix p, in key order, starting after
+// the key `after` when it is not nil. fn returns false to stop.
+func scan(b *bolt.Bucket, p, after []byte, fn func(k, v []byte) (bool, error)) error {
+	c := b.Cursor()
+	k, v := c.Seek(p)
+	if after != nil {
+		k, v = c.Seek(after)
+		if k != nil && bytes.Equal(k, after) {
+			k, v = c.Next()
+		}
+	}
+	for ; k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+		more, err := fn(k, v)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastPart returns the text after the last NUL of k.
+func lastPart(k []byte) string {
+	i := bytes.LastIndexByte(k, 0)
+	return string(k[i+1:])
+}
+
+func checkOrg(org string) error {
+	if !capstan.ValidKey(org) {
+		return capstan.Errorf(capstan.EINVALID, "organization %q is not a valid key", org)
+	}
+	return nil
+}
+
+func notFound(what, id string) error {
+	return capstan.Errorf(capstan.ENOTFOUND, "%s %s not found", what, id)
+}
+
+func conflict(what, id string, have, want int64) error {
+	return capstan.Errorf(capstan.ECONFLICT, "%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)
+}
+
+// touch sets meta for a write: creation fields when new, version bump always.
+func (s *Store) touch(m *capstan.Meta, org string, created bool) {
+	now := s.now().UTC()
+	if created {
+		if m.ID == "" {
+			m.ID = capstan.NewID()
+		}
+		m.CreatedAt = now
+		m.Version = 0
+	}
+	m.OrganizationID = org
+	m.UpdatedAt = now
+	m.Version++
+}
+
+func limitOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+var errStop = fmt.Errorf("stop")

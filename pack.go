@@ -1,0 +1,529 @@
+package capstan
+
+import (
+	"fmt"
+	"time"
+)
+
+// ScenarioPack is a marketplace or internal package of scenarios. Packs are
+// immutable once installed: the same id and version with different content is
+// a conflict; a new version is installed beside the old ones.
+type ScenarioPack struct {
+	ID             string                 `json:"id"`
+	Version        string                 `json:"version"`
+	Source         string                 `json:"source,omitempty"`
+	Description    string                 `json:"description,omitempty"`
+	ResourceTypes  []ResourceType         `json:"resource_types,omitempty"`
+	Capabilities   []CapabilityDefinition `json:"capabilities,omitempty"`
+	Provides       []string               `json:"provides,omitempty"`
+	Scenarios      []Scenario             `json:"scenarios,omitempty"`
+	Policies       []Policy               `json:"policies,omitempty"`
+	OrganizationID string                 `json:"organization_id,omitempty"`
+	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
+	Digest      string    `json:"digest,omitempty"`
+	InstalledAt time.Time `json:"installed_at,omitzero"`
+}
+
+// Ref returns id@version.
+func (p *ScenarioPack) Ref() string { return p.ID + "@" + p.Version }
+
+// Scenario is a versioned action template. It holds no runtime state
+// (invariant 2): it has no status and is never written by planning or runs.
+type Scenario struct {
+	ID                 string                  `json:"id"`
+	Version            string                  `json:"version,omitempty"`
+	Pack               string                  `json:"pack,omitempty"`
+	Action             string                  `json:"action"`
+	TargetResourceType string                  `json:"target_resource_type"`
+	Description        string                  `json:"description,omitempty"`
+	Requires           []CapabilityRequirement `json:"requires,omitempty"`
+	Provides           []ProvidedCapability    `json:"provides,omitempty"`
+	Plan               PlanTemplate            `json:"plan"`
+	Editable           bool                    `json:"editable,omitempty"`
+}
+
+// Ref returns id@version, the form plans record (tempo.install@1.0.0).
+func (s *Scenario) Ref() string { return s.ID + "@" + s.Version }
+
+// ProvidesCapability returns the capability the scenario's result provides, or nil.
+func (s *Scenario) ProvidesCapability(key string) *ProvidedCapability {
+	for i := range s.Provides {
+		if s.Provides[i].Capability == key {
+			return &s.Provides[i]
+		}
+	}
+	return nil
+}
+
+// PlanTemplate is the DAG a scenario turns into a plan.
+type PlanTemplate struct {
+	Nodes []PlanNode `json:"nodes"`
+	Edges []Edge     `json:"edges,omitempty"`
+}
+
+// Edge says To runs after From.
+type Edge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// NodeType is the type of a plan node.
+type NodeType string
+
+const (
+	NodeStage              NodeType = "stage"
+	NodeJob                NodeType = "job"
+	NodeGate               NodeType = "gate"
+	NodeSubOperation       NodeType = "sub_operation"
+	NodeVerification       NodeType = "verification"
+	NodeManualIntervention NodeType = "manual_intervention"
+	NodeAIAnalysis         NodeType = "ai_analysis"
+)
+
+// NodeTypes lists every node type.
+var NodeTypes = []NodeType{NodeStage, NodeJob, NodeGate, NodeSubOperation, NodeVerification, NodeManualIntervention, NodeAIAnalysis}
+
+// PlanNode is one node of a plan template or a plan.
+type PlanNode struct {
+	ID          string   `json:"id"`
+	Type        NodeType `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	// Children lists the nodes a stage groups.
+	Children []string `json:"children,omitempty"`
+	// After lists nodes that must finish first; the loader turns it into edges.
+	After []string `json:"after,omitempty"`
+	// Requires lists requirement ids whose bindings this node consumes.
+	Requires []string `json:"requires,omitempty"`
+	// Produces lists capability keys this node makes true.
+	Produces     []string          `json:"produces,omitempty"`
+	Parameters   map[string]any    `json:"parameters,omitempty"`
+	Job          *JobContract      `json:"job,omitempty"`
+	Gate         *GateSpec         `json:"gate,omitempty"`
+	Probes       []Probe           `json:"probes,omitempty"`
+	SubOperation *SubOperationSpec `json:"sub_operation,omitempty"`
+	Intervention *InterventionSpec `json:"intervention,omitempty"`
+	Analysis     *AnalysisSpec     `json:"analysis,omitempty"`
+}
+
+// JobContract is the input/output contract of an executable node.
+type JobContract struct {
+	Run      RunSpec     `json:"run"`
+	Inputs   JobInputs   `json:"inputs,omitzero"`
+	Outputs  JobOutputs  `json:"outputs,omitzero"`
+	Controls JobControls `json:"controls,omitzero"`
+}
+
+// RunSpec says how a job runs: runner shell, http or sim.
+type RunSpec struct {
+	Runner       string            `json:"runner"`
+	Script       string            `json:"script,omitempty"`
+	Method       string            `json:"method,omitempty"`
+	URL          string            `json:"url,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	ExpectStatus int               `json:"expect_status,omitempty"`
+	Outcomes     []string          `json:"outcomes,omitempty"`
+	Duration     string            `json:"duration,omitempty"`
+	Timeout      string            `json:"timeout,omitempty"`
+}
+
+// JobInputs lists what a job consumes.
+type JobInputs struct {
+	Parameters   map[string]any `json:"parameters,omitempty"`
+	Capabilities []string       `json:"capabilities,omitempty"`
+	Artifacts    []string       `json:"artifacts,omitempty"`
+}
+
+// JobOutputs lists what a job must produce. A job succeeds only when every
+// evidence probe passes (invariant 5).
+type JobOutputs struct {
+	Capabilities []string       `json:"capabilities,omitempty"`
+	Artifacts    []ArtifactSpec `json:"artifacts,omitempty"`
+	Evidence     []Probe        `json:"evidence,omitempty"`
+}
+
+// ArtifactSpec declares an artifact a job produces.
+type ArtifactSpec struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Sensitivity string `json:"sensitivity"`
+}
+
+// JobControls holds retry, rollback and assistance controls.
+type JobControls struct {
+	Retry                     RetryPolicy    `json:"retry,omitzero"`
+	Rollback                  RollbackPolicy `json:"rollback,omitzero"`
+	ManualInterventionAllowed bool           `json:"manual_intervention_allowed,omitempty"`
+	AIAssistanceAllowed       bool           `json:"ai_assistance_allowed,omitempty"`
+	// Idempotent says the job may be re-run without proof that it did not
+	// already take effect.
+	Idempotent bool `json:"idempotent,omitempty"`
+}
+
+// RetryPolicy uses Temporal's vocabulary.
+type RetryPolicy struct {
+	InitialInterval    string   `json:"initial_interval,omitempty"`
+	BackoffCoefficient float64  `json:"backoff_coefficient,omitempty"`
+	MaximumInterval    string   `json:"maximum_interval,omitempty"`
+	MaximumAttempts    int      `json:"maximum_attempts,omitempty"`
+	NonRetryableErrors []string `json:"non_retryable_errors,omitempty"`
+	// OnExhausted is wait (needs attention) or fail.
+	OnExhausted string `json:"on_exhausted,omitempty"`
+}
+
+// RollbackPolicy says how a job is compensated.
+type RollbackPolicy struct {
+	Strategy     string   `json:"strategy,omitempty"`
+	Compensation *RunSpec `json:"compensation,omitempty"`
+	Evidence     []Probe  `json:"evidence,omitempty"`
+}
+
+// Probe is one evidence check: command, http or resource_state.
+type Probe struct {
+	Name          string `json:"name"`
+	Type          string `json:"type"`
+	Capability    string `json:"capability,omitempty"`
+	Script        string `json:"script,omitempty"`
+	ExpectExit    int    `json:"expect_exit,omitempty"`
+	OutputPattern string `json:"output_pattern,omitempty"`
+	URL           string `json:"url,omitempty"`
+	ExpectStatus  int    `json:"expect_status,omitempty"`
+	Resource      string `json:"resource,omitempty"`
+	Field         string `json:"field,omitempty"`
+	Equals        any    `json:"equals,omitempty"`
+}
+
+// GateSpec configures a gate node.
+type GateSpec struct {
+	Type          string   `json:"type"`
+	Reason        string   `json:"reason"`
+	RequiredRoles []string `json:"required_roles"`
+	Approvals     int      `json:"approvals,omitempty"`
+	Timeout       string   `json:"timeout,omitempty"`
+	OnTimeout     string   `json:"on_timeout,omitempty"`
+}
+
+// SubOperationSpec names the scenario a sub_operation node runs and the
+// requirement whose pending binding it fulfils.
+type SubOperationSpec struct {
+	Scenario           string `json:"scenario"`
+	Requirement        string `json:"requirement,omitempty"`
+	ExpectedCapability string `json:"expected_capability,omitempty"`
+}
+
+// InterventionSpec configures a manual_intervention node.
+type InterventionSpec struct {
+	Instructions string  `json:"instructions"`
+	Verification []Probe `json:"verification,omitempty"`
+}
+
+// AnalysisSpec configures an ai_analysis node.
+type AnalysisSpec struct {
+	Question string   `json:"question"`
+	Inputs   []string `json:"inputs,omitempty"`
+	Output   string   `json:"output,omitempty"`
+}
+
+// Policy is a rule over candidate providers written in CEL. When When holds
+// for a requirement of Capability, a candidate passes only if Require holds.
+type Policy struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Capability  string `json:"capability,omitempty"`
+	When        string `json:"when,omitempty"`
+	Require     string `json:"require"`
+	Pack        string `json:"pack,omitempty"`
+}
+
+// Validate checks the node's own fields and type-specific settings.
+func (n *PlanNode) Validate() error {
+	var p Problems
+	if !ValidKey(n.ID) {
+		p.Addf("id %q is not a valid key", n.ID)
+	}
+	if n.Title == "" {
+		p.Addf("title is empty")
+	}
+	need := func(ok bool, what string) {
+		if !ok {
+			p.Addf("a %s node needs %s", n.Type, what)
+		}
+	}
+	switch n.Type {
+	case NodeStage:
+		need(len(n.Children) > 0, "children")
+	case NodeJob:
+		need(n.Job != nil, "a job contract")
+		if n.Job != nil {
+			validateJob(n.Job, &p)
+		}
+	case NodeGate:
+		need(n.Gate != nil && len(n.Gate.RequiredRoles) > 0, "a gate with required_roles")
+		if n.Gate != nil {
+			validDuration(n.Gate.Timeout, "gate timeout", &p)
+			if n.Gate.Approvals < 0 {
+				p.Addf("gate approvals must not be negative")
+			}
+		}
+	case NodeVerification:
+		need(len(n.Probes) > 0, "probes")
+	case NodeSubOperation:
+		need(n.SubOperation != nil && n.SubOperation.Scenario != "", "a sub_operation scenario")
+	case NodeManualIntervention:
+		need(n.Intervention != nil && n.Intervention.Instructions != "", "intervention instructions")
+	case NodeAIAnalysis:
+		need(n.Analysis != nil && n.Analysis.Question != "", "an analysis question")
+	default:
+		p.Addf("unknown node type %q", n.Type)
+	}
+	if n.Type != NodeStage && len(n.Children) > 0 {
+		p.Addf("only a stage node has children")
+	}
+	for _, pr := range n.allProbes() {
+		validateProbe(pr, &p)
+	}
+	return p.Err("node " + n.ID)
+}
+
+func (n *PlanNode) allProbes() []Probe {
+	probes := append([]Probe(nil), n.Probes...)
+	if n.Job != nil {
+		probes = append(probes, n.Job.Outputs.Evidence...)
+		probes = append(probes, n.Job.Controls.Rollback.Evidence...)
+	}
+	if n.Intervention != nil {
+		probes = append(probes, n.Intervention.Verification...)
+	}
+	return probes
+}
+
+func validateJob(j *JobContract, p *Problems) {
+	validateRun(j.Run, "run", p)
+	r := j.Controls.Retry
+	validDuration(r.InitialInterval, "retry initial_interval", p)
+	validDuration(r.MaximumInterval, "retry maximum_interval", p)
+	if r.BackoffCoefficient != 0 && r.BackoffCoefficient < 1 {
+		p.Addf("retry backoff_coefficient must be at least 1")
+	}
+	if r.MaximumAttempts < 0 {
+		p.Addf("retry maximum_attempts must not be negative")
+	}
+	switch r.OnExhausted {
+	case "", "wait", "fail":
+	default:
+		p.Addf("retry on_exhausted must be wait or fail")
+	}
+	if c := j.Controls.Rollback.Compensation; c != nil {
+		validateRun(*c, "rollback compensation", p)
+	}
+	for _, a := range j.Outputs.Artifacts {
+		switch a.Sensitivity {
+		case "public", "internal", "secret":
+		default:
+			p.Addf("artifact %s: sensitivity must be public, internal or secret", a.Name)
+		}
+	}
+}
+
+func validateRun(r RunSpec, what string, p *Problems) {
+	switch r.Runner {
+	case "shell":
+		if r.Script == "" {
+			p.Addf("%s: shell runner needs a script", what)
+		}
+	case "http":
+		if r.URL == "" {
+			p.Addf("%s: http runner needs a url", what)
+		}
+	case "sim":
+		validDuration(r.Duration, what+" duration", p)
+	default:
+		p.Addf("%s: unknown runner %q (want shell, http or sim)", what, r.Runner)
+	}
+	validDuration(r.Timeout, what+" timeout", p)
+}
+
+func validateProbe(pr Probe, p *Problems) {
+	switch pr.Type {
+	case "command":
+		if pr.Script == "" {
+			p.Addf("probe %s: a command probe needs a script", pr.Name)
+		}
+	case "http":
+		if pr.URL == "" {
+			p.Addf("probe %s: an http probe needs a url", pr.Name)
+		}
+	case "resource_state":
+		if pr.Field == "" {
+			p.Addf("probe %s: a resource_state probe needs a field", pr.Name)
+		}
+	case "sim":
+	default:
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state or sim)", pr.Name, pr.Type)
+	}
+}
+
+func validDuration(s, what string, p *Problems) {
+	if s == "" {
+		return
+	}
+	if d, err := time.ParseDuration(s); err != nil || d < 0 {
+		p.Addf("%s %q is not a duration", what, s)
+	}
+}
+
+// Validate checks the scenario's own structure: node ids, node settings,
+// references between nodes and to requirements, and invariant 6 for its
+// requirements. DAG acyclicity is checked by the dag package.
+func (s *Scenario) Validate(capabilities map[string]*CapabilityDefinition) error {
+	var p Problems
+	if !ValidKey(s.ID) {
+		p.Addf("id %q is not a valid key", s.ID)
+	}
+	if !ValidSemver(s.Version) {
+		p.Addf("version %q is not semver", s.Version)
+	}
+	if !ValidKey(s.Action) {
+		p.Addf("action %q is not a valid key", s.Action)
+	}
+	reqs := map[string]bool{}
+	workloads := 0
+	for i := range s.Requires {
+		r := &s.Requires[i]
+		if reqs[r.ID] {
+			p.Addf("requirement %s is declared twice", r.ID)
+		}
+		reqs[r.ID] = true
+		if r.Workload {
+			workloads++
+		}
+		if r.Provider != "" {
+			p.Addf("requirement %s names provider %s: a template never names a provider (invariant 6)", r.ID, r.Provider)
+		}
+		if err := r.Validate(capabilities[r.Capability]); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	if workloads > 1 {
+		p.Addf("more than one requirement is marked workload")
+	}
+	ValidateGraph(s.Plan.Nodes, s.Plan.Edges, reqs, &p)
+	return p.Err("scenario " + s.Ref())
+}
+
+// ValidateGraph checks nodes and edges of a template or plan: unique ids,
+// each node's settings, edge and child references, and requirement
+// references (reqs nil skips that check).
+func ValidateGraph(nodes []PlanNode, edges []Edge, reqs map[string]bool, p *Problems) {
+	ids := map[string]*PlanNode{}
+	for i := range nodes {
+		n := &nodes[i]
+		if ids[n.ID] != nil {
+			p.Addf("node %s is declared twice", n.ID)
+		}
+		ids[n.ID] = n
+		if err := n.Validate(); err != nil {
+			*p = append(*p, ErrorDetails(err)...)
+		}
+	}
+	parent := map[string]string{}
+	for _, n := range nodes {
+		for _, c := range n.Children {
+			switch {
+			case ids[c] == nil:
+				p.Addf("stage %s: child %s does not exist", n.ID, c)
+			case c == n.ID:
+				p.Addf("stage %s contains itself", n.ID)
+			case parent[c] != "":
+				p.Addf("node %s is a child of both %s and %s", c, parent[c], n.ID)
+			default:
+				parent[c] = n.ID
+			}
+		}
+		for _, a := range n.After {
+			if ids[a] == nil {
+				p.Addf("node %s: after %s, which does not exist", n.ID, a)
+			}
+		}
+		for _, r := range n.Requires {
+			if reqs != nil && !reqs[r] {
+				p.Addf("node %s requires %s, which is not a requirement of the scenario", n.ID, r)
+			}
+		}
+	}
+	for _, e := range edges {
+		if ids[e.From] == nil || ids[e.To] == nil {
+			p.Addf("edge %s -> %s refers to a missing node", e.From, e.To)
+		}
+		if e.From == e.To {
+			p.Addf("edge %s -> %s is a self loop", e.From, e.To)
+		}
+	}
+}
+
+// AllEdges returns the explicit edges plus those given by each node's After.
+func AllEdges(nodes []PlanNode, edges []Edge) []Edge {
+	out := append([]Edge(nil), edges...)
+	seen := map[Edge]bool{}
+	for _, e := range out {
+		seen[e] = true
+	}
+	for _, n := range nodes {
+		for _, a := range n.After {
+			e := Edge{From: a, To: n.ID}
+			if !seen[e] {
+				seen[e] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// Validate checks a pack: id, semver version, its types, capabilities,
+// scenarios and policies, and that every scenario's version is the pack's.
+func (pk *ScenarioPack) Validate(known map[string]*CapabilityDefinition) error {
+	var p Problems
+	if !ValidKey(pk.ID) {
+		p.Addf("id %q is not a valid key", pk.ID)
+	}
+	if !ValidSemver(pk.Version) {
+		p.Addf("version %q is not semver", pk.Version)
+	}
+	caps := map[string]*CapabilityDefinition{}
+	for k, v := range known {
+		caps[k] = v
+	}
+	for i := range pk.Capabilities {
+		c := &pk.Capabilities[i]
+		if err := c.Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+		caps[c.Key] = c
+	}
+	for i := range pk.ResourceTypes {
+		if err := pk.ResourceTypes[i].Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range pk.Scenarios {
+		s := &pk.Scenarios[i]
+		if seen[s.ID] {
+			p.Addf("scenario %s is declared twice", s.ID)
+		}
+		seen[s.ID] = true
+		if s.Version != pk.Version {
+			p.Addf("scenario %s has version %s but the pack is %s", s.ID, s.Version, pk.Version)
+		}
+		if err := s.Validate(caps); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	for _, pol := range pk.Policies {
+		if !ValidKey(pol.ID) || pol.Require == "" {
+			p.Addf("policy %q needs a valid id and a require expression", pol.ID)
+		}
+	}
+	return p.Err(fmt.Sprintf("pack %s", pk.Ref()))
+}

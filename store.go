@@ -1,0 +1,175 @@
+package capstan
+
+import "context"
+
+// Store is everything Capstan persists. Every method is scoped to one
+// organization: nothing of another organization is ever read or written.
+// Every update carries the version it read; a stale version is ECONFLICT.
+// The storetest package is the behaviour contract every implementation passes.
+type Store interface {
+	CatalogStore
+	PackStore
+	IntentStore
+	PlanStore
+	// Ping returns EUNAVAILABLE when the store cannot serve requests.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// CatalogStore holds resources and answers topology questions.
+type CatalogStore interface {
+	// ImportResources upserts resources by key in one transaction: all or
+	// none. Relationship targets must exist in the batch or the store
+	// (EINVALID otherwise). Versions are not checked: an import is the
+	// catalog's truth.
+	ImportResources(ctx context.Context, org string, rs []*Resource) (ImportResult, error)
+	// CreateResource stores a new resource (ECONFLICT when its key exists).
+	CreateResource(ctx context.Context, org string, r *Resource) error
+	// UpdateResource writes r when r.Version is the stored version
+	// (ECONFLICT otherwise, ENOTFOUND when missing) and bumps it.
+	UpdateResource(ctx context.Context, org string, r *Resource) error
+	// GetResource returns a resource by id (ENOTFOUND).
+	GetResource(ctx context.Context, org, id string) (*Resource, error)
+	// GetResourceByKey returns a resource by key, type/name (ENOTFOUND).
+	GetResourceByKey(ctx context.Context, org, key string) (*Resource, error)
+	// GetResources returns resources by id in the order asked; missing ids give nil.
+	GetResources(ctx context.Context, org string, ids []string) ([]*Resource, error)
+	// ListResources returns a page of resources ordered by key and the total.
+	ListResources(ctx context.Context, org string, f ResourceFilter) ([]*Resource, int, error)
+	// FindCandidates returns every resource providing q.Capability, directly
+	// or through bounded capability implication, each with every constraint
+	// and its lifecycle checked (see CheckConstraint).
+	FindCandidates(ctx context.Context, org string, q CandidateQuery) ([]Candidate, error)
+	// TopologyValue finds key on the resource or, breadth first through
+	// runs_on up to maxDepth hops, on what it runs on.
+	TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (TopologyHit, error)
+	// Dependencies walks relationships from a resource: outgoing (what it
+	// depends on) or incoming (what depends on it), up to depth hops.
+	Dependencies(ctx context.Context, org, resourceID string, dir Direction, depth int) ([]Dependency, error)
+}
+
+// PackStore holds scenario packs and what they bring.
+type PackStore interface {
+	// InstallPack stores a pack and its types, capabilities, scenarios and
+	// policies. Installing the same id and version again is a no-op when
+	// the digest matches and ECONFLICT when it differs.
+	InstallPack(ctx context.Context, org string, p *ScenarioPack) (created bool, err error)
+	ListPacks(ctx context.Context, org string) ([]*ScenarioPack, error)
+	ListResourceTypes(ctx context.Context, org string) ([]*ResourceType, error)
+	ListCapabilities(ctx context.Context, org string) ([]*CapabilityDefinition, error)
+	GetCapability(ctx context.Context, org, key string) (*CapabilityDefinition, error)
+	ListScenarios(ctx context.Context, org string, f ScenarioFilter) ([]*Scenario, error)
+	// GetScenario returns a scenario by id@version, or the newest version
+	// when ref is a bare id (ENOTFOUND).
+	GetScenario(ctx context.Context, org, ref string) (*Scenario, error)
+	ListPolicies(ctx context.Context, org string) ([]*Policy, error)
+}
+
+// IntentStore holds intents.
+type IntentStore interface {
+	CreateIntent(ctx context.Context, org string, i *Intent) error
+	UpdateIntent(ctx context.Context, org string, i *Intent) error
+	GetIntent(ctx context.Context, org, id string) (*Intent, error)
+	ListIntents(ctx context.Context, org string, f IntentFilter) ([]*Intent, int, error)
+}
+
+// PlanStore holds plans.
+type PlanStore interface {
+	// CreatePlan stores a new plan and the updated intent in one
+	// transaction; the intent's version must match (ECONFLICT).
+	CreatePlan(ctx context.Context, org string, p *Plan, i *Intent) error
+	UpdatePlan(ctx context.Context, org string, p *Plan) error
+	GetPlan(ctx context.Context, org, id string) (*Plan, error)
+	ListPlans(ctx context.Context, org, intentID string) ([]*Plan, error)
+}
+
+// ImportResult counts what an import did.
+type ImportResult struct {
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+}
+
+// ResourceFilter selects resources; After is the key to start after.
+type ResourceFilter struct {
+	Type        string
+	Environment string
+	Capability  string
+	Lifecycle   LifecycleStatus
+	After       string
+	Limit       int
+}
+
+// ScenarioFilter selects scenarios.
+type ScenarioFilter struct {
+	ID                 string
+	Action             string
+	TargetResourceType string
+	// Provides selects scenarios whose result provides this capability.
+	Provides string
+}
+
+// IntentFilter selects intents; After is the id to start after.
+type IntentFilter struct {
+	Status IntentStatus
+	After  string
+	Limit  int
+}
+
+// CandidateQuery asks for providers of a capability under constraints whose
+// references are already resolved to values.
+type CandidateQuery struct {
+	Capability  string
+	Constraints map[string]any
+	// MaxImplication bounds the IMPLIES* walk; 0 means DefaultImplicationDepth.
+	MaxImplication int
+}
+
+// DefaultImplicationDepth bounds capability implication walks.
+const DefaultImplicationDepth = 4
+
+// Candidate is one provider found by FindCandidates.
+type Candidate struct {
+	Resource *Resource
+	// Capability is the capability the resource provides; Via is the
+	// implication path from it to the wanted capability (empty when direct).
+	Capability string
+	Via        []string
+	Checks     []ConstraintCheck
+}
+
+// Passed reports whether every check passed.
+func (c *Candidate) Passed() bool {
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// TopologyHit is where TopologyValue found its value.
+type TopologyHit struct {
+	Found bool
+	Value any
+	// From is the key of the resource that holds the value; Path lists the
+	// resource keys walked from the start to it.
+	From string
+	Path []string
+}
+
+// Direction of a dependency walk.
+type Direction string
+
+const (
+	Outgoing Direction = "outgoing"
+	Incoming Direction = "incoming"
+)
+
+// Dependency is one resource reached by a dependency walk.
+type Dependency struct {
+	Resource     *Resource
+	Relationship RelationshipType
+	// From is the key of the resource on the other end of the edge.
+	From  string
+	Depth int
+}

@@ -1,0 +1,5 @@
+//go:build tools
+
+package capstan
+
+import _ "github.com/99designs/gqlgen"
