@@ -1,0 +1,224 @@
+package pack
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/dag"
+	"github.com/capstan-dev/capstan/policy"
+)
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func yamlProblem(name string, err error) Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	return Problem{File: name, Line: line, Message: "malformed YAML: " + msg}
+}
+
+func schemaProblems(f *file, err error) []Problem {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Problem{{File: f.name, Line: 1, Message: err.Error()}}
+	}
+	var out []Problem
+	seen := map[string]bool{}
+	for _, leaf := range leaves(ve) {
+		text := fmt.Sprintf("at /%s: %s", strings.Join(leaf.InstanceLocation, "/"), leaf.ErrorKind.LocalizedString(printer))
+		if seen[text] {
+			continue
+		}
+		seen[text] = true
+		out = append(out, Problem{File: f.name, Line: lineOf(f.root, leaf.InstanceLocation), Message: text})
+	}
+	return out
+}
+
+var printer = message.NewPrinter(language.English)
+
+// leaves returns the innermost causes of a validation error: the specific
+// keyword failures rather than the composite ones that contain them.
+func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// lineOf walks a JSON pointer's tokens through a YAML node tree and returns
+// the line of the deepest node reached.
+func lineOf(n *yaml.Node, tokens []string) int {
+	line := n.Line
+	for _, tok := range tokens {
+		next := child(n, tok)
+		if next == nil {
+			return line
+		}
+		n, line = next, next.Line
+	}
+	return line
+}
+
+func child(n *yaml.Node, tok string) *yaml.Node {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == tok {
+				return n.Content[i+1]
+			}
+		}
+	case yaml.SequenceNode:
+		if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Content) {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// findItem returns the file and line of the item with key field == value
+// inside the top-level list section, searching every file of the pack.
+func findItem(files []*file, section, field, value string) (string, int) {
+	for _, f := range files {
+		list := child(f.root, section)
+		if list == nil || list.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, item := range list.Content {
+			if v := child(item, field); v != nil && v.Value == value {
+				return f.name, item.Line
+			}
+		}
+	}
+	if len(files) > 0 {
+		return files[0].name, 1
+	}
+	return "", 0
+}
+
+// nodeLine finds the line of node id inside scenario item line sc.
+func nodeLine(files []*file, scenario, nodeID string) (string, int) {
+	for _, f := range files {
+		list := child(f.root, "scenarios")
+		if list == nil {
+			continue
+		}
+		for _, item := range list.Content {
+			if v := child(item, "id"); v == nil || v.Value != scenario {
+				continue
+			}
+			if nodes := child(child(item, "plan"), "nodes"); nodes != nil {
+				for _, n := range nodes.Content {
+					if v := child(n, "id"); v != nil && v.Value == nodeID {
+						return f.name, n.Line
+					}
+				}
+			}
+			return f.name, item.Line
+		}
+	}
+	return findItem(files, "scenarios", "id", scenario)
+}
+
+var nodeMention = regexp.MustCompile(`^(?:node|stage|edge) ([a-z0-9][a-z0-9_.\-]*)`)
+
+// checkMeaning runs the domain's validation on each part of the pack and
+// places every problem on the line of the item it is about.
+func checkMeaning(p *capstan.ScenarioPack, files []*file, known map[string]*capstan.CapabilityDefinition) []Problem {
+	var out []Problem
+	at := func(file string, line int, msg string) { out = append(out, Problem{File: file, Line: line, Message: msg}) }
+	if !capstan.ValidSemver(p.Version) {
+		f, l := files[0].name, lineOf(files[0].root, []string{"version"})
+		at(f, l, fmt.Sprintf("version %q is not semver", p.Version))
+	}
+	caps := map[string]*capstan.CapabilityDefinition{}
+	for k, v := range known {
+		caps[k] = v
+	}
+	for i := range p.Capabilities {
+		c := &p.Capabilities[i]
+		f, l := findItem(files, "capabilities", "key", c.Key)
+		if err := c.Validate(); err != nil {
+			for _, d := range capstan.ErrorDetails(err) {
+				at(f, l, "capability "+c.Key+": "+d)
+			}
+		}
+		if caps[c.Key] != nil && caps[c.Key].Pack == "" && known[c.Key] == nil {
+			at(f, l, "capability "+c.Key+" is defined twice")
+		}
+		caps[c.Key] = c
+	}
+	for i := range p.Capabilities {
+		c := &p.Capabilities[i]
+		for _, imp := range c.Implies {
+			if caps[imp] == nil {
+				f, l := findItem(files, "capabilities", "key", c.Key)
+				at(f, l, fmt.Sprintf("capability %s implies unknown capability %s", c.Key, imp))
+			}
+		}
+	}
+	for i := range p.ResourceTypes {
+		t := &p.ResourceTypes[i]
+		if err := t.Validate(); err != nil {
+			f, l := findItem(files, "resource_types", "key", t.Key)
+			for _, d := range capstan.ErrorDetails(err) {
+				at(f, l, d)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		f, l := findItem(files, "scenarios", "id", s.ID)
+		if seen[s.ID] {
+			at(f, l, "scenario "+s.ID+" is declared twice")
+		}
+		seen[s.ID] = true
+		if s.Version != p.Version {
+			at(f, l, fmt.Sprintf("scenario %s has version %s but the pack is %s", s.ID, s.Version, p.Version))
+		}
+		var details []string
+		if err := s.Validate(caps); err != nil {
+			details = capstan.ErrorDetails(err)
+		}
+		details = append(details, dag.Check(s.Plan.Nodes, s.Plan.Edges)...)
+		for _, pc := range s.Provides {
+			if caps[pc.Capability] == nil {
+				details = append(details, "provides unknown capability "+pc.Capability)
+			}
+		}
+		for _, d := range details {
+			nf, nl := f, l
+			if m := nodeMention.FindStringSubmatch(d); m != nil {
+				nf, nl = nodeLine(files, s.ID, m[1])
+			}
+			at(nf, nl, "scenario "+s.ID+": "+d)
+		}
+	}
+	for _, pol := range p.Policies {
+		if _, err := policy.Compile(pol); err != nil {
+			f, l := findItem(files, "policies", "id", pol.ID)
+			at(f, l, capstan.ErrorMessage(err))
+		}
+		if pol.Capability != "" && caps[pol.Capability] == nil {
+			f, l := findItem(files, "policies", "id", pol.ID)
+			at(f, l, fmt.Sprintf("policy %s applies to unknown capability %s", pol.ID, pol.Capability))
+		}
+	}
+	return out
+}

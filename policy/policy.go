@@ -1,0 +1,136 @@
+// Package policy evaluates pack policies, written in CEL (cel-go), over
+// candidate providers. A policy applies to requirements of its capability
+// when its `when` expression holds; a candidate then passes only if its
+// `require` expression holds.
+//
+// Variables: intent (action, target, environment, constraints),
+// requirement (id, capability, constraints) and provider (kind, key, type,
+// name, environment, lifecycle, scope, attributes).
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/capstan-dev/capstan"
+)
+
+var env = sync.OnceValues(func() (*cel.Env, error) {
+	m := cel.MapType(cel.StringType, cel.DynType)
+	return cel.NewEnv(cel.Variable("intent", m), cel.Variable("requirement", m), cel.Variable("provider", m))
+})
+
+// Compiled is a policy ready to evaluate.
+type Compiled struct {
+	Policy  capstan.Policy
+	when    cel.Program
+	require cel.Program
+}
+
+// Compile checks that a policy's expressions parse, type-check and yield bool.
+func Compile(p capstan.Policy) (*Compiled, error) {
+	e, err := env()
+	if err != nil {
+		return nil, capstan.Wrap("policy.Compile", err)
+	}
+	c := &Compiled{Policy: p}
+	if p.When != "" {
+		if c.when, err = program(e, p.ID, "when", p.When); err != nil {
+			return nil, err
+		}
+	}
+	if c.require, err = program(e, p.ID, "require", p.Require); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func program(e *cel.Env, id, which, expr string) (cel.Program, error) {
+	ast, iss := e.Compile(expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression: %v", id, which, iss.Err())
+	}
+	if ast.OutputType() != cel.BoolType {
+		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression must be bool, is %v", id, which, ast.OutputType())
+	}
+	prg, err := e.Program(ast)
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression: %v", id, which, err)
+	}
+	return prg, nil
+}
+
+// Set is the compiled policies of an organization.
+type Set []*Compiled
+
+// CompileAll compiles policies, returning every problem.
+func CompileAll(ps []*capstan.Policy) (Set, error) {
+	var out Set
+	var probs capstan.Problems
+	for _, p := range ps {
+		c, err := Compile(*p)
+		if err != nil {
+			probs.Addf("%s", capstan.ErrorMessage(err))
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Policy.ID < out[j].Policy.ID })
+	return out, probs.Err("policies")
+}
+
+// Input is what policies see about one candidate.
+type Input struct {
+	Intent      map[string]any
+	Requirement map[string]any
+	Provider    map[string]any
+}
+
+// Evaluate runs every policy that applies to capability on one candidate and
+// returns a verdict for each.
+func (s Set) Evaluate(capability string, in Input) []capstan.PolicyVerdict {
+	vars := map[string]any{"intent": in.Intent, "requirement": in.Requirement, "provider": in.Provider}
+	var out []capstan.PolicyVerdict
+	for _, c := range s {
+		if c.Policy.Capability != "" && c.Policy.Capability != capability {
+			continue
+		}
+		if c.when != nil {
+			applies, err := evalBool(c.when, vars)
+			if err != nil {
+				out = append(out, capstan.PolicyVerdict{Policy: c.Policy.ID, Reason: fmt.Sprintf("%s: when could not be evaluated: %v", c.Policy.ID, err)})
+				continue
+			}
+			if !applies {
+				continue
+			}
+		}
+		ok, err := evalBool(c.require, vars)
+		v := capstan.PolicyVerdict{Policy: c.Policy.ID, Passed: ok && err == nil}
+		switch {
+		case err != nil:
+			v.Reason = fmt.Sprintf("%s: %s (not satisfied: %v)", c.Policy.ID, c.Policy.Description, err)
+		case ok:
+			v.Reason = fmt.Sprintf("%s: satisfied", c.Policy.ID)
+		default:
+			v.Reason = fmt.Sprintf("%s: %s", c.Policy.ID, c.Policy.Description)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func evalBool(p cel.Program, vars map[string]any) (bool, error) {
+	out, _, err := p.Eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("result %v is not bool", out.Value())
+	}
+	return b, nil
+}
