@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
@@ -141,7 +141,9 @@ var nodeMention = regexp.MustCompile(`^(?:node|stage|edge) ([a-z0-9][a-z0-9_.\-]
 // places every problem on the line of the item it is about.
 func checkMeaning(p *capstan.ScenarioPack, files []*file, known map[string]*capstan.CapabilityDefinition) []Problem {
 	var out []Problem
-	at := func(file string, line int, msg string) { out = append(out, Problem{File: file, Line: line, Message: msg}) }
+	at := func(file string, line int, msg string) {
+		out = append(out, Problem{File: file, Line: line, Message: msg})
+	}
 	if !capstan.ValidSemver(p.Version) {
 		f, l := files[0].name, lineOf(files[0].root, []string{"version"})
 		at(f, l, fmt.Sprintf("version %q is not semver", p.Version))

@@ -1,0 +1,55 @@
+// Package testenv builds the fixtures tests share: an embedded store in a
+// temporary directory with the bundled packs and the demo catalog.
+package testenv
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/packs"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// Org is the demo organization.
+const Org = "demo"
+
+// Admin returns a context for an admin of org.
+func Admin(org string) context.Context {
+	return capstan.WithActor(context.Background(), &capstan.Actor{ID: "alice", OrganizationID: org, Roles: []string{capstan.RoleAdmin}})
+}
+
+// Store opens an embedded store in a temporary directory, closed at cleanup.
+func Store(t testing.TB) *embedded.Store {
+	t.Helper()
+	s, err := embedded.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Demo returns a service over store with the bundled packs and the demo
+// catalog installed for Org.
+func Demo(t testing.TB, store capstan.Store) *service.Service {
+	t.Helper()
+	svc := service.New(store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := Admin(Org)
+	require.NoError(t, svc.InstallPacks(ctx, Org, packs.FS, packs.Order))
+	require.NoError(t, svc.SeedDemoCatalog(ctx, Org, catalog.Demo))
+	return svc
+}
+
+// SeedIntent is the seed's example: install Tempo 2.x in prod on prod-k8s.
+func SeedIntent() service.IntentInput {
+	return service.IntentInput{
+		Action: "install", TargetResourceType: "tempo.instance",
+		DesiredResult: map[string]any{"name": "prod-tempo", "version": "2.x"},
+		Constraints:   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
+	}
+}

@@ -1,0 +1,239 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/policy"
+)
+
+// bind chooses a provider (or a scenario to create one) for a binding whose
+// constraints are resolved.
+func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *capstan.CapabilityDefinition, stack []string) (capstan.ResourceBinding, []capstan.ResourceBinding, error) {
+	strategy := b.Requirement.Strategy
+	if strategy != capstan.StrategyCreate {
+		cands, err := r.planner.Catalog.FindCandidates(ctx, r.org, capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints})
+		if err != nil {
+			return b, nil, err
+		}
+		b.Candidates = r.judgeResources(b, cands)
+	}
+	if strategy == capstan.StrategyExplicit {
+		return r.bindExplicit(b), nil, nil
+	}
+	if best := Rank(b.Candidates); best >= 0 {
+		c := &b.Candidates[best]
+		b.Status = capstan.BindingResolved
+		b.Provider = &capstan.BoundProvider{ResourceID: c.ResourceID, ResourceKey: c.Ref, Capability: c.Capability}
+		b.Reason = fmt.Sprintf("%s provides %s%s and meets every constraint and policy; %s", c.Ref, def.Key, viaText(c.Via), acceptedText(b.Candidates))
+		return b, nil, nil
+	}
+	rejected := len(b.Candidates)
+	if strategy == capstan.StrategyExisting {
+		return r.fail(b, "no existing provider of %s qualifies (%d considered) and strategy existing does not allow creating one", def.Key, rejected), nil, nil
+	}
+	return r.bindSubOperation(ctx, b, def, stack)
+}
+
+// judgeResources turns store candidates into verdicts: constraint checks
+// first, then policies on those that pass.
+func (r *resolution) judgeResources(b capstan.ResourceBinding, cands []capstan.Candidate) []capstan.CandidateVerdict {
+	out := make([]capstan.CandidateVerdict, 0, len(cands))
+	for _, c := range cands {
+		v := capstan.CandidateVerdict{
+			Kind: capstan.CandidateResource, Ref: c.Resource.Key(), ResourceID: c.Resource.ID,
+			Capability: c.Capability, Via: c.Via, Lifecycle: c.Resource.LifecycleStatus, Checks: c.Checks,
+		}
+		if failed := failedChecks(c.Checks); failed != "" {
+			v.Reason = "rejected: " + failed
+			out = append(out, v)
+			continue
+		}
+		pc := c.Resource.Provides(c.Capability)
+		v.Policies = r.planner.Policies.Evaluate(b.Requirement.Capability, policy.Input{
+			Intent: r.intentVars(), Requirement: requirementVars(b),
+			Provider: providerVars(capstan.CandidateResource, c.Resource.Key(), c.Resource.Type, c.Resource.Name,
+				c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes),
+		})
+		if failed := failedPolicies(v.Policies); failed != "" {
+			v.Reason = "rejected by policy " + failed
+			out = append(out, v)
+			continue
+		}
+		v.Accepted = true
+		out = append(out, v)
+	}
+	return out
+}
+
+func (r *resolution) bindExplicit(b capstan.ResourceBinding) capstan.ResourceBinding {
+	want := b.Requirement.Provider
+	for i := range b.Candidates {
+		c := &b.Candidates[i]
+		if c.Ref != want {
+			if c.Reason == "" {
+				c.Reason = "not chosen: the user named " + want
+			}
+			continue
+		}
+		if !c.Accepted {
+			return r.fail(b, "explicit provider %s does not qualify: %s", want, c.Reason)
+		}
+		c.Selected, c.Rank, c.Reason = true, 1, "selected: chosen explicitly by the user and meets every constraint and policy"
+		b.Status = capstan.BindingResolved
+		b.Provider = &capstan.BoundProvider{ResourceID: c.ResourceID, ResourceKey: c.Ref, Capability: c.Capability}
+		b.Reason = fmt.Sprintf("%s was chosen explicitly by the user; it provides %s%s and meets every constraint and policy", want, b.Requirement.Capability, viaText(c.Via))
+		return b
+	}
+	return r.fail(b, "explicit provider %s does not provide %s", want, b.Requirement.Capability)
+}
+
+// bindSubOperation binds to a scenario that creates a provider and resolves
+// that scenario's own requirements.
+func (r *resolution) bindSubOperation(ctx context.Context, b capstan.ResourceBinding, def *capstan.CapabilityDefinition, stack []string) (capstan.ResourceBinding, []capstan.ResourceBinding, error) {
+	scenarios, err := r.planner.Catalog.ListScenarios(ctx, r.org, capstan.ScenarioFilter{Provides: def.Key})
+	if err != nil {
+		return b, nil, err
+	}
+	for _, sc := range newestPerID(scenarios) {
+		b.Candidates = append(b.Candidates, r.judgeScenario(b, def, sc, stack))
+	}
+	best := Rank(b.Candidates)
+	if best < 0 {
+		why := "no scenario provides it"
+		if n := countKind(b.Candidates, capstan.CandidateScenario); n > 0 {
+			why = fmt.Sprintf("none of the %d scenarios that provide it qualifies", n)
+		}
+		return r.fail(b, "no existing provider of %s qualifies and %s", def.Key, why), nil, nil
+	}
+	c := &b.Candidates[best]
+	sc, err := r.planner.Catalog.GetScenario(ctx, r.org, c.Ref)
+	if err != nil {
+		return b, nil, err
+	}
+	b.Status = capstan.BindingPendingSubOperation
+	b.SubOperation = &capstan.SubOperationBinding{Scenario: sc.Ref(), ExpectedCapability: def.Key, Attributes: sc.ProvidesCapability(def.Key).Attributes}
+	existing := countKind(b.Candidates, capstan.CandidateResource)
+	if b.Requirement.Strategy == capstan.StrategyCreate {
+		b.Reason = fmt.Sprintf("strategy create: %s will create a new provider of %s", sc.Ref(), def.Key)
+	} else {
+		b.Reason = fmt.Sprintf("no existing provider qualified (%d considered); %s will create one that meets the constraints and policies", existing, sc.Ref())
+	}
+	if len(stack) > MaxSubOperationDepth {
+		return r.fail(b, "sub-operations nest deeper than %d: %s", MaxSubOperationDepth, strings.Join(stack, " -> ")), nil, nil
+	}
+	children, err := r.scenario(ctx, sc, b.ID+"/", nil, append(stack, sc.Ref()))
+	return b, children, err
+}
+
+func (r *resolution) judgeScenario(b capstan.ResourceBinding, def *capstan.CapabilityDefinition, sc *capstan.Scenario, stack []string) capstan.CandidateVerdict {
+	v := capstan.CandidateVerdict{Kind: capstan.CandidateScenario, Ref: sc.Ref(), Capability: def.Key}
+	for _, s := range stack {
+		if id, _ := capstan.SplitRef(s); id == sc.ID {
+			v.Reason = "rejected: cycle " + strings.Join(append(append([]string(nil), stack...), sc.Ref()), " -> ")
+			return v
+		}
+	}
+	pc := sc.ProvidesCapability(def.Key)
+	// What the scenario declares must meet the constraints; what it does not
+	// declare is created as the requirement asks.
+	attrs := maps.Clone(b.Constraints)
+	if attrs == nil {
+		attrs = map[string]any{}
+	}
+	for _, k := range sortedKeys(b.Constraints) {
+		got, declared := pc.Lookup(k)
+		if !declared {
+			v.Checks = append(v.Checks, capstan.ConstraintCheck{Key: k, Want: b.Constraints[k], Got: b.Constraints[k], Passed: true,
+				Reason: fmt.Sprintf("%s: created with %v as required", k, b.Constraints[k])})
+			continue
+		}
+		spec, _ := def.Spec(k)
+		v.Checks = append(v.Checks, capstan.CheckConstraint(k, spec, b.Constraints[k], got, true))
+	}
+	maps.Copy(attrs, pc.Attributes)
+	if failed := failedChecks(v.Checks); failed != "" {
+		v.Reason = "rejected: " + failed
+		return v
+	}
+	env, _ := b.Constraints["environment"].(string)
+	v.Policies = r.planner.Policies.Evaluate(def.Key, policy.Input{
+		Intent: r.intentVars(), Requirement: requirementVars(b),
+		Provider: providerVars(capstan.CandidateScenario, sc.Ref(), sc.TargetResourceType, "", env, string(capstan.LifecyclePlanned), nil, attrs),
+	})
+	if failed := failedPolicies(v.Policies); failed != "" {
+		v.Reason = "rejected by policy " + failed
+		return v
+	}
+	v.Accepted = true
+	return v
+}
+
+func newestPerID(scs []*capstan.Scenario) []*capstan.Scenario {
+	var out []*capstan.Scenario
+	for _, s := range scs {
+		if n := len(out); n > 0 && out[n-1].ID == s.ID {
+			if capstan.CompareSemver(s.Version, out[n-1].Version) > 0 {
+				out[n-1] = s
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func countKind(vs []capstan.CandidateVerdict, kind string) int {
+	n := 0
+	for _, v := range vs {
+		if v.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func viaText(via []string) string {
+	if len(via) == 0 {
+		return ""
+	}
+	return " (through " + strings.Join(via, " implies ") + ")"
+}
+
+func acceptedText(vs []capstan.CandidateVerdict) string {
+	n := 0
+	for _, v := range vs {
+		if v.Accepted {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d candidates accepted, ranked first", n, len(vs))
+}
+
+func (r *resolution) intentVars() map[string]any {
+	return map[string]any{
+		"action": r.intent.Action, "target": r.intent.TargetResourceType, "environment": r.intent.Environment(),
+		"constraints": orEmpty(r.intent.Constraints), "desired_result": orEmpty(r.intent.DesiredResult),
+	}
+}
+
+func requirementVars(b capstan.ResourceBinding) map[string]any {
+	return map[string]any{"id": b.ID, "capability": b.Requirement.Capability, "constraints": orEmpty(b.Constraints)}
+}
+
+func providerVars(kind, key, typ, name, env, lifecycle string, scope, attrs map[string]any) map[string]any {
+	return map[string]any{
+		"kind": kind, "key": key, "type": typ, "name": name, "environment": env, "lifecycle": lifecycle,
+		"scope": orEmpty(scope), "attributes": orEmpty(attrs),
+	}
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,121 @@
+package service
+
+import (
+	"context"
+	"maps"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// IntentInput is what a caller says when creating an intent.
+type IntentInput struct {
+	Action             string
+	TargetResourceType string
+	DesiredResult      map[string]any
+	Constraints        map[string]any
+	Providers          map[string]string
+	Scenario           string
+	Mode               string
+}
+
+// CreateIntent stores a submitted intent for the caller.
+func (s *Service) CreateIntent(ctx context.Context, in IntentInput) (*capstan.Intent, error) {
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	mode := in.Mode
+	if mode == "" {
+		mode = capstan.ModeSimple
+	}
+	i := &capstan.Intent{
+		Actor: a.ID, Action: in.Action, TargetResourceType: in.TargetResourceType,
+		DesiredResult: maps.Clone(in.DesiredResult), Constraints: maps.Clone(in.Constraints),
+		Providers: maps.Clone(in.Providers), Scenario: in.Scenario, Mode: mode, Status: capstan.IntentDraft,
+	}
+	if err := i.Move(capstan.IntentSubmitted); err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreateIntent(ctx, a.OrganizationID, i); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// PlanIntent resolves the intent into a new plan and stores it with the
+// intent's new status in one transaction. An invalid plan is stored too,
+// with every reason; the intent then stays submitted.
+func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Plan, error) {
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	in, err := s.Store.GetIntent(ctx, org, intentID)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Status {
+	case capstan.IntentSubmitted:
+	case capstan.IntentPlanned:
+		if err := in.Move(capstan.IntentSubmitted); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, capstan.Errorf(capstan.ECONFLICT, "intent %s is %s and cannot be planned", in.ID, in.Status)
+	}
+	pl, err := s.planner(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := pl.ChooseScenario(ctx, org, in)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := pl.Plan(ctx, org, in, sc)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Status == capstan.PlanReady {
+		if err := in.Move(capstan.IntentPlanned); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Store.CreatePlan(ctx, org, plan, in); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// EditPlan applies advanced-mode edits to a plan that has not started.
+// version is the plan version the caller read (ECONFLICT when stale).
+func (s *Service) EditPlan(ctx context.Context, planID string, version int64, edits []capstan.PlanChange) (*capstan.Plan, error) {
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	plan, err := s.Store.GetPlan(ctx, org, planID)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Version != version {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is at version %d, the edit was made on %d: reload and retry", planID, plan.Version, version)
+	}
+	in, err := s.Store.GetIntent(ctx, org, plan.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.planner(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	edited, err := pl.Edit(ctx, org, plan, in, edits, a.ID, s.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.UpdatePlan(ctx, org, edited); err != nil {
+		return nil, err
+	}
+	return edited, nil
+}

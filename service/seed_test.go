@@ -1,0 +1,60 @@
+package service_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
+)
+
+func TestSeedExamplePlansTheInterestingWay(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	ctx := testenv.Admin(testenv.Org)
+
+	in, err := svc.CreateIntent(ctx, testenv.SeedIntent())
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(ctx, in.ID)
+	require.NoError(t, err)
+	out, _ := json.MarshalIndent(plan.Bindings, "", "  ")
+	require.Equal(t, capstan.PlanReady, plan.Status, "problems: %v\n%s", plan.Problems, out)
+	require.Equal(t, "tempo.install@1.0.0", plan.ScenarioRef)
+
+	cluster := plan.Binding("cluster")
+	require.Equal(t, capstan.BindingResolved, cluster.Status)
+	require.Equal(t, "kubernetes.cluster/prod-k8s", cluster.Provider.ResourceKey)
+
+	storage := plan.Binding("object-storage")
+	require.Equal(t, capstan.BindingPendingSubOperation, storage.Status, storage.Reason)
+	require.Equal(t, "minio.install@1.0.0", storage.SubOperation.Scenario)
+	require.Equal(t, "eu-central", storage.Constraints["region"], "same-as-workload resolves through the cluster")
+	verdicts := map[string]capstan.CandidateVerdict{}
+	for _, c := range storage.Candidates {
+		verdicts[c.Ref] = c
+	}
+	require.Contains(t, verdicts["minio.instance/shared-prod-storage"].Reason, "prod-object-storage-dedicated")
+	require.Contains(t, verdicts["s3.bucket/archive-us-east"].Reason, "region: want eu-central, got us-east")
+	require.Contains(t, verdicts["minio.instance/old-prod-storage"].Reason, "lifecycle: want active, got deleted")
+	require.True(t, verdicts["minio.install@1.0.0"].Selected)
+
+	nested := plan.Binding("object-storage/cluster")
+	require.NotNil(t, nested, "the sub-operation's own requirements are bound")
+	require.Equal(t, "kubernetes.cluster/prod-k8s", nested.Provider.ResourceKey)
+
+	secrets := plan.Binding("secrets")
+	require.Equal(t, capstan.BindingResolved, secrets.Status)
+	require.Equal(t, "vault.instance/prod-vault", secrets.Provider.ResourceKey)
+
+	node := plan.Node("create-object-storage")
+	require.NotNil(t, node)
+	require.Equal(t, capstan.NodeSubOperation, node.Type)
+	require.Contains(t, plan.Edges, capstan.Edge{From: "create-object-storage", To: "create-bucket"})
+
+	got, err := store.GetIntent(ctx, testenv.Org, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.IntentPlanned, got.Status)
+	require.Equal(t, plan.ID, got.LatestPlanID)
+}

@@ -1,0 +1,155 @@
+// Package service is Capstan's application layer: each method is one use
+// case (install a pack, import a catalog, create and plan an intent, edit a
+// plan) over the store, the pack loader and the planner. The caller's
+// organization and identity come from the context; resolvers decode
+// arguments, make one call here, and encode the result.
+package service
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/policy"
+)
+
+// Service implements Capstan's use cases.
+type Service struct {
+	Store capstan.Store
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// New returns a service over store.
+func New(store capstan.Store, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{Store: store, Now: time.Now, Log: log}
+}
+
+// Org returns the caller's organization, or EUNAUTHENTICATED.
+func Org(ctx context.Context) (string, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.OrganizationID, nil
+}
+
+func requireRole(ctx context.Context, roles ...string) (*capstan.Actor, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !a.HasRole(roles...) {
+		return nil, capstan.Errorf(capstan.EFORBIDDEN, "this needs one of the roles %v", roles)
+	}
+	return a, nil
+}
+
+// knownCapabilities returns the organization's capability definitions by key.
+func (s *Service) knownCapabilities(ctx context.Context, org string) (map[string]*capstan.CapabilityDefinition, error) {
+	defs, err := s.Store.ListCapabilities(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*capstan.CapabilityDefinition, len(defs))
+	for _, d := range defs {
+		out[d.Key] = d
+	}
+	return out, nil
+}
+
+// InstallPackYAML lints a single-file pack and installs it.
+func (s *Service) InstallPackYAML(ctx context.Context, name string, data []byte) (*capstan.ScenarioPack, error) {
+	a, err := requireRole(ctx, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	known, err := s.knownCapabilities(ctx, a.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	p, problems := pack.Parse(name, data, known)
+	if err := pack.ProblemsError("pack "+name, problems); err != nil {
+		return nil, err
+	}
+	if _, err := s.Store.InstallPack(ctx, a.OrganizationID, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// InstallPacks loads the packs at paths of fsys (in order) and installs
+// them into org. It is how the server installs the bundled packs and
+// --packs directories at start; already installed identical packs are kept.
+func (s *Service) InstallPacks(ctx context.Context, org string, fsys fs.FS, paths []string) error {
+	known, err := s.knownCapabilities(ctx, org)
+	if err != nil {
+		return err
+	}
+	packs, problems := pack.LoadSet(fsys, paths, known)
+	if err := pack.ProblemsError("packs", problems); err != nil {
+		return err
+	}
+	for _, p := range packs {
+		created, err := s.Store.InstallPack(ctx, org, p)
+		if err != nil {
+			return err
+		}
+		if created {
+			s.Log.Info("pack installed", "org", org, "pack", p.Ref(), "scenarios", len(p.Scenarios))
+		}
+	}
+	return nil
+}
+
+// ImportCatalog parses a catalog document and upserts its resources.
+func (s *Service) ImportCatalog(ctx context.Context, data []byte) (capstan.ImportResult, error) {
+	a, err := requireRole(ctx, capstan.RolePlatformAdmin)
+	if err != nil {
+		return capstan.ImportResult{}, err
+	}
+	return s.importCatalog(ctx, a.OrganizationID, data)
+}
+
+func (s *Service) importCatalog(ctx context.Context, org string, data []byte) (capstan.ImportResult, error) {
+	rs, err := catalog.Parse(data)
+	if err != nil {
+		return capstan.ImportResult{}, err
+	}
+	return s.Store.ImportResources(ctx, org, rs)
+}
+
+// SeedDemoCatalog imports the bundled demo catalog into org when org has no
+// resources yet.
+func (s *Service) SeedDemoCatalog(ctx context.Context, org string, data []byte) error {
+	_, total, err := s.Store.ListResources(ctx, org, capstan.ResourceFilter{Limit: 1})
+	if err != nil || total > 0 {
+		return err
+	}
+	res, err := s.importCatalog(ctx, org, data)
+	if err == nil {
+		s.Log.Info("demo catalog imported", "org", org, "resources", res.Created)
+	}
+	return err
+}
+
+// planner returns a planner with the organization's compiled policies.
+func (s *Service) planner(ctx context.Context, org string) (*planner.Planner, error) {
+	ps, err := s.Store.ListPolicies(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	set, err := policy.CompileAll(ps)
+	if err != nil {
+		return nil, err
+	}
+	return &planner.Planner{Catalog: s.Store, Policies: set}, nil
+}
