@@ -34,6 +34,8 @@ type CatalogStore interface {
 	GetResourceByKey(ctx context.Context, org, key string) (*Resource, error)
 	// GetResources returns resources by id in the order asked; missing ids give nil.
 	GetResources(ctx context.Context, org string, ids []string) ([]*Resource, error)
+	// GetResourcesByKey returns resources by key in the order asked; missing keys give nil.
+	GetResourcesByKey(ctx context.Context, org string, keys []string) ([]*Resource, error)
 	// ListResources returns a page of resources ordered by key and the total.
 	ListResources(ctx context.Context, org string, f ResourceFilter) ([]*Resource, int, error)
 	// FindCandidates returns every resource providing q.Capability, directly
@@ -173,3 +175,8 @@ type Dependency struct {
 	From  string
 	Depth int
 }
+
+// Entity is any entity stored on its own: a Resource, ResourceType,
+// CapabilityDefinition, ScenarioPack, Scenario, Intent or Plan. GraphQL
+// exposes entities through its Node interface.
+type Entity interface{}

@@ -236,6 +236,22 @@ func (s *Store) GetResources(ctx context.Context, org string, ids []string) ([]*
 	return out, err
 }
 
+// GetResourcesByKey returns resources by key; missing keys give nil entries.
+func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string) ([]*capstan.Resource, error) {
+	out := make([]*capstan.Resource, len(keys))
+	err := s.view(ctx, "embedded.GetResourcesByKey", func(tx *bolt.Tx) error {
+		for i, k := range keys {
+			r, err := loadByKey(tx, org, k)
+			if err != nil {
+				return err
+			}
+			out[i] = r
+		}
+		return nil
+	})
+	return out, err
+}
+
 // ListResources returns a page of resources ordered by key.
 func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
 	var out []*capstan.Resource

@@ -44,9 +44,9 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s", p.File, p.Message)
 }
 
-var rootSchema, fragmentSchema = compileSchemas()
+var rootSchema, fragmentSchema, nodeSchema = compileSchemas()
 
-func compileSchemas() (*jsonschema.Schema, *jsonschema.Schema) {
+func compileSchemas() (*jsonschema.Schema, *jsonschema.Schema, *jsonschema.Schema) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
 	if err != nil {
 		panic("pack: embedded schema is not JSON: " + err.Error())
@@ -56,7 +56,7 @@ func compileSchemas() (*jsonschema.Schema, *jsonschema.Schema) {
 	if err := c.AddResource(url, doc); err != nil {
 		panic("pack: " + err.Error())
 	}
-	return c.MustCompile(url), c.MustCompile(url + "#/$defs/fragment")
+	return c.MustCompile(url), c.MustCompile(url + "#/$defs/fragment"), c.MustCompile(url + "#/$defs/node")
 }
 
 // file is one parsed YAML file with its node tree for line lookups.
@@ -268,4 +268,33 @@ func LoadSet(fsys fs.FS, paths []string, known map[string]*capstan.CapabilityDef
 		out = append(out, pk)
 	}
 	return out, problems
+}
+
+// ParseNode reads one plan node given as a JSON object in the pack format
+// (an advanced-mode edit), validated against the node schema.
+func ParseNode(v map[string]any) (*capstan.PlanNode, error) {
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "node is not JSON: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "node is not JSON: %v", err)
+	}
+	if err := nodeSchema.Validate(inst); err != nil {
+		var root yaml.Node
+		_ = yaml.Unmarshal(js, &root)
+		f := &file{name: "node", root: &root}
+		if len(root.Content) > 0 {
+			f.root = root.Content[0]
+		}
+		return nil, ProblemsError("node", schemaProblems(f, err))
+	}
+	var n capstan.PlanNode
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&n); err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "node: %v", err)
+	}
+	return &n, nil
 }

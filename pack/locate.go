@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,7 @@ func schemaProblems(f *file, err error) []Problem {
 		seen[text] = true
 		out = append(out, Problem{File: f.name, Line: lineOf(f.root, leaf.InstanceLocation), Message: text})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
 

@@ -98,8 +98,8 @@ func Settle(plan *capstan.Plan) error {
 
 // resolution is the state of one planning run.
 type resolution struct {
-	planner  *Planner
-	org      string
+	planner *Planner
+	org     string
 	intent  *capstan.Intent
 }
 

@@ -1,0 +1,54 @@
+// Command capstan is the Capstan control plane: `capstan serve` runs the
+// server, `capstan pack lint` checks scenario packs, `capstan version`
+// prints the version. This is the only place that wires adapters together.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "pack":
+		if len(args) < 2 || args[1] != "lint" {
+			fmt.Fprintln(stderr, "usage: capstan pack lint PATH...")
+			return 2
+		}
+		return lint(args[2:], stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "capstan %s (%s)\n", version, runtime.Version())
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "capstan: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: capstan COMMAND
+
+commands:
+  serve           run the server (see capstan serve -h)
+  pack lint PATH  check scenario packs (files or directories); exit 1 on any problem
+  version         print the version
+`)
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/packs"
+	"github.com/capstan-dev/capstan/server"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// DemoOrg is the organization of dev mode.
+const DemoOrg = "demo"
+
+type serveConfig struct {
+	listen, store, dataDir, tokens, packsDir, catalog string
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listen, "listen", envOr("CAPSTAN_LISTEN", "127.0.0.1:8080"), "address to listen on (CAPSTAN_LISTEN)")
+	fs.StringVar(&c.store, "store", envOr("CAPSTAN_STORE", "embedded"), "store: embedded or neo4j (CAPSTAN_STORE)")
+	fs.StringVar(&c.dataDir, "data-dir", envOr("CAPSTAN_DATA_DIR", "data"), "embedded store directory (CAPSTAN_DATA_DIR)")
+	fs.StringVar(&c.tokens, "tokens", envOr("CAPSTAN_TOKENS", ""), "tokens file; without it, dev mode with one admin of the demo organization (CAPSTAN_TOKENS)")
+	fs.StringVar(&c.packsDir, "packs", envOr("CAPSTAN_PACKS", ""), "directory of extra scenario packs to install at start (CAPSTAN_PACKS)")
+	fs.StringVar(&c.catalog, "catalog", envOr("CAPSTAN_CATALOG", ""), "catalog file to import at start; without it an empty store gets the demo catalog (CAPSTAN_CATALOG)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	return c, nil
+}
+
+func serve(args []string, stderr io.Writer) int {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := runServer(ctx, cfg, log); err != nil {
+		log.Error("capstan stopped", "err", err.Error())
+		return 1
+	}
+	return 0
+}
+
+func openStore(cfg serveConfig) (capstan.Store, error) {
+	switch cfg.store {
+	case "embedded":
+		return embedded.Open(cfg.dataDir)
+	case "neo4j":
+		return nil, errors.New("the neo4j store is not built yet; use --store embedded")
+	}
+	return nil, fmt.Errorf("unknown store %q (want embedded or neo4j)", cfg.store)
+}
+
+func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
+	tokens, err := loadTokens(cfg, log)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := service.New(store, log)
+	if err := prepare(ctx, svc, tokens.Organizations(), cfg); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// loadTokens reads the tokens file, or sets up dev mode: one admin of the
+// demo organization whose token is CAPSTAN_DEV_TOKEN or a random one.
+func loadTokens(cfg serveConfig, log *slog.Logger) (*server.Tokens, error) {
+	if cfg.tokens != "" {
+		return server.LoadTokens(cfg.tokens)
+	}
+	token := os.Getenv("CAPSTAN_DEV_TOKEN")
+	if token == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		token = "dev-" + hex.EncodeToString(b[:])
+	}
+	log.Warn("dev mode: no --tokens file; one admin of the demo organization", "token", token, "header", "Authorization: Bearer "+token)
+	return server.NewTokens([]server.Token{{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}}})
+}
+
+// prepare installs the bundled and extra packs into every organization and
+// imports the catalog (or, into an empty organization, the demo catalog).
+func prepare(ctx context.Context, svc *service.Service, orgs []string, cfg serveConfig) error {
+	var extra []string
+	if cfg.packsDir != "" {
+		entries, err := os.ReadDir(cfg.packsDir)
+		if err != nil {
+			return fmt.Errorf("--packs: %w", err)
+		}
+		for _, e := range entries {
+			extra = append(extra, e.Name())
+		}
+		sort.Strings(extra)
+	}
+	var catalogDoc []byte
+	if cfg.catalog != "" {
+		data, err := os.ReadFile(cfg.catalog)
+		if err != nil {
+			return fmt.Errorf("--catalog: %w", err)
+		}
+		catalogDoc = data
+	}
+	sort.Strings(orgs)
+	for _, org := range orgs {
+		admin := capstan.WithActor(ctx, &capstan.Actor{ID: "capstan", OrganizationID: org, Roles: []string{capstan.RoleAdmin}})
+		if err := svc.InstallPacks(admin, org, packs.FS, packs.Order); err != nil {
+			return err
+		}
+		if len(extra) > 0 {
+			if err := svc.InstallPacks(admin, org, os.DirFS(cfg.packsDir), extra); err != nil {
+				return err
+			}
+		}
+		if catalogDoc != nil {
+			if _, err := svc.ImportCatalog(admin, catalogDoc); err != nil {
+				return fmt.Errorf("--catalog: %w", err)
+			}
+		} else if err := svc.SeedDemoCatalog(admin, org, catalog.Demo); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package resolver
+
+import (
+	"context"
+	"sort"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/planner"
+)
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func derefAll[T any](ps []*T) []T {
+	out := make([]T, len(ps))
+	for i, p := range ps {
+		out[i] = *p
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// nilIfNotFound turns a not-found error into a null result, as GraphQL
+// single-entity queries expect.
+func nilIfNotFound[T any](v *T, err error) (*T, error) {
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil, nil
+	}
+	return v, err
+}
+
+func packOrderKey(p *capstan.ScenarioPack) string { return p.Ref() }
+
+func scenarioOrderKey(s *capstan.Scenario) string { return s.Ref() }
+
+func constraintSpecs(d *capstan.CapabilityDefinition) []model.ConstraintSpec {
+	out := []model.ConstraintSpec{}
+	for name, s := range d.ConstraintSchema {
+		cs := model.ConstraintSpec{Name: name, Type: s.Type, Enum: s.Enum, RequiredInProd: s.RequiredInProd}
+		if s.Match != "" {
+			cs.Match = &s.Match
+		}
+		if s.Description != "" {
+			cs.Description = &s.Description
+		}
+		out = append(out, cs)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (r *Resolver) desiredResult(ctx context.Context, p *capstan.Plan) map[string]any {
+	in, err := r.Service.Intent(ctx, p.IntentID)
+	if err != nil {
+		return nil
+	}
+	return in.DesiredResult
+}
+
+func capabilityGraph(p *capstan.Plan) *model.CapabilityGraph {
+	vs, es := planner.CapabilityGraph(p)
+	g := &model.CapabilityGraph{Vertices: []model.CapabilityVertex{}, Edges: []model.CapabilityGraphEdge{}}
+	kinds := map[string]model.CapabilityVertexKind{
+		planner.VertexRequirement: model.CapabilityVertexKindRequirement,
+		planner.VertexResource:    model.CapabilityVertexKindResource,
+		planner.VertexScenario:    model.CapabilityVertexKindScenario,
+	}
+	for _, v := range vs {
+		cv := model.CapabilityVertex{Key: v.Key, Kind: kinds[v.Kind], Label: v.Label}
+		if v.Status != "" {
+			status := v.Status
+			cv.Status = &status
+		}
+		g.Vertices = append(g.Vertices, cv)
+	}
+	for _, e := range es {
+		g.Edges = append(g.Edges, model.CapabilityGraphEdge{From: e.From, To: e.To, Label: e.Label})
+	}
+	return g
+}
+
+// planEdits decodes GraphQL edit inputs into plan changes; nodes arrive in
+// the pack format and are validated against the pack schema.
+func planEdits(in []model.PlanEditInput) ([]capstan.PlanChange, error) {
+	out := make([]capstan.PlanChange, 0, len(in))
+	for _, e := range in {
+		c := capstan.PlanChange{Op: e.Op, NodeID: deref(e.NodeID), Parameters: e.Parameters, BindingID: deref(e.BindingID), Provider: deref(e.Provider)}
+		if e.Node != nil {
+			n, err := pack.ParseNode(e.Node)
+			if err != nil {
+				return nil, err
+			}
+			c.Node = n
+		}
+		if e.Edge != nil {
+			c.Edge = &capstan.Edge{From: e.Edge.From, To: e.Edge.To}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

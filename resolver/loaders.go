@@ -1,0 +1,84 @@
+package resolver
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/vikstrous/dataloadgen"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// loaders batch the lookups nested fields make, so a list of bindings or
+// relationships costs one store call per level, not one per item.
+type loaders struct {
+	byID  *dataloadgen.Loader[string, *capstan.Resource]
+	byKey *dataloadgen.Loader[string, *capstan.Resource]
+}
+
+type loadersKey struct{}
+
+func newLoaders(store capstan.Store, org string) *loaders {
+	wait := dataloadgen.WithWait(time.Millisecond)
+	return &loaders{
+		byID: dataloadgen.NewLoader(func(ctx context.Context, ids []string) ([]*capstan.Resource, []error) {
+			rs, err := store.GetResources(ctx, org, ids)
+			return rs, fanErr(err, len(ids))
+		}, wait),
+		byKey: dataloadgen.NewLoader(func(ctx context.Context, keys []string) ([]*capstan.Resource, []error) {
+			rs, err := store.GetResourcesByKey(ctx, org, keys)
+			return rs, fanErr(err, len(keys))
+		}, wait),
+	}
+}
+
+func fanErr(err error, n int) []error {
+	if err == nil {
+		return nil
+	}
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// Middleware puts per-request loaders, scoped to the caller's organization,
+// into the request context. It must run after authentication.
+func Middleware(store capstan.Store, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if a, err := capstan.ActorFrom(ctx); err == nil {
+			ctx = context.WithValue(ctx, loadersKey{}, newLoaders(store, a.OrganizationID))
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (r *Resolver) loaders(ctx context.Context) (*loaders, error) {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l, nil
+	}
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newLoaders(r.Service.Store, a.OrganizationID), nil
+}
+
+func (r *Resolver) resourceByID(ctx context.Context, id string) (*capstan.Resource, error) {
+	l, err := r.loaders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.byID.Load(ctx, id)
+}
+
+func (r *Resolver) resourceByKey(ctx context.Context, key string) (*capstan.Resource, error) {
+	l, err := r.loaders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.byKey.Load(ctx, key)
+}

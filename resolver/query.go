@@ -1,0 +1,154 @@
+package resolver
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/graph/model"
+)
+
+// node resolves a global id to its entity, or nil when it does not exist
+// in the caller's organization.
+func (r *Resolver) node(ctx context.Context, gid string) (capstan.Entity, error) {
+	kind, id, err := parseID(gid, "")
+	if err != nil {
+		return nil, err
+	}
+	var e capstan.Entity
+	switch kind {
+	case kindResource:
+		e, err = r.Service.Resource(ctx, id)
+	case kindIntent:
+		e, err = r.Service.Intent(ctx, id)
+	case kindPlan:
+		e, err = r.Service.Plan(ctx, id)
+	case kindScenario:
+		e, err = r.Service.Scenario(ctx, id)
+	case kindPack:
+		e, err = r.Service.Pack(ctx, id)
+	case kindCapability:
+		e, err = r.Service.Capability(ctx, id)
+	case kindResourceType:
+		var all []*capstan.ResourceType
+		all, err = r.Service.ResourceTypes(ctx)
+		for _, t := range all {
+			if t.Key == id {
+				return t, nil
+			}
+		}
+		if err == nil {
+			return nil, nil
+		}
+	default:
+		return nil, capstan.Errorf(capstan.EINVALID, "unknown id kind %q", kind)
+	}
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, first *int, after *string) (*model.ResourceConnection, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	start, err := afterKey(after)
+	if err != nil {
+		return nil, err
+	}
+	f := capstan.ResourceFilter{After: start, Limit: n + 1}
+	if filter != nil {
+		f.Type, f.Environment, f.Capability = deref(filter.Type), deref(filter.Environment), deref(filter.Capability)
+		f.Lifecycle = deref(filter.LifecycleStatus)
+	}
+	if n == 0 {
+		f.Limit = 1
+	}
+	items, total, err := r.Service.Resources(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	c := &model.ResourceConnection{PageInfo: &model.PageInfo{HasPreviousPage: start != ""}, TotalCount: total, Edges: []model.ResourceEdge{}}
+	c.PageInfo.HasNextPage = len(items) > n
+	var cursors []string
+	for i := 0; i < len(items) && i < n; i++ {
+		cur := cursor(items[i].Key())
+		cursors = append(cursors, cur)
+		c.Edges = append(c.Edges, model.ResourceEdge{Cursor: cur, Node: items[i]})
+	}
+	setEnds(c.PageInfo, cursors)
+	return c, nil
+}
+
+func (r *Resolver) resource(ctx context.Context, id, key *string) (*capstan.Resource, error) {
+	switch {
+	case id != nil && key == nil:
+		lid, err := localID(*id, kindResource)
+		if err != nil {
+			return nil, err
+		}
+		return nilIfNotFound(r.Service.Resource(ctx, lid))
+	case key != nil && id == nil:
+		return nilIfNotFound(r.Service.ResourceByKey(ctx, *key))
+	}
+	return nil, capstan.Errorf(capstan.EINVALID, "give exactly one of id and key")
+}
+
+func (r *Resolver) intents(ctx context.Context, filter *model.IntentFilter, first *int, after *string) (*model.IntentConnection, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	start, err := afterKey(after)
+	if err != nil {
+		return nil, err
+	}
+	f := capstan.IntentFilter{After: start, Limit: n + 1}
+	if filter != nil {
+		f.Status = deref(filter.Status)
+	}
+	items, total, err := r.Service.Intents(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	c := &model.IntentConnection{PageInfo: &model.PageInfo{HasPreviousPage: start != "", HasNextPage: len(items) > n}, TotalCount: total, Edges: []model.IntentEdge{}}
+	var cursors []string
+	for i := 0; i < len(items) && i < n; i++ {
+		cur := cursor(items[i].ID)
+		cursors = append(cursors, cur)
+		c.Edges = append(c.Edges, model.IntentEdge{Cursor: cur, Node: items[i]})
+	}
+	setEnds(c.PageInfo, cursors)
+	return c, nil
+}
+
+func (r *Resolver) dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error) {
+	id, err := localID(resource, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	dir, d := capstan.Outgoing, 3
+	if direction != nil {
+		dir = *direction
+	}
+	if depth != nil {
+		d = *depth
+	}
+	root, deps, err := r.Service.Dependencies(ctx, id, dir, d)
+	if err != nil {
+		return nil, err
+	}
+	g := &model.DependencyGraph{Root: root, Direction: dir, Depth: d, Edges: []model.DependencyEdge{}}
+	for _, dep := range deps {
+		e := model.DependencyEdge{From: dep.From, To: dep.Resource.Key(), Relationship: dep.Relationship, Depth: dep.Depth, Resource: dep.Resource}
+		if dir == capstan.Incoming {
+			e.From, e.To = dep.Resource.Key(), dep.From
+		}
+		g.Edges = append(g.Edges, e)
+	}
+	return g, nil
+}

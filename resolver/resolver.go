@@ -1,0 +1,13 @@
+// Package resolver holds the hand-written GraphQL resolvers: each decodes
+// its arguments, makes one call to the service or store, and encodes the
+// result. Generated code lives in graph/.
+package resolver
+
+import (
+	"github.com/capstan-dev/capstan/service"
+)
+
+// Resolver is the root resolver.
+type Resolver struct {
+	Service *service.Service
+}

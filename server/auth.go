@@ -1,0 +1,115 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Token is one entry of the tokens file.
+type Token struct {
+	Token        string   `yaml:"token" json:"token"`
+	Actor        string   `yaml:"actor" json:"actor"`
+	Organization string   `yaml:"organization" json:"organization"`
+	Roles        []string `yaml:"roles" json:"roles"`
+}
+
+// Tokens maps bearer tokens to actors. Tokens are kept only as SHA-256
+// digests, so a heap dump does not reveal them.
+type Tokens struct {
+	byDigest map[[32]byte]*capstan.Actor
+}
+
+// NewTokens builds the token table, rejecting incomplete or duplicate entries.
+func NewTokens(entries []Token) (*Tokens, error) {
+	t := &Tokens{byDigest: map[[32]byte]*capstan.Actor{}}
+	var p capstan.Problems
+	for i, e := range entries {
+		switch {
+		case len(e.Token) < 16:
+			p.Addf("entry %d: token must be at least 16 characters", i+1)
+			continue
+		case e.Actor == "":
+			p.Addf("entry %d: actor is empty", i+1)
+			continue
+		case !capstan.ValidKey(e.Organization):
+			p.Addf("entry %d: organization %q is not a valid key", i+1, e.Organization)
+			continue
+		}
+		d := sha256.Sum256([]byte(e.Token))
+		if t.byDigest[d] != nil {
+			p.Addf("entry %d: token is used twice", i+1)
+			continue
+		}
+		t.byDigest[d] = &capstan.Actor{ID: e.Actor, OrganizationID: e.Organization, Roles: e.Roles}
+	}
+	return t, p.Err("tokens")
+}
+
+// LoadTokens reads a tokens file: YAML or JSON, {tokens: [{token, actor, organization, roles}]}.
+func LoadTokens(path string) (*Tokens, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "tokens file: %v", err)
+	}
+	var f struct {
+		Tokens []Token `yaml:"tokens"`
+	}
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "tokens file %s: %v", path, err)
+	}
+	return NewTokens(f.Tokens)
+}
+
+// Lookup returns the actor of a token, or nil.
+func (t *Tokens) Lookup(token string) *capstan.Actor {
+	if t == nil || token == "" {
+		return nil
+	}
+	return t.byDigest[sha256.Sum256([]byte(token))]
+}
+
+// Organizations lists the organizations the tokens belong to.
+func (t *Tokens) Organizations() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range t.byDigest {
+		if !seen[a.OrganizationID] {
+			seen[a.OrganizationID] = true
+			out = append(out, a.OrganizationID)
+		}
+	}
+	return out
+}
+
+// Authenticate lets a request through only with a valid bearer token and
+// puts its actor in the context. No other request reaches a resolver.
+func (t *Tokens) Authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a := t.Lookup(strings.TrimSpace(token))
+		if !ok || a == nil {
+			writeError(w, http.StatusUnauthorized, capstan.EUNAUTHENTICATED, "missing or invalid bearer token")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(capstan.WithActor(r.Context(), a)))
+	})
+}
+
+// writeError writes a GraphQL-shaped error response.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="capstan"`)
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": code}}},
+	})
+}

@@ -1,0 +1,143 @@
+// Package server serves Capstan over HTTP: GraphQL at /graphql, GraphiQL at
+// /, liveness at /healthz and readiness at /readyz.
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/graph"
+	"github.com/capstan-dev/capstan/resolver"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// Limits on requests.
+const (
+	MaxBodyBytes    = 20 << 20
+	MaxComplexity   = 20000
+	RequestDeadline = 30 * time.Second
+)
+
+// Config configures the HTTP server.
+type Config struct {
+	Service *service.Service
+	Tokens  *Tokens
+	Log     *slog.Logger
+}
+
+// GraphQL returns the GraphQL handler without authentication; callers must
+// put an actor in the request context (Handler does, from the bearer token).
+func GraphQL(svc *service.Service, log *slog.Logger) http.Handler {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc}}))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.SetErrorPresenter(presentError(log))
+	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+		log.Error("resolver panic", "panic", p, "stack", string(debug.Stack()))
+		return &capstan.Error{Code: capstan.EINTERNAL, Op: "graphql"}
+	})
+	return resolver.Middleware(svc.Store, srv)
+}
+
+// presentError maps errors to GraphQL errors with extensions.code. Internal
+// errors are logged and reach the client only as "internal error".
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var ce *capstan.Error
+		if errors.As(err, &ce) {
+			if ce.Code == capstan.EINTERNAL {
+				log.Error("internal error", "err", err.Error(), "path", gqlErr.Path.String())
+			}
+			gqlErr.Message = capstan.ErrorMessage(ce)
+			gqlErr.Extensions = map[string]any{"code": ce.Code}
+			if len(ce.Details) > 0 {
+				gqlErr.Extensions["details"] = ce.Details
+			}
+			return gqlErr
+		}
+		if code, ok := gqlErr.Extensions["code"].(string); ok && code != "" {
+			// Parse and validation failures of the request itself.
+			gqlErr.Extensions["code"] = capstan.EINVALID
+			gqlErr.Extensions["reason"] = code
+			return gqlErr
+		}
+		var gerr *gqlerror.Error
+		if errors.As(err, &gerr) && gerr.Rule != "" {
+			gqlErr.Extensions = map[string]any{"code": capstan.EINVALID, "reason": gerr.Rule}
+			return gqlErr
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			gqlErr.Message = "request deadline exceeded"
+			gqlErr.Extensions = map[string]any{"code": capstan.EUNAVAILABLE}
+			return gqlErr
+		}
+		if gerr != nil && gerr.Err == nil && len(gerr.Path) == 0 {
+			// gqlgen's own request errors (bad variables, unknown operation).
+			gqlErr.Extensions = map[string]any{"code": capstan.EINVALID}
+			return gqlErr
+		}
+		log.Error("unclassified error", "err", err.Error())
+		gqlErr.Message = "internal error"
+		gqlErr.Extensions = map[string]any{"code": capstan.EINTERNAL}
+		return gqlErr
+	}
+}
+
+// Handler returns the whole HTTP surface.
+func Handler(cfg Config) http.Handler {
+	mux := http.NewServeMux()
+	gql := GraphQL(cfg.Service, cfg.Log)
+	mux.Handle("/graphql", limitBody(withDeadline(cfg.Tokens.Authenticate(gql))))
+	mux.Handle("GET /{$}", playground.Handler("Capstan", "/graphql"))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := cfg.Service.Store.Ping(ctx); err != nil {
+			http.Error(w, "not ready: "+capstan.ErrorMessage(err), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	return mux
+}
+
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, capstan.EINVALID, "request body is larger than 20 MiB")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func withDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), RequestDeadline)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}

@@ -1,0 +1,167 @@
+package service
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// The read methods scope every lookup to the caller's organization.
+
+// Resource returns a resource by id.
+func (s *Service) Resource(ctx context.Context, id string) (*capstan.Resource, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetResource(ctx, org, id)
+}
+
+// ResourceByKey returns a resource by type/name key.
+func (s *Service) ResourceByKey(ctx context.Context, key string) (*capstan.Resource, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetResourceByKey(ctx, org, key)
+}
+
+// Resources returns a page of resources and the total.
+func (s *Service) Resources(ctx context.Context, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.Store.ListResources(ctx, org, f)
+}
+
+// Dependencies walks a resource's relationships.
+func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direction, depth int) (*capstan.Resource, []capstan.Dependency, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if depth < 1 || depth > 10 {
+		return nil, nil, capstan.Errorf(capstan.EINVALID, "depth must be between 1 and 10, got %d", depth)
+	}
+	root, err := s.Store.GetResource(ctx, org, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	deps, err := s.Store.Dependencies(ctx, org, id, dir, depth)
+	return root, deps, err
+}
+
+// ResourceTypes lists resource types.
+func (s *Service) ResourceTypes(ctx context.Context) ([]*capstan.ResourceType, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ListResourceTypes(ctx, org)
+}
+
+// Capabilities lists capability definitions, optionally of one category.
+func (s *Service) Capabilities(ctx context.Context, category string) ([]*capstan.CapabilityDefinition, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.Store.ListCapabilities(ctx, org)
+	if err != nil || category == "" {
+		return all, err
+	}
+	var out []*capstan.CapabilityDefinition
+	for _, d := range all {
+		if d.Category == category {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// Capability returns a capability definition by key.
+func (s *Service) Capability(ctx context.Context, key string) (*capstan.CapabilityDefinition, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetCapability(ctx, org, key)
+}
+
+// Packs lists installed packs.
+func (s *Service) Packs(ctx context.Context) ([]*capstan.ScenarioPack, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ListPacks(ctx, org)
+}
+
+// Pack returns an installed pack by id@version.
+func (s *Service) Pack(ctx context.Context, ref string) (*capstan.ScenarioPack, error) {
+	all, err := s.Packs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if p.Ref() == ref {
+			return p, nil
+		}
+	}
+	return nil, capstan.Errorf(capstan.ENOTFOUND, "pack %s not found", ref)
+}
+
+// Scenarios lists scenarios.
+func (s *Service) Scenarios(ctx context.Context, f capstan.ScenarioFilter) ([]*capstan.Scenario, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ListScenarios(ctx, org, f)
+}
+
+// Scenario returns a scenario by id@version or its newest version.
+func (s *Service) Scenario(ctx context.Context, ref string) (*capstan.Scenario, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetScenario(ctx, org, ref)
+}
+
+// Intent returns an intent by id.
+func (s *Service) Intent(ctx context.Context, id string) (*capstan.Intent, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetIntent(ctx, org, id)
+}
+
+// Intents returns a page of intents and the total.
+func (s *Service) Intents(ctx context.Context, f capstan.IntentFilter) ([]*capstan.Intent, int, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.Store.ListIntents(ctx, org, f)
+}
+
+// Plan returns a plan by id.
+func (s *Service) Plan(ctx context.Context, id string) (*capstan.Plan, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetPlan(ctx, org, id)
+}
+
+// Plans returns an intent's plans, oldest first.
+func (s *Service) Plans(ctx context.Context, intentID string) ([]*capstan.Plan, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ListPlans(ctx, org, intentID)
+}
