@@ -1,0 +1,29 @@
+package embedded_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) capstan.Store {
+		s, err := embedded.Open(t.TempDir())
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestDataDirIsLockedByOneProcess(t *testing.T) {
+	dir := t.TempDir()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = embedded.Open(dir)
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err))
+}

@@ -1,0 +1,118 @@
+package storetest
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/packs"
+	"github.com/capstan-dev/capstan/service"
+)
+
+func newIntent() *capstan.Intent {
+	return &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance",
+		Constraints: map[string]any{"environment": "prod"}, Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+}
+
+func newPlan(intentID string) *capstan.Plan {
+	return &capstan.Plan{IntentID: intentID, ScenarioRef: "minio.install@1.0.0", Status: capstan.PlanReady, Revision: 1,
+		Customizations: capstan.Customizations{BaseTemplate: "minio.install@1.0.0"},
+		Nodes:          []capstan.PlanNode{{ID: "verify", Type: capstan.NodeVerification, Title: "Verify", Probes: []capstan.Probe{{Name: "up", Type: "sim"}}}},
+		Bindings: []capstan.ResourceBinding{{ID: "cluster", Status: capstan.BindingResolved, Reason: "only one",
+			Provider: &capstan.BoundProvider{ResourceID: "r1", ResourceKey: "kubernetes.cluster/c1", Capability: "kubernetes.cluster"}}}}
+}
+
+func testIntentAndPlan(t *testing.T, s capstan.Store) {
+	in := newIntent()
+	require.NoError(t, s.CreateIntent(ctx, orgA, in))
+	require.Equal(t, int64(1), in.Version)
+	plan := newPlan(in.ID)
+	require.NoError(t, in.Move(capstan.IntentPlanned))
+	require.NoError(t, s.CreatePlan(ctx, orgA, plan, in))
+	require.Equal(t, int64(2), in.Version)
+	require.Equal(t, plan.ID, in.LatestPlanID)
+
+	got, err := s.GetPlan(ctx, orgA, plan.ID)
+	require.NoError(t, err)
+	require.Equal(t, "kubernetes.cluster/c1", got.Bindings[0].Provider.ResourceKey)
+	stored, err := s.GetIntent(ctx, orgA, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.IntentPlanned, stored.Status)
+
+	stale := *got
+	got.Revision = 2
+	require.NoError(t, s.UpdatePlan(ctx, orgA, got))
+	stale.Revision = 3
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.UpdatePlan(ctx, orgA, &stale)))
+
+	second := newPlan(in.ID)
+	require.NoError(t, s.CreatePlan(ctx, orgA, second, in))
+	plans, err := s.ListPlans(ctx, orgA, in.ID)
+	require.NoError(t, err)
+	require.Len(t, plans, 2)
+	require.Equal(t, plan.ID, plans[0].ID)
+
+	list, total, err := s.ListIntents(ctx, orgA, capstan.IntentFilter{Status: capstan.IntentPlanned})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, in.ID, list[0].ID)
+	_, total, err = s.ListIntents(ctx, orgA, capstan.IntentFilter{Status: capstan.IntentDraft})
+	require.NoError(t, err)
+	require.Zero(t, total)
+
+	bad := newIntent()
+	bad.Mode = "loud"
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(s.CreateIntent(ctx, orgA, bad)))
+}
+
+func testCreatePlanAtomic(t *testing.T, s capstan.Store) {
+	in := newIntent()
+	require.NoError(t, s.CreateIntent(ctx, orgA, in))
+	stale := *in
+	in.Constraints = map[string]any{"environment": "staging"}
+	require.NoError(t, s.UpdateIntent(ctx, orgA, in))
+
+	err := s.CreatePlan(ctx, orgA, newPlan(stale.ID), &stale)
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+	plans, err := s.ListPlans(ctx, orgA, in.ID)
+	require.NoError(t, err)
+	require.Empty(t, plans, "the plan is not written when its intent update fails")
+
+	invalid := newPlan(in.ID)
+	invalid.Bindings[0].Reason = ""
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(s.CreatePlan(ctx, orgA, invalid, in)))
+	got, err := s.GetIntent(ctx, orgA, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, in.Version, got.Version, "nor is the intent")
+}
+
+// testSeedExample plans the seed's example on the store: every store must
+// give the same plan and the same explanations.
+func testSeedExample(t *testing.T, s capstan.Store) {
+	svc := service.New(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	admin := capstan.WithActor(ctx, &capstan.Actor{ID: "alice", OrganizationID: orgA, Roles: []string{capstan.RoleAdmin}})
+	require.NoError(t, svc.InstallPacks(admin, orgA, packs.FS, packs.Order))
+	require.NoError(t, svc.SeedDemoCatalog(admin, orgA, catalog.Demo))
+	in, err := svc.CreateIntent(admin, service.IntentInput{
+		Action: "install", TargetResourceType: "tempo.instance",
+		DesiredResult: map[string]any{"name": "prod-tempo", "version": "2.x"},
+		Constraints:   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
+	})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
+
+	got := map[string]string{}
+	for _, b := range plan.Bindings {
+		got[b.ID] = string(b.Status) + " | " + b.Reason
+		for _, c := range b.Candidates {
+			got[b.ID+" <- "+c.Ref] = c.Reason
+		}
+	}
+	require.Equal(t, SeedExplanations, got)
+}

@@ -1,0 +1,60 @@
+// Package storetest is the behaviour contract of capstan.Store: one suite
+// that every store implementation runs unchanged. A store bug gets a failing
+// case here before its fix.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Opener returns a fresh, empty store for one test case.
+type Opener func(t *testing.T) capstan.Store
+
+// Run runs every conformance case against stores from open.
+func Run(t *testing.T, open Opener) {
+	cases := []struct {
+		name string
+		fn   func(*testing.T, capstan.Store)
+	}{
+		{"ResourceCRUD", testResourceCRUD},
+		{"StaleVersionIsConflict", testStaleVersion},
+		{"ConcurrentWritersOneConflict", testConcurrentWriters},
+		{"ImportUpsertsByKey", testImportUpserts},
+		{"ImportIsAtomic", testImportAtomic},
+		{"ListResourcesPagesAndFilters", testListResources},
+		{"OrganizationIsolation", testOrgIsolation},
+		{"PackInstallIsImmutable", testPackImmutable},
+		{"ScenarioVersions", testScenarioVersions},
+		{"CapabilityOwnedByOnePack", testCapabilityOwnership},
+		{"FindCandidates", testFindCandidates},
+		{"TopologyValue", testTopology},
+		{"Dependencies", testDependencies},
+		{"IntentAndPlan", testIntentAndPlan},
+		{"CreatePlanIsAtomic", testCreatePlanAtomic},
+		{"SeedExamplePlan", testSeedExample},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(t, open(t))
+		})
+	}
+}
+
+var ctx = context.Background()
+
+const (
+	orgA = "org-a"
+	orgB = "org-b"
+)
+
+func resource(typ, name, env string, caps ...capstan.ProvidedCapability) *capstan.Resource {
+	return &capstan.Resource{Type: typ, Name: name, Environment: env, LifecycleStatus: capstan.LifecycleActive,
+		HealthStatus: capstan.HealthHealthy, ProvidedCapabilities: caps}
+}
+
+func provides(capability string, scope, attrs map[string]any) capstan.ProvidedCapability {
+	return capstan.ProvidedCapability{Capability: capability, Scope: scope, Attributes: attrs}
+}
