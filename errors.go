@@ -104,14 +104,19 @@ type Problems []string
 func (p *Problems) Addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
 // Err returns nil when nothing was recorded, otherwise an EINVALID error
-// whose message is the first problem and whose details are all of them.
+// whose message is the first problem and whose details are all of them,
+// each prefixed with what they are about.
 func (p Problems) Err(what string) error {
 	if len(p) == 0 {
 		return nil
 	}
-	msg := what + ": " + p[0]
-	if len(p) > 1 {
-		msg = fmt.Sprintf("%s: %s (and %d more)", what, p[0], len(p)-1)
+	details := make([]string, len(p))
+	for i, d := range p {
+		details[i] = what + ": " + d
 	}
-	return &Error{Code: EINVALID, Message: msg, Details: append([]string(nil), p...)}
+	msg := details[0]
+	if len(p) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)", details[0], len(p)-1)
+	}
+	return &Error{Code: EINVALID, Message: msg, Details: details}
 }

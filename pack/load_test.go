@@ -75,7 +75,7 @@ scenarios:
     plan:
       nodes:
         - {id: a, type: verification, title: A, probes: [{name: p, type: sim}]}
-`, []string{"p.yaml:4:", "unknown capability \"nope.db\""}},
+`, []string{"p.yaml:8:", "requirement db: unknown capability \"nope.db\""}},
 		{"cycle", `id: x
 version: 1.0.0
 scenarios:

@@ -137,7 +137,33 @@ func nodeLine(files []*file, scenario, nodeID string) (string, int) {
 	return findItem(files, "scenarios", "id", scenario)
 }
 
-var nodeMention = regexp.MustCompile(`^(?:node|stage|edge) ([a-z0-9][a-z0-9_.\-]*)`)
+var (
+	nodeMention        = regexp.MustCompile(`^(?:scenario \S+: )?(?:node|stage|edge) ([a-z0-9][a-z0-9_.\-]*)`)
+	requirementMention = regexp.MustCompile(`^(?:scenario \S+: )?requirement ([a-z0-9][a-z0-9_.\-]*)`)
+)
+
+// requirementLine finds the line of requirement id inside a scenario.
+func requirementLine(files []*file, scenario, reqID string) (string, int) {
+	for _, f := range files {
+		list := child(f.root, "scenarios")
+		if list == nil {
+			continue
+		}
+		for _, item := range list.Content {
+			if v := child(item, "id"); v == nil || v.Value != scenario {
+				continue
+			}
+			if reqs := child(item, "requires"); reqs != nil {
+				for _, r := range reqs.Content {
+					if v := child(r, "id"); v != nil && v.Value == reqID {
+						return f.name, r.Line
+					}
+				}
+			}
+		}
+	}
+	return findItem(files, "scenarios", "id", scenario)
+}
 
 // checkMeaning runs the domain's validation on each part of the pack and
 // places every problem on the line of the item it is about.
@@ -210,8 +236,13 @@ func checkMeaning(p *capstan.ScenarioPack, files []*file, known map[string]*caps
 			nf, nl := f, l
 			if m := nodeMention.FindStringSubmatch(d); m != nil {
 				nf, nl = nodeLine(files, s.ID, m[1])
+			} else if m := requirementMention.FindStringSubmatch(d); m != nil {
+				nf, nl = requirementLine(files, s.ID, m[1])
 			}
-			at(nf, nl, "scenario "+s.ID+": "+d)
+			if !strings.HasPrefix(d, "scenario ") {
+				d = "scenario " + s.ID + ": " + d
+			}
+			at(nf, nl, d)
 		}
 	}
 	for _, pol := range p.Policies {

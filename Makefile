@@ -1,0 +1,44 @@
+# Capstan. `make help` lists the targets.
+GO      ?= go
+BIN     := bin/capstan
+DATA    ?= data
+LISTEN  ?= 127.0.0.1:8080
+
+.PHONY: help run build test test-short generate check-generated lint-packs bench fmt vet clean
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+run: build ## Start the server on the embedded store with the bundled packs and demo catalog.
+	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
+
+build: ## Build bin/capstan.
+	$(GO) build -o $(BIN) ./cmd/capstan
+
+test: check-generated vet lint-packs ## Run the whole test suite with -race.
+	$(GO) test -race -count=1 ./...
+
+test-short: ## Run the tests without the race detector (faster local loop).
+	$(GO) test -count=1 ./...
+
+generate: ## Regenerate graph/ from schema.graphqls with gqlgen.
+	$(GO) run github.com/99designs/gqlgen generate
+
+check-generated: ## Fail when graph/ is not what gqlgen generates from the schema.
+	@$(GO) run github.com/99designs/gqlgen generate
+	@git diff --exit-code --stat -- graph resolver || (echo "generated code is stale: run make generate and commit" && exit 1)
+
+lint-packs: build ## Lint the bundled scenario packs.
+	$(BIN) pack lint packs/kubernetes packs/*.yaml
+
+bench: ## Run the benchmarks (planIntent on a 10,000-resource catalog).
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fmt: ## Format the code.
+	gofmt -w $$(git ls-files '*.go' | grep -v '^graph/')
+
+vet: ## go vet.
+	$(GO) vet ./...
+
+clean: ## Remove build output and the default data directory.
+	rm -rf bin $(DATA)

@@ -1,0 +1,316 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/server"
+)
+
+const (
+	adminToken  = "admin-token-0123456789"
+	viewerToken = "viewer-token-0123456789"
+	otherToken  = "other-org-token-0123456789"
+)
+
+// startServer serves the full HTTP surface over a real socket.
+func startServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	ctx := testenv.Admin("other")
+	require.NoError(t, svc.SeedDemoCatalog(ctx, "other", []byte("clusters: [{name: other-k8s, environment: prod}]")))
+	tokens, err := server.NewTokens([]server.Token{
+		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}},
+		{Token: viewerToken, Actor: "victor", Organization: testenv.Org, Roles: []string{capstan.RoleViewer}},
+		{Token: otherToken, Actor: "mallory", Organization: "other", Roles: []string{capstan.RoleAdmin}},
+	})
+	require.NoError(t, err)
+	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+type gqlResponse struct {
+	Data   map[string]any `json:"data"`
+	Errors []struct {
+		Message    string         `json:"message"`
+		Extensions map[string]any `json:"extensions"`
+	} `json:"errors"`
+	status int
+}
+
+func (r gqlResponse) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+func post(t *testing.T, ts *httptest.Server, token, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out gqlResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	out.status = resp.StatusCode
+	return out
+}
+
+// get walks a decoded JSON value by keys and indexes.
+func get(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			v = v.(map[string]any)[k]
+		case int:
+			v = v.([]any)[k]
+		}
+	}
+	return v
+}
+
+const createSeedIntent = `mutation($in: CreateIntentInput!) { createIntent(input: $in) { id status actor } }`
+
+func seedIntentVars() map[string]any {
+	return map[string]any{"in": map[string]any{
+		"action": "install", "targetResourceType": "tempo.instance",
+		"desiredResult": map[string]any{"name": "prod-tempo", "version": "2.x"},
+		"constraints":   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
+	}}
+}
+
+const planQuery = `mutation($id: ID!) { planIntent(input: {intent: $id}) {
+  id status scenarioRef revision version order problems
+  summary { currentPhase steps needsAttention bindings }
+  bindings { key parent status reason explicit
+    provider { resourceKey resource { key name } }
+    subOperation { scenario nodeKey }
+    candidates { kind ref accepted selected reason resource { key } checks { key passed reason } policies { policy passed reason } } }
+  nodes { key type title job { run { runner } controls { retry { maximumAttempts } } } gate { requiredRoles } subOperation { scenario requirement } }
+  capabilityGraph { vertices { key kind } edges { from to label } }
+  intent { id status latestPlan { id } }
+} }`
+
+func TestSeedWalkthroughOverHTTP(t *testing.T) {
+	ts := startServer(t)
+	created := post(t, ts, adminToken, createSeedIntent, seedIntentVars())
+	require.Empty(t, created.Errors)
+	require.Equal(t, "SUBMITTED", get(created.Data, "createIntent", "status"))
+	require.Equal(t, "alice", get(created.Data, "createIntent", "actor"))
+	intentID := get(created.Data, "createIntent", "id").(string)
+
+	planned := post(t, ts, adminToken, planQuery, map[string]any{"id": intentID})
+	require.Empty(t, planned.Errors)
+	plan := get(planned.Data, "planIntent").(map[string]any)
+	require.Equal(t, "READY", plan["status"])
+	require.Equal(t, "tempo.install@1.0.0", plan["scenarioRef"])
+	require.Equal(t, "PLANNED", get(plan, "intent", "status"))
+	require.Equal(t, plan["id"], get(plan, "intent", "latestPlan", "id"))
+	require.Equal(t, []any{"cluster: use kubernetes.cluster/prod-k8s", "object-storage: create with minio.install@1.0.0", "secrets: use vault.instance/prod-vault"},
+		get(plan, "summary", "bindings"))
+
+	bindings := map[string]map[string]any{}
+	for _, b := range plan["bindings"].([]any) {
+		bindings[b.(map[string]any)["key"].(string)] = b.(map[string]any)
+	}
+	require.Equal(t, "prod-k8s", get(bindings["cluster"], "provider", "resource", "name"))
+	require.Equal(t, "PENDING_SUB_OPERATION", bindings["object-storage"]["status"])
+	require.Equal(t, "create-object-storage", get(bindings["object-storage"], "subOperation", "nodeKey"))
+	require.Equal(t, "object-storage", bindings["object-storage/cluster"]["parent"])
+	require.Equal(t, "vault.instance/prod-vault", get(bindings["secrets"], "provider", "resourceKey"))
+	require.Equal(t, "create-object-storage", get(plan, "order", 0))
+
+	// The plan is reachable again through node(id) with the same answer.
+	again := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { id ... on Plan { status bindings { key reason } } } }`, map[string]any{"id": plan["id"]})
+	require.Empty(t, again.Errors)
+	require.Equal(t, "READY", get(again.Data, "node", "status"))
+}
+
+func TestQueriesOverHTTP(t *testing.T) {
+	ts := startServer(t)
+	page := post(t, ts, adminToken, `{ resources(first: 3, filter: {environment: "prod"}) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { id key lifecycleStatus relationships { type targetKey target { key } } providedCapabilities { capability definition { key category } } } } } }`, nil)
+	require.Empty(t, page.Errors)
+	require.Equal(t, float64(14), get(page.Data, "resources", "totalCount"))
+	require.Equal(t, true, get(page.Data, "resources", "pageInfo", "hasNextPage"))
+	require.Len(t, get(page.Data, "resources", "edges"), 3)
+	cursor := get(page.Data, "resources", "pageInfo", "endCursor")
+	next := post(t, ts, adminToken, `query($after: String) { resources(first: 100, after: $after, filter: {environment: "prod"}) { edges { node { key } } pageInfo { hasNextPage hasPreviousPage } } }`, map[string]any{"after": cursor})
+	require.Empty(t, next.Errors)
+	require.Len(t, get(next.Data, "resources", "edges"), 11)
+	require.Equal(t, true, get(next.Data, "resources", "pageInfo", "hasPreviousPage"))
+
+	cluster := post(t, ts, adminToken, `{ resource(key: "kubernetes.cluster/prod-k8s") { id key relationships { type target { key } } } }`, nil)
+	require.Empty(t, cluster.Errors)
+	require.Len(t, get(cluster.Data, "resource", "relationships"), 4)
+	clusterID := get(cluster.Data, "resource", "id")
+
+	deps := post(t, ts, adminToken, `query($id: ID!) { dependencies(resource: $id, direction: INCOMING, depth: 2) { root { key } edges { from to relationship depth } } }`, map[string]any{"id": clusterID})
+	require.Empty(t, deps.Errors)
+	var froms []string
+	for _, e := range get(deps.Data, "dependencies", "edges").([]any) {
+		froms = append(froms, e.(map[string]any)["from"].(string))
+	}
+	require.ElementsMatch(t, []string{"minio.instance/shared-prod-storage", "vault.instance/prod-vault", "vault.instance/scratch-vault", "grafana.instance/grafana-prod"}, froms)
+
+	lists := post(t, ts, adminToken, `{
+	  resourceTypes { totalCount edges { node { id key allowedActions } } }
+	  capabilities(category: "storage") { totalCount edges { node { key constraints { name type requiredInProd enum } } } }
+	  scenarioPacks(first: 2) { totalCount pageInfo { hasNextPage } edges { node { id key version ref digest scenarios { key } } } }
+	  scenarios(filter: {provides: "object_storage.s3"}) { totalCount edges { node { id ref pack requires { key capability strategy constraints } plan { nodes { key type } } } } }
+	  viewer { actor organization roles }
+	}`, nil)
+	require.Empty(t, lists.Errors)
+	require.Equal(t, float64(6), get(lists.Data, "resourceTypes", "totalCount"))
+	require.Equal(t, float64(1), get(lists.Data, "capabilities", "totalCount"))
+	require.Equal(t, float64(6), get(lists.Data, "scenarioPacks", "totalCount"))
+	require.Equal(t, "minio.install@1.0.0", get(lists.Data, "scenarios", "edges", 0, "node", "ref"))
+	require.Equal(t, "demo", get(lists.Data, "viewer", "organization"))
+
+	// Every global id resolves back to its entity.
+	for _, path := range [][]any{{"resourceTypes", "edges", 0, "node", "id"}, {"scenarioPacks", "edges", 0, "node", "id"}, {"scenarios", "edges", 0, "node", "id"}} {
+		id := get(lists.Data, path...)
+		n := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": id})
+		require.Empty(t, n.Errors)
+		require.Equal(t, id, get(n.Data, "node", "id"))
+	}
+}
+
+func TestErrorsAreTyped(t *testing.T) {
+	ts := startServer(t)
+	tests := []struct {
+		name, token, query string
+		vars               map[string]any
+		code               string
+		contains           string
+	}{
+		{"no token", "", `{ viewer { actor } }`, nil, capstan.EUNAUTHENTICATED, "bearer token"},
+		{"bad token", "nope-nope-nope-nope", `{ viewer { actor } }`, nil, capstan.EUNAUTHENTICATED, "bearer token"},
+		{"syntax error", adminToken, `{ viewer { `, nil, capstan.EINVALID, ""},
+		{"unknown field", adminToken, `{ viewer { password } }`, nil, capstan.EINVALID, "password"},
+		{"bad enum", adminToken, `{ resources(filter: {lifecycleStatus: SLEEPING}) { totalCount } }`, nil, capstan.EINVALID, ""},
+		{"not an id", adminToken, `{ intent(id: "garbage") { id } }`, nil, capstan.EINVALID, "not a Capstan id"},
+		{"wrong id kind", adminToken, `query($id: ID!) { plan(id: $id) { id } }`, map[string]any{"id": "SW50ZW50Ong"}, capstan.EINVALID, "not a Plan"},
+		{"page too big", adminToken, `{ resources(first: 100000) { totalCount } }`, nil, capstan.EINVALID, "first"},
+		{"bad cursor", adminToken, `{ resources(after: "zzz") { totalCount } }`, nil, capstan.EINVALID, "cursor"},
+		{"depth", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA", depth: 99) { depth } }`, nil, capstan.EINVALID, "depth"},
+		{"missing resource", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA") { depth } }`, nil, capstan.ENOTFOUND, "not found"},
+		{"viewer cannot write", viewerToken, createSeedIntent, seedIntentVars(), capstan.EFORBIDDEN, "roles"},
+		{"bad intent", adminToken, createSeedIntent, map[string]any{"in": map[string]any{"action": "Install Now", "targetResourceType": "tempo.instance"}}, capstan.EINVALID, "action"},
+		{"malformed catalog", adminToken, `mutation($d: String!) { importCatalog(input: {document: $d}) { created } }`, map[string]any{"d": "clusters: [ {name: "}, capstan.EINVALID, "YAML"},
+		{"catalog wrong types", adminToken, `mutation($d: String!) { importCatalog(input: {document: $d}) { created } }`, map[string]any{"d": "clusters: [{name: 5}]"}, capstan.EINVALID, "catalog"},
+		{"catalog unknown table", adminToken, `mutation($d: String!) { importCatalog(input: {document: $d}) { created } }`, map[string]any{"d": "vms: []"}, capstan.EINVALID, "vms"},
+		{"malformed pack", adminToken, `mutation($d: String!) { installScenarioPack(input: {document: $d}) { ref } }`, map[string]any{"d": "id: x\nversion: [\n"}, capstan.EINVALID, "malformed YAML"},
+		{"pack unknown capability", adminToken, `mutation($d: String!) { installScenarioPack(input: {document: $d, name: "p.yaml"}) { ref } }`, map[string]any{"d": unknownCapabilityPack}, capstan.EINVALID, "p.yaml:8: scenario bad.install@1.0.0: requirement db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := post(t, ts, tt.token, tt.query, tt.vars)
+			require.NotEmpty(t, r.Errors, "want an error")
+			require.Equal(t, tt.code, r.code(), "errors: %+v", r.Errors)
+			require.Contains(t, r.Errors[0].Message, tt.contains)
+			require.NotContains(t, strings.ToLower(r.Errors[0].Message), "panic")
+		})
+	}
+}
+
+const unknownCapabilityPack = `id: bad
+version: 1.0.0
+scenarios:
+  - id: bad.install
+    action: install
+    target_resource_type: bad
+    requires:
+      - {id: db, capability: nope.db, strategy: existing}
+    plan:
+      nodes:
+        - {id: a, type: verification, title: A, probes: [{name: p, type: sim}]}
+`
+
+func TestOversizedBodyIsRejected(t *testing.T) {
+	ts := startServer(t)
+	huge := strings.Repeat("x", server.MaxBodyBytes+10)
+	r := post(t, ts, adminToken, `mutation($d: String!) { importCatalog(input: {document: $d}) { created } }`, map[string]any{"d": huge})
+	require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
+	require.Equal(t, capstan.EINVALID, r.code())
+}
+
+func TestOrganizationsNeverSeeEachOther(t *testing.T) {
+	ts := startServer(t)
+	created := post(t, ts, adminToken, createSeedIntent, seedIntentVars())
+	intentID := get(created.Data, "createIntent", "id")
+	cluster := post(t, ts, adminToken, `{ resource(key: "kubernetes.cluster/prod-k8s") { id } }`, nil)
+	clusterID := get(cluster.Data, "resource", "id")
+
+	r := post(t, ts, otherToken, `query($i: ID!, $c: ID!) { intent(id: $i) { id } node(id: $c) { id } resource(key: "kubernetes.cluster/prod-k8s") { id } intents { totalCount } resources { totalCount } }`,
+		map[string]any{"i": intentID, "c": clusterID})
+	require.Empty(t, r.Errors)
+	require.Nil(t, get(r.Data, "intent"))
+	require.Nil(t, get(r.Data, "node"))
+	require.Nil(t, get(r.Data, "resource"))
+	require.Equal(t, float64(0), get(r.Data, "intents", "totalCount"))
+	require.Equal(t, float64(1), get(r.Data, "resources", "totalCount"))
+	planned := post(t, ts, otherToken, planQuery, map[string]any{"id": intentID})
+	require.Equal(t, capstan.ENOTFOUND, planned.code())
+}
+
+func TestHealthAndPlayground(t *testing.T) {
+	ts := startServer(t)
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/": 200, "/nope": 404} {
+		resp, err := http.Get(ts.URL + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, path)
+	}
+}
+
+// TestInProcess runs GraphQL through gqlgen's in-process client, without a
+// socket, as resolver-level tests do.
+func TestInProcess(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	h := server.GraphQL(svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	withActor := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(testenv.Admin(testenv.Org)))
+	})
+	c := client.New(withActor)
+	var resp struct {
+		CreateIntent struct{ ID, Status string }
+	}
+	c.MustPost(`mutation { createIntent(input: {action: "add_node", targetResourceType: "kubernetes.cluster", constraints: {environment: "prod", cluster: "prod-k8s"}}) { id status } }`, &resp)
+	require.Equal(t, "SUBMITTED", resp.CreateIntent.Status)
+	var planned struct {
+		PlanIntent struct {
+			Status   string
+			Bindings []struct {
+				Key      string
+				Provider struct{ ResourceKey string }
+			}
+		}
+	}
+	c.MustPost(`mutation($id: ID!) { planIntent(input: {intent: $id}) { status bindings { key provider { resourceKey } } } }`, &planned, client.Var("id", resp.CreateIntent.ID))
+	require.Equal(t, "READY", planned.PlanIntent.Status)
+	require.Equal(t, "cluster", planned.PlanIntent.Bindings[0].Key)
+	require.Equal(t, "kubernetes.cluster/prod-k8s", planned.PlanIntent.Bindings[0].Provider.ResourceKey)
+	require.Equal(t, "host", planned.PlanIntent.Bindings[1].Key)
+	require.Equal(t, "compute.node/prod-cp-1", planned.PlanIntent.Bindings[1].Provider.ResourceKey, "eu-central prod hosts; ties break by key")
+}
