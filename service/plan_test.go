@@ -1,0 +1,194 @@
+package service_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// cyclePack: a.install needs cap.b, created only by b.install, which needs
+// cap.a, created only by a.install.
+const cyclePack = `id: cycle
+version: 1.0.0
+capabilities:
+  - {key: cap.a, category: test}
+  - {key: cap.b, category: test}
+  - {key: cap.orphan, category: test}
+scenarios:
+  - id: a.install
+    action: install
+    target_resource_type: thing.a
+    requires: [{id: b, capability: cap.b, strategy: existing-or-create}]
+    provides: [{capability: cap.a}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: b.install
+    action: install
+    target_resource_type: thing.b
+    requires: [{id: a, capability: cap.a, strategy: existing-or-create}]
+    provides: [{capability: cap.b}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: lonely.install
+    action: install
+    target_resource_type: thing.lonely
+    requires:
+      - {id: nothing, capability: cap.orphan, strategy: existing-or-create}
+      - {id: strict, capability: secret.store, strategy: existing, constraints: {environment: prod, engine: transit}}
+      - {id: unset, capability: secret.store, strategy: existing, constraints: {environment: "${intent.missing}"}}
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: sloppy.install
+    action: install
+    target_resource_type: thing.sloppy
+    requires:
+      - {id: bucket, capability: object_storage.s3, strategy: existing-or-create, constraints: {environment: "${intent.environment}"}}
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: fresh.install
+    action: install
+    target_resource_type: thing.fresh
+    requires:
+      - {id: cluster, capability: kubernetes.cluster, strategy: existing, workload: true, constraints: {name: "${intent.cluster}", environment: "${intent.environment}"}}
+      - {id: bucket, capability: object_storage.s3, strategy: create, constraints: {environment: "${intent.environment}", region: same-as-workload, encryption: required}}
+      - {id: secrets, capability: secret.store, strategy: explicit, constraints: {environment: "${intent.environment}"}}
+    plan: {nodes: [{id: go, type: job, title: Go, requires: [bucket], job: {run: {runner: sim}, outputs: {evidence: [{name: p, type: sim}]}}}]}
+`
+
+func setup(t *testing.T) (*service.Service, capstan.Store) {
+	t.Helper()
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	_, err := svc.InstallPackYAML(testenv.Admin(testenv.Org), "cycle.yaml", []byte(cyclePack))
+	require.NoError(t, err)
+	return svc, store
+}
+
+func plan(t *testing.T, svc *service.Service, in service.IntentInput) *capstan.Plan {
+	t.Helper()
+	ctx := testenv.Admin(testenv.Org)
+	i, err := svc.CreateIntent(ctx, in)
+	require.NoError(t, err)
+	p, err := svc.PlanIntent(ctx, i.ID)
+	require.NoError(t, err)
+	return p
+}
+
+func TestPlanningFailuresListEveryReason(t *testing.T) {
+	svc, store := setup(t)
+	prod := map[string]any{"environment": "prod", "cluster": "prod-k8s"}
+	tests := []struct {
+		name   string
+		intent service.IntentInput
+		want   []string
+	}{
+		{"cycle", service.IntentInput{Action: "install", TargetResourceType: "thing.a", Constraints: prod}, []string{
+			"requirement b/a: no existing provider of cap.a qualifies and none of the 1 scenarios that provide it qualifies",
+		}},
+		{"nothing can meet it", service.IntentInput{Action: "install", TargetResourceType: "thing.lonely", Constraints: prod}, []string{
+			"requirement nothing: no existing provider of cap.orphan qualifies and no scenario provides it",
+			"requirement strict: no existing provider of secret.store qualifies (3 considered) and strategy existing does not allow creating one",
+			"requirement unset: constraint environment refers to intent.missing, which the intent does not set",
+		}},
+		{"prod without required constraints", service.IntentInput{Action: "install", TargetResourceType: "thing.sloppy", Constraints: prod}, []string{
+			"requirement bucket: a prod requirement of object_storage.s3 must set encryption, region: the capability requires it in production (invariant 12)",
+		}},
+		{"explicit without a provider", service.IntentInput{Action: "install", TargetResourceType: "thing.fresh", Constraints: prod}, []string{
+			"requirement secrets: explicit provider  does not provide secret.store",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := count(t, store)
+			p := plan(t, svc, tt.intent)
+			require.Equal(t, capstan.PlanInvalid, p.Status)
+			require.Equal(t, tt.want, p.Problems)
+			require.Equal(t, before+1, count(t, store), "the invalid plan is stored whole, once")
+			in, err := svc.Intent(testenv.Admin(testenv.Org), p.IntentID)
+			require.NoError(t, err)
+			require.Equal(t, capstan.IntentSubmitted, in.Status, "an invalid plan does not plan the intent")
+		})
+	}
+	// The cycle is named in the rejected scenario candidate.
+	p := plan(t, svc, tests[0].intent)
+	b := p.Binding("b/a")
+	require.Contains(t, b.Candidates[0].Reason, "cycle a.install@1.0.0 -> b.install@1.0.0 -> a.install@1.0.0")
+	// Staging has no required constraints.
+	staging := plan(t, svc, service.IntentInput{Action: "install", TargetResourceType: "thing.sloppy", Constraints: map[string]any{"environment": "staging"}})
+	require.Equal(t, capstan.PlanReady, staging.Status, "%v", staging.Problems)
+	require.Equal(t, "minio.instance/staging-storage", staging.Binding("bucket").Provider.ResourceKey)
+}
+
+func count(t *testing.T, store capstan.Store) int {
+	t.Helper()
+	n := 0
+	intents, _, err := store.ListIntents(testenv.Admin(testenv.Org), testenv.Org, capstan.IntentFilter{Limit: 1000})
+	require.NoError(t, err)
+	for _, i := range intents {
+		ps, err := store.ListPlans(testenv.Admin(testenv.Org), testenv.Org, i.ID)
+		require.NoError(t, err)
+		n += len(ps)
+	}
+	return n
+}
+
+func TestStrategiesCreateAndExplicit(t *testing.T) {
+	svc, _ := setup(t)
+	p := plan(t, svc, service.IntentInput{Action: "install", TargetResourceType: "thing.fresh",
+		Constraints: map[string]any{"environment": "prod", "cluster": "prod-k8s"},
+		Providers:   map[string]string{"secrets": "vault.instance/prod-vault"}})
+	require.Equal(t, capstan.PlanReady, p.Status, "%v", p.Problems)
+	bucket := p.Binding("bucket")
+	require.Equal(t, capstan.BindingPendingSubOperation, bucket.Status)
+	require.Equal(t, "strategy create: minio.install@1.0.0 will create a new provider of object_storage.s3", bucket.Reason)
+	require.Equal(t, 1, len(bucket.Candidates), "create never considers existing providers")
+	secrets := p.Binding("secrets")
+	require.True(t, secrets.Explicit)
+	require.Equal(t, "vault.instance/prod-vault", secrets.Provider.ResourceKey)
+	require.Contains(t, secrets.Reason, "chosen explicitly by the user")
+
+	// An explicit choice still has to pass constraints and policies.
+	bad := plan(t, svc, service.IntentInput{Action: "install", TargetResourceType: "thing.fresh",
+		Constraints: map[string]any{"environment": "prod", "cluster": "prod-k8s"},
+		Providers:   map[string]string{"secrets": "vault.instance/scratch-vault"}})
+	require.Equal(t, capstan.PlanInvalid, bad.Status)
+	require.Contains(t, bad.Problems[0], "explicit provider vault.instance/scratch-vault does not qualify: rejected by policy prod-secrets-not-dev-mode")
+}
+
+func TestTemplateThatIsNotADAGMakesAnInvalidPlan(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	// Bypass the pack linter, as a corrupted or foreign install would.
+	p := &capstan.ScenarioPack{ID: "loop", Version: "1.0.0", Scenarios: []capstan.Scenario{{
+		ID: "loop.install", Version: "1.0.0", Action: "install", TargetResourceType: "thing.loop",
+		Plan: capstan.PlanTemplate{Nodes: []capstan.PlanNode{
+			{ID: "a", Type: capstan.NodeVerification, Title: "A", After: []string{"b"}, Probes: []capstan.Probe{{Name: "p", Type: "sim"}}},
+			{ID: "b", Type: capstan.NodeVerification, Title: "B", After: []string{"a"}, Probes: []capstan.Probe{{Name: "p", Type: "sim"}}},
+		}},
+	}}}
+	p.Digest = pack.Digest(p)
+	_, err := store.InstallPack(testenv.Admin(testenv.Org), testenv.Org, p)
+	require.NoError(t, err)
+	got := plan(t, svc, service.IntentInput{Action: "install", TargetResourceType: "thing.loop", Constraints: map[string]any{"environment": "prod"}})
+	require.Equal(t, capstan.PlanInvalid, got.Status)
+	require.Len(t, got.Problems, 1)
+	require.Contains(t, got.Problems[0], "closes a cycle")
+}
+
+func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	ctx := testenv.Admin(testenv.Org)
+	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.0.0")
+	require.NoError(t, err)
+	p := plan(t, svc, testenv.SeedIntent())
+	_, err = svc.EditPlan(ctx, p.ID, p.Version, []capstan.PlanChange{
+		{Op: capstan.EditSetParameters, NodeID: "helm-install", Parameters: map[string]any{"replicas": 3}},
+		{Op: capstan.EditRemoveNode, NodeID: "approve-rollout"},
+	})
+	require.NoError(t, err)
+	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.0.0")
+	require.NoError(t, err)
+	require.Equal(t, before, after, "invariant 2: a scenario holds no runtime state and planning never writes it")
+}
