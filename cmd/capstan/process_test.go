@@ -1,0 +1,241 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "capstan-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "capstan")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build failed: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const token = "process-test-token-0123456789"
+
+// proc is a running `capstan serve`.
+type proc struct {
+	cmd  *exec.Cmd
+	url  string
+	logs *bytes.Buffer
+	mu   *sync.Mutex
+	done chan struct{}
+}
+
+var listening = regexp.MustCompile(`"addr":"(http://[^"]+)"`)
+
+func start(t *testing.T, dataDir string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	p := &proc{cmd: cmd, logs: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.logs.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	go func() { cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.kill() })
+	select {
+	case p.url = <-urls:
+	case <-p.done:
+		t.Fatalf("capstan exited before listening:\n%s", p.output())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("capstan did not start:\n%s", p.output())
+	}
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func (p *proc) kill() {
+	select {
+	case <-p.done:
+	default:
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("capstan did not stop on SIGTERM")
+	}
+	require.Equal(t, 0, p.cmd.ProcessState.ExitCode(), p.output())
+	require.Contains(t, p.output(), "shutting down")
+}
+
+func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Data   map[string]any
+		Errors []any
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Empty(t, out.Errors)
+	return out.Data
+}
+
+const createIntent = `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+  desiredResult: {name: $n}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`
+
+func TestRestartKeepsEverything(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir)
+	id := p.gql(t, createIntent, map[string]any{"n": "one"})["createIntent"].(map[string]any)["id"]
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status bindings { key reason } } }`, map[string]any{"id": id})
+	p.stop(t)
+
+	again := start(t, dir)
+	require.NotContains(t, again.output(), "demo catalog imported", "the demo catalog goes only into an empty store")
+	got := again.gql(t, `query($id: ID!) { intent(id: $id) { status latestPlan { id status bindings { key reason } } } }`, map[string]any{"id": id})
+	intent := got["intent"].(map[string]any)
+	require.Equal(t, "PLANNED", intent["status"])
+	require.Equal(t, plan["planIntent"].(map[string]any)["bindings"], intent["latestPlan"].(map[string]any)["bindings"])
+	resp, err := http.Get(again.url + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+}
+
+// TestSIGKILLLosesNothingAcknowledged writes intents as fast as it can from
+// several clients, kills the server with SIGKILL in the middle, and checks
+// that every intent whose creation was acknowledged is there after restart.
+func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir)
+	var mu sync.Mutex
+	var acked []string
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body, _ := json.Marshal(map[string]any{"query": createIntent, "variables": map[string]any{"n": fmt.Sprintf("w%d-%d", w, i)}})
+				req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return // the server is gone
+				}
+				var out struct {
+					Data struct{ CreateIntent struct{ ID string } }
+				}
+				err = json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				if err == nil && out.Data.CreateIntent.ID != "" {
+					mu.Lock()
+					acked = append(acked, out.Data.CreateIntent.ID)
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
+	time.Sleep(700 * time.Millisecond)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.done
+	close(stop)
+	wg.Wait()
+	require.NotEmpty(t, acked, "some writes were acknowledged before the kill")
+
+	again := start(t, dir)
+	ids := map[string]bool{}
+	var after *string
+	for {
+		data := again.gql(t, `query($after: String) { intents(first: 500, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`, map[string]any{"after": after})
+		conn := data["intents"].(map[string]any)
+		for _, e := range conn["edges"].([]any) {
+			ids[e.(map[string]any)["node"].(map[string]any)["id"].(string)] = true
+		}
+		info := conn["pageInfo"].(map[string]any)
+		if info["hasNextPage"] != true {
+			break
+		}
+		c := info["endCursor"].(string)
+		after = &c
+	}
+	for _, id := range acked {
+		require.True(t, ids[id], "acknowledged intent %s was lost", id)
+	}
+	t.Logf("%d acknowledged intents survived SIGKILL (%d stored)", len(acked), len(ids))
+}
+
+func TestPackLintCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("id: bad\nversion: 1.0\nscenarios:\n  - id: x\n    action: install\n    target_resource_type: t\n    plan:\n      nodes:\n        - {id: a, type: job, title: A}\n"), 0o600))
+	out, err := exec.Command(binary, "pack", "lint", bad).CombinedOutput()
+	require.Error(t, err)
+	require.Equal(t, 1, err.(*exec.ExitError).ExitCode())
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Equal(t, []string{
+		bad + ":2: at /version: got number, want string",
+		bad + ":9: at /scenarios/0/plan/nodes/0: missing property 'job'",
+	}, lines)
+
+	out, err = exec.Command(binary, "pack", "lint", "../../packs/tempo.yaml", "../../packs/kubernetes").CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "ok: tempo@1.0.0")
+
+	out, err = exec.Command(binary, "version").CombinedOutput()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "capstan")
+}
