@@ -153,7 +153,20 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
 func equalValues(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
 	fa, oka := toFloat(a)
 	fb, okb := toFloat(b)
 	if oka && okb {
@@ -171,6 +184,26 @@ type ConstraintCheck struct {
 	Reason string `json:"reason"`
 }
 
+// constraintHolds is the verdict of CheckConstraint for a present value.
+func constraintHolds(spec ConstraintSpec, want, got any) bool {
+	if list, ok := want.([]any); ok {
+		return slices.ContainsFunc(list, func(w any) bool { return equalValues(w, got) })
+	}
+	switch spec.Match {
+	case MatchMinimum, MatchMaximum:
+		w, okw := toFloat(want)
+		g, okg := toFloat(got)
+		if !okw || !okg {
+			return false
+		}
+		if spec.Match == MatchMinimum {
+			return g >= w
+		}
+		return g <= w
+	}
+	return equalValues(want, got)
+}
+
 // CheckConstraint compares a wanted (resolved) constraint value with what a
 // provider declares. It is the one definition of constraint matching; the
 // Neo4j store's Cypher mirrors it and the conformance suite holds both to it.
@@ -180,24 +213,15 @@ func CheckConstraint(key string, spec ConstraintSpec, want, got any, present boo
 		c.Reason = fmt.Sprintf("%s: provider does not declare it (want %v)", key, want)
 		return c
 	}
-	if list, ok := want.([]any); ok {
-		c.Passed = slices.ContainsFunc(list, func(w any) bool { return equalValues(w, got) })
-		c.Reason = fmt.Sprintf("%s: want one of %v, got %v", key, list, got)
-		return c
-	}
-	switch spec.Match {
-	case MatchMinimum, MatchMaximum:
-		w, okw := toFloat(want)
-		g, okg := toFloat(got)
-		if spec.Match == MatchMinimum {
-			c.Passed = okw && okg && g >= w
-			c.Reason = fmt.Sprintf("%s: want at least %v, got %v", key, want, got)
-		} else {
-			c.Passed = okw && okg && g <= w
-			c.Reason = fmt.Sprintf("%s: want at most %v, got %v", key, want, got)
-		}
+	c.Passed = constraintHolds(spec, want, got)
+	switch {
+	case isList(want):
+		c.Reason = fmt.Sprintf("%s: want one of %v, got %v", key, want, got)
+	case spec.Match == MatchMinimum:
+		c.Reason = fmt.Sprintf("%s: want at least %v, got %v", key, want, got)
+	case spec.Match == MatchMaximum:
+		c.Reason = fmt.Sprintf("%s: want at most %v, got %v", key, want, got)
 	default:
-		c.Passed = equalValues(want, got)
 		c.Reason = fmt.Sprintf("%s: want %v, got %v", key, want, got)
 	}
 	return c

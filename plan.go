@@ -127,6 +127,10 @@ type ResourceBinding struct {
 	Explicit   bool               `json:"explicit,omitempty"`
 	Reason     string             `json:"reason"`
 	Candidates []CandidateVerdict `json:"candidates,omitempty"`
+	// OmittedCandidates counts rejected candidates not listed; OmittedReasons
+	// counts, per constraint key, how many of them failed it.
+	OmittedCandidates int            `json:"omitted_candidates,omitempty"`
+	OmittedReasons    map[string]int `json:"omitted_reasons,omitempty"`
 }
 
 // BoundProvider is the resource a binding selected.

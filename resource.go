@@ -1,6 +1,7 @@
 package capstan
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -209,31 +210,98 @@ func (r *Resource) Value(key string) (any, bool) {
 	return nil, false
 }
 
-// CheckCandidate checks every wanted constraint against the provided
-// capability pc of r, plus the lifecycle (only active providers serve). The
+// CandidateFacts is what constraint matching looks at for one candidate:
+// the providing resource's name, environment and lifecycle, and the
+// provided capability's scope and attributes.
+type CandidateFacts struct {
+	Name        string
+	Environment string
+	Lifecycle   LifecycleStatus
+	Provided    *ProvidedCapability
+	// values flattens Provided's scope over its attributes, sorted by key:
+	// a short slice scans faster than two map lookups.
+	values []factValue
+}
+
+type factValue struct {
+	key   string
+	value any
+}
+
+// Facts returns the matching facts of r providing pc.
+func (r *Resource) Facts(pc *ProvidedCapability) CandidateFacts {
+	f := CandidateFacts{Name: r.Name, Environment: r.Environment, Lifecycle: r.LifecycleStatus, Provided: pc}
+	for k, v := range pc.Attributes {
+		if _, scoped := pc.Scope[k]; !scoped {
+			f.values = append(f.values, factValue{k, v})
+		}
+	}
+	for k, v := range pc.Scope {
+		f.values = append(f.values, factValue{k, v})
+	}
+	slices.SortFunc(f.values, func(a, b factValue) int { return strings.Compare(a.key, b.key) })
+	return f
+}
+
+func (f *CandidateFacts) lookup(k string) (any, bool) {
+	for i := range f.values {
+		if f.values[i].key == k {
+			return f.values[i].value, true
+		}
+	}
+	return nil, false
+}
+
+// CandidateFailures appends to dst the keys of the checks CheckCandidate
+// would fail (lifecycle first, then constraint keys in order) without
+// building the explanations: the fast path for judging many candidates.
+// Callers judging many candidates share one dst and keep sub-slices.
+func CandidateFailures(dst []string, f *CandidateFacts, want map[string]any, wantKeys []string, specs func(string) (ConstraintSpec, bool)) []string {
+	if f.Lifecycle != LifecycleActive {
+		dst = append(dst, "lifecycle")
+	}
+	for _, k := range wantKeys {
+		spec, _ := specs(k)
+		got, ok := f.value(k)
+		if !ok || !constraintHolds(spec, want[k], got) {
+			dst = append(dst, k)
+		}
+	}
+	return dst
+}
+
+func (f *CandidateFacts) value(k string) (any, bool) {
+	switch k {
+	case "name":
+		return f.Name, true
+	case "environment":
+		if v, ok := f.lookup(k); ok {
+			return v, true
+		}
+		if f.Environment != "" {
+			return f.Environment, true
+		}
+		return nil, false
+	}
+	return f.lookup(k)
+}
+
+// SortedKeys returns a map's keys in order.
+func SortedKeys[V any](m map[string]V) []string { return sortedKeys(m) }
+
+// CheckCandidate checks every wanted constraint against a candidate's
+// facts, plus the lifecycle (only active providers serve). The
 // specs give match modes; a key with no spec matches exactly.
-func CheckCandidate(r *Resource, pc *ProvidedCapability, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
+func CheckCandidate(f *CandidateFacts, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
 	checks := make([]ConstraintCheck, 0, len(want)+1)
 	checks = append(checks, ConstraintCheck{
-		Key: "lifecycle", Want: string(LifecycleActive), Got: string(r.LifecycleStatus),
-		Passed: r.LifecycleStatus == LifecycleActive,
-		Reason: "lifecycle: want active, got " + string(r.LifecycleStatus),
+		Key: "lifecycle", Want: string(LifecycleActive), Got: string(f.Lifecycle),
+		Passed: f.Lifecycle == LifecycleActive,
+		Reason: "lifecycle: want active, got " + string(f.Lifecycle),
 	})
 	for _, k := range sortedKeys(want) {
 		spec, _ := specs(k)
-		var got any
-		var ok bool
-		switch k {
-		case "name":
-			got, ok = r.Name, true
-		case "environment":
-			got, ok = pc.Lookup(k)
-			if !ok && r.Environment != "" {
-				got, ok = r.Environment, true
-			}
-		default:
-			got, ok = pc.Lookup(k)
-		}
+		got, ok := f.value(k)
 		checks = append(checks, CheckConstraint(k, spec, want[k], got, ok))
 	}
 	return checks

@@ -1,6 +1,9 @@
 package capstan
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Store is everything Capstan persists. Every method is scoped to one
 // organization: nothing of another organization is ever read or written.
@@ -38,10 +41,12 @@ type CatalogStore interface {
 	GetResourcesByKey(ctx context.Context, org string, keys []string) ([]*Resource, error)
 	// ListResources returns a page of resources ordered by key and the total.
 	ListResources(ctx context.Context, org string, f ResourceFilter) ([]*Resource, int, error)
-	// FindCandidates returns every resource providing q.Capability, directly
-	// or through bounded capability implication, each with every constraint
-	// and its lifecycle checked (see CheckConstraint).
-	FindCandidates(ctx context.Context, org string, q CandidateQuery) ([]Candidate, error)
+	// FindCandidates considers every resource providing q.Capability,
+	// directly or through bounded capability implication, and checks each
+	// constraint and its lifecycle (see CheckCandidate). It returns every
+	// candidate that passes and the nearest misses up to q.MaxRejected,
+	// and counts the rest (see SelectCandidates).
+	FindCandidates(ctx context.Context, org string, q CandidateQuery) (CandidateResult, error)
 	// TopologyValue finds key on the resource or, breadth first through
 	// runs_on up to maxDepth hops, on what it runs on.
 	TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (TopologyHit, error)
@@ -124,10 +129,67 @@ type CandidateQuery struct {
 	Constraints map[string]any
 	// MaxImplication bounds the IMPLIES* walk; 0 means DefaultImplicationDepth.
 	MaxImplication int
+	// MaxRejected bounds how many failing candidates are returned with
+	// their checks; 0 means DefaultMaxRejected, negative means all.
+	MaxRejected int
 }
 
-// DefaultImplicationDepth bounds capability implication walks.
-const DefaultImplicationDepth = 4
+// Defaults of CandidateQuery.
+const (
+	DefaultImplicationDepth = 4
+	DefaultMaxRejected      = 10
+)
+
+// CandidateResult is the answer of FindCandidates.
+type CandidateResult struct {
+	// Candidates are ordered direct providers first, then by key.
+	Candidates []Candidate
+	// Considered counts every provider looked at.
+	Considered int
+	// Omitted counts failing candidates not returned; OmittedBy counts, for
+	// each constraint key, how many of them failed it.
+	Omitted   int
+	OmittedBy map[string]int
+}
+
+// SelectCandidates cuts a full candidate list (with Failed filled) down to
+// what FindCandidates returns: every passing candidate, the failing ones with
+// the fewest failed checks (then nearest implication, then key) up to
+// maxRejected, and counts of the rest. The result keeps the order of all,
+// which stores give as direct providers first, then by key. Every store
+// gives this same answer; callers then fill Checks of what was kept.
+func SelectCandidates(all []Candidate, maxRejected int) CandidateResult {
+	if maxRejected == 0 {
+		maxRejected = DefaultMaxRejected
+	}
+	res := CandidateResult{Considered: len(all)}
+	var failing []int
+	for i := range all {
+		if !all[i].Passed() {
+			failing = append(failing, i)
+		}
+	}
+	omit := make([]bool, len(all))
+	if maxRejected > 0 && len(failing) > maxRejected {
+		// failing is in list order already, so a stable sort by the number
+		// of failed checks keeps implication and key order among equals.
+		slices.SortStableFunc(failing, func(a, b int) int { return len(all[a].Failed) - len(all[b].Failed) })
+		res.OmittedBy = map[string]int{}
+		for _, i := range failing[maxRejected:] {
+			omit[i] = true
+			res.Omitted++
+			for _, k := range all[i].Failed {
+				res.OmittedBy[k]++
+			}
+		}
+	}
+	for i := range all {
+		if !omit[i] {
+			res.Candidates = append(res.Candidates, all[i])
+		}
+	}
+	return res
+}
 
 // Candidate is one provider found by FindCandidates.
 type Candidate struct {
@@ -136,18 +198,14 @@ type Candidate struct {
 	// implication path from it to the wanted capability (empty when direct).
 	Capability string
 	Via        []string
-	Checks     []ConstraintCheck
+	// Failed lists the keys of the checks that failed (see CandidateFailures).
+	Failed []string
+	// Checks explains every check; stores fill it for returned candidates.
+	Checks []ConstraintCheck
 }
 
 // Passed reports whether every check passed.
-func (c *Candidate) Passed() bool {
-	for _, ch := range c.Checks {
-		if !ch.Passed {
-			return false
-		}
-	}
-	return true
-}
+func (c *Candidate) Passed() bool { return len(c.Failed) == 0 }
 
 // TopologyHit is where TopologyValue found its value.
 type TopologyHit struct {

@@ -19,6 +19,7 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 		return false, capstan.Errorf(capstan.EINVALID, "pack %s has no digest", p.Ref())
 	}
 	created := false
+	defer s.cache.invalidate(org)
 	err := s.update(ctx, "embedded.InstallPack", func(tx *bolt.Tx) error {
 		var old capstan.ScenarioPack
 		ok, err := getJSON(tx.Bucket(bPacks), key(org, p.Ref()), &old)

@@ -30,6 +30,7 @@ func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.R
 	if err := p.Err("import"); err != nil {
 		return res, err
 	}
+	defer s.cache.invalidate(org)
 	err := s.update(ctx, "embedded.ImportResources", func(tx *bolt.Tx) error {
 		keys := tx.Bucket(bResourceKeys)
 		var missing capstan.Problems
@@ -74,6 +75,7 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 	if err := r.Validate(); err != nil {
 		return err
 	}
+	defer s.cache.invalidate(org)
 	return s.update(ctx, "embedded.CreateResource", func(tx *bolt.Tx) error {
 		if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
@@ -101,6 +103,7 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 	if err := r.Validate(); err != nil {
 		return err
 	}
+	defer s.cache.invalidate(org)
 	return s.update(ctx, "embedded.UpdateResource", func(tx *bolt.Tx) error {
 		old, err := loadResource(tx, org, r.ID)
 		if err != nil {
@@ -294,50 +297,6 @@ func matchesFilter(r *capstan.Resource, f capstan.ResourceFilter) bool {
 		return false
 	}
 	return true
-}
-
-// FindCandidates returns every provider of q.Capability with its checks.
-func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) ([]capstan.Candidate, error) {
-	var out []capstan.Candidate
-	err := s.view(ctx, "embedded.FindCandidates", func(tx *bolt.Tx) error {
-		defs, err := loadCapabilities(tx, org)
-		if err != nil {
-			return err
-		}
-		want := defs[q.Capability]
-		if want == nil {
-			return capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
-		}
-		depth := q.MaxImplication
-		if depth <= 0 {
-			depth = capstan.DefaultImplicationDepth
-		}
-		for _, src := range capstan.ImplyingCapabilities(defs, q.Capability, depth) {
-			p := prefix(org, src.Capability)
-			err := scan(tx.Bucket(bProvides), p, nil, func(k, _ []byte) (bool, error) {
-				r, err := loadResource(tx, org, lastPart(k))
-				if err != nil || r == nil {
-					return err == nil, err
-				}
-				out = append(out, capstan.Candidate{
-					Resource: r, Capability: src.Capability, Via: src.Via,
-					Checks: capstan.CheckCandidate(r, r.Provides(src.Capability), q.Constraints, want.Spec),
-				})
-				return true, nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	slices.SortStableFunc(out, func(a, b capstan.Candidate) int {
-		if c := len(a.Via) - len(b.Via); c != 0 {
-			return c
-		}
-		return compareStrings(a.Resource.Key(), b.Resource.Key())
-	})
-	return out, err
 }
 
 func compareStrings(a, b string) int {

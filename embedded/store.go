@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -41,8 +40,9 @@ var (
 
 // Store is the embedded store.
 type Store struct {
-	db  *bolt.DB
-	now func() time.Time
+	db    *bolt.DB
+	now   func() time.Time
+	cache *providerCache
 }
 
 // Option configures a Store.
@@ -56,7 +56,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, capstan.Wrap("embedded.Open", err)
 	}
-	db, err := bolt.Open(filepath.Join(dir, "capstan.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	db, err := bolt.Open(filepath.Join(dir, "capstan.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", dir)
@@ -75,7 +75,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, capstan.Wrap("embedded.Open", err)
 	}
-	s := &Store{db: db, now: time.Now}
+	s := &Store{db: db, now: time.Now, cache: newProviderCache()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -211,5 +211,3 @@ func limitOr(n, def int) int {
 	}
 	return n
 }
-
-var errStop = fmt.Errorf("stop")

@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Relationship() RelationshipResolver
 	Resource() ResourceResolver
+	ResourceBinding() ResourceBindingResolver
 	ResourceType() ResourceTypeResolver
 	RunSpec() RunSpecResolver
 	Scenario() ScenarioResolver
@@ -410,17 +411,19 @@ type ComplexityRoot struct {
 	}
 
 	ResourceBinding struct {
-		Candidates   func(childComplexity int) int
-		Constraints  func(childComplexity int) int
-		Explicit     func(childComplexity int) int
-		ID           func(childComplexity int) int
-		Parent       func(childComplexity int) int
-		Provider     func(childComplexity int) int
-		Reason       func(childComplexity int) int
-		Requirement  func(childComplexity int) int
-		Scenario     func(childComplexity int) int
-		Status       func(childComplexity int) int
-		SubOperation func(childComplexity int) int
+		Candidates        func(childComplexity int) int
+		Constraints       func(childComplexity int) int
+		Explicit          func(childComplexity int) int
+		ID                func(childComplexity int) int
+		OmittedCandidates func(childComplexity int) int
+		OmittedReasons    func(childComplexity int) int
+		Parent            func(childComplexity int) int
+		Provider          func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		Requirement       func(childComplexity int) int
+		Scenario          func(childComplexity int) int
+		Status            func(childComplexity int) int
+		SubOperation      func(childComplexity int) int
 	}
 
 	ResourceConnection struct {
@@ -617,6 +620,9 @@ type RelationshipResolver interface {
 }
 type ResourceResolver interface {
 	ID(ctx context.Context, obj *capstan.Resource) (string, error)
+}
+type ResourceBindingResolver interface {
+	OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error)
 }
 type ResourceTypeResolver interface {
 	ID(ctx context.Context, obj *capstan.ResourceType) (string, error)
@@ -2211,6 +2217,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceBinding.ID(childComplexity), true
+	case "ResourceBinding.omittedCandidates":
+		if e.ComplexityRoot.ResourceBinding.OmittedCandidates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBinding.OmittedCandidates(childComplexity), true
+	case "ResourceBinding.omittedReasons":
+		if e.ComplexityRoot.ResourceBinding.OmittedReasons == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBinding.OmittedReasons(childComplexity), true
 	case "ResourceBinding.parent":
 		if e.ComplexityRoot.ResourceBinding.Parent == nil {
 			break
@@ -3256,7 +3274,12 @@ type ResourceBinding {
   explicit: Boolean!
   "Why this provider or sub-operation (invariant 7)."
   reason: String!
+  "Every passing candidate and the nearest misses; the rest are counted below."
   candidates: [CandidateVerdict!]!
+  "Rejected candidates not listed."
+  omittedCandidates: Int!
+  "For each constraint key, how many of the omitted candidates failed it."
+  omittedReasons: Map
 }
 
 type BoundProvider { resourceKey: String! capability: String! resource: Resource }
@@ -4045,6 +4068,10 @@ func (ec *executionContext) childFields_ResourceBinding(ctx context.Context, fie
 		return ec.fieldContext_ResourceBinding_reason(ctx, field)
 	case "candidates":
 		return ec.fieldContext_ResourceBinding_candidates(ctx, field)
+	case "omittedCandidates":
+		return ec.fieldContext_ResourceBinding_omittedCandidates(ctx, field)
+	case "omittedReasons":
+		return ec.fieldContext_ResourceBinding_omittedReasons(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceBinding", field.Name)
 }
@@ -11452,6 +11479,52 @@ func (ec *executionContext) fieldContext_ResourceBinding_candidates(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _ResourceBinding_omittedCandidates(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBinding_omittedCandidates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OmittedCandidates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBinding_omittedCandidates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBinding", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ResourceBinding_omittedReasons(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBinding_omittedReasons(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceBinding().OmittedReasons(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBinding_omittedReasons(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBinding", field, true, true, "Map")
+}
+
 func (ec *executionContext) _ResourceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ResourceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17645,58 +17718,69 @@ func (ec *executionContext) _ResourceBinding(ctx context.Context, sel ast.Select
 		case "key":
 			out.Values[i] = ec._ResourceBinding_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":
 			out.Values[i] = ec._ResourceBinding_parent(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "scenario":
 			out.Values[i] = ec._ResourceBinding_scenario(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requirement":
 			out.Values[i] = ec._ResourceBinding_requirement(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "constraints":
 			out.Values[i] = ec._ResourceBinding_constraints(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._ResourceBinding_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provider":
 			out.Values[i] = ec._ResourceBinding_provider(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "subOperation":
 			out.Values[i] = ec._ResourceBinding_subOperation(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "explicit":
 			out.Values[i] = ec._ResourceBinding_explicit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "reason":
 			out.Values[i] = ec._ResourceBinding_reason(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "candidates":
 			out.Values[i] = ec._ResourceBinding_candidates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "omittedCandidates":
+			out.Values[i] = ec._ResourceBinding_omittedCandidates(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "omittedReasons":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceBinding_omittedReasons(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -14,12 +14,15 @@ import (
 // constraints are resolved.
 func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *capstan.CapabilityDefinition, stack []string) (capstan.ResourceBinding, []capstan.ResourceBinding, error) {
 	strategy := b.Requirement.Strategy
+	considered := 0
 	if strategy != capstan.StrategyCreate {
-		cands, err := r.planner.Catalog.FindCandidates(ctx, r.org, capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints})
+		found, err := r.findCandidates(ctx, capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints})
 		if err != nil {
 			return b, nil, err
 		}
-		b.Candidates = r.judgeResources(b, cands)
+		b.Candidates = r.judgeResources(b, found.Candidates)
+		b.OmittedCandidates, b.OmittedReasons = found.Omitted, found.OmittedBy
+		considered = found.Considered
 	}
 	if strategy == capstan.StrategyExplicit {
 		return r.bindExplicit(b), nil, nil
@@ -28,14 +31,13 @@ func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *c
 		c := &b.Candidates[best]
 		b.Status = capstan.BindingResolved
 		b.Provider = &capstan.BoundProvider{ResourceID: c.ResourceID, ResourceKey: c.Ref, Capability: c.Capability}
-		b.Reason = fmt.Sprintf("%s provides %s%s and meets every constraint and policy; %s", c.Ref, def.Key, viaText(c.Via), acceptedText(b.Candidates))
+		b.Reason = fmt.Sprintf("%s provides %s%s and meets every constraint and policy; %s", c.Ref, def.Key, viaText(c.Via), acceptedText(b.Candidates, considered))
 		return b, nil, nil
 	}
-	rejected := len(b.Candidates)
 	if strategy == capstan.StrategyExisting {
-		return r.fail(b, "no existing provider of %s qualifies (%d considered) and strategy existing does not allow creating one", def.Key, rejected), nil, nil
+		return r.fail(b, "no existing provider of %s qualifies (%d considered) and strategy existing does not allow creating one", def.Key, considered), nil, nil
 	}
-	return r.bindSubOperation(ctx, b, def, stack)
+	return r.bindSubOperation(ctx, b, def, stack, considered)
 }
 
 // judgeResources turns store candidates into verdicts: constraint checks
@@ -93,7 +95,7 @@ func (r *resolution) bindExplicit(b capstan.ResourceBinding) capstan.ResourceBin
 
 // bindSubOperation binds to a scenario that creates a provider and resolves
 // that scenario's own requirements.
-func (r *resolution) bindSubOperation(ctx context.Context, b capstan.ResourceBinding, def *capstan.CapabilityDefinition, stack []string) (capstan.ResourceBinding, []capstan.ResourceBinding, error) {
+func (r *resolution) bindSubOperation(ctx context.Context, b capstan.ResourceBinding, def *capstan.CapabilityDefinition, stack []string, considered int) (capstan.ResourceBinding, []capstan.ResourceBinding, error) {
 	scenarios, err := r.planner.Catalog.ListScenarios(ctx, r.org, capstan.ScenarioFilter{Provides: def.Key})
 	if err != nil {
 		return b, nil, err
@@ -116,11 +118,10 @@ func (r *resolution) bindSubOperation(ctx context.Context, b capstan.ResourceBin
 	}
 	b.Status = capstan.BindingPendingSubOperation
 	b.SubOperation = &capstan.SubOperationBinding{Scenario: sc.Ref(), ExpectedCapability: def.Key, Attributes: sc.ProvidesCapability(def.Key).Attributes}
-	existing := countKind(b.Candidates, capstan.CandidateResource)
 	if b.Requirement.Strategy == capstan.StrategyCreate {
 		b.Reason = fmt.Sprintf("strategy create: %s will create a new provider of %s", sc.Ref(), def.Key)
 	} else {
-		b.Reason = fmt.Sprintf("no existing provider qualified (%d considered); %s will create one that meets the constraints and policies", existing, sc.Ref())
+		b.Reason = fmt.Sprintf("no existing provider qualified (%d considered); %s will create one that meets the constraints and policies", considered, sc.Ref())
 	}
 	if len(stack) > MaxSubOperationDepth {
 		return r.fail(b, "sub-operations nest deeper than %d: %s", MaxSubOperationDepth, strings.Join(stack, " -> ")), nil, nil
@@ -203,14 +204,14 @@ func viaText(via []string) string {
 	return " (through " + strings.Join(via, " implies ") + ")"
 }
 
-func acceptedText(vs []capstan.CandidateVerdict) string {
+func acceptedText(vs []capstan.CandidateVerdict, considered int) string {
 	n := 0
 	for _, v := range vs {
 		if v.Accepted {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d of %d candidates accepted, ranked first", n, len(vs))
+	return fmt.Sprintf("%d of %d candidates accepted, ranked first", n, considered)
 }
 
 func (r *resolution) intentVars() map[string]any {

@@ -173,6 +173,7 @@ func (r *resolution) override(ctx context.Context, plan *capstan.Plan, e capstan
 	nb := *b
 	nb.Requirement.Strategy, nb.Requirement.Provider, nb.Explicit = capstan.StrategyExplicit, e.Provider, true
 	nb.Candidates, nb.Provider, nb.SubOperation = nil, nil, nil
+	nb.OmittedCandidates, nb.OmittedReasons = 0, nil
 	if nb.Constraints == nil {
 		nb.Constraints = map[string]any{}
 	}

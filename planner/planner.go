@@ -7,6 +7,7 @@ package planner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 // Catalog is what the planner asks the store.
 type Catalog interface {
-	FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) ([]capstan.Candidate, error)
+	FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error)
 	TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (capstan.TopologyHit, error)
 	GetCapability(ctx context.Context, org, key string) (*capstan.CapabilityDefinition, error)
 	ListScenarios(ctx context.Context, org string, f capstan.ScenarioFilter) ([]*capstan.Scenario, error)
@@ -101,6 +102,29 @@ type resolution struct {
 	planner *Planner
 	org     string
 	intent  *capstan.Intent
+	// found memoizes candidate searches: a sub-operation often asks the
+	// same question as its parent (the same cluster).
+	found map[string]capstan.CandidateResult
+}
+
+// findCandidates asks the store once per distinct question in a run.
+func (r *resolution) findCandidates(ctx context.Context, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
+	key, err := json.Marshal(q)
+	if err != nil {
+		return capstan.CandidateResult{}, capstan.Wrap("planner.findCandidates", err)
+	}
+	if res, ok := r.found[string(key)]; ok {
+		return res, nil
+	}
+	res, err := r.planner.Catalog.FindCandidates(ctx, r.org, q)
+	if err != nil {
+		return res, err
+	}
+	if r.found == nil {
+		r.found = map[string]capstan.CandidateResult{}
+	}
+	r.found[string(key)] = res
+	return res, nil
 }
 
 // scenario resolves every requirement of sc; prefix is the binding path of

@@ -310,6 +310,18 @@ func (r *resourceResolver) ID(ctx context.Context, obj *capstan.Resource) (strin
 	return globalID(kindResource, obj.ID), nil
 }
 
+// OmittedReasons is the resolver for the omittedReasons field.
+func (r *resourceBindingResolver) OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error) {
+	if len(obj.OmittedReasons) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(obj.OmittedReasons))
+	for k, v := range obj.OmittedReasons {
+		out[k] = v
+	}
+	return out, nil
+}
+
 // ID is the resolver for the id field.
 func (r *resourceTypeResolver) ID(ctx context.Context, obj *capstan.ResourceType) (string, error) {
 	return globalID(kindResourceType, obj.Key), nil
@@ -373,6 +385,11 @@ func (r *Resolver) Relationship() graph.RelationshipResolver { return &relations
 // Resource returns graph.ResourceResolver implementation.
 func (r *Resolver) Resource() graph.ResourceResolver { return &resourceResolver{r} }
 
+// ResourceBinding returns graph.ResourceBindingResolver implementation.
+func (r *Resolver) ResourceBinding() graph.ResourceBindingResolver {
+	return &resourceBindingResolver{r}
+}
+
 // ResourceType returns graph.ResourceTypeResolver implementation.
 func (r *Resolver) ResourceType() graph.ResourceTypeResolver { return &resourceTypeResolver{r} }
 
@@ -396,6 +413,7 @@ type (
 	queryResolver                struct{ *Resolver }
 	relationshipResolver         struct{ *Resolver }
 	resourceResolver             struct{ *Resolver }
+	resourceBindingResolver      struct{ *Resolver }
 	resourceTypeResolver         struct{ *Resolver }
 	runSpecResolver              struct{ *Resolver }
 	scenarioResolver             struct{ *Resolver }

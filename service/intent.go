@@ -87,6 +87,27 @@ func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Pla
 	return plan, nil
 }
 
+// DryRunPlan resolves the intent into a plan without storing anything.
+func (s *Service) DryRunPlan(ctx context.Context, intentID string) (*capstan.Plan, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.Store.GetIntent(ctx, org, intentID)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.planner(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := pl.ChooseScenario(ctx, org, in)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Plan(ctx, org, in, sc)
+}
+
 // EditPlan applies advanced-mode edits to a plan that has not started.
 // version is the plan version the caller read (ECONFLICT when stale).
 func (s *Service) EditPlan(ctx context.Context, planID string, version int64, edits []capstan.PlanChange) (*capstan.Plan, error) {

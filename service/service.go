@@ -7,8 +7,11 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -23,6 +26,9 @@ type Service struct {
 	Store capstan.Store
 	Now   func() time.Time
 	Log   *slog.Logger
+
+	mu       sync.Mutex
+	compiled map[string]policy.Set // by the policies' text, so edits recompile
 }
 
 // New returns a service over store.
@@ -147,9 +153,36 @@ func (s *Service) planner(ctx context.Context, org string) (*planner.Planner, er
 	if err != nil {
 		return nil, err
 	}
-	set, err := policy.CompileAll(ps)
+	set, err := s.compile(ps)
 	if err != nil {
 		return nil, err
 	}
 	return &planner.Planner{Catalog: s.Store, Policies: set}, nil
+}
+
+// compile returns the compiled policies, reusing an earlier compilation of
+// the very same policy texts.
+func (s *Service) compile(ps []*capstan.Policy) (policy.Set, error) {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00", p.Pack, p.ID, p.Capability, p.When, p.Require)
+	}
+	key := b.String()
+	s.mu.Lock()
+	set, ok := s.compiled[key]
+	s.mu.Unlock()
+	if ok {
+		return set, nil
+	}
+	set, err := policy.CompileAll(ps)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.compiled == nil || len(s.compiled) > 64 {
+		s.compiled = map[string]policy.Set{}
+	}
+	s.compiled[key] = set
+	s.mu.Unlock()
+	return set, nil
 }

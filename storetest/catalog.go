@@ -19,11 +19,14 @@ func testFindCandidates(t *testing.T, s capstan.Store) {
 	_, err := s.ImportResources(ctx, orgA, []*capstan.Resource{s3, minio, small, gone, other})
 	require.NoError(t, err)
 
-	cands, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{
+	found, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{
 		Capability:  "object_storage.s3",
 		Constraints: map[string]any{"region": "eu", "min_capacity_gb": 50},
 	})
 	require.NoError(t, err)
+	require.Equal(t, 4, found.Considered)
+	require.Zero(t, found.Omitted)
+	cands := found.Candidates
 	byKey := map[string]capstan.Candidate{}
 	var order []string
 	for _, c := range cands {
@@ -43,7 +46,21 @@ func testFindCandidates(t *testing.T, s capstan.Store) {
 	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
 	direct, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{Capability: "object_storage.minio"})
 	require.NoError(t, err)
-	require.Len(t, direct, 1, "implication only walks towards the wanted capability")
+	require.Len(t, direct.Candidates, 1, "implication only walks towards the wanted capability")
+
+	// Only the nearest misses are listed; the rest are counted.
+	capped, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{
+		Capability: "object_storage.s3", Constraints: map[string]any{"region": "eu", "min_capacity_gb": 50}, MaxRejected: 1,
+	})
+	require.NoError(t, err)
+	require.Equal(t, 4, capped.Considered)
+	require.Equal(t, 1, capped.Omitted)
+	require.Equal(t, map[string]int{"min_capacity_gb": 1, "region": 1}, capped.OmittedBy, "the miss with two failed checks is omitted")
+	var listed []string
+	for _, c := range capped.Candidates {
+		listed = append(listed, c.Resource.Key())
+	}
+	require.Equal(t, []string{"s3.bucket/direct", "s3.bucket/gone", "minio.instance/implied"}, listed)
 }
 
 func passed(c capstan.Candidate) bool { return c.Passed() }

@@ -206,9 +206,10 @@ func testOrgIsolation(t *testing.T, s capstan.Store) {
 	_, err = s.FindCandidates(ctx, orgB, capstan.CandidateQuery{Capability: "object_storage.s3"})
 	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
 	installTestPack(t, s, orgB)
-	cands, err := s.FindCandidates(ctx, orgB, capstan.CandidateQuery{Capability: "object_storage.s3"})
+	found, err := s.FindCandidates(ctx, orgB, capstan.CandidateQuery{Capability: "object_storage.s3"})
 	require.NoError(t, err)
-	require.Empty(t, cands, "org A's providers never serve org B")
+	require.Empty(t, found.Candidates, "org A's providers never serve org B")
+	require.Zero(t, found.Considered)
 
 	packs, err := s.ListPacks(ctx, orgB)
 	require.NoError(t, err)
