@@ -314,3 +314,36 @@ func TestInProcess(t *testing.T) {
 	require.Equal(t, "host", planned.PlanIntent.Bindings[1].Key)
 	require.Equal(t, "compute.node/prod-cp-1", planned.PlanIntent.Bindings[1].Provider.ResourceKey, "eu-central prod hosts; ties break by key")
 }
+
+func TestEditPlanOverHTTP(t *testing.T) {
+	ts := startServer(t)
+	created := post(t, ts, adminToken, createSeedIntent, seedIntentVars())
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id version } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	require.Empty(t, planned.Errors)
+	planID, version := get(planned.Data, "planIntent", "id"), get(planned.Data, "planIntent", "version")
+	const edit = `mutation($plan: ID!, $version: Int!, $edits: [PlanEditInput!]!) {
+	  editPlan(input: {plan: $plan, version: $version, edits: $edits}) {
+	    revision version status nodes { key type } customizations { baseTemplate changes { op actor revision nodeId } } } }`
+	smoke := map[string]any{"id": "smoke-test", "type": "verification", "title": "Smoke test", "after": []any{"verify-tracing"},
+		"probes": []any{map[string]any{"name": "query-a-trace", "type": "sim"}}}
+	r := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "edits": []any{
+		map[string]any{"op": "SET_PARAMETERS", "nodeId": "helm-install", "parameters": map[string]any{"replicas": 3}},
+		map[string]any{"op": "ADD_NODE", "node": smoke},
+		map[string]any{"op": "OVERRIDE_BINDING", "bindingId": "secrets", "provider": "vault.instance/prod-vault"},
+	}})
+	require.Empty(t, r.Errors)
+	require.Equal(t, float64(2), get(r.Data, "editPlan", "revision"))
+	require.Len(t, get(r.Data, "editPlan", "customizations", "changes"), 3)
+	require.Equal(t, "alice", get(r.Data, "editPlan", "customizations", "changes", 0, "actor"))
+
+	stale := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "edits": []any{
+		map[string]any{"op": "REMOVE_NODE", "nodeId": "smoke-test"}}})
+	require.Equal(t, capstan.ECONFLICT, stale.code())
+
+	badNode := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": get(r.Data, "editPlan", "version"), "edits": []any{
+		map[string]any{"op": "ADD_NODE", "node": map[string]any{"id": "x", "type": "job", "title": "X", "status": "running"}}}})
+	require.Equal(t, capstan.EINVALID, badNode.code())
+	require.Contains(t, badNode.Errors[0].Message, "node")
+	details := badNode.Errors[0].Extensions["details"].([]any)
+	require.Len(t, details, 2, "%v", details)
+}
