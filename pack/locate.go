@@ -113,8 +113,9 @@ func findItem(files []*file, section, field, value string) (string, int) {
 	return "", 0
 }
 
-// nodeLine finds the line of node id inside scenario item line sc.
-func nodeLine(files []*file, scenario, nodeID string) (string, int) {
+// scenarioItemLine finds the line of the item with id inside the list at
+// path (plan/nodes, requires) of scenario, or the scenario's own line.
+func scenarioItemLine(files []*file, scenario string, path []string, id string) (string, int) {
 	for _, f := range files {
 		list := child(f.root, "scenarios")
 		if list == nil {
@@ -124,9 +125,15 @@ func nodeLine(files []*file, scenario, nodeID string) (string, int) {
 			if v := child(item, "id"); v == nil || v.Value != scenario {
 				continue
 			}
-			if nodes := child(child(item, "plan"), "nodes"); nodes != nil {
-				for _, n := range nodes.Content {
-					if v := child(n, "id"); v != nil && v.Value == nodeID {
+			items := item
+			for _, p := range path {
+				if items = child(items, p); items == nil {
+					break
+				}
+			}
+			if items != nil {
+				for _, n := range items.Content {
+					if v := child(n, "id"); v != nil && v.Value == id {
 						return f.name, n.Line
 					}
 				}
@@ -141,29 +148,6 @@ var (
 	nodeMention        = regexp.MustCompile(`^(?:scenario \S+: )?(?:node|stage|edge) ([a-z0-9][a-z0-9_.\-]*)`)
 	requirementMention = regexp.MustCompile(`^(?:scenario \S+: )?requirement ([a-z0-9][a-z0-9_.\-]*)`)
 )
-
-// requirementLine finds the line of requirement id inside a scenario.
-func requirementLine(files []*file, scenario, reqID string) (string, int) {
-	for _, f := range files {
-		list := child(f.root, "scenarios")
-		if list == nil {
-			continue
-		}
-		for _, item := range list.Content {
-			if v := child(item, "id"); v == nil || v.Value != scenario {
-				continue
-			}
-			if reqs := child(item, "requires"); reqs != nil {
-				for _, r := range reqs.Content {
-					if v := child(r, "id"); v != nil && v.Value == reqID {
-						return f.name, r.Line
-					}
-				}
-			}
-		}
-	}
-	return findItem(files, "scenarios", "id", scenario)
-}
 
 // checkMeaning runs the domain's validation on each part of the pack and
 // places every problem on the line of the item it is about.
@@ -235,9 +219,9 @@ func checkMeaning(p *capstan.ScenarioPack, files []*file, known map[string]*caps
 		for _, d := range details {
 			nf, nl := f, l
 			if m := nodeMention.FindStringSubmatch(d); m != nil {
-				nf, nl = nodeLine(files, s.ID, m[1])
+				nf, nl = scenarioItemLine(files, s.ID, []string{"plan", "nodes"}, m[1])
 			} else if m := requirementMention.FindStringSubmatch(d); m != nil {
-				nf, nl = requirementLine(files, s.ID, m[1])
+				nf, nl = scenarioItemLine(files, s.ID, []string{"requires"}, m[1])
 			}
 			if !strings.HasPrefix(d, "scenario ") {
 				d = "scenario " + s.ID + ": " + d

@@ -79,3 +79,18 @@ func setEnds(info *model.PageInfo, cursors []string) {
 		info.StartCursor, info.EndCursor = &cursors[0], &cursors[len(cursors)-1]
 	}
 }
+
+// storePage turns a store page fetched with limit n+1 into edges' cursors
+// and page info; key gives each item's cursor key.
+func storePage[T any](items []T, n int, after string, key func(T) string) ([]T, []string, *model.PageInfo) {
+	info := &model.PageInfo{HasPreviousPage: after != "", HasNextPage: len(items) > n}
+	if len(items) > n {
+		items = items[:n]
+	}
+	cursors := make([]string, len(items))
+	for i, it := range items {
+		cursors[i] = cursor(key(it))
+	}
+	setEnds(info, cursors)
+	return items, cursors, info
+}

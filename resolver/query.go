@@ -72,15 +72,11 @@ func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, 
 	if err != nil {
 		return nil, err
 	}
-	c := &model.ResourceConnection{PageInfo: &model.PageInfo{HasPreviousPage: start != ""}, TotalCount: total, Edges: []model.ResourceEdge{}}
-	c.PageInfo.HasNextPage = len(items) > n
-	var cursors []string
-	for i := 0; i < len(items) && i < n; i++ {
-		cur := cursor(items[i].Key())
-		cursors = append(cursors, cur)
-		c.Edges = append(c.Edges, model.ResourceEdge{Cursor: cur, Node: items[i]})
+	items, cursors, info := storePage(items, n, start, (*capstan.Resource).Key)
+	c := &model.ResourceConnection{PageInfo: info, TotalCount: total, Edges: []model.ResourceEdge{}}
+	for i, r := range items {
+		c.Edges = append(c.Edges, model.ResourceEdge{Cursor: cursors[i], Node: r})
 	}
-	setEnds(c.PageInfo, cursors)
 	return c, nil
 }
 
@@ -115,14 +111,11 @@ func (r *Resolver) intents(ctx context.Context, filter *model.IntentFilter, firs
 	if err != nil {
 		return nil, err
 	}
-	c := &model.IntentConnection{PageInfo: &model.PageInfo{HasPreviousPage: start != "", HasNextPage: len(items) > n}, TotalCount: total, Edges: []model.IntentEdge{}}
-	var cursors []string
-	for i := 0; i < len(items) && i < n; i++ {
-		cur := cursor(items[i].ID)
-		cursors = append(cursors, cur)
-		c.Edges = append(c.Edges, model.IntentEdge{Cursor: cur, Node: items[i]})
+	items, cursors, info := storePage(items, n, start, func(i *capstan.Intent) string { return i.ID })
+	c := &model.IntentConnection{PageInfo: info, TotalCount: total, Edges: []model.IntentEdge{}}
+	for i, in := range items {
+		c.Edges = append(c.Edges, model.IntentEdge{Cursor: cursors[i], Node: in})
 	}
-	setEnds(c.PageInfo, cursors)
 	return c, nil
 }
 

@@ -64,15 +64,7 @@ func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Pla
 	default:
 		return nil, capstan.Errorf(capstan.ECONFLICT, "intent %s is %s and cannot be planned", in.ID, in.Status)
 	}
-	pl, err := s.planner(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := pl.ChooseScenario(ctx, org, in)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := pl.Plan(ctx, org, in, sc)
+	plan, err := s.resolve(ctx, org, in)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +89,11 @@ func (s *Service) DryRunPlan(ctx context.Context, intentID string) (*capstan.Pla
 	if err != nil {
 		return nil, err
 	}
+	return s.resolve(ctx, org, in)
+}
+
+// resolve chooses the intent's scenario and plans it.
+func (s *Service) resolve(ctx context.Context, org string, in *capstan.Intent) (*capstan.Plan, error) {
 	pl, err := s.planner(ctx, org)
 	if err != nil {
 		return nil, err
