@@ -85,7 +85,9 @@ type PlanStore interface {
 	// CreatePlan stores a new plan and the updated intent in one
 	// transaction; the intent's version must match (ECONFLICT).
 	CreatePlan(ctx context.Context, org string, p *Plan, i *Intent) error
-	UpdatePlan(ctx context.Context, org string, p *Plan) error
+	// UpdatePlan writes p when its version is current, and i with it in the
+	// same transaction when i is not nil (ECONFLICT when either is stale).
+	UpdatePlan(ctx context.Context, org string, p *Plan, i *Intent) error
 	GetPlan(ctx context.Context, org, id string) (*Plan, error)
 	ListPlans(ctx context.Context, org, intentID string) ([]*Plan, error)
 }

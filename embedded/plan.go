@@ -42,12 +42,25 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	})
 }
 
-// UpdatePlan writes p when its version is current.
-func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan) error {
+// UpdatePlan writes p (and i, when given) when their versions are current.
+func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	if i != nil {
+		if err := i.Validate(); err != nil {
+			return err
+		}
+	}
 	return s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) error {
+		if i != nil {
+			if i.ID != p.IntentID {
+				return capstan.Errorf(capstan.EINVALID, "intent %s is not the plan's intent", i.ID)
+			}
+			if err := s.putIntent(tx, org, i); err != nil {
+				return err
+			}
+		}
 		var old capstan.Plan
 		ok, err := getJSON(tx.Bucket(bPlans), key(org, p.ID), &old)
 		if err != nil {

@@ -90,6 +90,9 @@ func TestOverrideFixesAnInvalidPlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, capstan.PlanReady, edited.Status)
 	require.Empty(t, edited.Problems)
+	in, err := svc.Intent(ctx, p.IntentID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.IntentPlanned, in.Status, "the intent is planned together with its plan")
 }
 
 func TestEditRespectsRolesAndFrozenPlans(t *testing.T) {
@@ -102,7 +105,7 @@ func TestEditRespectsRolesAndFrozenPlans(t *testing.T) {
 
 	// Simulate a started plan: direct edits are refused (invariant 4).
 	p.Status = capstan.PlanRunning
-	require.NoError(t, store.UpdatePlan(ctx, testenv.Org, p))
+	require.NoError(t, store.UpdatePlan(ctx, testenv.Org, p, nil))
 	_, err = svc.EditPlan(ctx, p.ID, p.Version, []capstan.PlanChange{{Op: capstan.EditRemoveNode, NodeID: "approve-rollout"}})
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	require.Contains(t, err.Error(), "PlanPatch")

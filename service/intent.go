@@ -132,7 +132,15 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Store.UpdatePlan(ctx, org, edited); err != nil {
+	// An edit that makes the latest plan ready plans the intent, atomically.
+	var planned *capstan.Intent
+	if edited.Status == capstan.PlanReady && in.Status == capstan.IntentSubmitted && in.LatestPlanID == edited.ID {
+		if err := in.Move(capstan.IntentPlanned); err != nil {
+			return nil, err
+		}
+		planned = in
+	}
+	if err := s.Store.UpdatePlan(ctx, org, edited, planned); err != nil {
 		return nil, err
 	}
 	return edited, nil
