@@ -4,7 +4,7 @@ BIN     := bin/capstan
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run build test test-short generate check-generated lint-packs bench fmt vet clean
+.PHONY: help run build test test-short generate check-generated lint-packs bench fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ lint-packs: build ## Lint the bundled scenario packs.
 
 bench: ## Run the benchmarks (planIntent on a 10,000-resource catalog).
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
+	scripts/neo4j/run.sh 7687 $(DATA)/neo4j
 
 fmt: ## Format the code.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^graph/')

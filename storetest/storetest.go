@@ -38,6 +38,10 @@ func Run(t *testing.T, open Opener) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// Fresh organizations per case: a shared server (NEO4J_URI)
+			// needs no wiping, and isolation is tested on every case.
+			suffix := capstan.NewID()[12:]
+			orgA, orgB = "org-a-"+suffix, "org-b-"+suffix
 			c.fn(t, open(t))
 		})
 	}
@@ -45,10 +49,8 @@ func Run(t *testing.T, open Opener) {
 
 var ctx = context.Background()
 
-const (
-	orgA = "org-a"
-	orgB = "org-b"
-)
+// The organizations of the running case (cases run one at a time).
+var orgA, orgB string
 
 func resource(typ, name, env string, caps ...capstan.ProvidedCapability) *capstan.Resource {
 	return &capstan.Resource{Type: typ, Name: name, Environment: env, LifecycleStatus: capstan.LifecycleActive,

@@ -1,0 +1,260 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// QueryCandidates is capability resolution as one traversal: from the wanted
+// capability back through bounded IMPLIES to every capability that implies
+// it, out to every resource of the organization that PROVIDES one of them,
+// and each constraint checked against the provided scope, attributes and
+// resource. The rows are the database's verdicts: every check with the
+// value it found and whether it passed, and the count of failed checks.
+const QueryCandidates = `
+MATCH path = (src:Capability)-[:IMPLIES*0..4]->(want:Capability {uid: $want})
+WITH src, path ORDER BY length(path)
+WITH src, head(collect(CASE length(path) WHEN 0 THEN [] ELSE [n IN nodes(path) | n.key] END)) AS via
+MATCH (r:Resource)-[p:PROVIDES]->(src)
+WITH r, p, src, via,
+     [c IN $checks | c {.*, got: CASE c.key
+        WHEN 'name' THEN r.name
+        WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment)
+        ELSE coalesce(p['s:' + c.key], p['a:' + c.key]) END}] AS found
+WITH r, p, src, via,
+     [f IN found | {key: f.key, got: f.got, passed: coalesce(CASE f.mode
+        WHEN 'in' THEN f.got IN f.want
+        WHEN 'min' THEN f.got >= f.want
+        WHEN 'max' THEN f.got <= f.want
+        ELSE f.got = f.want END, false)}] AS checks
+RETURN r.id AS id, r.type AS type, r.name AS name, r.environment AS environment, r.lifecycle AS lifecycle,
+       r.health AS health, p.json AS provided, src.key AS capability, via, checks
+ORDER BY size(via), r.key`
+
+const qCapabilities = `
+MATCH (c:Capability) WHERE c.org = $org AND c.json IS NOT NULL
+RETURN c.json AS json ORDER BY c.key`
+
+// FindCandidates asks QueryCandidates and selects what to return.
+func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
+	if err := checkOrg(org); err != nil {
+		return capstan.CandidateResult{}, err
+	}
+	res, err := s.read(ctx, "cypher.FindCandidates", func(tx neo4j.ManagedTransaction) (any, error) {
+		defs, err := queryJSON[capstan.CapabilityDefinition](ctx, tx, `MATCH (c:Capability {uid: $uid}) RETURN c.json AS json`, map[string]any{"uid": uid(org, q.Capability)})
+		if err != nil {
+			return nil, err
+		}
+		if len(defs) == 0 {
+			return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
+		}
+		want := defs[0]
+		checks := checkParams(want, q.Constraints)
+		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checks})
+		if err != nil {
+			return nil, err
+		}
+		recs, err := result.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return found{want, candidates(recs, org)}, nil
+	})
+	if err != nil {
+		return capstan.CandidateResult{}, err
+	}
+	f := res.(found)
+	out := capstan.SelectCandidates(f.all, q.MaxRejected)
+	for i := range out.Candidates {
+		explain(&out.Candidates[i], f.def, q.Constraints)
+	}
+	return out, nil
+}
+
+// checkParams turns resolved constraints into the query's $checks, sorted
+// by key like every store's checks.
+type found struct {
+	def *capstan.CapabilityDefinition
+	all []capstan.Candidate
+}
+
+func checkParams(def *capstan.CapabilityDefinition, want map[string]any) []map[string]any {
+	keys := capstan.SortedKeys(want)
+	out := make([]map[string]any, len(keys))
+	for i, k := range keys {
+		spec, _ := def.Spec(k)
+		mode := "eq"
+		switch {
+		case isList(want[k]):
+			mode = "in"
+		case spec.Match == capstan.MatchMinimum:
+			mode = "min"
+		case spec.Match == capstan.MatchMaximum:
+			mode = "max"
+		}
+		out[i] = map[string]any{"key": k, "want": want[k], "mode": mode}
+	}
+	return out
+}
+
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+// candidates turns rows into candidates whose Failed lists come from the
+// database's verdicts.
+func candidates(recs []*neo4j.Record, org string) []capstan.Candidate {
+	out := make([]capstan.Candidate, 0, len(recs))
+	for _, rec := range recs {
+		m := rec.AsMap()
+		var pc capstan.ProvidedCapability
+		_ = json.Unmarshal([]byte(str(m["provided"])), &pc)
+		r := &capstan.Resource{Meta: capstan.Meta{ID: str(m["id"]), OrganizationID: org}, Type: str(m["type"]), Name: str(m["name"]),
+			Environment: str(m["environment"]), LifecycleStatus: capstan.LifecycleStatus(str(m["lifecycle"])),
+			HealthStatus: capstan.HealthStatus(str(m["health"])), ProvidedCapabilities: []capstan.ProvidedCapability{pc}}
+		c := capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"])}
+		if r.LifecycleStatus != capstan.LifecycleActive {
+			c.Failed = append(c.Failed, "lifecycle")
+		}
+		checks, _ := m["checks"].([]any)
+		for _, ch := range checks {
+			cm := ch.(map[string]any)
+			if passed, _ := cm["passed"].(bool); !passed {
+				c.Failed = append(c.Failed, str(cm["key"]))
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// explain fills a kept candidate's Checks. The verdicts are the database's
+// (Failed); the wording is the one every store uses.
+func explain(c *capstan.Candidate, def *capstan.CapabilityDefinition, want map[string]any) {
+	facts := c.Resource.Facts(&c.Resource.ProvidedCapabilities[0])
+	c.Checks = capstan.CheckCandidate(&facts, want, def.Spec)
+	failed := map[string]bool{}
+	for _, k := range c.Failed {
+		failed[k] = true
+	}
+	for i := range c.Checks {
+		c.Checks[i].Passed = !failed[c.Checks[i].Key]
+	}
+}
+
+func strs(v any) []string {
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		out[i] = str(x)
+	}
+	return out
+}
+
+// QueryTopology walks runs_on from a resource, nearest first.
+const QueryTopology = `
+MATCH (start:Resource {uid: $uid})
+MATCH path = (start)-[:RUNS_ON*0..10]->(r:Resource)
+WHERE length(path) <= $depth
+WITH r, path ORDER BY length(path), r.key
+WITH r, head(collect([n IN nodes(path) | n.key])) AS keys
+RETURN r.json AS json, keys ORDER BY size(keys), r.key`
+
+// TopologyValue finds key on the resource or what it runs on.
+func (s *Store) TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (capstan.TopologyHit, error) {
+	res, err := s.read(ctx, "cypher.TopologyValue", func(tx neo4j.ManagedTransaction) (any, error) {
+		result, err := tx.Run(ctx, QueryTopology, map[string]any{"uid": uid(org, resourceID), "depth": maxDepth})
+		if err != nil {
+			return nil, err
+		}
+		return result.Collect(ctx)
+	})
+	if err != nil {
+		return capstan.TopologyHit{}, err
+	}
+	recs := res.([]*neo4j.Record)
+	if len(recs) == 0 {
+		return capstan.TopologyHit{}, notFound("resource", resourceID)
+	}
+	for _, rec := range recs {
+		m := rec.AsMap()
+		var r capstan.Resource
+		if err := json.Unmarshal([]byte(str(m["json"])), &r); err != nil {
+			return capstan.TopologyHit{}, capstan.Wrap("cypher.TopologyValue", err)
+		}
+		if v, ok := r.Value(key); ok {
+			return capstan.TopologyHit{Found: true, Value: v, From: r.Key(), Path: strs(m["keys"])}, nil
+		}
+	}
+	return capstan.TopologyHit{}, nil
+}
+
+// QueryDependencies walks resource relationships outward (what a resource
+// depends on); QueryDependents walks them inward. Each reached resource is
+// reported once, at its shortest depth, with the edge that reached it.
+const (
+	QueryDependencies = `
+MATCH (start:Resource {uid: $uid})
+MATCH path = (start)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF*1..10]->(r:Resource)
+WHERE length(path) <= $depth AND r <> start
+WITH r, path ORDER BY length(path), [n IN nodes(path) | n.key]
+WITH r, head(collect(path)) AS p
+RETURN r.json AS json, length(p) AS depth, type(last(relationships(p))) AS rel, nodes(p)[-2].key AS other
+ORDER BY depth, r.key`
+	QueryDependents = `
+MATCH (start:Resource {uid: $uid})
+MATCH path = (start)<-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF*1..10]-(r:Resource)
+WHERE length(path) <= $depth AND r <> start
+WITH r, path ORDER BY length(path), [n IN nodes(path) | n.key]
+WITH r, head(collect(path)) AS p
+RETURN r.json AS json, length(p) AS depth, type(last(relationships(p))) AS rel, nodes(p)[-2].key AS other
+ORDER BY depth, r.key`
+)
+
+var relTypes = map[string]capstan.RelationshipType{
+	"RUNS_ON": capstan.RelRunsOn, "DEPENDS_ON": capstan.RelDependsOn, "USES": capstan.RelUses,
+	"CONNECTS_TO": capstan.RelConnectsTo, "PART_OF": capstan.RelPartOf,
+}
+
+// Dependencies walks relationships from a resource up to depth hops.
+func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
+	q := QueryDependencies
+	if dir == capstan.Incoming {
+		q = QueryDependents
+	}
+	res, err := s.read(ctx, "cypher.Dependencies", func(tx neo4j.ManagedTransaction) (any, error) {
+		found, err := exists(ctx, tx, `MATCH (r:Resource {uid: $uid}) RETURN r.id`, map[string]any{"uid": uid(org, resourceID)})
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, notFound("resource", resourceID)
+		}
+		result, err := tx.Run(ctx, q, map[string]any{"uid": uid(org, resourceID), "depth": depth})
+		if err != nil {
+			return nil, err
+		}
+		return result.Collect(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []capstan.Dependency
+	for _, rec := range res.([]*neo4j.Record) {
+		m := rec.AsMap()
+		var r capstan.Resource
+		if err := json.Unmarshal([]byte(str(m["json"])), &r); err != nil {
+			return nil, capstan.Wrap("cypher.Dependencies", err)
+		}
+		out = append(out, capstan.Dependency{Resource: &r, Relationship: relTypes[str(m["rel"])], From: str(m["other"]), Depth: int(i64(m["depth"]))})
+	}
+	return out, nil
+}

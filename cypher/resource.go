@@ -1,0 +1,287 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Resource writes. A resource is a :Resource node holding its JSON and the
+// properties queries filter on; each provided capability is a PROVIDES
+// relationship to its :Capability node carrying the scope (s:KEY) and
+// attributes (a:KEY); each relationship is a typed edge to its target.
+
+const qUpsertResources = `
+UNWIND $rows AS row
+MERGE (r:Resource {ukey: row.ukey})
+ON CREATE SET r.uid = row.uid, r.id = row.id, r.created = row.created, r.version = 0
+WITH r, row, r.version = 0 AS isNew
+SET r.org = row.org, r.key = row.key, r.type = row.type, r.name = row.name,
+    r.environment = row.environment, r.lifecycle = row.lifecycle, r.health = row.health,
+    r.version = r.version + 1
+RETURN row.ukey AS ukey, r.id AS id, r.created AS created, r.version AS version, isNew`
+
+const qSetResourceJSON = `
+UNWIND $rows AS row
+MATCH (r:Resource {ukey: row.ukey})
+SET r.json = row.json`
+
+const qDropResourceEdges = `
+UNWIND $ukeys AS k
+MATCH (r:Resource {ukey: k})-[e:PROVIDES|RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]->()
+DELETE e`
+
+const qMissingTargets = `
+UNWIND $targets AS t
+OPTIONAL MATCH (r:Resource {ukey: t})
+WITH t, r WHERE r IS NULL
+RETURN collect(t) AS missing`
+
+const qCreateProvides = `
+UNWIND $rows AS p
+MATCH (r:Resource {ukey: p.ukey})
+MERGE (c:Capability {uid: p.cap_uid})
+ON CREATE SET c.org = p.org, c.key = p.capability
+CREATE (r)-[e:PROVIDES]->(c)
+SET e = p.props`
+
+// qCreateRelationship holds one query per relationship type: Cypher cannot
+// take a relationship type as a parameter, so the types are fixed here.
+var qCreateRelationship = map[capstan.RelationshipType]string{
+	capstan.RelRunsOn:     relQuery("RUNS_ON"),
+	capstan.RelDependsOn:  relQuery("DEPENDS_ON"),
+	capstan.RelUses:       relQuery("USES"),
+	capstan.RelConnectsTo: relQuery("CONNECTS_TO"),
+	capstan.RelPartOf:     relQuery("PART_OF"),
+}
+
+func relQuery(typ string) string {
+	return `
+UNWIND $rows AS x
+MATCH (a:Resource {ukey: x.from}), (b:Resource {ukey: x.to})
+CREATE (a)-[:` + typ + `]->(b)`
+}
+
+// writeResources writes rs (already validated, Meta set) with their edges.
+// It returns the resources as stored. Targets must exist after the write.
+func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) error {
+	rows := make([]map[string]any, len(rs))
+	ukeys := make([]string, len(rs))
+	var provides []map[string]any
+	rels := map[capstan.RelationshipType][]map[string]any{}
+	var targets []string
+	for i, r := range rs {
+		data, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		ukeys[i] = uid(org, r.Key())
+		rows[i] = map[string]any{"ukey": ukeys[i], "json": string(data)}
+		for _, pc := range r.ProvidedCapabilities {
+			pj, _ := json.Marshal(pc)
+			props := map[string]any{"capability": pc.Capability, "json": string(pj)}
+			flatten(props, "s:", pc.Scope)
+			flatten(props, "a:", pc.Attributes)
+			provides = append(provides, map[string]any{"ukey": ukeys[i], "org": org, "capability": pc.Capability,
+				"cap_uid": uid(org, pc.Capability), "props": props})
+		}
+		for _, rel := range r.Relationships {
+			rels[rel.Type] = append(rels[rel.Type], map[string]any{"from": ukeys[i], "to": uid(org, rel.Target)})
+			targets = append(targets, uid(org, rel.Target))
+		}
+	}
+	if _, err := tx.Run(ctx, qSetResourceJSON, map[string]any{"rows": rows}); err != nil {
+		return err
+	}
+	if _, err := tx.Run(ctx, qDropResourceEdges, map[string]any{"ukeys": ukeys}); err != nil {
+		return err
+	}
+	if len(targets) > 0 {
+		res, err := tx.Run(ctx, qMissingTargets, map[string]any{"targets": targets})
+		if err != nil {
+			return err
+		}
+		rec, err := res.Single(ctx)
+		if err != nil {
+			return err
+		}
+		if missing, _ := rec.Get("missing"); len(missing.([]any)) > 0 {
+			var p capstan.Problems
+			for _, m := range missing.([]any) {
+				p.Addf("relationship target %s does not exist", str(m)[len(org)+1:])
+			}
+			return p.Err("resources")
+		}
+	}
+	if len(provides) > 0 {
+		if _, err := tx.Run(ctx, qCreateProvides, map[string]any{"rows": provides}); err != nil {
+			return err
+		}
+	}
+	for typ, rows := range rels {
+		if _, err := tx.Run(ctx, qCreateRelationship[typ], map[string]any{"rows": rows}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flatten copies primitive values (and lists of them) into props with a prefix.
+func flatten(props map[string]any, prefix string, m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case string, bool, int, int64, float64:
+			props[prefix+k] = x
+		case []any:
+			ok := true
+			for _, e := range x {
+				switch e.(type) {
+				case string, bool, int, int64, float64:
+				default:
+					ok = false
+				}
+			}
+			if ok {
+				props[prefix+k] = x
+			}
+		}
+	}
+}
+
+// upsert writes resources by key; created resources get new ids. It sets
+// each resource's Meta from what was stored.
+func (s *Store) upsert(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
+	var out capstan.ImportResult
+	now := s.now().UTC()
+	rows := make([]map[string]any, len(rs))
+	byUkey := map[string]*capstan.Resource{}
+	if err := keepOperationPointers(ctx, tx, org, rs); err != nil {
+		return out, err
+	}
+	for i, r := range rs {
+		id := r.ID
+		if id == "" {
+			id = capstan.NewID()
+		}
+		k := uid(org, r.Key())
+		byUkey[k] = r
+		rows[i] = map[string]any{"ukey": k, "uid": uid(org, id), "id": id, "created": now.Format(timeFormat), "org": org,
+			"key": r.Key(), "type": r.Type, "name": r.Name, "environment": r.Environment,
+			"lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus)}
+	}
+	res, err := tx.Run(ctx, qUpsertResources, map[string]any{"rows": rows})
+	if err != nil {
+		return out, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, rec := range recs {
+		m := rec.AsMap()
+		r := byUkey[str(m["ukey"])]
+		isNew, _ := m["isNew"].(bool)
+		if isNew {
+			out.Created++
+		} else {
+			out.Updated++
+		}
+		r.Meta = capstan.Meta{ID: str(m["id"]), OrganizationID: org, CreatedAt: parseTime(str(m["created"])), UpdatedAt: now, Version: i64(m["version"])}
+	}
+	return out, writeResources(ctx, tx, org, rs)
+}
+
+// ImportResources upserts resources by key in one transaction.
+func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
+	if err := checkOrg(org); err != nil {
+		return capstan.ImportResult{}, err
+	}
+	var p capstan.Problems
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if err := r.Validate(); err != nil {
+			p = append(p, capstan.ErrorDetails(err)...)
+		}
+		if seen[r.Key()] {
+			p.Addf("resource %s appears twice in the import", r.Key())
+		}
+		seen[r.Key()] = true
+	}
+	if err := p.Err("import"); err != nil {
+		return capstan.ImportResult{}, err
+	}
+	// Work on copies: a retried transaction must start from the input.
+	res, err := s.write(ctx, "cypher.ImportResources", func(tx neo4j.ManagedTransaction) (any, error) {
+		copies := make([]*capstan.Resource, len(rs))
+		for i, r := range rs {
+			c := *r
+			c.Meta = capstan.Meta{}
+			copies[i] = &c
+		}
+		ir, err := s.upsert(ctx, tx, org, copies)
+		if err != nil {
+			return nil, err
+		}
+		return importOutcome{ir, copies}, nil
+	})
+	if err != nil {
+		return capstan.ImportResult{}, err
+	}
+	o := res.(importOutcome)
+	for i := range rs {
+		rs[i].ActiveOperationID, rs[i].LastOperationID = o.stored[i].ActiveOperationID, o.stored[i].LastOperationID
+		rs[i].Meta = o.stored[i].Meta
+	}
+	return o.result, nil
+}
+
+type importOutcome struct {
+	result capstan.ImportResult
+	stored []*capstan.Resource
+}
+
+const qResourcesByUkey = `
+UNWIND $ukeys AS k
+MATCH (r:Resource {ukey: k})
+RETURN k AS ukey, r.json AS json`
+
+// keepOperationPointers copies the operation pointers of resources that
+// already exist: an import is the catalog's truth, not the executor's.
+func keepOperationPointers(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) error {
+	ukeys := make([]string, len(rs))
+	byUkey := map[string]*capstan.Resource{}
+	for i, r := range rs {
+		ukeys[i] = uid(org, r.Key())
+		byUkey[ukeys[i]] = r
+	}
+	res, err := tx.Run(ctx, qResourcesByUkey, map[string]any{"ukeys": ukeys})
+	if err != nil {
+		return err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		var old capstan.Resource
+		js, _ := rec.Get("json")
+		if err := json.Unmarshal([]byte(str(js)), &old); err != nil {
+			return err
+		}
+		k, _ := rec.Get("ukey")
+		r := byUkey[str(k)]
+		r.ActiveOperationID, r.LastOperationID = old.ActiveOperationID, old.LastOperationID
+	}
+	return nil
+}
+
+const timeFormat = time.RFC3339Nano
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}

@@ -1,0 +1,276 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
+const qResourceVersion = `
+MATCH (r:Resource {uid: $uid})
+RETURN r.version AS version, r.ukey AS ukey, r.created AS created, r.json AS json`
+
+const qResourceKeyTaken = `
+MATCH (r:Resource {ukey: $ukey})
+RETURN r.uid AS uid`
+
+// CreateResource stores a new resource.
+func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resource) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	res, err := s.write(ctx, "cypher.CreateResource", func(tx neo4j.ManagedTransaction) (any, error) {
+		if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": uid(org, r.Key())}); err != nil || taken {
+			if err == nil {
+				err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+			}
+			return nil, err
+		}
+		c := *r
+		c.Meta = capstan.Meta{ID: r.ID}
+		s.touch(&c.Meta, org, true)
+		if err := s.writeOne(ctx, tx, org, &c); err != nil {
+			return nil, err
+		}
+		return c.Meta, nil
+	})
+	if err == nil {
+		r.Meta = res.(capstan.Meta)
+	}
+	return err
+}
+
+// UpdateResource writes r when its version is current.
+func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resource) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	res, err := s.write(ctx, "cypher.UpdateResource", func(tx neo4j.ManagedTransaction) (any, error) {
+		if err := lock(ctx, tx, "Resource", uid(org, r.ID)); err != nil {
+			return nil, err
+		}
+		result, err := tx.Run(ctx, qResourceVersion, map[string]any{"uid": uid(org, r.ID)})
+		if err != nil {
+			return nil, err
+		}
+		recs, err := result.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			return nil, notFound("resource", r.ID)
+		}
+		m := recs[0].AsMap()
+		if have := i64(m["version"]); have != r.Version {
+			return nil, conflict("resource", r.Key(), have, r.Version)
+		}
+		if newKey := uid(org, r.Key()); newKey != str(m["ukey"]) {
+			if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": newKey}); err != nil || taken {
+				if err == nil {
+					err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+				}
+				return nil, err
+			}
+			if _, err := tx.Run(ctx, `MATCH (r:Resource {uid: $uid}) SET r.ukey = $ukey`, map[string]any{"uid": uid(org, r.ID), "ukey": newKey}); err != nil {
+				return nil, err
+			}
+		}
+		c := *r
+		c.Meta.CreatedAt = parseTime(str(m["created"]))
+		s.touch(&c.Meta, org, false)
+		if err := s.writeOne(ctx, tx, org, &c); err != nil {
+			return nil, err
+		}
+		return c.Meta, nil
+	})
+	if err == nil {
+		r.Meta = res.(capstan.Meta)
+	}
+	return err
+}
+
+const qWriteResource = `
+MERGE (r:Resource {uid: $uid})
+SET r.ukey = $ukey, r.id = $id, r.org = $org, r.key = $key, r.type = $type, r.name = $name,
+    r.environment = $environment, r.lifecycle = $lifecycle, r.health = $health,
+    r.version = $version, r.created = $created`
+
+func (s *Store) writeOne(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource) error {
+	_, err := tx.Run(ctx, qWriteResource, map[string]any{
+		"uid": uid(org, r.ID), "ukey": uid(org, r.Key()), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type,
+		"name": r.Name, "environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
+		"version": r.Version, "created": r.CreatedAt.Format(timeFormat),
+	})
+	if err != nil {
+		return err
+	}
+	return writeResources(ctx, tx, org, []*capstan.Resource{r})
+}
+
+func exists(ctx context.Context, tx neo4j.ManagedTransaction, q string, params map[string]any) (bool, error) {
+	res, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return false, err
+	}
+	recs, err := res.Collect(ctx)
+	return len(recs) > 0, err
+}
+
+// queryJSON runs a read query whose rows have a json column and decodes them.
+func queryJSON[T any](ctx context.Context, tx neo4j.ManagedTransaction, q string, params map[string]any) ([]*T, error) {
+	res, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*T, 0, len(recs))
+	for _, rec := range recs {
+		js, _ := rec.Get("json")
+		if js == nil {
+			continue
+		}
+		var t T
+		if err := json.Unmarshal([]byte(str(js)), &t); err != nil {
+			return nil, err
+		}
+		out = append(out, &t)
+	}
+	return out, nil
+}
+
+func (s *Store) readJSON(ctx context.Context, op, q string, params map[string]any) ([]*capstan.Resource, error) {
+	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+		return queryJSON[capstan.Resource](ctx, tx, q, params)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.([]*capstan.Resource), nil
+}
+
+// GetResource returns a resource by id.
+func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resource, error) {
+	rs, err := s.readJSON(ctx, "cypher.GetResource", `MATCH (r:Resource {uid: $uid}) RETURN r.json AS json`, map[string]any{"uid": uid(org, id)})
+	if err == nil && len(rs) == 0 {
+		err = notFound("resource", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// GetResourceByKey returns a resource by key.
+func (s *Store) GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error) {
+	rs, err := s.readJSON(ctx, "cypher.GetResourceByKey", `MATCH (r:Resource {ukey: $ukey}) RETURN r.json AS json`, map[string]any{"ukey": uid(org, key)})
+	if err == nil && len(rs) == 0 {
+		err = notFound("resource", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// GetResources returns resources by id; missing ids give nil entries.
+func (s *Store) GetResources(ctx context.Context, org string, ids []string) ([]*capstan.Resource, error) {
+	uids := make([]string, len(ids))
+	for i, id := range ids {
+		uids[i] = uid(org, id)
+	}
+	rs, err := s.readJSON(ctx, "cypher.GetResources", `UNWIND $uids AS u MATCH (r:Resource {uid: u}) RETURN r.json AS json`, map[string]any{"uids": uids})
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]*capstan.Resource{}
+	for _, r := range rs {
+		byID[r.ID] = r
+	}
+	out := make([]*capstan.Resource, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// GetResourcesByKey returns resources by key; missing keys give nil entries.
+func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string) ([]*capstan.Resource, error) {
+	ukeys := make([]string, len(keys))
+	for i, k := range keys {
+		ukeys[i] = uid(org, k)
+	}
+	rs, err := s.readJSON(ctx, "cypher.GetResourcesByKey", `UNWIND $ukeys AS k MATCH (r:Resource {ukey: k}) RETURN r.json AS json`, map[string]any{"ukeys": ukeys})
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]*capstan.Resource{}
+	for _, r := range rs {
+		byKey[r.Key()] = r
+	}
+	out := make([]*capstan.Resource, len(keys))
+	for i, k := range keys {
+		out[i] = byKey[k]
+	}
+	return out, nil
+}
+
+const qResourceFilter = `
+MATCH (r:Resource)
+WHERE r.org = $org AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
+  AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
+  AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(c:Capability) WHERE c.uid = $cap })`
+
+const qListResources = qResourceFilter + `
+  AND r.key > $after
+RETURN r.json AS json
+ORDER BY r.key
+LIMIT $limit`
+
+const qCountResources = qResourceFilter + `
+RETURN count(r) AS total`
+
+// ListResources returns a page of resources ordered by key and the total.
+func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
+	params := map[string]any{"org": org, "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
+		"cap": "", "after": f.After, "limit": limitOr(f.Limit, 100)}
+	if f.Capability != "" {
+		params["cap"] = uid(org, f.Capability)
+	}
+	type page struct {
+		items []*capstan.Resource
+		total int
+	}
+	res, err := s.read(ctx, "cypher.ListResources", func(tx neo4j.ManagedTransaction) (any, error) {
+		items, err := queryJSON[capstan.Resource](ctx, tx, qListResources, params)
+		if err != nil {
+			return nil, err
+		}
+		r, err := tx.Run(ctx, qCountResources, params)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := r.Single(ctx)
+		if err != nil {
+			return nil, err
+		}
+		total, _ := rec.Get("total")
+		return page{items, int(i64(total))}, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	p := res.(page)
+	return p.items, p.total, nil
+}

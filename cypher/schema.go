@@ -1,0 +1,45 @@
+package cypher
+
+import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+)
+
+// schema is applied idempotently at startup: named uniqueness constraints
+// (which also index their property) and an index for every other lookup.
+var schema = []string{
+	`CREATE CONSTRAINT resource_uid IF NOT EXISTS FOR (n:Resource) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT resource_ukey IF NOT EXISTS FOR (n:Resource) REQUIRE n.ukey IS UNIQUE`,
+	`CREATE CONSTRAINT capability_uid IF NOT EXISTS FOR (n:Capability) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT resource_type_uid IF NOT EXISTS FOR (n:ResourceType) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT pack_uid IF NOT EXISTS FOR (n:ScenarioPack) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT scenario_uid IF NOT EXISTS FOR (n:Scenario) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT policy_uid IF NOT EXISTS FOR (n:Policy) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT intent_uid IF NOT EXISTS FOR (n:Intent) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT plan_uid IF NOT EXISTS FOR (n:Plan) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT binding_uid IF NOT EXISTS FOR (n:Binding) REQUIRE n.uid IS UNIQUE`,
+	`CREATE INDEX resource_org_key IF NOT EXISTS FOR (n:Resource) ON (n.org, n.key)`,
+	`CREATE INDEX capability_org IF NOT EXISTS FOR (n:Capability) ON (n.org)`,
+	`CREATE INDEX resource_type_org IF NOT EXISTS FOR (n:ResourceType) ON (n.org)`,
+	`CREATE INDEX pack_org IF NOT EXISTS FOR (n:ScenarioPack) ON (n.org)`,
+	`CREATE INDEX scenario_org_id IF NOT EXISTS FOR (n:Scenario) ON (n.org, n.id)`,
+	`CREATE INDEX policy_org IF NOT EXISTS FOR (n:Policy) ON (n.org)`,
+	`CREATE INDEX intent_org_id IF NOT EXISTS FOR (n:Intent) ON (n.org, n.id)`,
+	`CREATE INDEX plan_org_intent IF NOT EXISTS FOR (n:Plan) ON (n.org, n.intent_id)`,
+}
+
+func (s *Store) applySchema(ctx context.Context) error {
+	sess := s.session(ctx, neo4j.AccessModeWrite)
+	defer sess.Close(ctx)
+	for _, q := range append(schema, `CALL db.awaitIndexes(60)`) {
+		res, err := sess.Run(ctx, q, nil)
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		if err != nil {
+			return s.mapErr("cypher.schema", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+// Package cypher is the Neo4j store. Resources, capability definitions,
+// provided capabilities, requirements and bindings are nodes and
+// relationships (see docs/NEO4J.md), so capability resolution is one Cypher
+// traversal. Every query takes $parameters and is scoped to an organization;
+// writes run in managed transactions (which may retry, so each transaction
+// function is idempotent) and multi-entity changes commit atomically.
+package cypher
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
+
+	"github.com/capstan-dev/capstan"
+)
+
+var _ capstan.Store = (*Store)(nil)
+
+// Config says how to reach Neo4j.
+type Config struct {
+	URI      string
+	User     string
+	Password string
+	Database string
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// Store is the Neo4j store.
+type Store struct {
+	driver neo4j.DriverWithContext
+	db     string
+	log    *slog.Logger
+	now    func() time.Time
+
+	schemaMu    sync.Mutex
+	schemaReady bool
+}
+
+// Open creates the driver. It does not need Neo4j to be up: the schema is
+// applied on first use, and until then calls fail with EUNAVAILABLE.
+func Open(cfg Config) (*Store, error) {
+	auth := neo4j.NoAuth()
+	if cfg.User != "" {
+		auth = neo4j.BasicAuth(cfg.User, cfg.Password, "")
+	}
+	d, err := neo4j.NewDriverWithContext(cfg.URI, auth, func(c *config.Config) {
+		c.MaxConnectionPoolSize = 50
+		c.ConnectionAcquisitionTimeout = 5 * time.Second
+		c.SocketConnectTimeout = 3 * time.Second
+		c.MaxTransactionRetryTime = 5 * time.Second
+		c.MaxConnectionLifetime = 30 * time.Minute
+		c.ConnectionLivenessCheckTimeout = 30 * time.Second
+	})
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "neo4j: %v", err)
+	}
+	s := &Store{driver: d, db: cfg.Database, log: cfg.Log, now: cfg.Now}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Close closes the driver.
+func (s *Store) Close() error { return s.driver.Close(context.Background()) }
+
+// Ping reports whether Neo4j answers and the schema is in place.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	if err := s.driver.VerifyConnectivity(ctx); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// ready applies the schema once Neo4j answers.
+func (s *Store) ready(ctx context.Context) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	if s.schemaReady {
+		return nil
+	}
+	if err := s.applySchema(ctx); err != nil {
+		return err
+	}
+	s.schemaReady = true
+	return nil
+}
+
+func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	return s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db})
+}
+
+// write runs fn in a managed write transaction.
+func (s *Store) write(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	sess := s.session(ctx, neo4j.AccessModeWrite)
+	defer sess.Close(ctx)
+	res, err := sess.ExecuteWrite(ctx, fn)
+	return res, s.mapErr(op, err)
+}
+
+// read runs fn in a managed read transaction.
+func (s *Store) read(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	sess := s.session(ctx, neo4j.AccessModeRead)
+	defer sess.Close(ctx)
+	res, err := sess.ExecuteRead(ctx, fn)
+	return res, s.mapErr(op, err)
+}
+
+func (s *Store) mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *capstan.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	var ne *neo4j.Neo4jError
+	if errors.As(err, &ne) && strings.Contains(ne.Code, "ConstraintValidationFailed") {
+		return capstan.Errorf(capstan.ECONFLICT, "%s: already exists", op)
+	}
+	if isUnavailable(err) {
+		return unavailable(err)
+	}
+	s.log.Error("neo4j error", "op", op, "err", err.Error())
+	return &capstan.Error{Code: capstan.EINTERNAL, Op: op, Err: err}
+}
+
+func isUnavailable(err error) bool {
+	var ce *neo4j.ConnectivityError
+	if errors.As(err, &ce) || neo4j.IsConnectivityError(err) || neo4j.IsRetryable(err) {
+		return true
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var ne *neo4j.Neo4jError
+	if errors.As(err, &ne) && strings.HasPrefix(ne.Code, "Neo.TransientError") {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "ConnectivityError") || strings.Contains(msg, "i/o timeout")
+}
+
+func unavailable(err error) error {
+	return &capstan.Error{Code: capstan.EUNAVAILABLE, Message: "neo4j is not reachable; try again", Err: err}
+}
+
+// uid scopes a local id or key to an organization: every unique property
+// the store uses is one of these, so no lookup can cross organizations.
+func uid(org string, parts ...string) string {
+	return org + "|" + strings.Join(parts, "|")
+}
+
+func checkOrg(org string) error {
+	if !capstan.ValidKey(org) {
+		return capstan.Errorf(capstan.EINVALID, "organization %q is not a valid key", org)
+	}
+	return nil
+}
+
+func notFound(what, id string) error {
+	return capstan.Errorf(capstan.ENOTFOUND, "%s %s not found", what, id)
+}
+
+func conflict(what, id string, have, want int64) error {
+	return capstan.Errorf(capstan.ECONFLICT, "%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)
+}
+
+// touch sets meta for a write, as the embedded store does.
+func (s *Store) touch(m *capstan.Meta, org string, created bool) {
+	now := s.now().UTC()
+	if created {
+		if m.ID == "" {
+			m.ID = capstan.NewID()
+		}
+		m.CreatedAt = now
+		m.Version = 0
+	}
+	m.OrganizationID = org
+	m.UpdatedAt = now
+	m.Version++
+}
+
+func limitOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func i64(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+
+// Write locks: Neo4j does not re-read a property after a lock is taken in
+// the same statement, so an optimistic version check first takes the
+// node's write lock (a SET), then reads the version. A concurrent writer
+// waits on the lock and then sees the new version: one wins, the other
+// gets ECONFLICT.
+var qLock = map[string]string{
+	"Resource": `MATCH (n:Resource {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Intent":   `MATCH (n:Intent {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Plan":     `MATCH (n:Plan {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+}
+
+func lock(ctx context.Context, tx neo4j.ManagedTransaction, label, id string) error {
+	res, err := tx.Run(ctx, qLock[label], map[string]any{"uid": id})
+	if err != nil {
+		return err
+	}
+	_, err = res.Consume(ctx)
+	return err
+}

@@ -1,0 +1,43 @@
+package cypher_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/internal/neo4jtest"
+	"github.com/capstan-dev/capstan/storetest"
+)
+
+var server *neo4jtest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	server, err = neo4jtest.Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: Neo4j is part of the test suite and could not start: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := server.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping Neo4j: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+func open(t testing.TB) *cypher.Store {
+	t.Helper()
+	s, err := cypher.Open(cypher.Config{URI: server.URI, User: server.User, Password: server.Password})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) capstan.Store { return open(t) })
+}

@@ -1,0 +1,261 @@
+// Package neo4jtest gives tests a real Neo4j 5 server. With NEO4J_URI set it
+// uses that server. Otherwise it starts a throwaway Neo4j 5.26 Community on
+// 127.0.0.1 (free port, temporary data directory, stopped at the end):
+// through testcontainers-go when a Docker engine answers, otherwise through
+// scripts/neo4j/run.sh (Neo4j's jars from Maven Central, Java 17). It never
+// skips: if no server can start, the caller fails with the reason.
+package neo4jtest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// Server is a Neo4j the tests may use.
+type Server struct {
+	URI      string
+	User     string
+	Password string
+	// How it was started: "external", "docker" or "script".
+	Kind string
+
+	stopFn  func() error                    // stop the process, keep the data
+	startFn func(ctx context.Context) error // start it again
+	closeFn func() error                    // stop and remove everything
+	mu      sync.Mutex
+}
+
+// StartTimeout bounds a start, including a first download of the jars.
+const StartTimeout = 5 * time.Minute
+
+// Start returns the server named by NEO4J_URI, or starts a throwaway one.
+func Start(ctx context.Context) (*Server, error) {
+	if uri := os.Getenv("NEO4J_URI"); uri != "" {
+		return &Server{URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"), Kind: "external"}, nil
+	}
+	return StartOwn(ctx)
+}
+
+// StartOwn always starts a new server this process controls (Stop/Restart),
+// for tests that take Neo4j down on purpose.
+func StartOwn(ctx context.Context) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if dockerAnswers(ctx) {
+		return startDocker(ctx, port)
+	}
+	return startScript(ctx, port)
+}
+
+// Stop stops a server this process started, keeping its data, so Restart
+// can bring it back on the same address. An external server cannot be stopped.
+func (s *Server) Stop() error {
+	if s.stopFn == nil {
+		return errors.New("neo4jtest: an external server cannot be stopped")
+	}
+	return s.stopFn()
+}
+
+// Restart starts a stopped server again on the same port and data.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.startFn == nil {
+		return errors.New("neo4jtest: an external server cannot be restarted")
+	}
+	return s.startFn(ctx)
+}
+
+// Close stops a server this process started and removes its data; an
+// external server is left alone.
+func (s *Server) Close() error {
+	if s.closeFn == nil {
+		return nil
+	}
+	return s.closeFn()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func dockerAnswers(ctx context.Context) bool {
+	if os.Getenv("CAPSTAN_NEO4J_NO_DOCKER") != "" {
+		return false
+	}
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return false
+	}
+	defer p.Close()
+	hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return p.Health(hctx) == nil
+}
+
+func startDocker(ctx context.Context, port int) (*Server, error) {
+	hostPort := fmt.Sprint(port)
+	c, err := testcontainers.Run(ctx, "neo4j:5.26-community",
+		testcontainers.WithExposedPorts("7687/tcp"),
+		testcontainers.WithEnv(map[string]string{"NEO4J_AUTH": "none"}),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.PortBindings = network.PortMap{network.MustParsePort("7687/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
+		}),
+		testcontainers.WithWaitStrategy(wait.ForLog("Bolt enabled on").WithStartupTimeout(StartTimeout)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("neo4jtest: Docker answers but neo4j:5.26-community did not start: %w", err)
+	}
+	s := &Server{URI: "bolt://127.0.0.1:" + hostPort, Kind: "docker"}
+	s.stopFn = func() error {
+		timeout := 20 * time.Second
+		return c.Stop(context.Background(), &timeout)
+	}
+	s.startFn = func(ctx context.Context) error { return c.Start(ctx) }
+	s.closeFn = func() error { return c.Terminate(context.Background()) }
+	return s, nil
+}
+
+// repoRoot finds the directory holding scripts/neo4j/run.sh.
+func repoRoot() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Dir(file)
+	for i := 0; i < 6; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "scripts", "neo4j", "run.sh")); err == nil {
+			return dir, nil
+		}
+		dir = filepath.Dir(dir)
+	}
+	return "", errors.New("neo4jtest: scripts/neo4j/run.sh not found")
+}
+
+func startScript(ctx context.Context, port int) (*Server, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.MkdirTemp("", "capstan-neo4j-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{URI: fmt.Sprintf("bolt://127.0.0.1:%d", port), Kind: "script"}
+	script := filepath.Join(root, "scripts", "neo4j", "run.sh")
+	var cmd *exec.Cmd
+	var done chan struct{}
+	s.startFn = func(ctx context.Context) error {
+		c, d, err := runScript(ctx, script, port, data)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		cmd, done = c, d
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopFn = func() error {
+		s.mu.Lock()
+		c, d := cmd, done
+		cmd = nil
+		s.mu.Unlock()
+		if c == nil {
+			return nil
+		}
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-d:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			<-d
+		}
+		return nil
+	}
+	s.closeFn = func() error { return errors.Join(s.stopFn(), os.RemoveAll(data)) }
+	if err := s.startFn(ctx); err != nil {
+		os.RemoveAll(data)
+		return nil, err
+	}
+	return s, nil
+}
+
+// runScript starts run.sh in its own process group and waits for its
+// ready line. If the test binary dies, the kernel kills the server too.
+func runScript(ctx context.Context, script string, port int, data string) (*exec.Cmd, chan struct{}, error) {
+	cmd := exec.Command("bash", script, fmt.Sprint(port), data)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	var logs strings.Builder
+	var logMu sync.Mutex
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("neo4jtest: cannot run %s: %w", script, err)
+	}
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "neo4j ready") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(errOut)
+		for sc.Scan() {
+			logMu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+		}
+	}()
+	go func() { _ = cmd.Wait(); close(done) }()
+	tail := func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		t := logs.String()
+		if len(t) > 4000 {
+			t = t[len(t)-4000:]
+		}
+		return t
+	}
+	select {
+	case <-ready:
+		return cmd, done, nil
+	case <-done:
+		return nil, nil, fmt.Errorf("neo4jtest: Neo4j did not start (no Docker engine; %s exited %v):\n%s", script, cmd.ProcessState, tail())
+	case <-time.After(StartTimeout):
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	return nil, nil, fmt.Errorf("neo4jtest: Neo4j did not become ready in time:\n%s", tail())
+}
+

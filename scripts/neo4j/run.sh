@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Starts a throwaway Neo4j 5.26 LTS Community on 127.0.0.1 without Docker:
+# the jars come from Maven Central (scripts/neo4j/pom.xml) and are cached in
+# $CAPSTAN_CACHE (default ~/.cache/capstan); Launcher.java starts the server
+# through Neo4j's embedded API with Bolt on loopback, HTTP off, no auth.
+#
+#   scripts/neo4j/run.sh PORT DATA_DIR     run in the foreground until killed
+#
+# It prints "neo4j ready bolt://127.0.0.1:PORT" once Bolt accepts connections.
+# Needs Java 17 and Maven.
+set -euo pipefail
+port=${1:?usage: run.sh PORT DATA_DIR}
+data=${2:?usage: run.sh PORT DATA_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+version=$(sed -n 's:.*<neo4j.version>\(.*\)</neo4j.version>.*:\1:p' "$here/pom.xml")
+cache=${CAPSTAN_CACHE:-$HOME/.cache/capstan}/neo4j-$version
+command -v java >/dev/null || { echo "run.sh: java not found: install Java 17 (or run with Docker, or set NEO4J_URI)" >&2; exit 3; }
+command -v mvn >/dev/null || { echo "run.sh: mvn not found: install Maven (or run with Docker, or set NEO4J_URI)" >&2; exit 3; }
+if [ ! -f "$cache/ready" ]; then
+  mkdir -p "$cache"
+  lock="$cache.lock"
+  # One fetch at a time when several test packages start servers at once.
+  exec 9>"$lock"
+  flock 9
+  if [ ! -f "$cache/ready" ]; then
+    echo "run.sh: fetching Neo4j $version from Maven Central into $cache" >&2
+    mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$cache/lib" >&2
+    mkdir -p "$cache/classes"
+    javac -d "$cache/classes" -cp "$cache/lib/*" "$here/Launcher.java"
+    touch "$cache/ready"
+  fi
+  flock -u 9
+fi
+mkdir -p "$data"
+exec java -Xms256m -Xmx1g -XX:+UseG1GC -cp "$cache/classes:$cache/lib/*" Launcher "$data" "$port"
