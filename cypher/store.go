@@ -217,7 +217,6 @@ func i64(v any) int64 {
 	return n
 }
 
-
 // Write locks: Neo4j does not re-read a property after a lock is taken in
 // the same statement, so an optimistic version check first takes the
 // node's write lock (a SET), then reads the version. A concurrent writer

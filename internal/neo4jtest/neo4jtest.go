@@ -258,4 +258,3 @@ func runScript(ctx context.Context, script string, port int, data string) (*exec
 	<-done
 	return nil, nil, fmt.Errorf("neo4jtest: Neo4j did not become ready in time:\n%s", tail())
 }
-
