@@ -37,6 +37,8 @@ type Config struct {
 	Service *service.Service
 	Tokens  *Tokens
 	Log     *slog.Logger
+	// Ready, when set, must also hold for /readyz (start-up work done).
+	Ready func() bool
 }
 
 // GraphQL returns the GraphQL handler without authentication; callers must
@@ -112,6 +114,10 @@ func Handler(cfg Config) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Ready != nil && !cfg.Ready() {
+			http.Error(w, "not ready: starting", http.StatusServiceUnavailable)
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := cfg.Service.Store.Ping(ctx); err != nil {

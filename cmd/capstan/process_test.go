@@ -50,9 +50,18 @@ type proc struct {
 
 var listening = regexp.MustCompile(`"addr":"(http://[^"]+)"`)
 
-func start(t *testing.T, dataDir string) *proc {
+func start(t *testing.T, dataDir string, extra ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir)
+	p := launch(t, dataDir, extra...)
+	p.waitReady(t, 60*time.Second)
+	return p
+}
+
+// launch starts `capstan serve` and waits until it listens (not until ready).
+func launch(t *testing.T, dataDir string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -80,6 +89,27 @@ func start(t *testing.T, dataDir string) *proc {
 		t.Fatalf("capstan did not start:\n%s", p.output())
 	}
 	return p
+}
+
+// waitReady polls /readyz until it answers 200.
+func (p *proc) waitReady(t *testing.T, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(p.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("capstan exited before it was ready:\n%s", p.output())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("capstan was not ready within %v:\n%s", within, p.output())
 }
 
 func (p *proc) output() string {
@@ -111,6 +141,14 @@ func (p *proc) stop(t *testing.T) {
 
 func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]any {
 	t.Helper()
+	data, errs := p.try(t, query, vars)
+	require.Empty(t, errs)
+	return data
+}
+
+// try runs a GraphQL request and returns its data and errors.
+func (p *proc) try(t *testing.T, query string, vars map[string]any) (map[string]any, []map[string]any) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -120,11 +158,18 @@ func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]a
 	defer resp.Body.Close()
 	var out struct {
 		Data   map[string]any
-		Errors []any
+		Errors []map[string]any
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	require.Empty(t, out.Errors)
-	return out.Data
+	return out.Data, out.Errors
+}
+
+func (p *proc) readyz(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get(p.url + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 const createIntent = `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,11 +13,13 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/server"
@@ -30,6 +31,7 @@ const DemoOrg = "demo"
 
 type serveConfig struct {
 	listen, store, dataDir, tokens, packsDir, catalog string
+	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
 }
 
 func envOr(name, def string) string {
@@ -49,6 +51,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.tokens, "tokens", envOr("CAPSTAN_TOKENS", ""), "tokens file; without it, dev mode with one admin of the demo organization (CAPSTAN_TOKENS)")
 	fs.StringVar(&c.packsDir, "packs", envOr("CAPSTAN_PACKS", ""), "directory of extra scenario packs to install at start (CAPSTAN_PACKS)")
 	fs.StringVar(&c.catalog, "catalog", envOr("CAPSTAN_CATALOG", ""), "catalog file to import at start; without it an empty store gets the demo catalog (CAPSTAN_CATALOG)")
+	fs.StringVar(&c.neo4jURI, "neo4j-uri", envOr("CAPSTAN_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URI for --store neo4j (CAPSTAN_NEO4J_URI)")
+	fs.StringVar(&c.neo4jUser, "neo4j-user", envOr("CAPSTAN_NEO4J_USER", ""), "Neo4j user; empty for no auth (CAPSTAN_NEO4J_USER)")
+	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
+	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -73,12 +79,12 @@ func serve(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func openStore(cfg serveConfig) (capstan.Store, error) {
+func openStore(cfg serveConfig, log *slog.Logger) (capstan.Store, error) {
 	switch cfg.store {
 	case "embedded":
 		return embedded.Open(cfg.dataDir)
 	case "neo4j":
-		return nil, errors.New("the neo4j store is not built yet; use --store embedded")
+		return cypher.Open(cypher.Config{URI: cfg.neo4jURI, User: cfg.neo4jUser, Password: cfg.neo4jPassword, Database: cfg.neo4jDatabase, Log: log})
 	}
 	return nil, fmt.Errorf("unknown store %q (want embedded or neo4j)", cfg.store)
 }
@@ -88,21 +94,23 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(cfg)
+	store, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	svc := service.New(store, log)
-	if err := prepare(ctx, svc, tokens.Organizations(), cfg); err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
 	}
+	// The server answers at once; /readyz says not ready until the store
+	// answers and the packs and catalog are in place.
+	prepared := &atomic.Bool{}
+	prepDone := make(chan error, 1)
+	go func() { prepDone <- prepareUntilReady(ctx, svc, tokens.Organizations(), cfg, log, prepared) }()
 	srv := &http.Server{
-		Handler:           server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log}),
+		Handler:           server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
@@ -111,6 +119,16 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	select {
 	case err := <-errc:
 		return err
+	case err := <-prepDone:
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
@@ -133,6 +151,28 @@ func loadTokens(cfg serveConfig, log *slog.Logger) (*server.Tokens, error) {
 	}
 	log.Warn("dev mode: no --tokens file; one admin of the demo organization", "token", token, "header", "Authorization: Bearer "+token)
 	return server.NewTokens([]server.Token{{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}}})
+}
+
+// prepareUntilReady runs prepare, retrying while the store is unavailable
+// (Neo4j not up yet). Any other error is fatal: bad packs or catalog.
+func prepareUntilReady(ctx context.Context, svc *service.Service, orgs []string, cfg serveConfig, log *slog.Logger, ready *atomic.Bool) error {
+	for wait := 250 * time.Millisecond; ; wait = min(wait*2, 2*time.Second) {
+		err := prepare(ctx, svc, orgs, cfg)
+		if err == nil {
+			ready.Store(true)
+			log.Info("ready")
+			return nil
+		}
+		if capstan.ErrorCode(err) != capstan.EUNAVAILABLE {
+			return err
+		}
+		log.Warn("store not available yet; retrying", "err", capstan.ErrorMessage(err), "in", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
 }
 
 // prepare installs the bundled and extra packs into every organization and
