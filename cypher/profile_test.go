@@ -1,0 +1,102 @@
+package cypher_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/catalog"
+	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/packs"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// TestQueryPlans PROFILEs the traversals the planner and the graph
+// explorer depend on, on the demo data, and fails on a plan that scans all
+// nodes or builds a cartesian product, or on a database notification about
+// unbounded paths or cartesian products.
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	store := open(t)
+	org := "profile-" + capstan.NewID()[12:]
+	svc := service.New(store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	admin := capstan.WithActor(ctx, &capstan.Actor{ID: "p", OrganizationID: org, Roles: []string{capstan.RoleAdmin}})
+	require.NoError(t, svc.InstallPacks(admin, org, packs.FS, packs.Order))
+	require.NoError(t, svc.SeedDemoCatalog(admin, org, catalog.Demo))
+	cluster, err := store.GetResourceByKey(ctx, org, "kubernetes.cluster/prod-k8s")
+	require.NoError(t, err)
+	uid := func(parts ...string) string { return org + "|" + strings.Join(parts, "|") }
+
+	queries := map[string]struct {
+		query  string
+		params map[string]any
+	}{
+		"candidates": {cypher.QueryCandidates, map[string]any{"want": uid("object_storage.s3"), "checks": []any{
+			map[string]any{"key": "environment", "want": "prod", "mode": "eq"},
+			map[string]any{"key": "min_capacity_gb", "want": 100, "mode": "min"},
+			map[string]any{"key": "region", "want": "eu-central", "mode": "eq"},
+		}}},
+		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "checks": []any{}}},
+		"topology":                       {cypher.QueryTopology, map[string]any{"uid": uid(cluster.ID), "depth": 4}},
+		"dependencies":                   {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
+		"dependents":                     {cypher.QueryDependents, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
+		"scenarios providing":            {cypher.QueryScenariosProviding, map[string]any{"cap": uid("object_storage.s3")}},
+	}
+	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	require.NoError(t, err)
+	defer driver.Close(ctx)
+	for name, q := range queries {
+		t.Run(name, func(t *testing.T) {
+			res, err := neo4j.ExecuteQuery(ctx, driver, "PROFILE "+q.query, q.params, neo4j.EagerResultTransformer)
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Records, "the query finds something on the demo data")
+			require.Empty(t, violations(res.Summary))
+		})
+	}
+	// The check itself catches what it looks for.
+	bad, err := neo4j.ExecuteQuery(ctx, driver, "PROFILE MATCH (a), (b) MATCH p = (a)-[*]->(b) RETURN count(p)", nil, neo4j.EagerResultTransformer)
+	require.NoError(t, err)
+	found := strings.Join(violations(bad.Summary), " ")
+	require.Contains(t, found, "AllNodesScan")
+	require.Contains(t, found, "CartesianProduct")
+}
+
+// violations lists plan operators and notifications the store's queries
+// must never produce.
+func violations(s neo4j.ResultSummary) []string {
+	var out, ops []string
+	if p := s.Profile(); p != nil {
+		walk(p, &ops)
+	}
+	for _, op := range ops {
+		if strings.Contains(op, "AllNodesScan") || strings.Contains(op, "CartesianProduct") {
+			out = append(out, "operator "+op)
+		}
+	}
+	for _, n := range s.Notifications() {
+		if strings.Contains(n.Code(), "UnboundedVariableLengthPattern") || strings.Contains(n.Code(), "CartesianProduct") {
+			out = append(out, "notification "+n.Code()+": "+n.Description())
+		}
+	}
+	return out
+}
+
+func walk(p neo4j.ProfiledPlan, ops *[]string) {
+	*ops = append(*ops, p.Operator())
+	for _, c := range p.Children() {
+		walk(c, ops)
+	}
+}
+
+func auth() neo4j.AuthToken {
+	if server.User == "" {
+		return neo4j.NoAuth()
+	}
+	return neo4j.BasicAuth(server.User, server.Password, "")
+}
