@@ -1,8 +1,10 @@
 package cypher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -13,8 +15,10 @@ import (
 // capability back through bounded IMPLIES to every capability that implies
 // it, out to every resource of the organization that PROVIDES one of them,
 // and each constraint checked against the provided scope, attributes and
-// resource. The rows are the database's verdicts: every check with the
-// value it found and whether it passed, and the count of failed checks.
+// resource. The database also selects what to return (the rule of
+// capstan.SelectCandidates): every passing candidate, the nearest misses up
+// to $max, and for the rest only how many failed each check. One row comes
+// back, whatever the catalog's size.
 const QueryCandidates = `
 MATCH path = (src:Capability)-[:IMPLIES*0..4]->(want:Capability {uid: $want})
 WITH src, path ORDER BY length(path)
@@ -26,23 +30,32 @@ WITH r, p, src, via,
         WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment)
         ELSE coalesce(p['s:' + c.key], p['a:' + c.key]) END}] AS found
 WITH r, p, src, via,
-     [f IN found | {key: f.key, got: f.got, passed: coalesce(CASE f.mode
+     CASE WHEN r.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
+     [f IN found WHERE NOT coalesce(CASE f.mode
         WHEN 'in' THEN f.got IN f.want
         WHEN 'min' THEN f.got >= f.want
         WHEN 'max' THEN f.got <= f.want
-        ELSE f.got = f.want END, false)}] AS checks
-RETURN r.id AS id, r.type AS type, r.name AS name, r.environment AS environment, r.lifecycle AS lifecycle,
-       r.health AS health, p.json AS provided, src.key AS capability, via, checks
-ORDER BY size(via), r.key`
+        ELSE f.got = f.want END, false) | f.key] AS failed
+ORDER BY size(failed), size(via), r.key
+WITH collect({id: r.id, type: r.type, name: r.name, environment: r.environment, lifecycle: r.lifecycle,
+              health: r.health, provided: p.json, capability: src.key, via: via, failed: failed}) AS rows
+WITH rows, [x IN rows WHERE size(x.failed) = 0] AS passing, [x IN rows WHERE size(x.failed) > 0] AS failing
+WITH rows, passing, failing, CASE WHEN $max < 0 THEN size(failing) ELSE $max END AS keep
+RETURN size(rows) AS considered, passing, failing[..keep] AS nearest, size(failing[keep..]) AS omitted,
+       [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k, count: size([o IN failing[keep..] WHERE k IN o.failed])}] AS omittedBy`
 
 const qCapabilities = `
 MATCH (c:Capability) WHERE c.org = $org AND c.json IS NOT NULL
 RETURN c.json AS json ORDER BY c.key`
 
-// FindCandidates asks QueryCandidates and selects what to return.
+// FindCandidates asks QueryCandidates and explains what it returned.
 func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
 	if err := checkOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
+	}
+	maxRejected := q.MaxRejected
+	if maxRejected == 0 {
+		maxRejected = capstan.DefaultMaxRejected
 	}
 	res, err := s.read(ctx, "cypher.FindCandidates", func(tx neo4j.ManagedTransaction) (any, error) {
 		defs, err := queryJSON[capstan.CapabilityDefinition](ctx, tx, `MATCH (c:Capability {uid: $uid}) RETURN c.json AS json`, map[string]any{"uid": uid(org, q.Capability)})
@@ -52,23 +65,37 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		if len(defs) == 0 {
 			return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
 		}
-		want := defs[0]
-		checks := checkParams(want, q.Constraints)
-		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checks})
+		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checkParams(defs[0], q.Constraints), "max": maxRejected})
 		if err != nil {
 			return nil, err
 		}
-		recs, err := result.Collect(ctx)
+		rec, err := result.Single(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return found{want, candidates(recs, org)}, nil
+		return found{defs[0], rec.AsMap()}, nil
 	})
 	if err != nil {
 		return capstan.CandidateResult{}, err
 	}
 	f := res.(found)
-	out := capstan.SelectCandidates(f.all, q.MaxRejected)
+	out := capstan.CandidateResult{Considered: int(i64(f.row["considered"])), Omitted: int(i64(f.row["omitted"]))}
+	out.Candidates = append(candidates(f.row["passing"], org), candidates(f.row["nearest"], org)...)
+	slices.SortStableFunc(out.Candidates, func(a, b capstan.Candidate) int {
+		if d := len(a.Via) - len(b.Via); d != 0 {
+			return d
+		}
+		return cmp.Compare(a.Resource.Key(), b.Resource.Key())
+	})
+	if out.Omitted > 0 {
+		out.OmittedBy = map[string]int{}
+		for _, x := range f.row["omittedBy"].([]any) {
+			m := x.(map[string]any)
+			if n := int(i64(m["count"])); n > 0 {
+				out.OmittedBy[str(m["key"])] = n
+			}
+		}
+	}
 	for i := range out.Candidates {
 		explain(&out.Candidates[i], f.def, q.Constraints)
 	}
@@ -79,7 +106,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 // by key like every store's checks.
 type found struct {
 	def *capstan.CapabilityDefinition
-	all []capstan.Candidate
+	row map[string]any
 }
 
 func checkParams(def *capstan.CapabilityDefinition, want map[string]any) []map[string]any {
@@ -106,29 +133,19 @@ func isList(v any) bool {
 	return ok
 }
 
-// candidates turns rows into candidates whose Failed lists come from the
-// database's verdicts.
-func candidates(recs []*neo4j.Record, org string) []capstan.Candidate {
-	out := make([]capstan.Candidate, 0, len(recs))
-	for _, rec := range recs {
-		m := rec.AsMap()
+// candidates turns the query's row maps into candidates whose Failed lists
+// are the database's verdicts.
+func candidates(v any, org string) []capstan.Candidate {
+	rows, _ := v.([]any)
+	out := make([]capstan.Candidate, 0, len(rows))
+	for _, x := range rows {
+		m := x.(map[string]any)
 		var pc capstan.ProvidedCapability
 		_ = json.Unmarshal([]byte(str(m["provided"])), &pc)
 		r := &capstan.Resource{Meta: capstan.Meta{ID: str(m["id"]), OrganizationID: org}, Type: str(m["type"]), Name: str(m["name"]),
 			Environment: str(m["environment"]), LifecycleStatus: capstan.LifecycleStatus(str(m["lifecycle"])),
 			HealthStatus: capstan.HealthStatus(str(m["health"])), ProvidedCapabilities: []capstan.ProvidedCapability{pc}}
-		c := capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"])}
-		if r.LifecycleStatus != capstan.LifecycleActive {
-			c.Failed = append(c.Failed, "lifecycle")
-		}
-		checks, _ := m["checks"].([]any)
-		for _, ch := range checks {
-			cm := ch.(map[string]any)
-			if passed, _ := cm["passed"].(bool); !passed {
-				c.Failed = append(c.Failed, str(cm["key"]))
-			}
-		}
-		out = append(out, c)
+		out = append(out, capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"]), Failed: strs(m["failed"])})
 	}
 	return out
 }

@@ -27,3 +27,12 @@ func TestDataDirIsLockedByOneProcess(t *testing.T) {
 	_, err = embedded.Open(dir)
 	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err))
 }
+
+func BenchmarkCandidates(b *testing.B) {
+	storetest.BenchmarkCandidates(b, func(b *testing.B) capstan.Store {
+		s, err := embedded.Open(b.TempDir())
+		require.NoError(b, err)
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}
