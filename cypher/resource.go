@@ -15,20 +15,10 @@ import (
 // relationship to its :Capability node carrying the scope (s:KEY) and
 // attributes (a:KEY); each relationship is a typed edge to its target.
 
-const qUpsertResources = `
+const qWriteResources = `
 UNWIND $rows AS row
 MERGE (r:Resource {ukey: row.ukey})
-ON CREATE SET r.uid = row.uid, r.id = row.id, r.created = row.created, r.version = 0
-WITH r, row, r.version = 0 AS isNew
-SET r.org = row.org, r.key = row.key, r.type = row.type, r.name = row.name,
-    r.environment = row.environment, r.lifecycle = row.lifecycle, r.health = row.health,
-    r.version = r.version + 1
-RETURN row.ukey AS ukey, r.id AS id, r.created AS created, r.version AS version, isNew`
-
-const qSetResourceJSON = `
-UNWIND $rows AS row
-MATCH (r:Resource {ukey: row.ukey})
-SET r.json = row.json`
+SET r += row.props`
 
 const qDropResourceEdges = `
 UNWIND $ukeys AS k
@@ -66,11 +56,11 @@ MATCH (a:Resource {ukey: x.from}), (b:Resource {ukey: x.to})
 CREATE (a)-[:` + typ + `]->(b)`
 }
 
-// writeResources writes rs (already validated, Meta set) with their edges.
-// It returns the resources as stored. Targets must exist after the write.
-func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) error {
+// writeResources writes rs (validated, Meta set) as nodes with their
+// edges; existing lists the keys of those that were stored before, whose
+// old edges go. Relationship targets must exist after the write.
+func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource, existing []string) error {
 	rows := make([]map[string]any, len(rs))
-	ukeys := make([]string, len(rs))
 	var provides []map[string]any
 	rels := map[capstan.RelationshipType][]map[string]any{}
 	var targets []string
@@ -79,25 +69,30 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		if err != nil {
 			return err
 		}
-		ukeys[i] = uid(org, r.Key())
-		rows[i] = map[string]any{"ukey": ukeys[i], "json": string(data)}
+		ukey := uid(org, r.Key())
+		rows[i] = map[string]any{"ukey": ukey, "props": map[string]any{
+			"uid": uid(org, r.ID), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type, "name": r.Name,
+			"environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
+			"version": r.Version, "created": r.CreatedAt.Format(timeFormat), "json": string(data)}}
 		for _, pc := range r.ProvidedCapabilities {
 			pj, _ := json.Marshal(pc)
 			props := map[string]any{"capability": pc.Capability, "json": string(pj)}
 			flatten(props, "s:", pc.Scope)
 			flatten(props, "a:", pc.Attributes)
-			provides = append(provides, map[string]any{"ukey": ukeys[i], "org": org, "capability": pc.Capability,
+			provides = append(provides, map[string]any{"ukey": ukey, "org": org, "capability": pc.Capability,
 				"cap_uid": uid(org, pc.Capability), "props": props})
 		}
 		for _, rel := range r.Relationships {
-			rels[rel.Type] = append(rels[rel.Type], map[string]any{"from": ukeys[i], "to": uid(org, rel.Target)})
+			rels[rel.Type] = append(rels[rel.Type], map[string]any{"from": ukey, "to": uid(org, rel.Target)})
 			targets = append(targets, uid(org, rel.Target))
 		}
 	}
-	if _, err := tx.Run(ctx, qSetResourceJSON, map[string]any{"rows": rows}); err != nil {
-		return err
+	if len(existing) > 0 {
+		if _, err := tx.Run(ctx, qDropResourceEdges, map[string]any{"ukeys": existing}); err != nil {
+			return err
+		}
 	}
-	if _, err := tx.Run(ctx, qDropResourceEdges, map[string]any{"ukeys": ukeys}); err != nil {
+	if _, err := tx.Run(ctx, qWriteResources, map[string]any{"rows": rows}); err != nil {
 		return err
 	}
 	if len(targets) > 0 {
@@ -152,47 +147,29 @@ func flatten(props map[string]any, prefix string, m map[string]any) {
 	}
 }
 
-// upsert writes resources by key; created resources get new ids. It sets
-// each resource's Meta from what was stored.
+// upsert writes resources by key: an existing resource keeps its id,
+// creation time and operation pointers and gets the next version; a new
+// one gets a new id. It sets each resource's Meta to what was stored.
 func (s *Store) upsert(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
 	var out capstan.ImportResult
-	now := s.now().UTC()
-	rows := make([]map[string]any, len(rs))
-	byUkey := map[string]*capstan.Resource{}
-	if err := keepOperationPointers(ctx, tx, org, rs); err != nil {
-		return out, err
-	}
-	for i, r := range rs {
-		id := r.ID
-		if id == "" {
-			id = capstan.NewID()
-		}
-		k := uid(org, r.Key())
-		byUkey[k] = r
-		rows[i] = map[string]any{"ukey": k, "uid": uid(org, id), "id": id, "created": now.Format(timeFormat), "org": org,
-			"key": r.Key(), "type": r.Type, "name": r.Name, "environment": r.Environment,
-			"lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus)}
-	}
-	res, err := tx.Run(ctx, qUpsertResources, map[string]any{"rows": rows})
+	old, err := storedResources(ctx, tx, org, rs)
 	if err != nil {
 		return out, err
 	}
-	recs, err := res.Collect(ctx)
-	if err != nil {
-		return out, err
-	}
-	for _, rec := range recs {
-		m := rec.AsMap()
-		r := byUkey[str(m["ukey"])]
-		isNew, _ := m["isNew"].(bool)
-		if isNew {
-			out.Created++
-		} else {
+	var existing []string
+	for _, r := range rs {
+		if prev := old[r.Key()]; prev != nil {
+			r.Meta = prev.Meta
+			r.ActiveOperationID, r.LastOperationID = prev.ActiveOperationID, prev.LastOperationID
+			s.touch(&r.Meta, org, false)
+			existing = append(existing, uid(org, r.Key()))
 			out.Updated++
+		} else {
+			s.touch(&r.Meta, org, true)
+			out.Created++
 		}
-		r.Meta = capstan.Meta{ID: str(m["id"]), OrganizationID: org, CreatedAt: parseTime(str(m["created"])), UpdatedAt: now, Version: i64(m["version"])}
 	}
-	return out, writeResources(ctx, tx, org, rs)
+	return out, writeResources(ctx, tx, org, rs, existing)
 }
 
 // ImportResources upserts resources by key in one transaction.
@@ -247,36 +224,23 @@ type importOutcome struct {
 const qResourcesByUkey = `
 UNWIND $ukeys AS k
 MATCH (r:Resource {ukey: k})
-RETURN k AS ukey, r.json AS json`
+RETURN r.json AS json`
 
-// keepOperationPointers copies the operation pointers of resources that
-// already exist: an import is the catalog's truth, not the executor's.
-func keepOperationPointers(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) error {
+// storedResources returns the stored versions of rs that exist, by key.
+func storedResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource) (map[string]*capstan.Resource, error) {
 	ukeys := make([]string, len(rs))
-	byUkey := map[string]*capstan.Resource{}
 	for i, r := range rs {
 		ukeys[i] = uid(org, r.Key())
-		byUkey[ukeys[i]] = r
 	}
-	res, err := tx.Run(ctx, qResourcesByUkey, map[string]any{"ukeys": ukeys})
+	list, err := queryJSON[capstan.Resource](ctx, tx, qResourcesByUkey, map[string]any{"ukeys": ukeys})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	recs, err := res.Collect(ctx)
-	if err != nil {
-		return err
+	out := make(map[string]*capstan.Resource, len(list))
+	for _, r := range list {
+		out[r.Key()] = r
 	}
-	for _, rec := range recs {
-		var old capstan.Resource
-		js, _ := rec.Get("json")
-		if err := json.Unmarshal([]byte(str(js)), &old); err != nil {
-			return err
-		}
-		k, _ := rec.Get("ukey")
-		r := byUkey[str(k)]
-		r.ActiveOperationID, r.LastOperationID = old.ActiveOperationID, old.LastOperationID
-	}
-	return nil
+	return out, nil
 }
 
 const timeFormat = time.RFC3339Nano

@@ -87,7 +87,7 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 		c := *r
 		c.Meta.CreatedAt = parseTime(str(m["created"]))
 		s.touch(&c.Meta, org, false)
-		if err := s.writeOne(ctx, tx, org, &c); err != nil {
+		if err := s.writeOne(ctx, tx, org, &c, uid(org, r.Key())); err != nil {
 			return nil, err
 		}
 		return c.Meta, nil
@@ -98,22 +98,8 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 	return err
 }
 
-const qWriteResource = `
-MERGE (r:Resource {uid: $uid})
-SET r.ukey = $ukey, r.id = $id, r.org = $org, r.key = $key, r.type = $type, r.name = $name,
-    r.environment = $environment, r.lifecycle = $lifecycle, r.health = $health,
-    r.version = $version, r.created = $created`
-
-func (s *Store) writeOne(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource) error {
-	_, err := tx.Run(ctx, qWriteResource, map[string]any{
-		"uid": uid(org, r.ID), "ukey": uid(org, r.Key()), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type,
-		"name": r.Name, "environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
-		"version": r.Version, "created": r.CreatedAt.Format(timeFormat),
-	})
-	if err != nil {
-		return err
-	}
-	return writeResources(ctx, tx, org, []*capstan.Resource{r})
+func (s *Store) writeOne(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource, existing ...string) error {
+	return writeResources(ctx, tx, org, []*capstan.Resource{r}, existing)
 }
 
 func exists(ctx context.Context, tx neo4j.ManagedTransaction, q string, params map[string]any) (bool, error) {
