@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -135,6 +136,9 @@ func valueHasType(v any, typ string) bool {
 	return false
 }
 
+// Number returns v as a float64 when it is a number of any Go kind.
+func Number(v any) (float64, bool) { return toFloat(v) }
+
 func toFloat(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int:
@@ -151,6 +155,23 @@ func toFloat(v any) (float64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// text formats a value as %v does, without fmt for the common kinds.
+func text(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	return fmt.Sprint(v)
 }
 
 func isList(v any) bool {
@@ -214,16 +235,16 @@ func CheckConstraint(key string, spec ConstraintSpec, want, got any, present boo
 		return c
 	}
 	c.Passed = constraintHolds(spec, want, got)
+	verb := "want "
 	switch {
 	case isList(want):
-		c.Reason = fmt.Sprintf("%s: want one of %v, got %v", key, want, got)
+		verb = "want one of "
 	case spec.Match == MatchMinimum:
-		c.Reason = fmt.Sprintf("%s: want at least %v, got %v", key, want, got)
+		verb = "want at least "
 	case spec.Match == MatchMaximum:
-		c.Reason = fmt.Sprintf("%s: want at most %v, got %v", key, want, got)
-	default:
-		c.Reason = fmt.Sprintf("%s: want %v, got %v", key, want, got)
+		verb = "want at most "
 	}
+	c.Reason = key + ": " + verb + text(want) + ", got " + text(got)
 	return c
 }
 

@@ -262,7 +262,7 @@ func CandidateFailures(dst []string, f *CandidateFacts, want map[string]any, wan
 	}
 	for _, k := range wantKeys {
 		spec, _ := specs(k)
-		got, ok := f.value(k)
+		got, ok := f.Value(k)
 		if !ok || !constraintHolds(spec, want[k], got) {
 			dst = append(dst, k)
 		}
@@ -270,7 +270,8 @@ func CandidateFailures(dst []string, f *CandidateFacts, want map[string]any, wan
 	return dst
 }
 
-func (f *CandidateFacts) value(k string) (any, bool) {
+// Value returns what a candidate declares for constraint key k.
+func (f *CandidateFacts) Value(k string) (any, bool) {
 	switch k {
 	case "name":
 		return f.Name, true
@@ -301,7 +302,7 @@ func CheckCandidate(f *CandidateFacts, want map[string]any, specs func(string) (
 	})
 	for _, k := range sortedKeys(want) {
 		spec, _ := specs(k)
-		got, ok := f.value(k)
+		got, ok := f.Value(k)
 		checks = append(checks, CheckConstraint(k, spec, want[k], got, ok))
 	}
 	return checks

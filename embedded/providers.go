@@ -26,7 +26,7 @@ type providerCache struct {
 
 type orgProviders struct {
 	defs  map[string]*capstan.CapabilityDefinition
-	byCap map[string][]provider // sorted by resource key
+	byCap map[string]*capIndex
 }
 
 // provider is a slim resource and the facts of one capability it provides,
@@ -58,7 +58,8 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 	gen := c.gen[org]
 	c.mu.Unlock()
 
-	p := &orgProviders{byCap: map[string][]provider{}}
+	p := &orgProviders{byCap: map[string]*capIndex{}}
+	lists := map[string][]provider{}
 	err := s.view(ctx, "embedded.providers", func(tx *bolt.Tx) error {
 		var err error
 		if p.defs, err = loadCapabilities(tx, org); err != nil {
@@ -73,7 +74,7 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 				LifecycleStatus: r.LifecycleStatus, HealthStatus: r.HealthStatus, ProvidedCapabilities: r.ProvidedCapabilities}
 			for i := range slim.ProvidedCapabilities {
 				pc := &slim.ProvidedCapabilities[i]
-				p.byCap[pc.Capability] = append(p.byCap[pc.Capability], provider{slim, slim.Facts(pc)})
+				lists[pc.Capability] = append(lists[pc.Capability], provider{slim, slim.Facts(pc)})
 			}
 			return true, nil
 		})
@@ -81,8 +82,9 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 	if err != nil {
 		return nil, err
 	}
-	for _, rs := range p.byCap {
+	for capability, rs := range lists {
 		slices.SortFunc(rs, func(a, b provider) int { return strings.Compare(a.r.Key(), b.r.Key()) })
+		p.byCap[capability] = newCapIndex(rs)
 	}
 	c.mu.Lock()
 	if c.gen[org] == gen {
@@ -93,7 +95,8 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 }
 
 // FindCandidates checks every provider of q.Capability, directly or
-// through implication, and selects what to return (capstan.SelectCandidates).
+// through implication, with bitset indexes per constraint key, and selects
+// what to return by the rule of capstan.SelectCandidates.
 func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
 	if err := checkOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
@@ -110,33 +113,122 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	if depth <= 0 {
 		depth = capstan.DefaultImplicationDepth
 	}
-	wantKeys := capstan.SortedKeys(q.Constraints)
-	sources := capstan.ImplyingCapabilities(p.defs, q.Capability, depth)
-	n := 0
-	for _, src := range sources {
-		n += len(p.byCap[src.Capability])
+	maxRejected := q.MaxRejected
+	if maxRejected == 0 {
+		maxRejected = capstan.DefaultMaxRejected
 	}
-	all := make([]capstan.Candidate, 0, n)
-	failed := make([]string, 0, n*2)
-	for _, src := range sources {
-		list := p.byCap[src.Capability]
-		for i := range list {
-			pv := &list[i]
-			start := len(failed)
-			failed = capstan.CandidateFailures(failed, &pv.facts, q.Constraints, wantKeys, want.Spec)
-			all = append(all, capstan.Candidate{
-				Resource: pv.r, Capability: src.Capability, Via: src.Via,
-				Failed: failed[start:len(failed):len(failed)],
-			})
+	keys := capstan.SortedKeys(q.Constraints)
+	var judged []judgedSource
+	for _, src := range capstan.ImplyingCapabilities(p.defs, q.Capability, depth) {
+		if ci := p.byCap[src.Capability]; ci != nil {
+			judged = append(judged, judge(ci, src, keys, q.Constraints, want))
 		}
 	}
-	res := capstan.SelectCandidates(all, q.MaxRejected)
+	res, facts := selectJudged(judged, keys, maxRejected)
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		slim := *c.Resource // callers get their own copy
 		c.Resource = &slim
-		facts := slim.Facts(slim.Provides(c.Capability))
-		c.Checks = capstan.CheckCandidate(&facts, q.Constraints, want.Spec)
+		c.Checks = capstan.CheckCandidate(facts[i], q.Constraints, want.Spec)
 	}
 	return res, nil
+}
+
+// judgedSource is the verdict on every provider of one source capability:
+// the failing set of each check (lifecycle first) and each provider's count.
+type judgedSource struct {
+	ci     *capIndex
+	src    capstan.ImpliedSource
+	fails  []bitset // [0] lifecycle, then one per constraint key
+	counts []uint8
+}
+
+func judge(ci *capIndex, src capstan.ImpliedSource, keys []string, want map[string]any, def *capstan.CapabilityDefinition) judgedSource {
+	n := len(ci.providers)
+	j := judgedSource{ci: ci, src: src, counts: make([]uint8, n)}
+	j.fails = append(j.fails, ci.active.complement(n))
+	for _, k := range keys {
+		spec, _ := def.Spec(k)
+		j.fails = append(j.fails, ci.passing(k, spec, want[k]).complement(n))
+	}
+	for _, f := range j.fails {
+		f.each(n, func(i int) { j.counts[i]++ })
+	}
+	return j
+}
+
+// selectJudged keeps every passing provider and the nearest misses (fewest
+// failed checks, then source order, then key), counts the rest, and returns
+// the kept ones in source-then-key order with their failed keys.
+func selectJudged(judged []judgedSource, keys []string, maxRejected int) (capstan.CandidateResult, []*capstan.CandidateFacts) {
+	var res capstan.CandidateResult
+	var facts []*capstan.CandidateFacts
+	var perLevel [256]int
+	for _, j := range judged {
+		res.Considered += len(j.counts)
+		for _, c := range j.counts {
+			perLevel[c]++
+		}
+	}
+	// The deepest level that is kept whole, and how many of the next one.
+	failing := res.Considered - perLevel[0]
+	budget := failing
+	if maxRejected >= 0 && maxRejected < failing {
+		budget = maxRejected
+	}
+	res.Omitted = failing - budget
+	kept := make([]bitset, len(judged))
+	for s, j := range judged {
+		kept[s] = newBitset(len(j.counts))
+	}
+	for level := 0; level < 256; level++ {
+		if perLevel[level] == 0 {
+			continue
+		}
+		if level > 0 && budget == 0 {
+			break
+		}
+		for s, j := range judged {
+			for i, c := range j.counts {
+				if int(c) != level {
+					continue
+				}
+				if level > 0 {
+					if budget == 0 {
+						break
+					}
+					budget--
+				}
+				kept[s].set(i)
+			}
+		}
+	}
+	if res.Omitted > 0 {
+		res.OmittedBy = map[string]int{}
+		names := append([]string{"lifecycle"}, keys...)
+		for s, j := range judged {
+			omitted := kept[s].complement(len(j.counts))
+			for f, fail := range j.fails {
+				if n := fail.andCount(omitted); n > 0 {
+					res.OmittedBy[names[f]] += n
+				}
+			}
+		}
+	}
+	for s, j := range judged {
+		kept[s].each(len(j.counts), func(i int) {
+			var failed []string
+			if j.fails[0].has(i) {
+				failed = append(failed, "lifecycle")
+			}
+			for f, k := range keys {
+				if j.fails[f+1].has(i) {
+					failed = append(failed, k)
+				}
+			}
+			res.Candidates = append(res.Candidates, capstan.Candidate{Resource: j.ci.providers[i].r, Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
+			facts = append(facts, &j.ci.providers[i].facts)
+		})
+	}
+	return res, facts
 }
