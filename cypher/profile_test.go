@@ -38,9 +38,9 @@ func TestQueryPlans(t *testing.T) {
 		params map[string]any
 	}{
 		"candidates": {cypher.QueryCandidates, map[string]any{"want": uid("object_storage.s3"), "checks": []any{
-			map[string]any{"key": "environment", "want": "prod", "mode": "eq"},
-			map[string]any{"key": "min_capacity_gb", "want": 100, "mode": "min"},
-			map[string]any{"key": "region", "want": "eu-central", "mode": "eq"},
+			map[string]any{"key": "environment", "want": "prod", "mode": "eq", "s": "s:environment", "a": "a:environment"},
+			map[string]any{"key": "min_capacity_gb", "want": 100, "mode": "min", "s": "s:min_capacity_gb", "a": "a:min_capacity_gb"},
+			map[string]any{"key": "region", "want": "eu-central", "mode": "eq", "s": "s:region", "a": "a:region"},
 		}, "max": 10}},
 		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "checks": []any{}, "max": 10}},
 		"topology":                       {cypher.QueryTopology, map[string]any{"uid": uid(cluster.ID), "depth": 4}},

@@ -25,23 +25,22 @@ WITH src, path ORDER BY length(path)
 WITH src, head(collect(CASE length(path) WHEN 0 THEN [] ELSE [n IN nodes(path) | n.key] END)) AS via
 MATCH (r:Resource)-[p:PROVIDES]->(src)
 WITH r, p, src, via,
-     [c IN $checks | c {.*, got: CASE c.key
-        WHEN 'name' THEN r.name
-        WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment)
-        ELSE coalesce(p['s:' + c.key], p['a:' + c.key]) END}] AS found
-WITH r, p, src, via,
      CASE WHEN r.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
-     [f IN found WHERE NOT coalesce(CASE f.mode
-        WHEN 'in' THEN f.got IN f.want
-        WHEN 'min' THEN f.got >= f.want
-        WHEN 'max' THEN f.got <= f.want
-        ELSE f.got = f.want END, false) | f.key] AS failed
+     [c IN $checks WHERE NOT coalesce(
+        CASE c.mode
+          WHEN 'in' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) IN c.want
+          WHEN 'min' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) >= c.want
+          WHEN 'max' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) <= c.want
+          ELSE (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) = c.want
+        END, false) | c.key] AS failed
 ORDER BY size(failed), size(via), r.key
-WITH collect({id: r.id, type: r.type, name: r.name, environment: r.environment, lifecycle: r.lifecycle,
-              health: r.health, provided: p.json, capability: src.key, via: via, failed: failed}) AS rows
+WITH collect({r: r, p: p, capability: src.key, via: via, failed: failed}) AS rows
 WITH rows, [x IN rows WHERE size(x.failed) = 0] AS passing, [x IN rows WHERE size(x.failed) > 0] AS failing
 WITH rows, passing, failing, CASE WHEN $max < 0 THEN size(failing) ELSE $max END AS keep
-RETURN size(rows) AS considered, passing, failing[..keep] AS nearest, size(failing[keep..]) AS omitted,
+RETURN size(rows) AS considered,
+       [x IN passing + failing[..keep] | {id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
+          lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed}] AS kept,
+       size(failing[keep..]) AS omitted,
        [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k, count: size([o IN failing[keep..] WHERE k IN o.failed])}] AS omittedBy`
 
 const qCapabilities = `
@@ -80,7 +79,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	}
 	f := res.(found)
 	out := capstan.CandidateResult{Considered: int(i64(f.row["considered"])), Omitted: int(i64(f.row["omitted"]))}
-	out.Candidates = append(candidates(f.row["passing"], org), candidates(f.row["nearest"], org)...)
+	out.Candidates = candidates(f.row["kept"], org)
 	slices.SortStableFunc(out.Candidates, func(a, b capstan.Candidate) int {
 		if d := len(a.Via) - len(b.Via); d != 0 {
 			return d
@@ -123,7 +122,7 @@ func checkParams(def *capstan.CapabilityDefinition, want map[string]any) []map[s
 		case spec.Match == capstan.MatchMaximum:
 			mode = "max"
 		}
-		out[i] = map[string]any{"key": k, "want": want[k], "mode": mode}
+		out[i] = map[string]any{"key": k, "want": want[k], "mode": mode, "s": "s:" + k, "a": "a:" + k}
 	}
 	return out
 }
