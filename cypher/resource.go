@@ -15,10 +15,18 @@ import (
 // relationship to its :Capability node carrying the scope (s:KEY) and
 // attributes (a:KEY); each relationship is a typed edge to its target.
 
-const qWriteResources = `
+// qCreateResources and qUpdateResources write resources known to be new
+// and known to exist: a CREATE is much cheaper than a MERGE.
+const (
+	qCreateResources = `
 UNWIND $rows AS row
-MERGE (r:Resource {ukey: row.ukey})
+CREATE (r:Resource {ukey: row.ukey})
 SET r += row.props`
+	qUpdateResources = `
+UNWIND $rows AS row
+MATCH (r:Resource {ukey: row.ukey})
+SET r += row.props`
+)
 
 const qDropResourceEdges = `
 UNWIND $ukeys AS k
@@ -60,20 +68,29 @@ CREATE (a)-[:` + typ + `]->(b)`
 // edges; existing lists the keys of those that were stored before, whose
 // old edges go. Relationship targets must exist after the write.
 func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource, existing []string) error {
-	rows := make([]map[string]any, len(rs))
+	old := make(map[string]bool, len(existing))
+	for _, k := range existing {
+		old[k] = true
+	}
+	var created, updated []map[string]any
 	var provides []map[string]any
 	rels := map[capstan.RelationshipType][]map[string]any{}
 	var targets []string
-	for i, r := range rs {
+	for _, r := range rs {
 		data, err := json.Marshal(r)
 		if err != nil {
 			return err
 		}
 		ukey := uid(org, r.Key())
-		rows[i] = map[string]any{"ukey": ukey, "props": map[string]any{
+		row := map[string]any{"ukey": ukey, "props": map[string]any{
 			"uid": uid(org, r.ID), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type, "name": r.Name,
 			"environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
 			"version": r.Version, "created": r.CreatedAt.Format(timeFormat), "json": string(data)}}
+		if old[ukey] {
+			updated = append(updated, row)
+		} else {
+			created = append(created, row)
+		}
 		for _, pc := range r.ProvidedCapabilities {
 			pj, _ := json.Marshal(pc)
 			props := map[string]any{"capability": pc.Capability, "json": string(pj)}
@@ -92,8 +109,13 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 			return err
 		}
 	}
-	if _, err := tx.Run(ctx, qWriteResources, map[string]any{"rows": rows}); err != nil {
-		return err
+	for q, rows := range map[string][]map[string]any{qUpdateResources: updated, qCreateResources: created} {
+		if len(rows) == 0 {
+			continue
+		}
+		if _, err := tx.Run(ctx, q, map[string]any{"rows": rows}); err != nil {
+			return err
+		}
 	}
 	if len(targets) > 0 {
 		res, err := tx.Run(ctx, qMissingTargets, map[string]any{"targets": targets})
