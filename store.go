@@ -14,6 +14,7 @@ type Store interface {
 	PackStore
 	IntentStore
 	PlanStore
+	OperationStore
 	// Ping returns EUNAVAILABLE when the store cannot serve requests.
 	Ping(ctx context.Context) error
 	Close() error

@@ -225,7 +225,8 @@ func i64(v any) int64 {
 var qLock = map[string]string{
 	"Resource": `MATCH (n:Resource {uid: $uid}) SET n.locked = true REMOVE n.locked`,
 	"Intent":   `MATCH (n:Intent {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-	"Plan":     `MATCH (n:Plan {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Plan":      `MATCH (n:Plan {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Operation": `MATCH (n:Operation {uid: $uid}) SET n.locked = true REMOVE n.locked`,
 }
 
 func lock(ctx context.Context, tx neo4j.ManagedTransaction, label, id string) error {

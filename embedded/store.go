@@ -34,8 +34,14 @@ var (
 	bIntents       = []byte("intents")        // org, id -> Intent
 	bPlans         = []byte("plans")          // org, id -> Plan
 	bIntentPlans   = []byte("intent_plans")   // org, intent id, plan id -> ""
+	bOperations    = []byte("operations")     // org, id -> Operation
+	bOperationKeys = []byte("operation_keys") // org, idempotency key -> id
+	bActiveOps     = []byte("active_ops")     // org, id -> "" while not terminal
+	bOpRecords     = []byte("op_records")     // org, op id, kind, key -> record
+	bEvents        = []byte("events")         // org, op id, sequence (hex) -> OperationEvent
 	allBuckets     = [][]byte{bResources, bResourceKeys, bProvides, bIncoming, bPacks, bCapabilities,
-		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans}
+		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans,
+		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents}
 )
 
 // Store is the embedded store.

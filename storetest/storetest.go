@@ -35,6 +35,9 @@ func Run(t *testing.T, open Opener) {
 		{"IntentAndPlan", testIntentAndPlan},
 		{"CreatePlanIsAtomic", testCreatePlanAtomic},
 		{"SeedExamplePlan", testSeedExample},
+		{"StartOperation", testStartOperation},
+		{"OperationChanges", testOperationChanges},
+		{"ConcurrentOperationSteps", testConcurrentOperationSteps},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,458 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// An operation is an :Operation node (json, status, active flag, the last
+// timeline sequence); what it produces are :OpRecord nodes keyed by kind
+// and key; its timeline is :Event nodes indexed by (op, seq). Each step is
+// one transaction that takes the operation's lock first, so sequences are
+// gap-free and versions are checked.
+
+const (
+	kindNodeRun      = "1-node-run"
+	kindGate         = "2-gate"
+	kindEvidence     = "3-evidence"
+	kindArtifact     = "4-artifact"
+	kindIntervention = "5-intervention"
+)
+
+const qCreateOperation = `
+CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: $intent, plan_id: $plan,
+  version: $version, active: $active, last_seq: 0, json: $json})
+FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
+
+const qOperationState = `MATCH (o:Operation {uid: $uid}) RETURN o.version AS version, o.last_seq AS last, o.json AS json`
+
+const qUpdateOperation = `
+MATCH (o:Operation {uid: $uid})
+SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json`
+
+const qPutRecords = `
+UNWIND $rows AS row
+MERGE (r:OpRecord {uid: row.uid})
+SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json`
+
+const qAppendEvents = `
+UNWIND $rows AS row
+CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})`
+
+// StartOperation stores a new operation with its frozen plan and first events.
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, events []capstan.OperationEvent) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := op.Validate(); err != nil {
+		return err
+	}
+	if err := plan.Validate(); err != nil {
+		return err
+	}
+	if plan.ID != op.PlanID {
+		return capstan.Errorf(capstan.EINVALID, "operation runs plan %s, not %s", op.PlanID, plan.ID)
+	}
+	o2 := *op
+	s.touch(&o2.Meta, org, true)
+	type outcome struct {
+		plan   capstan.Meta
+		events []capstan.OperationEvent
+	}
+	res, err := s.write(ctx, "cypher.StartOperation", func(tx neo4j.ManagedTransaction) (any, error) {
+		if op.IdempotencyKey != "" {
+			taken, err := exists(ctx, tx, `MATCH (o:Operation {idem_uid: $idem}) RETURN o.id`, map[string]any{"idem": uid(org, op.IdempotencyKey)})
+			if err != nil {
+				return nil, err
+			}
+			if taken {
+				return nil, capstan.Errorf(capstan.ECONFLICT, "an operation was already started with idempotency key %s", op.IdempotencyKey)
+			}
+		}
+		pm, err := s.putPlan(ctx, tx, org, plan)
+		if err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(&o2)
+		idem := ""
+		if op.IdempotencyKey != "" {
+			idem = uid(org, op.IdempotencyKey)
+		}
+		if _, err := tx.Run(ctx, qCreateOperation, map[string]any{"uid": uid(org, o2.ID), "org": org, "id": o2.ID, "status": string(o2.Status),
+			"intent": o2.IntentID, "plan": o2.PlanID, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem}); err != nil {
+			return nil, err
+		}
+		evs, _, err := s.appendEvents(ctx, tx, org, o2.ID, 0, events)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.Run(ctx, `MATCH (o:Operation {uid: $uid}) SET o.last_seq = $last`, map[string]any{"uid": uid(org, o2.ID), "last": int64(len(evs))}); err != nil {
+			return nil, err
+		}
+		return outcome{pm, evs}, nil
+	})
+	if err != nil {
+		return err
+	}
+	o := res.(outcome)
+	op.Meta, plan.Meta = o2.Meta, o.plan
+	copy(events, o.events)
+	return nil
+}
+
+// putPlan writes a plan after checking its version under its lock.
+func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.Plan) (capstan.Meta, error) {
+	if err := lock(ctx, tx, "Plan", uid(org, p.ID)); err != nil {
+		return capstan.Meta{}, err
+	}
+	result, err := tx.Run(ctx, qPlanVersion, map[string]any{"uid": uid(org, p.ID)})
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	recs, err := result.Collect(ctx)
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	if len(recs) == 0 {
+		return capstan.Meta{}, notFound("plan", p.ID)
+	}
+	m := recs[0].AsMap()
+	if have := i64(m["version"]); have != p.Version {
+		return capstan.Meta{}, conflict("plan", p.ID, have, p.Version)
+	}
+	var old capstan.Plan
+	if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
+		return capstan.Meta{}, err
+	}
+	c := *p
+	c.Meta.CreatedAt = old.CreatedAt
+	s.touch(&c.Meta, org, false)
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	if _, err := tx.Run(ctx, qUpdatePlan, map[string]any{"uid": uid(org, p.ID), "status": string(c.Status), "version": c.Version, "json": string(data)}); err != nil {
+		return capstan.Meta{}, err
+	}
+	return c.Meta, s.writeBindings(ctx, tx, org, &c)
+}
+
+// appendEvents writes events after sequence last and returns them numbered.
+func (s *Store) appendEvents(ctx context.Context, tx neo4j.ManagedTransaction, org, opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, int64, error) {
+	now := s.now().UTC()
+	out := make([]capstan.OperationEvent, len(events))
+	rows := make([]map[string]any, len(events))
+	for i, e := range events {
+		last++
+		e.OperationID, e.Sequence = opID, last
+		if e.At.IsZero() {
+			e.At = now
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i] = e
+		rows[i] = map[string]any{"uid": uid(org, opID, seqKey(last)), "seq": last, "json": string(data)}
+	}
+	if len(rows) > 0 {
+		if _, err := tx.Run(ctx, qAppendEvents, map[string]any{"rows": rows, "org": org, "op": uid(org, opID)}); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, last, nil
+}
+
+func seqKey(n int64) string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 16)
+	for i := 15; i >= 0; i-- {
+		b[i] = hex[n&15]
+		n >>= 4
+	}
+	return string(b)
+}
+
+// ApplyOperationChange commits one step of an operation.
+func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := ch.Validate(); err != nil {
+		return err
+	}
+	op := ch.Operation
+	type outcome struct {
+		meta    capstan.Meta
+		events  []capstan.OperationEvent
+		records *capstan.OperationChange
+	}
+	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
+		if err := lock(ctx, tx, "Operation", uid(org, op.ID)); err != nil {
+			return nil, err
+		}
+		result, err := tx.Run(ctx, qOperationState, map[string]any{"uid": uid(org, op.ID)})
+		if err != nil {
+			return nil, err
+		}
+		recs, err := result.Collect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) == 0 {
+			return nil, notFound("operation", op.ID)
+		}
+		m := recs[0].AsMap()
+		if have := i64(m["version"]); have != op.Version {
+			return nil, conflict("operation", op.ID, have, op.Version)
+		}
+		var old capstan.Operation
+		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
+			return nil, err
+		}
+		c := *op
+		c.Meta.CreatedAt = old.CreatedAt
+		s.touch(&c.Meta, org, false)
+		records := s.stamp(org, op.ID, ch)
+		if err := s.putRecords(ctx, tx, org, op.ID, records); err != nil {
+			return nil, err
+		}
+		evs, last, err := s.appendEvents(ctx, tx, org, op.ID, i64(m["last"]), ch.Events)
+		if err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(&c)
+		if _, err := tx.Run(ctx, qUpdateOperation, map[string]any{"uid": uid(org, op.ID), "status": string(c.Status), "version": c.Version,
+			"active": !c.Status.Terminal(), "last": last, "json": string(data)}); err != nil {
+			return nil, err
+		}
+		return outcome{c.Meta, evs, records}, nil
+	})
+	if err != nil {
+		return err
+	}
+	o := res.(outcome)
+	op.Meta = o.meta
+	copy(ch.Events, o.events)
+	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
+	return nil
+}
+
+// stamp returns copies of the change's records with ids, meta and the
+// operation set, leaving the input as it was (a retried transaction
+// starts over).
+func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.OperationChange {
+	out := &capstan.OperationChange{
+		NodeRuns: append([]capstan.OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]capstan.Gate(nil), ch.Gates...),
+		Evidence: append([]capstan.Evidence(nil), ch.Evidence...), Artifacts: append([]capstan.Artifact(nil), ch.Artifacts...),
+		Interventions: append([]capstan.Intervention(nil), ch.Interventions...),
+	}
+	for i := range out.NodeRuns {
+		out.NodeRuns[i].OperationID = opID
+	}
+	for i := range out.Gates {
+		s.touch(&out.Gates[i].Meta, org, out.Gates[i].ID == "")
+		out.Gates[i].OperationID = opID
+	}
+	for i := range out.Evidence {
+		s.touch(&out.Evidence[i].Meta, org, true)
+		out.Evidence[i].OperationID = opID
+	}
+	for i := range out.Artifacts {
+		s.touch(&out.Artifacts[i].Meta, org, true)
+		out.Artifacts[i].OperationID = opID
+	}
+	for i := range out.Interventions {
+		s.touch(&out.Interventions[i].Meta, org, true)
+		out.Interventions[i].OperationID = opID
+	}
+	return out
+}
+
+func (s *Store) putRecords(ctx context.Context, tx neo4j.ManagedTransaction, org, opID string, ch *capstan.OperationChange) error {
+	var rows []map[string]any
+	add := func(kind, key string, v any) {
+		data, _ := json.Marshal(v)
+		rows = append(rows, map[string]any{"uid": uid(org, opID, kind, key), "kind": kind, "key": key, "json": string(data)})
+	}
+	for _, n := range ch.NodeRuns {
+		add(kindNodeRun, n.NodeID, n)
+	}
+	for _, g := range ch.Gates {
+		add(kindGate, g.NodeID, g)
+	}
+	for _, e := range ch.Evidence {
+		add(kindEvidence, e.ID, e)
+	}
+	for _, a := range ch.Artifacts {
+		add(kindArtifact, a.ID, a)
+	}
+	for _, iv := range ch.Interventions {
+		add(kindIntervention, iv.ID, iv)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := tx.Run(ctx, qPutRecords, map[string]any{"rows": rows, "org": org, "op": uid(org, opID)})
+	return err
+}
+
+func (s *Store) getOperation(ctx context.Context, op, q string, params map[string]any) (*capstan.Operation, error) {
+	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+		return queryJSON[capstan.Operation](ctx, tx, q, params)
+	})
+	if err != nil {
+		return nil, err
+	}
+	list := res.([]*capstan.Operation)
+	if len(list) == 0 {
+		return nil, nil
+	}
+	return list[0], nil
+}
+
+// GetOperation returns an operation by id.
+func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
+	op, err := s.getOperation(ctx, "cypher.GetOperation", `MATCH (o:Operation {uid: $uid}) RETURN o.json AS json`, map[string]any{"uid": uid(org, id)})
+	if err == nil && op == nil {
+		err = notFound("operation", id)
+	}
+	return op, err
+}
+
+// GetOperationByKey returns the operation started with an idempotency key.
+func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capstan.Operation, error) {
+	op, err := s.getOperation(ctx, "cypher.GetOperationByKey", `MATCH (o:Operation {idem_uid: $idem}) RETURN o.json AS json`, map[string]any{"idem": uid(org, idem)})
+	if err == nil && op == nil {
+		err = notFound("operation with idempotency key", idem)
+	}
+	return op, err
+}
+
+const qOperationFilter = `
+MATCH (o:Operation) WHERE o.org = $org AND ($status = '' OR o.status = $status)
+  AND ($intent = '' OR o.intent_id = $intent) AND ($plan = '' OR o.plan_id = $plan)`
+
+// ListOperations returns a page of operations ordered by id.
+func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
+	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "after": f.After, "limit": limitOr(f.Limit, 100)}
+	type page struct {
+		items []*capstan.Operation
+		total int
+	}
+	res, err := s.read(ctx, "cypher.ListOperations", func(tx neo4j.ManagedTransaction) (any, error) {
+		items, err := queryJSON[capstan.Operation](ctx, tx, qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, params)
+		if err != nil {
+			return nil, err
+		}
+		r, err := tx.Run(ctx, qOperationFilter+` RETURN count(o) AS total`, params)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := r.Single(ctx)
+		if err != nil {
+			return nil, err
+		}
+		total, _ := rec.Get("total")
+		return page{items, int(i64(total))}, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	p := res.(page)
+	return p.items, p.total, nil
+}
+
+// OperationRecords returns what an operation produced.
+func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capstan.OperationRecords, error) {
+	type row struct {
+		Kind string
+		JSON string
+	}
+	res, err := s.read(ctx, "cypher.OperationRecords", func(tx neo4j.ManagedTransaction) (any, error) {
+		found, err := exists(ctx, tx, `MATCH (o:Operation {uid: $uid}) RETURN o.id`, map[string]any{"uid": uid(org, opID)})
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, notFound("operation", opID)
+		}
+		r, err := tx.Run(ctx, `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`, map[string]any{"op": uid(org, opID)})
+		if err != nil {
+			return nil, err
+		}
+		return r.Collect(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &capstan.OperationRecords{}
+	for _, rec := range res.([]*neo4j.Record) {
+		m := rec.AsMap()
+		data := []byte(str(m["json"]))
+		switch str(m["kind"]) {
+		case kindNodeRun:
+			err = appendRecord(data, &out.NodeRuns)
+		case kindGate:
+			err = appendRecord(data, &out.Gates)
+		case kindEvidence:
+			err = appendRecord(data, &out.Evidence)
+		case kindArtifact:
+			err = appendRecord(data, &out.Artifacts)
+		case kindIntervention:
+			err = appendRecord(data, &out.Interventions)
+		}
+		if err != nil {
+			return nil, capstan.Wrap("cypher.OperationRecords", err)
+		}
+	}
+	return out, nil
+}
+
+func appendRecord[T any](data []byte, list *[]T) error {
+	var t T
+	if err := json.Unmarshal(data, &t); err != nil {
+		return err
+	}
+	*list = append(*list, t)
+	return nil
+}
+
+// ListEvents returns events of an operation after a sequence number.
+func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, limit int) ([]capstan.OperationEvent, error) {
+	res, err := s.read(ctx, "cypher.ListEvents", func(tx neo4j.ManagedTransaction) (any, error) {
+		found, err := exists(ctx, tx, `MATCH (o:Operation {uid: $uid}) RETURN o.id`, map[string]any{"uid": uid(org, opID)})
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, notFound("operation", opID)
+		}
+		return queryJSON[capstan.OperationEvent](ctx, tx, `MATCH (e:Event) WHERE e.op = $op AND e.seq > $after RETURN e.json AS json ORDER BY e.seq LIMIT $limit`,
+			map[string]any{"op": uid(org, opID), "after": after, "limit": limitOr(limit, 1000)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	list := res.([]*capstan.OperationEvent)
+	out := make([]capstan.OperationEvent, len(list))
+	for i, e := range list {
+		out[i] = *e
+	}
+	return out, nil
+}
+
+// UnfinishedOperations lists every operation not in a terminal status.
+func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation, error) {
+	res, err := s.read(ctx, "cypher.UnfinishedOperations", func(tx neo4j.ManagedTransaction) (any, error) {
+		return queryJSON[capstan.Operation](ctx, tx, `MATCH (o:Operation) WHERE o.active = true RETURN o.json AS json ORDER BY o.uid`, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.([]*capstan.Operation), nil
+}

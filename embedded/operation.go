@@ -1,0 +1,333 @@
+package embedded
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Record kinds of bOpRecords, in the order OperationRecords lists them.
+const (
+	kindNodeRun      = "1-node-run"
+	kindGate         = "2-gate"
+	kindEvidence     = "3-evidence"
+	kindArtifact     = "4-artifact"
+	kindIntervention = "5-intervention"
+)
+
+func seqKey(n int64) string { return fmt.Sprintf("%016x", n) }
+
+// StartOperation stores a new operation with its frozen plan and first events.
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, events []capstan.OperationEvent) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := op.Validate(); err != nil {
+		return err
+	}
+	if err := plan.Validate(); err != nil {
+		return err
+	}
+	if plan.ID != op.PlanID {
+		return capstan.Errorf(capstan.EINVALID, "operation runs plan %s, not %s", op.PlanID, plan.ID)
+	}
+	return s.update(ctx, "embedded.StartOperation", func(tx *bolt.Tx) error {
+		if op.IdempotencyKey != "" && tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
+			return capstan.Errorf(capstan.ECONFLICT, "an operation was already started with idempotency key %s", op.IdempotencyKey)
+		}
+		var stored capstan.Plan
+		ok, err := getJSON(tx.Bucket(bPlans), key(org, plan.ID), &stored)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("plan", plan.ID)
+		}
+		if stored.Version != plan.Version {
+			return conflict("plan", plan.ID, stored.Version, plan.Version)
+		}
+		pm := plan.Meta
+		pm.CreatedAt = stored.CreatedAt
+		s.touch(&pm, org, false)
+		p2 := *plan
+		p2.Meta = pm
+		if err := putJSON(tx.Bucket(bPlans), key(org, plan.ID), &p2); err != nil {
+			return err
+		}
+		om := op.Meta
+		s.touch(&om, org, true)
+		o2 := *op
+		o2.Meta = om
+		if err := s.putOperation(tx, org, &o2); err != nil {
+			return err
+		}
+		if op.IdempotencyKey != "" {
+			if err := tx.Bucket(bOperationKeys).Put(key(org, op.IdempotencyKey), []byte(om.ID)); err != nil {
+				return err
+			}
+		}
+		if err := s.appendEvents(tx, org, om.ID, events); err != nil {
+			return err
+		}
+		op.Meta, plan.Meta = om, pm
+		return nil
+	})
+}
+
+// putOperation writes op and keeps the index of unfinished operations.
+func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) error {
+	k := key(org, op.ID)
+	if op.Status.Terminal() {
+		if err := tx.Bucket(bActiveOps).Delete(k); err != nil {
+			return err
+		}
+	} else if err := tx.Bucket(bActiveOps).Put(k, nil); err != nil {
+		return err
+	}
+	return putJSON(tx.Bucket(bOperations), k, op)
+}
+
+// appendEvents gives events the next sequence numbers of the operation.
+func (s *Store) appendEvents(tx *bolt.Tx, org, opID string, events []capstan.OperationEvent) error {
+	b := tx.Bucket(bEvents)
+	last := int64(0)
+	p := prefix(org, opID)
+	c := b.Cursor()
+	if k, _ := c.Seek(append(append([]byte(nil), p...), 0xff)); k != nil {
+		if k2, _ := c.Prev(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
+			fmt.Sscanf(string(k2[len(p):]), "%x", &last)
+		}
+	} else if k2, _ := c.Last(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
+		fmt.Sscanf(string(k2[len(p):]), "%x", &last)
+	}
+	now := s.now().UTC()
+	for i := range events {
+		e := events[i]
+		last++
+		e.OperationID, e.Sequence = opID, last
+		if e.At.IsZero() {
+			e.At = now
+		}
+		if err := putJSON(b, key(org, opID, seqKey(last)), e); err != nil {
+			return err
+		}
+		events[i] = e
+	}
+	return nil
+}
+
+// ApplyOperationChange commits one step of an operation.
+func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := ch.Validate(); err != nil {
+		return err
+	}
+	op := ch.Operation
+	return s.update(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+		var stored capstan.Operation
+		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("operation", op.ID)
+		}
+		if stored.Version != op.Version {
+			return conflict("operation", op.ID, stored.Version, op.Version)
+		}
+		m := op.Meta
+		m.CreatedAt = stored.CreatedAt
+		s.touch(&m, org, false)
+		o2 := *op
+		o2.Meta = m
+		if err := s.putOperation(tx, org, &o2); err != nil {
+			return err
+		}
+		if err := s.putRecords(tx, org, op.ID, ch); err != nil {
+			return err
+		}
+		if err := s.appendEvents(tx, org, op.ID, ch.Events); err != nil {
+			return err
+		}
+		op.Meta = m
+		return nil
+	})
+}
+
+func (s *Store) putRecords(tx *bolt.Tx, org, opID string, ch *capstan.OperationChange) error {
+	b := tx.Bucket(bOpRecords)
+	put := func(kind, k string, v any) error { return putJSON(b, key(org, opID, kind, k), v) }
+	for i := range ch.NodeRuns {
+		ch.NodeRuns[i].OperationID = opID
+		if err := put(kindNodeRun, ch.NodeRuns[i].NodeID, ch.NodeRuns[i]); err != nil {
+			return err
+		}
+	}
+	for i := range ch.Gates {
+		g := &ch.Gates[i]
+		s.touch(&g.Meta, org, g.ID == "")
+		g.OperationID = opID
+		if err := put(kindGate, g.NodeID, g); err != nil {
+			return err
+		}
+	}
+	for i := range ch.Evidence {
+		e := &ch.Evidence[i]
+		s.touch(&e.Meta, org, true)
+		e.OperationID = opID
+		if err := put(kindEvidence, e.ID, e); err != nil {
+			return err
+		}
+	}
+	for i := range ch.Artifacts {
+		a := &ch.Artifacts[i]
+		s.touch(&a.Meta, org, true)
+		a.OperationID = opID
+		if err := put(kindArtifact, a.ID, a); err != nil {
+			return err
+		}
+	}
+	for i := range ch.Interventions {
+		iv := &ch.Interventions[i]
+		s.touch(&iv.Meta, org, true)
+		iv.OperationID = opID
+		if err := put(kindIntervention, iv.ID, iv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetOperation returns an operation by id.
+func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
+	var op capstan.Operation
+	var ok bool
+	err := s.view(ctx, "embedded.GetOperation", func(tx *bolt.Tx) (err error) {
+		ok, err = getJSON(tx.Bucket(bOperations), key(org, id), &op)
+		return err
+	})
+	if err == nil && !ok {
+		err = notFound("operation", id)
+	}
+	return &op, err
+}
+
+// GetOperationByKey returns the operation started with an idempotency key.
+func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capstan.Operation, error) {
+	var id []byte
+	_ = s.view(ctx, "embedded.GetOperationByKey", func(tx *bolt.Tx) error {
+		id = append(id, tx.Bucket(bOperationKeys).Get(key(org, idem))...)
+		return nil
+	})
+	if len(id) == 0 {
+		return nil, notFound("operation with idempotency key", idem)
+	}
+	return s.GetOperation(ctx, org, string(id))
+}
+
+// ListOperations returns a page of operations ordered by id.
+func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
+	var out []*capstan.Operation
+	total := 0
+	limit := limitOr(f.Limit, 100)
+	err := s.view(ctx, "embedded.ListOperations", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bOperations), prefix(org), nil, func(_, v []byte) (bool, error) {
+			var op capstan.Operation
+			if err := json.Unmarshal(v, &op); err != nil {
+				return false, err
+			}
+			if (f.Status != "" && op.Status != f.Status) || (f.IntentID != "" && op.IntentID != f.IntentID) || (f.PlanID != "" && op.PlanID != f.PlanID) {
+				return true, nil
+			}
+			total++
+			if (f.After == "" || op.ID > f.After) && len(out) < limit {
+				out = append(out, &op)
+			}
+			return true, nil
+		})
+	})
+	return out, total, err
+}
+
+// OperationRecords returns what an operation produced.
+func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capstan.OperationRecords, error) {
+	recs := &capstan.OperationRecords{}
+	err := s.view(ctx, "embedded.OperationRecords", func(tx *bolt.Tx) error {
+		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
+			return notFound("operation", opID)
+		}
+		p := prefix(org, opID)
+		return scan(tx.Bucket(bOpRecords), p, nil, func(k, v []byte) (bool, error) {
+			rest := string(k[len(p):])
+			var err error
+			switch {
+			case hasKind(rest, kindNodeRun):
+				err = appendJSON(v, &recs.NodeRuns)
+			case hasKind(rest, kindGate):
+				err = appendJSON(v, &recs.Gates)
+			case hasKind(rest, kindEvidence):
+				err = appendJSON(v, &recs.Evidence)
+			case hasKind(rest, kindArtifact):
+				err = appendJSON(v, &recs.Artifacts)
+			case hasKind(rest, kindIntervention):
+				err = appendJSON(v, &recs.Interventions)
+			}
+			return err == nil, err
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+func hasKind(rest, kind string) bool { return len(rest) > len(kind) && rest[:len(kind)] == kind && rest[len(kind)] == 0 }
+
+func appendJSON[T any](v []byte, list *[]T) error {
+	var t T
+	if err := json.Unmarshal(v, &t); err != nil {
+		return err
+	}
+	*list = append(*list, t)
+	return nil
+}
+
+// ListEvents returns events of an operation after a sequence number.
+func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, limit int) ([]capstan.OperationEvent, error) {
+	var out []capstan.OperationEvent
+	limit = limitOr(limit, 1000)
+	err := s.view(ctx, "embedded.ListEvents", func(tx *bolt.Tx) error {
+		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
+			return notFound("operation", opID)
+		}
+		return scan(tx.Bucket(bEvents), prefix(org, opID), key(org, opID, seqKey(after)), func(_, v []byte) (bool, error) {
+			if err := appendJSON(v, &out); err != nil {
+				return false, err
+			}
+			return len(out) < limit, nil
+		})
+	})
+	return out, err
+}
+
+// UnfinishedOperations lists every operation not in a terminal status.
+func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation, error) {
+	var out []*capstan.Operation
+	err := s.view(ctx, "embedded.UnfinishedOperations", func(tx *bolt.Tx) error {
+		return tx.Bucket(bActiveOps).ForEach(func(k, _ []byte) error {
+			var op capstan.Operation
+			ok, err := getJSON(tx.Bucket(bOperations), k, &op)
+			if ok {
+				out = append(out, &op)
+			}
+			return err
+		})
+	})
+	return out, err
+}

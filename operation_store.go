@@ -1,0 +1,108 @@
+package capstan
+
+import "context"
+
+// OperationStore persists operations and everything they produce. Every
+// change of a running operation is one OperationChange, committed in one
+// transaction together with the timeline events that describe it, so the
+// timeline is gap-free and never ahead of or behind the state (invariant 11).
+type OperationStore interface {
+	// StartOperation stores a new operation, moves its plan to running
+	// (frozen: invariant 4) and appends the first events, in one
+	// transaction. The plan's version must be current and the operation's
+	// idempotency key unused in the organization (ECONFLICT otherwise).
+	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, events []OperationEvent) error
+	GetOperation(ctx context.Context, org, id string) (*Operation, error)
+	// GetOperationByKey returns the operation started with an idempotency key (ENOTFOUND).
+	GetOperationByKey(ctx context.Context, org, idempotencyKey string) (*Operation, error)
+	ListOperations(ctx context.Context, org string, f OperationFilter) ([]*Operation, int, error)
+	// ApplyOperationChange commits one step: the operation (its version
+	// must be current), node runs and gates (upserted by node), evidence,
+	// artifacts and interventions (appended) and the events, which get the
+	// next sequence numbers of the operation. All or nothing.
+	ApplyOperationChange(ctx context.Context, org string, ch *OperationChange) error
+	// OperationRecords returns what an operation produced so far.
+	OperationRecords(ctx context.Context, org, operationID string) (*OperationRecords, error)
+	// ListEvents returns up to limit events with a sequence above after, in order.
+	ListEvents(ctx context.Context, org, operationID string, after int64, limit int) ([]OperationEvent, error)
+	// UnfinishedOperations lists, across organizations, every operation
+	// not in a terminal status: what the executor resumes on start.
+	UnfinishedOperations(ctx context.Context) ([]*Operation, error)
+}
+
+// OperationChange is one atomic step of an operation.
+type OperationChange struct {
+	Operation     *Operation
+	NodeRuns      []OperationNodeRun
+	Gates         []Gate
+	Evidence      []Evidence
+	Artifacts     []Artifact
+	Interventions []Intervention
+	Events        []OperationEvent
+}
+
+// OperationRecords is what an operation produced: node runs and gates by
+// node id order, the rest in the order they were recorded.
+type OperationRecords struct {
+	NodeRuns      []OperationNodeRun
+	Gates         []Gate
+	Evidence      []Evidence
+	Artifacts     []Artifact
+	Interventions []Intervention
+}
+
+// OperationFilter selects operations; After is the id to start after.
+type OperationFilter struct {
+	Status   OperationStatus
+	IntentID string
+	PlanID   string
+	After    string
+	Limit    int
+}
+
+// Terminal reports whether an operation in status s is finished.
+func (s OperationStatus) Terminal() bool {
+	switch s {
+	case OperationSucceeded, OperationFailed, OperationCancelled, OperationRolledBack:
+		return true
+	}
+	return false
+}
+
+// Validate checks a change before a store commits it.
+func (ch *OperationChange) Validate() error {
+	var p Problems
+	if ch.Operation == nil || ch.Operation.ID == "" {
+		p.Addf("a change belongs to a stored operation")
+		return p.Err("operation change")
+	}
+	if err := ch.Operation.Validate(); err != nil {
+		p = append(p, ErrorDetails(err)...)
+	}
+	for _, n := range ch.NodeRuns {
+		if n.NodeID == "" || !NodeRunStatuses.Valid(n.Status) {
+			p.Addf("node run %q has no node or an unknown status %q", n.NodeID, n.Status)
+		}
+	}
+	for _, g := range ch.Gates {
+		if g.NodeID == "" {
+			p.Addf("a gate belongs to a node")
+		}
+	}
+	for i := range ch.Evidence {
+		if err := ch.Evidence[i].Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	for i := range ch.Artifacts {
+		if err := ch.Artifacts[i].Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	for _, e := range ch.Events {
+		if e.Type == "" || e.Actor == "" {
+			p.Addf("an event needs a type and an actor (invariant 11)")
+		}
+	}
+	return p.Err("operation change")
+}

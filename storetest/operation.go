@@ -1,0 +1,179 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// startedPlan stores an intent and a ready plan and returns an operation
+// about to start it, with the plan moved to running.
+func startedPlan(t *testing.T, s capstan.Store, key string) (*capstan.Operation, *capstan.Plan) {
+	t.Helper()
+	in := newIntent()
+	require.NoError(t, s.CreateIntent(ctx, orgA, in))
+	plan := newPlan(in.ID)
+	require.NoError(t, s.CreatePlan(ctx, orgA, plan, in))
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
+		Status: capstan.OperationPending, Actor: "alice", IdempotencyKey: key}
+	return op, plan
+}
+
+func event(typ string) capstan.OperationEvent {
+	return capstan.OperationEvent{Type: typ, Actor: "executor", Payload: map[string]any{"what": typ}}
+}
+
+func testStartOperation(t *testing.T, s capstan.Store) {
+	op, plan := startedPlan(t, s, "start-1")
+	planVersion := plan.Version
+	events := []capstan.OperationEvent{event("operation.created"), event("plan.frozen")}
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, events))
+	require.NotEmpty(t, op.ID)
+	require.Equal(t, int64(1), op.Version)
+	require.Equal(t, planVersion+1, plan.Version)
+	require.Equal(t, []int64{1, 2}, []int64{events[0].Sequence, events[1].Sequence})
+
+	stored, err := s.GetPlan(ctx, orgA, plan.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanRunning, stored.Status, "the plan is frozen with the start")
+	byKey, err := s.GetOperationByKey(ctx, orgA, "start-1")
+	require.NoError(t, err)
+	require.Equal(t, op.ID, byKey.ID)
+
+	again, plan2 := startedPlan(t, s, "start-1")
+	err = s.StartOperation(ctx, orgA, again, plan2, []capstan.OperationEvent{event("operation.created")})
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "an idempotency key starts one operation")
+	_, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{PlanID: plan2.ID})
+	require.NoError(t, err)
+	require.Zero(t, total, "nothing of the refused start is written")
+
+	stale, plan3 := startedPlan(t, s, "start-3")
+	plan3.Version--
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.StartOperation(ctx, orgA, stale, plan3, nil)))
+	_, err = s.GetOperationByKey(ctx, orgA, "start-3")
+	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
+
+	_, err = s.GetOperation(ctx, orgB, op.ID)
+	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err), "operations are scoped to their organization")
+	_, err = s.ListEvents(ctx, orgB, op.ID, 0, 10)
+	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
+}
+
+func testOperationChanges(t *testing.T, s capstan.Store) {
+	op, plan := startedPlan(t, s, "")
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(t, op.Move(capstan.OperationRunning))
+	ch := &capstan.OperationChange{Operation: op,
+		NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeRunning, Attempts: 1}},
+		Gates:    []capstan.Gate{{NodeID: "approve", Status: "waiting", Spec: capstan.GateSpec{Type: "approval", Reason: "r", RequiredRoles: []string{"sre"}}}},
+		Events:   []capstan.OperationEvent{event("operation.running"), event("node.running")},
+	}
+	require.NoError(t, s.ApplyOperationChange(ctx, orgA, ch))
+	require.Equal(t, int64(2), op.Version)
+	require.Equal(t, []int64{2, 3}, []int64{ch.Events[0].Sequence, ch.Events[1].Sequence})
+
+	stale := *op
+	stale.Version = 1
+	err := s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: &stale,
+		NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeFailed}}, Events: []capstan.OperationEvent{event("lost")}})
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+
+	ch2 := &capstan.OperationChange{Operation: op,
+		NodeRuns:      []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeVerifying, Attempts: 1}},
+		Evidence:      []capstan.Evidence{{ProducedBy: "verify", Item: "up", Result: capstan.EvidencePassed, Source: map[string]any{"type": "sim"}}},
+		Artifacts:     []capstan.Artifact{{Type: "report", Name: "log", Sensitivity: capstan.SensitivityInternal, StorageRef: "file:log", ProducedBy: "verify"}},
+		Interventions: []capstan.Intervention{{Type: "manually_fixed", Actor: "bob", TargetNode: "verify", Note: "restarted"}},
+		Events:        []capstan.OperationEvent{event("evidence.recorded")},
+	}
+	require.NoError(t, s.ApplyOperationChange(ctx, orgA, ch2))
+	require.NotEmpty(t, ch2.Evidence[0].ID)
+
+	recs, err := s.OperationRecords(ctx, orgA, op.ID)
+	require.NoError(t, err)
+	require.Len(t, recs.NodeRuns, 1, "node runs are upserted by node")
+	require.Equal(t, capstan.NodeVerifying, recs.NodeRuns[0].Status)
+	require.Equal(t, op.ID, recs.NodeRuns[0].OperationID)
+	require.Len(t, recs.Gates, 1)
+	require.Len(t, recs.Evidence, 1)
+	require.Equal(t, capstan.EvidencePassed, recs.Evidence[0].Result)
+	require.Len(t, recs.Artifacts, 1)
+	require.Len(t, recs.Interventions, 1)
+
+	events, err := s.ListEvents(ctx, orgA, op.ID, 0, 100)
+	require.NoError(t, err)
+	require.Equal(t, []string{"operation.created", "operation.running", "node.running", "evidence.recorded"}, eventTypes(events))
+	for i, e := range events {
+		require.Equal(t, int64(i+1), e.Sequence, "gap-free sequence")
+		require.False(t, e.At.IsZero())
+	}
+	after, err := s.ListEvents(ctx, orgA, op.ID, 2, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"node.running"}, eventTypes(after), "replay from a cursor")
+
+	unfinished, err := s.UnfinishedOperations(ctx)
+	require.NoError(t, err)
+	require.True(t, containsOp(unfinished, op.ID))
+	require.NoError(t, op.Move(capstan.OperationSucceeded))
+	require.NoError(t, s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event("operation.succeeded")}}))
+	unfinished, err = s.UnfinishedOperations(ctx)
+	require.NoError(t, err)
+	require.False(t, containsOp(unfinished, op.ID), "a finished operation is not resumed")
+	list, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{Status: capstan.OperationSucceeded})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, op.ID, list[0].ID)
+
+	bad := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "anonymous"}}}
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(s.ApplyOperationChange(ctx, orgA, bad)), "every event is attributable")
+}
+
+func testConcurrentOperationSteps(t *testing.T, s capstan.Store) {
+	op, plan := startedPlan(t, s, "")
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil))
+	const writers = 6
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for i := 0; i < writers; i++ {
+		c := *op
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: &c, Events: []capstan.OperationEvent{event("step"), event("step")}})
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+		} else {
+			require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+		}
+	}
+	require.Equal(t, 1, ok)
+	events, err := s.ListEvents(ctx, orgA, op.ID, 0, 100)
+	require.NoError(t, err)
+	require.Len(t, events, 2, "only the winner's events exist")
+	require.Equal(t, []int64{1, 2}, []int64{events[0].Sequence, events[1].Sequence})
+}
+
+func eventTypes(es []capstan.OperationEvent) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func containsOp(ops []*capstan.Operation, id string) bool {
+	for _, o := range ops {
+		if o.ID == id {
+			return true
+		}
+	}
+	return false
+}
