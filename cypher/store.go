@@ -223,8 +223,8 @@ func i64(v any) int64 {
 // waits on the lock and then sees the new version: one wins, the other
 // gets ECONFLICT.
 var qLock = map[string]string{
-	"Resource": `MATCH (n:Resource {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-	"Intent":   `MATCH (n:Intent {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Resource":  `MATCH (n:Resource {uid: $uid}) SET n.locked = true REMOVE n.locked`,
+	"Intent":    `MATCH (n:Intent {uid: $uid}) SET n.locked = true REMOVE n.locked`,
 	"Plan":      `MATCH (n:Plan {uid: $uid}) SET n.locked = true REMOVE n.locked`,
 	"Operation": `MATCH (n:Operation {uid: $uid}) SET n.locked = true REMOVE n.locked`,
 }

@@ -287,7 +287,9 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 	return recs, nil
 }
 
-func hasKind(rest, kind string) bool { return len(rest) > len(kind) && rest[:len(kind)] == kind && rest[len(kind)] == 0 }
+func hasKind(rest, kind string) bool {
+	return len(rest) > len(kind) && rest[:len(kind)] == kind && rest[len(kind)] == 0
+}
 
 func appendJSON[T any](v []byte, list *[]T) error {
 	var t T
