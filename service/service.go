@@ -26,6 +26,8 @@ type Service struct {
 	Store capstan.Store
 	Now   func() time.Time
 	Log   *slog.Logger
+	// Launcher runs started operations; nil means they only get stored.
+	Launcher Launcher
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set // by the policies' text, so edits recompile

@@ -1,0 +1,154 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Clock gives the executor its time; tests inject one.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Config configures an executor.
+type Config struct {
+	Store capstan.Store
+	Log   *slog.Logger
+	Clock Clock
+	// Runners by job contract runner name; shell and sim by default.
+	Runners map[string]Runner
+	// Workers bounds jobs and probes running at once across operations.
+	Workers int
+	// Dir holds job sandboxes and diagnostics artifacts.
+	Dir string
+}
+
+// Executor runs operations: one goroutine owns each running operation's
+// state; jobs and probes run on a bounded pool of workers; every state
+// change is persisted (with its timeline event) before it is acted on.
+type Executor struct {
+	cfg   Config
+	tasks chan func()
+
+	mu      sync.Mutex
+	running map[string]*loop // by org|operation id
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns an executor; Start sets it going.
+func New(cfg Config) *Executor {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	if cfg.Runners == nil {
+		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox")}, "sim": SimRunner{}}
+	}
+	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}}
+}
+
+// Start starts the workers and resumes every unfinished operation.
+func (e *Executor) Start(ctx context.Context) error {
+	e.ctx, e.cancel = context.WithCancel(ctx)
+	for _, d := range []string{"sandbox", "artifacts"} {
+		if err := os.MkdirAll(filepath.Join(e.cfg.Dir, d), 0o750); err != nil {
+			return capstan.Wrap("executor.Start", err)
+		}
+	}
+	for i := 0; i < e.cfg.Workers; i++ {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			for {
+				select {
+				case task := <-e.tasks:
+					task()
+				case <-e.ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	ops, err := e.cfg.Store.UnfinishedOperations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, op := range ops {
+		e.Launch(op.OrganizationID, op.ID)
+	}
+	return nil
+}
+
+// Launch makes sure a goroutine is running the operation.
+func (e *Executor) Launch(org, opID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := org + "|" + opID
+	if e.running[k] != nil || e.ctx == nil || e.ctx.Err() != nil {
+		return
+	}
+	l := newLoop(e, org, opID)
+	e.running[k] = l
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		l.run(e.ctx)
+		e.mu.Lock()
+		delete(e.running, k)
+		e.mu.Unlock()
+	}()
+}
+
+// Notify wakes the operation's goroutine after an outside change (a gate
+// decision, an intervention), launching it if it is not running.
+func (e *Executor) Notify(org, opID string) {
+	e.mu.Lock()
+	l := e.running[org+"|"+opID]
+	e.mu.Unlock()
+	if l == nil {
+		e.Launch(org, opID)
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stop cancels every operation goroutine and worker and waits for them.
+// Unfinished operations stay as persisted and resume on the next Start.
+func (e *Executor) Stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+}
+
+// submit runs task on a worker; false when the executor is stopping.
+func (e *Executor) submit(ctx context.Context, task func()) bool {
+	select {
+	case e.tasks <- task:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,163 @@
+package executor_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/service"
+)
+
+func setup(t *testing.T, store capstan.Store) (*service.Service, *executor.Executor) {
+	t.Helper()
+	svc := testenv.Demo(t, store)
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, ex.Start(ctx))
+	t.Cleanup(func() { cancel(); ex.Stop() })
+	svc.Launcher = ex
+	return svc, ex
+}
+
+func as(actor string, roles ...string) context.Context {
+	return capstan.WithActor(context.Background(), &capstan.Actor{ID: actor, OrganizationID: testenv.Org, Roles: roles})
+}
+
+// waitFor polls the operation until cond holds.
+func waitFor(t *testing.T, store capstan.Store, opID string, cond func(*capstan.Operation) bool) *capstan.Operation {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		op, err := store.GetOperation(context.Background(), testenv.Org, opID)
+		require.NoError(t, err)
+		if cond(op) {
+			return op
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	events, _ := store.ListEvents(context.Background(), testenv.Org, opID, 0, 1000)
+	t.Fatalf("operation %s did not reach the expected state; timeline: %+v", opID, events)
+	return nil
+}
+
+func TestMinioInstallRunsThroughItsProdGate(t *testing.T) {
+	store := testenv.Store(t)
+	svc, _ := setup(t, store)
+	alice := as("alice", capstan.RoleOperator)
+	in, err := svc.CreateIntent(alice, service.IntentInput{Action: "install", TargetResourceType: "minio.instance",
+		Constraints: map[string]any{"environment": "prod", "cluster": "prod-k8s"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(alice, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
+
+	op, err := svc.StartOperation(alice, plan.ID, "key-1")
+	require.NoError(t, err)
+	again, err := svc.StartOperation(alice, plan.ID, "key-1")
+	require.NoError(t, err)
+	require.Equal(t, op.ID, again.ID, "the same idempotency key returns the same operation")
+
+	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+	_, err = svc.EditPlan(alice, plan.ID, plan.Version+1, []capstan.PlanChange{{Op: capstan.EditRemoveNode, NodeID: "verify-s3"}})
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a started plan is frozen (invariant 4)")
+
+	_, err = svc.DecideGate(as("victor", capstan.RoleViewer), op.ID, "approve-prod-storage", true, "")
+	require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err))
+	aliceSRE := as("alice", capstan.RoleSRE)
+	g, err := svc.DecideGate(aliceSRE, op.ID, "approve-prod-storage", true, "lgtm")
+	require.NoError(t, err)
+	require.Equal(t, "waiting", g.Status, "in prod the starter cannot be the only approver")
+	g, err = svc.DecideGate(as("bob", capstan.RoleSRE), op.ID, "approve-prod-storage", true, "approved")
+	require.NoError(t, err)
+	require.Equal(t, "approved", g.Status)
+	require.Len(t, g.Decisions, 2)
+
+	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+	require.Equal(t, capstan.OperationSucceeded, op.Status)
+	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	for _, r := range recs.NodeRuns {
+		require.Equal(t, capstan.NodeSucceeded, r.Status, r.NodeID)
+	}
+	var items []string
+	for _, e := range recs.Evidence {
+		items = append(items, e.ProducedBy+"/"+e.Item+"="+e.Result)
+	}
+	require.ElementsMatch(t, []string{"render-values/values-rendered=passed", "helm-install/pods-ready=passed", "verify-s3/s3-health=passed"}, items)
+	require.NotEmpty(t, recs.Artifacts, "job output is kept as diagnostics")
+	events, err := store.ListEvents(context.Background(), testenv.Org, op.ID, 0, 1000)
+	require.NoError(t, err)
+	for i, e := range events {
+		require.Equal(t, int64(i+1), e.Sequence, "gap-free timeline")
+		require.NotEmpty(t, e.Actor)
+	}
+	require.Equal(t, "operation.created", events[0].Type)
+	require.Equal(t, "operation.succeeded", events[len(events)-1].Type)
+}
+
+func TestShellJobNeedsEvidenceAndRetries(t *testing.T) {
+	store := testenv.Store(t)
+	svc, _ := setup(t, store)
+	admin := as("alice", capstan.RoleAdmin)
+	_, err := svc.InstallPackYAML(admin, "shell.yaml", []byte(shellPack))
+	require.NoError(t, err)
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: "probe", TargetResourceType: "thing", Constraints: map[string]any{"environment": "dev"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
+	op, err := svc.StartOperation(admin, plan.ID, "")
+	require.NoError(t, err)
+	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+	require.Equal(t, capstan.OperationFailed, op.Status)
+	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	runs := map[string]capstan.OperationNodeRun{}
+	for _, r := range recs.NodeRuns {
+		runs[r.NodeID] = r
+	}
+	require.Equal(t, capstan.NodeSucceeded, runs["writes-file"].Status)
+	require.Equal(t, capstan.NodeFailed, runs["exits-zero-but-wrong"].Status, "exit 0 with a failed probe is a failed node (invariant 5)")
+	require.Contains(t, runs["exits-zero-but-wrong"].Error, "evidence did not pass")
+	require.Equal(t, 2, runs["exits-zero-but-wrong"].Attempts, "retried by its policy")
+}
+
+const shellPack = `id: shellcheck
+version: 1.0.0
+capabilities:
+  - {key: thing.cap, category: test}
+scenarios:
+  - id: thing.probe
+    action: probe
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: writes-file
+          type: job
+          title: Write a file from a parameter
+          parameters: {greeting: "hello; rm -rf /"}
+          job:
+            run: {runner: shell, script: 'printf "%s" "$CAPSTAN_PARAM_GREETING" > greeting.txt', timeout: 10s}
+            outputs:
+              evidence:
+                - {name: file-has-greeting, type: command, script: 'cat greeting.txt', output_pattern: '^hello; rm -rf /$'}
+        - id: exits-zero-but-wrong
+          type: job
+          title: Exit 0 without doing the work
+          after: [writes-file]
+          job:
+            run: {runner: shell, script: 'true'}
+            outputs:
+              evidence:
+                - {name: marker-exists, type: command, script: 'test -f marker'}
+            controls:
+              retry: {initial_interval: 10ms, maximum_attempts: 2, on_exhausted: fail}
+`

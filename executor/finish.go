@@ -1,0 +1,113 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// finish records an attempt's result: evidence, diagnostics, the node's
+// verdict (succeeded only with passed evidence, invariant 5) and what the
+// retry policy says next.
+func (l *loop) finish(ctx context.Context, r nodeResult) error {
+	st, err := l.load(ctx)
+	if err != nil {
+		return err
+	}
+	n := st.plan.Node(r.node)
+	run := st.runs[r.node]
+	ch := &capstan.OperationChange{Operation: st.op, Evidence: r.evidence}
+	if r.artifact != nil {
+		ch.Artifacts = append(ch.Artifacts, *r.artifact)
+	}
+	for _, e := range r.evidence {
+		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
+	}
+	verdict, errKind := Verdict(r.res, r.evidence)
+	run.FinishedAt = l.now()
+	if verdict == "" {
+		_ = run.Move(capstan.NodeVerifying)
+		_ = run.Move(capstan.NodeSucceeded)
+		run.Error = ""
+		ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": r.node, "attempt": r.attempt}))
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	}
+	if r.res.Err == nil {
+		_ = run.Move(capstan.NodeVerifying)
+	}
+	_ = run.Move(capstan.NodeFailed)
+	run.Error = verdict
+	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
+	var policy capstan.RetryPolicy
+	if n.Job != nil {
+		policy = n.Job.Controls.Retry
+	}
+	d := NextAttempt(policy, run.Attempts, errKind)
+	switch {
+	case d.Retry:
+		_ = run.Move(capstan.NodeRetrying)
+		ch.Events = append(ch.Events, l.event("node.retrying", map[string]any{"node": r.node, "wait": d.Wait.String()}))
+	case d.OnExhausted == "wait":
+		if st.op.Status == capstan.OperationRunning {
+			_ = st.op.Move(capstan.OperationWaiting)
+		}
+		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
+	default:
+		if !st.op.Status.Terminal() {
+			if st.op.Status == capstan.OperationWaiting {
+				_ = st.op.Move(capstan.OperationRunning)
+			}
+			_ = st.op.Move(capstan.OperationFailed)
+			st.op.CompletedAt = l.now()
+			ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": r.node, "reason": verdict}))
+		}
+	}
+	ch.NodeRuns = append(ch.NodeRuns, run)
+	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+}
+
+// schedule wakes the loop when a retrying node is due.
+func (l *loop) schedule(ctx context.Context, n *capstan.PlanNode, run capstan.OperationNodeRun) {
+	var policy capstan.RetryPolicy
+	if n.Job != nil {
+		policy = n.Job.Controls.Retry
+	}
+	wait := NextAttempt(policy, run.Attempts, "").Wait
+	l.scheduled[n.ID] = true
+	timer := l.e.cfg.Clock.After(wait)
+	l.e.wg.Add(1)
+	go func() {
+		defer l.e.wg.Done()
+		select {
+		case <-timer:
+			select {
+			case l.due <- n.ID:
+			case <-ctx.Done():
+			}
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// retry starts the next attempt of a retrying node.
+func (l *loop) retry(ctx context.Context, node string) error {
+	st, err := l.load(ctx)
+	if err != nil {
+		return err
+	}
+	run := st.runs[node]
+	if run.Status != capstan.NodeRetrying {
+		return nil
+	}
+	_ = run.Move(capstan.NodeRunning)
+	run.Attempts++
+	run.StartedAt, run.FinishedAt = l.now(), nil
+	ch := &capstan.OperationChange{Operation: st.op, NodeRuns: []capstan.OperationNodeRun{run},
+		Events: []capstan.OperationEvent{l.event("node.running", map[string]any{"node": node, "attempt": run.Attempts})}}
+	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
+		return err
+	}
+	l.dispatch(ctx, st.plan.Node(node), run.Attempts)
+	return nil
+}

@@ -1,0 +1,313 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// loop owns one operation: it reloads the persisted state, decides, persists
+// the decision with its events, and only then acts (dispatches work).
+type loop struct {
+	e         *Executor
+	org, opID string
+	wake      chan struct{}
+	results   chan nodeResult
+	due       chan string
+	inflight  map[string]bool
+	scheduled map[string]bool
+}
+
+// nodeResult is what a worker reports for a job or verification attempt.
+type nodeResult struct {
+	node     string
+	attempt  int
+	res      Result
+	evidence []capstan.Evidence
+	artifact *capstan.Artifact
+}
+
+// state is one consistent read of the operation.
+type state struct {
+	op   *capstan.Operation
+	plan *capstan.Plan
+	runs map[string]capstan.OperationNodeRun
+}
+
+func newLoop(e *Executor, org, opID string) *loop {
+	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult),
+		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{}}
+}
+
+func (l *loop) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		st, err := l.load(ctx)
+		again := false
+		if err == nil {
+			if st.op.Status.Terminal() && len(l.inflight) == 0 {
+				return
+			}
+			again, err = l.step(ctx, st)
+		}
+		if err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT {
+			l.e.cfg.Log.Warn("operation step failed; retrying", "operation", l.opID, "err", err.Error())
+			select {
+			case <-l.e.cfg.Clock.After(time.Second):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		if err != nil || again {
+			continue // something changed: decide again on a fresh read
+		}
+		select {
+		case r := <-l.results:
+			delete(l.inflight, r.node)
+			if err := l.finish(ctx, r); err != nil {
+				l.e.cfg.Log.Warn("recording a node result failed", "operation", l.opID, "node", r.node, "err", err.Error())
+			}
+		case node := <-l.due:
+			delete(l.scheduled, node)
+			if err := l.retry(ctx, node); err != nil {
+				l.e.cfg.Log.Warn("retrying a node failed", "operation", l.opID, "node", node, "err", err.Error())
+			}
+		case <-l.wake:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (l *loop) load(ctx context.Context) (*state, error) {
+	op, err := l.e.cfg.Store.GetOperation(ctx, l.org, l.opID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := l.e.cfg.Store.GetPlan(ctx, l.org, op.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{op: op, plan: plan, runs: map[string]capstan.OperationNodeRun{}}
+	for _, r := range recs.NodeRuns {
+		st.runs[r.NodeID] = r
+	}
+	return st, nil
+}
+
+func (l *loop) event(typ string, payload map[string]any) capstan.OperationEvent {
+	return capstan.OperationEvent{Type: typ, Actor: "executor", Payload: payload}
+}
+
+func (l *loop) now() *time.Time {
+	t := l.e.cfg.Clock.Now().UTC()
+	return &t
+}
+
+// step decides what the operation does next, persists it, then acts. It
+// reports whether it changed anything, so the loop decides again at once.
+func (l *loop) step(ctx context.Context, st *state) (bool, error) {
+	op := st.op
+	ch := &capstan.OperationChange{Operation: op}
+	if op.Status == capstan.OperationPending {
+		if err := op.Move(capstan.OperationRunning); err != nil {
+			return false, err
+		}
+		op.StartedAt = l.now()
+		ch.Events = append(ch.Events, l.event("operation.running", nil))
+		return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	}
+	status := map[string]capstan.NodeRunStatus{}
+	for id, r := range st.runs {
+		status[id] = r.Status
+	}
+	if outcome := Outcome(st.plan, status); outcome != "" && len(l.inflight) == 0 && !op.Status.Terminal() {
+		return true, l.complete(ctx, op, outcome)
+	}
+	if op.Status.Terminal() {
+		return false, nil
+	}
+	var dispatch []string
+	for _, id := range ReadyNodes(st.plan, status) {
+		if l.inflight[id] {
+			continue
+		}
+		n := st.plan.Node(id)
+		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
+		_ = run.Move(capstan.NodeReady)
+		switch n.Type {
+		case capstan.NodeJob, capstan.NodeVerification:
+			_ = run.Move(capstan.NodeRunning)
+			run.Attempts, run.StartedAt = 1, l.now()
+			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			dispatch = append(dispatch, id)
+		case capstan.NodeGate:
+			_ = run.Move(capstan.NodeWaitingApproval)
+			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
+			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
+		case capstan.NodeAIAnalysis:
+			l.analyze(ch, n, &run)
+		default: // manual_intervention, sub_operation
+			_ = run.Move(capstan.NodeWaitingIntervention)
+			run.Error = waitingReason(n)
+			ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+		}
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		status[id] = run.Status
+	}
+	for id, r := range st.runs {
+		if r.Status == capstan.NodeRetrying && !l.inflight[id] && !l.scheduled[id] {
+			l.schedule(ctx, st.plan.Node(id), r)
+		}
+	}
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && Waiting(status)
+	switch {
+	case waiting && op.Status == capstan.OperationRunning:
+		_ = op.Move(capstan.OperationWaiting)
+		ch.Events = append(ch.Events, l.event("operation.waiting", nil))
+	case !waiting && op.Status == capstan.OperationWaiting && len(dispatch) > 0:
+		_ = op.Move(capstan.OperationRunning)
+		ch.Events = append(ch.Events, l.event("operation.running", nil))
+	}
+	if len(ch.Events) == 0 {
+		return false, nil
+	}
+	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
+		return false, err
+	}
+	for _, id := range dispatch {
+		l.dispatch(ctx, st.plan.Node(id), 1)
+	}
+	return len(dispatch) == 0, nil
+}
+
+func waitingReason(n *capstan.PlanNode) string {
+	if n.Type == capstan.NodeSubOperation {
+		return "needs attention: sub-operation " + n.SubOperation.Scenario + " is not run by this executor yet"
+	}
+	return "waiting for a recorded intervention: " + n.Intervention.Instructions
+}
+
+// analyze runs the deterministic analyzer: structured output only
+// (invariant 9), recorded as passed evidence.
+func (l *loop) analyze(ch *capstan.OperationChange, n *capstan.PlanNode, run *capstan.OperationNodeRun) {
+	_ = run.Move(capstan.NodeRunning)
+	_ = run.Move(capstan.NodeVerifying)
+	_ = run.Move(capstan.NodeSucceeded)
+	run.Attempts, run.StartedAt, run.FinishedAt = 1, l.now(), l.now()
+	ch.Evidence = append(ch.Evidence, capstan.Evidence{ProducedBy: n.ID, Item: "analysis", Result: capstan.EvidencePassed, ObservedAt: *l.now(),
+		Source: map[string]any{"type": "analysis", "analyzer": "deterministic", "output": n.Analysis.Output,
+			"diagnosis": "no failure recorded in this operation", "recommendation": "continue"}})
+	ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": n.ID, "analysis": "diagnosis"}))
+}
+
+func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome capstan.OperationStatus) error {
+	ch := &capstan.OperationChange{Operation: op}
+	if op.Status == capstan.OperationWaiting && outcome == capstan.OperationSucceeded {
+		_ = op.Move(capstan.OperationRunning)
+	}
+	if err := op.Move(outcome); err != nil {
+		return err
+	}
+	op.CompletedAt = l.now()
+	ch.Events = append(ch.Events, l.event("operation."+string(outcome), nil))
+	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+}
+
+// dispatch runs a job or verification attempt on a worker.
+func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
+	l.inflight[n.ID] = true
+	node := *n
+	ok := l.e.submit(ctx, func() {
+		r := l.attempt(ctx, &node, attempt)
+		select {
+		case l.results <- r:
+		case <-ctx.Done():
+		}
+	})
+	if !ok {
+		delete(l.inflight, n.ID)
+	}
+}
+
+// attempt runs the job (if any) and then every evidence probe.
+func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int) nodeResult {
+	r := nodeResult{node: n.ID, attempt: attempt}
+	probes := n.Probes
+	if n.Type == capstan.NodeJob {
+		runner := l.e.cfg.Runners[n.Job.Run.Runner]
+		if runner == nil {
+			r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", n.Job.Run.Runner)}
+			return r
+		}
+		r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: n.Job.Run, Env: jobEnv(n)})
+		r.artifact = l.diagnostics(n.ID, attempt, r.res.Output)
+		if r.res.Err != nil {
+			return r
+		}
+		probes = n.Job.Outputs.Evidence
+	}
+	for _, p := range probes {
+		result, source := Probe(ctx, p, l.sandbox(), jobEnv(n))
+		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
+	}
+	return r
+}
+
+// sandbox is the operation's working directory for jobs and probes.
+func (l *loop) sandbox() string {
+	dir := filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
+	_ = os.MkdirAll(dir, 0o750)
+	return dir
+}
+
+// jobEnv passes parameters as environment variables, never into the script.
+func jobEnv(n *capstan.PlanNode) map[string]string {
+	env := map[string]string{"CAPSTAN_NODE": n.ID}
+	params := map[string]any{}
+	if n.Job != nil {
+		for k, v := range n.Job.Inputs.Parameters {
+			params[k] = v
+		}
+	}
+	for k, v := range n.Parameters {
+		params[k] = v
+	}
+	for k, v := range params {
+		env["CAPSTAN_PARAM_"+envName(k)] = fmt.Sprint(v)
+	}
+	return env
+}
+
+func envName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 32
+		case (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'):
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// diagnostics keeps a job's output as a file and returns its artifact.
+func (l *loop) diagnostics(node string, attempt int, out []byte) *capstan.Artifact {
+	dir := filepath.Join(l.e.cfg.Dir, "artifacts", l.opID)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%d.log", node, attempt))
+	if err := os.MkdirAll(dir, 0o750); err != nil || os.WriteFile(path, out, 0o640) != nil {
+		return nil
+	}
+	return &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-output-%d", node, attempt), Sensitivity: capstan.SensitivityInternal,
+		StorageRef: "file:" + path, ProducedBy: node}
+}

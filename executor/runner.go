@@ -1,0 +1,197 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Job is one attempt of a job node.
+type Job struct {
+	OperationID string
+	NodeID      string
+	Attempt     int
+	// Dir is the operation's sandbox directory, where the job runs.
+	Dir  string
+	Spec capstan.RunSpec
+	// Env carries parameters and upstream artifacts: CAPSTAN_PARAM_<NAME>
+	// and CAPSTAN_ARTIFACT_<NAME>. Values never enter the command string.
+	Env map[string]string
+}
+
+// Result is the outcome of a job attempt. A zero exit code is not success:
+// the node succeeds only when its evidence passes (invariant 5).
+type Result struct {
+	ExitCode int
+	Output   []byte
+	// ErrKind classifies a failure for the retry policy: exit:N, timeout,
+	// cancelled, runner.
+	ErrKind string
+	Err     error
+}
+
+// Runner runs jobs of one kind (shell, http, sim).
+type Runner interface {
+	Run(ctx context.Context, j Job) Result
+}
+
+// MaxOutput bounds the diagnostics kept from a job's stdout and stderr.
+const MaxOutput = 64 << 10
+
+// DefaultTimeout bounds a job without its own timeout.
+const DefaultTimeout = 10 * time.Minute
+
+// ShellRunner runs a job's script with bash in its own process group, so
+// a timeout or a cancel kills every process it started.
+type ShellRunner struct {
+	// Dir is the working directory (a sandbox for demos).
+	Dir string
+}
+
+// Run runs the script.
+func (r ShellRunner) Run(ctx context.Context, j Job) Result {
+	timeout := parseOr(j.Spec.Timeout, DefaultTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command("bash", "-c", j.Spec.Script)
+	cmd.Dir = r.Dir
+	if j.Dir != "" {
+		cmd.Dir = j.Dir
+	}
+	cmd.Env = append(os.Environ(), envList(j.Env)...)
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		kind := "timeout"
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			kind = "cancelled"
+		}
+		return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: kind, Err: fmt.Errorf("job %s: %s", j.NodeID, kind)}
+	}
+	res := Result{Output: out.Bytes()}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		res.ExitCode = exit.ExitCode()
+		res.ErrKind = fmt.Sprintf("exit:%d", res.ExitCode)
+		res.Err = fmt.Errorf("job %s exited %d", j.NodeID, res.ExitCode)
+	} else if err != nil {
+		res.ExitCode, res.ErrKind, res.Err = -1, "runner", err
+	}
+	return res
+}
+
+func envList(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + m[k]
+	}
+	return out
+}
+
+// limitedBuffer keeps the first MaxOutput bytes and notes the rest.
+type limitedBuffer struct {
+	bytes.Buffer
+	dropped int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	room := MaxOutput - b.Len()
+	if room <= 0 {
+		b.dropped += len(p)
+		return len(p), nil
+	}
+	if len(p) > room {
+		b.dropped += len(p) - room
+		b.Buffer.Write(p[:room])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// Bytes returns the kept output with a note of what was dropped.
+func (b *limitedBuffer) Bytes() []byte {
+	if b.dropped > 0 {
+		return append(append([]byte(nil), b.Buffer.Bytes()...), fmt.Sprintf("\n[capstan: %d more bytes dropped]\n", b.dropped)...)
+	}
+	return append([]byte(nil), b.Buffer.Bytes()...)
+}
+
+// SimRunner plays scripted outcomes for demos and tests: outcome number
+// `attempt` of the spec (the last one repeats), after the spec's duration.
+type SimRunner struct {
+	// Instant skips the durations (tests).
+	Instant bool
+}
+
+// Run plays the outcome.
+func (r SimRunner) Run(ctx context.Context, j Job) Result {
+	if d := parseOr(j.Spec.Duration, 0); d > 0 && !r.Instant {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
+		}
+	}
+	outcome := "succeed"
+	if n := len(j.Spec.Outcomes); n > 0 {
+		outcome = j.Spec.Outcomes[min(j.Attempt, n)-1]
+	}
+	switch outcome {
+	case "fail":
+		return Result{ExitCode: 1, Output: []byte("sim: failed\n"), ErrKind: "exit:1", Err: errors.New("sim: failed")}
+	case "fail_retryable":
+		return Result{ExitCode: 75, Output: []byte("sim: temporary failure\n"), ErrKind: "exit:75", Err: errors.New("sim: temporary failure")}
+	case "hang":
+		<-ctx.Done()
+		return Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
+	}
+	return Result{Output: []byte("sim: ok\n")}
+}
+
+// Probe runs one evidence probe and returns its verdict and source.
+func Probe(ctx context.Context, p capstan.Probe, dir string, env map[string]string) (result string, source map[string]any) {
+	switch p.Type {
+	case "sim":
+		return capstan.EvidencePassed, map[string]any{"type": "sim"}
+	case "command":
+		res := ShellRunner{}.Run(ctx, Job{NodeID: "probe:" + p.Name, Dir: dir, Spec: capstan.RunSpec{Script: p.Script, Timeout: "1m"}, Env: env})
+		source = map[string]any{"type": "command", "command": p.Script, "exit_code": res.ExitCode, "output": strings.TrimSpace(string(res.Output))}
+		if res.ExitCode != p.ExpectExit {
+			return capstan.EvidenceFailed, source
+		}
+		if p.OutputPattern != "" {
+			re, err := regexp.Compile(p.OutputPattern)
+			if err != nil || !re.MatchString(strings.TrimSpace(string(res.Output))) {
+				return capstan.EvidenceFailed, source
+			}
+		}
+		return capstan.EvidencePassed, source
+	}
+	return capstan.EvidenceInconclusive, map[string]any{"type": p.Type, "note": "this probe type is not run by this executor yet"}
+}

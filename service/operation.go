@@ -1,0 +1,167 @@
+package service
+
+import (
+	"context"
+	"slices"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Launcher is the executor as the service sees it.
+type Launcher interface {
+	// Launch makes sure an operation is running.
+	Launch(org, operationID string)
+	// Notify wakes an operation after an outside change.
+	Notify(org, operationID string)
+}
+
+// StartOperation starts a ready plan. The same idempotency key returns
+// the same operation, never a second run.
+func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey string) (*capstan.Operation, error) {
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	if idempotencyKey != "" {
+		if op, err := s.Store.GetOperationByKey(ctx, org, idempotencyKey); err == nil {
+			return op, nil
+		}
+	}
+	plan, err := s.Store.GetPlan(ctx, org, planID)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: only a ready plan starts", plan.ID, plan.Status)
+	}
+	in, err := s.Store.GetIntent(ctx, org, plan.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Move(capstan.PlanRunning); err != nil {
+		return nil, err
+	}
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
+		Status: capstan.OperationPending, Actor: a.ID, IdempotencyKey: idempotencyKey}
+	events := []capstan.OperationEvent{{Type: "operation.created", Actor: a.ID, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision}}}
+	if err := s.Store.StartOperation(ctx, org, op, plan, events); err != nil {
+		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
+			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
+				return existing, nil
+			}
+		}
+		return nil, err
+	}
+	if s.Launcher != nil {
+		s.Launcher.Launch(org, op.ID)
+	}
+	return op, nil
+}
+
+// DecideGate records an approval or a rejection of a waiting gate. It
+// needs the configured number of approvals from distinct actors holding a
+// required role; in prod, the actor who started the operation cannot be
+// the only approver.
+func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.Gate, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(recs.Gates, func(g capstan.Gate) bool { return g.NodeID == nodeID })
+	if i < 0 {
+		return nil, capstan.Errorf(capstan.ENOTFOUND, "operation %s has no gate %s", opID, nodeID)
+	}
+	gate := recs.Gates[i]
+	if gate.Status != "waiting" {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "gate %s is %s", nodeID, gate.Status)
+	}
+	role := ""
+	for _, r := range gate.Spec.RequiredRoles {
+		if a.HasRole(r) {
+			role = r
+			break
+		}
+	}
+	if role == "" {
+		return nil, capstan.Errorf(capstan.EFORBIDDEN, "deciding gate %s needs one of the roles %v", nodeID, gate.Spec.RequiredRoles)
+	}
+	if slices.ContainsFunc(gate.Decisions, func(d capstan.GateDecision) bool { return d.Actor == a.ID }) {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s already decided gate %s", a.ID, nodeID)
+	}
+	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment})
+	ch := &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role}}}}
+	run := nodeRun(recs, nodeID)
+	switch GateOutcome(gate, op.Actor, capstan.IsProduction(in.Environment())) {
+	case "approved":
+		gate.Status = "approved"
+		_ = run.Move(capstan.NodeSucceeded)
+		if op.Status == capstan.OperationWaiting {
+			_ = op.Move(capstan.OperationRunning)
+		}
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.approved", Actor: a.ID, Payload: map[string]any{"node": nodeID}})
+	case "rejected":
+		gate.Status = "rejected"
+		_ = run.Move(capstan.NodeFailed)
+		run.Error = "rejected by " + a.ID
+		if op.Status == capstan.OperationWaiting {
+			_ = op.Move(capstan.OperationRunning)
+		}
+		_ = op.Move(capstan.OperationFailed)
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.rejected", Actor: a.ID, Payload: map[string]any{"node": nodeID}})
+	}
+	ch.Gates = []capstan.Gate{gate}
+	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
+		return nil, err
+	}
+	if s.Launcher != nil {
+		s.Launcher.Notify(org, opID)
+	}
+	return &ch.Gates[0], nil
+}
+
+func nodeRun(recs *capstan.OperationRecords, nodeID string) capstan.OperationNodeRun {
+	for _, r := range recs.NodeRuns {
+		if r.NodeID == nodeID {
+			return r
+		}
+	}
+	return capstan.OperationNodeRun{NodeID: nodeID, Status: capstan.NodePending}
+}
+
+// GateOutcome decides a gate from its decisions: "rejected" on any
+// rejection, "approved" once enough distinct approvers agreed (and, in
+// prod, not only the operation's own starter), "" while it waits.
+func GateOutcome(g capstan.Gate, starter string, prod bool) string {
+	need := max(g.Spec.Approvals, 1)
+	approvals, others := 0, 0
+	for _, d := range g.Decisions {
+		if !d.Approve {
+			return "rejected"
+		}
+		approvals++
+		if d.Actor != starter {
+			others++
+		}
+	}
+	if approvals >= need && (!prod || others > 0) {
+		return "approved"
+	}
+	return ""
+}
