@@ -49,7 +49,10 @@ func waitFor(t *testing.T, store capstan.Store, opID string, cond func(*capstan.
 }
 
 func TestMinioInstallRunsThroughItsProdGate(t *testing.T) {
-	store := testenv.Store(t)
+	forEachStore(t, testMinioInstall)
+}
+
+func testMinioInstall(t *testing.T, store capstan.Store) {
 	svc, _ := setup(t, store)
 	alice := as("alice", capstan.RoleOperator)
 	in, err := svc.CreateIntent(alice, service.IntentInput{Action: "install", TargetResourceType: "minio.instance",
@@ -104,7 +107,10 @@ func TestMinioInstallRunsThroughItsProdGate(t *testing.T) {
 }
 
 func TestShellJobNeedsEvidenceAndRetries(t *testing.T) {
-	store := testenv.Store(t)
+	forEachStore(t, testShellJob)
+}
+
+func testShellJob(t *testing.T, store capstan.Store) {
 	svc, _ := setup(t, store)
 	admin := as("alice", capstan.RoleAdmin)
 	_, err := svc.InstallPackYAML(admin, "shell.yaml", []byte(shellPack))

@@ -35,6 +35,7 @@ type ResolverRoot interface {
 	CapabilityDefinition() CapabilityDefinitionResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
+	Operation() OperationResolver
 	Plan() PlanResolver
 	ProvidedCapability() ProvidedCapabilityResolver
 	Query() QueryResolver
@@ -55,6 +56,15 @@ type ComplexityRoot struct {
 		Inputs   func(childComplexity int) int
 		Output   func(childComplexity int) int
 		Question func(childComplexity int) int
+	}
+
+	Artifact struct {
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		ProducedBy  func(childComplexity int) int
+		Sensitivity func(childComplexity int) int
+		StorageRef  func(childComplexity int) int
+		Type        func(childComplexity int) int
 	}
 
 	ArtifactSpec struct {
@@ -165,6 +175,31 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	Evidence struct {
+		Capability func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Item       func(childComplexity int) int
+		ObservedAt func(childComplexity int) int
+		ProducedBy func(childComplexity int) int
+		Result     func(childComplexity int) int
+		Source     func(childComplexity int) int
+	}
+
+	Gate struct {
+		Decisions func(childComplexity int) int
+		NodeID    func(childComplexity int) int
+		Spec      func(childComplexity int) int
+		Status    func(childComplexity int) int
+	}
+
+	GateDecision struct {
+		Actor   func(childComplexity int) int
+		Approve func(childComplexity int) int
+		At      func(childComplexity int) int
+		Comment func(childComplexity int) int
+		Role    func(childComplexity int) int
+	}
+
 	GateSpec struct {
 		Approvals     func(childComplexity int) int
 		OnTimeout     func(childComplexity int) int
@@ -208,6 +243,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Intervention struct {
+		Actor      func(childComplexity int) int
+		At         func(childComplexity int) int
+		ID         func(childComplexity int) int
+		Note       func(childComplexity int) int
+		TargetNode func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
 	InterventionSpec struct {
 		Instructions func(childComplexity int) int
 		Verification func(childComplexity int) int
@@ -242,10 +286,72 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateIntent        func(childComplexity int, input model.CreateIntentInput) int
+		DecideGate          func(childComplexity int, input model.DecideGateInput) int
 		EditPlan            func(childComplexity int, input model.EditPlanInput) int
 		ImportCatalog       func(childComplexity int, input model.ImportCatalogInput) int
 		InstallScenarioPack func(childComplexity int, input model.InstallScenarioPackInput) int
 		PlanIntent          func(childComplexity int, input model.PlanIntentInput) int
+		StartOperation      func(childComplexity int, input model.StartOperationInput) int
+	}
+
+	NodeRun struct {
+		Attempts   func(childComplexity int) int
+		Error      func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		NodeID     func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
+	Operation struct {
+		Action         func(childComplexity int) int
+		Actor          func(childComplexity int) int
+		Artifacts      func(childComplexity int) int
+		CompletedAt    func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Evidence       func(childComplexity int) int
+		Gates          func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IdempotencyKey func(childComplexity int) int
+		Intent         func(childComplexity int) int
+		Interventions  func(childComplexity int) int
+		NodeRuns       func(childComplexity int) int
+		Plan           func(childComplexity int) int
+		PlanRevision   func(childComplexity int) int
+		StartedAt      func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Timeline       func(childComplexity int, after *string, first *int) int
+		UpdatedAt      func(childComplexity int) int
+		Version        func(childComplexity int) int
+	}
+
+	OperationConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	OperationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	OperationEvent struct {
+		Actor    func(childComplexity int) int
+		At       func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
+	OperationEventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	OperationEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -365,6 +471,8 @@ type ComplexityRoot struct {
 		Intent        func(childComplexity int, id string) int
 		Intents       func(childComplexity int, filter *model.IntentFilter, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
+		Operation     func(childComplexity int, id string) int
+		Operations    func(childComplexity int, filter *model.OperationFilter, first *int, after *string) int
 		Plan          func(childComplexity int, id string) int
 		Resource      func(childComplexity int, id *string, key *string) int
 		ResourceTypes func(childComplexity int, first *int, after *string) int
@@ -586,6 +694,20 @@ type MutationResolver interface {
 	CreateIntent(ctx context.Context, input model.CreateIntentInput) (*capstan.Intent, error)
 	PlanIntent(ctx context.Context, input model.PlanIntentInput) (*capstan.Plan, error)
 	EditPlan(ctx context.Context, input model.EditPlanInput) (*capstan.Plan, error)
+	StartOperation(ctx context.Context, input model.StartOperationInput) (*capstan.Operation, error)
+	DecideGate(ctx context.Context, input model.DecideGateInput) (*capstan.Gate, error)
+}
+type OperationResolver interface {
+	ID(ctx context.Context, obj *capstan.Operation) (string, error)
+	Intent(ctx context.Context, obj *capstan.Operation) (*capstan.Intent, error)
+	Plan(ctx context.Context, obj *capstan.Operation) (*capstan.Plan, error)
+
+	NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error)
+	Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error)
+	Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error)
+	Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error)
+	Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error)
+	Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error)
 }
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
@@ -614,6 +736,8 @@ type QueryResolver interface {
 	Intent(ctx context.Context, id string) (*capstan.Intent, error)
 	Plan(ctx context.Context, id string) (*capstan.Plan, error)
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
+	Operation(ctx context.Context, id string) (*capstan.Operation, error)
+	Operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error)
 }
 type RelationshipResolver interface {
 	Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error)
@@ -673,6 +797,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnalysisSpec.Question(childComplexity), true
+
+	case "Artifact.id":
+		if e.ComplexityRoot.Artifact.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.ID(childComplexity), true
+	case "Artifact.name":
+		if e.ComplexityRoot.Artifact.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.Name(childComplexity), true
+	case "Artifact.producedBy":
+		if e.ComplexityRoot.Artifact.ProducedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.ProducedBy(childComplexity), true
+	case "Artifact.sensitivity":
+		if e.ComplexityRoot.Artifact.Sensitivity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.Sensitivity(childComplexity), true
+	case "Artifact.storageRef":
+		if e.ComplexityRoot.Artifact.StorageRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.StorageRef(childComplexity), true
+	case "Artifact.type":
+		if e.ComplexityRoot.Artifact.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.Type(childComplexity), true
 
 	case "ArtifactSpec.name":
 		if e.ComplexityRoot.ArtifactSpec.Name == nil {
@@ -1067,6 +1228,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Edge.To(childComplexity), true
 
+	case "Evidence.capability":
+		if e.ComplexityRoot.Evidence.Capability == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.Capability(childComplexity), true
+	case "Evidence.id":
+		if e.ComplexityRoot.Evidence.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.ID(childComplexity), true
+	case "Evidence.item":
+		if e.ComplexityRoot.Evidence.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.Item(childComplexity), true
+	case "Evidence.observedAt":
+		if e.ComplexityRoot.Evidence.ObservedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.ObservedAt(childComplexity), true
+	case "Evidence.producedBy":
+		if e.ComplexityRoot.Evidence.ProducedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.ProducedBy(childComplexity), true
+	case "Evidence.result":
+		if e.ComplexityRoot.Evidence.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.Result(childComplexity), true
+	case "Evidence.source":
+		if e.ComplexityRoot.Evidence.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.Source(childComplexity), true
+
+	case "Gate.decisions":
+		if e.ComplexityRoot.Gate.Decisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.Decisions(childComplexity), true
+	case "Gate.node":
+		if e.ComplexityRoot.Gate.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.NodeID(childComplexity), true
+	case "Gate.spec":
+		if e.ComplexityRoot.Gate.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.Spec(childComplexity), true
+	case "Gate.status":
+		if e.ComplexityRoot.Gate.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.Status(childComplexity), true
+
+	case "GateDecision.actor":
+		if e.ComplexityRoot.GateDecision.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Actor(childComplexity), true
+	case "GateDecision.approve":
+		if e.ComplexityRoot.GateDecision.Approve == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Approve(childComplexity), true
+	case "GateDecision.at":
+		if e.ComplexityRoot.GateDecision.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.At(childComplexity), true
+	case "GateDecision.comment":
+		if e.ComplexityRoot.GateDecision.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Comment(childComplexity), true
+	case "GateDecision.role":
+		if e.ComplexityRoot.GateDecision.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Role(childComplexity), true
+
 	case "GateSpec.approvals":
 		if e.ComplexityRoot.GateSpec.Approvals == nil {
 			break
@@ -1240,6 +1500,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntentEdge.Node(childComplexity), true
 
+	case "Intervention.actor":
+		if e.ComplexityRoot.Intervention.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.Actor(childComplexity), true
+	case "Intervention.at":
+		if e.ComplexityRoot.Intervention.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.At(childComplexity), true
+	case "Intervention.id":
+		if e.ComplexityRoot.Intervention.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.ID(childComplexity), true
+	case "Intervention.note":
+		if e.ComplexityRoot.Intervention.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.Note(childComplexity), true
+	case "Intervention.targetNode":
+		if e.ComplexityRoot.Intervention.TargetNode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.TargetNode(childComplexity), true
+	case "Intervention.type":
+		if e.ComplexityRoot.Intervention.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intervention.Type(childComplexity), true
+
 	case "InterventionSpec.instructions":
 		if e.ComplexityRoot.InterventionSpec.Instructions == nil {
 			break
@@ -1358,6 +1655,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateIntent(childComplexity, args["input"].(model.CreateIntentInput)), true
+	case "Mutation.decideGate":
+		if e.ComplexityRoot.Mutation.DecideGate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_decideGate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DecideGate(childComplexity, args["input"].(model.DecideGateInput)), true
 	case "Mutation.editPlan":
 		if e.ComplexityRoot.Mutation.EditPlan == nil {
 			break
@@ -1402,6 +1710,263 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PlanIntent(childComplexity, args["input"].(model.PlanIntentInput)), true
+	case "Mutation.startOperation":
+		if e.ComplexityRoot.Mutation.StartOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartOperation(childComplexity, args["input"].(model.StartOperationInput)), true
+
+	case "NodeRun.attempts":
+		if e.ComplexityRoot.NodeRun.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.Attempts(childComplexity), true
+	case "NodeRun.error":
+		if e.ComplexityRoot.NodeRun.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.Error(childComplexity), true
+	case "NodeRun.finishedAt":
+		if e.ComplexityRoot.NodeRun.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.FinishedAt(childComplexity), true
+	case "NodeRun.node":
+		if e.ComplexityRoot.NodeRun.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.NodeID(childComplexity), true
+	case "NodeRun.startedAt":
+		if e.ComplexityRoot.NodeRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.StartedAt(childComplexity), true
+	case "NodeRun.status":
+		if e.ComplexityRoot.NodeRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeRun.Status(childComplexity), true
+
+	case "Operation.action":
+		if e.ComplexityRoot.Operation.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Action(childComplexity), true
+	case "Operation.actor":
+		if e.ComplexityRoot.Operation.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Actor(childComplexity), true
+	case "Operation.artifacts":
+		if e.ComplexityRoot.Operation.Artifacts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Artifacts(childComplexity), true
+	case "Operation.completedAt":
+		if e.ComplexityRoot.Operation.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.CompletedAt(childComplexity), true
+	case "Operation.createdAt":
+		if e.ComplexityRoot.Operation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.CreatedAt(childComplexity), true
+	case "Operation.evidence":
+		if e.ComplexityRoot.Operation.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Evidence(childComplexity), true
+	case "Operation.gates":
+		if e.ComplexityRoot.Operation.Gates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Gates(childComplexity), true
+	case "Operation.id":
+		if e.ComplexityRoot.Operation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.ID(childComplexity), true
+	case "Operation.idempotencyKey":
+		if e.ComplexityRoot.Operation.IdempotencyKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.IdempotencyKey(childComplexity), true
+	case "Operation.intent":
+		if e.ComplexityRoot.Operation.Intent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Intent(childComplexity), true
+	case "Operation.interventions":
+		if e.ComplexityRoot.Operation.Interventions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Interventions(childComplexity), true
+	case "Operation.nodeRuns":
+		if e.ComplexityRoot.Operation.NodeRuns == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.NodeRuns(childComplexity), true
+	case "Operation.plan":
+		if e.ComplexityRoot.Operation.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Plan(childComplexity), true
+	case "Operation.planRevision":
+		if e.ComplexityRoot.Operation.PlanRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.PlanRevision(childComplexity), true
+	case "Operation.startedAt":
+		if e.ComplexityRoot.Operation.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.StartedAt(childComplexity), true
+	case "Operation.status":
+		if e.ComplexityRoot.Operation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Status(childComplexity), true
+	case "Operation.timeline":
+		if e.ComplexityRoot.Operation.Timeline == nil {
+			break
+		}
+
+		args, err := ec.field_Operation_timeline_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Operation.Timeline(childComplexity, args["after"].(*string), args["first"].(*int)), true
+	case "Operation.updatedAt":
+		if e.ComplexityRoot.Operation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.UpdatedAt(childComplexity), true
+	case "Operation.version":
+		if e.ComplexityRoot.Operation.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Version(childComplexity), true
+
+	case "OperationConnection.edges":
+		if e.ComplexityRoot.OperationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationConnection.Edges(childComplexity), true
+	case "OperationConnection.pageInfo":
+		if e.ComplexityRoot.OperationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationConnection.PageInfo(childComplexity), true
+	case "OperationConnection.totalCount":
+		if e.ComplexityRoot.OperationConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationConnection.TotalCount(childComplexity), true
+
+	case "OperationEdge.cursor":
+		if e.ComplexityRoot.OperationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEdge.Cursor(childComplexity), true
+	case "OperationEdge.node":
+		if e.ComplexityRoot.OperationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEdge.Node(childComplexity), true
+
+	case "OperationEvent.actor":
+		if e.ComplexityRoot.OperationEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEvent.Actor(childComplexity), true
+	case "OperationEvent.at":
+		if e.ComplexityRoot.OperationEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEvent.At(childComplexity), true
+	case "OperationEvent.payload":
+		if e.ComplexityRoot.OperationEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEvent.Payload(childComplexity), true
+	case "OperationEvent.sequence":
+		if e.ComplexityRoot.OperationEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEvent.Sequence(childComplexity), true
+	case "OperationEvent.type":
+		if e.ComplexityRoot.OperationEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEvent.Type(childComplexity), true
+
+	case "OperationEventConnection.edges":
+		if e.ComplexityRoot.OperationEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEventConnection.Edges(childComplexity), true
+	case "OperationEventConnection.pageInfo":
+		if e.ComplexityRoot.OperationEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEventConnection.PageInfo(childComplexity), true
+
+	case "OperationEventEdge.cursor":
+		if e.ComplexityRoot.OperationEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEventEdge.Cursor(childComplexity), true
+	case "OperationEventEdge.node":
+		if e.ComplexityRoot.OperationEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationEventEdge.Node(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1955,6 +2520,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.operation":
+		if e.ComplexityRoot.Query.Operation == nil {
+			break
+		}
+
+		args, err := ec.field_Query_operation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Operation(childComplexity, args["id"].(string)), true
+	case "Query.operations":
+		if e.ComplexityRoot.Query.Operations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_operations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Operations(childComplexity, args["filter"].(*model.OperationFilter), args["first"].(*int), args["after"].(*string)), true
 	case "Query.plan":
 		if e.ComplexityRoot.Query.Plan == nil {
 			break
@@ -2761,16 +3348,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("CreateIntentInput", ec.unmarshalInputCreateIntentInput),
+			graphql.NewInputUnmarshaler("DecideGateInput", ec.unmarshalInputDecideGateInput),
 			graphql.NewInputUnmarshaler("EdgeInput", ec.unmarshalInputEdgeInput),
 			graphql.NewInputUnmarshaler("EditPlanInput", ec.unmarshalInputEditPlanInput),
 			graphql.NewInputUnmarshaler("ExplicitProviderInput", ec.unmarshalInputExplicitProviderInput),
 			graphql.NewInputUnmarshaler("ImportCatalogInput", ec.unmarshalInputImportCatalogInput),
 			graphql.NewInputUnmarshaler("InstallScenarioPackInput", ec.unmarshalInputInstallScenarioPackInput),
 			graphql.NewInputUnmarshaler("IntentFilter", ec.unmarshalInputIntentFilter),
+			graphql.NewInputUnmarshaler("OperationFilter", ec.unmarshalInputOperationFilter),
 			graphql.NewInputUnmarshaler("PlanEditInput", ec.unmarshalInputPlanEditInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
 			graphql.NewInputUnmarshaler("ScenarioFilter", ec.unmarshalInputScenarioFilter),
+			graphql.NewInputUnmarshaler("StartOperationInput", ec.unmarshalInputStartOperationInput),
 		)
 	}
 	first := true
@@ -2891,6 +3481,8 @@ type Query {
   plan(id: ID!): Plan
   "What a resource depends on (OUTGOING) or what depends on it (INCOMING), up to depth hops (1-10)."
   dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph!
+  operation(id: ID!): Operation
+  operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection!
 }
 
 type Mutation {
@@ -2904,6 +3496,10 @@ type Mutation {
   planIntent(input: PlanIntentInput!): Plan!
   "Edits a plan before it starts (advanced mode). All edits apply or none."
   editPlan(input: EditPlanInput!): Plan!
+  "Starts a ready plan; the same idempotency key returns the same operation."
+  startOperation(input: StartOperationInput!): Operation!
+  "Approves or rejects a waiting gate (one of its required roles)."
+  decideGate(input: DecideGateInput!): Gate!
 }
 
 type Viewer {
@@ -3362,6 +3958,64 @@ enum CapabilityVertexKind { REQUIREMENT RESOURCE SCENARIO }
 type CapabilityGraph { vertices: [CapabilityVertex!]! edges: [CapabilityGraphEdge!]! }
 type CapabilityVertex { key: String! kind: CapabilityVertexKind! label: String! status: String }
 type CapabilityGraphEdge { from: String! to: String! label: String! }
+
+# ---------- operations ----------
+
+enum OperationStatus { PENDING RUNNING WAITING SUCCEEDED FAILED CANCELLING CANCELLED ROLLING_BACK ROLLED_BACK }
+enum NodeRunStatus { PENDING READY RUNNING VERIFYING SUCCEEDED FAILED RETRYING WAITING_APPROVAL WAITING_INTERVENTION SKIPPED CANCELLED ROLLED_BACK }
+enum EvidenceResult { PASSED FAILED INCONCLUSIVE }
+
+input StartOperationInput { plan: ID! idempotencyKey: String }
+input DecideGateInput { operation: ID! node: String! approve: Boolean! comment: String }
+input OperationFilter { status: OperationStatus intent: ID plan: ID }
+
+type Operation implements Node {
+  id: ID!
+  intent: Intent!
+  plan: Plan!
+  planRevision: Int!
+  action: String!
+  status: OperationStatus!
+  actor: String!
+  idempotencyKey: String
+  startedAt: Time
+  completedAt: Time
+  nodeRuns: [NodeRun!]!
+  gates: [Gate!]!
+  evidence: [Evidence!]!
+  artifacts: [Artifact!]!
+  interventions: [Intervention!]!
+  "The append-only timeline, from the event after the cursor."
+  timeline(after: String, first: Int = 100): OperationEventConnection!
+  createdAt: Time!
+  updatedAt: Time!
+  version: Int!
+}
+
+type OperationConnection { edges: [OperationEdge!]! pageInfo: PageInfo! totalCount: Int! }
+type OperationEdge { cursor: String! node: Operation! }
+
+type NodeRun { node: String! status: NodeRunStatus! attempts: Int! startedAt: Time finishedAt: Time error: String }
+
+type Gate { node: String! status: String! spec: GateSpec! decisions: [GateDecision!]! }
+type GateDecision { actor: String! role: String! at: Time! approve: Boolean! comment: String }
+
+type Evidence {
+  id: ID!
+  producedBy: String!
+  capability: String
+  item: String!
+  result: EvidenceResult!
+  source: Map!
+  observedAt: Time!
+}
+
+type Artifact { id: ID! type: String! name: String! sensitivity: String! storageRef: String! producedBy: String! }
+type Intervention { id: ID! type: String! actor: String! targetNode: String! note: String! at: Time! }
+
+type OperationEvent { sequence: Int! type: String! actor: String! at: Time! payload: Map }
+type OperationEventConnection { edges: [OperationEventEdge!]! pageInfo: PageInfo! }
+type OperationEventEdge { cursor: String! node: OperationEvent! }
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3380,6 +4034,24 @@ func (ec *executionContext) childFields_AnalysisSpec(ctx context.Context, field 
 		return ec.fieldContext_AnalysisSpec_output(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Artifact_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Artifact_type(ctx, field)
+	case "name":
+		return ec.fieldContext_Artifact_name(ctx, field)
+	case "sensitivity":
+		return ec.fieldContext_Artifact_sensitivity(ctx, field)
+	case "storageRef":
+		return ec.fieldContext_Artifact_storageRef(ctx, field)
+	case "producedBy":
+		return ec.fieldContext_Artifact_producedBy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Artifact", field.Name)
 }
 
 func (ec *executionContext) childFields_ArtifactSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3598,6 +4270,56 @@ func (ec *executionContext) childFields_Edge(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Edge", field.Name)
 }
 
+func (ec *executionContext) childFields_Evidence(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Evidence_id(ctx, field)
+	case "producedBy":
+		return ec.fieldContext_Evidence_producedBy(ctx, field)
+	case "capability":
+		return ec.fieldContext_Evidence_capability(ctx, field)
+	case "item":
+		return ec.fieldContext_Evidence_item(ctx, field)
+	case "result":
+		return ec.fieldContext_Evidence_result(ctx, field)
+	case "source":
+		return ec.fieldContext_Evidence_source(ctx, field)
+	case "observedAt":
+		return ec.fieldContext_Evidence_observedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Evidence", field.Name)
+}
+
+func (ec *executionContext) childFields_Gate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_Gate_node(ctx, field)
+	case "status":
+		return ec.fieldContext_Gate_status(ctx, field)
+	case "spec":
+		return ec.fieldContext_Gate_spec(ctx, field)
+	case "decisions":
+		return ec.fieldContext_Gate_decisions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Gate", field.Name)
+}
+
+func (ec *executionContext) childFields_GateDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "actor":
+		return ec.fieldContext_GateDecision_actor(ctx, field)
+	case "role":
+		return ec.fieldContext_GateDecision_role(ctx, field)
+	case "at":
+		return ec.fieldContext_GateDecision_at(ctx, field)
+	case "approve":
+		return ec.fieldContext_GateDecision_approve(ctx, field)
+	case "comment":
+		return ec.fieldContext_GateDecision_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GateDecision", field.Name)
+}
+
 func (ec *executionContext) childFields_GateSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -3684,6 +4406,24 @@ func (ec *executionContext) childFields_IntentEdge(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type IntentEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Intervention(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Intervention_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Intervention_type(ctx, field)
+	case "actor":
+		return ec.fieldContext_Intervention_actor(ctx, field)
+	case "targetNode":
+		return ec.fieldContext_Intervention_targetNode(ctx, field)
+	case "note":
+		return ec.fieldContext_Intervention_note(ctx, field)
+	case "at":
+		return ec.fieldContext_Intervention_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Intervention", field.Name)
+}
+
 func (ec *executionContext) childFields_InterventionSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "instructions":
@@ -3746,6 +4486,126 @@ func (ec *executionContext) childFields_JobOutputs(ctx context.Context, field gr
 		return ec.fieldContext_JobOutputs_evidence(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type JobOutputs", field.Name)
+}
+
+func (ec *executionContext) childFields_NodeRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_NodeRun_node(ctx, field)
+	case "status":
+		return ec.fieldContext_NodeRun_status(ctx, field)
+	case "attempts":
+		return ec.fieldContext_NodeRun_attempts(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_NodeRun_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_NodeRun_finishedAt(ctx, field)
+	case "error":
+		return ec.fieldContext_NodeRun_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeRun", field.Name)
+}
+
+func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Operation_id(ctx, field)
+	case "intent":
+		return ec.fieldContext_Operation_intent(ctx, field)
+	case "plan":
+		return ec.fieldContext_Operation_plan(ctx, field)
+	case "planRevision":
+		return ec.fieldContext_Operation_planRevision(ctx, field)
+	case "action":
+		return ec.fieldContext_Operation_action(ctx, field)
+	case "status":
+		return ec.fieldContext_Operation_status(ctx, field)
+	case "actor":
+		return ec.fieldContext_Operation_actor(ctx, field)
+	case "idempotencyKey":
+		return ec.fieldContext_Operation_idempotencyKey(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Operation_startedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_Operation_completedAt(ctx, field)
+	case "nodeRuns":
+		return ec.fieldContext_Operation_nodeRuns(ctx, field)
+	case "gates":
+		return ec.fieldContext_Operation_gates(ctx, field)
+	case "evidence":
+		return ec.fieldContext_Operation_evidence(ctx, field)
+	case "artifacts":
+		return ec.fieldContext_Operation_artifacts(ctx, field)
+	case "interventions":
+		return ec.fieldContext_Operation_interventions(ctx, field)
+	case "timeline":
+		return ec.fieldContext_Operation_timeline(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Operation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Operation_updatedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_Operation_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Operation", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_OperationConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OperationConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_OperationConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OperationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OperationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sequence":
+		return ec.fieldContext_OperationEvent_sequence(ctx, field)
+	case "type":
+		return ec.fieldContext_OperationEvent_type(ctx, field)
+	case "actor":
+		return ec.fieldContext_OperationEvent_actor(ctx, field)
+	case "at":
+		return ec.fieldContext_OperationEvent_at(ctx, field)
+	case "payload":
+		return ec.fieldContext_OperationEvent_payload(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_OperationEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OperationEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OperationEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OperationEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4466,6 +5326,20 @@ func (ec *executionContext) field_Mutation_createIntent_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_decideGate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DecideGateInput, error) {
+			return ec.unmarshalNDecideGateInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDecideGateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_editPlan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4519,6 +5393,42 @@ func (ec *executionContext) field_Mutation_planIntent_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.StartOperationInput, error) {
+			return ec.unmarshalNStartOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐStartOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Operation_timeline_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -4651,6 +5561,50 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_operation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_operations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.OperationFilter, error) {
+			return ec.unmarshalOOperationFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -4935,6 +5889,144 @@ func (ec *executionContext) _AnalysisSpec_output(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AnalysisSpec_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnalysisSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Artifact_type(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_name(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_sensitivity(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_sensitivity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitivity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_storageRef(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_storageRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StorageRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_storageRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_producedBy(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_producedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProducedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_producedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
 }
 
 func (ec *executionContext) _ArtifactSpec_name(ctx context.Context, field graphql.CollectedField, obj *capstan.ArtifactSpec) (ret graphql.Marshaler) {
@@ -6512,6 +7604,392 @@ func (ec *executionContext) fieldContext_Edge_to(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Edge", field, false, false, "String")
 }
 
+func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Evidence_producedBy(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_producedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProducedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_producedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
+}
+
+func (ec *executionContext) _Evidence_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_capability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capability, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_capability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
+}
+
+func (ec *executionContext) _Evidence_item(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "String")
+}
+
+func (ec *executionContext) _Evidence_result(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEvidenceResult2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "EvidenceResult")
+}
+
+func (ec *executionContext) _Evidence_source(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Map")
+}
+
+func (ec *executionContext) _Evidence_observedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_observedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_observedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Gate_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gate", field, false, false, "String")
+}
+
+func (ec *executionContext) _Gate_status(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Gate", field, false, false, "String")
+}
+
+func (ec *executionContext) _Gate_spec(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.GateSpec) graphql.Marshaler {
+			return ec.marshalNGateSpec2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateSpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Gate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GateSpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Gate_decisions(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_decisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.GateDecision) graphql.Marshaler {
+			return ec.marshalNGateDecision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateDecisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_decisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Gate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GateDecision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GateDecision_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateDecision_role(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateDecision_at(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "Time")
+}
+
+func (ec *executionContext) _GateDecision_approve(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_approve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approve, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_approve(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _GateDecision_comment(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "String")
+}
+
 func (ec *executionContext) _GateSpec_type(ctx context.Context, field graphql.CollectedField, obj *capstan.GateSpec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7199,6 +8677,144 @@ func (ec *executionContext) fieldContext_IntentEdge_node(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Intervention_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Intervention_type(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "String")
+}
+
+func (ec *executionContext) _Intervention_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "String")
+}
+
+func (ec *executionContext) _Intervention_targetNode(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_targetNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetNode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_targetNode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "String")
+}
+
+func (ec *executionContext) _Intervention_note(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "String")
+}
+
+func (ec *executionContext) _Intervention_at(ctx context.Context, field graphql.CollectedField, obj *capstan.Intervention) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intervention_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intervention_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intervention", field, false, false, "Time")
 }
 
 func (ec *executionContext) _InterventionSpec_instructions(ctx context.Context, field graphql.CollectedField, obj *capstan.InterventionSpec) (ret graphql.Marshaler) {
@@ -7889,6 +9505,1129 @@ func (ec *executionContext) fieldContext_Mutation_editPlan(ctx context.Context, 
 	if fc.Args, err = ec.field_Mutation_editPlan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartOperation(ctx, fc.Args["input"].(model.StartOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_decideGate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_decideGate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DecideGate(ctx, fc.Args["input"].(model.DecideGateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Gate) graphql.Marshaler {
+			return ec.marshalNGate2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGate(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_decideGate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gate(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_decideGate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeRun_node(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeRun_status(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.NodeRunStatus) graphql.Marshaler {
+			return ec.marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "NodeRunStatus")
+}
+
+func (ec *executionContext) _NodeRun_attempts(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeRun_error(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeRun_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operation_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Operation_intent(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_intent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Intent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Intent) graphql.Marshaler {
+			return ec.marshalNIntent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_intent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Intent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_plan(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Plan(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
+			return ec.marshalNPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_planRevision(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_planRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_planRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Operation_action(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operation_status(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.OperationStatus) graphql.Marshaler {
+			return ec.marshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "OperationStatus")
+}
+
+func (ec *executionContext) _Operation_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operation_idempotencyKey(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_idempotencyKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IdempotencyKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_idempotencyKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operation_startedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Operation_completedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Operation_nodeRuns(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_nodeRuns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().NodeRuns(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.OperationNodeRun) graphql.Marshaler {
+			return ec.marshalNNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_nodeRuns(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_gates(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_gates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Gates(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Gate) graphql.Marshaler {
+			return ec.marshalNGate2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_gates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Gate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_evidence(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Evidence(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Evidence) graphql.Marshaler {
+			return ec.marshalNEvidence2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidenceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Evidence(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_artifacts(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_artifacts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Artifacts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Artifact) graphql.Marshaler {
+			return ec.marshalNArtifact2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifactᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_artifacts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Artifact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_interventions(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_interventions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Interventions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Intervention) graphql.Marshaler {
+			return ec.marshalNIntervention2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐInterventionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_interventions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Intervention(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_timeline(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_timeline(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Operation().Timeline(ctx, obj, fc.Args["after"].(*string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationEventConnection) graphql.Marshaler {
+			return ec.marshalNOperationEventConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_timeline(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Operation_timeline_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_createdAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Operation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Operation_version(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OperationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OperationEdge) graphql.Marshaler {
+			return ec.marshalNOperationEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OperationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.OperationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationConnection", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OperationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OperationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationEvent_type(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationEvent_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationEvent_at(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationEvent_payload(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _OperationEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OperationEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OperationEventEdge) graphql.Marshaler {
+			return ec.marshalNOperationEventEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OperationEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OperationEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationEventEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OperationEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.OperationEvent) graphql.Marshaler {
+			return ec.marshalNOperationEvent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationEvent(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -10437,6 +13176,94 @@ func (ec *executionContext) fieldContext_Query_dependencies(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_dependencies_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_operation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Operation(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_operation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_operation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_operations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_operations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Operations(ctx, fc.Args["filter"].(*model.OperationFilter), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationConnection) graphql.Marshaler {
+			return ec.marshalNOperationConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_operations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_operations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14692,6 +17519,69 @@ func UnmarshalCreateIntentInput(ctx context.Context, raw any) (model.CreateInten
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDecideGateInput(ctx context.Context, obj any) (model.DecideGateInput, error) {
+	var it model.DecideGateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"operation", "node", "approve", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		case "approve":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("approve"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Approve = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDecideGateInput unmarshals raw into the DecideGateInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDecideGateInput(ctx context.Context, raw any) (model.DecideGateInput, error) {
+	var out model.DecideGateInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DecideGateInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputEdgeInput(ctx context.Context, obj any) (model.EdgeInput, error) {
 	var it model.EdgeInput
 	if obj == nil {
@@ -14979,6 +17869,62 @@ func UnmarshalIntentFilter(ctx context.Context, raw any) (model.IntentFilter, er
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputOperationFilter(ctx context.Context, obj any) (model.OperationFilter, error) {
+	var it model.OperationFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "intent", "plan"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "intent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("intent"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Intent = data
+		case "plan":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plan"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Plan = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOperationFilter unmarshals raw into the OperationFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOperationFilter(ctx context.Context, raw any) (model.OperationFilter, error) {
+	var out model.OperationFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OperationFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj any) (model.PlanEditInput, error) {
 	var it model.PlanEditInput
 	if obj == nil {
@@ -15231,6 +18177,55 @@ func UnmarshalScenarioFilter(ctx context.Context, raw any) (model.ScenarioFilter
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputStartOperationInput(ctx context.Context, obj any) (model.StartOperationInput, error) {
+	var it model.StartOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"plan", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "plan":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plan"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Plan = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalStartOperationInput unmarshals raw into the StartOperationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalStartOperationInput(ctx context.Context, raw any) (model.StartOperationInput, error) {
+	var out model.StartOperationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "StartOperationInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -15274,6 +18269,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Plan(ctx, sel, obj)
+	case capstan.Operation:
+		return ec._Operation(ctx, sel, &obj)
+	case *capstan.Operation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Operation(ctx, sel, obj)
 	case capstan.Intent:
 		return ec._Intent(ctx, sel, &obj)
 	case *capstan.Intent:
@@ -15325,6 +18327,64 @@ func (ec *executionContext) _AnalysisSpec(ctx context.Context, sel ast.Selection
 		case "output":
 			out.Values[i] = ec._AnalysisSpec_output(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var artifactImplementors = []string{"Artifact"}
+
+func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet, obj *capstan.Artifact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, artifactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Artifact")
+		case "id":
+			out.Values[i] = ec._Artifact_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Artifact_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Artifact_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitivity":
+			out.Values[i] = ec._Artifact_sensitivity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "storageRef":
+			out.Values[i] = ec._Artifact_storageRef(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "producedBy":
+			out.Values[i] = ec._Artifact_producedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -16084,6 +19144,170 @@ func (ec *executionContext) _Edge(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var evidenceImplementors = []string{"Evidence"}
+
+func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *capstan.Evidence) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, evidenceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Evidence")
+		case "id":
+			out.Values[i] = ec._Evidence_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "producedBy":
+			out.Values[i] = ec._Evidence_producedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capability":
+			out.Values[i] = ec._Evidence_capability(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "item":
+			out.Values[i] = ec._Evidence_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "result":
+			out.Values[i] = ec._Evidence_result(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._Evidence_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observedAt":
+			out.Values[i] = ec._Evidence_observedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gateImplementors = []string{"Gate"}
+
+func (ec *executionContext) _Gate(ctx context.Context, sel ast.SelectionSet, obj *capstan.Gate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Gate")
+		case "node":
+			out.Values[i] = ec._Gate_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Gate_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spec":
+			out.Values[i] = ec._Gate_spec(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decisions":
+			out.Values[i] = ec._Gate_decisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gateDecisionImplementors = []string{"GateDecision"}
+
+func (ec *executionContext) _GateDecision(ctx context.Context, sel ast.SelectionSet, obj *capstan.GateDecision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gateDecisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GateDecision")
+		case "actor":
+			out.Values[i] = ec._GateDecision_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._GateDecision_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._GateDecision_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approve":
+			out.Values[i] = ec._GateDecision_approve(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._GateDecision_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var gateSpecImplementors = []string{"GateSpec"}
 
 func (ec *executionContext) _GateSpec(ctx context.Context, sel ast.SelectionSet, obj *capstan.GateSpec) graphql.Marshaler {
@@ -16348,6 +19572,64 @@ func (ec *executionContext) _IntentEdge(ctx context.Context, sel ast.SelectionSe
 			}
 		case "node":
 			out.Values[i] = ec._IntentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var interventionImplementors = []string{"Intervention"}
+
+func (ec *executionContext) _Intervention(ctx context.Context, sel ast.SelectionSet, obj *capstan.Intervention) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, interventionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Intervention")
+		case "id":
+			out.Values[i] = ec._Intervention_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Intervention_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._Intervention_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetNode":
+			out.Values[i] = ec._Intervention_targetNode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._Intervention_note(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._Intervention_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16644,6 +19926,420 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_editPlan(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startOperation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decideGate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_decideGate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeRunImplementors = []string{"NodeRun"}
+
+func (ec *executionContext) _NodeRun(ctx context.Context, sel ast.SelectionSet, obj *capstan.OperationNodeRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeRun")
+		case "node":
+			out.Values[i] = ec._NodeRun_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._NodeRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._NodeRun_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._NodeRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._NodeRun_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._NodeRun_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationImplementors = []string{"Operation", "Node"}
+
+func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet, obj *capstan.Operation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Operation")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_id(ctx, field, obj)
+				})
+		case "intent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_intent(ctx, field, obj)
+				})
+		case "plan":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_plan(ctx, field, obj)
+				})
+		case "planRevision":
+			out.Values[i] = ec._Operation_planRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._Operation_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Operation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._Operation_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "idempotencyKey":
+			out.Values[i] = ec._Operation_idempotencyKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._Operation_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._Operation_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodeRuns":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_nodeRuns(ctx, field, obj)
+				})
+		case "gates":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_gates(ctx, field, obj)
+				})
+		case "evidence":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_evidence(ctx, field, obj)
+				})
+		case "artifacts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_artifacts(ctx, field, obj)
+				})
+		case "interventions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_interventions(ctx, field, obj)
+				})
+		case "timeline":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_timeline(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Operation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Operation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Operation_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationConnectionImplementors = []string{"OperationConnection"}
+
+func (ec *executionContext) _OperationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OperationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationConnection")
+		case "edges":
+			out.Values[i] = ec._OperationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OperationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._OperationConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationEdgeImplementors = []string{"OperationEdge"}
+
+func (ec *executionContext) _OperationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OperationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationEdge")
+		case "cursor":
+			out.Values[i] = ec._OperationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OperationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationEventImplementors = []string{"OperationEvent"}
+
+func (ec *executionContext) _OperationEvent(ctx context.Context, sel ast.SelectionSet, obj *capstan.OperationEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationEvent")
+		case "sequence":
+			out.Values[i] = ec._OperationEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._OperationEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._OperationEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._OperationEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._OperationEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationEventConnectionImplementors = []string{"OperationEventConnection"}
+
+func (ec *executionContext) _OperationEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OperationEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationEventConnection")
+		case "edges":
+			out.Values[i] = ec._OperationEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OperationEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var operationEventEdgeImplementors = []string{"OperationEventEdge"}
+
+func (ec *executionContext) _OperationEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OperationEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationEventEdge")
+		case "cursor":
+			out.Values[i] = ec._OperationEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OperationEventEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17446,6 +21142,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_dependencies(ctx, field)
+				})
+		case "operation":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_operation(ctx, field)
+				})
+		case "operations":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_operations(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -19053,6 +22761,26 @@ func (ec *executionContext) marshalNAny2interface(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) marshalNArtifact2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifact(ctx context.Context, sel ast.SelectionSet, v capstan.Artifact) graphql.Marshaler {
+	return ec._Artifact(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNArtifact2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifactᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Artifact) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNArtifact2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifact(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNArtifactSpec2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifactSpec(ctx context.Context, sel ast.SelectionSet, v capstan.ArtifactSpec) graphql.Marshaler {
 	return ec._ArtifactSpec(ctx, sel, &v)
 }
@@ -19326,6 +23054,11 @@ func (ec *executionContext) marshalNCustomizations2githubᚗcomᚋcapstanᚑdev�
 	return ec._Customizations(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNDecideGateInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDecideGateInput(ctx context.Context, v any) (model.DecideGateInput, error) {
+	res, err := ec.unmarshalInputDecideGateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNDependencyEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDependencyEdge(ctx context.Context, sel ast.SelectionSet, v model.DependencyEdge) graphql.Marshaler {
 	return ec._DependencyEdge(ctx, sel, &v)
 }
@@ -19405,6 +23138,54 @@ func (ec *executionContext) unmarshalNEditPlanInput2githubᚗcomᚋcapstanᚑdev
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNEvidence2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidence(ctx context.Context, sel ast.SelectionSet, v capstan.Evidence) graphql.Marshaler {
+	return ec._Evidence(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEvidence2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidenceᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Evidence) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEvidence2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidence(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNEvidenceResult2string(ctx context.Context, v any) (string, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNEvidenceResult2string[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEvidenceResult2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNEvidenceResult2string[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "EvidenceResult!")
+	}
+	return res
+}
+
+var (
+	unmarshalNEvidenceResult2string = map[string]string{
+		"PASSED":       capstan.EvidencePassed,
+		"FAILED":       capstan.EvidenceFailed,
+		"INCONCLUSIVE": capstan.EvidenceInconclusive,
+	}
+	marshalNEvidenceResult2string = map[string]string{
+		capstan.EvidencePassed:       "PASSED",
+		capstan.EvidenceFailed:       "FAILED",
+		capstan.EvidenceInconclusive: "INCONCLUSIVE",
+	}
+)
+
 func (ec *executionContext) unmarshalNExplicitProviderInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐExplicitProviderInput(ctx context.Context, v any) (model.ExplicitProviderInput, error) {
 	res, err := ec.unmarshalInputExplicitProviderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19422,6 +23203,58 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) marshalNGate2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGate(ctx context.Context, sel ast.SelectionSet, v capstan.Gate) graphql.Marshaler {
+	return ec._Gate(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGate2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Gate) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGate2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGate2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGate(ctx context.Context, sel ast.SelectionSet, v *capstan.Gate) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Gate!")
+		return graphql.Null
+	}
+	return ec._Gate(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGateDecision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateDecision(ctx context.Context, sel ast.SelectionSet, v capstan.GateDecision) graphql.Marshaler {
+	return ec._GateDecision(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGateDecision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateDecisionᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.GateDecision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGateDecision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateDecision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGateSpec2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateSpec(ctx context.Context, sel ast.SelectionSet, v capstan.GateSpec) graphql.Marshaler {
+	return ec._GateSpec(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx context.Context, v any) (capstan.HealthStatus, error) {
@@ -19614,6 +23447,26 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNIntervention2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntervention(ctx context.Context, sel ast.SelectionSet, v capstan.Intervention) graphql.Marshaler {
+	return ec._Intervention(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNIntervention2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐInterventionᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Intervention) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntervention2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntervention(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNJobControls2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐJobControls(ctx context.Context, sel ast.SelectionSet, v capstan.JobControls) graphql.Marshaler {
 	return ec._JobControls(ctx, sel, &v)
 }
@@ -19666,6 +23519,90 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Map!")
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Map!")
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx context.Context, sel ast.SelectionSet, v capstan.OperationNodeRun) graphql.Marshaler {
+	return ec._NodeRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.OperationNodeRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx context.Context, v any) (capstan.NodeRunStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx context.Context, sel ast.SelectionSet, v capstan.NodeRunStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "NodeRunStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus = map[string]capstan.NodeRunStatus{
+		"PENDING":              capstan.NodePending,
+		"READY":                capstan.NodeReady,
+		"RUNNING":              capstan.NodeRunning,
+		"VERIFYING":            capstan.NodeVerifying,
+		"SUCCEEDED":            capstan.NodeSucceeded,
+		"FAILED":               capstan.NodeFailed,
+		"RETRYING":             capstan.NodeRetrying,
+		"WAITING_APPROVAL":     capstan.NodeWaitingApproval,
+		"WAITING_INTERVENTION": capstan.NodeWaitingIntervention,
+		"SKIPPED":              capstan.NodeSkipped,
+		"CANCELLED":            capstan.NodeCancelled,
+		"ROLLED_BACK":          capstan.NodeRolledBack,
+	}
+	marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus = map[capstan.NodeRunStatus]string{
+		capstan.NodePending:             "PENDING",
+		capstan.NodeReady:               "READY",
+		capstan.NodeRunning:             "RUNNING",
+		capstan.NodeVerifying:           "VERIFYING",
+		capstan.NodeSucceeded:           "SUCCEEDED",
+		capstan.NodeFailed:              "FAILED",
+		capstan.NodeRetrying:            "RETRYING",
+		capstan.NodeWaitingApproval:     "WAITING_APPROVAL",
+		capstan.NodeWaitingIntervention: "WAITING_INTERVENTION",
+		capstan.NodeSkipped:             "SKIPPED",
+		capstan.NodeCancelled:           "CANCELLED",
+		capstan.NodeRolledBack:          "ROLLED_BACK",
+	}
+)
+
 func (ec *executionContext) unmarshalNNodeType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeType(ctx context.Context, v any) (capstan.NodeType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNNodeType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeType[tmp]
@@ -19699,6 +23636,118 @@ var (
 		capstan.NodeVerification:       "VERIFICATION",
 		capstan.NodeManualIntervention: "MANUAL_INTERVENTION",
 		capstan.NodeAIAnalysis:         "AI_ANALYSIS",
+	}
+)
+
+func (ec *executionContext) marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Operation!")
+		return graphql.Null
+	}
+	return ec._Operation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationConnection(ctx context.Context, sel ast.SelectionSet, v *model.OperationConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationConnection!")
+		return graphql.Null
+	}
+	return ec._OperationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEdge(ctx context.Context, sel ast.SelectionSet, v model.OperationEdge) graphql.Marshaler {
+	return ec._OperationEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOperationEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OperationEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperationEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperationEvent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationEvent(ctx context.Context, sel ast.SelectionSet, v *capstan.OperationEvent) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationEvent!")
+		return graphql.Null
+	}
+	return ec._OperationEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationEventConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.OperationEventConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationEventConnection!")
+		return graphql.Null
+	}
+	return ec._OperationEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationEventEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdge(ctx context.Context, sel ast.SelectionSet, v model.OperationEventEdge) graphql.Marshaler {
+	return ec._OperationEventEdge(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOperationEventEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OperationEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperationEventEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx context.Context, v any) (capstan.OperationStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx context.Context, sel ast.SelectionSet, v capstan.OperationStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "OperationStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus = map[string]capstan.OperationStatus{
+		"PENDING":      capstan.OperationPending,
+		"RUNNING":      capstan.OperationRunning,
+		"WAITING":      capstan.OperationWaiting,
+		"SUCCEEDED":    capstan.OperationSucceeded,
+		"FAILED":       capstan.OperationFailed,
+		"CANCELLING":   capstan.OperationCancelling,
+		"CANCELLED":    capstan.OperationCancelled,
+		"ROLLING_BACK": capstan.OperationRollingBack,
+		"ROLLED_BACK":  capstan.OperationRolledBack,
+	}
+	marshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus = map[capstan.OperationStatus]string{
+		capstan.OperationPending:     "PENDING",
+		capstan.OperationRunning:     "RUNNING",
+		capstan.OperationWaiting:     "WAITING",
+		capstan.OperationSucceeded:   "SUCCEEDED",
+		capstan.OperationFailed:      "FAILED",
+		capstan.OperationCancelling:  "CANCELLING",
+		capstan.OperationCancelled:   "CANCELLED",
+		capstan.OperationRollingBack: "ROLLING_BACK",
+		capstan.OperationRolledBack:  "ROLLED_BACK",
 	}
 )
 
@@ -20258,6 +24307,11 @@ func (ec *executionContext) marshalNScenarioPackEdge2ᚕgithubᚗcomᚋcapstan�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNStartOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐStartOperationInput(ctx context.Context, v any) (model.StartOperationInput, error) {
+	res, err := ec.unmarshalInputStartOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNStrategy2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐStrategy(ctx context.Context, v any) (capstan.Strategy, error) {
@@ -20897,6 +24951,65 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋcapstanᚑdevᚋcapstan�
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Operation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOperationFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationFilter(ctx context.Context, v any) (*model.OperationFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOperationFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx context.Context, v any) (*capstan.OperationStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx context.Context, sel ast.SelectionSet, v *capstan.OperationStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus[*v])
+	return res
+}
+
+var (
+	unmarshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus = map[string]capstan.OperationStatus{
+		"PENDING":      capstan.OperationPending,
+		"RUNNING":      capstan.OperationRunning,
+		"WAITING":      capstan.OperationWaiting,
+		"SUCCEEDED":    capstan.OperationSucceeded,
+		"FAILED":       capstan.OperationFailed,
+		"CANCELLING":   capstan.OperationCancelling,
+		"CANCELLED":    capstan.OperationCancelled,
+		"ROLLING_BACK": capstan.OperationRollingBack,
+		"ROLLED_BACK":  capstan.OperationRolledBack,
+	}
+	marshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus = map[capstan.OperationStatus]string{
+		capstan.OperationPending:     "PENDING",
+		capstan.OperationRunning:     "RUNNING",
+		capstan.OperationWaiting:     "WAITING",
+		capstan.OperationSucceeded:   "SUCCEEDED",
+		capstan.OperationFailed:      "FAILED",
+		capstan.OperationCancelling:  "CANCELLING",
+		capstan.OperationCancelled:   "CANCELLED",
+		capstan.OperationRollingBack: "ROLLING_BACK",
+		capstan.OperationRolledBack:  "ROLLED_BACK",
+	}
+)
+
 func (ec *executionContext) marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -21036,6 +25149,24 @@ func (ec *executionContext) marshalOTime2timeᚐTime(ctx context.Context, sel as
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalTime(v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalTime(*v)
 	return res
 }
 

@@ -28,6 +28,8 @@ func (r *Resolver) node(ctx context.Context, gid string) (capstan.Entity, error)
 		e, err = r.Service.Pack(ctx, id)
 	case kindCapability:
 		e, err = r.Service.Capability(ctx, id)
+	case kindOperation:
+		e, err = r.Service.Operation(ctx, id)
 	case kindResourceType:
 		var all []*capstan.ResourceType
 		all, err = r.Service.ResourceTypes(ctx)

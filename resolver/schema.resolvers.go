@@ -128,6 +128,89 @@ func (r *mutationResolver) EditPlan(ctx context.Context, input model.EditPlanInp
 	return r.Service.EditPlan(ctx, id, int64(input.Version), edits)
 }
 
+// StartOperation is the resolver for the startOperation field.
+func (r *mutationResolver) StartOperation(ctx context.Context, input model.StartOperationInput) (*capstan.Operation, error) {
+	id, err := localID(input.Plan, kindPlan)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.StartOperation(ctx, id, deref(input.IdempotencyKey))
+}
+
+// DecideGate is the resolver for the decideGate field.
+func (r *mutationResolver) DecideGate(ctx context.Context, input model.DecideGateInput) (*capstan.Gate, error) {
+	id, err := localID(input.Operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.DecideGate(ctx, id, input.Node, input.Approve, deref(input.Comment))
+}
+
+// ID is the resolver for the id field.
+func (r *operationResolver) ID(ctx context.Context, obj *capstan.Operation) (string, error) {
+	return globalID(kindOperation, obj.ID), nil
+}
+
+// Intent is the resolver for the intent field.
+func (r *operationResolver) Intent(ctx context.Context, obj *capstan.Operation) (*capstan.Intent, error) {
+	return r.Service.Intent(ctx, obj.IntentID)
+}
+
+// Plan is the resolver for the plan field.
+func (r *operationResolver) Plan(ctx context.Context, obj *capstan.Operation) (*capstan.Plan, error) {
+	return r.Service.Plan(ctx, obj.PlanID)
+}
+
+// NodeRuns is the resolver for the nodeRuns field.
+func (r *operationResolver) NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.NodeRuns), nil
+}
+
+// Gates is the resolver for the gates field.
+func (r *operationResolver) Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.Gates), nil
+}
+
+// Evidence is the resolver for the evidence field.
+func (r *operationResolver) Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.Evidence), nil
+}
+
+// Artifacts is the resolver for the artifacts field.
+func (r *operationResolver) Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.Artifacts), nil
+}
+
+// Interventions is the resolver for the interventions field.
+func (r *operationResolver) Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.Interventions), nil
+}
+
+// Timeline is the resolver for the timeline field.
+func (r *operationResolver) Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
+	return r.timeline(ctx, obj, after, first)
+}
+
 // ID is the resolver for the id field.
 func (r *planResolver) ID(ctx context.Context, obj *capstan.Plan) (string, error) {
 	return globalID(kindPlan, obj.ID), nil
@@ -300,6 +383,20 @@ func (r *queryResolver) Dependencies(ctx context.Context, resource string, direc
 	return r.dependencies(ctx, resource, direction, depth)
 }
 
+// Operation is the resolver for the operation field.
+func (r *queryResolver) Operation(ctx context.Context, id string) (*capstan.Operation, error) {
+	lid, err := localID(id, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	return nilIfNotFound(r.Service.Operation(ctx, lid))
+}
+
+// Operations is the resolver for the operations field.
+func (r *queryResolver) Operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error) {
+	return r.operations(ctx, filter, first, after)
+}
+
 // Target is the resolver for the target field.
 func (r *relationshipResolver) Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error) {
 	return r.resourceByKey(ctx, obj.Target)
@@ -368,6 +465,9 @@ func (r *Resolver) Intent() graph.IntentResolver { return &intentResolver{r} }
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// Operation returns graph.OperationResolver implementation.
+func (r *Resolver) Operation() graph.OperationResolver { return &operationResolver{r} }
+
 // Plan returns graph.PlanResolver implementation.
 func (r *Resolver) Plan() graph.PlanResolver { return &planResolver{r} }
 
@@ -408,6 +508,7 @@ type (
 	capabilityDefinitionResolver struct{ *Resolver }
 	intentResolver               struct{ *Resolver }
 	mutationResolver             struct{ *Resolver }
+	operationResolver            struct{ *Resolver }
 	planResolver                 struct{ *Resolver }
 	providedCapabilityResolver   struct{ *Resolver }
 	queryResolver                struct{ *Resolver }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,11 +10,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/client"
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
 )
@@ -346,4 +349,62 @@ func TestEditPlanOverHTTP(t *testing.T) {
 	require.Contains(t, badNode.Errors[0].Message, "node")
 	details := badNode.Errors[0].Extensions["details"].([]any)
 	require.Len(t, details, 2, "%v", details)
+}
+
+func TestOperationOverHTTP(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, ex.Start(ctx))
+	t.Cleanup(func() { cancel(); ex.Stop() })
+	svc.Launcher = ex
+	tokens, err := server.NewTokens([]server.Token{
+		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
+		{Token: viewerToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
+	})
+	require.NoError(t, err)
+	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(ts.Close)
+
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	require.Empty(t, created.Errors)
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
+	const start = `mutation($plan: ID!) { startOperation(input: {plan: $plan, idempotencyKey: "demo-1"}) { id status } }`
+	started := post(t, ts, adminToken, start, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Empty(t, started.Errors)
+	opID := get(started.Data, "startOperation", "id")
+	again := post(t, ts, adminToken, start, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Equal(t, opID, get(again.Data, "startOperation", "id"))
+
+	const query = `query($id: ID!) { operation(id: $id) { status nodeRuns { node status attempts } gates { node status decisions { actor approve } }
+	  evidence { producedBy item result } timeline(first: 500) { edges { cursor node { sequence type actor } } } } }`
+	waitStatus := func(want string) map[string]any {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			r := post(t, ts, adminToken, query, map[string]any{"id": opID})
+			require.Empty(t, r.Errors)
+			if get(r.Data, "operation", "status") == want {
+				return r.Data
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("operation never became %s", want)
+		return nil
+	}
+	waitStatus("WAITING")
+	decided := post(t, ts, viewerToken, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true, comment: "ok"}) { status decisions { actor role } } }`, map[string]any{"op": opID})
+	require.Empty(t, decided.Errors)
+	require.Equal(t, "approved", get(decided.Data, "decideGate", "status"))
+	done := waitStatus("SUCCEEDED")
+	edges := get(done, "operation", "timeline", "edges").([]any)
+	for i, e := range edges {
+		require.Equal(t, float64(i+1), get(e, "node", "sequence"))
+	}
+	more := post(t, ts, adminToken, `query($id: ID!, $after: String) { operation(id: $id) { timeline(after: $after, first: 2) { edges { node { sequence } } pageInfo { hasNextPage } } } }`,
+		map[string]any{"id": opID, "after": get(edges[2], "cursor")})
+	require.Empty(t, more.Errors)
+	require.Equal(t, float64(4), get(more.Data, "operation", "timeline", "edges", 0, "node", "sequence"), "replay from a cursor")
 }

@@ -165,3 +165,39 @@ func (s *Service) Plans(ctx context.Context, intentID string) ([]*capstan.Plan, 
 	}
 	return s.Store.ListPlans(ctx, org, intentID)
 }
+
+// Operation returns an operation by id.
+func (s *Service) Operation(ctx context.Context, id string) (*capstan.Operation, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetOperation(ctx, org, id)
+}
+
+// Operations returns a page of operations and the total.
+func (s *Service) Operations(ctx context.Context, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.Store.ListOperations(ctx, org, f)
+}
+
+// OperationRecords returns what an operation produced.
+func (s *Service) OperationRecords(ctx context.Context, id string) (*capstan.OperationRecords, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.OperationRecords(ctx, org, id)
+}
+
+// Timeline returns up to limit events of an operation after a sequence.
+func (s *Service) Timeline(ctx context.Context, id string, after int64, limit int) ([]capstan.OperationEvent, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ListEvents(ctx, org, id, after, limit)
+}

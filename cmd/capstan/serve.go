@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
@@ -100,6 +102,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer store.Close()
 	svc := service.New(store, log)
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor")})
+	svc.Launcher = ex
+	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
@@ -108,7 +113,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	// answers and the packs and catalog are in place.
 	prepared := &atomic.Bool{}
 	prepDone := make(chan error, 1)
-	go func() { prepDone <- prepareUntilReady(ctx, svc, tokens.Organizations(), cfg, log, prepared) }()
+	go func() {
+		err := prepareUntilReady(ctx, svc, tokens.Organizations(), cfg, log, prepared)
+		if err == nil && ctx.Err() == nil {
+			// Resume every unfinished operation once the store answers.
+			err = ex.Start(ctx)
+		}
+		prepDone <- err
+	}()
 	srv := &http.Server{
 		Handler:           server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load}),
 		ReadHeaderTimeout: 10 * time.Second,

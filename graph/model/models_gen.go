@@ -61,6 +61,13 @@ type CreateIntentInput struct {
 	Mode     *string `json:"mode,omitempty"`
 }
 
+type DecideGateInput struct {
+	Operation string  `json:"operation"`
+	Node      string  `json:"node"`
+	Approve   bool    `json:"approve"`
+	Comment   *string `json:"comment,omitempty"`
+}
+
 // One hop of a dependency walk: from depends on to through relationship.
 type DependencyEdge struct {
 	From         string                   `json:"from"`
@@ -125,6 +132,33 @@ type IntentFilter struct {
 }
 
 type Mutation struct {
+}
+
+type OperationConnection struct {
+	Edges      []OperationEdge `json:"edges"`
+	PageInfo   *PageInfo       `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+type OperationEdge struct {
+	Cursor string             `json:"cursor"`
+	Node   *capstan.Operation `json:"node"`
+}
+
+type OperationEventConnection struct {
+	Edges    []OperationEventEdge `json:"edges"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+type OperationEventEdge struct {
+	Cursor string                  `json:"cursor"`
+	Node   *capstan.OperationEvent `json:"node"`
+}
+
+type OperationFilter struct {
+	Status *capstan.OperationStatus `json:"status,omitempty"`
+	Intent *string                  `json:"intent,omitempty"`
+	Plan   *string                  `json:"plan,omitempty"`
 }
 
 type PageInfo struct {
@@ -224,6 +258,11 @@ type ScenarioPackConnection struct {
 type ScenarioPackEdge struct {
 	Cursor string                `json:"cursor"`
 	Node   *capstan.ScenarioPack `json:"node"`
+}
+
+type StartOperationInput struct {
+	Plan           string  `json:"plan"`
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
 type Viewer struct {

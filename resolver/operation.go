@@ -1,0 +1,74 @@
+package resolver
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/graph/model"
+)
+
+const kindOperation = "Operation"
+
+func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	start, err := afterKey(after)
+	if err != nil {
+		return nil, err
+	}
+	f := capstan.OperationFilter{After: start, Limit: n + 1}
+	if filter != nil {
+		f.Status = deref(filter.Status)
+		if filter.Intent != nil {
+			if f.IntentID, err = localID(*filter.Intent, kindIntent); err != nil {
+				return nil, err
+			}
+		}
+		if filter.Plan != nil {
+			if f.PlanID, err = localID(*filter.Plan, kindPlan); err != nil {
+				return nil, err
+			}
+		}
+	}
+	items, total, err := r.Service.Operations(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	items, cursors, info := storePage(items, n, start, func(o *capstan.Operation) string { return o.ID })
+	c := &model.OperationConnection{PageInfo: info, TotalCount: total, Edges: []model.OperationEdge{}}
+	for i, o := range items {
+		c.Edges = append(c.Edges, model.OperationEdge{Cursor: cursors[i], Node: o})
+	}
+	return c, nil
+}
+
+// timeline pages an operation's events; a cursor is an event's sequence.
+func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return nil, err
+	}
+	start, err := afterKey(after)
+	if err != nil {
+		return nil, err
+	}
+	var seq int64
+	if start != "" {
+		if seq, err = strconv.ParseInt(start, 10, 64); err != nil || seq < 0 {
+			return nil, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", *after)
+		}
+	}
+	events, err := r.Service.Timeline(ctx, op.ID, seq, n+1)
+	if err != nil {
+		return nil, err
+	}
+	page, cursors, info := storePage(events, n, start, func(e capstan.OperationEvent) string { return strconv.FormatInt(e.Sequence, 10) })
+	c := &model.OperationEventConnection{PageInfo: info, Edges: []model.OperationEventEdge{}}
+	for i := range page {
+		c.Edges = append(c.Edges, model.OperationEventEdge{Cursor: cursors[i], Node: &page[i]})
+	}
+	return c, nil
+}
