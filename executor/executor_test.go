@@ -15,9 +15,9 @@ import (
 	"github.com/capstan-dev/capstan/service"
 )
 
-func setup(t *testing.T, store capstan.Store) (*service.Service, *executor.Executor) {
+func setup(t *testing.T, store capstan.Store, org string) (*service.Service, *executor.Executor) {
 	t.Helper()
-	svc := testenv.Demo(t, store)
+	svc := testenv.DemoIn(t, store, org)
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -27,8 +27,11 @@ func setup(t *testing.T, store capstan.Store) (*service.Service, *executor.Execu
 	return svc, ex
 }
 
+// org is the organization of the running test (tests run one at a time).
+var org string
+
 func as(actor string, roles ...string) context.Context {
-	return capstan.WithActor(context.Background(), &capstan.Actor{ID: actor, OrganizationID: testenv.Org, Roles: roles})
+	return capstan.WithActor(context.Background(), &capstan.Actor{ID: actor, OrganizationID: org, Roles: roles})
 }
 
 // waitFor polls the operation until cond holds.
@@ -36,14 +39,14 @@ func waitFor(t *testing.T, store capstan.Store, opID string, cond func(*capstan.
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		op, err := store.GetOperation(context.Background(), testenv.Org, opID)
+		op, err := store.GetOperation(context.Background(), org, opID)
 		require.NoError(t, err)
 		if cond(op) {
 			return op
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	events, _ := store.ListEvents(context.Background(), testenv.Org, opID, 0, 1000)
+	events, _ := store.ListEvents(context.Background(), org, opID, 0, 1000)
 	t.Fatalf("operation %s did not reach the expected state; timeline: %+v", opID, events)
 	return nil
 }
@@ -53,7 +56,7 @@ func TestMinioInstallRunsThroughItsProdGate(t *testing.T) {
 }
 
 func testMinioInstall(t *testing.T, store capstan.Store) {
-	svc, _ := setup(t, store)
+	svc, _ := setup(t, store, org)
 	alice := as("alice", capstan.RoleOperator)
 	in, err := svc.CreateIntent(alice, service.IntentInput{Action: "install", TargetResourceType: "minio.instance",
 		Constraints: map[string]any{"environment": "prod", "cluster": "prod-k8s"}})
@@ -85,7 +88,7 @@ func testMinioInstall(t *testing.T, store capstan.Store) {
 
 	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 	require.Equal(t, capstan.OperationSucceeded, op.Status)
-	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	recs, err := store.OperationRecords(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	for _, r := range recs.NodeRuns {
 		require.Equal(t, capstan.NodeSucceeded, r.Status, r.NodeID)
@@ -96,7 +99,7 @@ func testMinioInstall(t *testing.T, store capstan.Store) {
 	}
 	require.ElementsMatch(t, []string{"render-values/values-rendered=passed", "helm-install/pods-ready=passed", "verify-s3/s3-health=passed"}, items)
 	require.NotEmpty(t, recs.Artifacts, "job output is kept as diagnostics")
-	events, err := store.ListEvents(context.Background(), testenv.Org, op.ID, 0, 1000)
+	events, err := store.ListEvents(context.Background(), org, op.ID, 0, 1000)
 	require.NoError(t, err)
 	for i, e := range events {
 		require.Equal(t, int64(i+1), e.Sequence, "gap-free timeline")
@@ -111,7 +114,7 @@ func TestShellJobNeedsEvidenceAndRetries(t *testing.T) {
 }
 
 func testShellJob(t *testing.T, store capstan.Store) {
-	svc, _ := setup(t, store)
+	svc, _ := setup(t, store, org)
 	admin := as("alice", capstan.RoleAdmin)
 	_, err := svc.InstallPackYAML(admin, "shell.yaml", []byte(shellPack))
 	require.NoError(t, err)
@@ -124,7 +127,7 @@ func testShellJob(t *testing.T, store capstan.Store) {
 	require.NoError(t, err)
 	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 	require.Equal(t, capstan.OperationFailed, op.Status)
-	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	recs, err := store.OperationRecords(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	runs := map[string]capstan.OperationNodeRun{}
 	for _, r := range recs.NodeRuns {

@@ -10,6 +10,9 @@ import (
 // verdict (succeeded only with passed evidence, invariant 5) and what the
 // retry policy says next.
 func (l *loop) finish(ctx context.Context, r nodeResult) error {
+	if ctx.Err() != nil {
+		return nil // shutting down: the node stays as persisted and is recovered on start
+	}
 	st, err := l.load(ctx)
 	if err != nil {
 		return err
@@ -23,13 +26,20 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 	for _, e := range r.evidence {
 		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
 	}
+	if run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying {
+		return nil // decided elsewhere meanwhile (cancelled)
+	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
 	if verdict == "" {
 		_ = run.Move(capstan.NodeVerifying)
 		_ = run.Move(capstan.NodeSucceeded)
 		run.Error = ""
-		ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": r.node, "attempt": r.attempt}))
+		typ := "node.succeeded"
+		if r.probeOnly && n.Type == capstan.NodeJob && n.Intervention == nil {
+			typ = "node.recovered" // the evidence proved the job had done its work
+		}
+		ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
 	}
@@ -39,6 +49,21 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 	_ = run.Move(capstan.NodeFailed)
 	run.Error = verdict
 	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
+	if r.probeOnly && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
+		// Without proof, a non-idempotent job is not run again, and an
+		// intervention that did not verify goes back to its people.
+		_ = run.Move(capstan.NodeWaitingIntervention)
+		run.Error = "needs attention: " + verdict
+		if n.Type == capstan.NodeJob {
+			run.Error = "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
+		}
+		if st.op.Status == capstan.OperationRunning {
+			_ = st.op.Move(capstan.OperationWaiting)
+		}
+		ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": r.node, "reason": run.Error}))
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	}
 	var policy capstan.RetryPolicy
 	if n.Job != nil {
 		policy = n.Job.Controls.Retry

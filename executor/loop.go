@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -24,9 +25,12 @@ type loop struct {
 
 // nodeResult is what a worker reports for a job or verification attempt.
 type nodeResult struct {
-	node     string
-	attempt  int
-	res      Result
+	node    string
+	attempt int
+	// probeOnly marks an attempt that only re-ran the evidence probes: after
+	// a restart interrupted the node, or after a recorded intervention.
+	probeOnly bool
+	res       Result
 	evidence []capstan.Evidence
 	artifact *capstan.Artifact
 }
@@ -163,12 +167,24 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		status[id] = run.Status
 	}
+	var verify []string
 	for id, r := range st.runs {
-		if r.Status == capstan.NodeRetrying && !l.inflight[id] && !l.scheduled[id] {
+		switch {
+		case l.inflight[id]:
+		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
 			l.schedule(ctx, st.plan.Node(id), r)
+		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
+			// Interrupted by a restart, or verifying a recorded
+			// intervention: the probes decide first (durability,
+			// invariant 8); a job is never simply run again.
+			verify = append(verify, id)
 		}
 	}
-	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && Waiting(status)
+	sort.Strings(verify)
+	for _, id := range verify {
+		l.verify(ctx, st.plan.Node(id), st.runs[id].Attempts)
+	}
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && Waiting(status)
 	switch {
 	case waiting && op.Status == capstan.OperationRunning:
 		_ = op.Move(capstan.OperationWaiting)
@@ -222,12 +238,21 @@ func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome caps
 	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
 }
 
+// verify re-runs a node's evidence probes on a worker, without its job.
+func (l *loop) verify(ctx context.Context, n *capstan.PlanNode, attempt int) {
+	l.start(ctx, n, attempt, true)
+}
+
 // dispatch runs a job or verification attempt on a worker.
 func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
+	l.start(ctx, n, attempt, false)
+}
+
+func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, probeOnly bool) {
 	l.inflight[n.ID] = true
 	node := *n
 	ok := l.e.submit(ctx, func() {
-		r := l.attempt(ctx, &node, attempt)
+		r := l.attempt(ctx, &node, attempt, probeOnly)
 		select {
 		case l.results <- r:
 		case <-ctx.Done():
@@ -238,11 +263,16 @@ func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
 	}
 }
 
-// attempt runs the job (if any) and then every evidence probe.
-func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int) nodeResult {
-	r := nodeResult{node: n.ID, attempt: attempt}
+// attempt runs the job (unless probeOnly) and then every evidence probe.
+func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, probeOnly bool) nodeResult {
+	r := nodeResult{node: n.ID, attempt: attempt, probeOnly: probeOnly}
 	probes := n.Probes
-	if n.Type == capstan.NodeJob {
+	if n.Intervention != nil {
+		probes = n.Intervention.Verification
+	}
+	if n.Type == capstan.NodeJob && probeOnly {
+		probes = n.Job.Outputs.Evidence
+	} else if n.Type == capstan.NodeJob {
 		runner := l.e.cfg.Runners[n.Job.Run.Runner]
 		if runner == nil {
 			r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", n.Job.Run.Runner)}

@@ -30,8 +30,12 @@ func TestMain(m *testing.M) {
 
 // forEachStore runs a test on the embedded store and on Neo4j.
 func forEachStore(t *testing.T, fn func(t *testing.T, store capstan.Store)) {
-	t.Run("embedded", func(t *testing.T) { fn(t, testenv.Store(t)) })
+	t.Run("embedded", func(t *testing.T) {
+		org = testenv.NewOrg()
+		fn(t, testenv.Store(t))
+	})
 	t.Run("neo4j", func(t *testing.T) {
+		org = testenv.NewOrg()
 		s, err := cypher.Open(cypher.Config{URI: neo4jServer.URI, User: neo4jServer.User, Password: neo4jServer.Password})
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Close() })

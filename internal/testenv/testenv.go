@@ -38,12 +38,22 @@ func Store(t testing.TB) *embedded.Store {
 // catalog installed for Org.
 func Demo(t testing.TB, store capstan.Store) *service.Service {
 	t.Helper()
+	return DemoIn(t, store, Org)
+}
+
+// DemoIn is Demo for another organization: tests on a shared Neo4j
+// (NEO4J_URI) use a fresh one each.
+func DemoIn(t testing.TB, store capstan.Store, org string) *service.Service {
+	t.Helper()
 	svc := service.New(store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ctx := Admin(Org)
-	require.NoError(t, svc.InstallPacks(ctx, Org, packs.FS, packs.Order))
-	require.NoError(t, svc.SeedDemoCatalog(ctx, Org, catalog.Demo))
+	ctx := Admin(org)
+	require.NoError(t, svc.InstallPacks(ctx, org, packs.FS, packs.Order))
+	require.NoError(t, svc.SeedDemoCatalog(ctx, org, catalog.Demo))
 	return svc
 }
+
+// NewOrg returns a fresh organization id.
+func NewOrg() string { return "demo-" + capstan.NewID()[12:] }
 
 // SeedIntent is the seed's example: install Tempo 2.x in prod on prod-k8s.
 func SeedIntent() service.IntentInput {

@@ -1,0 +1,95 @@
+package executor_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/service"
+)
+
+const recoveryPack = `id: recovery
+version: 1.0.0
+scenarios:
+  - id: thing.recover
+    action: recover
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: write-then-wait
+          type: job
+          title: Record a run, then take a while
+          job:
+            run: {runner: shell, script: 'echo run >> runs.txt; touch started; sleep 30', timeout: 1m}
+            outputs:
+              evidence:
+                - {name: ran-once, type: command, script: 'grep -c run runs.txt', output_pattern: '^1$'}
+            controls: {idempotent: false}
+        - id: after
+          type: verification
+          title: Afterwards
+          after: [write-then-wait]
+          probes: [{name: ok, type: sim}]
+`
+
+// TestRestartRecoversAnInterruptedJobFromItsEvidence stops the executor
+// while a non-idempotent job runs, starts a new one on the same store, and
+// checks that the job is recovered from its evidence, not run again.
+func TestRestartRecoversAnInterruptedJobFromItsEvidence(t *testing.T) {
+	forEachStore(t, testRecovery)
+}
+
+func testRecovery(t *testing.T, store capstan.Store) {
+	dir := t.TempDir()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	newExecutor := func() (*executor.Executor, context.CancelFunc) {
+		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log})
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, ex.Start(ctx))
+		return ex, cancel
+	}
+	svc, _ := setup(t, store, org)
+	first, cancel := newExecutor()
+	svc.Launcher = first
+	admin := as("alice", capstan.RoleAdmin)
+	_, err := svc.InstallPackYAML(admin, "recovery.yaml", []byte(recoveryPack))
+	require.NoError(t, err)
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: "recover", TargetResourceType: "thing", Constraints: map[string]any{"environment": "dev"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	op, err := svc.StartOperation(admin, plan.ID, "")
+	require.NoError(t, err)
+	sandbox := filepath.Join(dir, "sandbox", op.ID)
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 20*time.Second, 10*time.Millisecond)
+	cancel()
+	first.Stop()
+
+	second, cancel2 := newExecutor()
+	defer func() { cancel2(); second.Stop() }()
+	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+	require.Equal(t, capstan.OperationSucceeded, op.Status)
+	runs, err := os.ReadFile(filepath.Join(sandbox, "runs.txt"))
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(runs), "run"), "the non-idempotent job ran exactly once")
+	events, err := store.ListEvents(context.Background(), org, op.ID, 0, 1000)
+	require.NoError(t, err)
+	require.Contains(t, eventTypesOf(events), "node.recovered")
+}
+
+func eventTypesOf(es []capstan.OperationEvent) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Type
+	}
+	return out
+}
