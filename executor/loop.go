@@ -31,8 +31,8 @@ type nodeResult struct {
 	// a restart interrupted the node, or after a recorded intervention.
 	probeOnly bool
 	res       Result
-	evidence []capstan.Evidence
-	artifact *capstan.Artifact
+	evidence  []capstan.Evidence
+	artifact  *capstan.Artifact
 }
 
 // state is one consistent read of the operation.
