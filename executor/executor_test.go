@@ -15,10 +15,15 @@ import (
 	"github.com/capstan-dev/capstan/service"
 )
 
+// executorDirs remembers each store's executor directory (sandboxes).
+var executorDirs = map[capstan.Store]string{}
+
 func setup(t *testing.T, store capstan.Store, org string) (*service.Service, *executor.Executor) {
 	t.Helper()
 	svc := testenv.DemoIn(t, store, org)
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	dir := t.TempDir()
+	executorDirs[store] = dir
+	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))

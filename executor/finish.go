@@ -26,7 +26,8 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 	for _, e := range r.evidence {
 		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
 	}
-	if run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying {
+	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
+		(run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying) {
 		return nil // decided elsewhere meanwhile (cancelled)
 	}
 	verdict, errKind := Verdict(r.res, r.evidence)

@@ -14,7 +14,11 @@ import (
 // loop owns one operation: it reloads the persisted state, decides, persists
 // the decision with its events, and only then acts (dispatches work).
 type loop struct {
-	e         *Executor
+	e *Executor
+	// jobs is the context of this operation's jobs; cancelling the
+	// operation cancels it and kills their process groups.
+	jobs      context.Context
+	stopJobs  context.CancelFunc
 	org, opID string
 	wake      chan struct{}
 	results   chan nodeResult
@@ -48,6 +52,8 @@ func newLoop(e *Executor, org, opID string) *loop {
 }
 
 func (l *loop) run(ctx context.Context) {
+	l.jobs, l.stopJobs = context.WithCancel(ctx)
+	defer l.stopJobs()
 	for ctx.Err() == nil {
 		st, err := l.load(ctx)
 		again := false
@@ -129,6 +135,9 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		ch.Events = append(ch.Events, l.event("operation.running", nil))
 		return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
 	}
+	if op.Status == capstan.OperationCancelling {
+		return l.cancel(ctx, st)
+	}
 	status := map[string]capstan.NodeRunStatus{}
 	for id, r := range st.runs {
 		status[id] = r.Status
@@ -205,6 +214,37 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	return len(dispatch) == 0, nil
 }
 
+// cancel stops the operation's jobs, waits for them, and ends every
+// unfinished node cancelled.
+func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
+	l.stopJobs()
+	if len(l.inflight) > 0 {
+		return false, nil // their results come back; then this runs again
+	}
+	ch := &capstan.OperationChange{Operation: st.op}
+	for _, r := range st.runs {
+		if r.Status == capstan.NodeSucceeded || r.Status == capstan.NodeSkipped || r.Status == capstan.NodeCancelled || r.Status == capstan.NodeRolledBack {
+			continue
+		}
+		if r.Status == capstan.NodeFailed {
+			_ = r.Move(capstan.NodeWaitingIntervention)
+		}
+		if r.Status == capstan.NodeWaitingApproval || r.Status == capstan.NodeWaitingIntervention || r.Status == capstan.NodeRetrying ||
+			r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying || r.Status == capstan.NodePending || r.Status == capstan.NodeReady {
+			_ = r.Move(capstan.NodeCancelled)
+			r.FinishedAt = l.now()
+			ch.NodeRuns = append(ch.NodeRuns, r)
+			ch.Events = append(ch.Events, l.event("node.cancelled", map[string]any{"node": r.NodeID}))
+		}
+	}
+	if err := st.op.Move(capstan.OperationCancelled); err != nil {
+		return false, err
+	}
+	st.op.CompletedAt = l.now()
+	ch.Events = append(ch.Events, l.event("operation.cancelled", nil))
+	return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+}
+
 func waitingReason(n *capstan.PlanNode) string {
 	if n.Type == capstan.NodeSubOperation {
 		return "needs attention: sub-operation " + n.SubOperation.Scenario + " is not run by this executor yet"
@@ -251,8 +291,9 @@ func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
 func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, probeOnly bool) {
 	l.inflight[n.ID] = true
 	node := *n
+	jobs := l.jobs
 	ok := l.e.submit(ctx, func() {
-		r := l.attempt(ctx, &node, attempt, probeOnly)
+		r := l.attempt(jobs, &node, attempt, probeOnly)
 		select {
 		case l.results <- r:
 		case <-ctx.Done():

@@ -1,0 +1,129 @@
+package executor_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/service"
+)
+
+const steerPack = `id: steer
+version: 1.0.0
+scenarios:
+  - id: thing.steer
+    action: steer
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: fix
+          type: manual_intervention
+          title: Fix it by hand
+          intervention:
+            instructions: Create the file named fixed.
+            verification: [{name: fixed-exists, type: command, script: 'test -f fixed'}]
+        - id: flaky
+          type: job
+          title: Needs permission
+          after: [fix]
+          job:
+            run: {runner: shell, script: 'test -f allow'}
+            outputs:
+              evidence: [{name: allowed, type: command, script: 'test -f allow'}]
+            controls: {idempotent: true, retry: {maximum_attempts: 1, on_exhausted: wait}}
+  - id: thing.hang
+    action: hang
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: forever
+          type: job
+          title: Never ends
+          job:
+            run: {runner: shell, script: 'touch started; sleep 60', timeout: 5m}
+            outputs:
+              evidence: [{name: never, type: sim}]
+`
+
+func startSteer(t *testing.T, store capstan.Store, action string) (*service.Service, *capstan.Operation, string) {
+	t.Helper()
+	svc, _ := setup(t, store, org)
+	admin := as("alice", capstan.RoleAdmin)
+	_, err := svc.InstallPackYAML(admin, "steer.yaml", []byte(steerPack))
+	require.NoError(t, err)
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: action, TargetResourceType: "thing", Constraints: map[string]any{"environment": "dev"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	op, err := svc.StartOperation(admin, plan.ID, "")
+	require.NoError(t, err)
+	return svc, op, filepath.Join(sandboxRoot(t, store), op.ID)
+}
+
+// sandboxRoot is where setup's executor keeps sandboxes for this test.
+func sandboxRoot(t *testing.T, store capstan.Store) string {
+	t.Helper()
+	return filepath.Join(executorDirs[store], "sandbox")
+}
+
+func nodeStatus(t *testing.T, store capstan.Store, opID, node string) capstan.OperationNodeRun {
+	t.Helper()
+	recs, err := store.OperationRecords(context.Background(), org, opID)
+	require.NoError(t, err)
+	for _, r := range recs.NodeRuns {
+		if r.NodeID == node {
+			return r
+		}
+	}
+	return capstan.OperationNodeRun{}
+}
+
+func TestInterventionsAreVerifiedAndFailedNodesRetried(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, op, sandbox := startSteer(t, store, "steer")
+		alice := as("alice", capstan.RoleOperator)
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+
+		_, err := svc.RecordIntervention(alice, op.ID, "fix", "skipped", "")
+		require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "nothing skips verification (invariant 8)")
+		_, err = svc.RecordIntervention(alice, op.ID, "fix", "manually_fixed", "I think it is fixed")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return nodeStatus(t, store, op.ID, "fix").Status == capstan.NodeWaitingIntervention }, 10*time.Second, 10*time.Millisecond,
+			"an intervention whose verification fails does not let the operation go on")
+
+		require.NoError(t, os.WriteFile(filepath.Join(sandbox, "fixed"), nil, 0o600))
+		iv, err := svc.RecordIntervention(alice, op.ID, "fix", "manually_fixed", "created the file")
+		require.NoError(t, err)
+		require.Equal(t, []string{"fixed-exists"}, iv.RequiresVerification)
+		require.Eventually(t, func() bool { return nodeStatus(t, store, op.ID, "flaky").Status == capstan.NodeFailed }, 10*time.Second, 10*time.Millisecond)
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+
+		require.NoError(t, os.WriteFile(filepath.Join(sandbox, "allow"), nil, 0o600))
+		_, err = svc.RetryNode(alice, op.ID, "flaky")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status)
+		require.Equal(t, 2, nodeStatus(t, store, op.ID, "flaky").Attempts)
+	})
+}
+
+func TestCancelKillsRunningJobs(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, op, sandbox := startSteer(t, store, "hang")
+		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
+		start := time.Now()
+		_, err := svc.CancelOperation(as("alice", capstan.RoleOperator), op.ID, "changed my mind")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationCancelled, op.Status)
+		require.Less(t, time.Since(start), 10*time.Second, "the sleeping job was killed, not waited for")
+		require.Equal(t, capstan.NodeCancelled, nodeStatus(t, store, op.ID, "forever").Status)
+		_, err = svc.CancelOperation(as("alice", capstan.RoleOperator), op.ID, "again")
+		require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+	})
+}

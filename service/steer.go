@@ -1,0 +1,131 @@
+package service
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// steer loads an operation and one node's run for a steering action.
+func (s *Service) steer(ctx context.Context, opID, nodeID string) (*capstan.Actor, *capstan.Operation, *capstan.PlanNode, capstan.OperationNodeRun, error) {
+	var run capstan.OperationNodeRun
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, nil, nil, run, err
+	}
+	op, err := s.Store.GetOperation(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return nil, nil, nil, run, err
+	}
+	if op.Status.Terminal() {
+		return nil, nil, nil, run, capstan.Errorf(capstan.ECONFLICT, "operation %s is %s", opID, op.Status)
+	}
+	plan, err := s.Store.GetPlan(ctx, a.OrganizationID, op.PlanID)
+	if err != nil {
+		return nil, nil, nil, run, err
+	}
+	node := plan.Node(nodeID)
+	if node == nil {
+		return nil, nil, nil, run, capstan.Errorf(capstan.ENOTFOUND, "plan has no node %s", nodeID)
+	}
+	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return nil, nil, nil, run, err
+	}
+	return a, op, node, nodeRun(recs, nodeID), nil
+}
+
+func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
+		return err
+	}
+	if s.Launcher != nil {
+		s.Launcher.Notify(org, ch.Operation.ID)
+	}
+	return nil
+}
+
+// RecordIntervention records that a person fixed a node by hand. It never
+// skips verification (invariant 8): the node's probes run again and only
+// passed evidence lets the operation continue.
+func (s *Service) RecordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
+	a, op, node, run, err := s.steer(ctx, opID, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "manually_fixed" {
+		return nil, capstan.Errorf(capstan.EINVALID, "intervention type %q cannot change a node; manually_fixed can (and is verified)", typ)
+	}
+	if run.Status == capstan.NodeFailed {
+		_ = run.Move(capstan.NodeWaitingIntervention)
+	}
+	if err := run.Move(capstan.NodeVerifying); err != nil {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "node %s is %s, not waiting for an intervention", nodeID, run.Status)
+	}
+	var verify []string
+	for _, p := range probesOf(node) {
+		verify = append(verify, p.Name)
+	}
+	iv := capstan.Intervention{Type: typ, Actor: a.ID, TargetNode: nodeID, Note: note, RequiresVerification: verify, At: s.Now().UTC()}
+	if op.Status == capstan.OperationWaiting {
+		_ = op.Move(capstan.OperationRunning)
+	}
+	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run}, Interventions: []capstan.Intervention{iv},
+		Events: []capstan.OperationEvent{{Type: "intervention.recorded", Actor: a.ID, Payload: map[string]any{"node": nodeID, "type": typ, "verify": verify}}}}
+	if err := s.commit(ctx, a.OrganizationID, ch); err != nil {
+		return nil, err
+	}
+	return &ch.Interventions[0], nil
+}
+
+func probesOf(n *capstan.PlanNode) []capstan.Probe {
+	switch {
+	case n.Intervention != nil:
+		return n.Intervention.Verification
+	case n.Job != nil:
+		return n.Job.Outputs.Evidence
+	}
+	return n.Probes
+}
+
+// RetryNode gives a failed node another attempt.
+func (s *Service) RetryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
+	a, op, _, run, err := s.steer(ctx, opID, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if err := run.Move(capstan.NodeRetrying); err != nil {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "node %s is %s: only a failed node is retried", nodeID, run.Status)
+	}
+	run.Error = ""
+	if op.Status == capstan.OperationWaiting {
+		_ = op.Move(capstan.OperationRunning)
+	}
+	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run},
+		Events: []capstan.OperationEvent{{Type: "node.retry_requested", Actor: a.ID, Payload: map[string]any{"node": nodeID}}}}
+	return op, s.commit(ctx, a.OrganizationID, ch)
+}
+
+// CancelOperation asks a running operation to stop: its jobs are killed
+// and its unfinished nodes end cancelled.
+func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*capstan.Operation, error) {
+	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.Store.GetOperation(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return nil, err
+	}
+	if op.Status == capstan.OperationPending {
+		err = op.Move(capstan.OperationCancelled)
+	} else {
+		err = op.Move(capstan.OperationCancelling)
+	}
+	if err != nil {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "operation %s is %s and cannot be cancelled", opID, op.Status)
+	}
+	ch := &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: a.ID, Payload: map[string]any{"reason": reason}}}}
+	return op, s.commit(ctx, a.OrganizationID, ch)
+}
