@@ -285,12 +285,15 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		CancelOperation     func(childComplexity int, input model.CancelOperationInput) int
 		CreateIntent        func(childComplexity int, input model.CreateIntentInput) int
 		DecideGate          func(childComplexity int, input model.DecideGateInput) int
 		EditPlan            func(childComplexity int, input model.EditPlanInput) int
 		ImportCatalog       func(childComplexity int, input model.ImportCatalogInput) int
 		InstallScenarioPack func(childComplexity int, input model.InstallScenarioPackInput) int
 		PlanIntent          func(childComplexity int, input model.PlanIntentInput) int
+		RecordIntervention  func(childComplexity int, input model.RecordInterventionInput) int
+		RetryNode           func(childComplexity int, input model.RetryNodeInput) int
 		StartOperation      func(childComplexity int, input model.StartOperationInput) int
 	}
 
@@ -696,6 +699,9 @@ type MutationResolver interface {
 	EditPlan(ctx context.Context, input model.EditPlanInput) (*capstan.Plan, error)
 	StartOperation(ctx context.Context, input model.StartOperationInput) (*capstan.Operation, error)
 	DecideGate(ctx context.Context, input model.DecideGateInput) (*capstan.Gate, error)
+	RecordIntervention(ctx context.Context, input model.RecordInterventionInput) (*capstan.Intervention, error)
+	RetryNode(ctx context.Context, input model.RetryNodeInput) (*capstan.Operation, error)
+	CancelOperation(ctx context.Context, input model.CancelOperationInput) (*capstan.Operation, error)
 }
 type OperationResolver interface {
 	ID(ctx context.Context, obj *capstan.Operation) (string, error)
@@ -1644,6 +1650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.JobOutputs.Evidence(childComplexity), true
 
+	case "Mutation.cancelOperation":
+		if e.ComplexityRoot.Mutation.CancelOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelOperation(childComplexity, args["input"].(model.CancelOperationInput)), true
 	case "Mutation.createIntent":
 		if e.ComplexityRoot.Mutation.CreateIntent == nil {
 			break
@@ -1710,6 +1727,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PlanIntent(childComplexity, args["input"].(model.PlanIntentInput)), true
+	case "Mutation.recordIntervention":
+		if e.ComplexityRoot.Mutation.RecordIntervention == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordIntervention_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordIntervention(childComplexity, args["input"].(model.RecordInterventionInput)), true
+	case "Mutation.retryNode":
+		if e.ComplexityRoot.Mutation.RetryNode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryNode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryNode(childComplexity, args["input"].(model.RetryNodeInput)), true
 	case "Mutation.startOperation":
 		if e.ComplexityRoot.Mutation.StartOperation == nil {
 			break
@@ -3347,6 +3386,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CancelOperationInput", ec.unmarshalInputCancelOperationInput),
 			graphql.NewInputUnmarshaler("CreateIntentInput", ec.unmarshalInputCreateIntentInput),
 			graphql.NewInputUnmarshaler("DecideGateInput", ec.unmarshalInputDecideGateInput),
 			graphql.NewInputUnmarshaler("EdgeInput", ec.unmarshalInputEdgeInput),
@@ -3358,7 +3398,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("OperationFilter", ec.unmarshalInputOperationFilter),
 			graphql.NewInputUnmarshaler("PlanEditInput", ec.unmarshalInputPlanEditInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
+			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
+			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
 			graphql.NewInputUnmarshaler("ScenarioFilter", ec.unmarshalInputScenarioFilter),
 			graphql.NewInputUnmarshaler("StartOperationInput", ec.unmarshalInputStartOperationInput),
 		)
@@ -3500,6 +3542,12 @@ type Mutation {
   startOperation(input: StartOperationInput!): Operation!
   "Approves or rejects a waiting gate (one of its required roles)."
   decideGate(input: DecideGateInput!): Gate!
+  "Records a manual fix of a node; its verification runs again (invariant 8)."
+  recordIntervention(input: RecordInterventionInput!): Intervention!
+  "Gives a failed node another attempt."
+  retryNode(input: RetryNodeInput!): Operation!
+  "Stops an operation: running jobs are killed, unfinished nodes end cancelled."
+  cancelOperation(input: CancelOperationInput!): Operation!
 }
 
 type Viewer {
@@ -3968,6 +4016,9 @@ enum EvidenceResult { PASSED FAILED INCONCLUSIVE }
 input StartOperationInput { plan: ID! idempotencyKey: String }
 input DecideGateInput { operation: ID! node: String! approve: Boolean! comment: String }
 input OperationFilter { status: OperationStatus intent: ID plan: ID }
+input RecordInterventionInput { operation: ID! node: String! type: String! = "manually_fixed" note: String! }
+input RetryNodeInput { operation: ID! node: String! }
+input CancelOperationInput { operation: ID! reason: String }
 
 type Operation implements Node {
   id: ID!
@@ -5312,6 +5363,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_cancelOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CancelOperationInput, error) {
+			return ec.unmarshalNCancelOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCancelOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createIntent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5388,6 +5453,34 @@ func (ec *executionContext) field_Mutation_planIntent_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.PlanIntentInput, error) {
 			return ec.unmarshalNPlanIntentInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanIntentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordIntervention_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RecordInterventionInput, error) {
+			return ec.unmarshalNRecordInterventionInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRecordInterventionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retryNode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RetryNodeInput, error) {
+			return ec.unmarshalNRetryNodeInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRetryNodeInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -9591,6 +9684,138 @@ func (ec *executionContext) fieldContext_Mutation_decideGate(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_decideGate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordIntervention(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordIntervention(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordIntervention(ctx, fc.Args["input"].(model.RecordInterventionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Intervention) graphql.Marshaler {
+			return ec.marshalNIntervention2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntervention(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordIntervention(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Intervention(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordIntervention_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryNode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryNode(ctx, fc.Args["input"].(model.RetryNodeInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryNode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryNode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelOperation(ctx, fc.Args["input"].(model.CancelOperationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17431,6 +17656,55 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCancelOperationInput(ctx context.Context, obj any) (model.CancelOperationInput, error) {
+	var it model.CancelOperationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"operation", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCancelOperationInput unmarshals raw into the CancelOperationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCancelOperationInput(ctx context.Context, raw any) (model.CancelOperationInput, error) {
+	var out model.CancelOperationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CancelOperationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateIntentInput(ctx context.Context, obj any) (model.CreateIntentInput, error) {
 	var it model.CreateIntentInput
 	if obj == nil {
@@ -18051,6 +18325,73 @@ func UnmarshalPlanIntentInput(ctx context.Context, raw any) (model.PlanIntentInp
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRecordInterventionInput(ctx context.Context, obj any) (model.RecordInterventionInput, error) {
+	var it model.RecordInterventionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["type"]; !present {
+		asMap["type"] = "manually_fixed"
+	}
+
+	fieldsInOrder := [...]string{"operation", "node", "type", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRecordInterventionInput unmarshals raw into the RecordInterventionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRecordInterventionInput(ctx context.Context, raw any) (model.RecordInterventionInput, error) {
+	var out model.RecordInterventionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RecordInterventionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, obj any) (model.ResourceFilter, error) {
 	var it model.ResourceFilter
 	if obj == nil {
@@ -18111,6 +18452,55 @@ func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, ob
 func UnmarshalResourceFilter(ctx context.Context, raw any) (model.ResourceFilter, error) {
 	var out model.ResourceFilter
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRetryNodeInput(ctx context.Context, obj any) (model.RetryNodeInput, error) {
+	var it model.RetryNodeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"operation", "node"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRetryNodeInput unmarshals raw into the RetryNodeInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRetryNodeInput(ctx context.Context, raw any) (model.RetryNodeInput, error) {
+	var out model.RetryNodeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RetryNodeInput", raw, &out)
 	return out, err
 }
 
@@ -19939,6 +20329,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "decideGate":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_decideGate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordIntervention":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordIntervention(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryNode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryNode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelOperation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -22845,6 +23256,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNCancelOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCancelOperationInput(ctx context.Context, v any) (model.CancelOperationInput, error) {
+	res, err := ec.unmarshalInputCancelOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCandidateKind2string(ctx context.Context, v any) (string, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNCandidateKind2string[tmp]
@@ -23467,6 +23883,14 @@ func (ec *executionContext) marshalNIntervention2ᚕgithubᚗcomᚋcapstanᚑdev
 	return ret
 }
 
+func (ec *executionContext) marshalNIntervention2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntervention(ctx context.Context, sel ast.SelectionSet, v *capstan.Intervention) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Intervention!")
+		return graphql.Null
+	}
+	return ec._Intervention(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNJobControls2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐJobControls(ctx context.Context, sel ast.SelectionSet, v capstan.JobControls) graphql.Marshaler {
 	return ec._JobControls(ctx, sel, &v)
 }
@@ -24021,6 +24445,11 @@ func (ec *executionContext) marshalNProvidedCapability2ᚕgithubᚗcomᚋcapstan
 	return ret
 }
 
+func (ec *executionContext) unmarshalNRecordInterventionInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRecordInterventionInput(ctx context.Context, v any) (model.RecordInterventionInput, error) {
+	res, err := ec.unmarshalInputRecordInterventionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNRelationship2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationship(ctx context.Context, sel ast.SelectionSet, v capstan.Relationship) graphql.Marshaler {
 	return ec._Relationship(ctx, sel, &v)
 }
@@ -24203,6 +24632,11 @@ func (ec *executionContext) marshalNResourceTypeEdge2ᚕgithubᚗcomᚋcapstan�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNRetryNodeInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRetryNodeInput(ctx context.Context, v any) (model.RetryNodeInput, error) {
+	res, err := ec.unmarshalInputRetryNodeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNRetryPolicy2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRetryPolicy(ctx context.Context, sel ast.SelectionSet, v capstan.RetryPolicy) graphql.Marshaler {

@@ -146,6 +146,33 @@ func (r *mutationResolver) DecideGate(ctx context.Context, input model.DecideGat
 	return r.Service.DecideGate(ctx, id, input.Node, input.Approve, deref(input.Comment))
 }
 
+// RecordIntervention is the resolver for the recordIntervention field.
+func (r *mutationResolver) RecordIntervention(ctx context.Context, input model.RecordInterventionInput) (*capstan.Intervention, error) {
+	id, err := localID(input.Operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.RecordIntervention(ctx, id, input.Node, input.Type, input.Note)
+}
+
+// RetryNode is the resolver for the retryNode field.
+func (r *mutationResolver) RetryNode(ctx context.Context, input model.RetryNodeInput) (*capstan.Operation, error) {
+	id, err := localID(input.Operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.RetryNode(ctx, id, input.Node)
+}
+
+// CancelOperation is the resolver for the cancelOperation field.
+func (r *mutationResolver) CancelOperation(ctx context.Context, input model.CancelOperationInput) (*capstan.Operation, error) {
+	id, err := localID(input.Operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.CancelOperation(ctx, id, deref(input.Reason))
+}
+
 // ID is the resolver for the id field.
 func (r *operationResolver) ID(ctx context.Context, obj *capstan.Operation) (string, error) {
 	return globalID(kindOperation, obj.ID), nil

@@ -11,6 +11,11 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
+type CancelOperationInput struct {
+	Operation string  `json:"operation"`
+	Reason    *string `json:"reason,omitempty"`
+}
+
 type CapabilityDefinitionConnection struct {
 	Edges      []CapabilityDefinitionEdge `json:"edges"`
 	PageInfo   *PageInfo                  `json:"pageInfo"`
@@ -201,6 +206,13 @@ type PlanSummary struct {
 type Query struct {
 }
 
+type RecordInterventionInput struct {
+	Operation string `json:"operation"`
+	Node      string `json:"node"`
+	Type      string `json:"type"`
+	Note      string `json:"note"`
+}
+
 type ResourceConnection struct {
 	Edges      []ResourceEdge `json:"edges"`
 	PageInfo   *PageInfo      `json:"pageInfo"`
@@ -228,6 +240,11 @@ type ResourceTypeConnection struct {
 type ResourceTypeEdge struct {
 	Cursor string                `json:"cursor"`
 	Node   *capstan.ResourceType `json:"node"`
+}
+
+type RetryNodeInput struct {
+	Operation string `json:"operation"`
+	Node      string `json:"node"`
 }
 
 type ScenarioConnection struct {
