@@ -189,5 +189,4 @@ func decodeID(gid string) (string, error) {
 	return string(b), err
 }
 
-
 func base64RawURL(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(s) }
