@@ -55,6 +55,8 @@ type OperationNodeRun struct {
 	ArtifactIDs []string      `json:"artifact_ids,omitempty"`
 	EvidenceIDs []string      `json:"evidence_ids,omitempty"`
 	Error       string        `json:"error,omitempty"`
+	// ChildOperationID is the operation a sub_operation node started.
+	ChildOperationID string `json:"child_operation_id,omitempty"`
 }
 
 // Move changes the node run's status or returns the illegal transition error.

@@ -33,6 +33,19 @@ type Config struct {
 	Workers int
 	// Dir holds job sandboxes and diagnostics artifacts.
 	Dir string
+	// Children starts and concludes sub-operations (the service).
+	Children Children
+}
+
+// Children starts child operations for sub_operation nodes and turns a
+// succeeded child into the provider its parent's binding waited for.
+type Children interface {
+	// StartChild starts (or, after a restart, finds) the child operation
+	// of a sub_operation node and returns its id.
+	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error)
+	// ChildSucceeded records the resource a succeeded child created and
+	// returns its key.
+	ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error)
 }
 
 // Executor runs operations: one goroutine owns each running operation's

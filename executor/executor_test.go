@@ -23,7 +23,7 @@ func setup(t *testing.T, store capstan.Store, org string) (*service.Service, *ex
 	svc := testenv.DemoIn(t, store, org)
 	dir := t.TempDir()
 	executorDirs[store] = dir
-	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Children: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
@@ -175,3 +175,64 @@ scenarios:
             controls:
               retry: {initial_interval: 10ms, maximum_attempts: 2, on_exhausted: fail}
 `
+
+// TestSeedExampleRunsEndToEnd starts the seed's Tempo plan: its object
+// storage sub-operation installs a dedicated MinIO (through its own prod
+// gate), the MinIO becomes a resource that provides object_storage.s3, and
+// the parent continues through its own gate to a verified result.
+func TestSeedExampleRunsEndToEnd(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, _ := setup(t, store, org)
+		alice := as("alice", capstan.RoleOperator, capstan.RoleSRE)
+		bob := as("bob", capstan.RoleSRE)
+		in, err := svc.CreateIntent(alice, testenv.SeedIntent())
+		require.NoError(t, err)
+		plan, err := svc.PlanIntent(alice, in.ID)
+		require.NoError(t, err)
+		op, err := svc.StartOperation(alice, plan.ID, "")
+		require.NoError(t, err)
+
+		// The child waits at the MinIO prod gate.
+		var child *capstan.Operation
+		require.Eventually(t, func() bool {
+			list, _, err := store.ListOperations(context.Background(), org, capstan.OperationFilter{Status: capstan.OperationWaiting})
+			require.NoError(t, err)
+			for _, o := range list {
+				if o.ParentID == op.ID {
+					child = o
+				}
+			}
+			return child != nil
+		}, 20*time.Second, 20*time.Millisecond)
+		_, err = svc.DecideGate(bob, child.ID, "approve-prod-storage", true, "dedicated storage ok")
+		require.NoError(t, err)
+
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting && nodeStatus(t, store, op.ID, "approve-rollout").Status == capstan.NodeWaitingApproval })
+		_, err = svc.DecideGate(bob, op.ID, "approve-rollout", true, "ship it")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status)
+
+		child, err = store.GetOperation(context.Background(), org, child.ID)
+		require.NoError(t, err)
+		require.Equal(t, capstan.OperationSucceeded, child.Status)
+		events, err := store.ListEvents(context.Background(), org, op.ID, 0, 1000)
+		require.NoError(t, err)
+		var provider string
+		for _, e := range events {
+			if e.Type == "binding.resolved" {
+				provider = e.Payload["provider"].(string)
+			}
+		}
+		require.NotEmpty(t, provider)
+		r, err := store.GetResourceByKey(context.Background(), org, provider)
+		require.NoError(t, err)
+		require.Equal(t, "minio.instance", r.Type)
+		require.Equal(t, child.ID, r.LastOperationID, "the resource points at the operation that created it (invariant 1)")
+		pc := r.Provides("object_storage.s3")
+		require.NotNil(t, pc)
+		require.Equal(t, "dedicated", pc.Attributes["access_mode"])
+		require.Equal(t, "eu-central", pc.Scope["region"])
+		require.Equal(t, []capstan.Relationship{{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/prod-k8s"}}, r.Relationships)
+	})
+}

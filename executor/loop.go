@@ -59,6 +59,9 @@ func (l *loop) run(ctx context.Context) {
 		again := false
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
+				if st.op.ParentID != "" {
+					l.e.Notify(l.org, st.op.ParentID) // the parent follows its child
+				}
 				return
 			}
 			again, err = l.step(ctx, st)
@@ -148,7 +151,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	if op.Status.Terminal() {
 		return false, nil
 	}
-	var dispatch []string
+	var dispatch, children []string
 	for _, id := range ReadyNodes(st.plan, status) {
 		if l.inflight[id] {
 			continue
@@ -168,18 +171,36 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeAIAnalysis:
 			l.analyze(ch, n, &run)
-		default: // manual_intervention, sub_operation
+		case capstan.NodeSubOperation:
+			if l.e.cfg.Children == nil {
+				_ = run.Move(capstan.NodeWaitingIntervention)
+				run.Error = waitingReason(n)
+				ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+				break
+			}
+			_ = run.Move(capstan.NodeRunning)
+			run.Attempts, run.StartedAt = 1, l.now()
+			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			children = append(children, id)
+		default: // manual_intervention
 			_ = run.Move(capstan.NodeWaitingIntervention)
 			run.Error = waitingReason(n)
 			ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
 		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		status[id] = run.Status
+		st.runs[id] = run
 	}
 	var verify []string
 	for id, r := range st.runs {
 		switch {
 		case l.inflight[id]:
+		case st.plan.Node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
+			if r.ChildOperationID == "" {
+				children = append(children, id) // interrupted before the child started
+			} else if done, err := l.followChild(ctx, st, st.plan.Node(id)); done || err != nil {
+				return true, err
+			}
 		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
 			l.schedule(ctx, st.plan.Node(id), r)
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
@@ -193,7 +214,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	for _, id := range verify {
 		l.verify(ctx, st.plan.Node(id), st.runs[id].Attempts)
 	}
-	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && Waiting(status)
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && (Waiting(status) || waitsOnChild(st))
 	switch {
 	case waiting && op.Status == capstan.OperationRunning:
 		_ = op.Move(capstan.OperationWaiting)
@@ -211,7 +232,22 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	for _, id := range dispatch {
 		l.dispatch(ctx, st.plan.Node(id), 1)
 	}
+	for _, id := range children {
+		if err := l.startChild(ctx, st, st.plan.Node(id)); err != nil {
+			return false, err
+		}
+	}
 	return len(dispatch) == 0, nil
+}
+
+// waitsOnChild reports whether a sub_operation node waits for its child.
+func waitsOnChild(st *state) bool {
+	for _, r := range st.runs {
+		if r.ChildOperationID != "" && r.Status == capstan.NodeRunning {
+			return true
+		}
+	}
+	return false
 }
 
 // cancel stops the operation's jobs, waits for them, and ends every

@@ -52,12 +52,13 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	dir := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	newExecutor := func() (*executor.Executor, context.CancelFunc) {
-		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log})
+		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log, Children: svcOf[store]})
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, ex.Start(ctx))
 		return ex, cancel
 	}
 	svc, _ := setup(t, store, org)
+	svcOf[store] = svc
 	first, cancel := newExecutor()
 	svc.Launcher = first
 	admin := as("alice", capstan.RoleAdmin)
@@ -85,6 +86,8 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	require.NoError(t, err)
 	require.Contains(t, eventTypesOf(events), "node.recovered")
 }
+
+var svcOf = map[capstan.Store]*service.Service{}
 
 func eventTypesOf(es []capstan.OperationEvent) []string {
 	out := make([]string, len(es))

@@ -354,7 +354,7 @@ func TestEditPlanOverHTTP(t *testing.T) {
 func TestOperationOverHTTP(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Children: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))

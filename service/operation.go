@@ -32,19 +32,24 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 	if err != nil {
 		return nil, err
 	}
-	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: only a ready plan starts", plan.ID, plan.Status)
-	}
 	in, err := s.Store.GetIntent(ctx, org, plan.IntentID)
 	if err != nil {
 		return nil, err
+	}
+	return s.startPlan(ctx, org, a.ID, plan, in, idempotencyKey, "")
+}
+
+// startPlan starts a plan as an operation (a child one when parentID is set).
+func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string) (*capstan.Operation, error) {
+	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: only a ready plan starts", plan.ID, plan.Status)
 	}
 	if err := plan.Move(capstan.PlanRunning); err != nil {
 		return nil, err
 	}
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
-		Status: capstan.OperationPending, Actor: a.ID, IdempotencyKey: idempotencyKey}
-	events := []capstan.OperationEvent{{Type: "operation.created", Actor: a.ID, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision}}}
+		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID}
+	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision, "parent": parentID}}}
 	if err := s.Store.StartOperation(ctx, org, op, plan, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
