@@ -207,7 +207,9 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		_, err = svc.DecideGate(bob, child.ID, "approve-prod-storage", true, "dedicated storage ok")
 		require.NoError(t, err)
 
-		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting && nodeStatus(t, store, op.ID, "approve-rollout").Status == capstan.NodeWaitingApproval })
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool {
+			return o.Status == capstan.OperationWaiting && nodeStatus(t, store, op.ID, "approve-rollout").Status == capstan.NodeWaitingApproval
+		})
 		_, err = svc.DecideGate(bob, op.ID, "approve-rollout", true, "ship it")
 		require.NoError(t, err)
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })

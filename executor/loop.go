@@ -152,6 +152,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		return false, nil
 	}
 	var dispatch, children []string
+	started := map[string]bool{} // nodes this step starts: not to be recovered below
 	for _, id := range ReadyNodes(st.plan, status) {
 		if l.inflight[id] {
 			continue
@@ -190,11 +191,12 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		status[id] = run.Status
 		st.runs[id] = run
+		started[id] = true
 	}
 	var verify []string
 	for id, r := range st.runs {
 		switch {
-		case l.inflight[id]:
+		case l.inflight[id] || started[id]:
 		case st.plan.Node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
 			if r.ChildOperationID == "" {
 				children = append(children, id) // interrupted before the child started
