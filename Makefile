@@ -4,13 +4,16 @@ BIN     := bin/capstan
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run build test test-short generate check-generated lint-packs bench fmt vet clean neo4j
+.PHONY: help run demo build test test-short generate check-generated lint-packs bench fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: build ## Start the server on the embedded store with the bundled packs and demo catalog.
 	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
+
+demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
+	scripts/demo.sh
 
 build: ## Build bin/capstan.
 	$(GO) build -o $(BIN) ./cmd/capstan

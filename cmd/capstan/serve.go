@@ -161,8 +161,13 @@ func loadTokens(cfg serveConfig, log *slog.Logger) (*server.Tokens, error) {
 		_, _ = rand.Read(b[:])
 		token = "dev-" + hex.EncodeToString(b[:])
 	}
-	log.Warn("dev mode: no --tokens file; one admin of the demo organization", "token", token, "header", "Authorization: Bearer "+token)
-	return server.NewTokens([]server.Token{{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}}})
+	sre := token + "-sre"
+	log.Warn("dev mode: no --tokens file; an admin and a second approver (sre) of the demo organization",
+		"token", token, "header", "Authorization: Bearer "+token, "sre_token", sre)
+	return server.NewTokens([]server.Token{
+		{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}},
+		{Token: sre, Actor: "dev-sre", Organization: DemoOrg, Roles: []string{capstan.RoleSRE}},
+	})
 }
 
 // prepareUntilReady runs prepare, retrying while the store is unavailable

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Drives the seed's example end to end against a running `make run`:
+# intent -> plan -> operation -> the MinIO sub-operation's prod gate (approved
+# by the second dev approver) -> the Tempo rollout gate -> verified result.
+# Demo jobs use the `sim` runner (scripted outcomes), so nothing is installed.
+#
+#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make run     # in one terminal
+#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make demo    # in another
+set -euo pipefail
+url=${CAPSTAN_URL:-http://127.0.0.1:8080/graphql}
+admin=${CAPSTAN_DEV_TOKEN:?set CAPSTAN_DEV_TOKEN to the token make run uses}
+sre="$admin-sre"
+
+gql() { # token query variables-json
+  python3 - "$url" "$1" "$2" "${3:-{\}}" <<'PY'
+import json, sys, urllib.request
+url, token, query, variables = sys.argv[1:]
+req = urllib.request.Request(url, json.dumps({"query": query, "variables": json.loads(variables)}).encode(),
+                             {"Content-Type": "application/json", "Authorization": "Bearer " + token})
+out = json.load(urllib.request.urlopen(req))
+if out.get("errors"):
+    sys.exit("GraphQL error: " + json.dumps(out["errors"]))
+print(json.dumps(out["data"]))
+PY
+}
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d'+sys.argv[1]))" "$1"; }
+
+intent=$(gql "$admin" 'mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+  desiredResult: {name: "prod-tempo", version: "2.x"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }' | field '["createIntent"]["id"]')
+echo "intent  $intent"
+plan=$(gql "$admin" 'mutation($id: ID!) { planIntent(input: {intent: $id}) { id status summary { bindings } } }' "{\"id\": \"$intent\"}")
+echo "plan    $(echo "$plan" | field '["planIntent"]["status"]')"
+echo "$plan" | field '["planIntent"]["summary"]["bindings"]' | tr -d "[]'" | tr ',' '\n' | sed 's/^ */        /'
+planID=$(echo "$plan" | field '["planIntent"]["id"]')
+op=$(gql "$admin" 'mutation($p: ID!) { startOperation(input: {plan: $p, idempotencyKey: "demo"}) { id } }' "{\"p\": \"$planID\"}" | field '["startOperation"]["id"]')
+echo "operation $op started"
+
+approve() { # operation node
+  gql "$sre" 'mutation($o: ID!, $n: String!) { decideGate(input: {operation: $o, node: $n, approve: true, comment: "demo"}) { status } }' \
+    "{\"o\": \"$1\", \"n\": \"$2\"}" >/dev/null && echo "approved $2 (as dev-sre)"
+}
+for _ in $(seq 1 300); do
+  state=$(gql "$admin" 'query($id: ID!) { operation(id: $id) { status gates { node status } } operations(filter: {status: WAITING}) { edges { node { id gates { node status } } } } }' "{\"id\": \"$op\"}")
+  status=$(echo "$state" | field '["operation"]["status"]')
+  case "$status" in SUCCEEDED|FAILED|CANCELLED) break ;; esac
+  for pair in $(echo "$state" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+for e in d["operations"]["edges"]:
+    for g in e["node"]["gates"]:
+        if g["status"]=="waiting": print(e["node"]["id"]+"|"+g["node"])'); do
+    approve "${pair%%|*}" "${pair##*|}"
+  done
+  sleep 0.5
+done
+echo "operation $status"
+gql "$admin" 'query($id: ID!) { operation(id: $id) { evidence { producedBy item result } timeline(first: 200) { edges { node { sequence type } } } } }' "{\"id\": \"$op\"}" |
+  python3 -c '
+import json,sys
+d=json.load(sys.stdin)["operation"]
+print("evidence:"); [print("   ", e["producedBy"], e["item"], e["result"]) for e in d["evidence"]]
+print("timeline:", " ".join(str(e["node"]["sequence"])+":"+e["node"]["type"] for e in d["timeline"]["edges"]))'
