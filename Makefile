@@ -7,7 +7,7 @@ LISTEN  ?= 127.0.0.1:8080
 .PHONY: help run demo build test test-short generate check-generated lint-packs bench fmt vet clean neo4j
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 run: build ## Start the server on the embedded store with the bundled packs and demo catalog.
 	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
