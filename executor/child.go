@@ -31,7 +31,7 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": id}))
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}
-	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	return l.commit(ctx, ch)
 }
 
 // followChild concludes a sub_operation node once its child ended: the
@@ -71,5 +71,5 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 		ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": n.ID, "reason": run.Error}))
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}
-	return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	return true, l.commit(ctx, ch)
 }

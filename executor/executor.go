@@ -155,13 +155,3 @@ func (e *Executor) Stop() {
 	}
 	e.wg.Wait()
 }
-
-// submit runs task on a worker; false when the executor is stopping.
-func (e *Executor) submit(ctx context.Context, task func()) bool {
-	select {
-	case e.tasks <- task:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}

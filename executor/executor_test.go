@@ -18,7 +18,7 @@ import (
 // executorDirs remembers each store's executor directory (sandboxes).
 var executorDirs = map[capstan.Store]string{}
 
-func setup(t *testing.T, store capstan.Store, org string) (*service.Service, *executor.Executor) {
+func setup(t testing.TB, store capstan.Store, org string) (*service.Service, *executor.Executor) {
 	t.Helper()
 	svc := testenv.DemoIn(t, store, org)
 	dir := t.TempDir()

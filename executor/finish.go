@@ -13,7 +13,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 	if ctx.Err() != nil {
 		return nil // shutting down: the node stays as persisted and is recovered on start
 	}
-	st, err := l.load(ctx)
+	st, err := l.state(ctx)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 		}
 		ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
 		ch.NodeRuns = append(ch.NodeRuns, run)
-		return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+		return l.commit(ctx, ch)
 	}
 	if r.res.Err == nil {
 		_ = run.Move(capstan.NodeVerifying)
@@ -63,7 +63,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 		}
 		ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": r.node, "reason": run.Error}))
 		ch.NodeRuns = append(ch.NodeRuns, run)
-		return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+		return l.commit(ctx, ch)
 	}
 	var policy capstan.RetryPolicy
 	if n.Job != nil {
@@ -90,7 +90,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 		}
 	}
 	ch.NodeRuns = append(ch.NodeRuns, run)
-	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	return l.commit(ctx, ch)
 }
 
 // schedule wakes the loop when a retrying node is due.
@@ -118,7 +118,7 @@ func (l *loop) schedule(ctx context.Context, n *capstan.PlanNode, run capstan.Op
 
 // retry starts the next attempt of a retrying node.
 func (l *loop) retry(ctx context.Context, node string) error {
-	st, err := l.load(ctx)
+	st, err := l.state(ctx)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (l *loop) retry(ctx context.Context, node string) error {
 	run.StartedAt, run.FinishedAt = l.now(), nil
 	ch := &capstan.OperationChange{Operation: st.op, NodeRuns: []capstan.OperationNodeRun{run},
 		Events: []capstan.OperationEvent{l.event("node.running", map[string]any{"node": node, "attempt": run.Attempts})}}
-	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
+	if err := l.commit(ctx, ch); err != nil {
 		return err
 	}
 	l.dispatch(ctx, st.plan.Node(node), run.Attempts)

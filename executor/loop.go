@@ -25,6 +25,19 @@ type loop struct {
 	due       chan string
 	inflight  map[string]bool
 	scheduled map[string]bool
+	// cached is the operation's state as this goroutine last committed or
+	// read it; dirty means someone else may have changed it since.
+	cached *state
+	dirty  bool
+	// queue holds dispatched work not yet taken by a worker; the loop
+	// hands it over in its select, so it never blocks on a busy pool
+	// while workers wait to report to it.
+	queue []queued
+}
+
+type queued struct {
+	node string
+	task func()
 }
 
 // nodeResult is what a worker reports for a job or verification attempt.
@@ -55,7 +68,7 @@ func (l *loop) run(ctx context.Context) {
 	l.jobs, l.stopJobs = context.WithCancel(ctx)
 	defer l.stopJobs()
 	for ctx.Err() == nil {
-		st, err := l.load(ctx)
+		st, err := l.state(ctx)
 		again := false
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
@@ -78,7 +91,23 @@ func (l *loop) run(ctx context.Context) {
 		if err != nil || again {
 			continue // something changed: decide again on a fresh read
 		}
+		l.wait(ctx)
+	}
+}
+
+// wait hands queued work to workers until something happens that may
+// change what the operation does next.
+func (l *loop) wait(ctx context.Context) {
+	for {
+		var send chan func()
+		var head func()
+		if len(l.queue) > 0 {
+			send, head = l.e.tasks, l.queue[0].task
+		}
 		select {
+		case send <- head:
+			l.queue = l.queue[1:]
+			continue
 		case r := <-l.results:
 			delete(l.inflight, r.node)
 			if err := l.finish(ctx, r); err != nil {
@@ -90,10 +119,41 @@ func (l *loop) run(ctx context.Context) {
 				l.e.cfg.Log.Warn("retrying a node failed", "operation", l.opID, "node", node, "err", err.Error())
 			}
 		case <-l.wake:
+			l.dirty = true // an outside change (a decision, an intervention)
 		case <-ctx.Done():
-			return
 		}
+		return
 	}
+}
+
+// state returns the cached state, reading it again when it may be stale.
+func (l *loop) state(ctx context.Context) (*state, error) {
+	if l.cached != nil && !l.dirty {
+		return l.cached, nil
+	}
+	st, err := l.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.cached, l.dirty = st, false
+	return st, nil
+}
+
+// commit persists a change; on success the cached state takes it in (the
+// operation is updated in place by the store), on failure it is reread.
+func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
+	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
+		l.dirty = true
+		return err
+	}
+	if l.cached == nil || ch.Operation != l.cached.op {
+		l.dirty = true
+		return nil
+	}
+	for _, r := range ch.NodeRuns {
+		l.cached.runs[r.NodeID] = r
+	}
+	return nil
 }
 
 func (l *loop) load(ctx context.Context) (*state, error) {
@@ -136,7 +196,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		}
 		op.StartedAt = l.now()
 		ch.Events = append(ch.Events, l.event("operation.running", nil))
-		return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+		return true, l.commit(ctx, ch)
 	}
 	if op.Status == capstan.OperationCancelling {
 		return l.cancel(ctx, st)
@@ -228,7 +288,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	if len(ch.Events) == 0 {
 		return false, nil
 	}
-	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
+	if err := l.commit(ctx, ch); err != nil {
 		return false, err
 	}
 	for _, id := range dispatch {
@@ -256,6 +316,10 @@ func waitsOnChild(st *state) bool {
 // unfinished node cancelled.
 func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	l.stopJobs()
+	for _, q := range l.queue {
+		delete(l.inflight, q.node) // never started: nothing to wait for
+	}
+	l.queue = nil
 	if len(l.inflight) > 0 {
 		return false, nil // their results come back; then this runs again
 	}
@@ -280,7 +344,7 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	}
 	st.op.CompletedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation.cancelled", nil))
-	return true, l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	return true, l.commit(ctx, ch)
 }
 
 func waitingReason(n *capstan.PlanNode) string {
@@ -313,7 +377,7 @@ func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome caps
 	}
 	op.CompletedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation."+string(outcome), nil))
-	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
+	return l.commit(ctx, ch)
 }
 
 // verify re-runs a node's evidence probes on a worker, without its job.
@@ -330,16 +394,13 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, prob
 	l.inflight[n.ID] = true
 	node := *n
 	jobs := l.jobs
-	ok := l.e.submit(ctx, func() {
+	l.queue = append(l.queue, queued{node: n.ID, task: func() {
 		r := l.attempt(jobs, &node, attempt, probeOnly)
 		select {
 		case l.results <- r:
 		case <-ctx.Done():
 		}
-	})
-	if !ok {
-		delete(l.inflight, n.ID)
-	}
+	}})
 }
 
 // attempt runs the job (unless probeOnly) and then every evidence probe.

@@ -1,0 +1,97 @@
+package executor_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
+)
+
+// benchNodes is the DAG size (CAPSTAN_BENCH_NODES, default 1000).
+func benchNodes() int {
+	if n, err := strconv.Atoi(os.Getenv("CAPSTAN_BENCH_NODES")); err == nil && n > 0 {
+		return n
+	}
+	return 1000
+}
+
+// dagPlan builds a plan of n no-op sim jobs in a shape: chain, fanout
+// (one root, n-1 leaves) or layered (layers of 10, each node after all of
+// the previous layer).
+func dagPlan(shape string, n int) ([]capstan.PlanNode, []capstan.Edge) {
+	nodes := make([]capstan.PlanNode, n)
+	var edges []capstan.Edge
+	for i := range nodes {
+		nodes[i] = capstan.PlanNode{ID: fmt.Sprintf("n%05d", i), Type: capstan.NodeJob, Title: "no-op",
+			Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}, Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "ok", Type: "sim"}}}}}
+		switch {
+		case shape == "chain" && i > 0:
+			edges = append(edges, capstan.Edge{From: nodes[i-1].ID, To: nodes[i].ID})
+		case shape == "fanout" && i > 0:
+			edges = append(edges, capstan.Edge{From: nodes[0].ID, To: nodes[i].ID})
+		case shape == "layered" && i >= 10:
+			layer := i / 10
+			for j := (layer - 1) * 10; j < layer*10; j++ {
+				edges = append(edges, capstan.Edge{From: nodes[j].ID, To: nodes[i].ID})
+			}
+		}
+	}
+	return nodes, edges
+}
+
+// BenchmarkExecutor runs DAGs of no-op jobs to completion, every state
+// change durable, and reports time per node, nodes per second, allocations
+// per node and the heap in use at the end.
+func BenchmarkExecutor(b *testing.B) {
+	for _, shape := range []string{"chain", "fanout", "layered"} {
+		b.Run(shape, func(b *testing.B) {
+			org = testenv.NewOrg()
+			store := testenv.Store(b)
+			svc, _ := setup(b, store, org)
+			n := benchNodes()
+			nodes, edges := dagPlan(shape, n)
+			ctx := as("alice", capstan.RoleAdmin)
+			var total time.Duration
+			var mallocs uint64
+			for i := 0; i < b.N; i++ {
+				in := &capstan.Intent{Actor: "alice", Action: "bench", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+				require.NoError(b, store.CreateIntent(context.Background(), org, in))
+				plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
+					Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
+				require.NoError(b, store.CreatePlan(context.Background(), org, plan, in))
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				op, err := svc.StartOperation(ctx, plan.ID, "")
+				require.NoError(b, err)
+				for {
+					o, err := store.GetOperation(context.Background(), org, op.ID)
+					require.NoError(b, err)
+					if o.Status.Terminal() {
+						require.Equal(b, capstan.OperationSucceeded, o.Status)
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				total += time.Since(start)
+				runtime.ReadMemStats(&after)
+				mallocs += after.Mallocs - before.Mallocs
+			}
+			per := total / time.Duration(b.N*n)
+			b.ReportMetric(float64(per.Microseconds()), "µs/node")
+			b.ReportMetric(float64(n*b.N)/total.Seconds(), "nodes/s")
+			b.ReportMetric(float64(mallocs)/float64(b.N*n), "allocs/node")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+		})
+	}
+}
