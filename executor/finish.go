@@ -6,32 +6,46 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// finish records an attempt's result: evidence, diagnostics, the node's
-// verdict (succeeded only with passed evidence, invariant 5) and what the
-// retry policy says next.
-func (l *loop) finish(ctx context.Context, r nodeResult) error {
+// finish records attempts' results in one commit (a group commit when
+// several workers reported at once).
+func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 	if ctx.Err() != nil {
-		return nil // shutting down: the node stays as persisted and is recovered on start
+		return nil // shutting down: the nodes stay as persisted and are recovered on start
 	}
 	st, err := l.state(ctx)
 	if err != nil {
 		return err
 	}
+	ch := &capstan.OperationChange{Operation: st.op}
+	for _, r := range rs {
+		l.record(st, ch, r)
+	}
+	if len(ch.Events) == 0 {
+		return nil
+	}
+	return l.commit(ctx, ch)
+}
+
+// record adds one attempt's result to ch: evidence, diagnostics, the
+// node's verdict (succeeded only with passed evidence, invariant 5) and
+// what the retry policy says next.
+func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	n := st.plan.Node(r.node)
 	run := st.runs[r.node]
-	ch := &capstan.OperationChange{Operation: st.op, Evidence: r.evidence}
+	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
+		(run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying) {
+		return // decided elsewhere meanwhile (cancelled)
+	}
+	ch.Evidence = append(ch.Evidence, r.evidence...)
 	if r.artifact != nil {
 		ch.Artifacts = append(ch.Artifacts, *r.artifact)
 	}
 	for _, e := range r.evidence {
 		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
 	}
-	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
-		(run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying) {
-		return nil // decided elsewhere meanwhile (cancelled)
-	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
+	defer func() { ch.NodeRuns = append(ch.NodeRuns, run) }()
 	if verdict == "" {
 		_ = run.Move(capstan.NodeVerifying)
 		_ = run.Move(capstan.NodeSucceeded)
@@ -41,8 +55,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 			typ = "node.recovered" // the evidence proved the job had done its work
 		}
 		ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
-		ch.NodeRuns = append(ch.NodeRuns, run)
-		return l.commit(ctx, ch)
+		return
 	}
 	if r.res.Err == nil {
 		_ = run.Move(capstan.NodeVerifying)
@@ -62,8 +75,7 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 			_ = st.op.Move(capstan.OperationWaiting)
 		}
 		ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": r.node, "reason": run.Error}))
-		ch.NodeRuns = append(ch.NodeRuns, run)
-		return l.commit(ctx, ch)
+		return
 	}
 	var policy capstan.RetryPolicy
 	if n.Job != nil {
@@ -89,8 +101,6 @@ func (l *loop) finish(ctx context.Context, r nodeResult) error {
 			ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": r.node, "reason": verdict}))
 		}
 	}
-	ch.NodeRuns = append(ch.NodeRuns, run)
-	return l.commit(ctx, ch)
 }
 
 // schedule wakes the loop when a retrying node is due.

@@ -109,9 +109,20 @@ func (l *loop) wait(ctx context.Context) {
 			l.queue = l.queue[1:]
 			continue
 		case r := <-l.results:
-			delete(l.inflight, r.node)
-			if err := l.finish(ctx, r); err != nil {
-				l.e.cfg.Log.Warn("recording a node result failed", "operation", l.opID, "node", r.node, "err", err.Error())
+			rs := []nodeResult{r}
+			for more := true; more && len(rs) < 256; {
+				select { // take every result already waiting: one commit for all
+				case r := <-l.results:
+					rs = append(rs, r)
+				default:
+					more = false
+				}
+			}
+			for _, r := range rs {
+				delete(l.inflight, r.node)
+			}
+			if err := l.finish(ctx, rs); err != nil {
+				l.e.cfg.Log.Warn("recording node results failed", "operation", l.opID, "err", err.Error())
 			}
 		case node := <-l.due:
 			delete(l.scheduled, node)
