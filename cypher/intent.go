@@ -58,23 +58,9 @@ func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent)
 // putIntent writes i inside tx after checking its version; it returns the
 // new Meta and leaves i untouched, so a retried transaction starts over.
 func (s *Store) putIntent(ctx context.Context, tx neo4j.ManagedTransaction, org string, i *capstan.Intent) (capstan.Meta, error) {
-	if err := lock(ctx, tx, "Intent", uid(org, i.ID)); err != nil {
-		return capstan.Meta{}, err
-	}
-	res, err := tx.Run(ctx, qIntentVersion, map[string]any{"uid": uid(org, i.ID)})
+	m, err := checkVersion(ctx, tx, "Intent", "intent", i.ID, uid(org, i.ID), i.Version, qIntentVersion)
 	if err != nil {
 		return capstan.Meta{}, err
-	}
-	recs, err := res.Collect(ctx)
-	if err != nil {
-		return capstan.Meta{}, err
-	}
-	if len(recs) == 0 {
-		return capstan.Meta{}, notFound("intent", i.ID)
-	}
-	m := recs[0].AsMap()
-	if have := i64(m["version"]); have != i.Version {
-		return capstan.Meta{}, conflict("intent", i.ID, have, i.Version)
 	}
 	var old capstan.Intent
 	if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {

@@ -106,23 +106,9 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 
 // putPlan writes a plan after checking its version under its lock.
 func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.Plan) (capstan.Meta, error) {
-	if err := lock(ctx, tx, "Plan", uid(org, p.ID)); err != nil {
-		return capstan.Meta{}, err
-	}
-	result, err := tx.Run(ctx, qPlanVersion, map[string]any{"uid": uid(org, p.ID)})
+	m, err := checkVersion(ctx, tx, "Plan", "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
 	if err != nil {
 		return capstan.Meta{}, err
-	}
-	recs, err := result.Collect(ctx)
-	if err != nil {
-		return capstan.Meta{}, err
-	}
-	if len(recs) == 0 {
-		return capstan.Meta{}, notFound("plan", p.ID)
-	}
-	m := recs[0].AsMap()
-	if have := i64(m["version"]); have != p.Version {
-		return capstan.Meta{}, conflict("plan", p.ID, have, p.Version)
 	}
 	var old capstan.Plan
 	if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
@@ -192,23 +178,9 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		records *capstan.OperationChange
 	}
 	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
-		if err := lock(ctx, tx, "Operation", uid(org, op.ID)); err != nil {
-			return nil, err
-		}
-		result, err := tx.Run(ctx, qOperationState, map[string]any{"uid": uid(org, op.ID)})
+		m, err := checkVersion(ctx, tx, "Operation", "operation", op.ID, uid(org, op.ID), op.Version, qOperationState)
 		if err != nil {
 			return nil, err
-		}
-		recs, err := result.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) == 0 {
-			return nil, notFound("operation", op.ID)
-		}
-		m := recs[0].AsMap()
-		if have := i64(m["version"]); have != op.Version {
-			return nil, conflict("operation", op.ID, have, op.Version)
 		}
 		var old capstan.Operation
 		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {

@@ -130,23 +130,9 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			}
 			o.intent = meta
 		}
-		if err := lock(ctx, tx, "Plan", uid(org, p.ID)); err != nil {
-			return nil, err
-		}
-		result, err := tx.Run(ctx, qPlanVersion, map[string]any{"uid": uid(org, p.ID)})
+		m, err := checkVersion(ctx, tx, "Plan", "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
 		if err != nil {
 			return nil, err
-		}
-		recs, err := result.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) == 0 {
-			return nil, notFound("plan", p.ID)
-		}
-		m := recs[0].AsMap()
-		if have := i64(m["version"]); have != p.Version {
-			return nil, conflict("plan", p.ID, have, p.Version)
 		}
 		var old capstan.Plan
 		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {

@@ -55,23 +55,9 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	res, err := s.write(ctx, "cypher.UpdateResource", func(tx neo4j.ManagedTransaction) (any, error) {
-		if err := lock(ctx, tx, "Resource", uid(org, r.ID)); err != nil {
-			return nil, err
-		}
-		result, err := tx.Run(ctx, qResourceVersion, map[string]any{"uid": uid(org, r.ID)})
+		m, err := checkVersion(ctx, tx, "Resource", "resource", r.Key(), uid(org, r.ID), r.Version, qResourceVersion)
 		if err != nil {
 			return nil, err
-		}
-		recs, err := result.Collect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) == 0 {
-			return nil, notFound("resource", r.ID)
-		}
-		m := recs[0].AsMap()
-		if have := i64(m["version"]); have != r.Version {
-			return nil, conflict("resource", r.Key(), have, r.Version)
 		}
 		if newKey := uid(org, r.Key()); newKey != str(m["ukey"]) {
 			if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": newKey}); err != nil || taken {

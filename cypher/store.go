@@ -237,3 +237,28 @@ func lock(ctx context.Context, tx neo4j.ManagedTransaction, label, id string) er
 	_, err = res.Consume(ctx)
 	return err
 }
+
+// checkVersion takes a node's write lock, reads it with q (a query of $uid
+// returning at least version), and checks the version the caller read:
+// ENOTFOUND when there is no such node, ECONFLICT when it is stale.
+func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, label, what, id, nodeUID string, version int64, q string) (map[string]any, error) {
+	if err := lock(ctx, tx, label, nodeUID); err != nil {
+		return nil, err
+	}
+	res, err := tx.Run(ctx, q, map[string]any{"uid": nodeUID})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, notFound(what, id)
+	}
+	m := recs[0].AsMap()
+	if have := i64(m["version"]); have != version {
+		return nil, conflict(what, id, have, version)
+	}
+	return m, nil
+}
