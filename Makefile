@@ -34,7 +34,7 @@ check-generated: ## Fail when graph/ is not what gqlgen generates from the schem
 lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/kubernetes packs/*.yaml
 
-bench: ## Run the benchmarks (planIntent on a 10,000-resource catalog).
+bench: ## Run every benchmark (planning, candidate search on both stores, executor).
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
