@@ -307,3 +307,20 @@ func CheckCandidate(f *CandidateFacts, want map[string]any, specs func(string) (
 	}
 	return checks
 }
+
+// Touch stamps meta for a write at now: a new entity gets an id (unless it
+// has one), its creation time and version 1; every write bumps the version.
+// Stores call it so that both give the same metadata.
+func (m *Meta) Touch(org string, created bool, now time.Time) {
+	now = now.UTC()
+	if created {
+		if m.ID == "" {
+			m.ID = NewID()
+		}
+		m.CreatedAt = now
+		m.Version = 0
+	}
+	m.OrganizationID = org
+	m.UpdatedAt = now
+	m.Version++
+}

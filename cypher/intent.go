@@ -98,29 +98,6 @@ MATCH (i:Intent) WHERE i.org = $org AND ($status = '' OR i.status = $status)`
 // ListIntents returns a page of intents ordered by id.
 func (s *Store) ListIntents(ctx context.Context, org string, f capstan.IntentFilter) ([]*capstan.Intent, int, error) {
 	params := map[string]any{"org": org, "status": string(f.Status), "after": f.After, "limit": limitOr(f.Limit, 100)}
-	type page struct {
-		items []*capstan.Intent
-		total int
-	}
-	res, err := s.read(ctx, "cypher.ListIntents", func(tx neo4j.ManagedTransaction) (any, error) {
-		items, err := queryJSON[capstan.Intent](ctx, tx, qIntentFilter+` AND i.id > $after RETURN i.json AS json ORDER BY i.id LIMIT $limit`, params)
-		if err != nil {
-			return nil, err
-		}
-		r, err := tx.Run(ctx, qIntentFilter+` RETURN count(i) AS total`, params)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := r.Single(ctx)
-		if err != nil {
-			return nil, err
-		}
-		total, _ := rec.Get("total")
-		return page{items, int(i64(total))}, nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	p := res.(page)
-	return p.items, p.total, nil
+	return listPage[capstan.Intent](s, ctx, "cypher.ListIntents",
+		qIntentFilter+` AND i.id > $after RETURN i.json AS json ORDER BY i.id LIMIT $limit`, qIntentFilter+` RETURN count(i) AS total`, params)
 }

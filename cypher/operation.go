@@ -312,31 +312,8 @@ MATCH (o:Operation) WHERE o.org = $org AND ($status = '' OR o.status = $status)
 // ListOperations returns a page of operations ordered by id.
 func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
 	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "after": f.After, "limit": limitOr(f.Limit, 100)}
-	type page struct {
-		items []*capstan.Operation
-		total int
-	}
-	res, err := s.read(ctx, "cypher.ListOperations", func(tx neo4j.ManagedTransaction) (any, error) {
-		items, err := queryJSON[capstan.Operation](ctx, tx, qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, params)
-		if err != nil {
-			return nil, err
-		}
-		r, err := tx.Run(ctx, qOperationFilter+` RETURN count(o) AS total`, params)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := r.Single(ctx)
-		if err != nil {
-			return nil, err
-		}
-		total, _ := rec.Get("total")
-		return page{items, int(i64(total))}, nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	p := res.(page)
-	return p.items, p.total, nil
+	return listPage[capstan.Operation](s, ctx, "cypher.ListOperations",
+		qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, qOperationFilter+` RETURN count(o) AS total`, params)
 }
 
 // OperationRecords returns what an operation produced.

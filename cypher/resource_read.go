@@ -220,29 +220,5 @@ func (s *Store) ListResources(ctx context.Context, org string, f capstan.Resourc
 	if f.Capability != "" {
 		params["cap"] = uid(org, f.Capability)
 	}
-	type page struct {
-		items []*capstan.Resource
-		total int
-	}
-	res, err := s.read(ctx, "cypher.ListResources", func(tx neo4j.ManagedTransaction) (any, error) {
-		items, err := queryJSON[capstan.Resource](ctx, tx, qListResources, params)
-		if err != nil {
-			return nil, err
-		}
-		r, err := tx.Run(ctx, qCountResources, params)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := r.Single(ctx)
-		if err != nil {
-			return nil, err
-		}
-		total, _ := rec.Get("total")
-		return page{items, int(i64(total))}, nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	p := res.(page)
-	return p.items, p.total, nil
+	return listPage[capstan.Resource](s, ctx, "cypher.ListResources", qListResources, qCountResources, params)
 }

@@ -187,17 +187,7 @@ func conflict(what, id string, have, want int64) error {
 
 // touch sets meta for a write, as the embedded store does.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
-	now := s.now().UTC()
-	if created {
-		if m.ID == "" {
-			m.ID = capstan.NewID()
-		}
-		m.CreatedAt = now
-		m.Version = 0
-	}
-	m.OrganizationID = org
-	m.UpdatedAt = now
-	m.Version++
+	m.Touch(org, created, s.now())
 }
 
 func limitOr(n, def int) int {
@@ -261,4 +251,34 @@ func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, label, what,
 		return nil, conflict(what, id, have, version)
 	}
 	return m, nil
+}
+
+// listPage runs a page query (rows with a json column) and its count query
+// with the same parameters in one read transaction.
+func listPage[T any](s *Store, ctx context.Context, op, pageQuery, countQuery string, params map[string]any) ([]*T, int, error) {
+	type page struct {
+		items []*T
+		total int
+	}
+	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+		items, err := queryJSON[T](ctx, tx, pageQuery, params)
+		if err != nil {
+			return nil, err
+		}
+		r, err := tx.Run(ctx, countQuery, params)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := r.Single(ctx)
+		if err != nil {
+			return nil, err
+		}
+		total, _ := rec.Get("total")
+		return page{items, int(i64(total))}, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	p := res.(page)
+	return p.items, p.total, nil
 }

@@ -198,17 +198,7 @@ func conflict(what, id string, have, want int64) error {
 
 // touch sets meta for a write: creation fields when new, version bump always.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
-	now := s.now().UTC()
-	if created {
-		if m.ID == "" {
-			m.ID = capstan.NewID()
-		}
-		m.CreatedAt = now
-		m.Version = 0
-	}
-	m.OrganizationID = org
-	m.UpdatedAt = now
-	m.Version++
+	m.Touch(org, created, s.now())
 }
 
 func limitOr(n, def int) int {
