@@ -78,8 +78,10 @@ func launch(t *testing.T, dataDir string, extra ...string) *proc {
 				urls <- m[1]
 			}
 		}
+		// Every line is read before Wait, which closes the pipe.
+		cmd.Wait()
+		close(p.done)
 	}()
-	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.kill() })
 	select {
 	case p.url = <-urls:
