@@ -11,11 +11,7 @@ import (
 const kindOperation = "Operation"
 
 func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	start, err := afterKey(after)
+	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -47,11 +43,7 @@ func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter
 
 // timeline pages an operation's events; a cursor is an event's sequence.
 func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	start, err := afterKey(after)
+	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return nil, err
 	}

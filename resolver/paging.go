@@ -34,6 +34,16 @@ func afterKey(after *string) (string, error) {
 	return string(raw[2:]), nil
 }
 
+// pageArgs decodes first and after together.
+func pageArgs(first *int, after *string) (int, string, error) {
+	n, err := pageSize(first)
+	if err != nil {
+		return 0, "", err
+	}
+	start, err := afterKey(after)
+	return n, start, err
+}
+
 // page is one page of an ordered list.
 type page[T any] struct {
 	items   []T
@@ -45,11 +55,7 @@ type page[T any] struct {
 // paginate cuts an in-memory list into the page after the item whose key
 // the `after` cursor holds, of size `first`. Keys must be unique.
 func paginate[T any](all []T, key func(T) string, first *int, after *string) (page[T], error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return page[T]{}, err
-	}
-	start, err := afterKey(after)
+	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return page[T]{}, err
 	}

@@ -54,11 +54,7 @@ func (r *Resolver) node(ctx context.Context, gid string) (capstan.Entity, error)
 }
 
 func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, first *int, after *string) (*model.ResourceConnection, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	start, err := afterKey(after)
+	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return nil, err
 	}
@@ -97,11 +93,7 @@ func (r *Resolver) resource(ctx context.Context, id, key *string) (*capstan.Reso
 }
 
 func (r *Resolver) intents(ctx context.Context, filter *model.IntentFilter, first *int, after *string) (*model.IntentConnection, error) {
-	n, err := pageSize(first)
-	if err != nil {
-		return nil, err
-	}
-	start, err := afterKey(after)
+	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return nil, err
 	}
