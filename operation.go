@@ -16,6 +16,9 @@ type Operation struct {
 	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
 	CurrentNodes []string        `json:"current_nodes,omitempty"`
 	ParentID     string          `json:"parent_id,omitempty"`
+	// ResourceKey names the resource the operation creates or changes (its
+	// lifecycle points back here while it runs: invariant 1 keeps the two apart).
+	ResourceKey string `json:"resource_key,omitempty"`
 	// IdempotencyKey makes startOperation return the same operation twice.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }

@@ -10,10 +10,10 @@ import (
 // child operation and records its id. A restart between the two finds the
 // child again through its idempotency key.
 func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) error {
-	if l.e.cfg.Children == nil {
+	if l.e.cfg.Hooks == nil {
 		return nil
 	}
-	id, err := l.e.cfg.Children.StartChild(ctx, l.org, st.op, n)
+	id, err := l.e.cfg.Hooks.StartChild(ctx, l.org, st.op, n)
 	run := st.runs[n.ID]
 	ch := &capstan.OperationChange{Operation: st.op}
 	if err != nil {
@@ -21,11 +21,8 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		run.Error = "sub-operation could not start: " + capstan.ErrorMessage(err)
 		run.FinishedAt = l.now()
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
-		if !st.op.Status.Terminal() {
-			_ = st.op.Move(capstan.OperationFailed)
-			st.op.CompletedAt = l.now()
-			ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": n.ID, "reason": run.Error}))
-		}
+		st.runs[n.ID] = run
+		l.fail(st, ch, n.ID, run.Error)
 	} else {
 		run.ChildOperationID = id
 		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": id}))
@@ -49,7 +46,7 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 	ch := &capstan.OperationChange{Operation: st.op}
 	run.FinishedAt = l.now()
 	if child.Status == capstan.OperationSucceeded {
-		key, err := l.e.cfg.Children.ChildSucceeded(ctx, l.org, st.op, n, child)
+		key, err := l.e.cfg.Hooks.ChildSucceeded(ctx, l.org, st.op, n, child)
 		if err != nil {
 			return false, err
 		}
@@ -63,13 +60,23 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 		_ = run.Move(capstan.NodeFailed)
 		run.Error = "sub-operation " + child.ID + " ended " + string(child.Status)
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
-		if st.op.Status == capstan.OperationWaiting {
-			_ = st.op.Move(capstan.OperationRunning)
-		}
-		_ = st.op.Move(capstan.OperationFailed)
-		st.op.CompletedAt = l.now()
-		ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": n.ID, "reason": run.Error}))
+		st.runs[n.ID] = run
+		l.fail(st, ch, n.ID, run.Error)
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}
 	return true, l.commit(ctx, ch)
+}
+
+// cancelChildren asks the running children of a cancelled operation to stop.
+func (l *loop) cancelChildren(ctx context.Context, st *state) {
+	if l.e.cfg.Hooks == nil {
+		return
+	}
+	for _, r := range st.runs {
+		if r.ChildOperationID != "" && r.Status == capstan.NodeRunning {
+			if err := l.e.cfg.Hooks.CancelChild(ctx, l.org, r.ChildOperationID); err != nil {
+				l.e.cfg.Log.Warn("cancelling a child operation failed", "operation", l.opID, "child", r.ChildOperationID, "err", err.Error())
+			}
+		}
+	}
 }

@@ -33,19 +33,35 @@ type Config struct {
 	Workers int
 	// Dir holds job sandboxes and diagnostics artifacts.
 	Dir string
-	// Children starts and concludes sub-operations (the service).
-	Children Children
+	// Hooks reach the rest of the product (the service): sub-operations
+	// and the resources operations change.
+	Hooks Hooks
+	// Prober runs evidence probes; its Resources default to Store.
+	Prober Prober
+	// PerOperation bounds the jobs and probes one operation runs at once,
+	// so one wide operation cannot take every worker (default Workers/2).
+	PerOperation int
 }
 
-// Children starts child operations for sub_operation nodes and turns a
-// succeeded child into the provider its parent's binding waited for.
-type Children interface {
+// Hooks are what the executor asks of the service: child operations for
+// sub_operation nodes (a succeeded child becomes the provider its parent's
+// binding waited for) and the lifecycle of the resource an operation
+// changes. Every method may be repeated after a restart.
+type Hooks interface {
 	// StartChild starts (or, after a restart, finds) the child operation
 	// of a sub_operation node and returns its id.
 	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error)
 	// ChildSucceeded records the resource a succeeded child created and
 	// returns its key.
 	ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error)
+	// BeginChange moves the operation's resource into its changing
+	// lifecycle status, pointing at the operation.
+	BeginChange(ctx context.Context, org string, op *capstan.Operation) error
+	// EndChange concludes the resource's change for the operation's
+	// outcome; pending is evidence of the change not committed yet.
+	EndChange(ctx context.Context, org string, op *capstan.Operation, outcome capstan.OperationStatus, pending []capstan.Evidence) error
+	// CancelChild asks a (child) operation to stop.
+	CancelChild(ctx context.Context, org, operationID string) error
 }
 
 // Executor runs operations: one goroutine owns each running operation's
@@ -74,7 +90,13 @@ func New(cfg Config) *Executor {
 		cfg.Workers = 8
 	}
 	if cfg.Runners == nil {
-		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox")}, "sim": SimRunner{}}
+		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox")}, "sim": SimRunner{}, "http": HTTPRunner{}}
+	}
+	if cfg.Prober.Resources == nil {
+		cfg.Prober.Resources = cfg.Store
+	}
+	if cfg.PerOperation <= 0 {
+		cfg.PerOperation = max(1, cfg.Workers/2)
 	}
 	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}}
 }

@@ -23,7 +23,7 @@ func setup(t testing.TB, store capstan.Store, org string) (*service.Service, *ex
 	svc := testenv.DemoIn(t, store, org)
 	dir := t.TempDir()
 	executorDirs[store] = dir
-	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Children: svc,
+	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))

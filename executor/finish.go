@@ -30,6 +30,10 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 // node's verdict (succeeded only with passed evidence, invariant 5) and
 // what the retry policy says next.
 func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
+	if r.kind == kindCompensate {
+		l.compensated(st, ch, r)
+		return
+	}
 	n := st.plan.Node(r.node)
 	run := st.runs[r.node]
 	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
@@ -37,21 +41,19 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		return // decided elsewhere meanwhile (cancelled)
 	}
 	ch.Evidence = append(ch.Evidence, r.evidence...)
-	if r.artifact != nil {
-		ch.Artifacts = append(ch.Artifacts, *r.artifact)
-	}
+	ch.Artifacts = append(ch.Artifacts, r.artifacts...)
 	for _, e := range r.evidence {
 		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
 	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
-	defer func() { ch.NodeRuns = append(ch.NodeRuns, run) }()
+	defer func() { ch.NodeRuns = append(ch.NodeRuns, run); st.runs[r.node] = run }()
 	if verdict == "" {
 		_ = run.Move(capstan.NodeVerifying)
 		_ = run.Move(capstan.NodeSucceeded)
 		run.Error = ""
 		typ := "node.succeeded"
-		if r.probeOnly && n.Type == capstan.NodeJob && n.Intervention == nil {
+		if r.kind == kindProbes && n.Type == capstan.NodeJob && n.Intervention == nil {
 			typ = "node.recovered" // the evidence proved the job had done its work
 		}
 		ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
@@ -63,7 +65,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	_ = run.Move(capstan.NodeFailed)
 	run.Error = verdict
 	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
-	if r.probeOnly && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
+	if r.kind == kindProbes && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
 		// Without proof, a non-idempotent job is not run again, and an
 		// intervention that did not verify goes back to its people.
 		_ = run.Move(capstan.NodeWaitingIntervention)
@@ -92,14 +94,8 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:
-		if !st.op.Status.Terminal() {
-			if st.op.Status == capstan.OperationWaiting {
-				_ = st.op.Move(capstan.OperationRunning)
-			}
-			_ = st.op.Move(capstan.OperationFailed)
-			st.op.CompletedAt = l.now()
-			ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": r.node, "reason": verdict}))
-		}
+		st.runs[r.node] = run
+		l.fail(st, ch, r.node, verdict)
 	}
 }
 
@@ -109,21 +105,7 @@ func (l *loop) schedule(ctx context.Context, n *capstan.PlanNode, run capstan.Op
 	if n.Job != nil {
 		policy = n.Job.Controls.Retry
 	}
-	wait := NextAttempt(policy, run.Attempts, "").Wait
-	l.scheduled[n.ID] = true
-	timer := l.e.cfg.Clock.After(wait)
-	l.e.wg.Add(1)
-	go func() {
-		defer l.e.wg.Done()
-		select {
-		case <-timer:
-			select {
-			case l.due <- n.ID:
-			case <-ctx.Done():
-			}
-		case <-ctx.Done():
-		}
-	}()
+	l.after(ctx, n.ID, NextAttempt(policy, run.Attempts, "").Wait)
 }
 
 // retry starts the next attempt of a retrying node.
@@ -133,7 +115,7 @@ func (l *loop) retry(ctx context.Context, node string) error {
 		return err
 	}
 	run := st.runs[node]
-	if run.Status != capstan.NodeRetrying {
+	if run.Status != capstan.NodeRetrying || (st.op.Status != capstan.OperationRunning && st.op.Status != capstan.OperationWaiting) {
 		return nil
 	}
 	_ = run.Move(capstan.NodeRunning)

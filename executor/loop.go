@@ -2,9 +2,8 @@ package executor
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
+
 	"sort"
 	"time"
 
@@ -33,6 +32,9 @@ type loop struct {
 	// hands it over in its select, so it never blocks on a busy pool
 	// while workers wait to report to it.
 	queue []queued
+	// busy counts work handed to workers and not yet reported (at most
+	// the executor's PerOperation).
+	busy int
 }
 
 type queued struct {
@@ -40,16 +42,28 @@ type queued struct {
 	task func()
 }
 
+// attemptKind says what a worker does for a node.
+type attemptKind int
+
+const (
+	// kindRun runs the job (if any) and then its evidence probes.
+	kindRun attemptKind = iota
+	// kindProbes only re-runs the evidence probes: after a restart
+	// interrupted the node, or after a recorded intervention.
+	kindProbes
+	// kindCompensate runs the job's compensation and its rollback evidence.
+	kindCompensate
+)
+
 // nodeResult is what a worker reports for a job or verification attempt.
 type nodeResult struct {
-	node    string
-	attempt int
-	// probeOnly marks an attempt that only re-ran the evidence probes: after
-	// a restart interrupted the node, or after a recorded intervention.
-	probeOnly bool
-	res       Result
-	evidence  []capstan.Evidence
-	artifact  *capstan.Artifact
+	node     string
+	attempt  int
+	kind     attemptKind
+	res      Result
+	evidence []capstan.Evidence
+	// artifacts are the job's declared outputs and its diagnostics (refs only).
+	artifacts []capstan.Artifact
 }
 
 // state is one consistent read of the operation.
@@ -101,12 +115,13 @@ func (l *loop) wait(ctx context.Context) {
 	for {
 		var send chan func()
 		var head func()
-		if len(l.queue) > 0 {
+		if len(l.queue) > 0 && l.busy < l.e.cfg.PerOperation {
 			send, head = l.e.tasks, l.queue[0].task
 		}
 		select {
 		case send <- head:
 			l.queue = l.queue[1:]
+			l.busy++
 			continue
 		case r := <-l.results:
 			rs := []nodeResult{r}
@@ -121,11 +136,18 @@ func (l *loop) wait(ctx context.Context) {
 			for _, r := range rs {
 				delete(l.inflight, r.node)
 			}
+			l.busy -= len(rs)
 			if err := l.finish(ctx, rs); err != nil {
 				l.e.cfg.Log.Warn("recording node results failed", "operation", l.opID, "err", err.Error())
 			}
 		case node := <-l.due:
 			delete(l.scheduled, node)
+			if gate, ok := strings.CutPrefix(node, gateTimer); ok {
+				if err := l.timeoutGate(ctx, gate); err != nil {
+					l.e.cfg.Log.Warn("timing out a gate failed", "operation", l.opID, "node", gate, "err", err.Error())
+				}
+				break
+			}
 			if err := l.retry(ctx, node); err != nil {
 				l.e.cfg.Log.Warn("retrying a node failed", "operation", l.opID, "node", node, "err", err.Error())
 			}
@@ -153,6 +175,9 @@ func (l *loop) state(ctx context.Context) (*state, error) {
 // commit persists a change; on success the cached state takes it in (the
 // operation is updated in place by the store), on failure it is reread.
 func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
+	if err := l.concludeResource(ctx, ch); err != nil {
+		return err
+	}
 	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
 		l.dirty = true
 		return err
@@ -202,15 +227,13 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	op := st.op
 	ch := &capstan.OperationChange{Operation: op}
 	if op.Status == capstan.OperationPending {
-		if err := op.Move(capstan.OperationRunning); err != nil {
-			return false, err
-		}
-		op.StartedAt = l.now()
-		ch.Events = append(ch.Events, l.event("operation.running", nil))
-		return true, l.commit(ctx, ch)
+		return true, l.begin(ctx, st)
 	}
-	if op.Status == capstan.OperationCancelling {
+	switch op.Status {
+	case capstan.OperationCancelling:
 		return l.cancel(ctx, st)
+	case capstan.OperationRollingBack:
+		return l.rollback(ctx, st)
 	}
 	status := map[string]capstan.NodeRunStatus{}
 	for id, r := range st.runs {
@@ -239,12 +262,13 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			dispatch = append(dispatch, id)
 		case capstan.NodeGate:
 			_ = run.Move(capstan.NodeWaitingApproval)
+			run.StartedAt = l.now()
 			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeAIAnalysis:
 			l.analyze(ch, n, &run)
 		case capstan.NodeSubOperation:
-			if l.e.cfg.Children == nil {
+			if l.e.cfg.Hooks == nil {
 				_ = run.Move(capstan.NodeWaitingIntervention)
 				run.Error = waitingReason(n)
 				ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
@@ -276,6 +300,10 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			}
 		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
 			l.schedule(ctx, st.plan.Node(id), r)
+		case r.Status == capstan.NodeWaitingApproval && !l.scheduled[gateTimer+id]:
+			l.scheduleGate(ctx, st.plan.Node(id), r)
+		case r.Status == capstan.NodeFailed && st.plan.Node(id).Type == capstan.NodeGate:
+			l.fail(st, ch, id, r.Error) // rejected or timed out
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
 			// Interrupted by a restart, or verifying a recorded
 			// intervention: the probes decide first (durability,
@@ -334,22 +362,15 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	if len(l.inflight) > 0 {
 		return false, nil // their results come back; then this runs again
 	}
+	l.cancelChildren(ctx, st)
 	ch := &capstan.OperationChange{Operation: st.op}
-	for _, r := range st.runs {
-		if r.Status == capstan.NodeSucceeded || r.Status == capstan.NodeSkipped || r.Status == capstan.NodeCancelled || r.Status == capstan.NodeRolledBack {
-			continue
-		}
+	for id, r := range st.runs {
 		if r.Status == capstan.NodeFailed {
 			_ = r.Move(capstan.NodeWaitingIntervention)
-		}
-		if r.Status == capstan.NodeWaitingApproval || r.Status == capstan.NodeWaitingIntervention || r.Status == capstan.NodeRetrying ||
-			r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying || r.Status == capstan.NodePending || r.Status == capstan.NodeReady {
-			_ = r.Move(capstan.NodeCancelled)
-			r.FinishedAt = l.now()
-			ch.NodeRuns = append(ch.NodeRuns, r)
-			ch.Events = append(ch.Events, l.event("node.cancelled", map[string]any{"node": r.NodeID}))
+			st.runs[id] = r
 		}
 	}
+	l.endRuns(st, ch)
 	if err := st.op.Move(capstan.OperationCancelled); err != nil {
 		return false, err
 	}
@@ -393,102 +414,27 @@ func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome caps
 
 // verify re-runs a node's evidence probes on a worker, without its job.
 func (l *loop) verify(ctx context.Context, n *capstan.PlanNode, attempt int) {
-	l.start(ctx, n, attempt, true)
+	l.start(ctx, n, attempt, kindProbes)
 }
 
 // dispatch runs a job or verification attempt on a worker.
 func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
-	l.start(ctx, n, attempt, false)
+	l.start(ctx, n, attempt, kindRun)
 }
 
-func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, probeOnly bool) {
+func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind) {
 	l.inflight[n.ID] = true
 	node := *n
 	jobs := l.jobs
+	var resource string
+	if l.cached != nil {
+		resource = l.cached.op.ResourceKey
+	}
 	l.queue = append(l.queue, queued{node: n.ID, task: func() {
-		r := l.attempt(jobs, &node, attempt, probeOnly)
+		r := l.attempt(jobs, &node, attempt, kind, resource)
 		select {
 		case l.results <- r:
 		case <-ctx.Done():
 		}
 	}})
-}
-
-// attempt runs the job (unless probeOnly) and then every evidence probe.
-func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, probeOnly bool) nodeResult {
-	r := nodeResult{node: n.ID, attempt: attempt, probeOnly: probeOnly}
-	probes := n.Probes
-	if n.Intervention != nil {
-		probes = n.Intervention.Verification
-	}
-	if n.Type == capstan.NodeJob && probeOnly {
-		probes = n.Job.Outputs.Evidence
-	} else if n.Type == capstan.NodeJob {
-		runner := l.e.cfg.Runners[n.Job.Run.Runner]
-		if runner == nil {
-			r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", n.Job.Run.Runner)}
-			return r
-		}
-		r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: n.Job.Run, Env: jobEnv(n)})
-		r.artifact = l.diagnostics(n.ID, attempt, r.res.Output)
-		if r.res.Err != nil {
-			return r
-		}
-		probes = n.Job.Outputs.Evidence
-	}
-	for _, p := range probes {
-		result, source := Probe(ctx, p, l.sandbox(), jobEnv(n))
-		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
-	}
-	return r
-}
-
-// sandbox is the operation's working directory for jobs and probes.
-func (l *loop) sandbox() string {
-	dir := filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
-	_ = os.MkdirAll(dir, 0o750)
-	return dir
-}
-
-// jobEnv passes parameters as environment variables, never into the script.
-func jobEnv(n *capstan.PlanNode) map[string]string {
-	env := map[string]string{"CAPSTAN_NODE": n.ID}
-	params := map[string]any{}
-	if n.Job != nil {
-		for k, v := range n.Job.Inputs.Parameters {
-			params[k] = v
-		}
-	}
-	for k, v := range n.Parameters {
-		params[k] = v
-	}
-	for k, v := range params {
-		env["CAPSTAN_PARAM_"+envName(k)] = fmt.Sprint(v)
-	}
-	return env
-}
-
-func envName(k string) string {
-	b := []byte(k)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b[i] = c - 32
-		case (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'):
-		default:
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-// diagnostics keeps a job's output as a file and returns its artifact.
-func (l *loop) diagnostics(node string, attempt int, out []byte) *capstan.Artifact {
-	dir := filepath.Join(l.e.cfg.Dir, "artifacts", l.opID)
-	path := filepath.Join(dir, fmt.Sprintf("%s-%d.log", node, attempt))
-	if err := os.MkdirAll(dir, 0o750); err != nil || os.WriteFile(path, out, 0o640) != nil {
-		return nil
-	}
-	return &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-output-%d", node, attempt), Sensitivity: capstan.SensitivityInternal,
-		StorageRef: "file:" + path, ProducedBy: node}
 }

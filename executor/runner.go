@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
+	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +26,10 @@ type Job struct {
 	// Env carries parameters and upstream artifacts: CAPSTAN_PARAM_<NAME>
 	// and CAPSTAN_ARTIFACT_<NAME>. Values never enter the command string.
 	Env map[string]string
+	// Outputs is the directory where the job writes the artifacts its
+	// contract declares (Artifacts), one file per artifact name.
+	Outputs   string
+	Artifacts []capstan.ArtifactSpec
 }
 
 // Result is the outcome of a job attempt. A zero exit code is not success:
@@ -171,27 +174,10 @@ func (r SimRunner) Run(ctx context.Context, j Job) Result {
 		<-ctx.Done()
 		return Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
 	}
-	return Result{Output: []byte("sim: ok\n")}
-}
-
-// Probe runs one evidence probe and returns its verdict and source.
-func Probe(ctx context.Context, p capstan.Probe, dir string, env map[string]string) (result string, source map[string]any) {
-	switch p.Type {
-	case "sim":
-		return capstan.EvidencePassed, map[string]any{"type": "sim"}
-	case "command":
-		res := ShellRunner{}.Run(ctx, Job{NodeID: "probe:" + p.Name, Dir: dir, Spec: capstan.RunSpec{Script: p.Script, Timeout: "1m"}, Env: env})
-		source = map[string]any{"type": "command", "command": p.Script, "exit_code": res.ExitCode, "output": strings.TrimSpace(string(res.Output))}
-		if res.ExitCode != p.ExpectExit {
-			return capstan.EvidenceFailed, source
+	for _, a := range j.Artifacts { // a simulated job writes what it declares
+		if j.Outputs != "" {
+			_ = os.WriteFile(filepath.Join(j.Outputs, a.Name), []byte("sim:"+a.Name+"\n"), 0o600)
 		}
-		if p.OutputPattern != "" {
-			re, err := regexp.Compile(p.OutputPattern)
-			if err != nil || !re.MatchString(strings.TrimSpace(string(res.Output))) {
-				return capstan.EvidenceFailed, source
-			}
-		}
-		return capstan.EvidencePassed, source
 	}
-	return capstan.EvidenceInconclusive, map[string]any{"type": p.Type, "note": "this probe type is not run by this executor yet"}
+	return Result{Output: []byte("sim: ok\n")}
 }

@@ -43,8 +43,8 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	}
 	ctx = capstan.WithActor(ctx, &capstan.Actor{ID: parent.Actor, OrganizationID: org, Roles: []string{capstan.RoleOperator}})
 	in := &capstan.Intent{Actor: parent.Actor, Action: sc.Action, TargetResourceType: sc.TargetResourceType,
-		DesiredResult: map[string]any{"parent_operation": parent.ID, "node": node.ID},
-		Constraints:   maps.Clone(pin.Constraints), Providers: providers, Scenario: sc.Ref(), Mode: capstan.ModeSimple, Status: capstan.IntentDraft}
+		DesiredResult: map[string]any{"parent_operation": parent.ID, "node": node.ID, "name": childResourceName(parent, node)},
+		Constraints:   childConstraints(pin, plan.Binding(node.SubOperation.Requirement)), Providers: providers, Scenario: sc.Ref(), Mode: capstan.ModeSimple, Status: capstan.IntentDraft}
 	if err := in.Move(capstan.IntentSubmitted); err != nil {
 		return "", err
 	}
@@ -65,48 +65,41 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	return op.ID, nil
 }
 
-// ChildSucceeded records the resource a succeeded child operation created,
-// with the capabilities its scenario provides, in the scope its binding
-// asked for, pointing at the child as its last operation (invariant 1).
-func (s *Service) ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error) {
-	plan, err := s.Store.GetPlan(ctx, org, parent.PlanID)
-	if err != nil {
-		return "", err
+// childConstraints are the parent intent's, with the environment and
+// region the binding asks of the provider the child creates.
+func childConstraints(parent *capstan.Intent, b *capstan.ResourceBinding) map[string]any {
+	c := maps.Clone(parent.Constraints)
+	if c == nil {
+		c = map[string]any{}
 	}
-	cin, err := s.Store.GetIntent(ctx, org, child.IntentID)
-	if err != nil {
-		return "", err
-	}
-	sc, err := s.Store.GetScenario(ctx, org, cin.Scenario)
-	if err != nil {
-		return "", err
-	}
-	name := fmt.Sprintf("%s-%s", node.ID, child.ID[len(child.ID)-8:])
-	if existing, err := s.Store.GetResourceByKey(ctx, org, capstan.ResourceKey(sc.TargetResourceType, name)); err == nil {
-		return existing.Key(), nil
-	}
-	scope := map[string]any{}
-	if b := plan.Binding(node.SubOperation.Requirement); b != nil {
+	if b != nil {
 		for _, k := range []string{"environment", "region"} {
 			if v, ok := b.Constraints[k]; ok {
-				scope[k] = v
+				c[k] = v
 			}
 		}
 	}
-	r := &capstan.Resource{Type: sc.TargetResourceType, Name: name, Environment: cin.Environment(),
-		LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy, LastOperationID: child.ID, Source: "operation:" + child.ID}
-	for _, pc := range sc.Provides {
-		r.ProvidedCapabilities = append(r.ProvidedCapabilities, capstan.ProvidedCapability{Capability: pc.Capability, Scope: maps.Clone(scope), Attributes: maps.Clone(pc.Attributes)})
+	return c
+}
+
+// childResourceName names the resource a sub_operation node creates.
+func childResourceName(parent *capstan.Operation, node *capstan.PlanNode) string {
+	return fmt.Sprintf("%s-%s", node.ID, parent.ID[len(parent.ID)-8:])
+}
+
+// ChildSucceeded returns the resource a succeeded child operation created:
+// the child's own run made it active with the capabilities its scenario
+// provides (see BeginChange and EndChange).
+func (s *Service) ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error) {
+	if child.ResourceKey == "" {
+		return "", capstan.Errorf(capstan.EINVALID, "child operation %s created no resource", child.ID)
 	}
-	if cp, err := s.Store.GetPlan(ctx, org, child.PlanID); err == nil {
-		for _, b := range cp.Bindings {
-			if b.Requirement.Workload && b.Provider != nil {
-				r.Relationships = append(r.Relationships, capstan.Relationship{Type: capstan.RelRunsOn, Target: b.Provider.ResourceKey})
-			}
-		}
-	}
-	if err := s.Store.CreateResource(ctx, org, r); err != nil {
+	r, err := s.Store.GetResourceByKey(ctx, org, child.ResourceKey)
+	if err != nil {
 		return "", err
+	}
+	if r.LifecycleStatus != capstan.LifecycleActive {
+		return "", capstan.Errorf(capstan.ECONFLICT, "resource %s is %s after child operation %s", r.Key(), r.LifecycleStatus, child.ID)
 	}
 	return r.Key(), nil
 }

@@ -48,7 +48,8 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 		return nil, err
 	}
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
-		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID}
+		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
+		ResourceKey: targetKey(in)}
 	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision, "parent": parentID}}}
 	if err := s.Store.StartOperation(ctx, org, op, plan, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
@@ -125,9 +126,8 @@ func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve b
 		_ = run.Move(capstan.NodeFailed)
 		run.Error = "rejected by " + a.ID
 		if op.Status == capstan.OperationWaiting {
-			_ = op.Move(capstan.OperationRunning)
+			_ = op.Move(capstan.OperationRunning) // the executor fails it (or rolls it back)
 		}
-		_ = op.Move(capstan.OperationFailed)
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.rejected", Actor: a.ID, Payload: map[string]any{"node": nodeID}})
 	}

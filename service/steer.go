@@ -113,7 +113,20 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 	if err != nil {
 		return nil, err
 	}
-	op, err := s.Store.GetOperation(ctx, a.OrganizationID, opID)
+	return s.cancel(ctx, a.OrganizationID, a.ID, opID, reason)
+}
+
+// CancelChild cancels the child operation of a cancelled parent.
+func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
+	_, err := s.cancel(ctx, org, "executor", opID, "its parent operation was cancelled")
+	if capstan.ErrorCode(err) == capstan.ECONFLICT {
+		return nil // already ended or ending
+	}
+	return err
+}
+
+func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (*capstan.Operation, error) {
+	op, err := s.Store.GetOperation(ctx, org, opID)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +139,6 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 		return nil, capstan.Errorf(capstan.ECONFLICT, "operation %s is %s and cannot be cancelled", opID, op.Status)
 	}
 	ch := &capstan.OperationChange{Operation: op,
-		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: a.ID, Payload: map[string]any{"reason": reason}}}}
-	return op, s.commit(ctx, a.OrganizationID, ch)
+		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: actor, Payload: map[string]any{"reason": reason}}}}
+	return op, s.commit(ctx, org, ch)
 }

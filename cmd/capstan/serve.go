@@ -102,7 +102,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	}
 	defer store.Close()
 	svc := service.New(store, log)
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Children: svc})
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)

@@ -1,0 +1,168 @@
+package executor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// attempt runs on a worker: the job (or its compensation) unless only the
+// probes are asked for, then every evidence probe of what ran.
+func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, resource string) nodeResult {
+	r := nodeResult{node: n.ID, attempt: attempt, kind: kind}
+	probes := n.Probes
+	if n.Intervention != nil {
+		probes = n.Intervention.Verification
+	}
+	env := l.jobEnv(n)
+	if n.Job != nil {
+		probes = n.Job.Outputs.Evidence
+		spec := n.Job.Run
+		if kind == kindCompensate {
+			spec, probes = *n.Job.Controls.Rollback.Compensation, n.Job.Controls.Rollback.Evidence
+		}
+		if kind != kindProbes {
+			if !l.runJob(ctx, n, attempt, kind, spec, env, &r) {
+				return r
+			}
+		}
+	}
+	target := ProbeTarget{Org: l.org, Resource: resource, Dir: l.sandbox(), Env: env}
+	for _, p := range probes {
+		result, source := l.e.cfg.Prober.Run(ctx, p, target)
+		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
+	}
+	return r
+}
+
+// runJob runs one job attempt through its runner and collects what it
+// produced; it reports whether the probes should run next.
+func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, r *nodeResult) bool {
+	runner := l.e.cfg.Runners[spec.Runner]
+	if runner == nil {
+		r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", spec.Runner)}
+		return false
+	}
+	var declared []capstan.ArtifactSpec
+	if kind == kindRun {
+		declared = n.Job.Outputs.Artifacts
+	}
+	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
+		Outputs: l.outputs(), Artifacts: declared})
+	var secrets [][]byte
+	if r.res.Err == nil {
+		var missing []capstan.Evidence
+		r.artifacts, missing, secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now())
+		r.evidence = append(r.evidence, missing...)
+	}
+	name := "output"
+	if kind == kindCompensate {
+		name = "compensation"
+	}
+	if d := l.diagnostics(n.ID, name, attempt, redact(r.res.Output, secrets)); d != nil {
+		r.artifacts = append(r.artifacts, *d)
+	}
+	return r.res.Err == nil
+}
+
+// collectArtifacts records a job's declared artifacts as references to
+// the files it wrote in its outputs directory. A non-secret artifact the
+// job did not write is its standard output; a secret one must be written
+// (its value never leaves the file: invariant 10), or the job has failed
+// evidence. The secret values are returned only to redact diagnostics.
+func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
+	for _, a := range declared {
+		path := filepath.Join(dir, a.Name)
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil && a.Sensitivity == capstan.SensitivitySecret:
+			_ = os.Chmod(path, 0o600)
+			if len(bytes.TrimSpace(data)) > 0 {
+				secrets = append(secrets, bytes.TrimSpace(data))
+			}
+		case err == nil:
+		case a.Sensitivity != capstan.SensitivitySecret && os.WriteFile(path, stdout, 0o640) == nil:
+		default:
+			missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
+				Source: map[string]any{"type": "artifact", "note": "the job did not write $CAPSTAN_OUTPUTS/" + a.Name}})
+			continue
+		}
+		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + path, ProducedBy: node})
+	}
+	return arts, missing, secrets
+}
+
+// redact hides secret values a job may have printed.
+func redact(out []byte, secrets [][]byte) []byte {
+	for _, s := range secrets {
+		out = bytes.ReplaceAll(out, s, []byte("[redacted secret]"))
+	}
+	return out
+}
+
+// sandbox is the operation's working directory for jobs and probes.
+func (l *loop) sandbox() string {
+	dir := filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
+	_ = os.MkdirAll(dir, 0o750)
+	return dir
+}
+
+// outputs is the directory where the operation's jobs write artifacts.
+func (l *loop) outputs() string {
+	dir := filepath.Join(l.e.cfg.Dir, "outputs", l.opID)
+	_ = os.MkdirAll(dir, 0o750)
+	return dir
+}
+
+// jobEnv passes parameters, the outputs directory and the files of the
+// artifacts a job consumes as environment variables, never into the script:
+// CAPSTAN_PARAM_<NAME>, CAPSTAN_OUTPUTS, CAPSTAN_ARTIFACT_<NAME> (a path).
+func (l *loop) jobEnv(n *capstan.PlanNode) map[string]string {
+	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": l.opID, "CAPSTAN_OUTPUTS": l.outputs()}
+	params := map[string]any{}
+	if n.Job != nil {
+		for k, v := range n.Job.Inputs.Parameters {
+			params[k] = v
+		}
+		for _, a := range n.Job.Inputs.Artifacts {
+			env["CAPSTAN_ARTIFACT_"+envName(a)] = filepath.Join(l.outputs(), a)
+		}
+	}
+	for k, v := range n.Parameters {
+		params[k] = v
+	}
+	for k, v := range params {
+		env["CAPSTAN_PARAM_"+envName(k)] = fmt.Sprint(v)
+	}
+	return env
+}
+
+func envName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 32
+		case (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'):
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// diagnostics keeps a job's output as a file and returns its artifact.
+func (l *loop) diagnostics(node, name string, attempt int, out []byte) *capstan.Artifact {
+	dir := filepath.Join(l.e.cfg.Dir, "artifacts", l.opID)
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.log", node, name, attempt))
+	if err := os.MkdirAll(dir, 0o750); err != nil || os.WriteFile(path, out, 0o640) != nil {
+		return nil
+	}
+	return &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-%s-%d", node, name, attempt), Sensitivity: capstan.SensitivityInternal,
+		StorageRef: "file:" + path, ProducedBy: node}
+}

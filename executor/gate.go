@@ -1,0 +1,90 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// gateTimer prefixes the due-timer names of gate timeouts.
+const gateTimer = "gate:"
+
+// scheduleGate wakes the loop when a waiting gate with a timeout expires.
+// The deadline counts from when the gate started waiting, so a restart
+// does not extend it.
+func (l *loop) scheduleGate(ctx context.Context, n *capstan.PlanNode, run capstan.OperationNodeRun) {
+	if n.Gate == nil || n.Gate.Timeout == "" || run.StartedAt == nil {
+		return
+	}
+	timeout, err := time.ParseDuration(n.Gate.Timeout)
+	if err != nil {
+		return
+	}
+	l.after(ctx, gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.cfg.Clock.Now())))
+}
+
+// after sends name to the loop's due channel after d.
+func (l *loop) after(ctx context.Context, name string, d time.Duration) {
+	l.scheduled[name] = true
+	timer := l.e.cfg.Clock.After(d)
+	l.e.wg.Add(1)
+	go func() {
+		defer l.e.wg.Done()
+		select {
+		case <-timer:
+			select {
+			case l.due <- name:
+			case <-ctx.Done():
+			}
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// timeoutGate ends a gate still waiting when its timeout expires, with
+// the outcome its spec names (reject unless on_timeout says approve). The
+// gate records the timeout; a rejection fails (or rolls back) the operation.
+func (l *loop) timeoutGate(ctx context.Context, node string) error {
+	l.dirty = true // the gate's decisions are not cached
+	st, err := l.state(ctx)
+	if err != nil {
+		return err
+	}
+	run := st.runs[node]
+	if run.Status != capstan.NodeWaitingApproval || st.op.Status.Terminal() {
+		return nil
+	}
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(recs.Gates, func(g capstan.Gate) bool { return g.NodeID == node })
+	if i < 0 || recs.Gates[i].Status != "waiting" {
+		return nil
+	}
+	gate := recs.Gates[i]
+	ch := &capstan.OperationChange{Operation: st.op}
+	outcome := "rejected"
+	if gate.Spec.OnTimeout == "approve" {
+		outcome = "approved"
+	}
+	gate.Status = "timed_out_" + outcome
+	run.FinishedAt = l.now()
+	ch.Events = append(ch.Events, l.event("gate.timed_out", map[string]any{"node": node, "after": gate.Spec.Timeout, "outcome": outcome}))
+	if outcome == "approved" {
+		_ = run.Move(capstan.NodeSucceeded)
+		if st.op.Status == capstan.OperationWaiting {
+			_ = st.op.Move(capstan.OperationRunning)
+		}
+	} else {
+		_ = run.Move(capstan.NodeFailed)
+		run.Error = "gate timed out after " + gate.Spec.Timeout + " without approval"
+		st.runs[node] = run
+		l.fail(st, ch, node, run.Error)
+	}
+	ch.Gates = []capstan.Gate{gate}
+	ch.NodeRuns = []capstan.OperationNodeRun{run}
+	return l.commit(ctx, ch)
+}

@@ -1,0 +1,136 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Prober runs evidence probes: command, http, resource_state and sim.
+type Prober struct {
+	// Resources reads observed state for resource_state probes.
+	Resources interface {
+		GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error)
+	}
+	Client *http.Client
+}
+
+// ProbeTarget is what a probe runs against: the sandbox and environment
+// of its node, and the operation's organization and resource (the default
+// of a resource_state probe that names none).
+type ProbeTarget struct {
+	Org, Resource, Dir string
+	Env                map[string]string
+}
+
+// Run runs one probe and returns its verdict and what it observed.
+func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any) {
+	switch pr.Type {
+	case "sim":
+		return capstan.EvidencePassed, map[string]any{"type": "sim"}
+	case "command":
+		return commandProbe(ctx, pr, t)
+	case "http":
+		return p.httpProbe(ctx, pr)
+	case "resource_state":
+		return p.resourceProbe(ctx, pr, t)
+	}
+	return capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
+}
+
+func commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+	res := ShellRunner{}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
+	out := trimmed(res.Output)
+	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode, "output": out}
+	if res.ExitCode != pr.ExpectExit {
+		return capstan.EvidenceFailed, source
+	}
+	if pr.OutputPattern != "" {
+		re, err := regexp.Compile(pr.OutputPattern)
+		if err != nil || !re.MatchString(out) {
+			return capstan.EvidenceFailed, source
+		}
+	}
+	return capstan.EvidencePassed, source
+}
+
+func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe) (string, map[string]any) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	status, out, err := send(ctx, p.Client, http.MethodGet, pr.URL, nil, nil)
+	source := map[string]any{"type": "http", "url": pr.URL, "status": status}
+	if err != nil {
+		source["error"] = err.Error()
+		return capstan.EvidenceFailed, source
+	}
+	if !statusMatches(status, pr.ExpectStatus) {
+		return capstan.EvidenceFailed, source
+	}
+	if pr.OutputPattern != "" {
+		re, err := regexp.Compile(pr.OutputPattern)
+		if err != nil || !re.Match(out) {
+			source["output"] = trimmed(out)
+			return capstan.EvidenceFailed, source
+		}
+	}
+	return capstan.EvidencePassed, source
+}
+
+// resourceProbe compares one field of a resource's observed state (a dotted
+// path; lifecycle_status and health_status name the resource's own fields)
+// with the expected value; with none expected the field must be set.
+func (p Prober) resourceProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+	key := pr.Resource
+	if key == "" {
+		key = t.Resource
+	}
+	source := map[string]any{"type": "resource_state", "resource": key, "field": pr.Field}
+	if key == "" || p.Resources == nil {
+		source["note"] = "the operation has no resource to observe"
+		return capstan.EvidenceInconclusive, source
+	}
+	r, err := p.Resources.GetResourceByKey(ctx, t.Org, key)
+	if err != nil {
+		source["error"] = err.Error()
+		if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+			return capstan.EvidenceFailed, source
+		}
+		return capstan.EvidenceInconclusive, source
+	}
+	got, ok := ObservedField(r, pr.Field)
+	source["observed"] = got
+	switch {
+	case !ok:
+		return capstan.EvidenceFailed, source
+	case pr.Equals == nil || fmt.Sprint(pr.Equals) == fmt.Sprint(got):
+		return capstan.EvidencePassed, source
+	}
+	source["expected"] = pr.Equals
+	return capstan.EvidenceFailed, source
+}
+
+// ObservedField reads a field of a resource's observed state by dotted path.
+func ObservedField(r *capstan.Resource, path string) (any, bool) {
+	switch path {
+	case "lifecycle_status":
+		return string(r.LifecycleStatus), true
+	case "health_status":
+		return string(r.HealthStatus), true
+	}
+	var cur any = r.ObservedState
+	for _, part := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, cur != nil
+}
