@@ -316,6 +316,9 @@ func validateJob(j *JobContract, p *Problems) {
 	if c := j.Controls.Rollback.Compensation; c != nil {
 		validateRun(*c, "rollback compensation", p)
 	}
+	if rb := j.Controls.Rollback; rb.Strategy == "compensate" && (rb.Compensation == nil || len(rb.Evidence) == 0) {
+		p.Addf("rollback strategy compensate needs a compensation and its evidence (invariant 5)")
+	}
 	for _, a := range j.Outputs.Artifacts {
 		switch a.Sensitivity {
 		case "public", "internal", "secret":

@@ -18,13 +18,17 @@ import (
 // executorDirs remembers each store's executor directory (sandboxes).
 var executorDirs = map[capstan.Store]string{}
 
-func setup(t testing.TB, store capstan.Store, org string) (*service.Service, *executor.Executor) {
+func setup(t testing.TB, store capstan.Store, org string, options ...func(*executor.Config)) (*service.Service, *executor.Executor) {
 	t.Helper()
 	svc := testenv.DemoIn(t, store, org)
 	dir := t.TempDir()
 	executorDirs[store] = dir
-	ex := executor.New(executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
+	cfg := executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}}}
+	for _, o := range options {
+		o(&cfg)
+	}
+	ex := executor.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })
@@ -210,10 +214,20 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		waitFor(t, store, op.ID, func(o *capstan.Operation) bool {
 			return o.Status == capstan.OperationWaiting && nodeStatus(t, store, op.ID, "approve-rollout").Status == capstan.NodeWaitingApproval
 		})
+		tempo, err := store.GetResourceByKey(context.Background(), org, "tempo.instance/prod-tempo")
+		require.NoError(t, err)
+		require.Equal(t, capstan.LifecycleProvisioning, tempo.LifecycleStatus)
+		require.Equal(t, op.ID, tempo.ActiveOperationID, "the resource points at the operation creating it")
 		_, err = svc.DecideGate(bob, op.ID, "approve-rollout", true, "ship it")
 		require.NoError(t, err)
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationSucceeded, op.Status)
+		tempo, err = store.GetResourceByKey(context.Background(), org, "tempo.instance/prod-tempo")
+		require.NoError(t, err)
+		require.Equal(t, capstan.LifecycleActive, tempo.LifecycleStatus)
+		require.Equal(t, op.ID, tempo.LastOperationID)
+		require.Empty(t, tempo.ActiveOperationID)
+		require.NotEmpty(t, tempo.ObservedState["evidence"], "observed state from the operation's evidence")
 
 		child, err = store.GetOperation(context.Background(), org, child.ID)
 		require.NoError(t, err)

@@ -1,0 +1,90 @@
+package executor_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+)
+
+type resources map[string]*capstan.Resource
+
+func (r resources) GetResourceByKey(_ context.Context, _, key string) (*capstan.Resource, error) {
+	if res, ok := r[key]; ok {
+		return res, nil
+	}
+	return nil, capstan.Errorf(capstan.ENOTFOUND, "no resource %s", key)
+}
+
+func TestProbes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/down" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_, _ = w.Write([]byte("status: green"))
+	}))
+	defer srv.Close()
+	p := executor.Prober{Resources: resources{"db/main": {LifecycleStatus: capstan.LifecycleActive,
+		ObservedState: map[string]any{"replication": map[string]any{"lag_seconds": 0}}}}}
+	target := executor.ProbeTarget{Org: "o", Resource: "db/main", Dir: t.TempDir()}
+	cases := []struct {
+		name  string
+		probe capstan.Probe
+		want  string
+	}{
+		{"http up", capstan.Probe{Type: "http", URL: srv.URL + "/"}, capstan.EvidencePassed},
+		{"http pattern", capstan.Probe{Type: "http", URL: srv.URL + "/", OutputPattern: "green$"}, capstan.EvidencePassed},
+		{"http pattern miss", capstan.Probe{Type: "http", URL: srv.URL + "/", OutputPattern: "red"}, capstan.EvidenceFailed},
+		{"http down", capstan.Probe{Type: "http", URL: srv.URL + "/down"}, capstan.EvidenceFailed},
+		{"http expected 503", capstan.Probe{Type: "http", URL: srv.URL + "/down", ExpectStatus: 503}, capstan.EvidencePassed},
+		{"http refused", capstan.Probe{Type: "http", URL: "http://127.0.0.1:1/"}, capstan.EvidenceFailed},
+		{"state field", capstan.Probe{Type: "resource_state", Field: "replication.lag_seconds", Equals: 0}, capstan.EvidencePassed},
+		{"state wrong value", capstan.Probe{Type: "resource_state", Field: "replication.lag_seconds", Equals: 5}, capstan.EvidenceFailed},
+		{"state missing field", capstan.Probe{Type: "resource_state", Field: "replication.slots"}, capstan.EvidenceFailed},
+		{"state lifecycle", capstan.Probe{Type: "resource_state", Field: "lifecycle_status", Equals: "active"}, capstan.EvidencePassed},
+		{"state other resource", capstan.Probe{Type: "resource_state", Resource: "db/gone", Field: "x"}, capstan.EvidenceFailed},
+		{"command exit", capstan.Probe{Type: "command", Script: "exit 3", ExpectExit: 3}, capstan.EvidencePassed},
+		{"command output", capstan.Probe{Type: "command", Script: "echo ready", OutputPattern: "^ready$"}, capstan.EvidencePassed},
+		{"command fails", capstan.Probe{Type: "command", Script: "false"}, capstan.EvidenceFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, source := p.Run(context.Background(), c.probe, target)
+			require.Equal(t, c.want, got, "%v", source)
+		})
+	}
+}
+
+func TestHTTPRunner(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			time.Sleep(2 * time.Second)
+		case "/teapot":
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	cases := []struct {
+		name, path, timeout, kind string
+		expect                    int
+	}{
+		{"2xx", "/", "", "", 0},
+		{"unexpected status", "/teapot", "", "http:418", 0},
+		{"expected status", "/teapot", "", "", 418},
+		{"timeout", "/slow", "100ms", "timeout", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := executor.HTTPRunner{}.Run(context.Background(), executor.Job{NodeID: "n", Spec: capstan.RunSpec{Runner: "http", Method: "GET",
+				URL: srv.URL + c.path, Timeout: c.timeout, ExpectStatus: c.expect}})
+			require.Equal(t, c.kind, res.ErrKind, "%v", res.Err)
+		})
+	}
+}
