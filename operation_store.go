@@ -1,6 +1,9 @@
 package capstan
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // OperationStore persists operations and everything they produce. Every
 // change of a running operation is one OperationChange, committed in one
@@ -53,11 +56,22 @@ type OperationRecords struct {
 
 // OperationFilter selects operations; After is the id to start after.
 type OperationFilter struct {
-	Status   OperationStatus
-	IntentID string
-	PlanID   string
-	After    string
-	Limit    int
+	Status      OperationStatus
+	IntentID    string
+	PlanID      string
+	ResourceKey string
+	// CreatedAfter and CreatedBefore bound when the operation started
+	// (zero: unbounded).
+	CreatedAfter, CreatedBefore time.Time
+	After                       string
+	Limit                       int
+}
+
+// Matches reports whether op passes every condition of the filter.
+func (f OperationFilter) Matches(op *Operation) bool {
+	return (f.Status == "" || op.Status == f.Status) && (f.IntentID == "" || op.IntentID == f.IntentID) &&
+		(f.PlanID == "" || op.PlanID == f.PlanID) && (f.ResourceKey == "" || op.ResourceKey == f.ResourceKey) &&
+		(f.CreatedAfter.IsZero() || op.CreatedAt.After(f.CreatedAfter)) && (f.CreatedBefore.IsZero() || op.CreatedAt.Before(f.CreatedBefore))
 }
 
 // Terminal reports whether an operation in status s is finished.

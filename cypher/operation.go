@@ -3,6 +3,7 @@ package cypher
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -25,7 +26,7 @@ const (
 
 const qCreateOperation = `
 CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: $intent, plan_id: $plan,
-  version: $version, active: $active, last_seq: 0, json: $json})
+  resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: 0, json: $json})
 FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
 
 const qOperationState = `MATCH (o:Operation {uid: $uid}) RETURN o.version AS version, o.last_seq AS last, o.json AS json`
@@ -83,7 +84,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 			idem = uid(org, op.IdempotencyKey)
 		}
 		if _, err := tx.Run(ctx, qCreateOperation, map[string]any{"uid": uid(org, o2.ID), "org": org, "id": o2.ID, "status": string(o2.Status),
-			"intent": o2.IntentID, "plan": o2.PlanID, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem}); err != nil {
+			"intent": o2.IntentID, "plan": o2.PlanID, "resource": o2.ResourceKey, "created": o2.CreatedAt, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem}); err != nil {
 			return nil, err
 		}
 		evs, _, err := s.appendEvents(ctx, tx, org, o2.ID, 0, events)
@@ -307,11 +308,14 @@ func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capst
 
 const qOperationFilter = `
 MATCH (o:Operation) WHERE o.org = $org AND ($status = '' OR o.status = $status)
-  AND ($intent = '' OR o.intent_id = $intent) AND ($plan = '' OR o.plan_id = $plan)`
+  AND ($intent = '' OR o.intent_id = $intent) AND ($plan = '' OR o.plan_id = $plan)
+  AND ($resource = '' OR o.resource_key = $resource)
+  AND ($after_time IS NULL OR o.created_at > $after_time) AND ($before_time IS NULL OR o.created_at < $before_time)`
 
 // ListOperations returns a page of operations ordered by id.
 func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
-	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "after": f.After, "limit": limitOr(f.Limit, 100)}
+	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "resource": f.ResourceKey,
+		"after_time": optionalTime(f.CreatedAfter), "before_time": optionalTime(f.CreatedBefore), "after": f.After, "limit": limitOr(f.Limit, 100)}
 	return listPage[capstan.Operation](s, ctx, "cypher.ListOperations",
 		qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, qOperationFilter+` RETURN count(o) AS total`, params)
 }
@@ -404,4 +408,12 @@ func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation,
 		return nil, err
 	}
 	return res.([]*capstan.Operation), nil
+}
+
+// optionalTime is a time parameter, or null for the zero time.
+func optionalTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
 }

@@ -25,6 +25,7 @@ var schema = []string{
 	`CREATE CONSTRAINT event_uid IF NOT EXISTS FOR (n:Event) REQUIRE n.uid IS UNIQUE`,
 	`CREATE INDEX operation_org_id IF NOT EXISTS FOR (n:Operation) ON (n.org, n.id)`,
 	`CREATE INDEX operation_active IF NOT EXISTS FOR (n:Operation) ON (n.active)`,
+	`CREATE INDEX operation_org_resource IF NOT EXISTS FOR (n:Operation) ON (n.org, n.resource_key)`,
 	`CREATE INDEX op_record_op IF NOT EXISTS FOR (n:OpRecord) ON (n.op, n.kind)`,
 	`CREATE INDEX event_op_seq IF NOT EXISTS FOR (n:Event) ON (n.op, n.seq)`,
 	`CREATE INDEX resource_org_key IF NOT EXISTS FOR (n:Resource) ON (n.org, n.key)`,

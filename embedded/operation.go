@@ -242,7 +242,7 @@ func (s *Store) ListOperations(ctx context.Context, org string, f capstan.Operat
 			if err := json.Unmarshal(v, &op); err != nil {
 				return false, err
 			}
-			if (f.Status != "" && op.Status != f.Status) || (f.IntentID != "" && op.IntentID != f.IntentID) || (f.PlanID != "" && op.PlanID != f.PlanID) {
+			if !f.Matches(&op) {
 				return true, nil
 			}
 			total++

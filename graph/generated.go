@@ -319,8 +319,10 @@ type ComplexityRoot struct {
 		Intent         func(childComplexity int) int
 		Interventions  func(childComplexity int) int
 		NodeRuns       func(childComplexity int) int
+		Parent         func(childComplexity int) int
 		Plan           func(childComplexity int) int
 		PlanRevision   func(childComplexity int) int
+		Resource       func(childComplexity int) int
 		StartedAt      func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Timeline       func(childComplexity int, after *string, first *int) int
@@ -707,6 +709,9 @@ type OperationResolver interface {
 	ID(ctx context.Context, obj *capstan.Operation) (string, error)
 	Intent(ctx context.Context, obj *capstan.Operation) (*capstan.Intent, error)
 	Plan(ctx context.Context, obj *capstan.Operation) (*capstan.Plan, error)
+
+	Resource(ctx context.Context, obj *capstan.Operation) (*capstan.Resource, error)
+	Parent(ctx context.Context, obj *capstan.Operation) (*capstan.Operation, error)
 
 	NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error)
 	Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error)
@@ -1870,6 +1875,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.NodeRuns(childComplexity), true
+	case "Operation.parent":
+		if e.ComplexityRoot.Operation.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Parent(childComplexity), true
 	case "Operation.plan":
 		if e.ComplexityRoot.Operation.Plan == nil {
 			break
@@ -1882,6 +1893,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.PlanRevision(childComplexity), true
+	case "Operation.resource":
+		if e.ComplexityRoot.Operation.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Resource(childComplexity), true
 	case "Operation.startedAt":
 		if e.ComplexityRoot.Operation.StartedAt == nil {
 			break
@@ -4015,7 +4032,16 @@ enum EvidenceResult { PASSED FAILED INCONCLUSIVE }
 
 input StartOperationInput { plan: ID! idempotencyKey: String }
 input DecideGateInput { operation: ID! node: String! approve: Boolean! comment: String }
-input OperationFilter { status: OperationStatus intent: ID plan: ID }
+input OperationFilter {
+  status: OperationStatus
+  intent: ID
+  plan: ID
+  "Operations that create or change this resource."
+  resource: ID
+  "Operations started after (before) this time."
+  createdAfter: Time
+  createdBefore: Time
+}
 input RecordInterventionInput { operation: ID! node: String! type: String! = "manually_fixed" note: String! }
 input RetryNodeInput { operation: ID! node: String! }
 input CancelOperationInput { operation: ID! reason: String }
@@ -4029,6 +4055,10 @@ type Operation implements Node {
   status: OperationStatus!
   actor: String!
   idempotencyKey: String
+  "The resource the operation creates or changes; its lifecycle points back here while it runs."
+  resource: Resource
+  "The operation whose sub_operation node started this one."
+  parent: Operation
   startedAt: Time
   completedAt: Time
   nodeRuns: [NodeRun!]!
@@ -4575,6 +4605,10 @@ func (ec *executionContext) childFields_Operation(ctx context.Context, field gra
 		return ec.fieldContext_Operation_actor(ctx, field)
 	case "idempotencyKey":
 		return ec.fieldContext_Operation_idempotencyKey(ctx, field)
+	case "resource":
+		return ec.fieldContext_Operation_resource(ctx, field)
+	case "parent":
+		return ec.fieldContext_Operation_parent(ctx, field)
 	case "startedAt":
 		return ec.fieldContext_Operation_startedAt(ctx, field)
 	case "completedAt":
@@ -10160,6 +10194,70 @@ func (ec *executionContext) _Operation_idempotencyKey(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_Operation_idempotencyKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Operation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Operation_resource(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Resource(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_parent(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Parent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Operation_startedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
@@ -18154,7 +18252,7 @@ func (ec *executionContext) unmarshalInputOperationFilter(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"status", "intent", "plan"}
+	fieldsInOrder := [...]string{"status", "intent", "plan", "resource", "createdAfter", "createdBefore"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -18182,6 +18280,27 @@ func (ec *executionContext) unmarshalInputOperationFilter(ctx context.Context, o
 				return it, err
 			}
 			it.Plan = data
+		case "resource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resource"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resource = data
+		case "createdAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAfter"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAfter = data
+		case "createdBefore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdBefore"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedBefore = data
 		}
 	}
 	return it, nil
@@ -20483,6 +20602,18 @@ func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "resource":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_resource(ctx, field, obj)
+				})
+		case "parent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_parent(ctx, field, obj)
+				})
 		case "startedAt":
 			out.Values[i] = ec._Operation_startedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {

@@ -28,6 +28,12 @@ func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter
 				return nil, err
 			}
 		}
+		if filter.Resource != nil {
+			if f.ResourceKey, err = r.resourceKeyOf(ctx, *filter.Resource); err != nil {
+				return nil, err
+			}
+		}
+		f.CreatedAfter, f.CreatedBefore = deref(filter.CreatedAfter), deref(filter.CreatedBefore)
 	}
 	items, total, err := r.Service.Operations(ctx, f)
 	if err != nil {
@@ -39,6 +45,22 @@ func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter
 		c.Edges = append(c.Edges, model.OperationEdge{Cursor: cursors[i], Node: o})
 	}
 	return c, nil
+}
+
+// resourceKeyOf returns the key of the resource a global id names.
+func (r *Resolver) resourceKeyOf(ctx context.Context, id string) (string, error) {
+	lid, err := localID(id, kindResource)
+	if err != nil {
+		return "", err
+	}
+	res, err := r.resourceByID(ctx, lid)
+	if err != nil {
+		return "", err
+	}
+	if res == nil {
+		return "", capstan.Errorf(capstan.ENOTFOUND, "no resource %s", id)
+	}
+	return res.Key(), nil
 }
 
 // timeline pages an operation's events; a cursor is an event's sequence.

@@ -188,6 +188,22 @@ func (r *operationResolver) Plan(ctx context.Context, obj *capstan.Operation) (*
 	return r.Service.Plan(ctx, obj.PlanID)
 }
 
+// Resource is the resolver for the resource field.
+func (r *operationResolver) Resource(ctx context.Context, obj *capstan.Operation) (*capstan.Resource, error) {
+	if obj.ResourceKey == "" {
+		return nil, nil
+	}
+	return r.resourceByKey(ctx, obj.ResourceKey)
+}
+
+// Parent is the resolver for the parent field.
+func (r *operationResolver) Parent(ctx context.Context, obj *capstan.Operation) (*capstan.Operation, error) {
+	if obj.ParentID == "" {
+		return nil, nil
+	}
+	return r.Service.Operation(ctx, obj.ParentID)
+}
+
 // NodeRuns is the resolver for the nodeRuns field.
 func (r *operationResolver) NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error) {
 	recs, err := r.Service.OperationRecords(ctx, obj.ID)

@@ -354,7 +354,7 @@ func TestEditPlanOverHTTP(t *testing.T) {
 func TestOperationOverHTTP(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Children: svc,
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
@@ -368,7 +368,7 @@ func TestOperationOverHTTP(t *testing.T) {
 	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(ts.Close)
 
-	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
@@ -407,4 +407,19 @@ func TestOperationOverHTTP(t *testing.T) {
 		map[string]any{"id": opID, "after": get(edges[2], "cursor")})
 	require.Empty(t, more.Errors)
 	require.Equal(t, float64(4), get(more.Data, "operation", "timeline", "edges", 0, "node", "sequence"), "replay from a cursor")
+
+	// The operation created its resource, and is found by it.
+	res := post(t, ts, adminToken, `{ resource(key: "minio.instance/demo-minio") { id lifecycleStatus lastOperationId } }`, nil)
+	require.Empty(t, res.Errors)
+	require.Equal(t, "ACTIVE", get(res.Data, "resource", "lifecycleStatus"))
+	const byResource = `query($r: ID!, $after: Time) { operations(filter: {resource: $r, createdAfter: $after}) { totalCount edges { node { id resource { key } } } } }`
+	found := post(t, ts, adminToken, byResource, map[string]any{"r": get(res.Data, "resource", "id")})
+	require.Empty(t, found.Errors)
+	require.Equal(t, float64(1), get(found.Data, "operations", "totalCount"))
+	require.Equal(t, opID, get(found.Data, "operations", "edges", 0, "node", "id"))
+	require.Equal(t, "minio.instance/demo-minio", get(found.Data, "operations", "edges", 0, "node", "resource", "key"))
+	later := post(t, ts, adminToken, byResource, map[string]any{"r": get(res.Data, "resource", "id"), "after": time.Now().Add(time.Minute).Format(time.RFC3339)})
+	require.Equal(t, float64(0), get(later.Data, "operations", "totalCount"))
+	bad := post(t, ts, adminToken, byResource, map[string]any{"r": "not-an-id"})
+	require.Equal(t, "INVALID", bad.code())
 }

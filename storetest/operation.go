@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -176,4 +177,37 @@ func containsOp(ops []*capstan.Operation, id string) bool {
 		}
 	}
 	return false
+}
+
+func testListOperationsFilters(t *testing.T, s capstan.Store) {
+	var ids []string
+	var created []time.Time
+	for i, res := range []string{"db/a", "db/b", "db/a"} {
+		op, plan := startedPlan(t, s, "")
+		op.ResourceKey = res
+		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, []capstan.OperationEvent{event("operation.created")}))
+		ids, created = append(ids, op.ID), append(created, op.CreatedAt)
+		if i < 2 {
+			time.Sleep(5 * time.Millisecond) // distinct start times
+		}
+	}
+	list := func(f capstan.OperationFilter) []string {
+		t.Helper()
+		ops, total, err := s.ListOperations(ctx, orgA, f)
+		require.NoError(t, err)
+		out := []string{}
+		for _, o := range ops {
+			out = append(out, o.ID)
+		}
+		require.Len(t, out, total)
+		return out
+	}
+	require.Equal(t, []string{ids[0], ids[2]}, list(capstan.OperationFilter{ResourceKey: "db/a"}))
+	require.Equal(t, []string{ids[1], ids[2]}, list(capstan.OperationFilter{CreatedAfter: created[0]}))
+	require.Equal(t, []string{ids[0]}, list(capstan.OperationFilter{CreatedBefore: created[1]}))
+	require.Equal(t, []string{ids[2]}, list(capstan.OperationFilter{ResourceKey: "db/a", CreatedAfter: created[1]}))
+	require.Empty(t, list(capstan.OperationFilter{ResourceKey: "db/c"}))
+	ops, _, err := s.ListOperations(ctx, orgB, capstan.OperationFilter{ResourceKey: "db/a"})
+	require.NoError(t, err)
+	require.Empty(t, ops, "scoped to the organization")
 }

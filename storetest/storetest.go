@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"StartOperation", testStartOperation},
 		{"OperationChanges", testOperationChanges},
 		{"ConcurrentOperationSteps", testConcurrentOperationSteps},
+		{"ListOperationsFilters", testListOperationsFilters},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -164,6 +165,11 @@ type OperationFilter struct {
 	Status *capstan.OperationStatus `json:"status,omitempty"`
 	Intent *string                  `json:"intent,omitempty"`
 	Plan   *string                  `json:"plan,omitempty"`
+	// Operations that create or change this resource.
+	Resource *string `json:"resource,omitempty"`
+	// Operations started after (before) this time.
+	CreatedAfter  *time.Time `json:"createdAfter,omitempty"`
+	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
 }
 
 type PageInfo struct {
