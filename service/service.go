@@ -31,6 +31,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set // by the policies' text, so edits recompile
+	progress progressCache
 }
 
 // New returns a service over store.

@@ -1,0 +1,171 @@
+// Package live carries committed operation changes to live subscribers.
+//
+// The store stays the source of truth: a commit publishes what it wrote to
+// the in-process Broker, which fans it out to subscriptions without ever
+// blocking the writer; a subscription replays from the store first and
+// fills any gap from it, so a subscriber sees every event exactly once.
+package live
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// DefaultBuffer is how many messages a subscription may fall behind
+// before it overflows.
+const DefaultBuffer = 256
+
+// Message is one committed change of an operation: the operation as it
+// was committed and the timeline events of the change, in order.
+type Message struct {
+	Org       string
+	Operation capstan.Operation
+	Events    []capstan.OperationEvent
+}
+
+// StatusChanged reports whether the change moved the operation's status.
+func (m *Message) StatusChanged() bool {
+	for _, e := range m.Events {
+		if strings.HasPrefix(e.Type, "operation.") {
+			return true
+		}
+	}
+	return false
+}
+
+// Broker fans messages out to subscriptions by operation and by
+// organization. Publish never blocks: a subscription whose buffer is full
+// is ended as overflowed, never silently skipped.
+type Broker struct {
+	mu     sync.Mutex
+	byOp   map[string]map[*Subscription]struct{}
+	byOrg  map[string]map[*Subscription]struct{}
+	buffer int
+	closed bool
+}
+
+// NewBroker returns a broker whose subscriptions buffer up to buffer
+// messages (DefaultBuffer when 0).
+func NewBroker(buffer int) *Broker {
+	if buffer <= 0 {
+		buffer = DefaultBuffer
+	}
+	return &Broker{byOp: map[string]map[*Subscription]struct{}{}, byOrg: map[string]map[*Subscription]struct{}{}, buffer: buffer}
+}
+
+// Subscription receives messages on C until it is closed: by its owner
+// (Close), by overflow (Overflowed), or by the broker shutting down.
+type Subscription struct {
+	C          <-chan Message
+	c          chan Message
+	b          *Broker
+	topic      map[string]map[*Subscription]struct{}
+	key        string
+	overflowed bool // written under b.mu before c is closed
+}
+
+// Overflowed reports whether the subscription ended because it fell
+// behind; read it after C is closed.
+func (s *Subscription) Overflowed() bool {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.overflowed
+}
+
+// Close ends the subscription; it is safe to call more than once.
+func (s *Subscription) Close() {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	s.b.drop(s)
+}
+
+// drop removes and closes s; b.mu is held.
+func (b *Broker) drop(s *Subscription) {
+	subs := s.topic[s.key]
+	if _, ok := subs[s]; !ok {
+		return
+	}
+	delete(subs, s)
+	if len(subs) == 0 {
+		delete(s.topic, s.key)
+	}
+	close(s.c)
+}
+
+// Operation subscribes to the changes of one operation.
+func (b *Broker) Operation(org, opID string) *Subscription {
+	return b.subscribe(b.byOp, org+"|"+opID)
+}
+
+// Organization subscribes to the status changes of every operation of an
+// organization.
+func (b *Broker) Organization(org string) *Subscription {
+	return b.subscribe(b.byOrg, org)
+}
+
+func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key string) *Subscription {
+	c := make(chan Message, b.buffer)
+	s := &Subscription{C: c, c: c, b: b, topic: topic, key: key}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		close(c)
+		return s
+	}
+	if topic[key] == nil {
+		topic[key] = map[*Subscription]struct{}{}
+	}
+	topic[key][s] = struct{}{}
+	return s
+}
+
+// Publish delivers a committed change to its subscriptions.
+func (b *Broker) Publish(m Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], m)
+	if m.StatusChanged() {
+		b.deliver(b.byOrg[m.Org], m)
+	}
+}
+
+func (b *Broker) deliver(subs map[*Subscription]struct{}, m Message) {
+	for s := range subs {
+		select {
+		case s.c <- m:
+		default:
+			s.overflowed = true
+			b.drop(s)
+		}
+	}
+}
+
+// Subscribers counts open subscriptions (for metrics and leak tests).
+func (b *Broker) Subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, subs := range b.byOp {
+		n += len(subs)
+	}
+	for _, subs := range b.byOrg {
+		n += len(subs)
+	}
+	return n
+}
+
+// Close ends every subscription (server shutdown): their streams complete.
+func (b *Broker) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for _, topic := range []map[string]map[*Subscription]struct{}{b.byOp, b.byOrg} {
+		for _, subs := range topic {
+			for s := range subs {
+				b.drop(s)
+			}
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Progress is the simple-mode view of a running operation: what the user
+// asked for, where it is, how far along, and what needs a person.
+type Progress struct {
+	Operation         *capstan.Operation
+	DesiredResult     map[string]any
+	CurrentPhase      string
+	CompletedNodes    int
+	TotalNodes        int
+	NeedsAttention    []string
+	ResourceHealth    capstan.HealthStatus
+	ResourceLifecycle capstan.LifecycleStatus
+	// Sequence is the last timeline event the view reflects.
+	Sequence int64
+}
+
+// Fraction is the share of nodes done, 0 to 1.
+func (p *Progress) Fraction() float64 {
+	if p.TotalNodes == 0 {
+		return 0
+	}
+	return float64(p.CompletedNodes) / float64(p.TotalNodes)
+}
+
+// ProgressOf projects an operation for simple mode. Stages only group
+// nodes and are not counted; a node is done when it succeeded, was skipped
+// or rolled back. The current phase is the first node (in plan order) that
+// runs or waits, else the operation's status.
+func ProgressOf(op *capstan.Operation, plan *capstan.Plan, runs []capstan.OperationNodeRun) Progress {
+	p := Progress{Operation: op}
+	byNode := map[string]capstan.OperationNodeRun{}
+	for _, r := range runs {
+		byNode[r.NodeID] = r
+	}
+	for _, n := range plan.Nodes {
+		if n.Type == capstan.NodeStage {
+			continue
+		}
+		p.TotalNodes++
+		r := byNode[n.ID]
+		switch r.Status {
+		case capstan.NodeSucceeded, capstan.NodeSkipped, capstan.NodeRolledBack:
+			p.CompletedNodes++
+		case capstan.NodeRunning, capstan.NodeVerifying, capstan.NodeRetrying:
+			if p.CurrentPhase == "" {
+				p.CurrentPhase = n.Title
+			}
+		case capstan.NodeWaitingApproval:
+			p.NeedsAttention = append(p.NeedsAttention, fmt.Sprintf("%s: waiting for approval (%v)", n.Title, n.Gate.RequiredRoles))
+			if p.CurrentPhase == "" {
+				p.CurrentPhase = n.Title
+			}
+		case capstan.NodeWaitingIntervention, capstan.NodeFailed:
+			p.NeedsAttention = append(p.NeedsAttention, fmt.Sprintf("%s: %s", n.Title, r.Error))
+			if p.CurrentPhase == "" {
+				p.CurrentPhase = n.Title
+			}
+		}
+	}
+	if p.CurrentPhase == "" || op.Status.Terminal() {
+		p.CurrentPhase = string(op.Status)
+	}
+	if p.NeedsAttention == nil {
+		p.NeedsAttention = []string{}
+	}
+	return p
+}
+
+// progressCache computes an operation's progress once per timeline
+// position, however many subscribers ask for it.
+type progressCache struct {
+	mu    sync.Mutex
+	byOp  map[string]*Progress
+	locks map[string]*sync.Mutex
+}
+
+// OperationProgress returns the operation's progress as of at least
+// timeline position seq, computing it at most once per position.
+func (s *Service) OperationProgress(ctx context.Context, opID string, seq int64) (*Progress, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org, key := a.OrganizationID, a.OrganizationID+"|"+opID
+	c := &s.progress
+	c.mu.Lock()
+	if c.byOp == nil {
+		c.byOp, c.locks = map[string]*Progress{}, map[string]*sync.Mutex{}
+	}
+	if p := c.byOp[key]; p != nil && p.Sequence >= seq && seq > 0 {
+		c.mu.Unlock()
+		return p, nil
+	}
+	lock := c.locks[key]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		c.locks[key] = lock
+	}
+	c.mu.Unlock()
+	lock.Lock() // one computation per operation at a time; the rest reuse it
+	defer lock.Unlock()
+	c.mu.Lock()
+	if p := c.byOp[key]; p != nil && p.Sequence >= seq && seq > 0 {
+		c.mu.Unlock()
+		return p, nil
+	}
+	c.mu.Unlock()
+	p, err := s.computeProgress(ctx, org, opID, seq)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if p.Operation.Status.Terminal() {
+		delete(c.byOp, key) // nothing will change it again: keep no cache
+		delete(c.locks, key)
+	} else {
+		c.byOp[key] = p
+	}
+	c.mu.Unlock()
+	return p, nil
+}
+
+// computeProgress reads the operation's progress; seq is the timeline
+// position the caller knows of (0: find it), read before the records, so
+// the records are at least as new as the position the view claims.
+func (s *Service) computeProgress(ctx context.Context, org, opID string, seq int64) (*Progress, error) {
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	if seq == 0 {
+		if seq, err = s.lastEvent(ctx, org, op); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := s.Store.GetPlan(ctx, org, op.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	p := ProgressOf(op, plan, recs.NodeRuns)
+	p.DesiredResult, p.Sequence = in.DesiredResult, seq
+	if op.ResourceKey != "" {
+		if r, err := s.Store.GetResourceByKey(ctx, org, op.ResourceKey); err == nil {
+			p.ResourceHealth, p.ResourceLifecycle = r.HealthStatus, r.LifecycleStatus
+		}
+	}
+	return &p, nil
+}
+
+// lastEvent returns the sequence of the operation's newest event.
+func (s *Service) lastEvent(ctx context.Context, org string, op *capstan.Operation) (int64, error) {
+	var last int64
+	for {
+		events, err := s.Store.ListEvents(ctx, org, op.ID, last, 1000)
+		if err != nil {
+			return 0, err
+		}
+		if len(events) == 0 {
+			return last, nil
+		}
+		last = events[len(events)-1].Sequence
+	}
+}
