@@ -46,6 +46,7 @@ type ResolverRoot interface {
 	RunSpec() RunSpecResolver
 	Scenario() ScenarioResolver
 	ScenarioPack() ScenarioPackResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -359,6 +360,20 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	OperationProgress struct {
+		CompletedNodes    func(childComplexity int) int
+		CurrentPhase      func(childComplexity int) int
+		Cursor            func(childComplexity int) int
+		DesiredResult     func(childComplexity int) int
+		NeedsAttention    func(childComplexity int) int
+		Operation         func(childComplexity int) int
+		Progress          func(childComplexity int) int
+		ResourceHealth    func(childComplexity int) int
+		ResourceLifecycle func(childComplexity int) int
+		Status            func(childComplexity int) int
+		TotalNodes        func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -661,6 +676,12 @@ type ComplexityRoot struct {
 		Scenario           func(childComplexity int) int
 	}
 
+	Subscription struct {
+		OperationEvents   func(childComplexity int, operation string, after *string) int
+		OperationProgress func(childComplexity int, operation string) int
+		Operations        func(childComplexity int, filter *model.OperationFilter) int
+	}
+
 	Viewer struct {
 		Actor        func(childComplexity int) int
 		Organization func(childComplexity int) int
@@ -770,6 +791,11 @@ type ScenarioResolver interface {
 }
 type ScenarioPackResolver interface {
 	ID(ctx context.Context, obj *capstan.ScenarioPack) (string, error)
+}
+type SubscriptionResolver interface {
+	OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error)
+	OperationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error)
+	Operations(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2023,6 +2049,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationEventEdge.Node(childComplexity), true
+
+	case "OperationProgress.completedNodes":
+		if e.ComplexityRoot.OperationProgress.CompletedNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.CompletedNodes(childComplexity), true
+	case "OperationProgress.currentPhase":
+		if e.ComplexityRoot.OperationProgress.CurrentPhase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.CurrentPhase(childComplexity), true
+	case "OperationProgress.cursor":
+		if e.ComplexityRoot.OperationProgress.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Cursor(childComplexity), true
+	case "OperationProgress.desiredResult":
+		if e.ComplexityRoot.OperationProgress.DesiredResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.DesiredResult(childComplexity), true
+	case "OperationProgress.needsAttention":
+		if e.ComplexityRoot.OperationProgress.NeedsAttention == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.NeedsAttention(childComplexity), true
+	case "OperationProgress.operation":
+		if e.ComplexityRoot.OperationProgress.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Operation(childComplexity), true
+	case "OperationProgress.progress":
+		if e.ComplexityRoot.OperationProgress.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Progress(childComplexity), true
+	case "OperationProgress.resourceHealth":
+		if e.ComplexityRoot.OperationProgress.ResourceHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.ResourceHealth(childComplexity), true
+	case "OperationProgress.resourceLifecycle":
+		if e.ComplexityRoot.OperationProgress.ResourceLifecycle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.ResourceLifecycle(childComplexity), true
+	case "OperationProgress.status":
+		if e.ComplexityRoot.OperationProgress.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Status(childComplexity), true
+	case "OperationProgress.totalNodes":
+		if e.ComplexityRoot.OperationProgress.TotalNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.TotalNodes(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -3375,6 +3468,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubOperationSpec.Scenario(childComplexity), true
 
+	case "Subscription.operationEvents":
+		if e.ComplexityRoot.Subscription.OperationEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_operationEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.OperationEvents(childComplexity, args["operation"].(string), args["after"].(*string)), true
+	case "Subscription.operationProgress":
+		if e.ComplexityRoot.Subscription.OperationProgress == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_operationProgress_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.OperationProgress(childComplexity, args["operation"].(string)), true
+	case "Subscription.operations":
+		if e.ComplexityRoot.Subscription.Operations == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_operations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Operations(childComplexity, args["filter"].(*model.OperationFilter)), true
+
 	case "Viewer.actor":
 		if e.ComplexityRoot.Viewer.Actor == nil {
 			break
@@ -3470,6 +3597,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -3542,6 +3686,44 @@ type Query {
   dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph!
   operation(id: ID!): Operation
   operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection!
+}
+
+"""
+Live streams over WebSocket (graphql-transport-ws, or the legacy
+subscriptions-transport-ws protocol); authenticate in connection_init with
+{"Authorization": "Bearer <token>"}.
+"""
+type Subscription {
+  """
+  The operation's timeline: every event after the cursor (replayed from the
+  store), then live events, in order, each exactly once, each with its
+  cursor. Reconnect with the last cursor received to continue without a gap
+  or a duplicate. Completes after the operation's final event. A client that
+  falls too far behind gets an error with extensions.code OVERFLOW and
+  extensions.cursor, the cursor to resume from.
+  """
+  operationEvents(operation: ID!, after: String): OperationEventEdge!
+  "The simple-mode summary, at most one message per coalescing window."
+  operationProgress(operation: ID!): OperationProgress!
+  "Status changes of the organization's operations that match the filter."
+  operations(filter: OperationFilter): Operation!
+}
+
+"An operation as simple mode shows it."
+type OperationProgress {
+  operation: Operation!
+  status: OperationStatus!
+  desiredResult: Map
+  currentPhase: String!
+  "Share of nodes done, 0 to 1."
+  progress: Float!
+  completedNodes: Int!
+  totalNodes: Int!
+  needsAttention: [String!]!
+  resourceHealth: HealthStatus
+  resourceLifecycle: LifecycleStatus
+  "The timeline cursor this view reflects."
+  cursor: String!
 }
 
 type Mutation {
@@ -4691,6 +4873,34 @@ func (ec *executionContext) childFields_OperationEventEdge(ctx context.Context, 
 		return ec.fieldContext_OperationEventEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationEventEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_OperationProgress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operation":
+		return ec.fieldContext_OperationProgress_operation(ctx, field)
+	case "status":
+		return ec.fieldContext_OperationProgress_status(ctx, field)
+	case "desiredResult":
+		return ec.fieldContext_OperationProgress_desiredResult(ctx, field)
+	case "currentPhase":
+		return ec.fieldContext_OperationProgress_currentPhase(ctx, field)
+	case "progress":
+		return ec.fieldContext_OperationProgress_progress(ctx, field)
+	case "completedNodes":
+		return ec.fieldContext_OperationProgress_completedNodes(ctx, field)
+	case "totalNodes":
+		return ec.fieldContext_OperationProgress_totalNodes(ctx, field)
+	case "needsAttention":
+		return ec.fieldContext_OperationProgress_needsAttention(ctx, field)
+	case "resourceHealth":
+		return ec.fieldContext_OperationProgress_resourceHealth(ctx, field)
+	case "resourceLifecycle":
+		return ec.fieldContext_OperationProgress_resourceLifecycle(ctx, field)
+	case "cursor":
+		return ec.fieldContext_OperationProgress_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationProgress", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5872,6 +6082,56 @@ func (ec *executionContext) field_Query_scenarios_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_operationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "operation",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operation"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_operationProgress_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "operation",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operation"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_operations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.OperationFilter, error) {
+			return ec.unmarshalOOperationFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
 	return args, nil
 }
 
@@ -10953,6 +11213,268 @@ func (ec *executionContext) fieldContext_OperationEventEdge_node(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OperationProgress_operation(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationProgress",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationProgress_status(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.OperationStatus) graphql.Marshaler {
+			return ec.marshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "OperationStatus")
+}
+
+func (ec *executionContext) _OperationProgress_desiredResult(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_desiredResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DesiredResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_desiredResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Map")
+}
+
+func (ec *executionContext) _OperationProgress_currentPhase(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_currentPhase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentPhase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_currentPhase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationProgress_progress(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Progress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Float")
+}
+
+func (ec *executionContext) _OperationProgress_completedNodes(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_completedNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_completedNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationProgress_totalNodes(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_totalNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalNodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_totalNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationProgress_needsAttention(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_needsAttention(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NeedsAttention, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_needsAttention(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_resourceHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceHealth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_resourceHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "HealthStatus")
+}
+
+func (ec *executionContext) _OperationProgress_resourceLifecycle(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_resourceLifecycle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResourceLifecycle, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.LifecycleStatus) graphql.Marshaler {
+			return ec.marshalOLifecycleStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_resourceLifecycle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "LifecycleStatus")
+}
+
+func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -16612,6 +17134,138 @@ func (ec *executionContext) fieldContext_SubOperationSpec_expectedCapability(_ c
 	return graphql.NewScalarFieldContext("SubOperationSpec", field, false, false, "String")
 }
 
+func (ec *executionContext) _Subscription_operationEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_operationEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().OperationEvents(ctx, fc.Args["operation"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationEventEdge) graphql.Marshaler {
+			return ec.marshalNOperationEventEdge2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdge(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_operationEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationEventEdge(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_operationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_operationProgress(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_operationProgress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().OperationProgress(ctx, fc.Args["operation"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
+			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_operationProgress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationProgress(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_operationProgress_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_operations(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_operations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Operations(ctx, fc.Args["filter"].(*model.OperationFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_operations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_operations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Viewer_actor(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20902,6 +21556,89 @@ func (ec *executionContext) _OperationEventEdge(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var operationProgressImplementors = []string{"OperationProgress"}
+
+func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.SelectionSet, obj *model.OperationProgress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationProgressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationProgress")
+		case "operation":
+			out.Values[i] = ec._OperationProgress_operation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._OperationProgress_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "desiredResult":
+			out.Values[i] = ec._OperationProgress_desiredResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currentPhase":
+			out.Values[i] = ec._OperationProgress_currentPhase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "progress":
+			out.Values[i] = ec._OperationProgress_progress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completedNodes":
+			out.Values[i] = ec._OperationProgress_completedNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalNodes":
+			out.Values[i] = ec._OperationProgress_totalNodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "needsAttention":
+			out.Values[i] = ec._OperationProgress_needsAttention(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resourceHealth":
+			out.Values[i] = ec._OperationProgress_resourceHealth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "resourceLifecycle":
+			out.Values[i] = ec._OperationProgress_resourceLifecycle(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._OperationProgress_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -22880,6 +23617,30 @@ func (ec *executionContext) _SubOperationSpec(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "operationEvents":
+		return ec._Subscription_operationEvents(ctx, fields[0])
+	case "operationProgress":
+		return ec._Subscription_operationProgress(ctx, fields[0])
+	case "operations":
+		return ec._Subscription_operations(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var viewerImplementors = []string{"Viewer"}
 
 func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, obj *model.Viewer) graphql.Marshaler {
@@ -24266,6 +25027,22 @@ func (ec *executionContext) marshalNOperationEventEdge2ᚕgithubᚗcomᚋcapstan
 	return ret
 }
 
+func (ec *executionContext) marshalNOperationEventEdge2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.OperationEventEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationEventEdge!")
+		return graphql.Null
+	}
+	return ec._OperationEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx context.Context, sel ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OperationProgress!")
+		return graphql.Null
+	}
+	return ec._OperationProgress(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx context.Context, v any) (capstan.OperationStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNOperationStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus[tmp]
@@ -25299,6 +26076,42 @@ func (ec *executionContext) marshalOGateSpec2ᚖgithubᚗcomᚋcapstanᚑdevᚋc
 	}
 	return ec._GateSpec(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx context.Context, v any) (*capstan.HealthStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx context.Context, sel ast.SelectionSet, v *capstan.HealthStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus[*v])
+	return res
+}
+
+var (
+	unmarshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[string]capstan.HealthStatus{
+		"UNKNOWN":   capstan.HealthUnknown,
+		"HEALTHY":   capstan.HealthHealthy,
+		"DEGRADED":  capstan.HealthDegraded,
+		"UNHEALTHY": capstan.HealthUnhealthy,
+		"DRIFTED":   capstan.HealthDrifted,
+	}
+	marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[capstan.HealthStatus]string{
+		capstan.HealthUnknown:   "UNKNOWN",
+		capstan.HealthHealthy:   "HEALTHY",
+		capstan.HealthDegraded:  "DEGRADED",
+		capstan.HealthUnhealthy: "UNHEALTHY",
+		capstan.HealthDrifted:   "DRIFTED",
+	}
+)
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {

@@ -74,6 +74,12 @@ func (s *Subscription) Overflowed() bool {
 	return s.overflowed
 }
 
+// Renew subscribes again to the same topic (after an overflow, for a
+// subscriber that only needs the newest state).
+func (s *Subscription) Renew() *Subscription {
+	return s.b.subscribe(s.topic, s.key)
+}
+
 // Close ends the subscription; it is safe to call more than once.
 func (s *Subscription) Close() {
 	s.b.mu.Lock()

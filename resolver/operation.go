@@ -15,26 +15,11 @@ func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter
 	if err != nil {
 		return nil, err
 	}
-	f := capstan.OperationFilter{After: start, Limit: n + 1}
-	if filter != nil {
-		f.Status = deref(filter.Status)
-		if filter.Intent != nil {
-			if f.IntentID, err = localID(*filter.Intent, kindIntent); err != nil {
-				return nil, err
-			}
-		}
-		if filter.Plan != nil {
-			if f.PlanID, err = localID(*filter.Plan, kindPlan); err != nil {
-				return nil, err
-			}
-		}
-		if filter.Resource != nil {
-			if f.ResourceKey, err = r.resourceKeyOf(ctx, *filter.Resource); err != nil {
-				return nil, err
-			}
-		}
-		f.CreatedAfter, f.CreatedBefore = deref(filter.CreatedAfter), deref(filter.CreatedBefore)
+	f, err := r.operationFilter(ctx, filter)
+	if err != nil {
+		return nil, err
 	}
+	f.After, f.Limit = start, n+1
 	items, total, err := r.Service.Operations(ctx, f)
 	if err != nil {
 		return nil, err
@@ -45,6 +30,33 @@ func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter
 		c.Edges = append(c.Edges, model.OperationEdge{Cursor: cursors[i], Node: o})
 	}
 	return c, nil
+}
+
+// operationFilter decodes a GraphQL operation filter.
+func (r *Resolver) operationFilter(ctx context.Context, filter *model.OperationFilter) (capstan.OperationFilter, error) {
+	var f capstan.OperationFilter
+	if filter == nil {
+		return f, nil
+	}
+	var err error
+	f.Status = deref(filter.Status)
+	if filter.Intent != nil {
+		if f.IntentID, err = localID(*filter.Intent, kindIntent); err != nil {
+			return f, err
+		}
+	}
+	if filter.Plan != nil {
+		if f.PlanID, err = localID(*filter.Plan, kindPlan); err != nil {
+			return f, err
+		}
+	}
+	if filter.Resource != nil {
+		if f.ResourceKey, err = r.resourceKeyOf(ctx, *filter.Resource); err != nil {
+			return f, err
+		}
+	}
+	f.CreatedAfter, f.CreatedBefore = deref(filter.CreatedAfter), deref(filter.CreatedBefore)
+	return f, nil
 }
 
 // resourceKeyOf returns the key of the resource a global id names.

@@ -4,10 +4,17 @@
 package resolver
 
 import (
+	"time"
+
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
 )
 
 // Resolver is the root resolver.
 type Resolver struct {
 	Service *service.Service
+	// Broker feeds subscriptions; without one they answer UNAVAILABLE.
+	Broker *live.Broker
+	// ProgressWindow coalesces operationProgress (DefaultProgressWindow).
+	ProgressWindow time.Duration
 }

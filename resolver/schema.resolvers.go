@@ -489,6 +489,21 @@ func (r *scenarioPackResolver) ID(ctx context.Context, obj *capstan.ScenarioPack
 	return globalID(kindPack, obj.Ref()), nil
 }
 
+// OperationEvents is the resolver for the operationEvents field.
+func (r *subscriptionResolver) OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error) {
+	return r.operationEvents(ctx, operation, after)
+}
+
+// OperationProgress is the resolver for the operationProgress field.
+func (r *subscriptionResolver) OperationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
+	return r.operationProgress(ctx, operation)
+}
+
+// Operations is the resolver for the operations field.
+func (r *subscriptionResolver) Operations(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
+	return r.operationsStream(ctx, filter)
+}
+
 // BoundProvider returns graph.BoundProviderResolver implementation.
 func (r *Resolver) BoundProvider() graph.BoundProviderResolver { return &boundProviderResolver{r} }
 
@@ -545,6 +560,9 @@ func (r *Resolver) Scenario() graph.ScenarioResolver { return &scenarioResolver{
 // ScenarioPack returns graph.ScenarioPackResolver implementation.
 func (r *Resolver) ScenarioPack() graph.ScenarioPackResolver { return &scenarioPackResolver{r} }
 
+// Subscription returns graph.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
 	boundProviderResolver        struct{ *Resolver }
 	candidateVerdictResolver     struct{ *Resolver }
@@ -562,4 +580,5 @@ type (
 	runSpecResolver              struct{ *Resolver }
 	scenarioResolver             struct{ *Resolver }
 	scenarioPackResolver         struct{ *Resolver }
+	subscriptionResolver         struct{ *Resolver }
 )

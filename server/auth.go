@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -18,17 +20,39 @@ type Token struct {
 	Actor        string   `yaml:"actor" json:"actor"`
 	Organization string   `yaml:"organization" json:"organization"`
 	Roles        []string `yaml:"roles" json:"roles"`
+	// ExpiresAt, when set, ends the token: requests are refused and open
+	// WebSocket connections are closed after it.
+	ExpiresAt time.Time `yaml:"expires_at" json:"expires_at"`
 }
 
 // Tokens maps bearer tokens to actors. Tokens are kept only as SHA-256
-// digests, so a heap dump does not reveal them.
+// digests, so a heap dump does not reveal them. The table can be replaced
+// while the server runs (Replace), e.g. after the tokens file changed.
 type Tokens struct {
+	table atomic.Pointer[tokenTable]
+}
+
+type tokenTable struct {
 	byDigest map[[32]byte]*capstan.Actor
+	expires  map[[32]byte]time.Time
 }
 
 // NewTokens builds the token table, rejecting incomplete or duplicate entries.
 func NewTokens(entries []Token) (*Tokens, error) {
-	t := &Tokens{byDigest: map[[32]byte]*capstan.Actor{}}
+	tbl, err := newTable(entries)
+	t := &Tokens{}
+	t.table.Store(tbl)
+	return t, err
+}
+
+// Replace swaps in a new token table; connections whose token is gone
+// are closed at their next check.
+func (t *Tokens) Replace(from *Tokens) {
+	t.table.Store(from.table.Load())
+}
+
+func newTable(entries []Token) (*tokenTable, error) {
+	t := &tokenTable{byDigest: map[[32]byte]*capstan.Actor{}, expires: map[[32]byte]time.Time{}}
 	var p capstan.Problems
 	for i, e := range entries {
 		switch {
@@ -48,6 +72,9 @@ func NewTokens(entries []Token) (*Tokens, error) {
 			continue
 		}
 		t.byDigest[d] = &capstan.Actor{ID: e.Actor, OrganizationID: e.Organization, Roles: e.Roles}
+		if !e.ExpiresAt.IsZero() {
+			t.expires[d] = e.ExpiresAt
+		}
 	}
 	return t, p.Err("tokens")
 }
@@ -67,19 +94,24 @@ func LoadTokens(path string) (*Tokens, error) {
 	return NewTokens(f.Tokens)
 }
 
-// Lookup returns the actor of a token, or nil.
+// Lookup returns the actor of a valid (known, unexpired) token, or nil.
 func (t *Tokens) Lookup(token string) *capstan.Actor {
 	if t == nil || token == "" {
 		return nil
 	}
-	return t.byDigest[sha256.Sum256([]byte(token))]
+	tbl := t.table.Load()
+	d := sha256.Sum256([]byte(token))
+	if exp, ok := tbl.expires[d]; ok && !time.Now().Before(exp) {
+		return nil
+	}
+	return tbl.byDigest[d]
 }
 
 // Organizations lists the organizations the tokens belong to.
 func (t *Tokens) Organizations() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, a := range t.byDigest {
+	for _, a := range t.table.Load().byDigest {
 		if !seen[a.OrganizationID] {
 			seen[a.OrganizationID] = true
 			out = append(out, a.OrganizationID)

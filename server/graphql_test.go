@@ -291,7 +291,7 @@ func TestHealthAndPlayground(t *testing.T) {
 func TestInProcess(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
-	h := server.GraphQL(svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := server.GraphQL(server.Config{Service: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	withActor := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(testenv.Admin(testenv.Org)))
 	})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/resolver"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -39,18 +41,35 @@ type Config struct {
 	Log     *slog.Logger
 	// Ready, when set, must also hold for /readyz (start-up work done).
 	Ready func() bool
+	// Broker feeds subscriptions (none: subscriptions answer UNAVAILABLE).
+	Broker *live.Broker
+	// AllowedOrigins lists the host patterns browsers may open WebSockets
+	// from besides the server's own host (coder/websocket OriginPatterns).
+	AllowedOrigins []string
+	// MaxSubscriptions bounds the subscriptions of one connection.
+	MaxSubscriptions int
+	// TokenRecheck is how often a connection's token is checked again.
+	TokenRecheck time.Duration
+	// ProgressWindow coalesces operationProgress messages.
+	ProgressWindow time.Duration
+	// Done, when closed, ends every WebSocket connection (shutdown).
+	Done <-chan struct{}
 }
 
-// GraphQL returns the GraphQL handler without authentication; callers must
-// put an actor in the request context (Handler does, from the bearer token).
-func GraphQL(svc *service.Service, log *slog.Logger) http.Handler {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc}}))
+// GraphQL returns the GraphQL handler. HTTP requests must carry an actor in
+// their context (Handler puts it there from the bearer token); WebSocket
+// connections authenticate in their connection_init message.
+func GraphQL(cfg Config) http.Handler {
+	svc, log := cfg.Service, cfg.Log
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow}}))
+	srv.AddTransport(websocket(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		log.Error("resolver panic", "panic", p, "stack", string(debug.Stack()))
@@ -107,8 +126,14 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 // Handler returns the whole HTTP surface.
 func Handler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
-	gql := GraphQL(cfg.Service, cfg.Log)
-	mux.Handle("/graphql", limitBody(withDeadline(cfg.Tokens.Authenticate(gql))))
+	gql := GraphQL(cfg)
+	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWebSocket(r) { // authenticated by its connection_init message
+			gql.ServeHTTP(w, r)
+			return
+		}
+		limitBody(withDeadline(cfg.Tokens.Authenticate(gql))).ServeHTTP(w, r)
+	}))
 	mux.Handle("GET /{$}", playground.Handler("Capstan", "/graphql"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
@@ -127,6 +152,10 @@ func Handler(cfg Config) http.Handler {
 		w.Write([]byte("ready\n"))
 	})
 	return mux
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 func limitBody(next http.Handler) http.Handler {

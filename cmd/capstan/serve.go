@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync/atomic"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
@@ -34,6 +36,7 @@ const DemoOrg = "demo"
 type serveConfig struct {
 	listen, store, dataDir, tokens, packsDir, catalog string
 	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
+	allowedOrigins                                    []string
 }
 
 func envOr(name, def string) string {
@@ -56,12 +59,18 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.neo4jURI, "neo4j-uri", envOr("CAPSTAN_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URI for --store neo4j (CAPSTAN_NEO4J_URI)")
 	fs.StringVar(&c.neo4jUser, "neo4j-user", envOr("CAPSTAN_NEO4J_USER", ""), "Neo4j user; empty for no auth (CAPSTAN_NEO4J_USER)")
 	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
+	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.allowedOrigins = append(c.allowedOrigins, o)
+		}
 	}
 	return c, nil
 }
@@ -101,6 +110,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
+	// Every committed operation change is published to live subscribers.
+	broker := live.NewBroker(0)
+	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc})
 	svc.Launcher = ex
@@ -121,8 +133,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 		prepDone <- err
 	}()
+	go reloadTokensOnHUP(ctx, cfg, tokens, log)
+	closing := make(chan struct{})
 	srv := &http.Server{
-		Handler:           server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load}),
+		Handler: server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
+			Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
@@ -144,9 +159,37 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	// Open subscriptions complete first, then their connections close.
+	broker.Close()
+	close(closing)
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// reloadTokensOnHUP reads the tokens file again on SIGHUP: removed or
+// expired tokens stop working, and their WebSocket connections close.
+func reloadTokensOnHUP(ctx context.Context, cfg serveConfig, tokens *server.Tokens, log *slog.Logger) {
+	if cfg.tokens == "" {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			fresh, err := server.LoadTokens(cfg.tokens)
+			if err != nil {
+				log.Error("tokens file not reloaded", "err", err.Error())
+				continue
+			}
+			tokens.Replace(fresh)
+			log.Info("tokens reloaded", "file", cfg.tokens)
+		}
+	}
 }
 
 // loadTokens reads the tokens file, or sets up dev mode: one admin of the

@@ -172,6 +172,23 @@ type OperationFilter struct {
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
 }
 
+// An operation as simple mode shows it.
+type OperationProgress struct {
+	Operation     *capstan.Operation      `json:"operation"`
+	Status        capstan.OperationStatus `json:"status"`
+	DesiredResult map[string]any          `json:"desiredResult,omitempty"`
+	CurrentPhase  string                  `json:"currentPhase"`
+	// Share of nodes done, 0 to 1.
+	Progress          float64                  `json:"progress"`
+	CompletedNodes    int                      `json:"completedNodes"`
+	TotalNodes        int                      `json:"totalNodes"`
+	NeedsAttention    []string                 `json:"needsAttention"`
+	ResourceHealth    *capstan.HealthStatus    `json:"resourceHealth,omitempty"`
+	ResourceLifecycle *capstan.LifecycleStatus `json:"resourceLifecycle,omitempty"`
+	// The timeline cursor this view reflects.
+	Cursor string `json:"cursor"`
+}
+
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -286,6 +303,12 @@ type ScenarioPackEdge struct {
 type StartOperationInput struct {
 	Plan           string  `json:"plan"`
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// Live streams over WebSocket (graphql-transport-ws, or the legacy
+// subscriptions-transport-ws protocol); authenticate in connection_init with
+// {"Authorization": "Bearer <token>"}.
+type Subscription struct {
 }
 
 type Viewer struct {

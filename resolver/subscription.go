@@ -1,0 +1,242 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/live"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// DefaultProgressWindow coalesces progress updates: at most one message
+// per subscription per window.
+const DefaultProgressWindow = 250 * time.Millisecond
+
+// CodeOverflow is the extensions.code of a subscription ended because its
+// client fell behind; extensions.cursor says where to resume.
+const CodeOverflow = "OVERFLOW"
+
+func (r *Resolver) broker() (*live.Broker, error) {
+	if r.Broker == nil {
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "live subscriptions are not served by this server")
+	}
+	return r.Broker, nil
+}
+
+// eventSource reads one operation's timeline for live.Follow.
+type eventSource struct {
+	svc *service.Service
+	id  string
+}
+
+func (s eventSource) Events(ctx context.Context, after int64, limit int) ([]capstan.OperationEvent, error) {
+	return s.svc.Timeline(ctx, s.id, after, limit)
+}
+
+func (s eventSource) Terminal(ctx context.Context) (bool, error) {
+	op, err := s.svc.Operation(ctx, s.id)
+	if err != nil {
+		return false, err
+	}
+	return op.Status.Terminal(), nil
+}
+
+func (r *Resolver) operationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error) {
+	b, err := r.broker()
+	if err != nil {
+		return nil, err
+	}
+	id, err := localID(operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	var seq int64
+	if after != nil && *after != "" {
+		if seq, err = strconv.ParseInt(*after, 10, 64); err != nil || seq < 0 {
+			return nil, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", *after)
+		}
+	}
+	op, err := r.Service.Operation(ctx, id) // the caller's organization only
+	if err != nil {
+		return nil, err
+	}
+	sub := b.Operation(op.OrganizationID, op.ID)
+	out := make(chan *model.OperationEventEdge)
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		err := live.Follow(ctx, eventSource{r.Service, op.ID}, sub, seq, func(e capstan.OperationEvent) error {
+			select {
+			case out <- &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		streamError(ctx, err)
+	}()
+	return out, nil
+}
+
+// streamError ends a stream with its error, unless the client left.
+func streamError(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		// The client left, or the server ended the connection: a revoked
+		// token says so before the socket closes.
+		if cause := context.Cause(ctx); capstan.ErrorCode(cause) == capstan.EUNAUTHENTICATED {
+			transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(cause), Extensions: map[string]any{"code": capstan.EUNAUTHENTICATED}})
+		}
+		return
+	}
+	if err == nil {
+		return
+	}
+	var over *live.OverflowError
+	if errors.As(err, &over) {
+		transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: over.Error(),
+			Extensions: map[string]any{"code": CodeOverflow, "cursor": strconv.FormatInt(over.Cursor, 10)}})
+		return
+	}
+	code := capstan.ErrorCode(err)
+	if code == "" {
+		code = capstan.EINTERNAL
+	}
+	transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(err), Extensions: map[string]any{"code": code}})
+}
+
+func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
+	b, err := r.broker()
+	if err != nil {
+		return nil, err
+	}
+	id, err := localID(operation, kindOperation)
+	if err != nil {
+		return nil, err
+	}
+	op, err := r.Service.Operation(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sub := b.Operation(op.OrganizationID, op.ID)
+	out := make(chan *model.OperationProgress)
+	go func() {
+		defer close(out)
+		defer func() { sub.Close() }()
+		streamError(ctx, r.followProgress(ctx, op.ID, &sub, out))
+	}()
+	return out, nil
+}
+
+// followProgress sends the progress now, then after changes, at most once
+// per window; it ends after the operation's final state. Progress is a
+// snapshot, so a subscription that overflows just subscribes again.
+func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Subscription, out chan<- *model.OperationProgress) error {
+	window := r.ProgressWindow
+	if window <= 0 {
+		window = DefaultProgressWindow
+	}
+	var seq int64
+	send := func() (bool, error) {
+		p, err := r.Service.OperationProgress(ctx, id, seq)
+		if err != nil {
+			return false, err
+		}
+		select {
+		case out <- progressModel(p):
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		return p.Operation.Status.Terminal(), nil
+	}
+	if ended, err := send(); ended || err != nil {
+		return err
+	}
+	var due <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m, ok := <-(*sub).C:
+			if !ok {
+				if !(*sub).Overflowed() {
+					return nil // shutting down
+				}
+				*sub = (*sub).Renew()
+				seq = 0
+			}
+			for _, e := range m.Events {
+				seq = max(seq, e.Sequence)
+			}
+			if due == nil {
+				due = time.After(window)
+			}
+		case <-due:
+			due = nil
+			if ended, err := send(); ended || err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func progressModel(p *service.Progress) *model.OperationProgress {
+	m := &model.OperationProgress{Operation: p.Operation, Status: p.Operation.Status, DesiredResult: p.DesiredResult,
+		CurrentPhase: p.CurrentPhase, Progress: p.Fraction(), CompletedNodes: p.CompletedNodes, TotalNodes: p.TotalNodes,
+		NeedsAttention: p.NeedsAttention, Cursor: strconv.FormatInt(p.Sequence, 10)}
+	if p.ResourceHealth != "" {
+		m.ResourceHealth, m.ResourceLifecycle = &p.ResourceHealth, &p.ResourceLifecycle
+	}
+	return m
+}
+
+func (r *Resolver) operationsStream(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
+	b, err := r.broker()
+	if err != nil {
+		return nil, err
+	}
+	org, err := service.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := r.operationFilter(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	sub := b.Organization(org)
+	out := make(chan *capstan.Operation)
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-sub.C:
+				if !ok {
+					if sub.Overflowed() {
+						transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query operations and subscribe again",
+							Extensions: map[string]any{"code": CodeOverflow}})
+					}
+					return
+				}
+				if !f.Matches(&m.Operation) {
+					continue
+				}
+				op := m.Operation
+				select {
+				case out <- &op:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}

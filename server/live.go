@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Live (WebSocket) limits and timings.
+const (
+	DefaultMaxSubscriptions = 100
+	MaxMessageBytes         = 64 << 10
+	InitTimeout             = 10 * time.Second
+	PingInterval            = 20 * time.Second
+	DefaultTokenRecheck     = 10 * time.Second
+)
+
+// errTokenRevoked ends a connection whose token stopped being valid; its
+// streams end with this error.
+var errTokenRevoked = capstan.Errorf(capstan.EUNAUTHENTICATED, "the connection's token is no longer valid")
+
+// liveConn is one WebSocket connection's state, kept in its context.
+type liveConn struct {
+	subscriptions atomic.Int32
+}
+
+type liveConnKey struct{}
+
+// websocket is the subscription transport: graphql-transport-ws and the
+// legacy subscriptions-transport-ws protocol, authenticated by the
+// connection_init payload.
+func websocket(cfg Config) transport.Websocket {
+	recheck := cfg.TokenRecheck
+	if recheck <= 0 {
+		recheck = DefaultTokenRecheck
+	}
+	limit := int64(MaxMessageBytes)
+	return transport.Websocket{
+		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
+		InitTimeout:    InitTimeout,
+		// graphql-transport-ws: the server pings and expects pongs;
+		// subscriptions-transport-ws: the server sends keep-alives.
+		PingPongInterval:      PingInterval,
+		KeepAlivePingInterval: PingInterval,
+		PayloadReadLimit:      &limit,
+		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			token := bearer(payload)
+			a := cfg.Tokens.Lookup(token)
+			if a == nil {
+				return transport.WithWebsocketCloseCode(ctx, 4401), nil, errors.New("UNAUTHENTICATED: connection_init needs a valid token: {\"Authorization\": \"Bearer <token>\"}")
+			}
+			ctx = capstan.WithActor(ctx, a)
+			ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{})
+			ctx, cancel := context.WithCancelCause(ctx)
+			go watchToken(ctx, cancel, cfg.Tokens, token, a, recheck, cfg.Done)
+			return ctx, nil, nil
+		},
+	}
+}
+
+// bearer reads the token of a connection_init payload: Authorization
+// (any case, with or without "Bearer "), or authToken / token.
+func bearer(p transport.InitPayload) string {
+	for k, v := range p {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(k) {
+		case "authorization", "authtoken", "token":
+			if t, found := strings.CutPrefix(s, "Bearer "); found {
+				return strings.TrimSpace(t)
+			}
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// watchToken ends the connection when its token stops being valid
+// (expired, removed by a reload) or the server shuts down.
+func watchToken(ctx context.Context, cancel context.CancelCauseFunc, tokens *Tokens, token string, a *capstan.Actor, every time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			cancel(errors.New("the server is shutting down"))
+			return
+		case <-t.C:
+			if b := tokens.Lookup(token); b == nil || b.ID != a.ID || b.OrganizationID != a.OrganizationID {
+				cancel(errTokenRevoked)
+				return
+			}
+		}
+	}
+}
+
+// limitSubscriptions refuses a connection's subscription beyond max.
+func limitSubscriptions(max int) graphql.OperationMiddleware {
+	if max <= 0 {
+		max = DefaultMaxSubscriptions
+	}
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		conn, _ := ctx.Value(liveConnKey{}).(*liveConn)
+		oc := graphql.GetOperationContext(ctx)
+		if conn == nil || oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+			return next(ctx)
+		}
+		if conn.subscriptions.Add(1) > int32(max) {
+			conn.subscriptions.Add(-1)
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{Message: "too many subscriptions on this connection",
+				Extensions: map[string]any{"code": capstan.EINVALID, "limit": max}}}})
+		}
+		h := next(ctx)
+		var ended atomic.Bool
+		return func(ctx context.Context) *graphql.Response {
+			r := h(ctx)
+			if r == nil && ended.CompareAndSwap(false, true) {
+				conn.subscriptions.Add(-1)
+			}
+			return r
+		}
+	}
+}
