@@ -1,0 +1,162 @@
+// Package gqlws is a small GraphQL-over-WebSocket client speaking the
+// graphql-transport-ws protocol (the one graphql-ws and Apollo Client's
+// GraphQLWsLink use), built on gorilla/websocket. `capstan watch` and the
+// load generator use it; so do the tests, as a real client would.
+package gqlws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Subprotocol is the protocol this client speaks.
+const Subprotocol = "graphql-transport-ws"
+
+// Message is one protocol message.
+type Message struct {
+	ID      string          `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Error is a GraphQL error of an error message.
+type Error struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Code returns the error's extensions.code.
+func (e Error) Code() string {
+	c, _ := e.Extensions["code"].(string)
+	return c
+}
+
+func (e Error) Error() string { return e.Code() + ": " + e.Message }
+
+// Conn is one acknowledged connection.
+type Conn struct {
+	ws *websocket.Conn
+	mu sync.Mutex // serializes writes
+}
+
+// Dial connects to url (ws:// or http://, rewritten), sends connection_init
+// with the bearer token and waits for connection_ack.
+func Dial(ctx context.Context, url, token string) (*Conn, error) {
+	url = strings.Replace(strings.Replace(url, "http://", "ws://", 1), "https://", "wss://", 1)
+	d := websocket.Dialer{Subprotocols: []string{Subprotocol}, HandshakeTimeout: 10 * time.Second}
+	ws, resp, err := d.DialContext(ctx, url, http.Header{})
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("dial %s: %w (HTTP %d)", url, err, resp.StatusCode)
+		}
+		return nil, fmt.Errorf("dial %s: %w", url, err)
+	}
+	c := &Conn{ws: ws}
+	init, _ := json.Marshal(map[string]string{"Authorization": "Bearer " + token})
+	if err := c.send(Message{Type: "connection_init", Payload: init}); err != nil {
+		ws.Close()
+		return nil, err
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = ws.SetReadDeadline(deadline)
+	}
+	for {
+		m, err := c.Next()
+		if err != nil {
+			ws.Close()
+			return nil, fmt.Errorf("connection_init: %w", err)
+		}
+		if m.Type == "connection_ack" {
+			_ = ws.SetReadDeadline(time.Time{})
+			return c, nil
+		}
+	}
+}
+
+func (c *Conn) send(m Message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ws.WriteJSON(m)
+}
+
+// Subscribe starts a subscription with the given id.
+func (c *Conn) Subscribe(id, query string, variables map[string]any) error {
+	payload, err := json.Marshal(map[string]any{"query": query, "variables": variables})
+	if err != nil {
+		return err
+	}
+	return c.send(Message{ID: id, Type: "subscribe", Payload: payload})
+}
+
+// Complete stops a subscription.
+func (c *Conn) Complete(id string) error {
+	return c.send(Message{ID: id, Type: "complete"})
+}
+
+// Next returns the next message other than ping/pong (pings are answered).
+// A closed connection returns its close error.
+func (c *Conn) Next() (Message, error) {
+	for {
+		var m Message
+		if err := c.ws.ReadJSON(&m); err != nil {
+			return m, err
+		}
+		switch m.Type {
+		case "ping":
+			if err := c.send(Message{Type: "pong"}); err != nil {
+				return m, err
+			}
+		case "pong":
+		default:
+			return m, nil
+		}
+	}
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+	c.mu.Unlock()
+	return c.ws.Close()
+}
+
+// Data decodes a next message's payload: {"data": ..., "errors": [...]}.
+// An error message's payload is the error list.
+func Data(m Message, into any) error {
+	switch m.Type {
+	case "next":
+		var p struct {
+			Data   json.RawMessage `json:"data"`
+			Errors []Error         `json:"errors"`
+		}
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			return err
+		}
+		if len(p.Errors) > 0 {
+			return p.Errors[0]
+		}
+		return json.Unmarshal(p.Data, into)
+	case "error":
+		var errs []Error
+		if err := json.Unmarshal(m.Payload, &errs); err != nil || len(errs) == 0 {
+			return fmt.Errorf("error message: %s", m.Payload)
+		}
+		return errs[0]
+	}
+	return fmt.Errorf("unexpected %s message", m.Type)
+}
+
+// IsClosed reports whether err says the connection closed.
+func IsClosed(err error) bool {
+	var ce *websocket.CloseError
+	return errors.As(err, &ce) || errors.Is(err, websocket.ErrCloseSent)
+}

@@ -1,0 +1,405 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gorilla "github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/live"
+	"github.com/capstan-dev/capstan/server"
+	"github.com/capstan-dev/capstan/service"
+)
+
+// liveEnv is a real server with an executor and live subscriptions.
+type liveEnv struct {
+	ts     *httptest.Server
+	svc    *service.Service
+	store  capstan.Store
+	broker *live.Broker
+	tokens *server.Tokens
+	done   chan struct{}
+}
+
+const sreToken = "sre-token-0123456789"
+
+func startLive(t *testing.T, buffer int) *liveEnv {
+	t.Helper()
+	broker := live.NewBroker(buffer)
+	store := live.Store{Store: testenv.Store(t), Broker: broker}
+	svc := testenv.Demo(t, store)
+	require.NoError(t, svc.SeedDemoCatalog(testenv.Admin("other"), "other", []byte("clusters: [{name: other-k8s, environment: prod}]")))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: log, Hooks: svc,
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, ex.Start(ctx))
+	svc.Launcher = ex
+	tokens, err := server.NewTokens([]server.Token{
+		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
+		{Token: sreToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
+		{Token: otherToken, Actor: "mallory", Organization: "other", Roles: []string{capstan.RoleAdmin}},
+	})
+	require.NoError(t, err)
+	env := &liveEnv{svc: svc, store: store, broker: broker, tokens: tokens, done: make(chan struct{})}
+	env.ts = httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Broker: broker,
+		TokenRecheck: 50 * time.Millisecond, ProgressWindow: 20 * time.Millisecond, MaxSubscriptions: 3, Done: env.done}))
+	t.Cleanup(func() {
+		broker.Close()
+		close(env.done)
+		env.ts.Close()
+		cancel()
+		ex.Stop()
+	})
+	return env
+}
+
+// startMinio starts an operation that stops at its prod gate.
+func (e *liveEnv) startMinio(t *testing.T) string {
+	t.Helper()
+	created := post(t, e.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "m1"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	require.Empty(t, created.Errors)
+	planned := post(t, e.ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	started := post(t, e.ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Empty(t, started.Errors)
+	return get(started.Data, "startOperation", "id").(string)
+}
+
+func (e *liveEnv) approve(t *testing.T, op string) {
+	t.Helper()
+	r := post(t, e.ts, sreToken, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true}) { status } }`, map[string]any{"op": op})
+	require.Empty(t, r.Errors)
+}
+
+func (e *liveEnv) dial(t *testing.T, token string) *gqlws.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := gqlws.Dial(ctx, e.ts.URL+"/graphql", token)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+const eventsSubscription = `subscription($op: ID!, $after: String) { operationEvents(operation: $op, after: $after) { cursor node { sequence type } } }`
+
+type eventEdge struct {
+	OperationEvents struct {
+		Cursor string
+		Node   struct {
+			Sequence int64
+			Type     string
+		}
+	}
+}
+
+// readEvents reads next messages of subscription id until n events or
+// the stream ends; it returns the events and the final message.
+func readEvents(t *testing.T, c *gqlws.Conn, id string, n int) ([]eventEdge, gqlws.Message) {
+	t.Helper()
+	var got []eventEdge
+	for n < 0 || len(got) < n {
+		m, err := c.Next()
+		require.NoError(t, err)
+		require.Equal(t, id, m.ID)
+		if m.Type != "next" {
+			return got, m
+		}
+		var e eventEdge
+		require.NoError(t, gqlws.Data(m, &e))
+		got = append(got, e)
+	}
+	return got, gqlws.Message{}
+}
+
+// requireContiguous checks events run from first on without a gap or a duplicate.
+func requireContiguous(t *testing.T, events []eventEdge, first int64) {
+	t.Helper()
+	for i, e := range events {
+		require.Equal(t, first+int64(i), e.OperationEvents.Node.Sequence, "event %d", i)
+		require.Equal(t, strconv.FormatInt(e.OperationEvents.Node.Sequence, 10), e.OperationEvents.Cursor)
+	}
+}
+
+func (e *liveEnv) storedEvents(t *testing.T, opGlobalID string) []capstan.OperationEvent {
+	t.Helper()
+	op := post(t, e.ts, adminToken, `query($id: ID!) { operation(id: $id) { timeline(first: 500) { edges { node { sequence type } } } } }`, map[string]any{"id": opGlobalID})
+	require.Empty(t, op.Errors)
+	var out []capstan.OperationEvent
+	for _, edge := range get(op.Data, "operation", "timeline", "edges").([]any) {
+		out = append(out, capstan.OperationEvent{Sequence: int64(get(edge, "node", "sequence").(float64)), Type: get(edge, "node", "type").(string)})
+	}
+	return out
+}
+
+func TestOperationEventsReplayThenLive(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // runs after every other cleanup
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("1", eventsSubscription, map[string]any{"op": op}))
+	stored := env.storedEvents(t, op)
+	replayed, _ := readEvents(t, c, "1", len(stored))
+	requireContiguous(t, replayed, 1)
+
+	env.approve(t, op)
+	rest, end := readEvents(t, c, "1", -1)
+	require.Equal(t, "complete", end.Type, "the stream completes after the operation's final change")
+	all := append(replayed, rest...)
+	requireContiguous(t, all, 1)
+	stored = env.storedEvents(t, op)
+	require.Len(t, all, len(stored), "every stored event, each once")
+	for i := range stored {
+		require.Equal(t, stored[i].Type, all[i].OperationEvents.Node.Type)
+	}
+	c.Close()
+	env.ts.CloseClientConnections()
+}
+
+func TestReconnectWithCursorContinuesWithoutGapOrDuplicate(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+
+	first := env.dial(t, adminToken)
+	require.NoError(t, first.Subscribe("a", eventsSubscription, map[string]any{"op": op}))
+	seen, _ := readEvents(t, first, "a", 3)
+	first.Close() // a network drop mid-operation
+
+	env.approve(t, op) // events happen while the client is away
+	second := env.dial(t, adminToken)
+	cursor := seen[len(seen)-1].OperationEvents.Cursor
+	require.NoError(t, second.Subscribe("b", eventsSubscription, map[string]any{"op": op, "after": cursor}))
+	rest, end := readEvents(t, second, "b", -1)
+	require.Equal(t, "complete", end.Type)
+	all := append(seen, rest...)
+	requireContiguous(t, all, 1)
+	require.Len(t, all, len(env.storedEvents(t, op)))
+}
+
+func TestOperationProgressAndOperationsStreams(t *testing.T) {
+	env := startLive(t, 0)
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("ops", `subscription { operations(filter: {status: SUCCEEDED}) { id status resource { key } } }`, nil))
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+
+	const progress = `subscription($op: ID!) { operationProgress(operation: $op) { status currentPhase progress completedNodes totalNodes needsAttention resourceHealth resourceLifecycle cursor desiredResult } }`
+	require.NoError(t, c.Subscribe("p", progress, map[string]any{"op": op}))
+	type prog struct {
+		OperationProgress struct {
+			Status, CurrentPhase, Cursor      string
+			Progress                          float64
+			CompletedNodes, TotalNodes        int
+			NeedsAttention                    []string
+			ResourceHealth, ResourceLifecycle string
+			DesiredResult                     map[string]any
+		}
+	}
+	inbox := map[string][]gqlws.Message{} // messages of the other subscription, kept
+	next := func(id string) gqlws.Message {
+		for len(inbox[id]) == 0 {
+			m, err := c.Next()
+			require.NoError(t, err)
+			inbox[m.ID] = append(inbox[m.ID], m)
+		}
+		m := inbox[id][0]
+		inbox[id] = inbox[id][1:]
+		return m
+	}
+	var p prog
+	require.NoError(t, gqlws.Data(next("p"), &p))
+	require.Equal(t, "WAITING", p.OperationProgress.Status)
+	require.Equal(t, "Approve dedicated storage", p.OperationProgress.CurrentPhase)
+	require.Len(t, p.OperationProgress.NeedsAttention, 1)
+	require.Equal(t, "PROVISIONING", p.OperationProgress.ResourceLifecycle)
+	require.Equal(t, "m1", p.OperationProgress.DesiredResult["name"])
+	require.Less(t, p.OperationProgress.Progress, 1.0)
+
+	env.approve(t, op)
+	for p.OperationProgress.Status != "SUCCEEDED" {
+		m := next("p")
+		require.Equal(t, "next", m.Type)
+		require.NoError(t, gqlws.Data(m, &p))
+	}
+	require.Equal(t, 1.0, p.OperationProgress.Progress)
+	require.Empty(t, p.OperationProgress.NeedsAttention)
+	require.Equal(t, "HEALTHY", p.OperationProgress.ResourceHealth)
+	require.Equal(t, "complete", next("p").Type)
+
+	var ops struct {
+		Operations struct {
+			ID, Status string
+			Resource   struct{ Key string }
+		}
+	}
+	require.NoError(t, gqlws.Data(next("ops"), &ops))
+	require.Equal(t, op, ops.Operations.ID)
+	require.Equal(t, "SUCCEEDED", ops.Operations.Status, "the filter lets only succeeded operations through")
+	require.Equal(t, "minio.instance/m1", ops.Operations.Resource.Key)
+}
+
+func waitForStatus(t *testing.T, env *liveEnv, op, want string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		r := post(t, env.ts, adminToken, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": op})
+		return get(r.Data, "operation", "status") == want
+	}, 20*time.Second, 10*time.Millisecond)
+}
+
+// TestSlowConsumerGetsOverflowNotSilentLoss publishes a burst to a client
+// that does not read: its subscription ends with OVERFLOW and the cursor
+// of the last event it was sent, and every event before it arrived.
+func TestSlowConsumerGetsOverflowNotSilentLoss(t *testing.T) {
+	env := startLive(t, 8)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	stored := env.storedEvents(t, op)
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("s", eventsSubscription, map[string]any{"op": op}))
+	replayed, _ := readEvents(t, c, "s", len(stored))
+	requireContiguous(t, replayed, 1)
+
+	// A burst far beyond what the socket and the buffer hold, while the
+	// client does not read. (Synthetic events: only the broker sees them.)
+	opID, org := localOperationID(t, op), testenv.Org
+	stored0, err := env.store.GetOperation(context.Background(), org, opID)
+	require.NoError(t, err)
+	big := map[string]any{"blob": string(make([]byte, 4096))}
+	for i := 1; i <= 20000; i++ {
+		env.broker.Publish(live.Message{Org: org, Operation: *stored0, Events: []capstan.OperationEvent{
+			{Sequence: int64(len(stored) + i), Type: "synthetic", Actor: "test", Payload: big}}})
+	}
+	rest, end := readEvents(t, c, "s", -1)
+	requireContiguous(t, append(replayed, rest...), 1)
+	require.Equal(t, "error", end.Type)
+	var errs []gqlws.Error
+	require.NoError(t, json.Unmarshal(end.Payload, &errs))
+	require.Equal(t, "OVERFLOW", errs[0].Code())
+	last := replayed[len(replayed)-1]
+	if len(rest) > 0 {
+		last = rest[len(rest)-1]
+	}
+	require.Equal(t, last.OperationEvents.Cursor, errs[0].Extensions["cursor"], "resume from the last event received")
+	require.Less(t, len(rest), 20000, "the burst did overflow")
+}
+
+// localOperationID decodes a global id ("Operation:<id>", base64url).
+func localOperationID(t *testing.T, global string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(global)
+	require.NoError(t, err)
+	kind, id, ok := strings.Cut(string(raw), ":")
+	require.True(t, ok)
+	require.Equal(t, "Operation", kind)
+	return id
+}
+
+func TestUnauthorizedAndForeignSubscriptionsAreRefused(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := gqlws.Dial(ctx, env.ts.URL+"/graphql", "not-a-token-at-all")
+	require.Error(t, err, "connection_init with a bad token is refused")
+
+	mallory := env.dial(t, otherToken)
+	require.NoError(t, mallory.Subscribe("x", eventsSubscription, map[string]any{"op": op}))
+	m, err := mallory.Next()
+	require.NoError(t, err)
+	require.Equal(t, "next", m.Type)
+	require.Equal(t, "NOT_FOUND", gqlws.Data(m, &struct{}{}).(gqlws.Error).Code(), "another organization's operation does not exist for them")
+
+	// Beyond the per-connection limit (3 here): one of four is refused
+	// (which one depends on the order the server takes them in).
+	c := env.dial(t, adminToken)
+	for i := range 4 {
+		require.NoError(t, c.Subscribe(strconv.Itoa(i), `subscription { operations { id } }`, nil))
+	}
+	for {
+		m, err := c.Next()
+		require.NoError(t, err)
+		var e gqlws.Error
+		if err := gqlws.Data(m, &struct{}{}); errors.As(err, &e) {
+			require.Equal(t, "INVALID", e.Code())
+			require.Contains(t, e.Message, "too many subscriptions")
+			break
+		}
+	}
+}
+
+func TestRevokedTokenEndsTheConnection(t *testing.T) {
+	env := startLive(t, 0)
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("ops", `subscription { operations { id } }`, nil))
+	fresh, err := server.NewTokens([]server.Token{{Token: sreToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}}})
+	require.NoError(t, err)
+	env.tokens.Replace(fresh) // alice's token is gone
+	for {
+		m, err := c.Next()
+		if err != nil {
+			require.True(t, gqlws.IsClosed(err), "%v", err)
+			return
+		}
+		if m.Type == "error" {
+			require.Contains(t, string(m.Payload), "UNAUTHENTICATED")
+		}
+	}
+}
+
+// TestLegacyProtocol speaks subscriptions-transport-ws (graphql-ws).
+func TestLegacyProtocol(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	d := gorilla.Dialer{Subprotocols: []string{"graphql-ws"}}
+	ws, _, err := d.Dial("ws"+env.ts.URL[len("http"):]+"/graphql", nil)
+	require.NoError(t, err)
+	defer ws.Close()
+	require.NoError(t, ws.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"authToken": adminToken}}))
+	require.NoError(t, ws.WriteJSON(map[string]any{"id": "1", "type": "start", "payload": map[string]any{"query": eventsSubscription, "variables": map[string]any{"op": op}}}))
+	var seqs []int64
+	for len(seqs) < 3 {
+		var m struct {
+			Type    string
+			Payload struct{ Data eventEdge }
+		}
+		require.NoError(t, ws.ReadJSON(&m))
+		if m.Type == "data" {
+			seqs = append(seqs, m.Payload.Data.OperationEvents.Node.Sequence)
+		}
+	}
+	require.Equal(t, []int64{1, 2, 3}, seqs)
+}
+
+// TestShutdownCompletesSubscriptions closes the broker as the server does
+// when it stops: open streams complete.
+func TestShutdownCompletesSubscriptions(t *testing.T) {
+	env := startLive(t, 0)
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("ops", `subscription { operations { id } }`, nil))
+	require.Eventually(t, func() bool { return env.broker.Subscribers() == 1 }, 5*time.Second, 5*time.Millisecond)
+	env.broker.Close()
+	m, err := c.Next()
+	require.NoError(t, err)
+	require.Equal(t, "complete", m.Type)
+	require.Equal(t, 0, env.broker.Subscribers())
+}
