@@ -1,5 +1,6 @@
 // Command capstan is the Capstan control plane: `capstan serve` runs the
-// server, `capstan pack lint` checks scenario packs, `capstan version`
+// server, `capstan pack lint` checks scenario packs, `capstan watch` follows an
+// operation live, `capstan version`
 // prints the version. This is the only place that wires adapters together.
 package main
 
@@ -31,6 +32,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return lint(args[2:], stdout, stderr)
+	case "watch":
+		return watch(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "capstan %s (%s)\n", version, runtime.Version())
 		return 0
@@ -49,6 +52,7 @@ func usage(w io.Writer) {
 commands:
   serve           run the server (see capstan serve -h)
   pack lint PATH  check scenario packs (files or directories); exit 1 on any problem
+  watch OP        follow an operation live (see capstan watch -h)
   version         print the version
 `)
 }

@@ -151,10 +151,16 @@ func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]a
 // try runs a GraphQL request and returns its data and errors.
 func (p *proc) try(t *testing.T, query string, vars map[string]any) (map[string]any, []map[string]any) {
 	t.Helper()
+	return p.tryAs(t, token, query, vars)
+}
+
+// tryAs is try with another bearer token.
+func (p *proc) tryAs(t *testing.T, bearer, query string, vars map[string]any) (map[string]any, []map[string]any) {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+bearer)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

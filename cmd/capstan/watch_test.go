@@ -1,0 +1,102 @@
+package main_test
+
+import (
+	"bytes"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer process and a reader test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestWatchFollowsAcrossAServerRestart runs `capstan watch` against a real
+// server, restarts the server mid-operation (a dropped connection), and
+// checks the watcher resumed from its cursor: every event printed once, in
+// order, and it exits 0 when the operation succeeds.
+func TestWatchFollowsAcrossAServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, dir)
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "watched"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
+	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
+
+	var out, errOut syncBuffer
+	w := exec.Command(binary, "watch", "--server", p.url, "--token", token, op)
+	w.Stdout, w.Stderr = &out, &errOut
+	require.NoError(t, w.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- w.Wait() }()
+	t.Cleanup(func() { _ = w.Process.Kill() })
+	waitOutput(t, &out, "gate approve-prod-storage waits")
+
+	u, err := url.Parse(p.url)
+	require.NoError(t, err)
+	p.stop(t)
+	p = start(t, dir, "--listen", u.Host)
+	waitOutput(t, &errOut, "reconnecting from cursor")
+
+	approveStorage(t, p, op)
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit 0 when the operation succeeds\n%s\n%s", out.String(), errOut.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("watch did not end:\n%s\n%s", out.String(), errOut.String())
+	}
+	var seqs []int
+	line := regexp.MustCompile(`^\s*(\d+) \d\d:\d\d:\d\d `)
+	for _, l := range strings.Split(out.String(), "\n") {
+		if m := line.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			seqs = append(seqs, n)
+		}
+	}
+	for i, s := range seqs {
+		require.Equal(t, i+1, s, "every event once, in order, across the restart:\n%s", out.String())
+	}
+	require.Contains(t, out.String(), "operation.succeeded")
+	require.Contains(t, out.String(), "── SUCCEEDED")
+}
+
+func waitOutput(t *testing.T, b *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(b.String(), want) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("never saw %q in:\n%s", want, b.String())
+}
+
+// approveStorage approves the MinIO prod gate as the second (sre) approver.
+func approveStorage(t *testing.T, p *proc, op string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, errs := p.tryAs(t, token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true}) { status } }`, map[string]any{"op": op})
+		return len(errs) == 0
+	}, 20*time.Second, 50*time.Millisecond)
+}
