@@ -4,7 +4,7 @@ BIN     := bin/capstan
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo build test test-short generate check-generated lint-packs bench fmt vet clean neo4j
+.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench load fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -18,11 +18,16 @@ demo: ## Drive the seed example end to end against a running `make run` (needs C
 build: ## Build bin/capstan.
 	$(GO) build -o $(BIN) ./cmd/capstan
 
-test: check-generated vet lint-packs ## Run the whole test suite with -race.
-	$(GO) test -race -count=1 ./...
+test: check-generated vet lint-packs js-deps ## Run the whole test suite with -race.
+	$(GO) test -race -count=1 -timeout 30m ./...
 
-test-short: ## Run the tests without the race detector (faster local loop).
+test-short: js-deps ## Run the tests without the race detector (faster local loop).
 	$(GO) test -count=1 ./...
+
+js-deps: web/livetest/node_modules/.package-lock.json ## Install the JavaScript live-client test's npm packages (pinned).
+
+web/livetest/node_modules/.package-lock.json: web/livetest/package-lock.json
+	cd web/livetest && npm ci --no-audit --no-fund
 
 generate: ## Regenerate graph/ from schema.graphqls with gqlgen.
 	$(GO) run github.com/99designs/gqlgen generate

@@ -1,0 +1,37 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestApolloClientFollowsAnOperation runs web/livetest/follow.mjs, a real
+// @apollo/client + graphql-ws dashboard client, against a real server: it
+// subscribes to a running demo operation, approves its gate, and checks
+// the timeline it received is complete and ordered. `make test` installs
+// its npm dependencies (pinned in package-lock.json) first.
+func TestApolloClientFollowsAnOperation(t *testing.T) {
+	dir, err := filepath.Abs("../../web/livetest")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "@apollo", "client"))
+	require.NoError(t, err, "the JavaScript client's dependencies are missing: run `make js-deps` (npm ci in web/livetest)")
+	node, err := exec.LookPath("node")
+	require.NoError(t, err, "Node.js 20+ is needed for the Apollo client test")
+
+	p := start(t, t.TempDir())
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "apollo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
+	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
+
+	cmd := exec.Command(node, "follow.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_SRE_TOKEN="+token+"-sre", "CAPSTAN_OPERATION="+op)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "OK: ")
+	t.Logf("%s", out)
+}
