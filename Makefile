@@ -42,6 +42,9 @@ lint-packs: build ## Lint the bundled scenario packs.
 bench: ## Run every benchmark (planning, candidate search on both stores, executor).
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100).
+	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100)
+
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
 	scripts/neo4j/run.sh 7687 $(DATA)/neo4j
 

@@ -9,6 +9,7 @@ package live
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -44,6 +45,9 @@ type Broker struct {
 	byOrg  map[string]map[*Subscription]struct{}
 	buffer int
 	closed bool
+	// Published counts messages published; Overflows counts subscriptions
+	// ended because they fell behind (for metrics).
+	Published, Overflows atomic.Int64
 }
 
 // NewBroker returns a broker whose subscriptions buffer up to buffer
@@ -129,6 +133,7 @@ func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key stri
 
 // Publish delivers a committed change to its subscriptions.
 func (b *Broker) Publish(m Message) {
+	b.Published.Add(1)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], m)
@@ -143,6 +148,7 @@ func (b *Broker) deliver(subs map[*Subscription]struct{}, m Message) {
 		case s.c <- m:
 		default:
 			s.overflowed = true
+			b.Overflows.Add(1)
 			b.drop(s)
 		}
 	}

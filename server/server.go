@@ -1,5 +1,6 @@
-// Package server serves Capstan over HTTP: GraphQL at /graphql, GraphiQL at
-// /, liveness at /healthz and readiness at /readyz.
+// Package server serves Capstan over HTTP: GraphQL at /graphql (queries and
+// mutations over HTTP, subscriptions over WebSocket), GraphiQL at /,
+// liveness at /healthz, readiness at /readyz, Prometheus metrics at /metrics.
 package server
 
 import (
@@ -135,6 +136,7 @@ func Handler(cfg Config) http.Handler {
 		limitBody(withDeadline(cfg.Tokens.Authenticate(gql))).ServeHTTP(w, r)
 	}))
 	mux.Handle("GET /{$}", playground.Handler("Capstan", "/graphql"))
+	mux.Handle("GET /metrics", metrics(cfg.Broker))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

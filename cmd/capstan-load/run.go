@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/capstan-dev/capstan/gqlws"
+)
+
+type report struct {
+	memBefore, memAfter    serverMemory
+	latencies              []time.Duration
+	events, deliveries     int64
+	gaps, duplicates       int64
+	overflows, otherErrors int64
+	released, lastEvent    time.Time
+	dialTime               time.Duration
+}
+
+// serverMemory is what the server's /metrics says of its memory.
+type serverMemory struct{ rss, heap, stack, goroutines float64 }
+
+func run(c config) (*report, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.window)
+	defer cancel()
+	if c.server == "" {
+		url, stop, err := startServer(c)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		c.server = url
+	}
+	ops, err := startOperations(c)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{}
+	if r.memBefore, err = memory(c.server); err != nil {
+		return nil, err
+	}
+	subs, err := subscribe(ctx, c, ops, r)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(2 * time.Second) // let the server settle with every subscription idle
+	if r.memAfter, err = memory(c.server); err != nil {
+		return nil, err
+	}
+	r.released = time.Now()
+	for _, op := range ops {
+		if err := gql(c.server, c.token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op}, nil); err != nil {
+			return nil, fmt.Errorf("release %s: %w", op, err)
+		}
+	}
+	perOp := map[string]int64{} // live events committed per operation
+	for _, s := range subs {
+		<-s.done
+		r.latencies = append(r.latencies, s.latencies...)
+		r.deliveries += s.received
+		if s.lastAt.After(r.lastEvent) {
+			r.lastEvent = s.lastAt
+		}
+		perOp[s.op] = max(perOp[s.op], int64(len(s.latencies)))
+	}
+	for _, n := range perOp {
+		r.events += n
+	}
+	return r, nil
+}
+
+// startServer runs `capstan serve` on a fresh embedded store with the
+// load pack: a gate that holds, then a chain of simulated jobs.
+func startServer(c config) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "capstan-load")
+	if err != nil {
+		return "", nil, err
+	}
+	packs := filepath.Join(dir, "packs")
+	if err := os.MkdirAll(packs, 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := os.WriteFile(filepath.Join(packs, "load.yaml"), loadPack(c.nodes, c.step), 0o644); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs)
+	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start %s (run make build first): %w", c.capstan, err)
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	addr := regexp.MustCompile(`"addr":"(http://[^"]+)"`)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := addr.FindStringSubmatch(sc.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			for i := 0; i < 300; i++ {
+				if resp, err := http.Get(m[1] + "/readyz"); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						return m[1], stop, nil
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			stop()
+			return "", nil, fmt.Errorf("server at %s never became ready", m[1])
+		}
+	}
+	stop()
+	return "", nil, fmt.Errorf("server exited before listening")
+}
+
+func loadPack(nodes int, step time.Duration) []byte {
+	var b bytes.Buffer
+	b.WriteString(`id: load
+version: 1.0.0
+capabilities:
+  - {key: load.target, category: test}
+scenarios:
+  - id: load.run
+    action: run
+    target_resource_type: load.target
+    plan:
+      nodes:
+        - {id: hold, type: gate, title: Hold, gate: {type: approval, reason: load test, required_roles: [sre]}}
+`)
+	prev := "hold"
+	for i := 1; i <= nodes; i++ {
+		fmt.Fprintf(&b, "        - {id: j%d, type: job, title: J%d, after: [%s], job: {run: {runner: sim, duration: %s}, outputs: {evidence: [{name: ok, type: sim}]}}}\n", i, i, prev, step)
+		prev = fmt.Sprintf("j%d", i)
+	}
+	return b.Bytes()
+}
+
+// startOperations starts the operations; each holds at its gate.
+func startOperations(c config) ([]string, error) {
+	var ops []string
+	for i := 0; i < c.operations; i++ {
+		var in struct{ CreateIntent struct{ ID string } }
+		if err := gql(c.server, c.token, `mutation { createIntent(input: {action: "run", targetResourceType: "load.target", constraints: {environment: "dev"}}) { id } }`, nil, &in); err != nil {
+			return nil, err
+		}
+		var plan struct{ PlanIntent struct{ ID, Status string } }
+		if err := gql(c.server, c.token, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": in.CreateIntent.ID}, &plan); err != nil {
+			return nil, err
+		}
+		var op struct{ StartOperation struct{ ID string } }
+		if err := gql(c.server, c.token, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan.PlanIntent.ID}, &op); err != nil {
+			return nil, err
+		}
+		ops = append(ops, op.StartOperation.ID)
+	}
+	for _, op := range ops {
+		for {
+			var st struct{ Operation struct{ Status string } }
+			if err := gql(c.server, c.token, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": op}, &st); err != nil {
+				return nil, err
+			}
+			if st.Operation.Status == "WAITING" {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return ops, nil
+}
+
+// subscriber follows one operation's timeline on its own connection.
+type subscriber struct {
+	op        string
+	done      chan struct{}
+	latencies []time.Duration
+	received  int64
+	lastAt    time.Time
+}
+
+func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subscriber, error) {
+	subs := make([]*subscriber, c.subscribers)
+	sem := make(chan struct{}, c.dialers)
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range subs {
+		s := &subscriber{op: ops[i%len(ops)], done: make(chan struct{})}
+		subs[i] = s
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(op string) {
+			defer wg.Done()
+			conn, err := gqlws.Dial(ctx, c.server+"/graphql", c.token)
+			if err == nil {
+				err = conn.Subscribe("1", `subscription($op: ID!) { operationEvents(operation: $op) { cursor node { sequence at } } }`, map[string]any{"op": op})
+			}
+			<-sem
+			if err != nil {
+				failed.Store(err)
+				close(s.done)
+				return
+			}
+			go s.follow(conn, r)
+		}(ops[i%len(ops)])
+	}
+	wg.Wait()
+	r.dialTime = time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		return nil, fmt.Errorf("subscribe: %w", err)
+	}
+	return subs, nil
+}
+
+func (s *subscriber) follow(conn *gqlws.Conn, r *report) {
+	defer close(s.done)
+	defer conn.Close()
+	var last int64
+	for {
+		m, err := conn.Next()
+		if err != nil {
+			atomic.AddInt64(&r.otherErrors, 1)
+			return
+		}
+		switch m.Type {
+		case "complete":
+			return
+		case "error":
+			if strings.Contains(string(m.Payload), "OVERFLOW") {
+				atomic.AddInt64(&r.overflows, 1)
+			} else {
+				atomic.AddInt64(&r.otherErrors, 1)
+			}
+			return
+		}
+		now := time.Now()
+		var e struct {
+			OperationEvents struct {
+				Node struct {
+					Sequence int64
+					At       time.Time
+				}
+			}
+		}
+		if err := gqlws.Data(m, &e); err != nil {
+			atomic.AddInt64(&r.otherErrors, 1)
+			return
+		}
+		n := e.OperationEvents.Node
+		switch {
+		case n.Sequence <= last:
+			atomic.AddInt64(&r.duplicates, 1)
+		case n.Sequence > last+1:
+			atomic.AddInt64(&r.gaps, 1)
+		}
+		last = n.Sequence
+		s.received++
+		if n.At.After(r.released) {
+			s.latencies = append(s.latencies, now.Sub(n.At))
+			s.lastAt = n.At
+		}
+	}
+}
+
+// memory reads the server's memory figures from /metrics.
+func memory(server string) (serverMemory, error) {
+	resp, err := http.Get(server + "/metrics")
+	if err != nil {
+		return serverMemory{}, err
+	}
+	defer resp.Body.Close()
+	var m serverMemory
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		v, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "process_resident_memory_bytes":
+			m.rss = v
+		case "go_memstats_heap_inuse_bytes":
+			m.heap = v
+		case "go_memstats_stack_inuse_bytes":
+			m.stack = v
+		case "go_goroutines":
+			m.goroutines = v
+		}
+	}
+	return m, sc.Err()
+}
+
+func gql(server, token, query string, vars map[string]any, into any) error {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, server+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data   json.RawMessage
+		Errors []gqlws.Error
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return err
+	}
+	if len(out.Errors) > 0 {
+		return out.Errors[0]
+	}
+	if into != nil {
+		return json.Unmarshal(out.Data, into)
+	}
+	return nil
+}
+
+func (r *report) print(w io.Writer, c config) {
+	sort.Slice(r.latencies, func(i, j int) bool { return r.latencies[i] < r.latencies[j] })
+	pct := func(p float64) time.Duration {
+		if len(r.latencies) == 0 {
+			return 0
+		}
+		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
+	}
+	n := float64(c.subscribers)
+	wall := r.lastEvent.Sub(r.released).Seconds()
+	fmt.Fprintf(w, "subscribers %d over %d operations (%d jobs of %s each); connected in %s\n", c.subscribers, c.operations, c.nodes, c.step, r.dialTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "idle memory per subscription: RSS %.1f KB, heap+stacks %.1f KB (goroutines %.0f -> %.0f)\n",
+		(r.memAfter.rss-r.memBefore.rss)/n/1024, (r.memAfter.heap+r.memAfter.stack-r.memBefore.heap-r.memBefore.stack)/n/1024, r.memBefore.goroutines, r.memAfter.goroutines)
+	fmt.Fprintf(w, "commit-to-client latency: p50 %s, p99 %s, max %s (%d live deliveries)\n", pct(0.50).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), pct(1).Round(100*time.Microsecond), len(r.latencies))
+	if wall > 0 {
+		fmt.Fprintf(w, "event rate held: %.0f committed events/s, %.0f deliveries/s over %.1fs\n", float64(r.events)/wall, float64(len(r.latencies))/wall, wall)
+	}
+	fmt.Fprintf(w, "gaps %d, duplicates %d, overflows %d, other errors %d\n", r.gaps, r.duplicates, r.overflows, r.otherErrors)
+}
