@@ -60,10 +60,12 @@ func NewBroker(buffer int) *Broker {
 }
 
 // Subscription receives messages on C until it is closed: by its owner
-// (Close), by overflow (Overflowed), or by the broker shutting down.
+// (Close), by overflow (Overflowed), or by the broker shutting down. A
+// message is shared by every subscription it reaches: read it, never
+// change it.
 type Subscription struct {
-	C          <-chan Message
-	c          chan Message
+	C          <-chan *Message
+	c          chan *Message
 	b          *Broker
 	topic      map[string]map[*Subscription]struct{}
 	key        string
@@ -116,7 +118,7 @@ func (b *Broker) Organization(org string) *Subscription {
 }
 
 func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key string) *Subscription {
-	c := make(chan Message, b.buffer)
+	c := make(chan *Message, b.buffer)
 	s := &Subscription{C: c, c: c, b: b, topic: topic, key: key}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -136,13 +138,13 @@ func (b *Broker) Publish(m Message) {
 	b.Published.Add(1)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], m)
+	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], &m)
 	if m.StatusChanged() {
-		b.deliver(b.byOrg[m.Org], m)
+		b.deliver(b.byOrg[m.Org], &m)
 	}
 }
 
-func (b *Broker) deliver(subs map[*Subscription]struct{}, m Message) {
+func (b *Broker) deliver(subs map[*Subscription]struct{}, m *Message) {
 	for s := range subs {
 		select {
 		case s.c <- m:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,11 @@ func websocket(cfg Config) transport.Websocket {
 	if recheck <= 0 {
 		recheck = DefaultTokenRecheck
 	}
+	done := cfg.Done
+	if done == nil {
+		done = make(chan struct{}) // never closed: connections end by themselves
+	}
+	watcher := &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}}
 	limit := int64(MaxMessageBytes)
 	return transport.Websocket{
 		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
@@ -62,7 +68,7 @@ func websocket(cfg Config) transport.Websocket {
 			ctx = capstan.WithActor(ctx, a)
 			ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{})
 			ctx, cancel := context.WithCancelCause(ctx)
-			go watchToken(ctx, cancel, cfg.Tokens, token, a, recheck, cfg.Done)
+			watcher.watch(ctx, &watchedConn{token: token, actor: a, cancel: cancel})
 			return ctx, nil, nil
 		},
 	}
@@ -87,24 +93,67 @@ func bearer(p transport.InitPayload) string {
 	return ""
 }
 
-// watchToken ends the connection when its token stops being valid
-// (expired, removed by a reload) or the server shuts down.
-func watchToken(ctx context.Context, cancel context.CancelCauseFunc, tokens *Tokens, token string, a *capstan.Actor, every time.Duration, done <-chan struct{}) {
-	t := time.NewTicker(every)
+// tokenWatcher ends connections whose token stopped being valid (expired,
+// removed by a reload), and every connection when the server shuts down.
+// One goroutine checks them all, so an idle connection costs no goroutine
+// of its own here.
+type tokenWatcher struct {
+	tokens *Tokens
+	every  time.Duration
+	done   <-chan struct{}
+	once   sync.Once
+	mu     sync.Mutex
+	conns  map[*watchedConn]struct{}
+}
+
+type watchedConn struct {
+	token  string
+	actor  *capstan.Actor
+	cancel context.CancelCauseFunc
+}
+
+// watch registers a connection until its context ends.
+func (w *tokenWatcher) watch(ctx context.Context, c *watchedConn) {
+	w.once.Do(func() { go w.run() })
+	w.mu.Lock()
+	w.conns[c] = struct{}{}
+	w.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		delete(w.conns, c)
+		w.mu.Unlock()
+	})
+}
+
+func (w *tokenWatcher) run() {
+	t := time.NewTicker(w.every)
 	defer t.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			return
-		case <-done:
-			cancel(errors.New("the server is shutting down"))
+		case <-w.done:
+			w.end(func(*watchedConn) bool { return true }, errors.New("the server is shutting down"))
 			return
 		case <-t.C:
-			if b := tokens.Lookup(token); b == nil || b.ID != a.ID || b.OrganizationID != a.OrganizationID {
-				cancel(errTokenRevoked)
-				return
-			}
+			w.end(func(c *watchedConn) bool {
+				a := w.tokens.Lookup(c.token)
+				return a == nil || a.ID != c.actor.ID || a.OrganizationID != c.actor.OrganizationID
+			}, errTokenRevoked)
 		}
+	}
+}
+
+// end cancels the connections that match.
+func (w *tokenWatcher) end(match func(*watchedConn) bool, cause error) {
+	w.mu.Lock()
+	var ending []*watchedConn
+	for c := range w.conns {
+		if match(c) {
+			ending = append(ending, c)
+		}
+	}
+	w.mu.Unlock()
+	for _, c := range ending {
+		c.cancel(cause)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ type Config struct {
 	ProgressWindow time.Duration
 	// Done, when closed, ends every WebSocket connection (shutdown).
 	Done <-chan struct{}
+	// Profiling mounts net/http/pprof at /debug/pprof/ (diagnostics only).
+	Profiling bool
 }
 
 // GraphQL returns the GraphQL handler. HTTP requests must carry an actor in
@@ -137,6 +140,10 @@ func Handler(cfg Config) http.Handler {
 	}))
 	mux.Handle("GET /{$}", playground.Handler("Capstan", "/graphql"))
 	mux.Handle("GET /metrics", metrics(cfg.Broker))
+	if cfg.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
 	})

@@ -23,7 +23,7 @@ type config struct {
 	nodes                   int
 	step                    time.Duration
 	dialers                 int
-	window                  time.Duration
+	window, hold            time.Duration
 }
 
 func main() {
@@ -37,6 +37,7 @@ func main() {
 	flag.DurationVar(&c.step, "step", 50*time.Millisecond, "duration of each simulated job")
 	flag.IntVar(&c.dialers, "dialers", 64, "connections opened at once")
 	flag.DurationVar(&c.window, "timeout", 10*time.Minute, "give up after this long")
+	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.Parse()
 	r, err := run(c)
 	if err != nil {

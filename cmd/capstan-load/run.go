@@ -28,8 +28,11 @@ type report struct {
 	events, deliveries     int64
 	gaps, duplicates       int64
 	overflows, otherErrors int64
-	released, lastEvent    time.Time
+	lastEvent              time.Time
 	dialTime               time.Duration
+	// released is when the gates opened (unix ns; read by subscribers):
+	// only events committed after it count as live deliveries.
+	released atomic.Int64
 }
 
 // serverMemory is what the server's /metrics says of its memory.
@@ -58,11 +61,11 @@ func run(c config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	time.Sleep(2 * time.Second) // let the server settle with every subscription idle
+	time.Sleep(c.hold) // let the server settle with every subscription idle
 	if r.memAfter, err = memory(c.server); err != nil {
 		return nil, err
 	}
-	r.released = time.Now()
+	r.released.Store(time.Now().UnixNano())
 	for _, op := range ops {
 		if err := gql(c.server, c.token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op}, nil); err != nil {
 			return nil, fmt.Errorf("release %s: %w", op, err)
@@ -275,7 +278,7 @@ func (s *subscriber) follow(conn *gqlws.Conn, r *report) {
 		}
 		last = n.Sequence
 		s.received++
-		if n.At.After(r.released) {
+		if released := r.released.Load(); released > 0 && n.At.UnixNano() > released {
 			s.latencies = append(s.latencies, now.Sub(n.At))
 			s.lastAt = n.At
 		}
@@ -346,7 +349,7 @@ func (r *report) print(w io.Writer, c config) {
 		return r.latencies[min(len(r.latencies)-1, int(p*float64(len(r.latencies))))]
 	}
 	n := float64(c.subscribers)
-	wall := r.lastEvent.Sub(r.released).Seconds()
+	wall := r.lastEvent.Sub(time.Unix(0, r.released.Load())).Seconds()
 	fmt.Fprintf(w, "subscribers %d over %d operations (%d jobs of %s each); connected in %s\n", c.subscribers, c.operations, c.nodes, c.step, r.dialTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "idle memory per subscription: RSS %.1f KB, heap+stacks %.1f KB (goroutines %.0f -> %.0f)\n",
 		(r.memAfter.rss-r.memBefore.rss)/n/1024, (r.memAfter.heap+r.memAfter.stack-r.memBefore.heap-r.memBefore.stack)/n/1024, r.memBefore.goroutines, r.memAfter.goroutines)

@@ -137,7 +137,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	closing := make(chan struct{})
 	srv := &http.Server{
 		Handler: server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
-			Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing}),
+			Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1"}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
