@@ -22,7 +22,7 @@ type config struct {
 	subscribers, operations int
 	nodes                   int
 	step                    time.Duration
-	dialers                 int
+	dialers, perConnection  int
 	window, hold            time.Duration
 }
 
@@ -36,6 +36,7 @@ func main() {
 	flag.IntVar(&c.nodes, "nodes", 20, "jobs per operation (each commits about three events)")
 	flag.DurationVar(&c.step, "step", 50*time.Millisecond, "duration of each simulated job")
 	flag.IntVar(&c.dialers, "dialers", 64, "connections opened at once")
+	flag.IntVar(&c.perConnection, "per-connection", 1, "subscriptions per WebSocket connection (a dashboard follows several operations over one)")
 	flag.DurationVar(&c.window, "timeout", 10*time.Minute, "give up after this long")
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.Parse()

@@ -195,37 +195,47 @@ func startOperations(c config) ([]string, error) {
 // subscriber follows one operation's timeline on its own connection.
 type subscriber struct {
 	op        string
+	last      int64
 	done      chan struct{}
 	latencies []time.Duration
 	received  int64
 	lastAt    time.Time
 }
 
+// subscribe opens the subscriptions, perConnection of them on each
+// WebSocket connection, spread round-robin over the operations.
 func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subscriber, error) {
 	subs := make([]*subscriber, c.subscribers)
+	for i := range subs {
+		subs[i] = &subscriber{op: ops[i%len(ops)], done: make(chan struct{})}
+	}
+	per := max(1, c.perConnection)
 	sem := make(chan struct{}, c.dialers)
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range subs {
-		s := &subscriber{op: ops[i%len(ops)], done: make(chan struct{})}
-		subs[i] = s
+	for first := 0; first < len(subs); first += per {
+		group := subs[first:min(first+per, len(subs))]
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(op string) {
+		go func() {
 			defer wg.Done()
+			defer func() { <-sem }()
 			conn, err := gqlws.Dial(ctx, c.server+"/graphql", c.token)
-			if err == nil {
-				err = conn.Subscribe("1", `subscription($op: ID!) { operationEvents(operation: $op) { cursor node { sequence at } } }`, map[string]any{"op": op})
+			for i, s := range group {
+				if err == nil {
+					err = conn.Subscribe(strconv.Itoa(i), `subscription($op: ID!) { operationEvents(operation: $op) { cursor node { sequence at } } }`, map[string]any{"op": s.op})
+				}
 			}
-			<-sem
 			if err != nil {
 				failed.Store(err)
-				close(s.done)
+				for _, s := range group {
+					close(s.done)
+				}
 				return
 			}
-			go s.follow(conn, r)
-		}(ops[i%len(ops)])
+			go follow(conn, group, r)
+		}()
 	}
 	wg.Wait()
 	r.dialTime = time.Since(start)
@@ -235,53 +245,76 @@ func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subsc
 	return subs, nil
 }
 
-func (s *subscriber) follow(conn *gqlws.Conn, r *report) {
-	defer close(s.done)
+// follow reads one connection's messages for its subscriptions (ids are
+// their indexes in group) until every one has ended.
+func follow(conn *gqlws.Conn, group []*subscriber, r *report) {
 	defer conn.Close()
-	var last int64
-	for {
+	open := len(group)
+	end := func(s *subscriber) {
+		close(s.done)
+		open--
+	}
+	for open > 0 {
 		m, err := conn.Next()
 		if err != nil {
-			atomic.AddInt64(&r.otherErrors, 1)
+			for _, s := range group {
+				select {
+				case <-s.done:
+				default:
+					atomic.AddInt64(&r.otherErrors, 1)
+					close(s.done)
+				}
+			}
 			return
 		}
+		i, err := strconv.Atoi(m.ID)
+		if err != nil || i < 0 || i >= len(group) {
+			continue
+		}
+		s := group[i]
 		switch m.Type {
 		case "complete":
-			return
+			end(s)
+			continue
 		case "error":
 			if strings.Contains(string(m.Payload), "OVERFLOW") {
 				atomic.AddInt64(&r.overflows, 1)
 			} else {
 				atomic.AddInt64(&r.otherErrors, 1)
 			}
-			return
+			end(s)
+			continue
 		}
-		now := time.Now()
-		var e struct {
-			OperationEvents struct {
-				Node struct {
-					Sequence int64
-					At       time.Time
-				}
+		s.record(m, time.Now(), r)
+	}
+}
+
+// record checks one event's place in the timeline and its latency.
+func (s *subscriber) record(m gqlws.Message, now time.Time, r *report) {
+	var e struct {
+		OperationEvents struct {
+			Node struct {
+				Sequence int64
+				At       time.Time
 			}
 		}
-		if err := gqlws.Data(m, &e); err != nil {
-			atomic.AddInt64(&r.otherErrors, 1)
-			return
-		}
-		n := e.OperationEvents.Node
-		switch {
-		case n.Sequence <= last:
-			atomic.AddInt64(&r.duplicates, 1)
-		case n.Sequence > last+1:
-			atomic.AddInt64(&r.gaps, 1)
-		}
-		last = n.Sequence
-		s.received++
-		if released := r.released.Load(); released > 0 && n.At.UnixNano() > released {
-			s.latencies = append(s.latencies, now.Sub(n.At))
-			s.lastAt = n.At
-		}
+	}
+	if err := gqlws.Data(m, &e); err != nil {
+		atomic.AddInt64(&r.otherErrors, 1)
+		return
+	}
+	n := e.OperationEvents.Node
+	switch {
+	case n.Sequence <= s.last:
+		atomic.AddInt64(&r.duplicates, 1)
+	case n.Sequence > s.last+1:
+		atomic.AddInt64(&r.gaps, 1)
+	}
+	s.last = n.Sequence
+	s.received++
+	if released := r.released.Load(); released > 0 && n.At.UnixNano() > released {
+		s.latencies = append(s.latencies, now.Sub(n.At))
+		s.lastAt = n.At
 	}
 }
 
@@ -350,7 +383,8 @@ func (r *report) print(w io.Writer, c config) {
 	}
 	n := float64(c.subscribers)
 	wall := r.lastEvent.Sub(time.Unix(0, r.released.Load())).Seconds()
-	fmt.Fprintf(w, "subscribers %d over %d operations (%d jobs of %s each); connected in %s\n", c.subscribers, c.operations, c.nodes, c.step, r.dialTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "subscribers %d over %d operations, %d per connection (%d jobs of %s each); connected in %s\n",
+		c.subscribers, c.operations, max(1, c.perConnection), c.nodes, c.step, r.dialTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "idle memory per subscription: RSS %.1f KB, heap+stacks %.1f KB (goroutines %.0f -> %.0f)\n",
 		(r.memAfter.rss-r.memBefore.rss)/n/1024, (r.memAfter.heap+r.memAfter.stack-r.memBefore.heap-r.memBefore.stack)/n/1024, r.memBefore.goroutines, r.memAfter.goroutines)
 	fmt.Fprintf(w, "commit-to-client latency: p50 %s, p99 %s, max %s (%d live deliveries)\n", pct(0.50).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), pct(1).Round(100*time.Microsecond), len(r.latencies))
