@@ -66,7 +66,12 @@ func run(c config) (*report, error) {
 		return nil, err
 	}
 	r.released.Store(time.Now().UnixNano())
-	for _, op := range ops {
+	// Operations are released spread over one job step, so their events
+	// interleave rather than arrive in synchronized bursts.
+	for i, op := range ops {
+		if i > 0 {
+			time.Sleep(c.step / time.Duration(len(ops)))
+		}
 		if err := gql(c.server, c.token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op}, nil); err != nil {
 			return nil, fmt.Errorf("release %s: %w", op, err)
 		}
@@ -101,7 +106,7 @@ func startServer(c config) (string, func(), error) {
 	if err := os.WriteFile(filepath.Join(packs, "load.yaml"), loadPack(c.nodes, c.step), 0o644); err != nil {
 		return "", nil, err
 	}
-	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs)
+	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs, "--workers", "256")
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync/atomic"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,11 +38,19 @@ type serveConfig struct {
 	listen, store, dataDir, tokens, packsDir, catalog string
 	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
 	allowedOrigins                                    []string
+	workers                                           int
 }
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
 	}
 	return def
 }
@@ -60,6 +69,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.neo4jUser, "neo4j-user", envOr("CAPSTAN_NEO4J_USER", ""), "Neo4j user; empty for no auth (CAPSTAN_NEO4J_USER)")
 	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
 	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
+	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -114,7 +124,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc})
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
