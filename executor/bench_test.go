@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/live"
 )
 
 // benchNodes is the DAG size (CAPSTAN_BENCH_NODES, default 1000).
@@ -51,10 +54,14 @@ func dagPlan(shape string, n int) ([]capstan.PlanNode, []capstan.Edge) {
 // change durable, and reports time per node, nodes per second, allocations
 // per node and the heap in use at the end.
 func BenchmarkExecutor(b *testing.B) {
-	for _, shape := range []string{"chain", "fanout", "layered"} {
-		b.Run(shape, func(b *testing.B) {
+	for _, bench := range []struct{ store, shape string }{
+		{"embedded", "chain"}, {"embedded", "fanout"}, {"embedded", "layered"},
+		{"neo4j", "chain"}, {"neo4j", "fanout"}, {"neo4j", "layered"},
+	} {
+		b.Run(bench.store+"/"+bench.shape, func(b *testing.B) {
+			shape := bench.shape
 			org = testenv.NewOrg()
-			store := testenv.Store(b)
+			store := benchStore(b, bench.store)
 			svc, _ := setup(b, store, org)
 			n := benchNodes()
 			nodes, edges := dagPlan(shape, n)
@@ -94,4 +101,68 @@ func BenchmarkExecutor(b *testing.B) {
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 		})
 	}
+}
+
+// BenchmarkApprovalToNextNode measures the time from a gate's approval
+// (the decideGate call) to the next node starting (its node.running event
+// committed and published), on both stores.
+func BenchmarkApprovalToNextNode(b *testing.B) {
+	for _, name := range []string{"embedded", "neo4j"} {
+		b.Run(name, func(b *testing.B) {
+			org = testenv.NewOrg()
+			broker := live.NewBroker(0)
+			store := live.Store{Store: benchStore(b, name), Broker: broker}
+			svc, _ := setup(b, store, org)
+			nodes := []capstan.PlanNode{
+				{ID: "gate", Type: capstan.NodeGate, Title: "gate", Gate: &capstan.GateSpec{Type: "approval", Reason: "bench", RequiredRoles: []string{capstan.RoleSRE}}},
+				{ID: "next", Type: capstan.NodeJob, Title: "next", Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}, Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "ok", Type: "sim"}}}}},
+			}
+			edges := []capstan.Edge{{From: "gate", To: "next"}}
+			var latencies []time.Duration
+			for i := 0; i < b.N; i++ {
+				in := &capstan.Intent{Actor: "alice", Action: "bench", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+				require.NoError(b, store.CreateIntent(context.Background(), org, in))
+				plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
+					Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
+				require.NoError(b, store.CreatePlan(context.Background(), org, plan, in))
+				op, err := svc.StartOperation(as("alice", capstan.RoleAdmin), plan.ID, "")
+				require.NoError(b, err)
+				for {
+					o, err := store.GetOperation(context.Background(), org, op.ID)
+					require.NoError(b, err)
+					if o.Status == capstan.OperationWaiting {
+						break
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				sub := broker.Operation(org, op.ID)
+				start := time.Now()
+				_, err = svc.DecideGate(as("bob", capstan.RoleSRE), op.ID, "gate", true, "")
+				require.NoError(b, err)
+				started := false
+				for !started {
+					m := <-sub.C
+					for _, e := range m.Events {
+						started = started || (e.Type == "node.running" && e.Payload["node"] == "next")
+					}
+				}
+				latencies = append(latencies, time.Since(start))
+				sub.Close()
+			}
+			sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+			b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// benchStore opens the named store: embedded, or the test Neo4j.
+func benchStore(b *testing.B, name string) capstan.Store {
+	if name == "embedded" {
+		return testenv.Store(b)
+	}
+	s, err := cypher.Open(cypher.Config{URI: neo4jServer.URI, User: neo4jServer.User, Password: neo4jServer.Password})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	return s
 }

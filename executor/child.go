@@ -21,7 +21,7 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		run.Error = "sub-operation could not start: " + capstan.ErrorMessage(err)
 		run.FinishedAt = l.now()
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
-		st.runs[n.ID] = run
+		st.set(run)
 		l.fail(st, ch, n.ID, run.Error)
 	} else {
 		run.ChildOperationID = id
@@ -60,7 +60,7 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 		_ = run.Move(capstan.NodeFailed)
 		run.Error = "sub-operation " + child.ID + " ended " + string(child.Status)
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
-		st.runs[n.ID] = run
+		st.set(run)
 		l.fail(st, ch, n.ID, run.Error)
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}

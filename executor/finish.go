@@ -34,7 +34,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		l.compensated(st, ch, r)
 		return
 	}
-	n := st.plan.Node(r.node)
+	n := st.node(r.node)
 	run := st.runs[r.node]
 	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
 		(run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying) {
@@ -47,7 +47,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
-	defer func() { ch.NodeRuns = append(ch.NodeRuns, run); st.runs[r.node] = run }()
+	defer func() { ch.NodeRuns = append(ch.NodeRuns, run); st.set(run) }()
 	if verdict == "" {
 		_ = run.Move(capstan.NodeVerifying)
 		_ = run.Move(capstan.NodeSucceeded)
@@ -94,7 +94,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:
-		st.runs[r.node] = run
+		st.set(run)
 		l.fail(st, ch, r.node, verdict)
 	}
 }
@@ -126,6 +126,6 @@ func (l *loop) retry(ctx context.Context, node string) error {
 	if err := l.commit(ctx, ch); err != nil {
 		return err
 	}
-	l.dispatch(ctx, st.plan.Node(node), run.Attempts)
+	l.dispatch(ctx, st.node(node), run.Attempts)
 	return nil
 }

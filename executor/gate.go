@@ -81,7 +81,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	} else {
 		_ = run.Move(capstan.NodeFailed)
 		run.Error = "gate timed out after " + gate.Spec.Timeout + " without approval"
-		st.runs[node] = run
+		st.set(run)
 		l.fail(st, ch, node, run.Error)
 	}
 	ch.Gates = []capstan.Gate{gate}

@@ -35,6 +35,10 @@ type loop struct {
 	// busy counts work handed to workers and not yet reported (at most
 	// the executor's PerOperation).
 	busy int
+	// idx indexes the plan (idxPlan at idxRevision) for the steps.
+	idx         *planIndex
+	idxPlan     string
+	idxRevision int
 }
 
 type queued struct {
@@ -64,13 +68,6 @@ type nodeResult struct {
 	evidence []capstan.Evidence
 	// artifacts are the job's declared outputs and its diagnostics (refs only).
 	artifacts []capstan.Artifact
-}
-
-// state is one consistent read of the operation.
-type state struct {
-	op   *capstan.Operation
-	plan *capstan.Plan
-	runs map[string]capstan.OperationNodeRun
 }
 
 func newLoop(e *Executor, org, opID string) *loop {
@@ -187,7 +184,7 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 		return nil
 	}
 	for _, r := range ch.NodeRuns {
-		l.cached.runs[r.NodeID] = r
+		l.cached.set(r)
 	}
 	return nil
 }
@@ -205,10 +202,7 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{op: op, plan: plan, runs: map[string]capstan.OperationNodeRun{}}
-	for _, r := range recs.NodeRuns {
-		st.runs[r.NodeID] = r
-	}
+	st := newState(op, plan, recs.NodeRuns, l.index(plan))
 	return st, nil
 }
 
@@ -235,11 +229,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	case capstan.OperationRollingBack:
 		return l.rollback(ctx, st)
 	}
-	status := map[string]capstan.NodeRunStatus{}
-	for id, r := range st.runs {
-		status[id] = r.Status
-	}
-	if outcome := Outcome(st.plan, status); outcome != "" && len(l.inflight) == 0 && !op.Status.Terminal() {
+	if outcome := st.outcome(); outcome != "" && len(l.inflight) == 0 && !op.Status.Terminal() {
 		return true, l.complete(ctx, op, outcome)
 	}
 	if op.Status.Terminal() {
@@ -247,11 +237,11 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	}
 	var dispatch, children []string
 	started := map[string]bool{} // nodes this step starts: not to be recovered below
-	for _, id := range ReadyNodes(st.plan, status) {
+	for _, id := range st.ready() {
 		if l.inflight[id] {
 			continue
 		}
-		n := st.plan.Node(id)
+		n := st.node(id)
 		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
 		_ = run.Move(capstan.NodeReady)
 		switch n.Type {
@@ -284,25 +274,25 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
 		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
-		status[id] = run.Status
-		st.runs[id] = run
+		st.set(run)
 		started[id] = true
 	}
 	var verify []string
-	for id, r := range st.runs {
+	for id := range st.open {
+		r := st.runs[id]
 		switch {
 		case l.inflight[id] || started[id]:
-		case st.plan.Node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
+		case st.node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
 			if r.ChildOperationID == "" {
 				children = append(children, id) // interrupted before the child started
-			} else if done, err := l.followChild(ctx, st, st.plan.Node(id)); done || err != nil {
+			} else if done, err := l.followChild(ctx, st, st.node(id)); done || err != nil {
 				return true, err
 			}
 		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
-			l.schedule(ctx, st.plan.Node(id), r)
+			l.schedule(ctx, st.node(id), r)
 		case r.Status == capstan.NodeWaitingApproval && !l.scheduled[gateTimer+id]:
-			l.scheduleGate(ctx, st.plan.Node(id), r)
-		case r.Status == capstan.NodeFailed && st.plan.Node(id).Type == capstan.NodeGate:
+			l.scheduleGate(ctx, st.node(id), r)
+		case r.Status == capstan.NodeFailed && st.node(id).Type == capstan.NodeGate:
 			l.fail(st, ch, id, r.Error) // rejected or timed out
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
 			// Interrupted by a restart, or verifying a recorded
@@ -313,9 +303,9 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	}
 	sort.Strings(verify)
 	for _, id := range verify {
-		l.verify(ctx, st.plan.Node(id), st.runs[id].Attempts)
+		l.verify(ctx, st.node(id), st.runs[id].Attempts)
 	}
-	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && (Waiting(status) || waitsOnChild(st))
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && (st.waiting() || waitsOnChild(st))
 	switch {
 	case waiting && op.Status == capstan.OperationRunning:
 		_ = op.Move(capstan.OperationWaiting)
@@ -331,10 +321,10 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		return false, err
 	}
 	for _, id := range dispatch {
-		l.dispatch(ctx, st.plan.Node(id), 1)
+		l.dispatch(ctx, st.node(id), 1)
 	}
 	for _, id := range children {
-		if err := l.startChild(ctx, st, st.plan.Node(id)); err != nil {
+		if err := l.startChild(ctx, st, st.node(id)); err != nil {
 			return false, err
 		}
 	}
@@ -343,7 +333,8 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 
 // waitsOnChild reports whether a sub_operation node waits for its child.
 func waitsOnChild(st *state) bool {
-	for _, r := range st.runs {
+	for id := range st.open {
+		r := st.runs[id]
 		if r.ChildOperationID != "" && r.Status == capstan.NodeRunning {
 			return true
 		}
@@ -364,10 +355,10 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	}
 	l.cancelChildren(ctx, st)
 	ch := &capstan.OperationChange{Operation: st.op}
-	for id, r := range st.runs {
+	for _, r := range st.runs {
 		if r.Status == capstan.NodeFailed {
 			_ = r.Move(capstan.NodeWaitingIntervention)
-			st.runs[id] = r
+			st.set(r)
 		}
 	}
 	l.endRuns(st, ch)
@@ -437,4 +428,12 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 		case <-ctx.Done():
 		}
 	}})
+}
+
+// index returns the plan's index, built once per plan revision.
+func (l *loop) index(p *capstan.Plan) *planIndex {
+	if l.idx == nil || l.idxPlan != p.ID || l.idxRevision != p.Revision {
+		l.idx, l.idxPlan, l.idxRevision = newIndex(p), p.ID, p.Revision
+	}
+	return l.idx
 }

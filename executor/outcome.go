@@ -29,34 +29,3 @@ func Verdict(res Result, evidence []capstan.Evidence) (reason, errKind string) {
 	}
 	return "", ""
 }
-
-// Outcome returns the operation's final status once its nodes decide it:
-// succeeded when every node is done, failed when a node failed with no
-// retry left and no one to wait for; "" while it goes on.
-func Outcome(p *capstan.Plan, status map[string]capstan.NodeRunStatus) capstan.OperationStatus {
-	all := true
-	for _, n := range p.Nodes {
-		if n.Type == capstan.NodeStage {
-			continue
-		}
-		if !done(status[n.ID]) {
-			all = false
-		}
-	}
-	if all {
-		return capstan.OperationSucceeded
-	}
-	return ""
-}
-
-// Waiting reports whether some node waits for a person (approval,
-// intervention, or attention after its last attempt).
-func Waiting(status map[string]capstan.NodeRunStatus) bool {
-	for _, s := range status {
-		switch s {
-		case capstan.NodeWaitingApproval, capstan.NodeWaitingIntervention, capstan.NodeFailed:
-			return true
-		}
-	}
-	return false
-}

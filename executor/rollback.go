@@ -70,7 +70,7 @@ func (l *loop) rollback(ctx context.Context, st *state) (bool, error) {
 	if err := l.commit(ctx, ch); err != nil {
 		return false, err
 	}
-	l.start(ctx, st.plan.Node(next[0]), st.runs[next[0]].Attempts, kindCompensate)
+	l.start(ctx, st.node(next[0]), st.runs[next[0]].Attempts, kindCompensate)
 	return false, nil
 }
 
