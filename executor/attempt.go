@@ -107,16 +107,21 @@ func redact(out []byte, secrets [][]byte) []byte {
 
 // sandbox is the operation's working directory for jobs and probes.
 func (l *loop) sandbox() string {
-	dir := filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
-	_ = os.MkdirAll(dir, 0o750)
-	return dir
+	l.dirs.Do(l.makeDirs)
+	return filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
 }
 
 // outputs is the directory where the operation's jobs write artifacts.
 func (l *loop) outputs() string {
-	dir := filepath.Join(l.e.cfg.Dir, "outputs", l.opID)
-	_ = os.MkdirAll(dir, 0o750)
-	return dir
+	l.dirs.Do(l.makeDirs)
+	return filepath.Join(l.e.cfg.Dir, "outputs", l.opID)
+}
+
+// makeDirs creates the operation's directories once.
+func (l *loop) makeDirs() {
+	for _, d := range []string{"sandbox", "outputs"} {
+		_ = os.MkdirAll(filepath.Join(l.e.cfg.Dir, d, l.opID), 0o750)
+	}
 }
 
 // jobEnv passes parameters, the outputs directory and the files of the
@@ -154,15 +159,4 @@ func envName(k string) string {
 		}
 	}
 	return string(b)
-}
-
-// diagnostics keeps a job's output as a file and returns its artifact.
-func (l *loop) diagnostics(node, name string, attempt int, out []byte) *capstan.Artifact {
-	dir := filepath.Join(l.e.cfg.Dir, "artifacts", l.opID)
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.log", node, name, attempt))
-	if err := os.MkdirAll(dir, 0o750); err != nil || os.WriteFile(path, out, 0o640) != nil {
-		return nil
-	}
-	return &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-%s-%d", node, name, attempt), Sensitivity: capstan.SensitivityInternal,
-		StorageRef: "file:" + path, ProducedBy: node}
 }

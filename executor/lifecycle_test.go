@@ -256,14 +256,14 @@ func requireSecretKept(t *testing.T, store capstan.Store, opID, value string) {
 			secret = &recs.Artifacts[i]
 		}
 		if a.Type == "diagnostics" {
-			out, err := os.ReadFile(strings.TrimPrefix(a.StorageRef, "file:"))
+			out, err := executor.ReadArtifact(a.StorageRef)
 			require.NoError(t, err)
 			require.NotContains(t, string(out), value, a.Name)
 		}
 	}
 	require.NotNil(t, secret)
 	require.Equal(t, capstan.SensitivitySecret, secret.Sensitivity)
-	data, err := os.ReadFile(strings.TrimPrefix(secret.StorageRef, "file:"))
+	data, err := executor.ReadArtifact(secret.StorageRef)
 	require.NoError(t, err)
 	require.Equal(t, value, string(data), "the reference leads to the value")
 }

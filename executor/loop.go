@@ -2,7 +2,9 @@ package executor
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
+	"sync"
 
 	"sort"
 	"time"
@@ -35,6 +37,10 @@ type loop struct {
 	// busy counts work handed to workers and not yet reported (at most
 	// the executor's PerOperation).
 	busy int
+	// dirs creates the sandbox and outputs directories once; diag keeps
+	// the operation's job outputs.
+	dirs sync.Once
+	diag *diagnosticsLog
 	// idx indexes the plan (idxPlan at idxRevision) for the steps.
 	idx         *planIndex
 	idxPlan     string
@@ -72,12 +78,14 @@ type nodeResult struct {
 
 func newLoop(e *Executor, org, opID string) *loop {
 	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult),
-		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{}}
+		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{},
+		diag: &diagnosticsLog{path: filepath.Join(e.cfg.Dir, "artifacts", opID, "diagnostics.log")}}
 }
 
 func (l *loop) run(ctx context.Context) {
 	l.jobs, l.stopJobs = context.WithCancel(ctx)
 	defer l.stopJobs()
+	defer l.diag.close()
 	for ctx.Err() == nil {
 		st, err := l.state(ctx)
 		again := false
