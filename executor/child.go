@@ -15,7 +15,7 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 	}
 	id, err := l.e.cfg.Hooks.StartChild(ctx, l.org, st.op, n)
 	run := st.runs[n.ID]
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	if err != nil {
 		_ = run.Move(capstan.NodeFailed)
 		run.Error = "sub-operation could not start: " + capstan.ErrorMessage(err)
@@ -43,7 +43,7 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 	if !child.Status.Terminal() {
 		return false, nil
 	}
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	run.FinishedAt = l.now()
 	if child.Status == capstan.OperationSucceeded {
 		key, err := l.e.cfg.Hooks.ChildSucceeded(ctx, l.org, st.op, n, child)

@@ -6,8 +6,9 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// finish records attempts' results in one commit (a group commit when
-// several workers reported at once).
+// finish records attempts' results (several when workers reported at
+// once) into the change the next step commits with its own decisions: one
+// commit both ends these nodes and starts what they made ready.
 func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 	if ctx.Err() != nil {
 		return nil // shutting down: the nodes stay as persisted and are recovered on start
@@ -16,14 +17,14 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 	if err != nil {
 		return err
 	}
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	for _, r := range rs {
 		l.record(st, ch, r)
 	}
-	if len(ch.Events) == 0 {
-		return nil
+	if len(ch.Events) > 0 {
+		l.pending = ch
 	}
-	return l.commit(ctx, ch)
+	return nil
 }
 
 // record adds one attempt's result to ch: evidence, diagnostics, the

@@ -65,7 +65,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 		return nil
 	}
 	gate := recs.Gates[i]
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	outcome := "rejected"
 	if gate.Spec.OnTimeout == "approve" {
 		outcome = "approved"

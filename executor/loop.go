@@ -37,6 +37,9 @@ type loop struct {
 	// busy counts work handed to workers and not yet reported (at most
 	// the executor's PerOperation).
 	busy int
+	// pending holds recorded results not committed yet: the next step
+	// commits them together with its own decisions.
+	pending *capstan.OperationChange
 	// dirs creates the sandbox and outputs directories once; diag keeps
 	// the operation's job outputs.
 	dirs sync.Once
@@ -89,6 +92,9 @@ func (l *loop) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		st, err := l.state(ctx)
 		again := false
+		if err == nil && l.pending != nil && st.op.Status.Terminal() {
+			err = l.commit(ctx, l.change(st.op)) // the results that ended it
+		}
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				if st.op.ParentID != "" {
@@ -97,6 +103,9 @@ func (l *loop) run(ctx context.Context) {
 				return
 			}
 			again, err = l.step(ctx, st)
+			if err == nil && l.pending != nil { // the step had nothing to add
+				err = l.commit(ctx, l.change(st.op))
+			}
 		}
 		if err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT {
 			l.e.cfg.Log.Warn("operation step failed; retrying", "operation", l.opID, "err", err.Error())
@@ -177,9 +186,29 @@ func (l *loop) state(ctx context.Context) (*state, error) {
 	return st, nil
 }
 
+// change returns the change to add to: the recorded results waiting to
+// be committed, or a new one.
+func (l *loop) change(op *capstan.Operation) *capstan.OperationChange {
+	if ch := l.pending; ch != nil && ch.Operation == op {
+		l.pending = nil
+		return ch
+	}
+	l.pending = nil
+	return &capstan.OperationChange{Operation: op}
+}
+
 // commit persists a change; on success the cached state takes it in (the
 // operation is updated in place by the store), on failure it is reread.
 func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
+	if p := l.pending; p != nil && p.Operation == ch.Operation { // never leave recorded results behind
+		ch.Interventions = append(l.pending.Interventions, ch.Interventions...)
+		ch.NodeRuns = append(l.pending.NodeRuns, ch.NodeRuns...)
+		ch.Evidence = append(l.pending.Evidence, ch.Evidence...)
+		ch.Artifacts = append(l.pending.Artifacts, ch.Artifacts...)
+		ch.Gates = append(l.pending.Gates, ch.Gates...)
+		ch.Events = append(l.pending.Events, ch.Events...)
+	}
+	l.pending = nil
 	if err := l.concludeResource(ctx, ch); err != nil {
 		return err
 	}
@@ -227,7 +256,6 @@ func (l *loop) now() *time.Time {
 // reports whether it changed anything, so the loop decides again at once.
 func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	op := st.op
-	ch := &capstan.OperationChange{Operation: op}
 	if op.Status == capstan.OperationPending {
 		return true, l.begin(ctx, st)
 	}
@@ -243,6 +271,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	if op.Status.Terminal() {
 		return false, nil
 	}
+	ch := l.change(op) // with the results recorded since the last commit
 	var dispatch, children []string
 	started := map[string]bool{} // nodes this step starts: not to be recovered below
 	for _, id := range st.ready() {
@@ -362,7 +391,7 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 		return false, nil // their results come back; then this runs again
 	}
 	l.cancelChildren(ctx, st)
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	for _, r := range st.runs {
 		if r.Status == capstan.NodeFailed {
 			_ = r.Move(capstan.NodeWaitingIntervention)
@@ -399,7 +428,7 @@ func (l *loop) analyze(ch *capstan.OperationChange, n *capstan.PlanNode, run *ca
 }
 
 func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome capstan.OperationStatus) error {
-	ch := &capstan.OperationChange{Operation: op}
+	ch := l.change(op)
 	if op.Status == capstan.OperationWaiting && outcome == capstan.OperationSucceeded {
 		_ = op.Move(capstan.OperationRunning)
 	}

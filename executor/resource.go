@@ -13,7 +13,7 @@ import (
 // operation changes it, it does not exist) fails the operation at once.
 func (l *loop) begin(ctx context.Context, st *state) error {
 	op := st.op
-	ch := &capstan.OperationChange{Operation: op}
+	ch := l.change(op)
 	var reason string
 	if h := l.e.cfg.Hooks; h != nil && op.ResourceKey != "" {
 		if err := h.BeginChange(ctx, l.org, op); err != nil {

@@ -57,7 +57,7 @@ func (l *loop) rollback(ctx context.Context, st *state) (bool, error) {
 	if len(l.inflight) > 0 {
 		return false, nil
 	}
-	ch := &capstan.OperationChange{Operation: st.op}
+	ch := l.change(st.op)
 	next := Compensations(st.plan, st.runs)
 	if len(next) == 0 {
 		l.endRuns(st, ch)
@@ -87,6 +87,7 @@ func (l *loop) compensated(st *state, ch *capstan.OperationChange, r nodeResult)
 	if verdict == "" {
 		_ = run.Move(capstan.NodeRolledBack)
 		ch.NodeRuns = append(ch.NodeRuns, run)
+		st.set(run)
 		ch.Events = append(ch.Events, l.event("node.rolled_back", map[string]any{"node": r.node}))
 		return
 	}
