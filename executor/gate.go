@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -23,6 +24,17 @@ func (l *loop) scheduleGate(ctx context.Context, n *capstan.PlanNode, run capsta
 		return
 	}
 	l.after(ctx, gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.cfg.Clock.Now())))
+}
+
+// retryDue reports whether a retry timer is pending (a gate's timeout
+// timer does not keep the operation from waiting for its approvers).
+func (l *loop) retryDue() bool {
+	for name := range l.scheduled {
+		if !strings.HasPrefix(name, gateTimer) {
+			return true
+		}
+	}
+	return false
 }
 
 // after sends name to the loop's due channel after d.

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"sort"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -272,6 +271,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		return false, nil
 	}
 	ch := l.change(op) // with the results recorded since the last commit
+	touched := st.takeTouched() // before this step starts nodes: those wait for the next
 	var dispatch, children []string
 	started := map[string]bool{} // nodes this step starts: not to be recovered below
 	for _, id := range st.ready() {
@@ -290,6 +290,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		case capstan.NodeGate:
 			_ = run.Move(capstan.NodeWaitingApproval)
 			run.StartedAt = l.now()
+			l.scheduleGate(ctx, n, run)
 			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeAIAnalysis:
@@ -315,7 +316,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		started[id] = true
 	}
 	var verify []string
-	for id := range st.open {
+	for _, id := range touched {
 		r := st.runs[id]
 		switch {
 		case l.inflight[id] || started[id]:
@@ -338,11 +339,10 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			verify = append(verify, id)
 		}
 	}
-	sort.Strings(verify)
 	for _, id := range verify {
 		l.verify(ctx, st.node(id), st.runs[id].Attempts)
 	}
-	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && len(l.scheduled) == 0 && len(verify) == 0 && (st.waiting() || waitsOnChild(st))
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && !l.retryDue() && len(verify) == 0 && st.waiting()
 	switch {
 	case waiting && op.Status == capstan.OperationRunning:
 		_ = op.Move(capstan.OperationWaiting)
@@ -366,17 +366,6 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		}
 	}
 	return len(dispatch) == 0, nil
-}
-
-// waitsOnChild reports whether a sub_operation node waits for its child.
-func waitsOnChild(st *state) bool {
-	for id := range st.open {
-		r := st.runs[id]
-		if r.ChildOperationID != "" && r.Status == capstan.NodeRunning {
-			return true
-		}
-	}
-	return false
 }
 
 // cancel stops the operation's jobs, waits for them, and ends every

@@ -17,10 +17,17 @@ type state struct {
 	open     map[string]bool
 	done     int
 	frontier map[string]bool
+	// touched holds the unfinished runs changed since the last step took
+	// them (all of them after a fresh read): the only ones it looks at.
+	touched map[string]bool
+	// waitingRuns counts runs waiting for a person; childRuns the
+	// sub_operation runs following a child operation.
+	waitingRuns, childRuns int
 }
 
 func newState(op *capstan.Operation, plan *capstan.Plan, runs []capstan.OperationNodeRun, idx *planIndex) *state {
-	st := &state{op: op, plan: plan, idx: idx, runs: map[string]capstan.OperationNodeRun{}, open: map[string]bool{}, frontier: map[string]bool{}}
+	st := &state{op: op, plan: plan, idx: idx, runs: map[string]capstan.OperationNodeRun{}, open: map[string]bool{},
+		frontier: map[string]bool{}, touched: map[string]bool{}}
 	for _, r := range runs {
 		st.set(r)
 	}
@@ -34,13 +41,18 @@ func newState(op *capstan.Operation, plan *capstan.Plan, runs []capstan.Operatio
 
 // set records a node run's new state.
 func (st *state) set(r capstan.OperationNodeRun) {
-	was := st.runs[r.NodeID].Status
+	old := st.runs[r.NodeID]
+	was := old.Status
+	st.count(old, -1)
+	st.count(r, +1)
 	st.runs[r.NodeID] = r
 	switch r.Status {
 	case capstan.NodeSucceeded, capstan.NodeSkipped, capstan.NodeCancelled, capstan.NodeRolledBack:
 		delete(st.open, r.NodeID)
+		delete(st.touched, r.NodeID)
 	default:
 		st.open[r.NodeID] = true
+		st.touched[r.NodeID] = true
 	}
 	switch {
 	case !done(was) && done(r.Status):
@@ -51,6 +63,28 @@ func (st *state) set(r capstan.OperationNodeRun) {
 	case done(was) && !done(r.Status):
 		st.done--
 	}
+}
+
+// count adds (or with -1 removes) a run to the waiting and child counts.
+func (st *state) count(r capstan.OperationNodeRun, by int) {
+	switch r.Status {
+	case capstan.NodeWaitingApproval, capstan.NodeWaitingIntervention, capstan.NodeFailed:
+		st.waitingRuns += by
+	case capstan.NodeRunning:
+		if r.ChildOperationID != "" {
+			st.childRuns += by
+		}
+	}
+}
+
+// takeTouched returns the unfinished runs changed since the last call.
+func (st *state) takeTouched() []string {
+	ids := make([]string, 0, len(st.touched))
+	for id := range st.touched {
+		ids = append(ids, id)
+	}
+	clear(st.touched)
+	return st.idx.inOrder(ids)
 }
 
 // status is a node's run status ("" before it has a run).
@@ -80,13 +114,8 @@ func (st *state) outcome() capstan.OperationStatus {
 }
 
 // waiting reports whether some node waits for a person (approval,
-// intervention, or attention after its last attempt).
+// intervention, or attention after its last attempt) or for a child
+// operation.
 func (st *state) waiting() bool {
-	for id := range st.open {
-		switch st.runs[id].Status {
-		case capstan.NodeWaitingApproval, capstan.NodeWaitingIntervention, capstan.NodeFailed:
-			return true
-		}
-	}
-	return false
+	return st.waitingRuns > 0 || st.childRuns > 0
 }
