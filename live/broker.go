@@ -70,6 +70,9 @@ type Subscription struct {
 	topic      map[string]map[*Subscription]struct{}
 	key        string
 	overflowed bool // written under b.mu before c is closed
+	// fn, for a callback subscription, receives messages inside Publish
+	// (it must not wait) and reports whether it wants more; nil on shutdown.
+	fn func(*Message) bool
 }
 
 // Overflowed reports whether the subscription ended because it fell
@@ -103,7 +106,9 @@ func (b *Broker) drop(s *Subscription) {
 	if len(subs) == 0 {
 		delete(s.topic, s.key)
 	}
-	close(s.c)
+	if s.c != nil {
+		close(s.c)
+	}
 }
 
 // Operation subscribes to the changes of one operation.
@@ -117,6 +122,26 @@ func (b *Broker) Organization(org string) *Subscription {
 	return b.subscribe(b.byOrg, org)
 }
 
+// operationFunc subscribes a callback to an operation's changes (Feed).
+func (b *Broker) operationFunc(org, opID string, fn func(*Message) bool) *Subscription {
+	s := &Subscription{b: b, topic: b.byOp, key: org + "|" + opID, fn: fn}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		fn(nil)
+		return s
+	}
+	b.add(s)
+	return s
+}
+
+func (b *Broker) add(s *Subscription) {
+	if s.topic[s.key] == nil {
+		s.topic[s.key] = map[*Subscription]struct{}{}
+	}
+	s.topic[s.key][s] = struct{}{}
+}
+
 func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key string) *Subscription {
 	c := make(chan *Message, b.buffer)
 	s := &Subscription{C: c, c: c, b: b, topic: topic, key: key}
@@ -126,10 +151,7 @@ func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key stri
 		close(c)
 		return s
 	}
-	if topic[key] == nil {
-		topic[key] = map[*Subscription]struct{}{}
-	}
-	topic[key][s] = struct{}{}
+	b.add(s)
 	return s
 }
 
@@ -146,6 +168,12 @@ func (b *Broker) Publish(m Message) {
 
 func (b *Broker) deliver(subs map[*Subscription]struct{}, m *Message) {
 	for s := range subs {
+		if s.fn != nil {
+			if !s.fn(m) {
+				b.drop(s)
+			}
+			continue
+		}
 		select {
 		case s.c <- m:
 		default:
@@ -178,6 +206,9 @@ func (b *Broker) Close() {
 	for _, topic := range []map[string]map[*Subscription]struct{}{b.byOp, b.byOrg} {
 		for _, subs := range topic {
 			for s := range subs {
+				if s.fn != nil {
+					s.fn(nil)
+				}
 				b.drop(s)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -48,10 +49,46 @@ func (tl *timeline) Terminal(context.Context) (bool, error) {
 	return tl.ended, nil
 }
 
-func collect(got *[]int64) func(capstan.OperationEvent) error {
-	return func(e capstan.OperationEvent) error {
-		*got = append(*got, e.Sequence)
-		return nil
+// recorder is an Out that records what it received.
+type recorder struct {
+	mu    sync.Mutex
+	got   []int64
+	room  int // how many TrySend accepts (-1: unlimited)
+	ended chan error
+}
+
+func newRecorder(room int) *recorder { return &recorder{room: room, ended: make(chan error, 1)} }
+
+func (r *recorder) TrySend(e capstan.OperationEvent) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.room == 0 {
+		return false
+	}
+	r.room--
+	r.got = append(r.got, e.Sequence)
+	return true
+}
+
+func (r *recorder) Send(_ context.Context, e capstan.OperationEvent) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, e.Sequence)
+	return nil
+}
+
+func (r *recorder) End(err error) { r.ended <- err }
+
+func (r *recorder) wait(t *testing.T) ([]int64, error) {
+	t.Helper()
+	select {
+	case err := <-r.ended:
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.got, err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the feed did not end")
+		return nil, nil
 	}
 }
 
@@ -63,51 +100,75 @@ func seqs(from, to int64) []int64 {
 	return out
 }
 
-func TestFollowReplaysThenGoesLiveAndFillsGaps(t *testing.T) {
+func TestFeedReplaysThenGoesLiveAndFillsGaps(t *testing.T) {
 	b := NewBroker(0)
 	tl := &timeline{}
 	tl.add(700) // more than one replay page
-	sub := b.Operation("o", "op")
+	out := newRecorder(-1)
+	StartFeed(context.Background(), b, "o", "op", tl, 5, out)
 	running := capstan.Operation{Meta: capstan.Meta{ID: "op"}, Status: capstan.OperationRunning}
-	// Published before Follow reads: already replayed, must not repeat.
 	b.Publish(Message{Org: "o", Operation: running, Events: tl.add(2)})
-	// A change committed but not seen live (another process): a gap.
-	tl.add(3)
+	tl.add(3) // committed but never published here (another process): a gap
+	b.Publish(Message{Org: "o", Operation: running, Events: tl.add(1)})
 	b.Publish(Message{Org: "o", Operation: running, Events: tl.add(1)})
 	ended := running
 	ended.Status = capstan.OperationSucceeded
 	b.Publish(Message{Org: "o", Operation: ended, Events: tl.add(2)})
-	var got []int64
-	require.NoError(t, Follow(context.Background(), tl, sub, 5, collect(&got)))
-	require.Equal(t, seqs(6, 708), got, "from the cursor on, each once, in order")
+	got, err := out.wait(t)
+	require.NoError(t, err)
+	require.Equal(t, seqs(6, 709), got, "from the cursor on, each once, in order")
+	require.Zero(t, b.Subscribers())
 }
 
-func TestFollowAnEndedOperationOnlyReplays(t *testing.T) {
+func TestFeedOfAnEndedOperationOnlyReplays(t *testing.T) {
 	b := NewBroker(0)
 	tl := &timeline{ended: true}
 	tl.add(4)
-	var got []int64
-	require.NoError(t, Follow(context.Background(), tl, b.Operation("o", "op"), 0, collect(&got)))
+	out := newRecorder(-1)
+	StartFeed(context.Background(), b, "o", "op", tl, 0, out)
+	got, err := out.wait(t)
+	require.NoError(t, err)
 	require.Equal(t, seqs(1, 4), got)
 }
 
-func TestOverflowEndsTheSubscriptionWithItsCursor(t *testing.T) {
-	b := NewBroker(2)
+func TestFeedOverflowEndsTheStreamWithItsCursor(t *testing.T) {
+	b := NewBroker(0)
 	tl := &timeline{}
-	sub := b.Operation("o", "op")
-	other := b.Operation("o", "op")
+	tl.add(1)
+	out := newRecorder(2) // room for two live events, then full
+	StartFeed(context.Background(), b, "o", "op", tl, 0, out)
+	require.Eventually(t, func() bool { // replayed, now live
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		return len(out.got) == 1
+	}, 5*time.Second, time.Millisecond)
 	running := capstan.Operation{Meta: capstan.Meta{ID: "op"}, Status: capstan.OperationRunning}
-	for range 3 { // the third does not fit: both overflow, the publisher never blocks
+	for range 4 {
 		b.Publish(Message{Org: "o", Operation: running, Events: tl.add(1)})
 	}
-	var got []int64
-	err := Follow(context.Background(), &timeline{}, sub, 0, collect(&got))
+	got, err := out.wait(t)
 	var over *OverflowError
 	require.True(t, errors.As(err, &over), "%v", err)
-	require.Equal(t, []int64{1, 2}, got, "what was buffered is delivered")
-	require.Equal(t, int64(2), over.Cursor)
-	require.True(t, other.Overflowed())
+	require.Equal(t, []int64{1, 2, 3}, got, "what fit was delivered")
+	require.Equal(t, int64(3), over.Cursor, "resume after the last delivered")
 	require.Zero(t, b.Subscribers())
+}
+
+func TestFeedEndsWhenTheSubscriberLeavesOrTheBrokerCloses(t *testing.T) {
+	b := NewBroker(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	left := newRecorder(-1)
+	StartFeed(ctx, b, "o", "a", &timeline{}, 0, left)
+	stays := newRecorder(-1)
+	StartFeed(context.Background(), b, "o", "b", &timeline{}, 0, stays)
+	require.Eventually(t, func() bool { return b.Subscribers() == 2 }, 5*time.Second, time.Millisecond)
+	cancel()
+	_, err := left.wait(t)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return b.Subscribers() == 1 }, 5*time.Second, time.Millisecond)
+	b.Close()
+	_, err = stays.wait(t)
+	require.NoError(t, err, "shutdown completes the stream")
 }
 
 func TestOrganizationSubscribersSeeOnlyStatusChanges(t *testing.T) {

@@ -67,22 +67,46 @@ func (r *Resolver) operationEvents(ctx context.Context, operation string, after 
 	if err != nil {
 		return nil, err
 	}
-	sub := b.Operation(op.OrganizationID, op.ID)
-	out := make(chan *model.OperationEventEdge)
-	go func() {
-		defer close(out)
-		defer sub.Close()
-		err := live.Follow(ctx, eventSource{r.Service, op.ID}, sub, seq, func(e capstan.OperationEvent) error {
-			select {
-			case out <- &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-		streamError(ctx, err)
-	}()
-	return out, nil
+	out := &edgeStream{ctx: ctx, c: make(chan *model.OperationEventEdge, eventBuffer)}
+	live.StartFeed(ctx, b, op.OrganizationID, op.ID, eventSource{r.Service, op.ID}, seq, out)
+	return out.c, nil
+}
+
+// eventBuffer is how far a subscriber may fall behind live events before
+// its stream ends with OVERFLOW.
+const eventBuffer = 256
+
+// edgeStream is a subscriber's stream of timeline edges (live.Out).
+type edgeStream struct {
+	ctx context.Context
+	c   chan *model.OperationEventEdge
+}
+
+func edge(e capstan.OperationEvent) *model.OperationEventEdge {
+	return &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}
+}
+
+func (s *edgeStream) TrySend(e capstan.OperationEvent) bool {
+	select {
+	case s.c <- edge(e):
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *edgeStream) Send(ctx context.Context, e capstan.OperationEvent) error {
+	select {
+	case s.c <- edge(e):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *edgeStream) End(err error) {
+	streamError(s.ctx, err)
+	close(s.c)
 }
 
 // streamError ends a stream with its error, unless the client left.
