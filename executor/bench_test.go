@@ -69,11 +69,7 @@ func BenchmarkExecutor(b *testing.B) {
 			var total time.Duration
 			var mallocs uint64
 			for i := 0; i < b.N; i++ {
-				in := &capstan.Intent{Actor: "alice", Action: "bench", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
-				require.NoError(b, store.CreateIntent(context.Background(), org, in))
-				plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
-					Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
-				require.NoError(b, store.CreatePlan(context.Background(), org, plan, in))
+				plan := readyPlan(b, store, nodes, edges)
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				start := time.Now()
@@ -120,11 +116,7 @@ func BenchmarkApprovalToNextNode(b *testing.B) {
 			edges := []capstan.Edge{{From: "gate", To: "next"}}
 			var latencies []time.Duration
 			for i := 0; i < b.N; i++ {
-				in := &capstan.Intent{Actor: "alice", Action: "bench", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
-				require.NoError(b, store.CreateIntent(context.Background(), org, in))
-				plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
-					Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
-				require.NoError(b, store.CreatePlan(context.Background(), org, plan, in))
+				plan := readyPlan(b, store, nodes, edges)
 				op, err := svc.StartOperation(as("alice", capstan.RoleAdmin), plan.ID, "")
 				require.NoError(b, err)
 				for {
@@ -165,4 +157,15 @@ func benchStore(b *testing.B, name string) capstan.Store {
 	require.NoError(b, err)
 	b.Cleanup(func() { s.Close() })
 	return s
+}
+
+// readyPlan stores an intent and a ready plan of the given graph.
+func readyPlan(b *testing.B, store capstan.Store, nodes []capstan.PlanNode, edges []capstan.Edge) *capstan.Plan {
+	b.Helper()
+	in := &capstan.Intent{Actor: "alice", Action: "bench", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+	require.NoError(b, store.CreateIntent(context.Background(), org, in))
+	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
+		Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
+	require.NoError(b, store.CreatePlan(context.Background(), org, plan, in))
+	return plan
 }

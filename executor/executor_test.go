@@ -189,26 +189,8 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		svc, _ := setup(t, store, org)
 		alice := as("alice", capstan.RoleOperator, capstan.RoleSRE)
 		bob := as("bob", capstan.RoleSRE)
-		in, err := svc.CreateIntent(alice, testenv.SeedIntent())
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(alice, in.ID)
-		require.NoError(t, err)
-		op, err := svc.StartOperation(alice, plan.ID, "")
-		require.NoError(t, err)
-
-		// The child waits at the MinIO prod gate.
-		var child *capstan.Operation
-		require.Eventually(t, func() bool {
-			list, _, err := store.ListOperations(context.Background(), org, capstan.OperationFilter{Status: capstan.OperationWaiting})
-			require.NoError(t, err)
-			for _, o := range list {
-				if o.ParentID == op.ID {
-					child = o
-				}
-			}
-			return child != nil
-		}, 20*time.Second, 20*time.Millisecond)
-		_, err = svc.DecideGate(bob, child.ID, "approve-prod-storage", true, "dedicated storage ok")
+		op, child := startSeed(t, svc, store, alice) // the child waits at the MinIO prod gate
+		_, err := svc.DecideGate(bob, child.ID, "approve-prod-storage", true, "dedicated storage ok")
 		require.NoError(t, err)
 
 		waitFor(t, store, op.ID, func(o *capstan.Operation) bool {
@@ -251,4 +233,27 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		require.Equal(t, "eu-central", pc.Scope["region"])
 		require.Equal(t, []capstan.Relationship{{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/prod-k8s"}}, r.Relationships)
 	})
+}
+
+// startSeed starts the seed's Tempo operation and waits until its MinIO
+// child waits at its prod gate.
+func startSeed(t *testing.T, svc *service.Service, store capstan.Store, actor context.Context) (op, child *capstan.Operation) {
+	t.Helper()
+	in, err := svc.CreateIntent(actor, testenv.SeedIntent())
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(actor, in.ID)
+	require.NoError(t, err)
+	op, err = svc.StartOperation(actor, plan.ID, "")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		list, _, err := store.ListOperations(context.Background(), org, capstan.OperationFilter{Status: capstan.OperationWaiting})
+		require.NoError(t, err)
+		for _, o := range list {
+			if o.ParentID == op.ID {
+				child = o
+			}
+		}
+		return child != nil
+	}, 20*time.Second, 20*time.Millisecond)
+	return op, child
 }

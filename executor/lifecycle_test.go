@@ -12,13 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
-	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -298,24 +296,8 @@ func TestCancellingAParentCancelsItsChild(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
 		svc, _ := setup(t, store, org)
 		alice := as("alice", capstan.RoleOperator, capstan.RoleSRE)
-		in, err := svc.CreateIntent(alice, testenv.SeedIntent())
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(alice, in.ID)
-		require.NoError(t, err)
-		op, err := svc.StartOperation(alice, plan.ID, "")
-		require.NoError(t, err)
-		var child *capstan.Operation
-		require.Eventually(t, func() bool {
-			list, _, err := store.ListOperations(context.Background(), org, capstan.OperationFilter{Status: capstan.OperationWaiting})
-			require.NoError(t, err)
-			for _, o := range list {
-				if o.ParentID == op.ID {
-					child = o
-				}
-			}
-			return child != nil
-		}, 20*time.Second, 20*time.Millisecond)
-		_, err = svc.CancelOperation(alice, op.ID, "changed my mind")
+		op, child := startSeed(t, svc, store, alice)
+		_, err := svc.CancelOperation(alice, op.ID, "changed my mind")
 		require.NoError(t, err)
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationCancelled, op.Status)

@@ -270,7 +270,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	if op.Status.Terminal() {
 		return false, nil
 	}
-	ch := l.change(op) // with the results recorded since the last commit
+	ch := l.change(op)          // with the results recorded since the last commit
 	touched := st.takeTouched() // before this step starts nodes: those wait for the next
 	var dispatch, children []string
 	started := map[string]bool{} // nodes this step starts: not to be recovered below

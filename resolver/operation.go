@@ -75,17 +75,27 @@ func (r *Resolver) resourceKeyOf(ctx context.Context, id string) (string, error)
 	return res.Key(), nil
 }
 
+// timelineCursor decodes a timeline cursor (an event's sequence; "" is the start).
+func timelineCursor(cursor string) (int64, error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	seq, err := strconv.ParseInt(cursor, 10, 64)
+	if err != nil || seq < 0 {
+		return 0, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", cursor)
+	}
+	return seq, nil
+}
+
 // timeline pages an operation's events; a cursor is an event's sequence.
 func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
 	n, start, err := pageArgs(first, after)
 	if err != nil {
 		return nil, err
 	}
-	var seq int64
-	if start != "" {
-		if seq, err = strconv.ParseInt(start, 10, 64); err != nil || seq < 0 {
-			return nil, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", *after)
-		}
+	seq, err := timelineCursor(start)
+	if err != nil {
+		return nil, err
 	}
 	events, err := r.Service.Timeline(ctx, op.ID, seq, n+1)
 	if err != nil {

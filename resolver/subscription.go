@@ -48,22 +48,27 @@ func (s eventSource) Terminal(ctx context.Context) (bool, error) {
 	return op.Status.Terminal(), nil
 }
 
-func (r *Resolver) operationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error) {
+// liveOperation decodes a subscription's operation and checks the caller
+// may see it (its organization only).
+func (r *Resolver) liveOperation(ctx context.Context, operation string) (*live.Broker, *capstan.Operation, error) {
 	b, err := r.broker()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id, err := localID(operation, kindOperation)
 	if err != nil {
+		return nil, nil, err
+	}
+	op, err := r.Service.Operation(ctx, id)
+	return b, op, err
+}
+
+func (r *Resolver) operationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error) {
+	b, op, err := r.liveOperation(ctx, operation)
+	if err != nil {
 		return nil, err
 	}
-	var seq int64
-	if after != nil && *after != "" {
-		if seq, err = strconv.ParseInt(*after, 10, 64); err != nil || seq < 0 {
-			return nil, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", *after)
-		}
-	}
-	op, err := r.Service.Operation(ctx, id) // the caller's organization only
+	seq, err := timelineCursor(deref(after))
 	if err != nil {
 		return nil, err
 	}
@@ -136,15 +141,7 @@ func streamError(ctx context.Context, err error) {
 }
 
 func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
-	b, err := r.broker()
-	if err != nil {
-		return nil, err
-	}
-	id, err := localID(operation, kindOperation)
-	if err != nil {
-		return nil, err
-	}
-	op, err := r.Service.Operation(ctx, id)
+	b, op, err := r.liveOperation(ctx, operation)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"sync/atomic"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
