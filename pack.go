@@ -429,8 +429,23 @@ func ValidateGraph(nodes []PlanNode, edges []Edge, reqs map[string]bool, p *Prob
 			*p = append(*p, ErrorDetails(err)...)
 		}
 	}
+	artifacts := map[string]bool{}
+	for _, n := range nodes {
+		if n.Job != nil {
+			for _, a := range n.Job.Outputs.Artifacts {
+				artifacts[a.Name] = true
+			}
+		}
+	}
 	parent := map[string]string{}
 	for _, n := range nodes {
+		if n.Analysis != nil {
+			for _, in := range n.Analysis.Inputs {
+				if !artifacts[in] {
+					p.Addf("node %s: analysis input %s is no job's output artifact", n.ID, in)
+				}
+			}
+		}
 		for _, c := range n.Children {
 			switch {
 			case ids[c] == nil:

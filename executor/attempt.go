@@ -13,8 +13,11 @@ import (
 
 // attempt runs on a worker: the job (or its compensation) unless only the
 // probes are asked for, then every evidence probe of what ran.
-func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, resource string) nodeResult {
+func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, scope attemptScope) nodeResult {
 	r := nodeResult{node: n.ID, attempt: attempt, kind: kind}
+	if n.Type == capstan.NodeAIAnalysis {
+		return l.analysis(ctx, n, r, scope) // side-effect free: after a restart it simply runs again
+	}
 	probes := n.Probes
 	if n.Intervention != nil {
 		probes = n.Intervention.Verification
@@ -32,12 +35,19 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: resource, Dir: l.sandbox(), Env: env}
+	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Env: env}
 	for _, p := range probes {
 		result, source := l.e.cfg.Prober.Run(ctx, p, target)
 		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
 	}
 	return r
+}
+
+// attemptScope is what a worker knows of its operation: the resource it
+// changes and the plan's nodes (read-only, shared with the loop).
+type attemptScope struct {
+	resource string
+	nodes    map[string]*capstan.PlanNode
 }
 
 // runJob runs one job attempt through its runner and collects what it

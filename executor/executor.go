@@ -41,6 +41,8 @@ type Config struct {
 	// PerOperation bounds the jobs and probes one operation runs at once,
 	// so one wide operation cannot take every worker (default Workers/2).
 	PerOperation int
+	// Analyzer answers ai_analysis nodes (DeterministicAnalyzer by default).
+	Analyzer Analyzer
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -94,6 +96,9 @@ func New(cfg Config) *Executor {
 	}
 	if cfg.Prober.Resources == nil {
 		cfg.Prober.Resources = cfg.Store
+	}
+	if cfg.Analyzer == nil {
+		cfg.Analyzer = DeterministicAnalyzer{}
 	}
 	if cfg.PerOperation <= 0 {
 		cfg.PerOperation = max(1, cfg.Workers/2)

@@ -80,11 +80,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": r.node, "reason": run.Error}))
 		return
 	}
-	var policy capstan.RetryPolicy
-	if n.Job != nil {
-		policy = n.Job.Controls.Retry
-	}
-	d := NextAttempt(policy, run.Attempts, errKind)
+	d := NextAttempt(nodePolicy(n), run.Attempts, errKind)
 	switch {
 	case d.Retry:
 		_ = run.Move(capstan.NodeRetrying)
@@ -102,11 +98,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 
 // schedule wakes the loop when a retrying node is due.
 func (l *loop) schedule(ctx context.Context, n *capstan.PlanNode, run capstan.OperationNodeRun) {
-	var policy capstan.RetryPolicy
-	if n.Job != nil {
-		policy = n.Job.Controls.Retry
-	}
-	l.after(ctx, n.ID, NextAttempt(policy, run.Attempts, "").Wait)
+	l.after(ctx, n.ID, NextAttempt(nodePolicy(n), run.Attempts, "").Wait)
 }
 
 // retry starts the next attempt of a retrying node.
@@ -129,4 +121,20 @@ func (l *loop) retry(ctx context.Context, node string) error {
 	}
 	l.dispatch(ctx, st.node(node), run.Attempts)
 	return nil
+}
+
+// analysisPolicy retries an analyzer (a remote model may be briefly
+// unavailable), then asks people: an analysis never fails an operation.
+var analysisPolicy = capstan.RetryPolicy{MaximumAttempts: 3, InitialInterval: "500ms", OnExhausted: "wait"}
+
+// nodePolicy is the retry policy of a node: its job contract's, or the
+// analysis policy for an ai_analysis node.
+func nodePolicy(n *capstan.PlanNode) capstan.RetryPolicy {
+	switch {
+	case n.Job != nil:
+		return n.Job.Controls.Retry
+	case n.Type == capstan.NodeAIAnalysis:
+		return analysisPolicy
+	}
+	return capstan.RetryPolicy{}
 }

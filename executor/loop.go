@@ -282,7 +282,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
 		_ = run.Move(capstan.NodeReady)
 		switch n.Type {
-		case capstan.NodeJob, capstan.NodeVerification:
+		case capstan.NodeJob, capstan.NodeVerification, capstan.NodeAIAnalysis:
 			_ = run.Move(capstan.NodeRunning)
 			run.Attempts, run.StartedAt = 1, l.now()
 			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
@@ -293,8 +293,6 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 			l.scheduleGate(ctx, n, run)
 			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
-		case capstan.NodeAIAnalysis:
-			l.analyze(ch, n, &run)
 		case capstan.NodeSubOperation:
 			if l.e.cfg.Hooks == nil {
 				_ = run.Move(capstan.NodeWaitingIntervention)
@@ -403,19 +401,6 @@ func waitingReason(n *capstan.PlanNode) string {
 	return "waiting for a recorded intervention: " + n.Intervention.Instructions
 }
 
-// analyze runs the deterministic analyzer: structured output only
-// (invariant 9), recorded as passed evidence.
-func (l *loop) analyze(ch *capstan.OperationChange, n *capstan.PlanNode, run *capstan.OperationNodeRun) {
-	_ = run.Move(capstan.NodeRunning)
-	_ = run.Move(capstan.NodeVerifying)
-	_ = run.Move(capstan.NodeSucceeded)
-	run.Attempts, run.StartedAt, run.FinishedAt = 1, l.now(), l.now()
-	ch.Evidence = append(ch.Evidence, capstan.Evidence{ProducedBy: n.ID, Item: "analysis", Result: capstan.EvidencePassed, ObservedAt: *l.now(),
-		Source: map[string]any{"type": "analysis", "analyzer": "deterministic", "output": n.Analysis.Output,
-			"diagnosis": "no failure recorded in this operation", "recommendation": "continue"}})
-	ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": n.ID, "analysis": "diagnosis"}))
-}
-
 func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome capstan.OperationStatus) error {
 	ch := l.change(op)
 	if op.Status == capstan.OperationWaiting && outcome == capstan.OperationSucceeded {
@@ -443,12 +428,12 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 	l.inflight[n.ID] = true
 	node := *n
 	jobs := l.jobs
-	var resource string
+	var scope attemptScope
 	if l.cached != nil {
-		resource = l.cached.op.ResourceKey
+		scope = attemptScope{resource: l.cached.op.ResourceKey, nodes: l.cached.idx.nodes}
 	}
 	l.queue = append(l.queue, queued{node: n.ID, task: func() {
-		r := l.attempt(jobs, &node, attempt, kind, resource)
+		r := l.attempt(jobs, &node, attempt, kind, scope)
 		select {
 		case l.results <- r:
 		case <-ctx.Done():

@@ -53,6 +53,25 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Analysis struct {
+		Analyzer       func(childComplexity int) int
+		Diagnosis      func(childComplexity int) int
+		Findings       func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Node           func(childComplexity int) int
+		ObservedAt     func(childComplexity int) int
+		ProposedPatch  func(childComplexity int) int
+		Question       func(childComplexity int) int
+		Recommendation func(childComplexity int) int
+	}
+
+	AnalysisFinding struct {
+		Detail func(childComplexity int) int
+		Node   func(childComplexity int) int
+		Ref    func(childComplexity int) int
+		Source func(childComplexity int) int
+	}
+
 	AnalysisSpec struct {
 		Inputs   func(childComplexity int) int
 		Output   func(childComplexity int) int
@@ -310,6 +329,7 @@ type ComplexityRoot struct {
 	Operation struct {
 		Action         func(childComplexity int) int
 		Actor          func(childComplexity int) int
+		Analyses       func(childComplexity int) int
 		Artifacts      func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
@@ -476,6 +496,13 @@ type ComplexityRoot struct {
 		Script        func(childComplexity int) int
 		Type          func(childComplexity int) int
 		URL           func(childComplexity int) int
+	}
+
+	ProposedChange struct {
+		Node       func(childComplexity int) int
+		Op         func(childComplexity int) int
+		Parameters func(childComplexity int) int
+		Reason     func(childComplexity int) int
 	}
 
 	ProvidedCapability struct {
@@ -739,6 +766,7 @@ type OperationResolver interface {
 	Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error)
 	Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error)
 	Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error)
+	Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error)
 	Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error)
 }
 type PlanResolver interface {
@@ -815,6 +843,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Analysis.analyzer":
+		if e.ComplexityRoot.Analysis.Analyzer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Analyzer(childComplexity), true
+	case "Analysis.diagnosis":
+		if e.ComplexityRoot.Analysis.Diagnosis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Diagnosis(childComplexity), true
+	case "Analysis.findings":
+		if e.ComplexityRoot.Analysis.Findings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Findings(childComplexity), true
+	case "Analysis.kind":
+		if e.ComplexityRoot.Analysis.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Kind(childComplexity), true
+	case "Analysis.node":
+		if e.ComplexityRoot.Analysis.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Node(childComplexity), true
+	case "Analysis.observedAt":
+		if e.ComplexityRoot.Analysis.ObservedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.ObservedAt(childComplexity), true
+	case "Analysis.proposedPatch":
+		if e.ComplexityRoot.Analysis.ProposedPatch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.ProposedPatch(childComplexity), true
+	case "Analysis.question":
+		if e.ComplexityRoot.Analysis.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Question(childComplexity), true
+	case "Analysis.recommendation":
+		if e.ComplexityRoot.Analysis.Recommendation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Recommendation(childComplexity), true
+
+	case "AnalysisFinding.detail":
+		if e.ComplexityRoot.AnalysisFinding.Detail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisFinding.Detail(childComplexity), true
+	case "AnalysisFinding.node":
+		if e.ComplexityRoot.AnalysisFinding.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisFinding.Node(childComplexity), true
+	case "AnalysisFinding.ref":
+		if e.ComplexityRoot.AnalysisFinding.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisFinding.Ref(childComplexity), true
+	case "AnalysisFinding.source":
+		if e.ComplexityRoot.AnalysisFinding.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisFinding.Source(childComplexity), true
 
 	case "AnalysisSpec.inputs":
 		if e.ComplexityRoot.AnalysisSpec.Inputs == nil {
@@ -1841,6 +1949,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.Actor(childComplexity), true
+	case "Operation.analyses":
+		if e.ComplexityRoot.Operation.Analyses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Analyses(childComplexity), true
 	case "Operation.artifacts":
 		if e.ComplexityRoot.Operation.Artifacts == nil {
 			break
@@ -2587,6 +2701,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Probe.URL(childComplexity), true
+
+	case "ProposedChange.node":
+		if e.ComplexityRoot.ProposedChange.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposedChange.Node(childComplexity), true
+	case "ProposedChange.op":
+		if e.ComplexityRoot.ProposedChange.Op == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposedChange.Op(childComplexity), true
+	case "ProposedChange.parameters":
+		if e.ComplexityRoot.ProposedChange.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposedChange.Parameters(childComplexity), true
+	case "ProposedChange.reason":
+		if e.ComplexityRoot.ProposedChange.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProposedChange.Reason(childComplexity), true
 
 	case "ProvidedCapability.attributes":
 		if e.ComplexityRoot.ProvidedCapability.Attributes == nil {
@@ -4248,6 +4387,8 @@ type Operation implements Node {
   evidence: [Evidence!]!
   artifacts: [Artifact!]!
   interventions: [Intervention!]!
+  "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
+  analyses: [Analysis!]!
   "The append-only timeline, from the event after the cursor."
   timeline(after: String, first: Int = 100): OperationEventConnection!
   createdAt: Time!
@@ -4274,6 +4415,22 @@ type Evidence {
 }
 
 type Artifact { id: ID! type: String! name: String! sensitivity: String! storageRef: String! producedBy: String! }
+enum AnalysisKind { DIAGNOSIS RECOMMENDATION PATCH REVIEW }
+"What an analyzer answered an ai_analysis node. A proposed patch is only a proposal: a person applies it as a PlanPatch."
+type Analysis {
+  node: String!
+  analyzer: String!
+  kind: AnalysisKind!
+  question: String!
+  diagnosis: String!
+  recommendation: String!
+  findings: [AnalysisFinding!]!
+  proposedPatch: [ProposedChange!]!
+  observedAt: Time!
+}
+"An observation an analysis rests on and where it was seen (a node, evidence, an artifact reference)."
+type AnalysisFinding { node: String source: String! detail: String! ref: String }
+type ProposedChange { op: String! node: String parameters: Map reason: String! }
 type Intervention { id: ID! type: String! actor: String! targetNode: String! note: String! at: Time! }
 
 type OperationEvent { sequence: Int! type: String! actor: String! at: Time! payload: Map }
@@ -4286,6 +4443,44 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Analysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_Analysis_node(ctx, field)
+	case "analyzer":
+		return ec.fieldContext_Analysis_analyzer(ctx, field)
+	case "kind":
+		return ec.fieldContext_Analysis_kind(ctx, field)
+	case "question":
+		return ec.fieldContext_Analysis_question(ctx, field)
+	case "diagnosis":
+		return ec.fieldContext_Analysis_diagnosis(ctx, field)
+	case "recommendation":
+		return ec.fieldContext_Analysis_recommendation(ctx, field)
+	case "findings":
+		return ec.fieldContext_Analysis_findings(ctx, field)
+	case "proposedPatch":
+		return ec.fieldContext_Analysis_proposedPatch(ctx, field)
+	case "observedAt":
+		return ec.fieldContext_Analysis_observedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Analysis", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AnalysisFinding_node(ctx, field)
+	case "source":
+		return ec.fieldContext_AnalysisFinding_source(ctx, field)
+	case "detail":
+		return ec.fieldContext_AnalysisFinding_detail(ctx, field)
+	case "ref":
+		return ec.fieldContext_AnalysisFinding_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisFinding", field.Name)
+}
 
 func (ec *executionContext) childFields_AnalysisSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -4805,6 +5000,8 @@ func (ec *executionContext) childFields_Operation(ctx context.Context, field gra
 		return ec.fieldContext_Operation_artifacts(ctx, field)
 	case "interventions":
 		return ec.fieldContext_Operation_interventions(ctx, field)
+	case "analyses":
+		return ec.fieldContext_Operation_analyses(ctx, field)
 	case "timeline":
 		return ec.fieldContext_Operation_timeline(ctx, field)
 	case "createdAt":
@@ -5109,6 +5306,20 @@ func (ec *executionContext) childFields_Probe(ctx context.Context, field graphql
 		return ec.fieldContext_Probe_equals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Probe", field.Name)
+}
+
+func (ec *executionContext) childFields_ProposedChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "op":
+		return ec.fieldContext_ProposedChange_op(ctx, field)
+	case "node":
+		return ec.fieldContext_ProposedChange_node(ctx, field)
+	case "parameters":
+		return ec.fieldContext_ProposedChange_parameters(ctx, field)
+	case "reason":
+		return ec.fieldContext_ProposedChange_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProposedChange", field.Name)
 }
 
 func (ec *executionContext) childFields_ProvidedCapability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6208,6 +6419,323 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Analysis_node(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _Analysis_analyzer(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_analyzer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Analyzer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_analyzer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _Analysis_kind(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.AnalysisKind) graphql.Marshaler {
+			return ec.marshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "AnalysisKind")
+}
+
+func (ec *executionContext) _Analysis_question(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _Analysis_diagnosis(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_diagnosis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diagnosis, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_diagnosis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _Analysis_recommendation(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_recommendation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Recommendation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_recommendation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _Analysis_findings(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Findings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.AnalysisFinding) graphql.Marshaler {
+			return ec.marshalNAnalysisFinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_findings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_proposedPatch(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_proposedPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposedPatch, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ProposedChange) graphql.Marshaler {
+			return ec.marshalNProposedChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_proposedPatch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProposedChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_observedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_observedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ObservedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_observedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AnalysisFinding_node(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisFinding_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisFinding_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisFinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisFinding_source(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisFinding_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisFinding_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisFinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisFinding_detail(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisFinding_detail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Detail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisFinding_detail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisFinding", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisFinding_ref(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisFinding_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisFinding_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisFinding", field, false, false, "String")
+}
 
 func (ec *executionContext) _AnalysisSpec_question(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisSpec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -10726,6 +11254,38 @@ func (ec *executionContext) fieldContext_Operation_interventions(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Operation_analyses(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_analyses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Analyses(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.RecordedAnalysis) graphql.Marshaler {
+			return ec.marshalNAnalysis2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRecordedAnalysisᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_analyses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Analysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Operation_timeline(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13408,6 +13968,98 @@ func (ec *executionContext) _Probe_equals(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Probe_equals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Probe", field, false, false, "Any")
+}
+
+func (ec *executionContext) _ProposedChange_op(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposedChange_op(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Op, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProposedChange_op(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProposedChange_node(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposedChange_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposedChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _ProposedChange_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposedChange_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProposedChange_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "Map")
+}
+
+func (ec *executionContext) _ProposedChange_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProposedChange_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProposedChange_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
 }
 
 func (ec *executionContext) _ProvidedCapability_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.ProvidedCapability) (ret graphql.Marshaler) {
@@ -19466,6 +20118,127 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 
 // region    **************************** object.gotpl ****************************
 
+var analysisImplementors = []string{"Analysis"}
+
+func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet, obj *capstan.RecordedAnalysis) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Analysis")
+		case "node":
+			out.Values[i] = ec._Analysis_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "analyzer":
+			out.Values[i] = ec._Analysis_analyzer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Analysis_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "question":
+			out.Values[i] = ec._Analysis_question(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diagnosis":
+			out.Values[i] = ec._Analysis_diagnosis(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recommendation":
+			out.Values[i] = ec._Analysis_recommendation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "findings":
+			out.Values[i] = ec._Analysis_findings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "proposedPatch":
+			out.Values[i] = ec._Analysis_proposedPatch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "observedAt":
+			out.Values[i] = ec._Analysis_observedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var analysisFindingImplementors = []string{"AnalysisFinding"}
+
+func (ec *executionContext) _AnalysisFinding(ctx context.Context, sel ast.SelectionSet, obj *capstan.AnalysisFinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisFindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisFinding")
+		case "node":
+			out.Values[i] = ec._AnalysisFinding_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._AnalysisFinding_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "detail":
+			out.Values[i] = ec._AnalysisFinding_detail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ref":
+			out.Values[i] = ec._AnalysisFinding_ref(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var analysisSpecImplementors = []string{"AnalysisSpec"}
 
 func (ec *executionContext) _AnalysisSpec(ctx context.Context, sel ast.SelectionSet, obj *capstan.AnalysisSpec) graphql.Marshaler {
@@ -21308,6 +22081,12 @@ func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Operation_interventions(ctx, field, obj)
 				})
+		case "analyses":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_analyses(ctx, field, obj)
+				})
 		case "timeline":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -22263,6 +23042,54 @@ func (ec *executionContext) _Probe(ctx context.Context, sel ast.SelectionSet, ob
 		case "equals":
 			out.Values[i] = ec._Probe_equals(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var proposedChangeImplementors = []string{"ProposedChange"}
+
+func (ec *executionContext) _ProposedChange(ctx context.Context, sel ast.SelectionSet, obj *capstan.ProposedChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, proposedChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProposedChange")
+		case "op":
+			out.Values[i] = ec._ProposedChange_op(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ProposedChange_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "parameters":
+			out.Values[i] = ec._ProposedChange_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ProposedChange_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -24046,6 +24873,76 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAnalysis2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRecordedAnalysis(ctx context.Context, sel ast.SelectionSet, v capstan.RecordedAnalysis) graphql.Marshaler {
+	return ec._Analysis(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysis2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRecordedAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.RecordedAnalysis) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysis2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRecordedAnalysis(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAnalysisFinding2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFinding(ctx context.Context, sel ast.SelectionSet, v capstan.AnalysisFinding) graphql.Marshaler {
+	return ec._AnalysisFinding(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisFinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFindingᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.AnalysisFinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisFinding2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind(ctx context.Context, v any) (capstan.AnalysisKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind(ctx context.Context, sel ast.SelectionSet, v capstan.AnalysisKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "AnalysisKind!")
+	}
+	return res
+}
+
+var (
+	unmarshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind = map[string]capstan.AnalysisKind{
+		"DIAGNOSIS":      capstan.AnalysisDiagnosis,
+		"RECOMMENDATION": capstan.AnalysisRecommendation,
+		"PATCH":          capstan.AnalysisPatch,
+		"REVIEW":         capstan.AnalysisReview,
+	}
+	marshalNAnalysisKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisKind = map[capstan.AnalysisKind]string{
+		capstan.AnalysisDiagnosis:      "DIAGNOSIS",
+		capstan.AnalysisRecommendation: "RECOMMENDATION",
+		capstan.AnalysisPatch:          "PATCH",
+		capstan.AnalysisReview:         "REVIEW",
+	}
+)
+
 func (ec *executionContext) unmarshalNAny2interface(ctx context.Context, v any) (any, error) {
 	res, err := graphql.UnmarshalAny(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -25322,6 +26219,26 @@ func (ec *executionContext) marshalNProbe2ᚕgithubᚗcomᚋcapstanᚑdevᚋcaps
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProbe2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProbe(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProposedChange2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChange(ctx context.Context, sel ast.SelectionSet, v capstan.ProposedChange) graphql.Marshaler {
+	return ec._ProposedChange(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProposedChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ProposedChange) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProposedChange2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChange(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

@@ -87,6 +87,16 @@ scenarios:
         - {id: a, type: verification, title: A, after: [b], probes: [{name: p, type: sim}]}
         - {id: b, type: verification, title: B, after: [a], probes: [{name: p, type: sim}]}
 `, []string{"closes a cycle"}},
+		{"analysis input nobody produces", `id: x
+version: 1.0.0
+scenarios:
+  - id: x.repair
+    action: repair
+    target_resource_type: x
+    plan:
+      nodes:
+        - {id: a, type: ai_analysis, title: A, analysis: {question: "why?", inputs: [logs]}}
+`, []string{"node a: analysis input logs is no job's output artifact"}},
 		{"stage child waits for its stage", `id: x
 version: 1.0.0
 scenarios:

@@ -249,6 +249,15 @@ func (r *operationResolver) Interventions(ctx context.Context, obj *capstan.Oper
 	return nonNil(recs.Interventions), nil
 }
 
+// Analyses is the resolver for the analyses field.
+func (r *operationResolver) Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error) {
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return capstan.AnalysesOf(recs.Evidence), nil
+}
+
 // Timeline is the resolver for the timeline field.
 func (r *operationResolver) Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
 	return r.timeline(ctx, obj, after, first)

@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
+	"github.com/capstan-dev/capstan/service"
 )
 
 const (
@@ -351,11 +352,12 @@ func TestEditPlanOverHTTP(t *testing.T) {
 	require.Len(t, details, 2, "%v", details)
 }
 
-func TestOperationOverHTTP(t *testing.T) {
+// operationServer serves the demo over HTTP with a running executor.
+func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })
@@ -367,7 +369,11 @@ func TestOperationOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(ts.Close)
+	return svc, ts
+}
 
+func TestOperationOverHTTP(t *testing.T) {
+	_, ts := operationServer(t)
 	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
@@ -423,3 +429,57 @@ func TestOperationOverHTTP(t *testing.T) {
 	bad := post(t, ts, adminToken, byResource, map[string]any{"r": "not-an-id"})
 	require.Equal(t, "INVALID", bad.code())
 }
+
+// TestAnalysesOverHTTP reads an ai_analysis node's structured output.
+func TestAnalysesOverHTTP(t *testing.T) {
+	svc, ts := operationServer(t)
+	admin := capstan.WithActor(context.Background(), &capstan.Actor{ID: "root", OrganizationID: testenv.Org, Roles: []string{capstan.RoleAdmin}})
+	_, err := svc.InstallPackYAML(admin, "diagnose.yaml", []byte(diagnosePack))
+	require.NoError(t, err)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "repair", targetResourceType: "diagnosed", constraints: {environment: "dev"}}) { id } }`, nil)
+	require.Empty(t, created.Errors)
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
+	started := post(t, ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Empty(t, started.Errors)
+	const query = `query($id: ID!) { operation(id: $id) { status analyses { node analyzer kind question diagnosis recommendation
+	  findings { node source detail ref } proposedPatch { op } observedAt } } }`
+	op := any(map[string]any{})
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && get(op, "status") != "SUCCEEDED"; time.Sleep(20 * time.Millisecond) {
+		r := post(t, ts, adminToken, query, map[string]any{"id": get(started.Data, "startOperation", "id")})
+		require.Empty(t, r.Errors)
+		op = get(r.Data, "operation")
+	}
+	require.Equal(t, "SUCCEEDED", get(op, "status"))
+	require.Equal(t, "diagnose", get(op, "analyses", 0, "node"))
+	require.Equal(t, "DIAGNOSIS", get(op, "analyses", 0, "kind"))
+	require.Equal(t, "What is broken?", get(op, "analyses", 0, "question"))
+	require.Equal(t, "artifact diagnostics: FATAL: quota exceeded", get(op, "analyses", 0, "diagnosis"))
+	require.Equal(t, "collect", get(op, "analyses", 0, "findings", 0, "node"))
+	require.Empty(t, get(op, "analyses", 0, "proposedPatch"))
+}
+
+const diagnosePack = `id: diagnosecheck
+version: 1.0.0
+capabilities:
+  - {key: diagnosed.cap, category: test}
+scenarios:
+  - id: diagnosed.repair
+    action: repair
+    target_resource_type: diagnosed
+    plan:
+      nodes:
+        - id: collect
+          type: job
+          title: Collect diagnostics
+          job:
+            run: {runner: shell, script: 'echo "FATAL: quota exceeded"'}
+            outputs:
+              artifacts: [{name: diagnostics, type: diagnostics.bundle, sensitivity: internal}]
+              evidence: [{name: collected, type: command, script: 'true'}]
+        - id: diagnose
+          type: ai_analysis
+          title: Diagnose
+          after: [collect]
+          analysis: {question: "What is broken?", inputs: [diagnostics]}
+`

@@ -1,0 +1,183 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/service"
+)
+
+func TestDiagnose(t *testing.T) {
+	failedRun := capstan.OperationNodeRun{NodeID: "deploy", Status: capstan.NodeFailed, Error: "connection refused"}
+	for _, tc := range []struct {
+		name      string
+		in        executor.AnalysisInput
+		kind      capstan.AnalysisKind
+		diagnosis string
+		patch     []capstan.ProposedChange
+	}{
+		{name: "nothing wrong", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "deploy", Status: capstan.NodeSucceeded}}},
+			kind: capstan.AnalysisReview, diagnosis: "no failure recorded in this operation"},
+		{name: "a transient failure proposes a retry", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{failedRun}},
+			kind: capstan.AnalysisPatch, diagnosis: "node deploy failed: connection refused",
+			patch: []capstan.ProposedChange{{Op: "retry", Node: "deploy", Reason: "the failure looks transient (connection refused)"}}},
+		{name: "a lasting failure recommends a fix", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "deploy", Status: capstan.NodeWaitingIntervention, Error: "exit status 2"}}},
+			kind: capstan.AnalysisRecommendation, diagnosis: "node deploy waiting_intervention: exit status 2"},
+		{name: "the analysis node's own runs are not findings", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "ask", Status: capstan.NodeRetrying, Error: "timeout"}}},
+			kind: capstan.AnalysisReview, diagnosis: "no failure recorded in this operation"},
+		{name: "error lines of an input artifact", in: executor.AnalysisInput{Node: "ask", Artifacts: []executor.AnalysisArtifact{{
+			Artifact: capstan.Artifact{Name: "diagnostics", ProducedBy: "collect", StorageRef: "file:/d.log#0-40"},
+			Content:  []byte("pods ok\nERROR etcd-0: quorum lost\nall fine\n")}}},
+			kind: capstan.AnalysisDiagnosis, diagnosis: "artifact diagnostics: ERROR etcd-0: quorum lost"},
+		{name: "failed evidence and an unhealthy resource", in: executor.AnalysisInput{Node: "ask",
+			Evidence: []capstan.Evidence{{ProducedBy: "check", Item: "ready", Result: capstan.EvidenceFailed}},
+			Resource: &capstan.Resource{Type: "tempo", Name: "t1", HealthStatus: capstan.HealthDegraded, LifecycleStatus: capstan.LifecycleActive}},
+			kind: capstan.AnalysisDiagnosis, diagnosis: "evidence: ready failed; resource tempo/t1: health degraded, lifecycle active"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := executor.Diagnose(tc.in)
+			require.Equal(t, tc.kind, a.Kind)
+			require.Equal(t, tc.diagnosis, a.Diagnosis)
+			require.Equal(t, tc.patch, a.ProposedPatch)
+			require.NoError(t, a.Check(func(id string) bool { return id == "deploy" }), "the built-in analyzer's output is always structured")
+		})
+	}
+}
+
+const analysisPack = `id: analysischeck
+version: 1.0.0
+capabilities:
+  - {key: analysed.cap, category: test}
+scenarios:
+  - id: analysed.repair
+    action: repair
+    target_resource_type: analysed
+    plan:
+      nodes:
+        - id: collect
+          type: job
+          title: Collect diagnostics
+          job:
+            run: {runner: shell, script: 'echo "pods: 3/3 running"; echo "ERROR ingester-1: disk full"'}
+            outputs:
+              artifacts: [{name: diagnostics, type: diagnostics.bundle, sensitivity: internal}]
+              evidence: [{name: collected, type: command, script: 'true'}]
+        - id: diagnose
+          type: ai_analysis
+          title: Diagnose
+          after: [collect]
+          analysis: {question: "What is broken?", inputs: [diagnostics], output: diagnosis}
+        - id: after-diagnosis
+          type: job
+          title: Runs only after an accepted analysis
+          after: [diagnose]
+          job:
+            run: {runner: sim}
+            outputs:
+              evidence: [{name: done, type: sim}]
+`
+
+func startAnalysis(t *testing.T, svc *service.Service) *capstan.Operation {
+	admin := as("alice", capstan.RoleAdmin)
+	_, err := svc.InstallPackYAML(admin, "analysis.yaml", []byte(analysisPack))
+	require.NoError(t, err)
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: "repair", TargetResourceType: "analysed", Constraints: map[string]any{"environment": "dev"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
+	op, err := svc.StartOperation(admin, plan.ID, "")
+	require.NoError(t, err)
+	return op
+}
+
+// TestAnalysisNodeRecordsStructuredOutput runs the built-in analyzer on a
+// job's diagnostics: its diagnosis points at the log line it read.
+func TestAnalysisNodeRecordsStructuredOutput(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, _ := setup(t, store, org)
+		op := startAnalysis(t, svc)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status)
+		a := analysisOf(t, store, op.ID, capstan.EvidencePassed)
+		require.Equal(t, capstan.AnalysisDiagnosis, a.Kind)
+		require.Equal(t, executor.DeterministicAnalyzerName, a.Analyzer)
+		require.Contains(t, a.Diagnosis, "ERROR ingester-1: disk full")
+		require.Len(t, a.Findings, 1)
+		require.Equal(t, "collect", a.Findings[0].Node)
+		content, err := executor.ReadArtifact(a.Findings[0].Ref)
+		require.NoError(t, err)
+		require.Contains(t, string(content), "disk full", "the finding refers to the artifact it came from")
+	})
+}
+
+// scriptedAnalyzer answers each call with the next scripted answer.
+type scriptedAnalyzer struct {
+	calls   atomic.Int32
+	answers []func() (capstan.Analysis, error)
+}
+
+func (s *scriptedAnalyzer) Analyze(context.Context, executor.AnalysisInput) (capstan.Analysis, error) {
+	i := int(s.calls.Add(1)) - 1
+	return s.answers[min(i, len(s.answers)-1)]()
+}
+
+// TestAnalysisOutputMustBeStructured plugs in an analyzer that fails and
+// then answers in free text: neither is accepted (invariant 9), the node
+// is retried by the analysis policy and then asks for attention, and the
+// node after it never runs.
+func TestAnalysisOutputMustBeStructured(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		analyzer := &scriptedAnalyzer{answers: []func() (capstan.Analysis, error){
+			func() (capstan.Analysis, error) { return capstan.Analysis{}, errors.New("model unavailable") },
+			func() (capstan.Analysis, error) {
+				return capstan.Analysis{Analyzer: "ai-agent:chatty", Diagnosis: "just delete the namespace, trust me"}, nil
+			},
+			func() (capstan.Analysis, error) {
+				return capstan.Analysis{Analyzer: "ai-agent:chatty", Kind: capstan.AnalysisPatch, Diagnosis: "d", Recommendation: "r",
+					ProposedPatch: []capstan.ProposedChange{{Op: "remove", Node: "no-such-node", Reason: "r"}}}, nil
+			},
+		}}
+		svc, _ := setup(t, store, org, func(c *executor.Config) { c.Analyzer = analyzer })
+		op := startAnalysis(t, svc)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+		require.EqualValues(t, 3, analyzer.calls.Load())
+		runs := nodeRuns(t, store, op.ID)
+		require.Equal(t, capstan.NodeFailed, runs["diagnose"].Status)
+		require.Equal(t, 3, runs["diagnose"].Attempts)
+		require.NotContains(t, runs, "after-diagnosis", "nothing runs on a rejected analysis")
+		recs, err := store.OperationRecords(context.Background(), org, op.ID)
+		require.NoError(t, err)
+		var rejected []string
+		for _, e := range recs.Evidence {
+			if e.ProducedBy == "diagnose" {
+				require.Equal(t, capstan.EvidenceFailed, e.Result)
+				rejected = append(rejected, e.Source["rejected"].(string))
+			}
+		}
+		require.Len(t, rejected, 2)
+		require.Contains(t, rejected[0], "kind \"\" is not one of")
+		require.Contains(t, rejected[1], "the plan has no node \"no-such-node\"")
+		require.Contains(t, timeline(t, store, op.ID), "operation.needs_attention")
+	})
+}
+
+// analysisOf returns the analysis recorded as evidence with result want.
+func analysisOf(t *testing.T, store capstan.Store, opID string, want string) capstan.Analysis {
+	t.Helper()
+	recs, err := store.OperationRecords(context.Background(), org, opID)
+	require.NoError(t, err)
+	for _, e := range recs.Evidence {
+		if a, ok := capstan.AnalysisOf(e); ok && e.Result == want {
+			return a
+		}
+	}
+	t.Fatalf("no %s analysis evidence in %+v", want, recs.Evidence)
+	return capstan.Analysis{}
+}
