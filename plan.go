@@ -131,6 +131,10 @@ type ResourceBinding struct {
 	// counts, per constraint key, how many of them failed it.
 	OmittedCandidates int            `json:"omitted_candidates,omitempty"`
 	OmittedReasons    map[string]int `json:"omitted_reasons,omitempty"`
+	// RankedBelow counts candidates that meet every constraint but rank
+	// below the listed ones: a better one was accepted first, so policies
+	// never looked at them.
+	RankedBelow int `json:"ranked_below,omitempty"`
 }
 
 // BoundProvider is the resource a binding selected.

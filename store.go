@@ -44,9 +44,10 @@ type CatalogStore interface {
 	ListResources(ctx context.Context, org string, f ResourceFilter) ([]*Resource, int, error)
 	// FindCandidates considers every resource providing q.Capability,
 	// directly or through bounded capability implication, and checks each
-	// constraint and its lifecycle (see CheckCandidate). It returns every
-	// candidate that passes and the nearest misses up to q.MaxRejected,
-	// and counts the rest (see SelectCandidates).
+	// constraint and its lifecycle (see CheckCandidate). It returns one
+	// page of the passing candidates in rank order (q.SkipPassing, then
+	// up to q.MaxPassing) and the nearest misses up to q.MaxRejected, and
+	// counts the rest (see SelectCandidates).
 	FindCandidates(ctx context.Context, org string, q CandidateQuery) (CandidateResult, error)
 	// TopologyValue finds key on the resource or, breadth first through
 	// runs_on up to maxDepth hops, on what it runs on.
@@ -135,59 +136,83 @@ type CandidateQuery struct {
 	// MaxRejected bounds how many failing candidates are returned with
 	// their checks; 0 means DefaultMaxRejected, negative means all.
 	MaxRejected int
+	// MaxPassing bounds how many passing candidates are returned, in rank
+	// order (direct providers first, then by key), after skipping the
+	// first SkipPassing: the planner reads the next page only when
+	// policies rejected every candidate of this one. 0 means
+	// DefaultMaxPassing, negative means all.
+	MaxPassing  int
+	SkipPassing int
+	// Provider, when set, is the key of the only resource considered: the
+	// user chose it explicitly, and its checks are all that is asked.
+	Provider string
 }
 
 // Defaults of CandidateQuery.
 const (
 	DefaultImplicationDepth = 4
 	DefaultMaxRejected      = 10
+	DefaultMaxPassing       = 20
 )
 
 // CandidateResult is the answer of FindCandidates.
 type CandidateResult struct {
 	// Candidates are ordered direct providers first, then by key.
 	Candidates []Candidate
-	// Considered counts every provider looked at.
+	// Considered counts every provider looked at; Passing how many of
+	// them pass every check (returned or not).
 	Considered int
+	Passing    int
 	// Omitted counts failing candidates not returned; OmittedBy counts, for
 	// each constraint key, how many of them failed it.
 	Omitted   int
 	OmittedBy map[string]int
 }
 
-// SelectCandidates cuts a full candidate list (with Failed filled) down to
-// what FindCandidates returns: every passing candidate, the failing ones with
-// the fewest failed checks (then nearest implication, then key) up to
-// maxRejected, and counts of the rest. The result keeps the order of all,
-// which stores give as direct providers first, then by key. Every store
-// gives this same answer; callers then fill Checks of what was kept.
-func SelectCandidates(all []Candidate, maxRejected int) CandidateResult {
+// SelectCandidates cuts a full candidate list (with Failed filled, in the
+// stores' order: direct providers first, then by key) down to what
+// FindCandidates returns: the page of passing candidates q asks for, the
+// failing ones with the fewest failed checks (then nearest implication,
+// then key) up to q.MaxRejected, and counts of the rest. The result keeps
+// the order of all. Every store gives this same answer; callers then fill
+// Checks of what was kept.
+func SelectCandidates(all []Candidate, q CandidateQuery) CandidateResult {
+	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
 	if maxRejected == 0 {
 		maxRejected = DefaultMaxRejected
 	}
+	if maxPassing == 0 {
+		maxPassing = DefaultMaxPassing
+	}
 	res := CandidateResult{Considered: len(all)}
 	var failing []int
+	keep := make([]bool, len(all))
 	for i := range all {
 		if !all[i].Passed() {
 			failing = append(failing, i)
+			continue
 		}
+		keep[i] = res.Passing >= q.SkipPassing && (maxPassing < 0 || res.Passing < q.SkipPassing+maxPassing)
+		res.Passing++
 	}
-	omit := make([]bool, len(all))
-	if maxRejected > 0 && len(failing) > maxRejected {
-		// failing is in list order already, so a stable sort by the number
-		// of failed checks keeps implication and key order among equals.
-		slices.SortStableFunc(failing, func(a, b int) int { return len(all[a].Failed) - len(all[b].Failed) })
-		res.OmittedBy = map[string]int{}
-		for _, i := range failing[maxRejected:] {
-			omit[i] = true
-			res.Omitted++
-			for _, k := range all[i].Failed {
-				res.OmittedBy[k]++
-			}
+	// failing is in list order already, so a stable sort by the number of
+	// failed checks keeps implication and key order among equals.
+	slices.SortStableFunc(failing, func(a, b int) int { return len(all[a].Failed) - len(all[b].Failed) })
+	for n, i := range failing {
+		if maxRejected < 0 || n < maxRejected {
+			keep[i] = true
+			continue
+		}
+		if res.OmittedBy == nil {
+			res.OmittedBy = map[string]int{}
+		}
+		res.Omitted++
+		for _, k := range all[i].Failed {
+			res.OmittedBy[k]++
 		}
 	}
 	for i := range all {
-		if !omit[i] {
+		if keep[i] {
 			res.Candidates = append(res.Candidates, all[i])
 		}
 	}

@@ -16,14 +16,15 @@ import (
 // it, out to every resource of the organization that PROVIDES one of them,
 // and each constraint checked against the provided scope, attributes and
 // resource. The database also selects what to return (the rule of
-// capstan.SelectCandidates): every passing candidate, the nearest misses up
-// to $max, and for the rest only how many failed each check. One row comes
-// back, whatever the catalog's size.
+// capstan.SelectCandidates): the asked page of passing candidates in rank
+// order, the nearest misses up to $max, and for the rest only how many
+// failed each check. One row comes back, whatever the catalog's size.
 const QueryCandidates = `
 MATCH path = (src:Capability)-[:IMPLIES*0..4]->(want:Capability {uid: $want})
 WITH src, path ORDER BY length(path)
 WITH src, head(collect(CASE length(path) WHEN 0 THEN [] ELSE [n IN nodes(path) | n.key] END)) AS via
 MATCH (r:Resource)-[p:PROVIDES]->(src)
+WHERE $provider IS NULL OR r.key = $provider
 WITH r, p, src, via,
      CASE WHEN r.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
      [c IN $checks WHERE NOT coalesce(
@@ -33,12 +34,13 @@ WITH r, p, src, via,
           WHEN 'max' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) <= c.want
           ELSE (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) = c.want
         END, false) | c.key] AS failed
-ORDER BY size(failed), size(via), r.key
+ORDER BY size(failed), size(via), r.key, src.key
 WITH collect({r: r, p: p, capability: src.key, via: via, failed: failed}) AS rows
 WITH rows, [x IN rows WHERE size(x.failed) = 0] AS passing, [x IN rows WHERE size(x.failed) > 0] AS failing
-WITH rows, passing, failing, CASE WHEN $max < 0 THEN size(failing) ELSE $max END AS keep
-RETURN size(rows) AS considered,
-       [x IN passing + failing[..keep] | {id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
+WITH rows, passing, failing, CASE WHEN $max < 0 THEN size(failing) ELSE $max END AS keep,
+     CASE WHEN $maxPassing < 0 THEN size(passing) ELSE $skip + $maxPassing END AS upto
+RETURN size(rows) AS considered, size(passing) AS passing,
+       [x IN passing[$skip..upto] + failing[..keep] | {id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
           lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed}] AS kept,
        size(failing[keep..]) AS omitted,
        [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k, count: size([o IN failing[keep..] WHERE k IN o.failed])}] AS omittedBy`
@@ -52,9 +54,12 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	if err := checkOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
 	}
-	maxRejected := q.MaxRejected
+	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
 	if maxRejected == 0 {
 		maxRejected = capstan.DefaultMaxRejected
+	}
+	if maxPassing == 0 {
+		maxPassing = capstan.DefaultMaxPassing
 	}
 	res, err := s.read(ctx, "cypher.FindCandidates", func(tx neo4j.ManagedTransaction) (any, error) {
 		defs, err := queryJSON[capstan.CapabilityDefinition](ctx, tx, `MATCH (c:Capability {uid: $uid}) RETURN c.json AS json`, map[string]any{"uid": uid(org, q.Capability)})
@@ -64,7 +69,8 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		if len(defs) == 0 {
 			return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
 		}
-		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checkParams(defs[0], q.Constraints), "max": maxRejected})
+		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checkParams(defs[0], q.Constraints), "max": maxRejected,
+			"maxPassing": maxPassing, "skip": max(0, q.SkipPassing), "provider": nilIfEmpty(q.Provider)})
 		if err != nil {
 			return nil, err
 		}
@@ -78,13 +84,16 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		return capstan.CandidateResult{}, err
 	}
 	f := res.(found)
-	out := capstan.CandidateResult{Considered: int(i64(f.row["considered"])), Omitted: int(i64(f.row["omitted"]))}
+	out := capstan.CandidateResult{Considered: int(i64(f.row["considered"])), Passing: int(i64(f.row["passing"])), Omitted: int(i64(f.row["omitted"]))}
 	out.Candidates = candidates(f.row["kept"], org)
-	slices.SortStableFunc(out.Candidates, func(a, b capstan.Candidate) int {
+	slices.SortStableFunc(out.Candidates, func(a, b capstan.Candidate) int { // rank order, as every store
 		if d := len(a.Via) - len(b.Via); d != 0 {
 			return d
 		}
-		return cmp.Compare(a.Resource.Key(), b.Resource.Key())
+		if c := cmp.Compare(a.Resource.Key(), b.Resource.Key()); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Capability, b.Capability)
 	})
 	if out.Omitted > 0 {
 		out.OmittedBy = map[string]int{}
@@ -273,4 +282,11 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 		out = append(out, capstan.Dependency{Resource: &r, Relationship: relTypes[str(m["rel"])], From: str(m["other"]), Depth: int(i64(m["depth"]))})
 	}
 	return out, nil
+}
+
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

@@ -33,6 +33,7 @@ type orgProviders struct {
 // held by value so a scan reads contiguous memory.
 type provider struct {
 	r     *capstan.Resource
+	key   string
 	facts capstan.CandidateFacts
 }
 
@@ -74,7 +75,7 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 				LifecycleStatus: r.LifecycleStatus, HealthStatus: r.HealthStatus, ProvidedCapabilities: r.ProvidedCapabilities}
 			for i := range slim.ProvidedCapabilities {
 				pc := &slim.ProvidedCapabilities[i]
-				lists[pc.Capability] = append(lists[pc.Capability], provider{slim, slim.Facts(pc)})
+				lists[pc.Capability] = append(lists[pc.Capability], provider{slim, slim.Key(), slim.Facts(pc)})
 			}
 			return true, nil
 		})
@@ -83,7 +84,7 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 		return nil, err
 	}
 	for capability, rs := range lists {
-		slices.SortFunc(rs, func(a, b provider) int { return strings.Compare(a.r.Key(), b.r.Key()) })
+		slices.SortFunc(rs, func(a, b provider) int { return strings.Compare(a.key, b.key) })
 		p.byCap[capability] = newCapIndex(rs)
 	}
 	c.mu.Lock()
@@ -96,7 +97,9 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 
 // FindCandidates checks every provider of q.Capability, directly or
 // through implication, with bitset indexes per constraint key, and selects
-// what to return by the rule of capstan.SelectCandidates.
+// what to return by the rule of capstan.SelectCandidates. Only what it
+// returns is explained (CheckCandidate), so its cost grows with the
+// catalog only through the bitset work.
 func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
 	if err := checkOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
@@ -113,18 +116,18 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	if depth <= 0 {
 		depth = capstan.DefaultImplicationDepth
 	}
-	maxRejected := q.MaxRejected
-	if maxRejected == 0 {
-		maxRejected = capstan.DefaultMaxRejected
-	}
 	keys := capstan.SortedKeys(q.Constraints)
 	var judged []judgedSource
 	for _, src := range capstan.ImplyingCapabilities(p.defs, q.Capability, depth) {
-		if ci := p.byCap[src.Capability]; ci != nil {
+		ci := p.byCap[src.Capability]
+		if ci != nil && q.Provider != "" {
+			ci = ci.only(q.Provider)
+		}
+		if ci != nil {
 			judged = append(judged, judge(ci, src, keys, q.Constraints, want))
 		}
 	}
-	res, facts := selectJudged(judged, keys, maxRejected)
+	res, facts := selectJudged(judged, keys, q)
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		slim := *c.Resource // callers get their own copy
@@ -132,6 +135,15 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		c.Checks = capstan.CheckCandidate(facts[i], q.Constraints, want.Spec)
 	}
 	return res, nil
+}
+
+// only returns an index of the one provider with key, or nil.
+func (c *capIndex) only(key string) *capIndex {
+	i, ok := slices.BinarySearchFunc(c.providers, key, func(p provider, k string) int { return strings.Compare(p.key, k) })
+	if !ok {
+		return nil
+	}
+	return newCapIndex(c.providers[i : i+1 : i+1])
 }
 
 // judgedSource is the verdict on every provider of one source capability:
@@ -157,12 +169,18 @@ func judge(ci *capIndex, src capstan.ImpliedSource, keys []string, want map[stri
 	return j
 }
 
-// selectJudged keeps every passing provider and the nearest misses (fewest
-// failed checks, then source order, then key), counts the rest, and returns
-// the kept ones in source-then-key order with their failed keys.
-func selectJudged(judged []judgedSource, keys []string, maxRejected int) (capstan.CandidateResult, []*capstan.CandidateFacts) {
+// selectJudged keeps the asked page of passing providers and the nearest
+// misses (fewest failed checks, then rank order), counts the rest, and
+// returns the kept ones in rank order with their failed keys.
+func selectJudged(judged []judgedSource, keys []string, q capstan.CandidateQuery) (capstan.CandidateResult, []*capstan.CandidateFacts) {
+	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
+	if maxRejected == 0 {
+		maxRejected = capstan.DefaultMaxRejected
+	}
+	if maxPassing == 0 {
+		maxPassing = capstan.DefaultMaxPassing
+	}
 	var res capstan.CandidateResult
-	var facts []*capstan.CandidateFacts
 	var perLevel [256]int
 	for _, j := range judged {
 		res.Considered += len(j.counts)
@@ -170,38 +188,43 @@ func selectJudged(judged []judgedSource, keys []string, maxRejected int) (capsta
 			perLevel[c]++
 		}
 	}
-	// The deepest level that is kept whole, and how many of the next one.
-	failing := res.Considered - perLevel[0]
+	res.Passing = perLevel[0]
+	kept := make([]bitset, len(judged))
+	for s, j := range judged {
+		kept[s] = newBitset(len(j.counts))
+	}
+	var picks []pick
+	take := func(s, i int) { kept[s].set(i); picks = append(picks, pick{s, i}) }
+	if maxPassing != 0 && q.SkipPassing < res.Passing {
+		seen := 0
+		inRankOrder(judged, func(s, i int) bool {
+			if judged[s].counts[i] != 0 {
+				return true
+			}
+			if seen >= q.SkipPassing {
+				take(s, i)
+			}
+			seen++
+			return maxPassing < 0 || seen < q.SkipPassing+maxPassing
+		})
+	}
+	failing := res.Considered - res.Passing
 	budget := failing
 	if maxRejected >= 0 && maxRejected < failing {
 		budget = maxRejected
 	}
 	res.Omitted = failing - budget
-	kept := make([]bitset, len(judged))
-	for s, j := range judged {
-		kept[s] = newBitset(len(j.counts))
-	}
-	for level := 0; level < 256; level++ {
+	for level := 1; level < 256 && budget > 0; level++ {
 		if perLevel[level] == 0 {
 			continue
 		}
-		if level > 0 && budget == 0 {
-			break
-		}
-		for s, j := range judged {
-			for i, c := range j.counts {
-				if int(c) != level {
-					continue
-				}
-				if level > 0 {
-					if budget == 0 {
-						break
-					}
-					budget--
-				}
-				kept[s].set(i)
+		inRankOrder(judged, func(s, i int) bool {
+			if int(judged[s].counts[i]) == level {
+				take(s, i)
+				budget--
 			}
-		}
+			return budget > 0
+		})
 	}
 	if res.Omitted > 0 {
 		res.OmittedBy = map[string]int{}
@@ -215,20 +238,65 @@ func selectJudged(judged []judgedSource, keys []string, maxRejected int) (capsta
 			}
 		}
 	}
-	for s, j := range judged {
-		kept[s].each(len(j.counts), func(i int) {
-			var failed []string
-			if j.fails[0].has(i) {
-				failed = append(failed, "lifecycle")
+	slices.SortFunc(picks, func(a, b pick) int { return rankCompare(judged, a, b) })
+	facts := make([]*capstan.CandidateFacts, 0, len(picks))
+	for _, pk := range picks {
+		j := judged[pk.s]
+		var failed []string
+		if j.fails[0].has(pk.i) {
+			failed = append(failed, "lifecycle")
+		}
+		for f, k := range keys {
+			if j.fails[f+1].has(pk.i) {
+				failed = append(failed, k)
 			}
-			for f, k := range keys {
-				if j.fails[f+1].has(i) {
-					failed = append(failed, k)
-				}
-			}
-			res.Candidates = append(res.Candidates, capstan.Candidate{Resource: j.ci.providers[i].r, Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
-			facts = append(facts, &j.ci.providers[i].facts)
-		})
+		}
+		res.Candidates = append(res.Candidates, capstan.Candidate{Resource: j.ci.providers[pk.i].r, Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
+		facts = append(facts, &j.ci.providers[pk.i].facts)
 	}
 	return res, facts
+}
+
+// pick is provider i of judged source s.
+type pick struct{ s, i int }
+
+// rankCompare orders providers as ranking does: nearer implication first,
+// then by resource key, then by capability.
+func rankCompare(judged []judgedSource, a, b pick) int {
+	if d := len(judged[a.s].src.Via) - len(judged[b.s].src.Via); d != 0 {
+		return d
+	}
+	if c := strings.Compare(judged[a.s].ci.providers[a.i].key, judged[b.s].ci.providers[b.i].key); c != 0 {
+		return c
+	}
+	return strings.Compare(judged[a.s].src.Capability, judged[b.s].src.Capability)
+}
+
+// inRankOrder visits every provider of every source in rank order until
+// visit returns false: sources of one implication depth are merged by key.
+func inRankOrder(judged []judgedSource, visit func(s, i int) bool) {
+	for lo := 0; lo < len(judged); {
+		hi := lo + 1
+		for hi < len(judged) && len(judged[hi].src.Via) == len(judged[lo].src.Via) {
+			hi++
+		}
+		next := make([]int, hi-lo) // the next unvisited provider of each source
+		for {
+			best := -1
+			for s := lo; s < hi; s++ {
+				if next[s-lo] < len(judged[s].counts) && (best < 0 || rankCompare(judged, pick{s, next[s-lo]}, pick{best, next[best-lo]}) < 0) {
+					best = s
+				}
+			}
+			if best < 0 {
+				break
+			}
+			i := next[best-lo]
+			next[best-lo]++
+			if !visit(best, i) {
+				return
+			}
+		}
+		lo = hi
+	}
 }

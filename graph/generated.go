@@ -574,6 +574,7 @@ type ComplexityRoot struct {
 		OmittedReasons    func(childComplexity int) int
 		Parent            func(childComplexity int) int
 		Provider          func(childComplexity int) int
+		RankedBelow       func(childComplexity int) int
 		Reason            func(childComplexity int) int
 		Requirement       func(childComplexity int) int
 		Scenario          func(childComplexity int) int
@@ -3116,6 +3117,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceBinding.Provider(childComplexity), true
+	case "ResourceBinding.rankedBelow":
+		if e.ComplexityRoot.ResourceBinding.RankedBelow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceBinding.RankedBelow(childComplexity), true
 	case "ResourceBinding.reason":
 		if e.ComplexityRoot.ResourceBinding.Reason == nil {
 			break
@@ -4256,12 +4263,14 @@ type ResourceBinding {
   explicit: Boolean!
   "Why this provider or sub-operation (invariant 7)."
   reason: String!
-  "Every passing candidate and the nearest misses; the rest are counted below."
+  "The passing candidates in rank order up to the first one policies accept, and the nearest misses; the rest are counted below."
   candidates: [CandidateVerdict!]!
   "Rejected candidates not listed."
   omittedCandidates: Int!
   "For each constraint key, how many of the omitted candidates failed it."
   omittedReasons: Map
+  "Candidates that meet every constraint but rank below the listed ones (policies never looked at them)."
+  rankedBelow: Int!
 }
 
 type BoundProvider { resourceKey: String! capability: String! resource: Resource }
@@ -5438,6 +5447,8 @@ func (ec *executionContext) childFields_ResourceBinding(ctx context.Context, fie
 		return ec.fieldContext_ResourceBinding_omittedCandidates(ctx, field)
 	case "omittedReasons":
 		return ec.fieldContext_ResourceBinding_omittedReasons(ctx, field)
+	case "rankedBelow":
+		return ec.fieldContext_ResourceBinding_rankedBelow(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceBinding", field.Name)
 }
@@ -15849,6 +15860,29 @@ func (ec *executionContext) fieldContext_ResourceBinding_omittedReasons(_ contex
 	return graphql.NewScalarFieldContext("ResourceBinding", field, true, true, "Map")
 }
 
+func (ec *executionContext) _ResourceBinding_rankedBelow(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceBinding_rankedBelow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RankedBelow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceBinding_rankedBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceBinding", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ResourceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ResourceConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23595,6 +23629,11 @@ func (ec *executionContext) _ResourceBinding(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ResourceBinding_omittedReasons(ctx, field, obj)
 				})
+		case "rankedBelow":
+			out.Values[i] = ec._ResourceBinding_rankedBelow(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

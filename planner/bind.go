@@ -16,13 +16,10 @@ func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *c
 	strategy := b.Requirement.Strategy
 	considered := 0
 	if strategy != capstan.StrategyCreate {
-		found, err := r.findCandidates(ctx, capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints})
-		if err != nil {
+		var err error
+		if considered, err = r.judgePages(ctx, &b, def); err != nil {
 			return b, nil, err
 		}
-		b.Candidates = r.judgeResources(b, found.Candidates)
-		b.OmittedCandidates, b.OmittedReasons = found.Omitted, found.OmittedBy
-		considered = found.Considered
 	}
 	if strategy == capstan.StrategyExplicit {
 		return r.bindExplicit(b), nil, nil
@@ -31,13 +28,49 @@ func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *c
 		c := &b.Candidates[best]
 		b.Status = capstan.BindingResolved
 		b.Provider = &capstan.BoundProvider{ResourceID: c.ResourceID, ResourceKey: c.Ref, Capability: c.Capability}
-		b.Reason = fmt.Sprintf("%s provides %s%s and meets every constraint and policy; %s", c.Ref, def.Key, viaText(c.Via), acceptedText(b.Candidates, considered))
+		b.Reason = fmt.Sprintf("%s provides %s%s and meets every constraint and policy; %s%s", c.Ref, def.Key, viaText(c.Via), acceptedText(b.Candidates, considered), rankedBelowText(b.RankedBelow))
 		return b, nil, nil
 	}
 	if strategy == capstan.StrategyExisting {
 		return r.fail(b, "no existing provider of %s qualifies (%d considered) and strategy existing does not allow creating one", def.Key, considered), nil, nil
 	}
 	return r.bindSubOperation(ctx, b, def, stack, considered)
+}
+
+// judgePages judges the store's candidates a page at a time, in rank
+// order: the next page of passing candidates is read only while policies
+// rejected every one so far, so a large catalog costs one page. It returns
+// how many providers the store considered.
+func (r *resolution) judgePages(ctx context.Context, b *capstan.ResourceBinding, def *capstan.CapabilityDefinition) (int, error) {
+	q := capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints}
+	if b.Requirement.Strategy == capstan.StrategyExplicit {
+		q.Provider = b.Requirement.Provider
+	}
+	for {
+		found, err := r.findCandidates(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		page := r.judgeResources(*b, found.Candidates)
+		passing, accepted := 0, false
+		for _, v := range page {
+			if failedChecks(v.Checks) == "" {
+				passing++
+				accepted = accepted || v.Accepted
+			}
+			if q.SkipPassing == 0 || failedChecks(v.Checks) == "" { // later pages repeat the misses
+				b.Candidates = append(b.Candidates, v)
+			}
+		}
+		if q.SkipPassing == 0 {
+			b.OmittedCandidates, b.OmittedReasons = found.Omitted, found.OmittedBy
+		}
+		q.SkipPassing += passing
+		if accepted || passing == 0 || q.SkipPassing >= found.Passing {
+			b.RankedBelow = found.Passing - q.SkipPassing
+			return found.Considered, nil
+		}
+	}
 }
 
 // judgeResources turns store candidates into verdicts: constraint checks
@@ -212,6 +245,13 @@ func acceptedText(vs []capstan.CandidateVerdict, considered int) string {
 		}
 	}
 	return fmt.Sprintf("%d of %d candidates accepted, ranked first", n, considered)
+}
+
+func rankedBelowText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d more meet every constraint and rank below", n)
 }
 
 func (r *resolution) intentVars() map[string]any {

@@ -1,6 +1,8 @@
 package service_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -191,4 +193,50 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.1.0")
 	require.NoError(t, err)
 	require.Equal(t, before, after, "invariant 2: a scenario holds no runtime state and planning never writes it")
+}
+
+// TestPlanningPagesThroughPolicyRejections fills the catalog with MinIOs
+// that meet every constraint of the seed's object storage but are shared,
+// which the prod policy rejects: the planner reads pages of candidates in
+// rank order until a dedicated one is accepted, lists what it judged and
+// counts the rest; an explicit choice ranked far below is still found.
+func TestPlanningPagesThroughPolicyRejections(t *testing.T) {
+	svc, store := setup(t)
+	ctx := testenv.Admin(testenv.Org)
+	var rs []*capstan.Resource
+	minio := func(name, mode string) *capstan.Resource {
+		return &capstan.Resource{Type: "minio.instance", Name: name, Environment: "prod", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
+			ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: "object_storage.s3", Scope: map[string]any{"region": "eu-central"},
+				Attributes: map[string]any{"encryption": "required", "access_mode": mode}}}}
+	}
+	for i := range 25 {
+		rs = append(rs, minio(fmt.Sprintf("a-shared-%02d", i), "shared"))
+	}
+	for i := range 20 {
+		rs = append(rs, minio(fmt.Sprintf("b-dedicated-%02d", i), "dedicated"))
+	}
+	_, err := store.ImportResources(ctx, testenv.Org, rs)
+	require.NoError(t, err)
+
+	p := plan(t, svc, testenv.SeedIntent())
+	b := p.Binding("object-storage")
+	require.Equal(t, capstan.BindingResolved, b.Status, b.Reason)
+	require.Equal(t, "minio.instance/b-dedicated-00", b.Provider.ResourceKey)
+	// The demo's shared-prod-storage passes too (46 pass) and ranks last;
+	// two pages of 20 were judged.
+	require.Equal(t, 46-40, b.RankedBelow)
+	require.Contains(t, b.Reason, "; 6 more meet every constraint and rank below")
+	rejected := 0
+	for _, c := range b.Candidates {
+		if strings.HasPrefix(c.Reason, "rejected by policy") {
+			rejected++
+		}
+	}
+	require.Equal(t, 25, rejected, "every shared MinIO of both pages was judged by the policy")
+
+	in := testenv.SeedIntent()
+	in.Providers = map[string]string{"object-storage": "minio.instance/b-dedicated-19"}
+	explicit := plan(t, svc, in).Binding("object-storage")
+	require.Equal(t, capstan.BindingResolved, explicit.Status, explicit.Reason)
+	require.Equal(t, "minio.instance/b-dedicated-19", explicit.Provider.ResourceKey, "an explicit choice is found wherever it ranks")
 }

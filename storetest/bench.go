@@ -69,7 +69,7 @@ func naiveSearch(s capstan.Store, org string) error {
 		all = append(all, capstan.Candidate{Resource: r, Capability: benchQuery.Capability,
 			Checks: capstan.CheckCandidate(&facts, benchQuery.Constraints, def.Spec)})
 	}
-	_ = capstan.SelectCandidates(all, 0)
+	_ = capstan.SelectCandidates(all, benchQuery)
 	return nil
 }
 

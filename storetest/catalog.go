@@ -1,6 +1,9 @@
 package storetest
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -142,6 +145,83 @@ func describe(deps []capstan.Dependency, dir capstan.Direction) []string {
 			from, to = to, from
 		}
 		out = append(out, string(rune('0'+d.Depth))+" "+string(d.Relationship)+" "+from+" -> "+to)
+	}
+	return out
+}
+
+// testCandidatePages holds every store to SelectCandidates, the reference
+// rule, on pages of passing candidates and caps on misses: the same
+// candidates in the same rank order, the same counts.
+func testCandidatePages(t *testing.T, s capstan.Store) {
+	installTestPack(t, s, orgA)
+	var rs []*capstan.Resource
+	for i := range 40 {
+		region := []string{"eu", "us"}[i%2]
+		pc := provides("object_storage.s3", map[string]any{"region": region}, map[string]any{"min_capacity_gb": 10 * (i % 7)})
+		typ := "s3.bucket"
+		if i%3 == 0 {
+			pc.Capability, typ = "object_storage.minio", "minio.instance"
+		}
+		r := resource(typ, fmt.Sprintf("r%02d", (i*17)%40), "prod", pc)
+		if i%5 == 0 && i%3 != 0 { // provides both: a direct and an implied candidate
+			r.ProvidedCapabilities = append(r.ProvidedCapabilities, provides("object_storage.minio", map[string]any{"region": "eu"}, nil))
+		}
+		if i%11 == 0 {
+			r.LifecycleStatus = capstan.LifecycleDeleted
+		}
+		rs = append(rs, r)
+	}
+	_, err := s.ImportResources(ctx, orgA, rs)
+	require.NoError(t, err)
+	base := capstan.CandidateQuery{Capability: "object_storage.s3", Constraints: map[string]any{"region": "eu", "min_capacity_gb": 20}}
+	allQ := base
+	allQ.MaxPassing, allQ.MaxRejected = -1, -1
+	all, err := s.FindCandidates(ctx, orgA, allQ)
+	require.NoError(t, err)
+	require.Len(t, all.Candidates, all.Considered, "asking for all returns all")
+	require.Equal(t, 40+5, all.Considered)
+	require.True(t, slices.IsSortedFunc(passingOf(all.Candidates), func(a, b capstan.Candidate) int {
+		if d := len(a.Via) - len(b.Via); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Resource.Key()+" "+a.Capability, b.Resource.Key()+" "+b.Capability)
+	}), "passing candidates come in rank order")
+	for _, page := range []struct{ skip, max, rejected int }{
+		{0, 3, 2}, {3, 3, 2}, {6, 100, 0}, {0, -1, 1}, {1000, 5, 1}, {2, 0, -1}, {0, 1, 100},
+	} {
+		q := base
+		q.SkipPassing, q.MaxPassing, q.MaxRejected = page.skip, page.max, page.rejected
+		got, err := s.FindCandidates(ctx, orgA, q)
+		require.NoError(t, err)
+		want := capstan.SelectCandidates(all.Candidates, q)
+		require.Equal(t, refs(want.Candidates), refs(got.Candidates), "page %+v", page)
+		require.Equal(t, want.Considered, got.Considered)
+		require.Equal(t, want.Passing, got.Passing)
+		require.Equal(t, want.Omitted, got.Omitted, "page %+v", page)
+		require.Equal(t, want.OmittedBy, got.OmittedBy, "page %+v", page)
+	}
+	one := base
+	one.Provider = rs[5].Key()
+	only, err := s.FindCandidates(ctx, orgA, one)
+	require.NoError(t, err)
+	require.Equal(t, 2, only.Considered, "the named resource provides s3 directly and through minio")
+	require.Equal(t, []string{rs[5].Key() + " object_storage.s3", rs[5].Key() + " object_storage.minio"}, refs(only.Candidates))
+}
+
+func passingOf(cs []capstan.Candidate) []capstan.Candidate {
+	var out []capstan.Candidate
+	for _, c := range cs {
+		if c.Passed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func refs(cs []capstan.Candidate) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.Resource.Key()+" "+c.Capability)
 	}
 	return out
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScenarioVersions", testScenarioVersions},
 		{"CapabilityOwnedByOnePack", testCapabilityOwnership},
 		{"FindCandidates", testFindCandidates},
+		{"CandidatePages", testCandidatePages},
 		{"TopologyValue", testTopology},
 		{"Dependencies", testDependencies},
 		{"IntentAndPlan", testIntentAndPlan},
