@@ -117,6 +117,8 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		depth = capstan.DefaultImplicationDepth
 	}
 	keys := capstan.SortedKeys(q.Constraints)
+	a := arenas.Get().(*arena)
+	defer func() { a.reset(); arenas.Put(a) }()
 	var judged []judgedSource
 	for _, src := range capstan.ImplyingCapabilities(p.defs, q.Capability, depth) {
 		ci := p.byCap[src.Capability]
@@ -124,10 +126,10 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 			ci = ci.only(q.Provider)
 		}
 		if ci != nil {
-			judged = append(judged, judge(ci, src, keys, q.Constraints, want))
+			judged = append(judged, judge(a, ci, src, keys, q.Constraints, want))
 		}
 	}
-	res, facts := selectJudged(judged, keys, q)
+	res, facts := selectJudged(a, judged, keys, q)
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
 		slim := *c.Resource // callers get their own copy
@@ -147,24 +149,40 @@ func (c *capIndex) only(key string) *capIndex {
 }
 
 // judgedSource is the verdict on every provider of one source capability:
-// the failing set of each check (lifecycle first) and each provider's count.
+// the failing set of each check (lifecycle first) and, bit-sliced, how
+// many checks each provider failed: levels[0] holds the providers that
+// passed every check, levels[L] those that failed exactly L.
 type judgedSource struct {
 	ci     *capIndex
 	src    capstan.ImpliedSource
-	fails  []bitset // [0] lifecycle, then one per constraint key
-	counts []uint8
+	fails  []bitset
+	levels []bitset
 }
 
-func judge(ci *capIndex, src capstan.ImpliedSource, keys []string, want map[string]any, def *capstan.CapabilityDefinition) judgedSource {
+func judge(a *arena, ci *capIndex, src capstan.ImpliedSource, keys []string, want map[string]any, def *capstan.CapabilityDefinition) judgedSource {
 	n := len(ci.providers)
-	j := judgedSource{ci: ci, src: src, counts: make([]uint8, n)}
-	j.fails = append(j.fails, ci.active.complement(n))
+	j := judgedSource{ci: ci, src: src}
+	j.fails = append(j.fails, ci.active.complement(a, n))
 	for _, k := range keys {
 		spec, _ := def.Spec(k)
-		j.fails = append(j.fails, ci.passing(k, spec, want[k]).complement(n))
+		j.fails = append(j.fails, ci.passing(a, k, spec, want[k]).complement(a, n))
+	}
+	// atLeast[m] holds the providers that failed more than m checks.
+	atLeast := make([]bitset, len(j.fails)+1)
+	for m := range atLeast {
+		atLeast[m] = a.bitset(n)
 	}
 	for _, f := range j.fails {
-		f.each(n, func(i int) { j.counts[i]++ })
+		for m := len(j.fails) - 1; m >= 1; m-- {
+			for w := range f {
+				atLeast[m][w] |= atLeast[m-1][w] & f[w]
+			}
+		}
+		atLeast[0].or(f)
+	}
+	j.levels = append(j.levels, atLeast[0].complement(a, n))
+	for m := 0; m < len(j.fails); m++ {
+		j.levels = append(j.levels, atLeast[m].andNot(a, atLeast[m+1]))
 	}
 	return j
 }
@@ -172,7 +190,7 @@ func judge(ci *capIndex, src capstan.ImpliedSource, keys []string, want map[stri
 // selectJudged keeps the asked page of passing providers and the nearest
 // misses (fewest failed checks, then rank order), counts the rest, and
 // returns the kept ones in rank order with their failed keys.
-func selectJudged(judged []judgedSource, keys []string, q capstan.CandidateQuery) (capstan.CandidateResult, []*capstan.CandidateFacts) {
+func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.CandidateQuery) (capstan.CandidateResult, []*capstan.CandidateFacts) {
 	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
 	if maxRejected == 0 {
 		maxRejected = capstan.DefaultMaxRejected
@@ -181,26 +199,23 @@ func selectJudged(judged []judgedSource, keys []string, q capstan.CandidateQuery
 		maxPassing = capstan.DefaultMaxPassing
 	}
 	var res capstan.CandidateResult
-	var perLevel [256]int
+	perLevel := make([]int, len(keys)+2)
 	for _, j := range judged {
-		res.Considered += len(j.counts)
-		for _, c := range j.counts {
-			perLevel[c]++
+		res.Considered += len(j.ci.providers)
+		for l, set := range j.levels {
+			perLevel[l] += set.count()
 		}
 	}
 	res.Passing = perLevel[0]
 	kept := make([]bitset, len(judged))
 	for s, j := range judged {
-		kept[s] = newBitset(len(j.counts))
+		kept[s] = a.bitset(len(j.ci.providers))
 	}
 	var picks []pick
 	take := func(s, i int) { kept[s].set(i); picks = append(picks, pick{s, i}) }
 	if maxPassing != 0 && q.SkipPassing < res.Passing {
 		seen := 0
-		inRankOrder(judged, func(s, i int) bool {
-			if judged[s].counts[i] != 0 {
-				return true
-			}
+		inRankOrder(judged, 0, func(s, i int) bool {
 			if seen >= q.SkipPassing {
 				take(s, i)
 			}
@@ -214,15 +229,13 @@ func selectJudged(judged []judgedSource, keys []string, q capstan.CandidateQuery
 		budget = maxRejected
 	}
 	res.Omitted = failing - budget
-	for level := 1; level < 256 && budget > 0; level++ {
+	for level := 1; level < len(perLevel) && budget > 0; level++ {
 		if perLevel[level] == 0 {
 			continue
 		}
-		inRankOrder(judged, func(s, i int) bool {
-			if int(judged[s].counts[i]) == level {
-				take(s, i)
-				budget--
-			}
+		inRankOrder(judged, level, func(s, i int) bool {
+			take(s, i)
+			budget--
 			return budget > 0
 		})
 	}
@@ -230,7 +243,7 @@ func selectJudged(judged []judgedSource, keys []string, q capstan.CandidateQuery
 		res.OmittedBy = map[string]int{}
 		names := append([]string{"lifecycle"}, keys...)
 		for s, j := range judged {
-			omitted := kept[s].complement(len(j.counts))
+			omitted := kept[s].complement(a, len(j.ci.providers))
 			for f, fail := range j.fails {
 				if n := fail.andCount(omitted); n > 0 {
 					res.OmittedBy[names[f]] += n
@@ -272,19 +285,23 @@ func rankCompare(judged []judgedSource, a, b pick) int {
 	return strings.Compare(judged[a.s].src.Capability, judged[b.s].src.Capability)
 }
 
-// inRankOrder visits every provider of every source in rank order until
-// visit returns false: sources of one implication depth are merged by key.
-func inRankOrder(judged []judgedSource, visit func(s, i int) bool) {
+// inRankOrder visits the providers that failed exactly level checks in
+// rank order until visit returns false: sources of one implication depth
+// are merged by key.
+func inRankOrder(judged []judgedSource, level int, visit func(s, i int) bool) {
 	for lo := 0; lo < len(judged); {
 		hi := lo + 1
 		for hi < len(judged) && len(judged[hi].src.Via) == len(judged[lo].src.Via) {
 			hi++
 		}
-		next := make([]int, hi-lo) // the next unvisited provider of each source
+		next := make([]int, hi-lo) // the next provider of each source at this level
+		for s := lo; s < hi; s++ {
+			next[s-lo] = judged[s].levels[level].next(0, len(judged[s].ci.providers))
+		}
 		for {
 			best := -1
 			for s := lo; s < hi; s++ {
-				if next[s-lo] < len(judged[s].counts) && (best < 0 || rankCompare(judged, pick{s, next[s-lo]}, pick{best, next[best-lo]}) < 0) {
+				if next[s-lo] >= 0 && (best < 0 || rankCompare(judged, pick{s, next[s-lo]}, pick{best, next[best-lo]}) < 0) {
 					best = s
 				}
 			}
@@ -292,7 +309,7 @@ func inRankOrder(judged []judgedSource, visit func(s, i int) bool) {
 				break
 			}
 			i := next[best-lo]
-			next[best-lo]++
+			next[best-lo] = judged[best].levels[level].next(i+1, len(judged[best].ci.providers))
 			if !visit(best, i) {
 				return
 			}

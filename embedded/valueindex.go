@@ -82,10 +82,10 @@ func canonical(v any) string {
 }
 
 // passing returns the providers that pass the check of k against want.
-func (c *capIndex) passing(k string, spec capstan.ConstraintSpec, want any) bitset {
+func (c *capIndex) passing(a *arena, k string, spec capstan.ConstraintSpec, want any) bitset {
 	ki := c.key(k)
 	n := len(c.providers)
-	out := newBitset(n)
+	out := a.bitset(n)
 	if list, ok := want.([]any); ok {
 		for _, w := range list {
 			if b := ki.exact[canonical(w)]; b != nil {
