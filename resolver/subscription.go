@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/capstan-dev/capstan"
@@ -72,19 +71,21 @@ func (r *Resolver) operationEvents(ctx context.Context, operation string, after 
 	if err != nil {
 		return nil, err
 	}
-	out := &edgeStream{ctx: ctx, c: make(chan *model.OperationEventEdge, eventBuffer)}
+	out := &edgeStream{ctx: ctx, c: make(chan *model.OperationEventEdge, eventBuffer), ready: live.Ready(ctx)}
 	live.StartFeed(ctx, b, op.OrganizationID, op.ID, eventSource{r.Service, op.ID}, seq, out)
 	return out.c, nil
 }
 
 // eventBuffer is how far a subscriber may fall behind live events before
 // its stream ends with OVERFLOW.
-const eventBuffer = 256
+const eventBuffer = 64
 
-// edgeStream is a subscriber's stream of timeline edges (live.Out).
+// edgeStream is a subscriber's stream of timeline edges (live.Out); it
+// tells its transport after each edge and after the end (live.Hook).
 type edgeStream struct {
-	ctx context.Context
-	c   chan *model.OperationEventEdge
+	ctx   context.Context
+	c     chan *model.OperationEventEdge
+	ready func()
 }
 
 func edge(e capstan.OperationEvent) *model.OperationEventEdge {
@@ -94,6 +95,7 @@ func edge(e capstan.OperationEvent) *model.OperationEventEdge {
 func (s *edgeStream) TrySend(e capstan.OperationEvent) bool {
 	select {
 	case s.c <- edge(e):
+		s.ready()
 		return true
 	default:
 		return false
@@ -101,17 +103,24 @@ func (s *edgeStream) TrySend(e capstan.OperationEvent) bool {
 }
 
 func (s *edgeStream) Send(ctx context.Context, e capstan.OperationEvent) error {
-	select {
-	case s.c <- edge(e):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return send(ctx, s.c, edge(e), s.ready)
 }
 
 func (s *edgeStream) End(err error) {
 	streamError(s.ctx, err)
 	close(s.c)
+	s.ready()
+}
+
+// send delivers v on c and tells the transport (live.Hook).
+func send[T any](ctx context.Context, c chan<- T, v T, ready func()) error {
+	select {
+	case c <- v:
+		ready()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // streamError ends a stream with its error, unless the client left.
@@ -120,7 +129,7 @@ func streamError(ctx context.Context, err error) {
 		// The client left, or the server ended the connection: a revoked
 		// token says so before the socket closes.
 		if cause := context.Cause(ctx); capstan.ErrorCode(cause) == capstan.EUNAUTHENTICATED {
-			transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(cause), Extensions: map[string]any{"code": capstan.EUNAUTHENTICATED}})
+			live.AddError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(cause), Extensions: map[string]any{"code": capstan.EUNAUTHENTICATED}})
 		}
 		return
 	}
@@ -129,7 +138,7 @@ func streamError(ctx context.Context, err error) {
 	}
 	var over *live.OverflowError
 	if errors.As(err, &over) {
-		transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: over.Error(),
+		live.AddError(ctx, &gqlerror.Error{Message: over.Error(),
 			Extensions: map[string]any{"code": CodeOverflow, "cursor": strconv.FormatInt(over.Cursor, 10)}})
 		return
 	}
@@ -137,7 +146,7 @@ func streamError(ctx context.Context, err error) {
 	if code == "" {
 		code = capstan.EINTERNAL
 	}
-	transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(err), Extensions: map[string]any{"code": code}})
+	live.AddError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(err), Extensions: map[string]any{"code": code}})
 }
 
 func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
@@ -146,11 +155,12 @@ func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-c
 		return nil, err
 	}
 	sub := b.Operation(op.OrganizationID, op.ID)
-	out := make(chan *model.OperationProgress)
+	out := make(chan *model.OperationProgress, 1)
+	ready := live.Ready(ctx)
 	go func() {
-		defer close(out)
+		defer func() { close(out); ready() }()
 		defer func() { sub.Close() }()
-		streamError(ctx, r.followProgress(ctx, op.ID, &sub, out))
+		streamError(ctx, r.followProgress(ctx, op.ID, &sub, out, ready))
 	}()
 	return out, nil
 }
@@ -158,7 +168,7 @@ func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-c
 // followProgress sends the progress now, then after changes, at most once
 // per window; it ends after the operation's final state. Progress is a
 // snapshot, so a subscription that overflows just subscribes again.
-func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Subscription, out chan<- *model.OperationProgress) error {
+func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Subscription, out chan<- *model.OperationProgress, ready func()) error {
 	window := r.ProgressWindow
 	if window <= 0 {
 		window = DefaultProgressWindow
@@ -169,12 +179,7 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 		if err != nil {
 			return false, err
 		}
-		select {
-		case out <- progressModel(p):
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
-		return p.Operation.Status.Terminal(), nil
+		return p.Operation.Status.Terminal(), send(ctx, out, progressModel(p), ready)
 	}
 	if ended, err := send(); ended || err != nil {
 		return err
@@ -231,9 +236,10 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 		return nil, err
 	}
 	sub := b.Organization(org)
-	out := make(chan *capstan.Operation)
+	out := make(chan *capstan.Operation, 1)
+	ready := live.Ready(ctx)
 	go func() {
-		defer close(out)
+		defer func() { close(out); ready() }()
 		defer sub.Close()
 		for {
 			select {
@@ -242,7 +248,7 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 			case m, ok := <-sub.C:
 				if !ok {
 					if sub.Overflowed() {
-						transport.AddSubscriptionError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query operations and subscribe again",
+						live.AddError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query operations and subscribe again",
 							Extensions: map[string]any{"code": CodeOverflow}})
 					}
 					return
@@ -251,9 +257,7 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 					continue
 				}
 				op := m.Operation
-				select {
-				case out <- &op:
-				case <-ctx.Done():
+				if send(ctx, out, &op, ready) != nil {
 					return
 				}
 			}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -37,46 +35,9 @@ type liveConn struct {
 
 type liveConnKey struct{}
 
-// websocket is the subscription transport: graphql-transport-ws and the
-// legacy subscriptions-transport-ws protocol, authenticated by the
-// connection_init payload.
-func websocket(cfg Config) transport.Websocket {
-	recheck := cfg.TokenRecheck
-	if recheck <= 0 {
-		recheck = DefaultTokenRecheck
-	}
-	done := cfg.Done
-	if done == nil {
-		done = make(chan struct{}) // never closed: connections end by themselves
-	}
-	watcher := &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}}
-	limit := int64(MaxMessageBytes)
-	return transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{OriginPatterns: cfg.AllowedOrigins}},
-		InitTimeout:    InitTimeout,
-		// graphql-transport-ws: the server pings and expects pongs;
-		// subscriptions-transport-ws: the server sends keep-alives.
-		PingPongInterval:      PingInterval,
-		KeepAlivePingInterval: PingInterval,
-		PayloadReadLimit:      &limit,
-		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			token := bearer(payload)
-			a := cfg.Tokens.Lookup(token)
-			if a == nil {
-				return transport.WithWebsocketCloseCode(ctx, 4401), nil, errors.New("UNAUTHENTICATED: connection_init needs a valid token: {\"Authorization\": \"Bearer <token>\"}")
-			}
-			ctx = capstan.WithActor(ctx, a)
-			ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{})
-			ctx, cancel := context.WithCancelCause(ctx)
-			watcher.watch(ctx, &watchedConn{token: token, actor: a, cancel: cancel})
-			return ctx, nil, nil
-		},
-	}
-}
-
 // bearer reads the token of a connection_init payload: Authorization
 // (any case, with or without "Bearer "), or authToken / token.
-func bearer(p transport.InitPayload) string {
+func bearer(p map[string]any) string {
 	for k, v := range p {
 		s, ok := v.(string)
 		if !ok {

@@ -46,7 +46,7 @@ type Config struct {
 	// Broker feeds subscriptions (none: subscriptions answer UNAVAILABLE).
 	Broker *live.Broker
 	// AllowedOrigins lists the host patterns browsers may open WebSockets
-	// from besides the server's own host (coder/websocket OriginPatterns).
+	// from besides the server's own host (path.Match patterns: "*.example.com").
 	AllowedOrigins []string
 	// MaxSubscriptions bounds the subscriptions of one connection.
 	MaxSubscriptions int
@@ -66,7 +66,7 @@ type Config struct {
 func GraphQL(cfg Config) http.Handler {
 	svc, log := cfg.Service, cfg.Log
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow}}))
-	srv.AddTransport(websocket(cfg))
+	srv.AddTransport(newLiveTransport(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	gorilla "github.com/gorilla/websocket"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// The live transport serves GraphQL over WebSocket with the
+// graphql-transport-ws protocol and the legacy subscriptions-transport-ws
+// one (subprotocol graphql-ws). It is ours rather than gqlgen's because of
+// what a connection costs: gqlgen keeps four goroutines per connection
+// and one per subscription. Here a connection costs one goroutine (its
+// reader); a subscription costs none while idle — its stream tells the
+// connection when a result is ready (live.Hook) — and a writer goroutine
+// lives only while the connection has something to send. One goroutine
+// keeps every connection alive. Queries and subscriptions still run
+// through gqlgen's executor, so validation, middleware and resolvers are
+// the same as over HTTP.
+
+// Protocol names (Sec-WebSocket-Protocol).
+const (
+	protocolTransportWS = "graphql-transport-ws"
+	protocolLegacy      = "graphql-ws"
+)
+
+// Close codes of graphql-transport-ws.
+const (
+	closeBadRequest      = 4400
+	closeUnauthorized    = 4401
+	closeInitTimeout     = 4408
+	closeDuplicateID     = 4409
+	closeTooManyInits    = 4429
+	closeGoingAway       = gorilla.CloseGoingAway
+	writeTimeout         = 10 * time.Second
+	defaultReadBufSize   = 1024
+	defaultWriteBufSize  = 4096
+	livenessPingsMissing = 3 // a connection silent for this many ping intervals is dead
+)
+
+// liveTransport implements graphql.Transport for WebSocket upgrades.
+type liveTransport struct {
+	upgrader gorilla.Upgrader
+	tokens   *Tokens
+	watcher  *tokenWatcher
+	alive    *keepalive
+}
+
+func newLiveTransport(cfg Config) *liveTransport {
+	recheck := cfg.TokenRecheck
+	if recheck <= 0 {
+		recheck = DefaultTokenRecheck
+	}
+	done := cfg.Done
+	if done == nil {
+		done = make(chan struct{}) // never closed: connections end by themselves
+	}
+	return &liveTransport{
+		upgrader: gorilla.Upgrader{
+			Subprotocols:    []string{protocolTransportWS, protocolLegacy},
+			ReadBufferSize:  defaultReadBufSize,
+			WriteBufferSize: defaultWriteBufSize,
+			WriteBufferPool: &sync.Pool{}, // a write buffer is held only while writing
+			CheckOrigin:     originChecker(cfg.AllowedOrigins),
+		},
+		tokens:  cfg.Tokens,
+		watcher: &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}},
+		alive:   newKeepalive(PingInterval, done),
+	}
+}
+
+// Supports implements graphql.Transport.
+func (t *liveTransport) Supports(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// Do implements graphql.Transport. The connection's reader runs on a
+// goroutine of its own so that the request's returns, and with it what
+// net/http holds for the request (its buffers, a deep stack). The
+// connection keeps the request context's values, not its cancellation
+// (net/http cancels it when the handler returns).
+func (t *liveTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ws, err := t.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered with the reason
+	}
+	c := &wsConn{t: t, ws: ws, exec: exec, legacy: ws.Subprotocol() != protocolTransportWS, subs: map[string]*wsSub{}}
+	go c.serve(context.WithoutCancel(r.Context()))
+}
+
+// originChecker allows requests without an Origin (not a browser), from
+// the server's own host, and from hosts matching one of patterns
+// (path.Match syntax: "app.example.com", "*.example.com").
+func originChecker(patterns []string) func(*http.Request) bool {
+	return func(r *http.Request) bool {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			return true
+		}
+		u, err := url.Parse(origin)
+		if err != nil {
+			return false
+		}
+		if strings.EqualFold(u.Host, r.Host) {
+			return true
+		}
+		for _, p := range patterns {
+			if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(u.Host)); ok {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// wsMessage is one message of either protocol.
+type wsMessage struct {
+	Type    string          `json:"type"`
+	ID      string          `json:"id,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+func encode(typ, id string, payload any) []byte {
+	m := wsMessage{Type: typ, ID: id}
+	if payload != nil {
+		raw, ok := payload.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(payload); err != nil {
+				raw, _ = json.Marshal([]map[string]any{{"message": "response not encodable: " + err.Error(), "extensions": map[string]any{"code": capstan.EINTERNAL}}})
+			}
+		}
+		m.Payload = raw
+	}
+	b, _ := json.Marshal(m) // a string, a string and raw JSON
+	return b
+}
+
+// encodeResponse encodes a result message. The common case (data only) is
+// written directly: gqlgen's data is already JSON, and encoding/json would
+// only validate and copy it again for every subscriber.
+func encodeResponse(typ, id string, r *graphql.Response) []byte {
+	if len(r.Errors) > 0 || len(r.Extensions) > 0 || r.Label != "" || r.Path != nil || r.HasNext != nil {
+		return encode(typ, id, r)
+	}
+	idJSON, _ := json.Marshal(id) // a string
+	b := make([]byte, 0, len(r.Data)+len(typ)+len(idJSON)+40)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","id":`...)
+	b = append(b, idJSON...)
+	b = append(b, `,"payload":{"data":`...)
+	if len(r.Data) == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, r.Data...)
+	}
+	return append(b, "}}"...)
+}
+
+// keepalive pings every registered connection each interval (a ping
+// control frame for liveness, and the protocol's own ping or ka message),
+// from one goroutine.
+type keepalive struct {
+	every time.Duration
+	done  <-chan struct{}
+	once  sync.Once
+	mu    sync.Mutex
+	conns map[*wsConn]struct{}
+}
+
+func newKeepalive(every time.Duration, done <-chan struct{}) *keepalive {
+	return &keepalive{every: every, done: done, conns: map[*wsConn]struct{}{}}
+}
+
+func (k *keepalive) add(c *wsConn) {
+	k.once.Do(func() { go k.run() })
+	k.mu.Lock()
+	k.conns[c] = struct{}{}
+	k.mu.Unlock()
+}
+
+func (k *keepalive) remove(c *wsConn) {
+	k.mu.Lock()
+	delete(k.conns, c)
+	k.mu.Unlock()
+}
+
+func (k *keepalive) run() {
+	t := time.NewTicker(k.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.done:
+			return
+		case <-t.C:
+			k.mu.Lock()
+			conns := make([]*wsConn, 0, len(k.conns))
+			for c := range k.conns {
+				conns = append(conns, c)
+			}
+			k.mu.Unlock()
+			deadline := time.Now().Add(writeTimeout)
+			for _, c := range conns {
+				if c.ws.WriteControl(gorilla.PingMessage, nil, deadline) != nil {
+					continue // the reader notices the dead connection
+				}
+				if c.legacy {
+					c.enqueue(encode("ka", "", nil))
+				} else {
+					c.enqueue(encode("ping", "", nil))
+				}
+			}
+		}
+	}
+}
+
+// errConnectionClosed is the cause of a connection's context after it ended.
+var errConnectionClosed = errors.New("the connection closed")

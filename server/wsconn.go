@@ -1,0 +1,425 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	gorilla "github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/live"
+)
+
+// wsConn is one WebSocket connection. Its reader runs on the request's
+// goroutine; everything it sends goes through one queue, written by a
+// writer goroutine that exists only while the queue is not empty.
+type wsConn struct {
+	t      *liveTransport
+	ws     *gorilla.Conn
+	exec   graphql.GraphExecutor
+	legacy bool
+
+	// ctx carries the actor after connection_init; it ends (with a cause)
+	// when the connection ends, its token is revoked or the server stops.
+	ctx         context.Context
+	cancel      context.CancelCauseFunc
+	initialised bool
+
+	mu      sync.Mutex
+	queue   []outbound
+	writing bool
+	closed  bool
+	closing bool // ended by the server: close once the streams reported
+	subs    map[string]*wsSub
+}
+
+// outbound is a message, a subscription with a result ready, or the close.
+type outbound struct {
+	msg   []byte
+	sub   *wsSub
+	close bool
+}
+
+// wsSub is one subscription. Its results are read from readCtx, which is
+// never cancelled: the stream signals every value and its end (live.Hook),
+// so a read never waits.
+type wsSub struct {
+	id        string
+	readCtx   context.Context
+	cancel    context.CancelFunc
+	hook      *live.Hook
+	responses graphql.ResponseHandler
+	early     int  // results signalled before responses was set
+	stopped   bool // the client completed it: read, but send nothing
+	ended     bool
+}
+
+func (c *wsConn) serve(reqCtx context.Context) {
+	c.ctx, c.cancel = context.WithCancelCause(reqCtx)
+	defer c.end()
+	c.ws.SetReadLimit(MaxMessageBytes)
+	_ = c.ws.SetReadDeadline(time.Now().Add(InitTimeout))
+	c.ws.SetPongHandler(func(string) error { c.alive(); return nil })
+	for {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			var ne net.Error
+			if !c.initialised && errors.As(err, &ne) && ne.Timeout() {
+				c.closeNow(closeInitTimeout, "Connection initialisation timeout")
+			} else if errors.Is(err, gorilla.ErrReadLimit) {
+				c.closeNow(gorilla.CloseMessageTooBig, "message too big")
+			}
+			return
+		}
+		c.alive()
+		var m wsMessage
+		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+			c.closeNow(closeBadRequest, "Invalid message received")
+			return
+		}
+		if !c.handle(m) {
+			return
+		}
+	}
+}
+
+// alive pushes the read deadline: a connection that answers neither
+// pings nor sends anything for a few ping intervals is dead.
+func (c *wsConn) alive() {
+	if c.initialised {
+		_ = c.ws.SetReadDeadline(time.Now().Add(livenessPingsMissing * PingInterval))
+	}
+}
+
+// handle acts on one client message; false ends the connection.
+func (c *wsConn) handle(m wsMessage) bool {
+	switch m.Type {
+	case "connection_init":
+		if c.initialised {
+			c.closeNow(closeTooManyInits, "Too many initialisation requests")
+			return false
+		}
+		return c.init(m.Payload)
+	case "ping":
+		c.enqueue(encode("pong", "", nil))
+	case "pong", "ka":
+	case "subscribe", "start":
+		if !c.initialised {
+			c.closeNow(closeUnauthorized, "Unauthorized")
+			return false
+		}
+		return c.subscribe(m.ID, m.Payload)
+	case "complete", "stop":
+		c.stop(m.ID)
+	case "connection_terminate":
+		return false
+	default:
+		c.closeNow(closeBadRequest, "Invalid message type "+m.Type)
+		return false
+	}
+	return true
+}
+
+// init authenticates the connection from its connection_init payload.
+func (c *wsConn) init(payload json.RawMessage) bool {
+	var p map[string]any
+	if len(payload) > 0 && json.Unmarshal(payload, &p) != nil {
+		c.closeNow(closeBadRequest, "Invalid connection_init payload")
+		return false
+	}
+	token := bearer(p)
+	a := c.t.tokens.Lookup(token)
+	if a == nil {
+		const msg = "UNAUTHENTICATED: connection_init needs a valid token"
+		if c.legacy {
+			c.writeNow(encode("connection_error", "", map[string]any{"message": msg, "extensions": map[string]any{"code": capstan.EUNAUTHENTICATED}}))
+		}
+		c.closeNow(closeUnauthorized, msg)
+		return false
+	}
+	ctx := context.WithValue(capstan.WithActor(c.ctx, a), liveConnKey{}, &liveConn{})
+	c.ctx = ctx
+	c.initialised = true
+	c.alive()
+	c.t.watcher.watch(ctx, &watchedConn{token: token, actor: a, cancel: c.cancel})
+	c.t.alive.add(c)
+	context.AfterFunc(ctx, c.ending)
+	c.enqueue(encode("connection_ack", "", nil))
+	return true
+}
+
+// ending runs when the connection's context ends: the streams report
+// (a revoked token, the shutdown), then the server closes the socket.
+func (c *wsConn) ending() {
+	c.mu.Lock()
+	c.closing = true
+	idle := len(c.subs) == 0
+	c.mu.Unlock()
+	if idle {
+		c.push(outbound{close: true})
+		return
+	}
+	time.AfterFunc(time.Second, func() { c.push(outbound{close: true}) }) // streams that never report
+}
+
+// subscribe starts an operation: a subscription waits on its stream's
+// signals; anything else (a query, a mutation, a subscription refused
+// before its stream began) runs once.
+func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
+	c.mu.Lock()
+	_, dup := c.subs[id]
+	c.mu.Unlock()
+	if dup || id == "" {
+		c.closeNow(closeDuplicateID, "Subscriber for "+id+" already exists")
+		return false
+	}
+	start := graphql.Now()
+	var params graphql.RawParams
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&params); err != nil {
+		c.closeNow(closeBadRequest, "Invalid subscribe payload")
+		return false
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	sub := &wsSub{id: id, cancel: func() {}}
+	c.mu.Lock()
+	c.subs[id] = sub
+	c.mu.Unlock()
+	go c.dispatch(sub, &params)
+	return true
+}
+
+// dispatch runs the operation on a goroutine of its own, so the reader's
+// stack stays small: an idle connection is mostly its reader.
+func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
+	id := sub.id
+	rc, errs := c.exec.CreateOperationContext(c.ctx, params)
+	if errs != nil {
+		resp := c.exec.DispatchError(graphql.WithOperationContext(c.ctx, rc), errs)
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
+			c.enqueue(encode("error", id, resp.Errors))
+			return
+		}
+		c.enqueue(encode(c.nextType(), id, resp))
+		c.enqueue(encode("complete", id, nil))
+		return
+	}
+	subCtx, cancel := context.WithCancel(graphql.WithOperationContext(c.ctx, rc))
+	subCtx, hook := live.WithHook(subCtx, func() { c.ready(sub) })
+	c.mu.Lock()
+	sub.cancel, sub.hook = cancel, hook
+	if sub.stopped {
+		cancel() // completed by the client before it started
+	}
+	c.mu.Unlock()
+	responses, respCtx := c.exec.DispatchOperation(subCtx, rc)
+	sub.readCtx = context.WithoutCancel(respCtx)
+	if rc.Operation.Operation != ast.Subscription || !hook.Attached() {
+		c.once(sub, responses)
+		return
+	}
+	c.mu.Lock()
+	sub.responses = responses
+	for range sub.early {
+		c.pushLocked(outbound{sub: sub})
+	}
+	c.mu.Unlock()
+}
+
+func (c *wsConn) nextType() string {
+	if c.legacy {
+		return "data"
+	}
+	return "next"
+}
+
+// once sends every response of a one-shot operation, then its end.
+func (c *wsConn) once(sub *wsSub, responses graphql.ResponseHandler) {
+	for r := responses(sub.readCtx); r != nil; r = responses(sub.readCtx) {
+		c.enqueue(encodeResponse(c.nextType(), sub.id, r))
+	}
+	if msg := c.endSub(sub); msg != nil {
+		c.enqueue(msg)
+	}
+}
+
+// stop ends a subscription the client completed.
+func (c *wsConn) stop(id string) {
+	c.mu.Lock()
+	sub := c.subs[id]
+	var cancel context.CancelFunc
+	if sub != nil {
+		sub.stopped, cancel = true, sub.cancel
+	}
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel() // its stream ends and signals; the writer drains it
+	}
+}
+
+// ready is a subscription's stream signalling a result or its end.
+func (c *wsConn) ready(sub *wsSub) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sub.responses == nil {
+		sub.early++
+		return
+	}
+	c.pushLocked(outbound{sub: sub})
+}
+
+// result reads one signalled result of sub and returns its message (nil
+// when there is nothing to send).
+func (c *wsConn) result(sub *wsSub) []byte {
+	c.mu.Lock()
+	ended := sub.ended
+	c.mu.Unlock()
+	if ended {
+		return nil
+	}
+	r := sub.responses(sub.readCtx)
+	if r == nil {
+		return c.endSub(sub)
+	}
+	c.mu.Lock()
+	stopped := sub.stopped
+	c.mu.Unlock()
+	if stopped {
+		return nil
+	}
+	return encodeResponse(c.nextType(), sub.id, r)
+}
+
+// endSub forgets an ended subscription and returns its last message: the
+// errors its stream ended with, or complete (nothing after a client's
+// complete).
+func (c *wsConn) endSub(sub *wsSub) []byte {
+	c.mu.Lock()
+	if sub.ended {
+		c.mu.Unlock()
+		return nil
+	}
+	sub.ended = true
+	if c.subs[sub.id] == sub {
+		delete(c.subs, sub.id)
+	}
+	closeNow := c.closing && len(c.subs) == 0
+	stopped, cancel := sub.stopped, sub.cancel
+	c.mu.Unlock()
+	cancel()
+	var msg []byte
+	if !stopped {
+		if errs := sub.hook.Errors(); len(errs) > 0 {
+			msg = encode("error", sub.id, errs)
+		} else {
+			msg = encode("complete", sub.id, nil)
+		}
+	}
+	if closeNow {
+		defer c.push(outbound{close: true})
+	}
+	return msg
+}
+
+func (c *wsConn) enqueue(msg []byte) { c.push(outbound{msg: msg}) }
+
+func (c *wsConn) push(o outbound) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pushLocked(o)
+}
+
+// pushLocked queues o and starts the writer if it is not running.
+func (c *wsConn) pushLocked(o outbound) {
+	if c.closed {
+		return
+	}
+	c.queue = append(c.queue, o)
+	if !c.writing {
+		c.writing = true
+		go c.write()
+	}
+}
+
+// write sends the queue in order until it is empty, then exits.
+func (c *wsConn) write() {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 || c.closed {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		for _, o := range batch {
+			if o.close {
+				c.closeNow(c.closeCode())
+				return
+			}
+			msg := o.msg
+			if o.sub != nil {
+				msg = c.result(o.sub)
+			}
+			if msg != nil && c.writeNow(msg) != nil {
+				c.mu.Lock()
+				c.closed, c.writing = true, false
+				c.mu.Unlock()
+				_ = c.ws.Close() // the reader ends the rest
+				return
+			}
+		}
+	}
+}
+
+func (c *wsConn) writeNow(msg []byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return c.ws.WriteMessage(gorilla.TextMessage, msg)
+}
+
+// closeCode says why the server ends a connection.
+func (c *wsConn) closeCode() (int, string) {
+	if capstan.ErrorCode(context.Cause(c.ctx)) == capstan.EUNAUTHENTICATED {
+		return closeUnauthorized, "the connection's token is no longer valid"
+	}
+	return closeGoingAway, "the server is shutting down"
+}
+
+// closeNow sends a close frame and closes the socket.
+func (c *wsConn) closeNow(code int, reason string) {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	_ = c.ws.WriteControl(gorilla.CloseMessage, gorilla.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+	_ = c.ws.Close()
+}
+
+// end runs when the reader stops: every stream ends, the socket closes.
+func (c *wsConn) end() {
+	c.cancel(errConnectionClosed)
+	c.t.alive.remove(c)
+	c.mu.Lock()
+	c.closed = true
+	cancels := make([]context.CancelFunc, 0, len(c.subs))
+	for _, s := range c.subs {
+		cancels = append(cancels, s.cancel)
+	}
+	c.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
+	_ = c.ws.Close()
+}
