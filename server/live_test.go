@@ -38,7 +38,7 @@ type liveEnv struct {
 
 const sreToken = "sre-token-0123456789"
 
-func startLive(t *testing.T, buffer int) *liveEnv {
+func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveEnv {
 	t.Helper()
 	broker := live.NewBroker(buffer)
 	store := live.Store{Store: testenv.Store(t), Broker: broker}
@@ -57,8 +57,12 @@ func startLive(t *testing.T, buffer int) *liveEnv {
 	})
 	require.NoError(t, err)
 	env := &liveEnv{svc: svc, store: store, broker: broker, tokens: tokens, done: make(chan struct{})}
-	env.ts = httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Broker: broker,
-		TokenRecheck: 50 * time.Millisecond, ProgressWindow: 20 * time.Millisecond, MaxSubscriptions: 3, Done: env.done}))
+	cfg := server.Config{Service: svc, Tokens: tokens, Log: log, Broker: broker,
+		TokenRecheck: 50 * time.Millisecond, ProgressWindow: 20 * time.Millisecond, MaxSubscriptions: 3, Done: env.done}
+	for _, o := range options {
+		o(&cfg)
+	}
+	env.ts = httptest.NewServer(server.Handler(cfg))
 	t.Cleanup(func() {
 		broker.Close()
 		close(env.done)

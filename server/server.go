@@ -54,6 +54,9 @@ type Config struct {
 	TokenRecheck time.Duration
 	// ProgressWindow coalesces operationProgress messages.
 	ProgressWindow time.Duration
+	// InitTimeout bounds the wait for a WebSocket's connection_init
+	// (default 10s).
+	InitTimeout time.Duration
 	// Done, when closed, ends every WebSocket connection (shutdown).
 	Done <-chan struct{}
 	// Profiling mounts net/http/pprof at /debug/pprof/ (diagnostics only).

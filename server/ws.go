@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,7 @@ type liveTransport struct {
 	tokens   *Tokens
 	watcher  *tokenWatcher
 	alive    *keepalive
+	initWait time.Duration
 }
 
 func newLiveTransport(cfg Config) *liveTransport {
@@ -74,9 +76,10 @@ func newLiveTransport(cfg Config) *liveTransport {
 			WriteBufferPool: &sync.Pool{}, // a write buffer is held only while writing
 			CheckOrigin:     originChecker(cfg.AllowedOrigins),
 		},
-		tokens:  cfg.Tokens,
-		watcher: &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}},
-		alive:   newKeepalive(PingInterval, done),
+		tokens:   cfg.Tokens,
+		watcher:  &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}},
+		alive:    newKeepalive(PingInterval, done),
+		initWait: cmp.Or(cfg.InitTimeout, InitTimeout),
 	}
 }
 

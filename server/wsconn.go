@@ -66,7 +66,7 @@ func (c *wsConn) serve(reqCtx context.Context) {
 	c.ctx, c.cancel = context.WithCancelCause(reqCtx)
 	defer c.end()
 	c.ws.SetReadLimit(MaxMessageBytes)
-	_ = c.ws.SetReadDeadline(time.Now().Add(InitTimeout))
+	_ = c.ws.SetReadDeadline(time.Now().Add(c.t.initWait))
 	c.ws.SetPongHandler(func(string) error { c.alive(); return nil })
 	for {
 		_, data, err := c.ws.ReadMessage()
