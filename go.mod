@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/99designs/gqlgen v0.17.98
-	github.com/coder/websocket v1.8.15
 	github.com/dominikbraun/graph v0.23.0
 	github.com/google/cel-go v0.31.0
 	github.com/gorilla/websocket v1.5.3
@@ -32,6 +31,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect
