@@ -47,6 +47,9 @@ type loop struct {
 	idx         *planIndex
 	idxPlan     string
 	idxRevision int
+	// gatherIdle and gatherMax bound how long results wait for the
+	// group commit (gather.go).
+	gatherIdle, gatherMax time.Duration
 }
 
 type queued struct {
@@ -80,7 +83,7 @@ type nodeResult struct {
 
 func newLoop(e *Executor, org, opID string) *loop {
 	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult),
-		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{},
+		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{}, gatherIdle: gatherIdle, gatherMax: gatherMax,
 		diag: &diagnosticsLog{path: filepath.Join(e.cfg.Dir, "artifacts", opID, "diagnostics.log")}}
 }
 
@@ -128,28 +131,15 @@ func (l *loop) wait(ctx context.Context) {
 	for {
 		var send chan func()
 		var head func()
-		if len(l.queue) > 0 && l.busy < l.e.cfg.PerOperation {
+		if l.canHand() {
 			send, head = l.e.tasks, l.queue[0].task
 		}
 		select {
 		case send <- head:
-			l.queue = l.queue[1:]
-			l.busy++
+			l.handed()
 			continue
 		case r := <-l.results:
-			rs := []nodeResult{r}
-			for more := true; more && len(rs) < 256; {
-				select { // take every result already waiting: one commit for all
-				case r := <-l.results:
-					rs = append(rs, r)
-				default:
-					more = false
-				}
-			}
-			for _, r := range rs {
-				delete(l.inflight, r.node)
-			}
-			l.busy -= len(rs)
+			rs := l.gather(ctx, r)
 			if err := l.finish(ctx, rs); err != nil {
 				l.e.cfg.Log.Warn("recording node results failed", "operation", l.opID, "err", err.Error())
 			}
