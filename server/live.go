@@ -68,22 +68,25 @@ type tokenWatcher struct {
 }
 
 type watchedConn struct {
-	token  string
-	actor  *capstan.Actor
-	cancel context.CancelCauseFunc
+	token string
+	actor *capstan.Actor
+	// end ends the connection with the cause.
+	end func(cause error)
 }
 
-// watch registers a connection until its context ends.
-func (w *tokenWatcher) watch(ctx context.Context, c *watchedConn) {
+// watch registers a connection until forget.
+func (w *tokenWatcher) watch(c *watchedConn) {
 	w.once.Do(func() { go w.run() })
 	w.mu.Lock()
 	w.conns[c] = struct{}{}
 	w.mu.Unlock()
-	context.AfterFunc(ctx, func() {
-		w.mu.Lock()
-		delete(w.conns, c)
-		w.mu.Unlock()
-	})
+}
+
+// forget unregisters a connection that ended.
+func (w *tokenWatcher) forget(c *watchedConn) {
+	w.mu.Lock()
+	delete(w.conns, c)
+	w.mu.Unlock()
 }
 
 func (w *tokenWatcher) run() {
@@ -114,7 +117,7 @@ func (w *tokenWatcher) end(match func(*watchedConn) bool, cause error) {
 	}
 	w.mu.Unlock()
 	for _, c := range ending {
-		c.cancel(cause)
+		c.end(cause)
 	}
 }
 

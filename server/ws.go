@@ -45,7 +45,7 @@ const (
 	closeTooManyInits    = 4429
 	closeGoingAway       = gorilla.CloseGoingAway
 	writeTimeout         = 10 * time.Second
-	defaultReadBufSize   = 1024
+	defaultReadBufSize   = 512
 	defaultWriteBufSize  = 4096
 	livenessPingsMissing = 3 // a connection silent for this many ping intervals is dead
 )

@@ -32,6 +32,8 @@ type wsConn struct {
 	ctx         context.Context
 	cancel      context.CancelCauseFunc
 	initialised bool
+	// watched is the connection as the token watcher knows it (after init).
+	watched *watchedConn
 
 	mu      sync.Mutex
 	queue   []outbound
@@ -80,15 +82,30 @@ func (c *wsConn) serve(reqCtx context.Context) {
 			return
 		}
 		c.alive()
-		var m wsMessage
-		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
-			c.closeNow(closeBadRequest, "Invalid message received")
-			return
-		}
-		if !c.handle(m) {
+		if !c.onStackOfItsOwn(data) {
 			return
 		}
 	}
+}
+
+// onStackOfItsOwn decodes and handles one client message on a goroutine
+// of its own and waits for it. Decoding and authenticating take a deep
+// stack; done on the reader, that stack would stay with every idle
+// connection (the runtime seldom shrinks it), while the reader itself
+// needs little. Client messages are rare, so the extra goroutine is cheap.
+func (c *wsConn) onStackOfItsOwn(data []byte) bool {
+	done := make(chan bool, 1)
+	go func() { done <- c.decodeAndHandle(data) }()
+	return <-done
+}
+
+func (c *wsConn) decodeAndHandle(data []byte) bool {
+	var m wsMessage
+	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+		c.closeNow(closeBadRequest, "Invalid message received")
+		return false
+	}
+	return c.handle(m)
 }
 
 // alive pushes the read deadline: a connection that answers neither
@@ -149,17 +166,23 @@ func (c *wsConn) init(payload json.RawMessage) bool {
 	c.ctx = ctx
 	c.initialised = true
 	c.alive()
-	c.t.watcher.watch(ctx, &watchedConn{token: token, actor: a, cancel: c.cancel})
+	c.watched = &watchedConn{token: token, actor: a, end: c.revoke}
+	c.t.watcher.watch(c.watched)
 	c.t.alive.add(c)
-	context.AfterFunc(ctx, c.ending)
 	c.enqueue(encode("connection_ack", "", nil))
 	return true
 }
 
-// ending runs when the connection's context ends: the streams report
-// (a revoked token, the shutdown), then the server closes the socket.
-func (c *wsConn) ending() {
+// revoke ends the connection from outside (a revoked token, the
+// shutdown): its context ends with the cause, the streams report, then the
+// server closes the socket.
+func (c *wsConn) revoke(cause error) {
+	c.cancel(cause)
 	c.mu.Lock()
+	if c.closed || c.closing {
+		c.mu.Unlock()
+		return
+	}
 	c.closing = true
 	idle := len(c.subs) == 0
 	c.mu.Unlock()
@@ -411,6 +434,9 @@ func (c *wsConn) closeNow(code int, reason string) {
 func (c *wsConn) end() {
 	c.cancel(errConnectionClosed)
 	c.t.alive.remove(c)
+	if c.watched != nil {
+		c.t.watcher.forget(c.watched)
+	}
 	c.mu.Lock()
 	c.closed = true
 	cancels := make([]context.CancelFunc, 0, len(c.subs))

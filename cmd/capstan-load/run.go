@@ -107,7 +107,7 @@ func startServer(c config) (string, func(), error) {
 		return "", nil, err
 	}
 	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs, "--workers", "256")
-	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token)
+	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token, "CAPSTAN_PPROF=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
@@ -323,8 +323,15 @@ func (s *subscriber) record(m gqlws.Message, now time.Time, r *report) {
 	}
 }
 
-// memory reads the server's memory figures from /metrics.
+// memory reads the server's memory figures from /metrics, after a
+// garbage collection when the server offers one (/debug/pprof, which the
+// load test turns on for the server it starts): what is measured is what
+// the subscriptions hold, not the garbage their setup left.
 func memory(server string) (serverMemory, error) {
+	if resp, err := http.Get(server + "/debug/pprof/heap?gc=1"); err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 	resp, err := http.Get(server + "/metrics")
 	if err != nil {
 		return serverMemory{}, err
@@ -390,8 +397,9 @@ func (r *report) print(w io.Writer, c config) {
 	wall := r.lastEvent.Sub(time.Unix(0, r.released.Load())).Seconds()
 	fmt.Fprintf(w, "subscribers %d over %d operations, %d per connection (%d jobs of %s each); connected in %s\n",
 		c.subscribers, c.operations, max(1, c.perConnection), c.nodes, c.step, r.dialTime.Round(time.Millisecond))
-	fmt.Fprintf(w, "idle memory per subscription: RSS %.1f KB, heap+stacks %.1f KB (goroutines %.0f -> %.0f)\n",
-		(r.memAfter.rss-r.memBefore.rss)/n/1024, (r.memAfter.heap+r.memAfter.stack-r.memBefore.heap-r.memBefore.stack)/n/1024, r.memBefore.goroutines, r.memAfter.goroutines)
+	fmt.Fprintf(w, "idle memory per subscription: RSS %.1f KB, heap+stacks %.1f KB (heap %.1f, stacks %.1f; goroutines %.0f -> %.0f)\n",
+		(r.memAfter.rss-r.memBefore.rss)/n/1024, (r.memAfter.heap+r.memAfter.stack-r.memBefore.heap-r.memBefore.stack)/n/1024,
+		(r.memAfter.heap-r.memBefore.heap)/n/1024, (r.memAfter.stack-r.memBefore.stack)/n/1024, r.memBefore.goroutines, r.memAfter.goroutines)
 	fmt.Fprintf(w, "commit-to-client latency: p50 %s, p99 %s, max %s (%d live deliveries)\n", pct(0.50).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond), pct(1).Round(100*time.Microsecond), len(r.latencies))
 	if wall > 0 {
 		fmt.Fprintf(w, "event rate held: %.0f committed events/s, %.0f deliveries/s over %.1fs\n", float64(r.events)/wall, float64(len(r.latencies))/wall, wall)
