@@ -12,7 +12,7 @@ import (
 const qCreateIntent = `
 CREATE (i:Intent {uid: $uid, org: $org, id: $id, status: $status, version: $version, json: $json})`
 
-const qIntentVersion = `MATCH (i:Intent {uid: $uid}) RETURN i.version AS version, i.json AS json`
+const qIntentVersion = `MATCH (i:Intent {uid: $uid}) SET i.locked = true REMOVE i.locked RETURN i.version AS version, i.json AS json`
 
 const qUpdateIntent = `
 MATCH (i:Intent {uid: $uid})
@@ -58,7 +58,7 @@ func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent)
 // putIntent writes i inside tx after checking its version; it returns the
 // new Meta and leaves i untouched, so a retried transaction starts over.
 func (s *Store) putIntent(ctx context.Context, tx neo4j.ManagedTransaction, org string, i *capstan.Intent) (capstan.Meta, error) {
-	m, err := checkVersion(ctx, tx, "Intent", "intent", i.ID, uid(org, i.ID), i.Version, qIntentVersion)
+	m, err := checkVersion(ctx, tx, "intent", i.ID, uid(org, i.ID), i.Version, qIntentVersion)
 	if err != nil {
 		return capstan.Meta{}, err
 	}

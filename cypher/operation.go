@@ -29,16 +29,24 @@ CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: 
   resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: 0, json: $json})
 FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
 
-const qOperationState = `MATCH (o:Operation {uid: $uid}) RETURN o.version AS version, o.last_seq AS last, o.json AS json`
+const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json`
 
-const qUpdateOperation = `
-MATCH (o:Operation {uid: $uid})
-SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json`
-
-const qPutRecords = `
-UNWIND $rows AS row
-MERGE (r:OpRecord {uid: row.uid})
-SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json`
+// qApplyStep writes one step of an operation in one statement (one round
+// trip): the operation itself, its records (upserted by uid) and its new
+// timeline events. The caller holds the operation's lock (qOperationState).
+const qApplyStep = `
+MATCH (o:Operation {uid: $op})
+SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json
+WITH o
+CALL (o) {
+  UNWIND $records AS row
+  MERGE (r:OpRecord {uid: row.uid})
+  SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json
+}
+CALL (o) {
+  UNWIND $events AS row
+  CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})
+}`
 
 const qAppendEvents = `
 UNWIND $rows AS row
@@ -107,7 +115,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 
 // putPlan writes a plan after checking its version under its lock.
 func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.Plan) (capstan.Meta, error) {
-	m, err := checkVersion(ctx, tx, "Plan", "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
+	m, err := checkVersion(ctx, tx, "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
 	if err != nil {
 		return capstan.Meta{}, err
 	}
@@ -130,6 +138,19 @@ func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org st
 
 // appendEvents writes events after sequence last and returns them numbered.
 func (s *Store) appendEvents(ctx context.Context, tx neo4j.ManagedTransaction, org, opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, int64, error) {
+	out, rows, last, err := s.eventRows(org, opID, last, events)
+	if err != nil || len(rows) == 0 {
+		return out, last, err
+	}
+	if _, err := tx.Run(ctx, qAppendEvents, map[string]any{"rows": rows, "org": org, "op": uid(org, opID)}); err != nil {
+		return nil, 0, err
+	}
+	return out, last, nil
+}
+
+// eventRows numbers events after sequence last and returns them with the
+// rows that store them.
+func (s *Store) eventRows(org, opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, []map[string]any, int64, error) {
 	now := s.now().UTC()
 	out := make([]capstan.OperationEvent, len(events))
 	rows := make([]map[string]any, len(events))
@@ -141,17 +162,12 @@ func (s *Store) appendEvents(ctx context.Context, tx neo4j.ManagedTransaction, o
 		}
 		data, err := json.Marshal(e)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		out[i] = e
 		rows[i] = map[string]any{"uid": uid(org, opID, seqKey(last)), "seq": last, "json": string(data)}
 	}
-	if len(rows) > 0 {
-		if _, err := tx.Run(ctx, qAppendEvents, map[string]any{"rows": rows, "org": org, "op": uid(org, opID)}); err != nil {
-			return nil, 0, err
-		}
-	}
-	return out, last, nil
+	return out, rows, last, nil
 }
 
 func seqKey(n int64) string {
@@ -179,7 +195,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		records *capstan.OperationChange
 	}
 	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
-		m, err := checkVersion(ctx, tx, "Operation", "operation", op.ID, uid(org, op.ID), op.Version, qOperationState)
+		m, err := checkVersion(ctx, tx, "operation", op.ID, uid(org, op.ID), op.Version, qOperationState)
 		if err != nil {
 			return nil, err
 		}
@@ -191,16 +207,14 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		c.Meta.CreatedAt = old.CreatedAt
 		s.touch(&c.Meta, org, false)
 		records := s.stamp(org, op.ID, ch)
-		if err := s.putRecords(ctx, tx, org, op.ID, records); err != nil {
-			return nil, err
-		}
-		evs, last, err := s.appendEvents(ctx, tx, org, op.ID, i64(m["last"]), ch.Events)
+		evs, events, last, err := s.eventRows(org, op.ID, i64(m["last"]), ch.Events)
 		if err != nil {
 			return nil, err
 		}
 		data, _ := json.Marshal(&c)
-		if _, err := tx.Run(ctx, qUpdateOperation, map[string]any{"uid": uid(org, op.ID), "status": string(c.Status), "version": c.Version,
-			"active": !c.Status.Terminal(), "last": last, "json": string(data)}); err != nil {
+		if _, err := tx.Run(ctx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "status": string(c.Status), "version": c.Version,
+			"active": !c.Status.Terminal(), "last": last, "json": string(data),
+			"records": recordRows(org, op.ID, records), "events": events}); err != nil {
 			return nil, err
 		}
 		return outcome{c.Meta, evs, records}, nil
@@ -246,7 +260,8 @@ func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.Op
 	return out
 }
 
-func (s *Store) putRecords(ctx context.Context, tx neo4j.ManagedTransaction, org, opID string, ch *capstan.OperationChange) error {
+// recordRows are the rows that store a change's records.
+func recordRows(org, opID string, ch *capstan.OperationChange) []map[string]any {
 	var rows []map[string]any
 	add := func(kind, key string, v any) {
 		data, _ := json.Marshal(v)
@@ -267,11 +282,7 @@ func (s *Store) putRecords(ctx context.Context, tx neo4j.ManagedTransaction, org
 	for _, iv := range ch.Interventions {
 		add(kindIntervention, iv.ID, iv)
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	_, err := tx.Run(ctx, qPutRecords, map[string]any{"rows": rows, "org": org, "op": uid(org, opID)})
-	return err
+	return rows
 }
 
 func (s *Store) getOperation(ctx context.Context, op, q string, params map[string]any) (*capstan.Operation, error) {

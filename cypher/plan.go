@@ -22,7 +22,7 @@ const qUpdatePlan = `
 MATCH (p:Plan {uid: $uid})
 SET p.status = $status, p.version = $version, p.json = $json`
 
-const qPlanVersion = `MATCH (p:Plan {uid: $uid}) RETURN p.version AS version, p.json AS json`
+const qPlanVersion = `MATCH (p:Plan {uid: $uid}) SET p.locked = true REMOVE p.locked RETURN p.version AS version, p.json AS json`
 
 const qDropBindings = `
 MATCH (p:Plan {uid: $uid})-[:HAS_BINDING]->(b:Binding)
@@ -130,7 +130,7 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			}
 			o.intent = meta
 		}
-		m, err := checkVersion(ctx, tx, "Plan", "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
+		m, err := checkVersion(ctx, tx, "plan", p.ID, uid(org, p.ID), p.Version, qPlanVersion)
 		if err != nil {
 			return nil, err
 		}

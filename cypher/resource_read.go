@@ -11,6 +11,7 @@ import (
 
 const qResourceVersion = `
 MATCH (r:Resource {uid: $uid})
+SET r.locked = true REMOVE r.locked
 RETURN r.version AS version, r.ukey AS ukey, r.created AS created, r.json AS json`
 
 const qResourceKeyTaken = `
@@ -55,7 +56,7 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	res, err := s.write(ctx, "cypher.UpdateResource", func(tx neo4j.ManagedTransaction) (any, error) {
-		m, err := checkVersion(ctx, tx, "Resource", "resource", r.Key(), uid(org, r.ID), r.Version, qResourceVersion)
+		m, err := checkVersion(ctx, tx, "resource", r.Key(), uid(org, r.ID), r.Version, qResourceVersion)
 		if err != nil {
 			return nil, err
 		}

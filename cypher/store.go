@@ -212,29 +212,12 @@ func i64(v any) int64 {
 // node's write lock (a SET), then reads the version. A concurrent writer
 // waits on the lock and then sees the new version: one wins, the other
 // gets ECONFLICT.
-var qLock = map[string]string{
-	"Resource":  `MATCH (n:Resource {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-	"Intent":    `MATCH (n:Intent {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-	"Plan":      `MATCH (n:Plan {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-	"Operation": `MATCH (n:Operation {uid: $uid}) SET n.locked = true REMOVE n.locked`,
-}
-
-func lock(ctx context.Context, tx neo4j.ManagedTransaction, label, id string) error {
-	res, err := tx.Run(ctx, qLock[label], map[string]any{"uid": id})
-	if err != nil {
-		return err
-	}
-	_, err = res.Consume(ctx)
-	return err
-}
-
-// checkVersion takes a node's write lock, reads it with q (a query of $uid
-// returning at least version), and checks the version the caller read:
-// ENOTFOUND when there is no such node, ECONFLICT when it is stale.
-func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, label, what, id, nodeUID string, version int64, q string) (map[string]any, error) {
-	if err := lock(ctx, tx, label, nodeUID); err != nil {
-		return nil, err
-	}
+// checkVersion reads a node with q (a query of $uid that takes the node's
+// write lock — SET n.locked = true REMOVE n.locked — and returns at least
+// version), and checks the version the caller read: ENOTFOUND when there
+// is no such node, ECONFLICT when it is stale. One round trip: the lock
+// and the read are one statement.
+func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, what, id, nodeUID string, version int64, q string) (map[string]any, error) {
 	res, err := tx.Run(ctx, q, map[string]any{"uid": nodeUID})
 	if err != nil {
 		return nil, err
