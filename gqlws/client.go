@@ -106,7 +106,11 @@ func (c *Conn) Complete(id string) error {
 func (c *Conn) Next() (Message, error) {
 	for {
 		var m Message
-		if err := c.ws.ReadJSON(&m); err != nil {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return m, err
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
 			return m, err
 		}
 		switch m.Type {

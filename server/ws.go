@@ -94,11 +94,12 @@ func (t *liveTransport) Supports(r *http.Request) bool {
 // connection keeps the request context's values, not its cancellation
 // (net/http cancels it when the handler returns).
 func (t *liveTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ws, err := t.upgrader.Upgrade(w, r, nil)
+	bw := &batchingWriter{ResponseWriter: w}
+	ws, err := t.upgrader.Upgrade(bw, r, nil)
 	if err != nil {
 		return // the upgrader answered with the reason
 	}
-	c := &wsConn{t: t, ws: ws, exec: exec, legacy: ws.Subprotocol() != protocolTransportWS, subs: map[string]*wsSub{}}
+	c := &wsConn{t: t, ws: ws, wire: bw.conn, exec: exec, legacy: ws.Subprotocol() != protocolTransportWS, subs: map[string]*wsSub{}}
 	go c.serve(context.WithoutCancel(r.Context()))
 }
 

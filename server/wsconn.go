@@ -24,6 +24,7 @@ import (
 type wsConn struct {
 	t      *liveTransport
 	ws     *gorilla.Conn
+	wire   *batchConn // under ws: the writer sends a batch of frames at once
 	exec   graphql.GraphExecutor
 	legacy bool
 
@@ -388,24 +389,40 @@ func (c *wsConn) write() {
 			return
 		}
 		c.mu.Unlock()
-		for _, o := range batch {
-			if o.close {
-				c.closeNow(c.closeCode())
-				return
-			}
-			msg := o.msg
-			if o.sub != nil {
-				msg = c.result(o.sub)
-			}
-			if msg != nil && c.writeNow(msg) != nil {
-				c.mu.Lock()
-				c.closed, c.writing = true, false
-				c.mu.Unlock()
-				_ = c.ws.Close() // the reader ends the rest
-				return
-			}
+		if !c.writeBatch(batch) {
+			return
 		}
 	}
+}
+
+// writeBatch writes queued messages as one batch of frames (one write
+// system call); false means the connection ended.
+func (c *wsConn) writeBatch(batch []outbound) bool {
+	c.wire.begin()
+	failed := false
+	for _, o := range batch {
+		if o.close {
+			_ = c.wire.flush()
+			c.closeNow(c.closeCode())
+			return false
+		}
+		msg := o.msg
+		if o.sub != nil {
+			msg = c.result(o.sub)
+		}
+		if msg != nil && c.writeNow(msg) != nil {
+			failed = true
+			break
+		}
+	}
+	if c.wire.flush() == nil && !failed {
+		return true
+	}
+	c.mu.Lock()
+	c.closed, c.writing = true, false
+	c.mu.Unlock()
+	_ = c.ws.Close() // the reader ends the rest
+	return false
 }
 
 func (c *wsConn) writeNow(msg []byte) error {

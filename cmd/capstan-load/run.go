@@ -296,19 +296,11 @@ func follow(conn *gqlws.Conn, group []*subscriber, r *report) {
 
 // record checks one event's place in the timeline and its latency.
 func (s *subscriber) record(m gqlws.Message, now time.Time, r *report) {
-	var e struct {
-		OperationEvents struct {
-			Node struct {
-				Sequence int64
-				At       time.Time
-			}
-		}
-	}
-	if err := gqlws.Data(m, &e); err != nil {
+	n, ok := eventOf(m.Payload)
+	if !ok {
 		atomic.AddInt64(&r.otherErrors, 1)
 		return
 	}
-	n := e.OperationEvents.Node
 	switch {
 	case n.Sequence <= s.last:
 		atomic.AddInt64(&r.duplicates, 1)
