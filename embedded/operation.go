@@ -39,7 +39,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		if op.IdempotencyKey != "" && tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "an operation was already started with idempotency key %s", op.IdempotencyKey)
 		}
-		var stored capstan.Plan
+		var stored struct{ capstan.Meta } // only its version and creation: a large plan decodes fast
 		ok, err := getJSON(tx.Bucket(bPlans), key(org, plan.ID), &stored)
 		if err != nil {
 			return err
