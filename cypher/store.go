@@ -207,16 +207,15 @@ func i64(v any) int64 {
 	return n
 }
 
-// Write locks: Neo4j does not re-read a property after a lock is taken in
-// the same statement, so an optimistic version check first takes the
-// node's write lock (a SET), then reads the version. A concurrent writer
-// waits on the lock and then sees the new version: one wins, the other
-// gets ECONFLICT.
-// checkVersion reads a node with q (a query of $uid that takes the node's
-// write lock — SET n.locked = true REMOVE n.locked — and returns at least
-// version), and checks the version the caller read: ENOTFOUND when there
-// is no such node, ECONFLICT when it is stale. One round trip: the lock
-// and the read are one statement.
+// checkVersion reads a node with q and checks the version the caller read:
+// ENOTFOUND when there is no such node, ECONFLICT when it is stale. q is a
+// query of $uid that takes the node's write lock first (SET n.locked =
+// true REMOVE n.locked) and only then returns at least version: the lock
+// and the read are one round trip. The order matters: a version read
+// before the lock (a WHERE ahead of the SET) would let two transactions
+// read the same version and both write. A concurrent writer waits on the
+// lock, then sees the new version: one wins, the other gets ECONFLICT
+// (conformance case ConcurrentWritersOneConflict).
 func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, what, id, nodeUID string, version int64, q string) (map[string]any, error) {
 	res, err := tx.Run(ctx, q, map[string]any{"uid": nodeUID})
 	if err != nil {

@@ -29,23 +29,13 @@ const (
 func (l *loop) gather(ctx context.Context, r nodeResult) []nodeResult {
 	rs := []nodeResult{r}
 	l.took(r)
-	var idle *time.Timer
+	var idle *time.Timer // only when there is something to wait for
 	deadline := time.Now().Add(l.gatherMax)
 	for len(rs) < gatherBatch && (l.busy > 0 || l.canHand()) && time.Now().Before(deadline) {
 		var send chan func()
 		var head func()
 		if l.canHand() {
 			send, head = l.e.tasks, l.queue[0].task
-		}
-		select { // first whatever is ready now, without a timer
-		case r := <-l.results:
-			rs = append(rs, r)
-			l.took(r)
-			continue
-		case send <- head:
-			l.handed()
-			continue
-		default:
 		}
 		if idle == nil {
 			idle = time.NewTimer(l.gatherIdle)
