@@ -24,6 +24,17 @@ type Message struct {
 	Org       string
 	Operation capstan.Operation
 	Events    []capstan.OperationEvent
+	// events wraps Events for the subscribers (Publish), so they encode
+	// each event once per selection.
+	events []Shared
+}
+
+// shared returns event i as subscribers share it.
+func (m *Message) shared(i int) *Shared {
+	if m.events == nil {
+		return Single(m.Events[i]) // a message that was not published
+	}
+	return &m.events[i]
 }
 
 // StatusChanged reports whether the change moved the operation's status.
@@ -48,6 +59,9 @@ type Broker struct {
 	// Published counts messages published; Overflows counts subscriptions
 	// ended because they fell behind (for metrics).
 	Published, Overflows atomic.Int64
+	// Encodings counts how subscribers encoded the published events:
+	// made once per selection, reused by the others.
+	Encodings EncodingCounts
 }
 
 // NewBroker returns a broker whose subscriptions buffer up to buffer
@@ -158,6 +172,7 @@ func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key stri
 // Publish delivers a committed change to its subscriptions.
 func (b *Broker) Publish(m Message) {
 	b.Published.Add(1)
+	m.events = share(m.Events, &b.Encodings)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], &m)

@@ -3,17 +3,15 @@ package live
 import (
 	"context"
 	"sync"
-
-	"github.com/capstan-dev/capstan"
 )
 
 // Out is where a Feed delivers events: a subscriber's stream.
 type Out interface {
 	// TrySend delivers without waiting; false means the subscriber's
 	// buffer is full.
-	TrySend(e capstan.OperationEvent) bool
+	TrySend(e *Shared) bool
 	// Send delivers, waiting while the subscriber catches up.
-	Send(ctx context.Context, e capstan.OperationEvent) error
+	Send(ctx context.Context, e *Shared) error
 	// End ends the stream; err is nil for a normal end.
 	End(err error)
 }
@@ -93,11 +91,11 @@ func (f *Feed) run() {
 
 // deliver sends one message's events while replaying (may wait).
 func (f *Feed) deliver(m *Message) error {
-	for _, e := range m.Events {
+	for i, e := range m.Events {
 		switch {
 		case e.Sequence <= f.last:
 		case e.Sequence == f.last+1:
-			if err := f.out.Send(f.ctx, e); err != nil {
+			if err := f.out.Send(f.ctx, m.shared(i)); err != nil {
 				return err
 			}
 			f.last = e.Sequence
@@ -116,7 +114,7 @@ func (f *Feed) catchUp() error {
 			return err
 		}
 		for _, e := range events {
-			if err := f.out.Send(f.ctx, e); err != nil {
+			if err := f.out.Send(f.ctx, Single(e)); err != nil {
 				return err
 			}
 			f.last = e.Sequence
@@ -158,14 +156,18 @@ func (f *Feed) live(m *Message) {
 		switch {
 		case e.Sequence <= f.last:
 		case e.Sequence == f.last+1:
-			if !f.out.TrySend(e) {
+			if !f.out.TrySend(m.shared(i)) {
 				f.endLocked(&OverflowError{Cursor: f.last})
 				return
 			}
 			f.last = e.Sequence
 		default: // a gap: replay from the store, then the rest of this message
 			f.replay = true
-			f.pending = []*Message{{Org: m.Org, Operation: m.Operation, Events: m.Events[i:]}}
+			rest := &Message{Org: m.Org, Operation: m.Operation, Events: m.Events[i:]}
+			if m.events != nil {
+				rest.events = m.events[i:]
+			}
+			f.pending = []*Message{rest}
 			f.final = m.Operation.Status.Terminal()
 			go f.run()
 			return

@@ -18,6 +18,21 @@ type Hook struct {
 	attached atomic.Bool
 	mu       sync.Mutex
 	errs     gqlerror.List
+	relay    Relay
+}
+
+// Relay is a stream whose transport takes each value before the GraphQL
+// executor does, so that a value many subscribers share (Shared) is
+// encoded once per selection rather than once per subscriber: the
+// transport takes the value, and passes it on to the executor only when
+// no other subscriber with the same selection has encoded it yet. Take
+// and Pass are called by one goroutine at a time, once per ready signal.
+type Relay interface {
+	// Take removes the next value the stream signalled; ok is false when
+	// the stream ended, and the executor then reads its end.
+	Take() (v *Shared, ok bool)
+	// Pass hands the value taken last to the executor, to encode.
+	Pass()
 }
 
 type hookKey struct{}
@@ -38,6 +53,28 @@ func Ready(ctx context.Context) func() {
 	}
 	h.attached.Store(true)
 	return h.ready
+}
+
+// Relaying registers the stream under ctx as a relay and reports whether
+// a transport will take its values; without a hook it must hand every
+// value to the executor itself.
+func Relaying(ctx context.Context, r Relay) bool {
+	h, _ := ctx.Value(hookKey{}).(*Hook)
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	h.relay = r
+	h.mu.Unlock()
+	return true
+}
+
+// Relay returns the stream's relay, nil when its values go straight to
+// the executor.
+func (h *Hook) Relay() Relay {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.relay
 }
 
 // Attached reports whether a stream took the hook.

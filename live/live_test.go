@@ -59,21 +59,21 @@ type recorder struct {
 
 func newRecorder(room int) *recorder { return &recorder{room: room, ended: make(chan error, 1)} }
 
-func (r *recorder) TrySend(e capstan.OperationEvent) bool {
+func (r *recorder) TrySend(e *Shared) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.room == 0 {
 		return false
 	}
 	r.room--
-	r.got = append(r.got, e.Sequence)
+	r.got = append(r.got, e.Event.Sequence)
 	return true
 }
 
-func (r *recorder) Send(_ context.Context, e capstan.OperationEvent) error {
+func (r *recorder) Send(_ context.Context, e *Shared) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, e.Sequence)
+	r.got = append(r.got, e.Event.Sequence)
 	return nil
 }
 

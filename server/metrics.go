@@ -23,6 +23,10 @@ func metrics(b *live.Broker) http.Handler {
 				func() float64 { return float64(b.Published.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "capstan_live_overflows_total", Help: "Subscriptions ended because their client fell behind."},
 				func() float64 { return float64(b.Overflows.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "capstan_live_encodings_total", Help: "Live events encoded for a subscription's selection (once per selection)."},
+				func() float64 { return float64(b.Encodings.Made.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "capstan_live_encodings_reused_total", Help: "Live events sent with an encoding another subscriber with the same selection made."},
+				func() float64 { return float64(b.Encodings.Reused.Load()) }),
 		)
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})

@@ -155,20 +155,30 @@ func encode(typ, id string, payload any) []byte {
 // written directly: gqlgen's data is already JSON, and encoding/json would
 // only validate and copy it again for every subscriber.
 func encodeResponse(typ, id string, r *graphql.Response) []byte {
-	if len(r.Errors) > 0 || len(r.Extensions) > 0 || r.Label != "" || r.Path != nil || r.HasNext != nil {
+	if !dataOnly(r) {
 		return encode(typ, id, r)
 	}
+	return encodeData(typ, id, r.Data)
+}
+
+// dataOnly reports whether a response carries nothing but its data.
+func dataOnly(r *graphql.Response) bool {
+	return len(r.Errors) == 0 && len(r.Extensions) == 0 && r.Label == "" && r.Path == nil && r.HasNext == nil
+}
+
+// encodeData encodes a result message whose payload is data alone.
+func encodeData(typ, id string, data json.RawMessage) []byte {
 	idJSON, _ := json.Marshal(id) // a string
-	b := make([]byte, 0, len(r.Data)+len(typ)+len(idJSON)+40)
+	b := make([]byte, 0, len(data)+len(typ)+len(idJSON)+40)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","id":`...)
 	b = append(b, idJSON...)
 	b = append(b, `,"payload":{"data":`...)
-	if len(r.Data) == 0 {
+	if len(data) == 0 {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, r.Data...)
+		b = append(b, data...)
 	}
 	return append(b, "}}"...)
 }

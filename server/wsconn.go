@@ -60,6 +60,11 @@ type wsSub struct {
 	cancel    context.CancelFunc
 	hook      *live.Hook
 	responses graphql.ResponseHandler
+	// relay, for a stream that lets the connection take its values, and
+	// shareKey, its selection (selectionKey): results are encoded once
+	// for every subscription with the same key.
+	relay     live.Relay
+	shareKey  string
 	early     int  // results signalled before responses was set
 	stopped   bool // the client completed it: read, but send nothing
 	ended     bool
@@ -254,8 +259,12 @@ func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 		c.once(sub, responses)
 		return
 	}
+	relay, key := hook.Relay(), ""
+	if relay != nil {
+		key = selectionKey(rc)
+	}
 	c.mu.Lock()
-	sub.responses = responses
+	sub.responses, sub.relay, sub.shareKey = responses, relay, key
 	for range sub.early {
 		c.pushLocked(outbound{sub: sub})
 	}
@@ -313,17 +322,54 @@ func (c *wsConn) result(sub *wsSub) []byte {
 	if ended {
 		return nil
 	}
+	if sub.relay != nil {
+		return c.relayed(sub)
+	}
 	r := sub.responses(sub.readCtx)
 	if r == nil {
 		return c.endSub(sub)
 	}
-	c.mu.Lock()
-	stopped := sub.stopped
-	c.mu.Unlock()
-	if stopped {
+	if c.stopped(sub) {
 		return nil
 	}
 	return encodeResponse(c.nextType(), sub.id, r)
+}
+
+// relayed reads one signalled result of a relayed stream: the value's
+// encoding is shared by every subscription with the same selection, so
+// the executor encodes it only for the first of them.
+func (c *wsConn) relayed(sub *wsSub) []byte {
+	v, ok := sub.relay.Take()
+	if !ok {
+		sub.responses(sub.readCtx) // reads the end
+		return c.endSub(sub)
+	}
+	var own *graphql.Response
+	data := v.Encoded(sub.shareKey, func() []byte {
+		sub.relay.Pass()
+		own = sub.responses(sub.readCtx)
+		if own == nil || !dataOnly(own) {
+			return nil // errors are this subscription's own
+		}
+		return bytes.Clone(own.Data) // the executor reuses its buffer
+	})
+	switch {
+	case c.stopped(sub):
+		return nil
+	case data != nil:
+		return encodeData(c.nextType(), sub.id, data)
+	case own != nil:
+		return encodeResponse(c.nextType(), sub.id, own)
+	default:
+		return c.endSub(sub)
+	}
+}
+
+// stopped reports whether the client completed the subscription.
+func (c *wsConn) stopped(sub *wsSub) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return sub.stopped
 }
 
 // endSub forgets an ended subscription and returns its last message: the
