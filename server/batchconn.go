@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // batchConn is a WebSocket's network connection that can hold the frames
@@ -20,6 +21,10 @@ type batchConn struct {
 	mu       sync.Mutex
 	batching bool
 	buf      *[]byte
+	// deadline is the write deadline set while batching, applied once
+	// before the batch is written (gorilla sets it before every frame).
+	deadline    time.Time
+	newDeadline bool
 }
 
 // maxBatchBytes bounds what a batch holds before it is written anyway.
@@ -45,6 +50,12 @@ func (b *batchConn) flush() error {
 // writeHeld writes the held frames followed by p, in one write, and
 // returns the buffer to the pool. The caller holds mu.
 func (b *batchConn) writeHeld(p []byte) error {
+	if b.newDeadline {
+		b.newDeadline = false
+		if err := b.Conn.SetWriteDeadline(b.deadline); err != nil {
+			return err
+		}
+	}
 	if b.buf == nil {
 		if len(p) == 0 {
 			return nil
@@ -74,6 +85,18 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	}
 	*b.buf = append(*b.buf, p...)
 	return len(p), nil
+}
+
+// SetWriteDeadline holds the deadline while a batch is open: it applies
+// to the batch's write, not to each frame.
+func (b *batchConn) SetWriteDeadline(t time.Time) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.batching {
+		return b.Conn.SetWriteDeadline(t)
+	}
+	b.deadline, b.newDeadline = t, true
+	return nil
 }
 
 // Close sends what a batch still holds (a close frame written by another

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -11,8 +12,9 @@ import (
 // recordingConn records each write the batchConn makes.
 type recordingConn struct {
 	net.Conn
-	writes [][]byte
-	closed bool
+	writes    [][]byte
+	closed    bool
+	deadlines []time.Time
 }
 
 func (c *recordingConn) Write(p []byte) (int, error) {
@@ -21,6 +23,11 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 }
 
 func (c *recordingConn) Close() error { c.closed = true; return nil }
+
+func (c *recordingConn) SetWriteDeadline(t time.Time) error {
+	c.deadlines = append(c.deadlines, t)
+	return nil
+}
 
 func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	rec := &recordingConn{}
@@ -62,4 +69,23 @@ func TestBatchConnCloseSendsWhatIsHeld(t *testing.T) {
 	require.NoError(t, b.Close())
 	require.Equal(t, [][]byte{[]byte("close frame")}, rec.writes)
 	require.True(t, rec.closed)
+}
+
+func TestBatchConnAppliesAWriteDeadlineOncePerBatch(t *testing.T) {
+	rec := &recordingConn{}
+	b := &batchConn{Conn: rec}
+	first := time.Unix(100, 0)
+	require.NoError(t, b.SetWriteDeadline(first))
+	require.Equal(t, []time.Time{first}, rec.deadlines, "outside a batch, straight through")
+
+	b.begin()
+	for i := range 3 { // gorilla sets the deadline before every frame
+		require.NoError(t, b.SetWriteDeadline(first.Add(time.Duration(i+1)*time.Second)))
+		_, _ = b.Write([]byte("frame"))
+	}
+	require.Len(t, rec.deadlines, 1, "held while batching")
+	require.NoError(t, b.flush())
+	require.Equal(t, []time.Time{first, first.Add(3 * time.Second)}, rec.deadlines, "the last one, once, before the batch's write")
+	require.NoError(t, b.flush())
+	require.Len(t, rec.deadlines, 2)
 }

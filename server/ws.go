@@ -168,12 +168,11 @@ func dataOnly(r *graphql.Response) bool {
 
 // encodeData encodes a result message whose payload is data alone.
 func encodeData(typ, id string, data json.RawMessage) []byte {
-	idJSON, _ := json.Marshal(id) // a string
-	b := make([]byte, 0, len(data)+len(typ)+len(idJSON)+40)
+	b := make([]byte, 0, len(data)+len(typ)+len(id)+48)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","id":`...)
-	b = append(b, idJSON...)
+	b = appendJSONString(b, id)
 	b = append(b, `,"payload":{"data":`...)
 	if len(data) == 0 {
 		b = append(b, "null"...)
@@ -181,6 +180,21 @@ func encodeData(typ, id string, data json.RawMessage) []byte {
 		b = append(b, data...)
 	}
 	return append(b, "}}"...)
+}
+
+// appendJSONString appends s as a JSON string. Subscription ids are
+// almost always plain ASCII, which needs no escaping; anything else goes
+// through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // keepalive pings every registered connection each interval (a ping

@@ -24,6 +24,7 @@ type config struct {
 	step                    time.Duration
 	dialers, perConnection  int
 	window, hold            time.Duration
+	cpuProfile              string
 }
 
 func main() {
@@ -39,6 +40,7 @@ func main() {
 	flag.IntVar(&c.perConnection, "per-connection", 1, "subscriptions per WebSocket connection (a dashboard follows several operations over one)")
 	flag.DurationVar(&c.window, "timeout", 10*time.Minute, "give up after this long")
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the server's CPU profile of the released phase to this file (go tool pprof FILE)")
 	flag.Parse()
 	r, err := run(c)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,6 +67,10 @@ func run(c config) (*report, error) {
 		return nil, err
 	}
 	r.released.Store(time.Now().UnixNano())
+	if c.cpuProfile != "" {
+		profiled := profileCPU(c.server, c.cpuProfile, c.step*time.Duration(c.nodes)+5*time.Second) // the deliveries run late under load
+		defer func() { <-profiled }()
+	}
 	// Operations are released spread over one job step, so their events
 	// interleave rather than arrive in synchronized bursts.
 	for i, op := range ops {
@@ -319,6 +324,30 @@ func (s *subscriber) record(m gqlws.Message, now time.Time, r *report) {
 // garbage collection when the server offers one (/debug/pprof, which the
 // load test turns on for the server it starts): what is measured is what
 // the subscriptions hold, not the garbage their setup left.
+// profileCPU saves the server's CPU profile over d (its /debug/pprof) to
+// file, in the background; the channel closes when it is written.
+func profileCPU(server, file string, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server, max(1, int(d.Seconds()))))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "capstan-load: cpu profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(file)
+		if err == nil {
+			_, err = io.Copy(f, resp.Body)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "capstan-load: cpu profile:", err)
+		}
+	}()
+	return done
+}
+
 func memory(server string) (serverMemory, error) {
 	if resp, err := http.Get(server + "/debug/pprof/heap?gc=1"); err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
