@@ -47,7 +47,7 @@ const maxPending = DefaultBuffer
 func StartFeed(ctx context.Context, b *Broker, org, opID string, src Source, after int64, out Out) *Feed {
 	f := &Feed{ctx: ctx, src: src, out: out, last: after, replay: true}
 	f.sub = b.operationFunc(org, opID, f.receive)
-	context.AfterFunc(ctx, f.stop)
+	AfterStop(ctx, f.stop)
 	go f.run()
 	return f
 }

@@ -19,6 +19,8 @@ type Hook struct {
 	mu       sync.Mutex
 	errs     gqlerror.List
 	relay    Relay
+	stop     func() // what runs when the subscriber leaves (AfterStop)
+	stopped  bool
 }
 
 // Relay is a stream whose transport takes each value before the GraphQL
@@ -53,6 +55,41 @@ func Ready(ctx context.Context) func() {
 	}
 	h.attached.Store(true)
 	return h.ready
+}
+
+// AfterStop arranges for stop to run once the subscriber of the stream
+// under ctx leaves (it completed the subscription, or its connection
+// ended): the transport says so through the hook, after cancelling ctx.
+// Without a hook, stop runs when ctx ends. Through the hook, an idle
+// subscription is spared a context.AfterFunc registration and the
+// cancellation bookkeeping it brings (~400 bytes each).
+func AfterStop(ctx context.Context, stop func()) {
+	h, _ := ctx.Value(hookKey{}).(*Hook)
+	if h == nil {
+		context.AfterFunc(ctx, stop)
+		return
+	}
+	h.mu.Lock()
+	if !h.stopped {
+		h.stop = stop
+		stop = nil
+	}
+	h.mu.Unlock()
+	if stop != nil { // the subscriber already left
+		stop()
+	}
+}
+
+// Stop tells the stream its subscriber left; the transport calls it after
+// cancelling the stream's context.
+func (h *Hook) Stop() {
+	h.mu.Lock()
+	stop := h.stop
+	h.stop, h.stopped = nil, true
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // Relaying registers the stream under ctx as a relay and reports whether

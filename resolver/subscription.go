@@ -71,84 +71,9 @@ func (r *Resolver) operationEvents(ctx context.Context, operation string, after 
 	if err != nil {
 		return nil, err
 	}
-	out := &edgeStream{ctx: ctx, c: make(chan *live.Shared, eventBuffer), exec: make(chan *model.OperationEventEdge, 1), ready: live.Ready(ctx)}
-	if !live.Relaying(ctx, out) {
-		go out.pump()
-	}
+	out := newEdgeStream(ctx)
 	live.StartFeed(ctx, b, op.OrganizationID, op.ID, eventSource{r.Service, op.ID}, seq, out)
 	return out.exec, nil
-}
-
-// eventBuffer is how far a subscriber may fall behind live events before
-// its stream ends with OVERFLOW.
-const eventBuffer = 64
-
-// edgeStream is a subscriber's stream of timeline edges (live.Out). Its
-// transport takes each event from the buffer and passes it on to the
-// executor only when no other subscriber with the same selection has
-// encoded it yet (live.Relay); it tells the transport after each event and
-// after the end (live.Hook).
-type edgeStream struct {
-	ctx   context.Context
-	c     chan *live.Shared              // the subscriber's buffer
-	exec  chan *model.OperationEventEdge // what the executor reads, one at a time
-	taken *live.Shared
-	ready func()
-}
-
-func edge(e capstan.OperationEvent) *model.OperationEventEdge {
-	return &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}
-}
-
-func (s *edgeStream) TrySend(e *live.Shared) bool {
-	select {
-	case s.c <- e:
-		s.ready()
-		return true
-	default:
-		return false
-	}
-}
-
-func (s *edgeStream) Send(ctx context.Context, e *live.Shared) error {
-	return send(ctx, s.c, e, s.ready)
-}
-
-func (s *edgeStream) End(err error) {
-	streamError(s.ctx, err)
-	close(s.c)
-	s.ready()
-}
-
-// Take implements live.Relay: the transport was signalled, so a value or
-// the end is waiting.
-func (s *edgeStream) Take() (*live.Shared, bool) {
-	v, ok := <-s.c
-	if !ok {
-		close(s.exec)
-		return nil, false
-	}
-	s.taken = v
-	return v, true
-}
-
-// Pass implements live.Relay; the executor's channel is empty, as each
-// value passed is read before the next is taken.
-func (s *edgeStream) Pass() {
-	s.exec <- edge(*s.taken.Event)
-	s.taken = nil
-}
-
-// pump hands every value to the executor when no transport relays them.
-func (s *edgeStream) pump() {
-	defer close(s.exec)
-	for v := range s.c {
-		select {
-		case s.exec <- edge(*v.Event):
-		case <-s.ctx.Done():
-			return
-		}
-	}
 }
 
 // send delivers v on c and tells the transport (live.Hook).

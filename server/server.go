@@ -75,7 +75,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(&complexityLimit{limit: MaxComplexity})
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -100,7 +99,7 @@ func (t *liveTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.
 		return // the upgrader answered with the reason
 	}
 	c := &wsConn{t: t, ws: ws, wire: bw.conn, exec: exec, legacy: ws.Subprotocol() != protocolTransportWS, subs: map[string]*wsSub{}}
-	go c.serve(context.WithoutCancel(r.Context()))
+	go c.serve()
 }
 
 // originChecker allows requests without an Origin (not a browser), from

@@ -28,10 +28,13 @@ type wsConn struct {
 	exec   graphql.GraphExecutor
 	legacy bool
 
-	// ctx carries the actor after connection_init; it ends (with a cause)
-	// when the connection ends, its token is revoked or the server stops.
+	// ctx carries the actor after connection_init. It is never
+	// cancelled: each stream has its own context, which the connection
+	// cancels with cause when the connection ends, its token is revoked or
+	// the server stops (a parent context would keep a record of every
+	// child: memory per idle subscription).
 	ctx         context.Context
-	cancel      context.CancelCauseFunc
+	cause       error // why the connection ended (under mu)
 	initialised bool
 	// watched is the connection as the token watcher knows it (after init).
 	watched *watchedConn
@@ -57,7 +60,7 @@ type outbound struct {
 type wsSub struct {
 	id        string
 	readCtx   context.Context
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc // nil before the stream starts
 	hook      *live.Hook
 	responses graphql.ResponseHandler
 	// relay, for a stream that lets the connection take its values, and
@@ -70,8 +73,8 @@ type wsSub struct {
 	ended     bool
 }
 
-func (c *wsConn) serve(reqCtx context.Context) {
-	c.ctx, c.cancel = context.WithCancelCause(reqCtx)
+func (c *wsConn) serve() {
+	c.ctx = context.Background()
 	defer c.end()
 	c.ws.SetReadLimit(MaxMessageBytes)
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.t.initWait))
@@ -183,15 +186,16 @@ func (c *wsConn) init(payload json.RawMessage) bool {
 // shutdown): its context ends with the cause, the streams report, then the
 // server closes the socket.
 func (c *wsConn) revoke(cause error) {
-	c.cancel(cause)
 	c.mu.Lock()
 	if c.closed || c.closing {
 		c.mu.Unlock()
 		return
 	}
 	c.closing = true
+	subs := c.endLocked(cause)
 	idle := len(c.subs) == 0
 	c.mu.Unlock()
+	c.stopStreams(subs, cause)
 	if idle {
 		c.push(outbound{close: true})
 		return
@@ -219,7 +223,7 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 		return false
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	sub := &wsSub{id: id, cancel: func() {}}
+	sub := &wsSub{id: id}
 	c.mu.Lock()
 	c.subs[id] = sub
 	c.mu.Unlock()
@@ -231,7 +235,8 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 // stack stays small: an idle connection is mostly its reader.
 func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 	id := sub.id
-	rc, errs := c.exec.CreateOperationContext(c.ctx, params)
+	// The trace start is the operation's own (gqlgen reads it here only).
+	rc, errs := c.exec.CreateOperationContext(graphql.StartOperationTrace(c.ctx), params)
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(c.ctx, rc), errs)
 		c.mu.Lock()
@@ -245,14 +250,18 @@ func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 		c.enqueue(encode("complete", id, nil))
 		return
 	}
-	subCtx, cancel := context.WithCancel(graphql.WithOperationContext(c.ctx, rc))
+	subCtx, cancel := context.WithCancelCause(graphql.WithOperationContext(c.ctx, rc))
 	subCtx, hook := live.WithHook(subCtx, func() { c.ready(sub) })
 	c.mu.Lock()
 	sub.cancel, sub.hook = cancel, hook
-	if sub.stopped {
-		cancel() // completed by the client before it started
+	early := c.cause // the connection ended meanwhile
+	if early == nil && sub.stopped {
+		early = context.Canceled // completed by the client before it started
 	}
 	c.mu.Unlock()
+	if early != nil {
+		c.stopStream(sub, early)
+	}
 	responses, respCtx := c.exec.DispatchOperation(subCtx, rc)
 	sub.readCtx = context.WithoutCancel(respCtx)
 	if rc.Operation.Operation != ast.Subscription || !hook.Attached() {
@@ -292,13 +301,12 @@ func (c *wsConn) once(sub *wsSub, responses graphql.ResponseHandler) {
 func (c *wsConn) stop(id string) {
 	c.mu.Lock()
 	sub := c.subs[id]
-	var cancel context.CancelFunc
 	if sub != nil {
-		sub.stopped, cancel = true, sub.cancel
+		sub.stopped = true
 	}
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel() // its stream ends and signals; the writer drains it
+	if sub != nil {
+		c.stopStream(sub, nil) // its stream ends and signals; the writer drains it
 	}
 }
 
@@ -386,9 +394,9 @@ func (c *wsConn) endSub(sub *wsSub) []byte {
 		delete(c.subs, sub.id)
 	}
 	closeNow := c.closing && len(c.subs) == 0
-	stopped, cancel := sub.stopped, sub.cancel
+	stopped := sub.stopped
 	c.mu.Unlock()
-	cancel()
+	c.stopStream(sub, nil)
 	var msg []byte
 	if !stopped {
 		if errs := sub.hook.Errors(); len(errs) > 0 {
@@ -478,7 +486,10 @@ func (c *wsConn) writeNow(msg []byte) error {
 
 // closeCode says why the server ends a connection.
 func (c *wsConn) closeCode() (int, string) {
-	if capstan.ErrorCode(context.Cause(c.ctx)) == capstan.EUNAUTHENTICATED {
+	c.mu.Lock()
+	cause := c.cause
+	c.mu.Unlock()
+	if capstan.ErrorCode(cause) == capstan.EUNAUTHENTICATED {
 		return closeUnauthorized, "the connection's token is no longer valid"
 	}
 	return closeGoingAway, "the server is shutting down"
@@ -495,20 +506,47 @@ func (c *wsConn) closeNow(code int, reason string) {
 
 // end runs when the reader stops: every stream ends, the socket closes.
 func (c *wsConn) end() {
-	c.cancel(errConnectionClosed)
 	c.t.alive.remove(c)
 	if c.watched != nil {
 		c.t.watcher.forget(c.watched)
 	}
 	c.mu.Lock()
 	c.closed = true
-	cancels := make([]context.CancelFunc, 0, len(c.subs))
-	for _, s := range c.subs {
-		cancels = append(cancels, s.cancel)
-	}
+	subs := c.endLocked(errConnectionClosed)
 	c.mu.Unlock()
-	for _, cancel := range cancels {
-		cancel()
-	}
+	c.stopStreams(subs, errConnectionClosed)
 	_ = c.ws.Close()
+}
+
+// endLocked records why the connection ends (the first cause stays) and
+// returns its subscriptions, to stop (c.mu held).
+func (c *wsConn) endLocked(cause error) []*wsSub {
+	if c.cause == nil {
+		c.cause = cause
+	}
+	subs := make([]*wsSub, 0, len(c.subs))
+	for _, s := range c.subs {
+		subs = append(subs, s)
+	}
+	return subs
+}
+
+func (c *wsConn) stopStreams(subs []*wsSub, cause error) {
+	for _, s := range subs {
+		c.stopStream(s, cause)
+	}
+}
+
+// stopStream cancels the stream's context with cause and tells it its
+// subscriber left (live.Hook). Before the stream started there is nothing
+// to stop: dispatch sees why and stops it as it starts.
+func (c *wsConn) stopStream(s *wsSub, cause error) {
+	c.mu.Lock()
+	cancel, hook := s.cancel, s.hook
+	c.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel(cause)
+	hook.Stop()
 }
