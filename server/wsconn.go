@@ -66,11 +66,11 @@ type wsSub struct {
 	// relay, for a stream that lets the connection take its values, and
 	// shareKey, its selection (selectionKey): results are encoded once
 	// for every subscription with the same key.
-	relay     live.Relay
-	shareKey  string
-	early     int  // results signalled before responses was set
-	stopped   bool // the client completed it: read, but send nothing
-	ended     bool
+	relay    live.Relay
+	shareKey string
+	early    int  // results signalled before responses was set
+	stopped  bool // the client completed it: read, but send nothing
+	ended    bool
 }
 
 func (c *wsConn) serve() {
