@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 )
 
@@ -41,8 +42,20 @@ func main() {
 	flag.DurationVar(&c.window, "timeout", 10*time.Minute, "give up after this long")
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the server's CPU profile of the released phase to this file (go tool pprof FILE)")
+	selfProfile := flag.String("selfprofile", "", "write this load generator's own CPU profile to this file (it shares the machine with the server)")
 	flag.Parse()
+	if *selfProfile != "" {
+		f, err := os.Create(*selfProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "capstan-load:", err)
+			os.Exit(1)
+		}
+	}
 	r, err := run(c)
+	pprof.StopCPUProfile() // before any exit; a no-op when not profiling
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "capstan-load:", err)
 		os.Exit(1)
