@@ -105,12 +105,12 @@ func (c *Conn) Complete(id string) error {
 // A closed connection returns its close error.
 func (c *Conn) Next() (Message, error) {
 	for {
-		var m Message
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
-			return m, err
+			return Message{}, err
 		}
-		if err := json.Unmarshal(data, &m); err != nil {
+		m, err := decode(data)
+		if err != nil {
 			return m, err
 		}
 		switch m.Type {
