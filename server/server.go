@@ -57,6 +57,9 @@ type Config struct {
 	// InitTimeout bounds the wait for a WebSocket's connection_init
 	// (default 10s).
 	InitTimeout time.Duration
+	// PingInterval is how often WebSocket connections are pinged (default
+	// 20s); one silent for three intervals is closed.
+	PingInterval time.Duration
 	// Done, when closed, ends every WebSocket connection (shutdown).
 	Done <-chan struct{}
 	// Profiling mounts net/http/pprof at /debug/pprof/ (diagnostics only).

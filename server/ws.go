@@ -77,7 +77,7 @@ func newLiveTransport(cfg Config) *liveTransport {
 		},
 		tokens:   cfg.Tokens,
 		watcher:  &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}},
-		alive:    newKeepalive(PingInterval, done),
+		alive:    newKeepalive(cmp.Or(cfg.PingInterval, PingInterval), done, (*wsConn).ping),
 		initWait: cmp.Or(cfg.InitTimeout, InitTimeout),
 	}
 }
@@ -194,63 +194,6 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// keepalive pings every registered connection each interval (a ping
-// control frame for liveness, and the protocol's own ping or ka message),
-// from one goroutine.
-type keepalive struct {
-	every time.Duration
-	done  <-chan struct{}
-	once  sync.Once
-	mu    sync.Mutex
-	conns map[*wsConn]struct{}
-}
-
-func newKeepalive(every time.Duration, done <-chan struct{}) *keepalive {
-	return &keepalive{every: every, done: done, conns: map[*wsConn]struct{}{}}
-}
-
-func (k *keepalive) add(c *wsConn) {
-	k.once.Do(func() { go k.run() })
-	k.mu.Lock()
-	k.conns[c] = struct{}{}
-	k.mu.Unlock()
-}
-
-func (k *keepalive) remove(c *wsConn) {
-	k.mu.Lock()
-	delete(k.conns, c)
-	k.mu.Unlock()
-}
-
-func (k *keepalive) run() {
-	t := time.NewTicker(k.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-k.done:
-			return
-		case <-t.C:
-			k.mu.Lock()
-			conns := make([]*wsConn, 0, len(k.conns))
-			for c := range k.conns {
-				conns = append(conns, c)
-			}
-			k.mu.Unlock()
-			deadline := time.Now().Add(writeTimeout)
-			for _, c := range conns {
-				if c.ws.WriteControl(gorilla.PingMessage, nil, deadline) != nil {
-					continue // the reader notices the dead connection
-				}
-				if c.legacy {
-					c.enqueue(encode("ka", "", nil))
-				} else {
-					c.enqueue(encode("ping", "", nil))
-				}
-			}
-		}
-	}
 }
 
 // errConnectionClosed is the cause of a connection's context after it ended.

@@ -131,3 +131,27 @@ func TestWebSocketQueriesPingAndClientComplete(t *testing.T) {
 		}
 	}
 }
+
+// Keep-alive: each connection gets a WebSocket ping frame and its
+// protocol's own keep-alive message (ping, or ka for the legacy one).
+func TestKeepaliveReachesBothProtocols(t *testing.T) {
+	env := startLive(t, 0, func(c *server.Config) { c.PingInterval = 200 * time.Millisecond })
+	for proto, want := range map[string]string{"graphql-transport-ws": "ping", "graphql-ws": "ka"} {
+		d := gorilla.Dialer{Subprotocols: []string{proto}, HandshakeTimeout: 5 * time.Second}
+		ws, _, err := d.Dial("ws"+strings.TrimPrefix(env.ts.URL, "http")+"/graphql", nil)
+		require.NoError(t, err)
+		frames := make(chan struct{}, 16)
+		ws.SetPingHandler(func(string) error { frames <- struct{}{}; return nil })
+		require.NoError(t, ws.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + adminToken}}))
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var types []string
+		for len(types) < 3 {
+			var m struct{ Type string }
+			require.NoError(t, ws.ReadJSON(&m), proto) // ping frames are handled while reading
+			types = append(types, m.Type)
+		}
+		require.Equal(t, []string{"connection_ack", want, want}, types, proto)
+		require.GreaterOrEqual(t, len(frames), 2, "%s: a ping frame with each keep-alive message", proto)
+		ws.Close()
+	}
+}

@@ -47,10 +47,12 @@ type wsConn struct {
 	subs    map[string]*wsSub
 }
 
-// outbound is a message, a subscription with a result ready, or the close.
+// outbound is a message, a subscription with a result ready, a ping, or
+// the close.
 type outbound struct {
 	msg   []byte
 	sub   *wsSub
+	ping  bool
 	close bool
 }
 
@@ -121,7 +123,7 @@ func (c *wsConn) decodeAndHandle(data []byte) bool {
 // pings nor sends anything for a few ping intervals is dead.
 func (c *wsConn) alive() {
 	if c.initialised {
-		_ = c.ws.SetReadDeadline(time.Now().Add(livenessPingsMissing * PingInterval))
+		_ = c.ws.SetReadDeadline(time.Now().Add(livenessPingsMissing * c.t.alive.every))
 	}
 }
 
@@ -413,6 +415,16 @@ func (c *wsConn) endSub(sub *wsSub) []byte {
 
 func (c *wsConn) enqueue(msg []byte) { c.push(outbound{msg: msg}) }
 
+// ping asks the writer for a keep-alive: a ping control frame for
+// liveness and the protocol's own ping (or ka), in one write.
+func (c *wsConn) ping() { c.push(outbound{ping: true}) }
+
+// Keep-alive messages of the two protocols.
+var (
+	pingMessage = encode("ping", "", nil)
+	kaMessage   = encode("ka", "", nil)
+)
+
 func (c *wsConn) push(o outbound) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -461,10 +473,17 @@ func (c *wsConn) writeBatch(batch []outbound) bool {
 			return false
 		}
 		msg := o.msg
-		if o.sub != nil {
+		switch {
+		case o.sub != nil:
 			msg = c.result(o.sub)
+		case o.ping:
+			msg = pingMessage
+			if c.legacy {
+				msg = kaMessage
+			}
+			failed = c.ws.WriteControl(gorilla.PingMessage, nil, time.Now().Add(writeTimeout)) != nil
 		}
-		if msg != nil && c.writeNow(msg) != nil {
+		if failed || msg != nil && c.writeNow(msg) != nil {
 			failed = true
 			break
 		}
