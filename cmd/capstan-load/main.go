@@ -26,6 +26,7 @@ type config struct {
 	dialers, perConnection  int
 	window, hold            time.Duration
 	cpuProfile              string
+	perEvent                bool
 }
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 	flag.DurationVar(&c.window, "timeout", 10*time.Minute, "give up after this long")
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the server's CPU profile of the released phase to this file (go tool pprof FILE)")
+	flag.BoolVar(&c.perEvent, "per-event", false, "also print the latency percentiles of each live event (the i-th of every subscriber)")
 	selfProfile := flag.String("selfprofile", "", "write this load generator's own CPU profile to this file (it shares the machine with the server)")
 	flag.Parse()
 	if *selfProfile != "" {

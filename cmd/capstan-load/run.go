@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ import (
 type report struct {
 	memBefore, memAfter    serverMemory
 	latencies              []time.Duration
+	closing                chan struct{} // closed when every subscription ended: connections close
+	byEvent                [][]time.Duration // each subscriber's latencies, in event order (-per-event)
 	events, deliveries     int64
 	gaps, duplicates       int64
 	overflows, otherErrors int64
@@ -54,7 +57,8 @@ func run(c config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report{}
+	r := &report{closing: make(chan struct{})}
+	defer close(r.closing)
 	if r.memBefore, err = memory(c.server); err != nil {
 		return nil, err
 	}
@@ -84,6 +88,9 @@ func run(c config) (*report, error) {
 	perOp := map[string]int64{} // live events committed per operation
 	for _, s := range subs {
 		<-s.done
+		if c.perEvent {
+			r.byEvent = append(r.byEvent, s.latencies)
+		}
 		r.latencies = append(r.latencies, s.latencies...)
 		r.deliveries += s.received
 		if s.lastAt.After(r.lastEvent) {
@@ -244,7 +251,7 @@ func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subsc
 				}
 				return
 			}
-			go follow(conn, group, r)
+			go follow(conn, group, r, r.closing)
 		}()
 	}
 	wg.Wait()
@@ -256,9 +263,15 @@ func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subsc
 }
 
 // follow reads one connection's messages for its subscriptions (ids are
-// their indexes in group) until every one has ended.
-func follow(conn *gqlws.Conn, group []*subscriber, r *report) {
-	defer conn.Close()
+// their indexes in group) until every one has ended, and closes the
+// connection when closing closes: a dashboard stays connected after an
+// operation ends, and 10,000 connections closing at once would measure
+// their teardown in the latency of the last events of the others.
+func follow(conn *gqlws.Conn, group []*subscriber, r *report, closing <-chan struct{}) {
+	defer func() {
+		<-closing
+		conn.Close()
+	}()
 	open := len(group)
 	end := func(s *subscriber) {
 		close(s.done)
@@ -426,4 +439,25 @@ func (r *report) print(w io.Writer, c config) {
 		fmt.Fprintf(w, "event rate held: %.0f committed events/s, %.0f deliveries/s over %.1fs\n", float64(r.events)/wall, float64(len(r.latencies))/wall, wall)
 	}
 	fmt.Fprintf(w, "gaps %d, duplicates %d, overflows %d, other errors %d\n", r.gaps, r.duplicates, r.overflows, r.otherErrors)
+	r.printPerEvent(w)
+}
+
+// printPerEvent prints, for the i-th live event of every subscriber, the
+// latency percentiles across subscribers: where in a run the slow
+// deliveries are.
+func (r *report) printPerEvent(w io.Writer) {
+	for i := 0; ; i++ {
+		var l []time.Duration
+		for _, s := range r.byEvent {
+			if i < len(s) {
+				l = append(l, s[i])
+			}
+		}
+		if len(l) == 0 {
+			return
+		}
+		slices.Sort(l)
+		fmt.Fprintf(w, "event %3d: p50 %s, p99 %s, max %s (%d)\n", i+1, l[len(l)/2].Round(100*time.Microsecond),
+			l[min(len(l)-1, len(l)*99/100)].Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond), len(l))
+	}
 }
