@@ -1,0 +1,164 @@
+package server
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	gorilla "github.com/gorilla/websocket"
+)
+
+// A connection's writing side: everything it sends goes through one
+// queue, written by a writer goroutine that exists only while the queue is
+// not empty, in batches of one write system call; subscription results are
+// read (and encoded, or taken from another subscriber's encoding) as they
+// are written.
+
+func (c *wsConn) enqueue(msg []byte) { c.push(outbound{msg: msg}) }
+
+// ping asks the writer for a keep-alive: a ping control frame for
+// liveness and the protocol's own ping (or ka), in one write.
+func (c *wsConn) ping() { c.push(outbound{ping: true}) }
+
+// Keep-alive messages of the two protocols.
+var (
+	pingMessage = encode("ping", "", nil)
+	kaMessage   = encode("ka", "", nil)
+)
+
+func (c *wsConn) push(o outbound) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pushLocked(o)
+}
+
+// pushLocked queues o and starts the writer if it is not running.
+func (c *wsConn) pushLocked(o outbound) {
+	if c.closed {
+		return
+	}
+	c.queue = append(c.queue, o)
+	if !c.writing {
+		c.writing = true
+		go c.write()
+	}
+}
+
+// write sends the queue in order until it is empty, then exits.
+func (c *wsConn) write() {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 || c.closed {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		if !c.writeBatch(batch) {
+			return
+		}
+	}
+}
+
+// writeBatch writes queued messages as one batch of frames (one write
+// system call); false means the connection ended.
+func (c *wsConn) writeBatch(batch []outbound) bool {
+	c.wire.begin()
+	failed := false
+	for _, o := range batch {
+		if o.close {
+			_ = c.wire.flush()
+			c.closeNow(c.closeCode())
+			return false
+		}
+		msg := o.msg
+		switch {
+		case o.sub != nil:
+			msg = c.result(o.sub)
+		case o.ping:
+			msg = pingMessage
+			if c.legacy {
+				msg = kaMessage
+			}
+			failed = c.ws.WriteControl(gorilla.PingMessage, nil, time.Now().Add(writeTimeout)) != nil
+		}
+		if failed || msg != nil && c.writeNow(msg) != nil {
+			failed = true
+			break
+		}
+	}
+	if c.wire.flush() == nil && !failed {
+		return true
+	}
+	c.mu.Lock()
+	c.closed, c.writing = true, false
+	c.mu.Unlock()
+	_ = c.ws.Close() // the reader ends the rest
+	return false
+}
+
+func (c *wsConn) writeNow(msg []byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return c.ws.WriteMessage(gorilla.TextMessage, msg)
+}
+
+// result reads one signalled result of sub and returns its message (nil
+// when there is nothing to send).
+func (c *wsConn) result(sub *wsSub) []byte {
+	c.mu.Lock()
+	ended := sub.ended
+	c.mu.Unlock()
+	if ended {
+		return nil
+	}
+	if sub.relay != nil {
+		return c.relayed(sub)
+	}
+	r := sub.responses(sub.readCtx)
+	if r == nil {
+		return c.endSub(sub)
+	}
+	if c.stopped(sub) {
+		return nil
+	}
+	return encodeResponse(c.nextType(), sub.id, r)
+}
+
+// relayed reads one signalled result of a relayed stream: the value's
+// encoding is shared by every subscription with the same selection, so
+// the executor encodes it only for the first of them.
+func (c *wsConn) relayed(sub *wsSub) []byte {
+	v, ok := sub.relay.Take()
+	if !ok {
+		sub.responses(sub.readCtx) // reads the end
+		return c.endSub(sub)
+	}
+	var own *graphql.Response
+	data := v.Encoded(sub.shareKey, func() []byte {
+		sub.relay.Pass()
+		own = sub.responses(sub.readCtx)
+		if own == nil || !dataOnly(own) {
+			return nil // errors are this subscription's own
+		}
+		return bytes.Clone(own.Data) // the executor reuses its buffer
+	})
+	switch {
+	case c.stopped(sub):
+		return nil
+	case data != nil:
+		return encodeData(c.nextType(), sub.id, data)
+	case own != nil:
+		return encodeResponse(c.nextType(), sub.id, own)
+	default:
+		return c.endSub(sub)
+	}
+}
+
+// stopped reports whether the client completed the subscription.
+func (c *wsConn) stopped(sub *wsSub) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return sub.stopped
+}
