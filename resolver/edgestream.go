@@ -54,39 +54,38 @@ func edge(e capstan.OperationEvent) *model.OperationEventEdge {
 	return &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}
 }
 
-func (s *edgeStream) TrySend(e *live.Shared) bool {
-	s.mu.Lock()
-	if len(s.queue) >= eventBuffer {
-		s.mu.Unlock()
-		return false
-	}
-	s.queue = append(s.queue, e)
-	s.mu.Unlock()
-	s.ready()
-	return true
-}
+func (s *edgeStream) TrySend(e *live.Shared) bool { return s.push(e) == nil }
 
 // Send waits while the buffer is full (replaying from the store).
 func (s *edgeStream) Send(ctx context.Context, e *live.Shared) error {
 	for {
-		s.mu.Lock()
-		if len(s.queue) < eventBuffer {
-			s.queue = append(s.queue, e)
-			s.mu.Unlock()
-			s.ready()
+		room := s.push(e)
+		if room == nil {
 			return nil
 		}
-		if s.room == nil {
-			s.room = make(chan struct{})
-		}
-		room := s.room
-		s.mu.Unlock()
 		select {
 		case <-room:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// push queues e and tells the transport; with the buffer full it queues
+// nothing and returns what closes when an event is taken.
+func (s *edgeStream) push(e *live.Shared) <-chan struct{} {
+	s.mu.Lock()
+	if len(s.queue) >= eventBuffer {
+		if s.room == nil {
+			s.room = make(chan struct{})
+		}
+		defer s.mu.Unlock()
+		return s.room
+	}
+	s.queue = append(s.queue, e)
+	s.mu.Unlock()
+	s.ready()
+	return nil
 }
 
 func (s *edgeStream) End(err error) {

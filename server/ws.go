@@ -196,5 +196,5 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// errConnectionClosed is the cause of a connection's context after it ended.
+// errConnectionClosed is why the streams of a connection that ended stopped.
 var errConnectionClosed = errors.New("the connection closed")

@@ -27,7 +27,7 @@ import (
 type report struct {
 	memBefore, memAfter    serverMemory
 	latencies              []time.Duration
-	closing                chan struct{} // closed when every subscription ended: connections close
+	closing                chan struct{}     // closed when every subscription ended: connections close
 	byEvent                [][]time.Duration // each subscriber's latencies, in event order (-per-event)
 	events, deliveries     int64
 	gaps, duplicates       int64
