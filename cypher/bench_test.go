@@ -40,3 +40,6 @@ func BenchmarkPlanIntentSeed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOperationStep is one executor commit of a chain on Neo4j.
+func BenchmarkOperationStep(b *testing.B) { storetest.BenchmarkOperationStep(b, open(b)) }

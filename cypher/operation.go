@@ -26,27 +26,8 @@ const (
 
 const qCreateOperation = `
 CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: $intent, plan_id: $plan,
-  resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: 0, json: $json})
+  resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: $last, json: $json})
 FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
-
-const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json`
-
-// qApplyStep writes one step of an operation in one statement (one round
-// trip): the operation itself, its records (upserted by uid) and its new
-// timeline events. The caller holds the operation's lock (qOperationState).
-const qApplyStep = `
-MATCH (o:Operation {uid: $op})
-SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json
-WITH o
-CALL (o) {
-  UNWIND $records AS row
-  MERGE (r:OpRecord {uid: row.uid})
-  SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json
-}
-CALL (o) {
-  UNWIND $events AS row
-  CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})
-}`
 
 const qAppendEvents = `
 UNWIND $rows AS row
@@ -92,14 +73,11 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 			idem = uid(org, op.IdempotencyKey)
 		}
 		if _, err := tx.Run(ctx, qCreateOperation, map[string]any{"uid": uid(org, o2.ID), "org": org, "id": o2.ID, "status": string(o2.Status),
-			"intent": o2.IntentID, "plan": o2.PlanID, "resource": o2.ResourceKey, "created": o2.CreatedAt, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem}); err != nil {
+			"intent": o2.IntentID, "plan": o2.PlanID, "resource": o2.ResourceKey, "created": o2.CreatedAt, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem, "last": int64(len(events))}); err != nil {
 			return nil, err
 		}
 		evs, _, err := s.appendEvents(ctx, tx, org, o2.ID, 0, events)
 		if err != nil {
-			return nil, err
-		}
-		if _, err := tx.Run(ctx, `MATCH (o:Operation {uid: $uid}) SET o.last_seq = $last`, map[string]any{"uid": uid(org, o2.ID), "last": int64(len(evs))}); err != nil {
 			return nil, err
 		}
 		return outcome{pm, evs}, nil
@@ -110,6 +88,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 	o := res.(outcome)
 	op.Meta, plan.Meta = o2.Meta, o.plan
 	copy(events, o.events)
+	s.remember(uid(org, o2.ID), o2.Meta, int64(len(events)), o2.Status)
 	return nil
 }
 
@@ -178,111 +157,6 @@ func seqKey(n int64) string {
 		n >>= 4
 	}
 	return string(b)
-}
-
-// ApplyOperationChange commits one step of an operation.
-func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := ch.Validate(); err != nil {
-		return err
-	}
-	op := ch.Operation
-	type outcome struct {
-		meta    capstan.Meta
-		events  []capstan.OperationEvent
-		records *capstan.OperationChange
-	}
-	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
-		m, err := checkVersion(ctx, tx, "operation", op.ID, uid(org, op.ID), op.Version, qOperationState)
-		if err != nil {
-			return nil, err
-		}
-		var old capstan.Operation
-		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
-			return nil, err
-		}
-		c := *op
-		c.Meta.CreatedAt = old.CreatedAt
-		s.touch(&c.Meta, org, false)
-		records := s.stamp(org, op.ID, ch)
-		evs, events, last, err := s.eventRows(org, op.ID, i64(m["last"]), ch.Events)
-		if err != nil {
-			return nil, err
-		}
-		data, _ := json.Marshal(&c)
-		if _, err := tx.Run(ctx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "status": string(c.Status), "version": c.Version,
-			"active": !c.Status.Terminal(), "last": last, "json": string(data),
-			"records": recordRows(org, op.ID, records), "events": events}); err != nil {
-			return nil, err
-		}
-		return outcome{c.Meta, evs, records}, nil
-	})
-	if err != nil {
-		return err
-	}
-	o := res.(outcome)
-	op.Meta = o.meta
-	copy(ch.Events, o.events)
-	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
-	return nil
-}
-
-// stamp returns copies of the change's records with ids, meta and the
-// operation set, leaving the input as it was (a retried transaction
-// starts over).
-func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.OperationChange {
-	out := &capstan.OperationChange{
-		NodeRuns: append([]capstan.OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]capstan.Gate(nil), ch.Gates...),
-		Evidence: append([]capstan.Evidence(nil), ch.Evidence...), Artifacts: append([]capstan.Artifact(nil), ch.Artifacts...),
-		Interventions: append([]capstan.Intervention(nil), ch.Interventions...),
-	}
-	for i := range out.NodeRuns {
-		out.NodeRuns[i].OperationID = opID
-	}
-	for i := range out.Gates {
-		s.touch(&out.Gates[i].Meta, org, out.Gates[i].ID == "")
-		out.Gates[i].OperationID = opID
-	}
-	for i := range out.Evidence {
-		s.touch(&out.Evidence[i].Meta, org, true)
-		out.Evidence[i].OperationID = opID
-	}
-	for i := range out.Artifacts {
-		s.touch(&out.Artifacts[i].Meta, org, true)
-		out.Artifacts[i].OperationID = opID
-	}
-	for i := range out.Interventions {
-		s.touch(&out.Interventions[i].Meta, org, true)
-		out.Interventions[i].OperationID = opID
-	}
-	return out
-}
-
-// recordRows are the rows that store a change's records.
-func recordRows(org, opID string, ch *capstan.OperationChange) []map[string]any {
-	var rows []map[string]any
-	add := func(kind, key string, v any) {
-		data, _ := json.Marshal(v)
-		rows = append(rows, map[string]any{"uid": uid(org, opID, kind, key), "kind": kind, "key": key, "json": string(data)})
-	}
-	for _, n := range ch.NodeRuns {
-		add(kindNodeRun, n.NodeID, n)
-	}
-	for _, g := range ch.Gates {
-		add(kindGate, g.NodeID, g)
-	}
-	for _, e := range ch.Evidence {
-		add(kindEvidence, e.ID, e)
-	}
-	for _, a := range ch.Artifacts {
-		add(kindArtifact, a.ID, a)
-	}
-	for _, iv := range ch.Interventions {
-		add(kindIntervention, iv.ID, iv)
-	}
-	return rows
 }
 
 func (s *Store) getOperation(ctx context.Context, op, q string, params map[string]any) (*capstan.Operation, error) {

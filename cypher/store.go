@@ -41,6 +41,10 @@ type Store struct {
 
 	schemaMu    sync.Mutex
 	schemaReady bool
+
+	// cursors holds a stepCursor per unfinished operation this store
+	// wrote (step.go).
+	cursors sync.Map
 }
 
 // Open creates the driver. It does not need Neo4j to be up: the schema is

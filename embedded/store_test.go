@@ -36,3 +36,11 @@ func BenchmarkCandidates(b *testing.B) {
 		return s
 	})
 }
+
+// BenchmarkOperationStep is one executor commit of a chain on bbolt.
+func BenchmarkOperationStep(b *testing.B) {
+	s, err := embedded.Open(b.TempDir())
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	storetest.BenchmarkOperationStep(b, s)
+}

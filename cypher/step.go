@@ -1,0 +1,194 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// An operation moves in steps (ApplyOperationChange), and each step is
+// one write transaction. On this store a round trip costs about as much
+// as the write itself, so a step is one statement whenever the store
+// already knows the operation's version and last timeline sequence from
+// its own previous step (a stepCursor); the statement takes the
+// operation's lock and checks both before it writes. When another writer
+// got there first (another process, or a decision through the API on
+// another store value), the statement writes nothing and the step reads
+// the operation under its lock and tries again: a stale version is then
+// a conflict, as always.
+
+const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json`
+
+// qApplyStep writes one step of an operation in one statement: it locks
+// the operation, checks that it is still at version $expected with last
+// sequence $prev, and writes the operation, its records (upserted by uid)
+// and its new timeline events. No row comes back when the check fails.
+const qApplyStep = `
+MATCH (o:Operation {uid: $op})
+SET o.locked = true REMOVE o.locked
+WITH o WHERE o.version = $expected AND o.last_seq = $prev
+SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json
+WITH o
+CALL (o) {
+  UNWIND $records AS row
+  MERGE (r:OpRecord {uid: row.uid})
+  SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json
+}
+CALL (o) {
+  UNWIND $events AS row
+  CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})
+}
+RETURN o.version AS version`
+
+// stepCursor is what this store wrote last for an operation: its
+// version, its timeline's last sequence and when it was created.
+type stepCursor struct {
+	version, last int64
+	created       time.Time
+}
+
+// stepOutcome is what a committed step wrote.
+type stepOutcome struct {
+	meta    capstan.Meta
+	last    int64
+	events  []capstan.OperationEvent
+	records *capstan.OperationChange
+}
+
+// ApplyOperationChange commits one step of an operation.
+func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	if err := ch.Validate(); err != nil {
+		return err
+	}
+	op := ch.Operation
+	opUID := uid(org, op.ID)
+	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
+		if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version {
+			if out, err := s.applyStep(ctx, tx, org, ch, cur.(stepCursor)); err != nil || out != nil {
+				return out, err
+			}
+		}
+		m, err := checkVersion(ctx, tx, "operation", op.ID, opUID, op.Version, qOperationState)
+		if err != nil {
+			return nil, err
+		}
+		var old capstan.Operation
+		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
+			return nil, err
+		}
+		out, err := s.applyStep(ctx, tx, org, ch, stepCursor{version: op.Version, last: i64(m["last"]), created: old.CreatedAt})
+		if err == nil && out == nil { // cannot happen: the lock is held
+			err = conflict("operation", op.ID, -1, op.Version)
+		}
+		return out, err
+	})
+	if err != nil {
+		s.cursors.Delete(opUID)
+		return err
+	}
+	o := res.(*stepOutcome)
+	s.remember(opUID, o.meta, o.last, op.Status)
+	op.Meta = o.meta
+	copy(ch.Events, o.events)
+	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
+	return nil
+}
+
+// applyStep runs qApplyStep for ch on an operation at cur; it returns nil
+// when the operation is no longer at cur.
+func (s *Store) applyStep(ctx context.Context, tx neo4j.ManagedTransaction, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
+	op := ch.Operation
+	c := *op
+	c.Meta.CreatedAt = cur.created
+	s.touch(&c.Meta, org, false)
+	records := s.stamp(org, op.ID, ch)
+	evs, events, last, err := s.eventRows(org, op.ID, cur.last, ch.Events)
+	if err != nil {
+		return nil, err
+	}
+	data, _ := json.Marshal(&c)
+	result, err := tx.Run(ctx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
+		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data),
+		"records": recordRows(org, op.ID, records), "events": events})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := result.Collect(ctx)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return &stepOutcome{c.Meta, last, evs, records}, nil
+}
+
+// remember keeps the cursor of an operation this store just wrote, while
+// it can still change.
+func (s *Store) remember(opUID string, m capstan.Meta, last int64, status capstan.OperationStatus) {
+	if status.Terminal() {
+		s.cursors.Delete(opUID)
+		return
+	}
+	s.cursors.Store(opUID, stepCursor{version: m.Version, last: last, created: m.CreatedAt})
+}
+
+// stamp returns copies of the change's records with ids, meta and the
+// operation set, leaving the input as it was (a retried transaction
+// starts over).
+func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.OperationChange {
+	out := &capstan.OperationChange{
+		NodeRuns: append([]capstan.OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]capstan.Gate(nil), ch.Gates...),
+		Evidence: append([]capstan.Evidence(nil), ch.Evidence...), Artifacts: append([]capstan.Artifact(nil), ch.Artifacts...),
+		Interventions: append([]capstan.Intervention(nil), ch.Interventions...),
+	}
+	for i := range out.NodeRuns {
+		out.NodeRuns[i].OperationID = opID
+	}
+	for i := range out.Gates {
+		s.touch(&out.Gates[i].Meta, org, out.Gates[i].ID == "")
+		out.Gates[i].OperationID = opID
+	}
+	for i := range out.Evidence {
+		s.touch(&out.Evidence[i].Meta, org, true)
+		out.Evidence[i].OperationID = opID
+	}
+	for i := range out.Artifacts {
+		s.touch(&out.Artifacts[i].Meta, org, true)
+		out.Artifacts[i].OperationID = opID
+	}
+	for i := range out.Interventions {
+		s.touch(&out.Interventions[i].Meta, org, true)
+		out.Interventions[i].OperationID = opID
+	}
+	return out
+}
+
+// recordRows are the rows that store a change's records.
+func recordRows(org, opID string, ch *capstan.OperationChange) []map[string]any {
+	var rows []map[string]any
+	add := func(kind, key string, v any) {
+		data, _ := json.Marshal(v)
+		rows = append(rows, map[string]any{"uid": uid(org, opID, kind, key), "kind": kind, "key": key, "json": string(data)})
+	}
+	for _, n := range ch.NodeRuns {
+		add(kindNodeRun, n.NodeID, n)
+	}
+	for _, g := range ch.Gates {
+		add(kindGate, g.NodeID, g)
+	}
+	for _, e := range ch.Evidence {
+		add(kindEvidence, e.ID, e)
+	}
+	for _, a := range ch.Artifacts {
+		add(kindArtifact, a.ID, a)
+	}
+	for _, iv := range ch.Interventions {
+		add(kindIntervention, iv.ID, iv)
+	}
+	return rows
+}

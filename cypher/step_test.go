@@ -1,0 +1,58 @@
+package cypher_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// TestStepAfterAnotherWriter: a store writes an operation's steps in one
+// statement while it knows the operation's version; when another process
+// (here another Store) wrote in between, its stale step is still a
+// conflict, and a fresh one commits with a gap-free timeline.
+func TestStepAfterAnotherWriter(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t), open(t)
+	org := "step-" + capstan.NewID()[12:]
+	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+	require.NoError(t, a.CreateIntent(ctx, org, in))
+	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "s@1.0.0", Status: capstan.PlanReady, Revision: 1,
+		Nodes:          []capstan.PlanNode{{ID: "n", Type: capstan.NodeManualIntervention, Title: "n", Intervention: &capstan.InterventionSpec{Instructions: "do it"}}},
+		Customizations: capstan.Customizations{BaseTemplate: "s@1.0.0"}}
+	require.NoError(t, a.CreatePlan(ctx, org, plan, in))
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, a.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+
+	step := func(s capstan.Store, o *capstan.Operation, typ string) error {
+		return s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: o, Events: []capstan.OperationEvent{{Type: typ, Actor: "executor"}}})
+	}
+	require.NoError(t, step(a, op, "a.1")) // a knows the operation: one statement
+	stale := *op
+	fresh, err := b.GetOperation(ctx, org, op.ID)
+	require.NoError(t, err)
+	require.NoError(t, step(b, fresh, "b.1"))
+	lost := &capstan.OperationChange{Operation: &stale, NodeRuns: []capstan.OperationNodeRun{{NodeID: "n", Status: capstan.NodeRunning}}}
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(a.ApplyOperationChange(ctx, org, lost)), "a's step is stale although a wrote the version it knows")
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(step(a, &stale, "a.lost")))
+	again, err := a.GetOperation(ctx, org, op.ID)
+	require.NoError(t, err)
+	require.NoError(t, step(a, again, "a.2"))
+	require.NoError(t, step(a, again, "a.3"))
+
+	events, err := b.ListEvents(ctx, org, op.ID, 0, 100)
+	require.NoError(t, err)
+	var types []string
+	for i, e := range events {
+		require.Equal(t, int64(i+1), e.Sequence, "gap-free")
+		types = append(types, e.Type)
+	}
+	require.Equal(t, []string{"operation.created", "a.1", "b.1", "a.2", "a.3"}, types)
+	final, err := b.GetOperation(ctx, org, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), final.Version)
+	require.Equal(t, op.CreatedAt.UnixMilli(), final.CreatedAt.UnixMilli(), "a step never moves the creation time")
+}
