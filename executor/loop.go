@@ -228,8 +228,16 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := newState(op, plan, recs.NodeRuns, l.index(plan))
-	return st, nil
+	idx := l.index(plan)
+	runs := recs.NodeRuns[:0:0]
+	for _, r := range recs.NodeRuns {
+		if idx.nodes[r.NodeID] == nil { // never written by an executor: nothing to act on
+			l.e.cfg.Log.Warn("ignoring a node run of a node the plan does not have", "operation", l.opID, "node", r.NodeID)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	return newState(op, plan, runs, idx), nil
 }
 
 func (l *loop) event(typ string, payload map[string]any) capstan.OperationEvent {

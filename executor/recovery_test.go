@@ -96,3 +96,24 @@ func eventTypesOf(es []capstan.OperationEvent) []string {
 	}
 	return out
 }
+
+// TestRunOfANodeThePlanDoesNotHaveIsIgnored: a stored node run whose node
+// is not in the operation's plan (written by something other than an
+// executor) never stops the executor; the operation runs its own nodes.
+func TestRunOfANodeThePlanDoesNotHaveIsIgnored(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		_, ex := setup(t, store, org)
+		nodes, edges := dagPlan("chain", 2)
+		plan := readyPlan(t, store, nodes, edges)
+		require.NoError(t, plan.Move(capstan.PlanRunning))
+		op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
+			Status: capstan.OperationPending, Actor: "alice"}
+		ctx := context.Background()
+		require.NoError(t, store.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+		require.NoError(t, store.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+			NodeRuns: []capstan.OperationNodeRun{{NodeID: "ghost", Status: capstan.NodeRunning, Attempts: 1}},
+			Events:   []capstan.OperationEvent{{Type: "node.running", Actor: "someone", Payload: map[string]any{"node": "ghost"}}}}))
+		ex.Launch(org, op.ID)
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+	})
+}

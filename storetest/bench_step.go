@@ -42,4 +42,9 @@ func BenchmarkOperationStep(b *testing.B, s capstan.Store) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	// Ended, so an executor on the same database does not resume it.
+	require.NoError(b, op.Move(capstan.OperationSucceeded))
+	require.NoError(b, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation.succeeded", Actor: "executor"}}}))
 }
