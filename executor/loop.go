@@ -50,7 +50,13 @@ type loop struct {
 	// gatherIdle and gatherMax bound how long results wait for the
 	// group commit (gather.go).
 	gatherIdle, gatherMax time.Duration
+	// conflicts counts the steps that failed with a conflict in a row.
+	conflicts int
 }
+
+// maxConflicts is how many conflicts in a row the loop takes as other
+// writers' changes before it backs off.
+const maxConflicts = 3
 
 type queued struct {
 	node string
@@ -109,7 +115,16 @@ func (l *loop) run(ctx context.Context) {
 				err = l.commit(ctx, l.change(st.op))
 			}
 		}
-		if err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT {
+		// A conflict means someone else changed the operation: decide
+		// again at once on a fresh read. One that repeats is not that
+		// (the stored operation cannot take the step) and waits like
+		// any failure instead of spinning.
+		if capstan.ErrorCode(err) == capstan.ECONFLICT {
+			l.conflicts++
+		} else {
+			l.conflicts = 0
+		}
+		if err != nil && (capstan.ErrorCode(err) != capstan.ECONFLICT || l.conflicts > maxConflicts) {
 			l.e.cfg.Log.Warn("operation step failed; retrying", "operation", l.opID, "err", err.Error())
 			select {
 			case <-l.e.cfg.Clock.After(time.Second):

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -116,4 +118,34 @@ func TestRunOfANodeThePlanDoesNotHaveIsIgnored(t *testing.T) {
 		ex.Launch(org, op.ID)
 		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 	})
+}
+
+// alwaysConflicting is a store whose operation steps all fail with a
+// conflict, as on an operation whose stored state no step can follow.
+type alwaysConflicting struct {
+	capstan.Store
+	steps atomic.Int64
+}
+
+func (s *alwaysConflicting) ApplyOperationChange(context.Context, string, *capstan.OperationChange) error {
+	s.steps.Add(1)
+	return capstan.Errorf(capstan.ECONFLICT, "operation changed meanwhile")
+}
+
+// TestRepeatedConflictsBackOff: a conflict is retried at once on a fresh
+// read, but conflicts that keep coming make the loop wait, not spin.
+func TestRepeatedConflictsBackOff(t *testing.T) {
+	org = testenv.NewOrg()
+	real := testenv.Store(t)
+	store := &alwaysConflicting{Store: real}
+	_, ex := setup(t, store, org)
+	nodes, edges := dagPlan("chain", 2)
+	plan := readyPlan(t, real, nodes, edges)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, real.StartOperation(context.Background(), org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	ex.Launch(org, op.ID)
+	time.Sleep(500 * time.Millisecond)
+	require.LessOrEqual(t, store.steps.Load(), int64(10), "half a second of conflicts is a few steps, not a busy loop")
+	require.Positive(t, store.steps.Load())
 }
