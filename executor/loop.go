@@ -235,7 +235,7 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := l.e.cfg.Store.GetPlan(ctx, l.org, op.PlanID)
+	plan, err := l.plan(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +452,15 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 		case <-ctx.Done():
 		}
 	}})
+}
+
+// plan returns the operation's plan. A started plan is frozen
+// (invariant 4), so the loop reads it once per plan revision.
+func (l *loop) plan(ctx context.Context, op *capstan.Operation) (*capstan.Plan, error) {
+	if c := l.cached; c != nil && c.plan.ID == op.PlanID && c.plan.Revision == op.PlanRevision {
+		return c.plan, nil
+	}
+	return l.e.cfg.Store.GetPlan(ctx, l.org, op.PlanID)
 }
 
 // index returns the plan's index, built once per plan revision.
