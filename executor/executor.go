@@ -133,13 +133,15 @@ func (e *Executor) Start(ctx context.Context) error {
 		return err
 	}
 	for _, op := range ops {
-		e.Launch(op.OrganizationID, op.ID)
+		e.Launch(op.OrganizationID, op.ID, nil)
 	}
 	return nil
 }
 
-// Launch makes sure a goroutine is running the operation.
-func (e *Executor) Launch(org, opID string) {
+// Launch makes sure a goroutine is running the operation. plan, when not
+// nil, is the operation's plan as its start stored it: the loop takes it
+// instead of reading (and decoding) it again.
+func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := org + "|" + opID
@@ -147,6 +149,7 @@ func (e *Executor) Launch(org, opID string) {
 		return
 	}
 	l := newLoop(e, org, opID)
+	l.started = plan
 	e.running[k] = l
 	e.wg.Add(1)
 	go func() {
@@ -165,7 +168,7 @@ func (e *Executor) Notify(org, opID string) {
 	l := e.running[org+"|"+opID]
 	e.mu.Unlock()
 	if l == nil {
-		e.Launch(org, opID)
+		e.Launch(org, opID, nil)
 		return
 	}
 	select {

@@ -52,6 +52,9 @@ type loop struct {
 	gatherIdle, gatherMax time.Duration
 	// conflicts counts the steps that failed with a conflict in a row.
 	conflicts int
+	// started is the plan as the operation's start stored it, until the
+	// first read takes it (Launch).
+	started *capstan.Plan
 }
 
 // maxConflicts is how many conflicts in a row the loop takes as other
@@ -459,6 +462,12 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 func (l *loop) plan(ctx context.Context, op *capstan.Operation) (*capstan.Plan, error) {
 	if c := l.cached; c != nil && c.plan.ID == op.PlanID && c.plan.Revision == op.PlanRevision {
 		return c.plan, nil
+	}
+	if p := l.started; p != nil {
+		l.started = nil
+		if p.ID == op.PlanID && p.Revision == op.PlanRevision {
+			return p, nil
+		}
 	}
 	return l.e.cfg.Store.GetPlan(ctx, l.org, op.PlanID)
 }

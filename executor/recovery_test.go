@@ -115,7 +115,7 @@ func TestRunOfANodeThePlanDoesNotHaveIsIgnored(t *testing.T) {
 		require.NoError(t, store.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
 			NodeRuns: []capstan.OperationNodeRun{{NodeID: "ghost", Status: capstan.NodeRunning, Attempts: 1}},
 			Events:   []capstan.OperationEvent{{Type: "node.running", Actor: "someone", Payload: map[string]any{"node": "ghost"}}}}))
-		ex.Launch(org, op.ID)
+		ex.Launch(org, op.ID, nil)
 		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 	})
 }
@@ -144,7 +144,7 @@ func TestRepeatedConflictsBackOff(t *testing.T) {
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
 	require.NoError(t, real.StartOperation(context.Background(), org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
-	ex.Launch(org, op.ID)
+	ex.Launch(org, op.ID, nil)
 	time.Sleep(500 * time.Millisecond)
 	require.LessOrEqual(t, store.steps.Load(), int64(10), "half a second of conflicts is a few steps, not a busy loop")
 	require.Positive(t, store.steps.Load())

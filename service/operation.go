@@ -9,8 +9,9 @@ import (
 
 // Launcher is the executor as the service sees it.
 type Launcher interface {
-	// Launch makes sure an operation is running.
-	Launch(org, operationID string)
+	// Launch makes sure an operation is running. plan is the operation's
+	// frozen plan as just stored, or nil for the executor to read it.
+	Launch(org, operationID string, plan *capstan.Plan)
 	// Notify wakes an operation after an outside change.
 	Notify(org, operationID string)
 }
@@ -60,7 +61,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 		return nil, err
 	}
 	if s.Launcher != nil {
-		s.Launcher.Launch(org, op.ID)
+		s.Launcher.Launch(org, op.ID, plan)
 	}
 	return op, nil
 }
