@@ -11,18 +11,13 @@ import (
 )
 
 // BenchmarkOperationStep measures one executor commit of a chain: a node
-// ends with its evidence and the next node starts, with their four
+// ends with its evidence and the next node starts, with their three
 // timeline events (ApplyOperationChange, durable). Stores run it from
 // their own benchmarks.
 func BenchmarkOperationStep(b *testing.B, s capstan.Store) {
 	org := "bench-" + capstan.NewID()[12:]
-	in := newIntent()
-	require.NoError(b, s.CreateIntent(ctx, org, in))
-	plan := newPlan(in.ID)
-	require.NoError(b, s.CreatePlan(ctx, org, plan, in))
-	require.NoError(b, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
-		Status: capstan.OperationRunning, Actor: "alice"}
+	op, plan := startedPlanIn(b, s, org, "")
+	op.Status = capstan.OperationRunning
 	require.NoError(b, s.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{event("operation.created")}))
 	now := time.Now().UTC()
 	b.ResetTimer()

@@ -14,10 +14,16 @@ import (
 // about to start it, with the plan moved to running.
 func startedPlan(t *testing.T, s capstan.Store, key string) (*capstan.Operation, *capstan.Plan) {
 	t.Helper()
+	return startedPlanIn(t, s, orgA, key)
+}
+
+// startedPlanIn is startedPlan in organization org.
+func startedPlanIn(t testing.TB, s capstan.Store, org, key string) (*capstan.Operation, *capstan.Plan) {
+	t.Helper()
 	in := newIntent()
-	require.NoError(t, s.CreateIntent(ctx, orgA, in))
+	require.NoError(t, s.CreateIntent(ctx, org, in))
 	plan := newPlan(in.ID)
-	require.NoError(t, s.CreatePlan(ctx, orgA, plan, in))
+	require.NoError(t, s.CreatePlan(ctx, org, plan, in))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
 		Status: capstan.OperationPending, Actor: "alice", IdempotencyKey: key}
