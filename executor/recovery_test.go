@@ -99,20 +99,27 @@ func eventTypesOf(es []capstan.OperationEvent) []string {
 	return out
 }
 
+// storedChain stores a started operation of a two-job chain without
+// launching it: the tests then change it or launch it themselves.
+func storedChain(t *testing.T, store capstan.Store) *capstan.Operation {
+	t.Helper()
+	nodes, edges := dagPlan("chain", 2)
+	plan := readyPlan(t, store, nodes, edges)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
+		Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	return op
+}
+
 // TestRunOfANodeThePlanDoesNotHaveIsIgnored: a stored node run whose node
 // is not in the operation's plan (written by something other than an
 // executor) never stops the executor; the operation runs its own nodes.
 func TestRunOfANodeThePlanDoesNotHaveIsIgnored(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
 		_, ex := setup(t, store, org)
-		nodes, edges := dagPlan("chain", 2)
-		plan := readyPlan(t, store, nodes, edges)
-		require.NoError(t, plan.Move(capstan.PlanRunning))
-		op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
-			Status: capstan.OperationPending, Actor: "alice"}
-		ctx := context.Background()
-		require.NoError(t, store.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
-		require.NoError(t, store.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+		op := storedChain(t, store)
+		require.NoError(t, store.ApplyOperationChange(context.Background(), org, &capstan.OperationChange{Operation: op,
 			NodeRuns: []capstan.OperationNodeRun{{NodeID: "ghost", Status: capstan.NodeRunning, Attempts: 1}},
 			Events:   []capstan.OperationEvent{{Type: "node.running", Actor: "someone", Payload: map[string]any{"node": "ghost"}}}}))
 		ex.Launch(org, op.ID, nil)
@@ -139,11 +146,7 @@ func TestRepeatedConflictsBackOff(t *testing.T) {
 	real := testenv.Store(t)
 	store := &alwaysConflicting{Store: real}
 	_, ex := setup(t, store, org)
-	nodes, edges := dagPlan("chain", 2)
-	plan := readyPlan(t, real, nodes, edges)
-	require.NoError(t, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, real.StartOperation(context.Background(), org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	op := storedChain(t, real)
 	ex.Launch(org, op.ID, nil)
 	time.Sleep(500 * time.Millisecond)
 	require.LessOrEqual(t, store.steps.Load(), int64(10), "half a second of conflicts is a few steps, not a busy loop")
