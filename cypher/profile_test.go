@@ -41,12 +41,17 @@ func TestQueryPlans(t *testing.T) {
 			map[string]any{"key": "environment", "want": "prod", "mode": "eq", "s": "s:environment", "a": "a:environment"},
 			map[string]any{"key": "min_capacity_gb", "want": 100, "mode": "min", "s": "s:min_capacity_gb", "a": "a:min_capacity_gb"},
 			map[string]any{"key": "region", "want": "eu-central", "mode": "eq", "s": "s:region", "a": "a:region"},
-		}, "max": 10, "maxPassing": 20, "skip": 0, "provider": nil}},
-		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "checks": []any{}, "max": 10, "maxPassing": 20, "skip": 0, "provider": nil}},
-		"topology":                       {cypher.QueryTopology, map[string]any{"uid": uid(cluster.ID), "depth": 4}},
-		"dependencies":                   {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
-		"dependents":                     {cypher.QueryDependents, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
-		"scenarios providing":            {cypher.QueryScenariosProviding, map[string]any{"cap": uid("object_storage.s3")}},
+		}, "keep": 10, "upto": 20, "skip": 0}},
+		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "checks": []any{}, "keep": 10, "upto": 20, "skip": 0}},
+		"candidates by name": {cypher.QueryCandidatesScan, map[string]any{"want": uid("object_storage.s3"), "checks": []any{
+			map[string]any{"key": "name", "want": "minio-prod", "mode": "eq", "s": "s:name", "a": "a:name"},
+		}, "keep": 10, "upto": 20, "skip": 0}},
+		"candidates of one provider": {cypher.QueryCandidatesOf, map[string]any{"want": uid("object_storage.s3"), "checks": []any{},
+			"keep": 10, "upto": 20, "skip": 0, "provider": uid("minio.instance/minio-prod")}},
+		"topology":            {cypher.QueryTopology, map[string]any{"uid": uid(cluster.ID), "depth": 4}},
+		"dependencies":        {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
+		"dependents":          {cypher.QueryDependents, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
+		"scenarios providing": {cypher.QueryScenariosProviding, map[string]any{"cap": uid("object_storage.s3")}},
 	}
 	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
 	require.NoError(t, err)
@@ -57,6 +62,12 @@ func TestQueryPlans(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, res.Records, "the query finds something on the demo data")
 			require.Empty(t, violations(res.Summary))
+			if q.query == cypher.QueryCandidates {
+				var ops []string
+				walk(res.Summary.Profile(), &ops)
+				require.Contains(t, strings.Join(ops, " "), "DirectedRelationshipIndexSeek",
+					"providers are read through the provides_profile_key index, not expanded one by one")
+			}
 		})
 	}
 	// The check itself catches what it looks for.

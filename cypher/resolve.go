@@ -11,39 +11,105 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// QueryCandidates is capability resolution as one traversal: from the wanted
-// capability back through bounded IMPLIES to every capability that implies
-// it, out to every resource of the organization that PROVIDES one of them,
-// and each constraint checked against the provided scope, attributes and
-// resource. The database also selects what to return (the rule of
-// capstan.SelectCandidates): the asked page of passing candidates in rank
-// order, the nearest misses up to $max, and for the rest only how many
-// failed each check. One row comes back, whatever the catalog's size.
-const QueryCandidates = `
+// Capability resolution is one traversal: from the wanted capability back
+// through bounded IMPLIES to every capability that implies it (sources),
+// out to the profiles of what the organization's resources offer as them,
+// and each constraint checked against the profile's scope, attributes,
+// environment and lifecycle. The database also selects what to return (the
+// rule of capstan.SelectCandidates): the asked page of passing candidates in
+// rank order, the nearest misses up to $keep, and for the rest only how
+// many failed each check. One row comes back, whatever the catalog's size.
+const querySources = `
 MATCH path = (src:Capability)-[:IMPLIES*0..4]->(want:Capability {uid: $want})
 WITH src, path ORDER BY length(path)
-WITH src, head(collect(CASE length(path) WHEN 0 THEN [] ELSE [n IN nodes(path) | n.key] END)) AS via
-MATCH (r:Resource)-[p:PROVIDES]->(src)
-WHERE $provider IS NULL OR r.key = $provider
-WITH r, p, src, via,
-     CASE WHEN r.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
-     [c IN $checks WHERE NOT coalesce(
-        CASE c.mode
-          WHEN 'in' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) IN c.want
-          WHEN 'min' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) >= c.want
-          WHEN 'max' THEN (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) <= c.want
-          ELSE (CASE c.key WHEN 'name' THEN r.name WHEN 'environment' THEN coalesce(p['s:environment'], p['a:environment'], r.environment) ELSE coalesce(p[c.s], p[c.a]) END) = c.want
-        END, false) | c.key] AS failed
-ORDER BY size(failed), size(via), r.key, src.key
-WITH collect({r: r, p: p, capability: src.key, via: via, failed: failed}) AS rows
-WITH rows, [x IN rows WHERE size(x.failed) = 0] AS passing, [x IN rows WHERE size(x.failed) > 0] AS failing
-WITH rows, passing, failing, CASE WHEN $max < 0 THEN size(failing) ELSE $max END AS keep,
-     CASE WHEN $maxPassing < 0 THEN size(passing) ELSE $skip + $maxPassing END AS upto
-RETURN size(rows) AS considered, size(passing) AS passing,
-       [x IN passing[$skip..upto] + failing[..keep] | {id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
-          lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed}] AS kept,
-       size(failing[keep..]) AS omitted,
-       [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k, count: size([o IN failing[keep..] WHERE k IN o.failed])}] AS omittedBy`
+WITH src, head(collect(CASE length(path) WHEN 0 THEN [] ELSE [n IN nodes(path) | n.key] END)) AS via`
+
+// failedChecks is the list of checks a provider fails: lifecycle first,
+// then $checks in order. Facts come from its profile pf; the name (when
+// name is true) from its resource r.
+func failedChecks(name bool) string {
+	v := `CASE c.key WHEN 'environment' THEN coalesce(pf['s:environment'], pf['a:environment'], pf.environment)`
+	if name {
+		v += ` WHEN 'name' THEN r.name`
+	}
+	v += ` ELSE coalesce(pf[c.s], pf[c.a]) END`
+	return `CASE WHEN pf.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
+  [c IN $checks WHERE NOT coalesce(CASE c.mode
+     WHEN 'in' THEN ` + v + ` IN c.want
+     WHEN 'min' THEN ` + v + ` >= c.want
+     WHEN 'max' THEN ` + v + ` <= c.want
+     ELSE ` + v + ` = c.want END, false) | c.key]`
+}
+
+// firstProviders returns, per offer x, the PROVIDES edges of its first
+// providers in key order: a seek on the provides_profile_key index that
+// stops after the limit (ordering by both indexed properties is what lets
+// the planner take the index's order instead of sorting every provider).
+func firstProviders(limit string) string {
+	return `
+  CALL (x) {
+    MATCH ()-[p:PROVIDES]->()
+    WHERE p.profile = x.uid AND p.key > ''
+    RETURN p ORDER BY p.profile, p.key LIMIT ` + limit + `
+  }`
+}
+
+// candidateRow and the kept projection are shared by both queries.
+const (
+	candidateRow = `{r: startNode(p), p: p, capability: x.capability, via: x.via, failed: x.failed}`
+	keptRow      = `{id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
+          lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed}`
+)
+
+// QueryCandidates judges each distinct offer (profile) once and counts its
+// providers by the profile's degree; it reads providers only for what it
+// returns: the first $upto of each passing offer and the first $keep of
+// each failing one, by key, through the provides_profile_key index. Its
+// cost grows with the number of distinct offers, not with the catalog. It
+// cannot check a resource's name (profiles leave it out): a query with a
+// name constraint, or for one provider, is QueryCandidatesScan.
+var QueryCandidates = querySources + `
+MATCH (src)<-[:OF]-(pf:Profile)
+WITH src, via, pf, COUNT { (pf)<-[:PROVIDES]-() } AS n WHERE n > 0
+WITH collect({capability: src.key, via: via, uid: pf.uid, n: n, failed: ` + failedChecks(false) + `}) AS offers
+WITH offers, reduce(s = 0, x IN offers | s + x.n) AS considered,
+     reduce(s = 0, x IN offers | s + CASE size(x.failed) WHEN 0 THEN x.n ELSE 0 END) AS passing
+CALL (offers) {
+  UNWIND [x IN offers WHERE size(x.failed) = 0] AS x` + firstProviders("$upto") + `
+  WITH x, p ORDER BY size(x.via), p.key, x.capability
+  RETURN collect(` + candidateRow + `) AS passingRows
+}
+CALL (offers) {
+  UNWIND [x IN offers WHERE size(x.failed) > 0] AS x` + firstProviders("$keep") + `
+  WITH x, p ORDER BY size(x.failed), size(x.via), p.key, x.capability
+  RETURN collect(` + candidateRow + `) AS failingRows
+}
+WITH offers, considered, passing, passingRows[$skip..$upto] AS keptPassing, failingRows[..$keep] AS keptFailing
+RETURN considered, passing, [x IN keptPassing + keptFailing | ` + keptRow + `] AS kept,
+       considered - passing - size(keptFailing) AS omitted,
+       [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k,
+          count: reduce(s = 0, o IN offers | s + CASE WHEN k IN o.failed THEN o.n ELSE 0 END) - size([x IN keptFailing WHERE k IN x.failed])}] AS omittedBy`
+
+// QueryCandidatesScan judges every provider on its own: the way for a name
+// constraint. QueryCandidatesOf does the same for the offers of one
+// provider ($provider, its ukey).
+var (
+	QueryCandidatesScan = scanCandidates(`MATCH (src)<-[:OF]-(pf:Profile)<-[p:PROVIDES]-(r:Resource)`)
+	QueryCandidatesOf   = scanCandidates(`MATCH (r:Resource {ukey: $provider})-[p:PROVIDES]->(pf:Profile)-[:OF]->(src)`)
+)
+
+func scanCandidates(match string) string {
+	return querySources + `
+` + match + `
+WITH r, p, {capability: src.key, via: via, failed: ` + failedChecks(true) + `} AS x
+ORDER BY size(x.failed), size(x.via), p.key, x.capability
+WITH collect(` + candidateRow + `) AS rows
+WITH rows, [x IN rows WHERE size(x.failed) = 0] AS passingRows, [x IN rows WHERE size(x.failed) > 0] AS failingRows
+WITH rows, size(passingRows) AS passing, passingRows[$skip..$upto] AS keptPassing, failingRows[..$keep] AS keptFailing, failingRows[$keep..] AS rest
+RETURN size(rows) AS considered, passing, [x IN keptPassing + keptFailing | ` + keptRow + `] AS kept,
+       size(rest) AS omitted,
+       [k IN ['lifecycle'] + [c IN $checks | c.key] | {key: k, count: size([o IN rest WHERE k IN o.failed])}] AS omittedBy`
+}
 
 const qCapabilities = `
 MATCH (c:Capability) WHERE c.org = $org AND c.json IS NOT NULL
@@ -69,8 +135,8 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		if len(defs) == 0 {
 			return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
 		}
-		result, err := tx.Run(ctx, QueryCandidates, map[string]any{"want": uid(org, q.Capability), "checks": checkParams(defs[0], q.Constraints), "max": maxRejected,
-			"maxPassing": maxPassing, "skip": max(0, q.SkipPassing), "provider": nilIfEmpty(q.Provider)})
+		query, params := candidateQuery(org, q, checkParams(defs[0], q.Constraints), maxPassing, maxRejected)
+		result, err := tx.Run(ctx, query, params)
 		if err != nil {
 			return nil, err
 		}
@@ -108,6 +174,29 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		explain(&out.Candidates[i], f.def, q.Constraints)
 	}
 	return out, nil
+}
+
+// all stands for "no limit" in a query's $upto and $keep.
+const all = 1<<31 - 1
+
+// candidateQuery picks the query for q and its parameters.
+func candidateQuery(org string, q capstan.CandidateQuery, checks []map[string]any, maxPassing, maxRejected int) (string, map[string]any) {
+	skip := max(0, q.SkipPassing)
+	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all}
+	if maxPassing >= 0 {
+		params["upto"] = skip + maxPassing
+	}
+	if maxRejected >= 0 {
+		params["keep"] = maxRejected
+	}
+	if q.Provider != "" {
+		params["provider"] = uid(org, q.Provider)
+		return QueryCandidatesOf, params
+	}
+	if _, named := q.Constraints["name"]; named {
+		return QueryCandidatesScan, params
+	}
+	return QueryCandidates, params
 }
 
 // checkParams turns resolved constraints into the query's $checks, sorted
@@ -282,11 +371,4 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 		out = append(out, capstan.Dependency{Resource: &r, Relationship: relTypes[str(m["rel"])], From: str(m["other"]), Depth: int(i64(m["depth"]))})
 	}
 	return out, nil
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

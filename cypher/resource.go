@@ -2,7 +2,10 @@ package cypher
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -12,8 +15,18 @@ import (
 
 // Resource writes. A resource is a :Resource node holding its JSON and the
 // properties queries filter on; each provided capability is a PROVIDES
-// relationship to its :Capability node carrying the scope (s:KEY) and
-// attributes (a:KEY); each relationship is a typed edge to its target.
+// relationship (with the provided capability's JSON, the resource's key and
+// its profile's uid) to the :Profile of what it offers, which is OF the
+// :Capability node; each relationship is a typed edge to its target.
+//
+// A profile holds every fact a constraint check reads from one provider
+// except its name: the scope (s:KEY) and attributes (a:KEY) of the provided
+// capability and the resource's environment and lifecycle. Providers that
+// offer the same facts share one profile, so a candidate search checks each
+// distinct offer once and counts providers by the profile's degree (see
+// QueryCandidates). Profiles are never deleted: one no provider links to
+// any more is skipped by its zero degree and reused when a provider offers
+// its facts again.
 
 // qCreateResources and qUpdateResources write resources known to be new
 // and known to exist: a CREATE is much cheaper than a MERGE.
@@ -39,12 +52,23 @@ OPTIONAL MATCH (r:Resource {ukey: t})
 WITH t, r WHERE r IS NULL
 RETURN collect(t) AS missing`
 
+// qCreateProfiles makes sure every profile a write links to exists, with
+// its OF edge to the capability (created, without a definition, when no
+// pack defines it yet).
+const qCreateProfiles = `
+UNWIND $profiles AS x
+MERGE (pf:Profile {uid: x.uid})
+ON CREATE SET pf += x.props
+WITH pf, x WHERE NOT EXISTS { (pf)-[:OF]->(:Capability) }
+MERGE (c:Capability {uid: x.cap_uid})
+ON CREATE SET c.org = x.org, c.key = x.capability
+CREATE (pf)-[:OF]->(c)`
+
 const qCreateProvides = `
 UNWIND $rows AS p
 MATCH (r:Resource {ukey: p.ukey})
-MERGE (c:Capability {uid: p.cap_uid})
-ON CREATE SET c.org = p.org, c.key = p.capability
-CREATE (r)-[e:PROVIDES]->(c)
+MATCH (pf:Profile {uid: p.profile})
+CREATE (r)-[e:PROVIDES]->(pf)
 SET e = p.props`
 
 // qCreateRelationship holds one query per relationship type: Cypher cannot
@@ -74,6 +98,7 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 	}
 	var created, updated []map[string]any
 	var provides []map[string]any
+	profiles := map[string]map[string]any{}
 	rels := map[capstan.RelationshipType][]map[string]any{}
 	var targets []string
 	for _, r := range rs {
@@ -91,13 +116,13 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		} else {
 			created = append(created, row)
 		}
-		for _, pc := range r.ProvidedCapabilities {
+		for i := range r.ProvidedCapabilities {
+			pc := &r.ProvidedCapabilities[i]
 			pj, _ := json.Marshal(pc)
-			props := map[string]any{"capability": pc.Capability, "json": string(pj)}
-			flatten(props, "s:", pc.Scope)
-			flatten(props, "a:", pc.Attributes)
-			provides = append(provides, map[string]any{"ukey": ukey, "org": org, "capability": pc.Capability,
-				"cap_uid": uid(org, pc.Capability), "props": props})
+			pf := profileOf(org, r, pc)
+			profiles[str(pf["uid"])] = pf
+			provides = append(provides, map[string]any{"ukey": ukey, "profile": pf["uid"],
+				"props": map[string]any{"capability": pc.Capability, "key": r.Key(), "profile": pf["uid"], "json": string(pj)}})
 		}
 		for _, rel := range r.Relationships {
 			rels[rel.Type] = append(rels[rel.Type], map[string]any{"from": ukey, "to": uid(org, rel.Target)})
@@ -135,6 +160,13 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		}
 	}
 	if len(provides) > 0 {
+		rows := make([]map[string]any, 0, len(profiles))
+		for _, pf := range profiles {
+			rows = append(rows, pf)
+		}
+		if _, err := tx.Run(ctx, qCreateProfiles, map[string]any{"profiles": rows}); err != nil {
+			return err
+		}
 		if _, err := tx.Run(ctx, qCreateProvides, map[string]any{"rows": provides}); err != nil {
 			return err
 		}
@@ -145,6 +177,20 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		}
 	}
 	return nil
+}
+
+// profileOf returns the $profiles row of what r offers as pc: the facts,
+// and a uid that is the same for every provider offering the same facts.
+func profileOf(org string, r *capstan.Resource, pc *capstan.ProvidedCapability) map[string]any {
+	facts := map[string]any{"environment": r.Environment, "lifecycle": string(r.LifecycleStatus)}
+	flatten(facts, "s:", pc.Scope)
+	flatten(facts, "a:", pc.Attributes)
+	canonical, _ := json.Marshal(facts) // map keys sorted: equal facts, equal bytes
+	sum := sha256.Sum256(canonical)
+	id := uid(org, pc.Capability) + "|" + hex.EncodeToString(sum[:12])
+	props := map[string]any{"uid": id, "org": org, "capability": pc.Capability}
+	maps.Copy(props, facts)
+	return map[string]any{"uid": id, "org": org, "capability": pc.Capability, "cap_uid": uid(org, pc.Capability), "props": props}
 }
 
 // flatten copies primitive values (and lists of them) into props with a prefix.

@@ -203,7 +203,7 @@ const qResourceFilter = `
 MATCH (r:Resource)
 WHERE r.org = $org AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
   AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
-  AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(c:Capability) WHERE c.uid = $cap })`
+  AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
 const qListResources = qResourceFilter + `
   AND r.key > $after

@@ -99,6 +99,9 @@ func (s *Store) ready(ctx context.Context) error {
 	if err := s.applySchema(ctx); err != nil {
 		return err
 	}
+	if err := s.migrateProvides(ctx); err != nil {
+		return err
+	}
 	s.schemaReady = true
 	return nil
 }

@@ -31,6 +31,7 @@ func Run(t *testing.T, open Opener) {
 		{"CapabilityOwnedByOnePack", testCapabilityOwnership},
 		{"FindCandidates", testFindCandidates},
 		{"CandidatePages", testCandidatePages},
+		{"CandidatesMatchReference", testCandidatesMatchReference},
 		{"TopologyValue", testTopology},
 		{"Dependencies", testDependencies},
 		{"IntentAndPlan", testIntentAndPlan},
