@@ -29,16 +29,23 @@ import (
 // its facts again.
 
 // qCreateResources and qUpdateResources write resources known to be new
-// and known to exist: a CREATE is much cheaper than a MERGE.
+// and known to exist (a CREATE is much cheaper than a MERGE), each with
+// its PROVIDES edges to profiles that exist already (qCreateProfiles).
 const (
 	qCreateResources = `
 UNWIND $rows AS row
 CREATE (r:Resource {ukey: row.ukey})
-SET r += row.props`
+SET r += row.props` + qProvides
 	qUpdateResources = `
 UNWIND $rows AS row
 MATCH (r:Resource {ukey: row.ukey})
-SET r += row.props`
+SET r += row.props` + qProvides
+	qProvides = `
+WITH r, row
+UNWIND row.provides AS p
+MATCH (pf:Profile {uid: p.profile})
+CREATE (r)-[e:PROVIDES]->(pf)
+SET e = p.props`
 )
 
 const qDropResourceEdges = `
@@ -63,13 +70,6 @@ WITH pf, x WHERE NOT EXISTS { (pf)-[:OF]->(:Capability) }
 MERGE (c:Capability {uid: x.cap_uid})
 ON CREATE SET c.org = x.org, c.key = x.capability
 CREATE (pf)-[:OF]->(c)`
-
-const qCreateProvides = `
-UNWIND $rows AS p
-MATCH (r:Resource {ukey: p.ukey})
-MATCH (pf:Profile {uid: p.profile})
-CREATE (r)-[e:PROVIDES]->(pf)
-SET e = p.props`
 
 // qCreateRelationship holds one query per relationship type: Cypher cannot
 // take a relationship type as a parameter, so the types are fixed here.
@@ -97,7 +97,6 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		old[k] = true
 	}
 	var created, updated []map[string]any
-	var provides []map[string]any
 	profiles := map[string]map[string]any{}
 	rels := map[capstan.RelationshipType][]map[string]any{}
 	var targets []string
@@ -107,22 +106,11 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 			return err
 		}
 		ukey := uid(org, r.Key())
-		row := map[string]any{"ukey": ukey, "props": map[string]any{
-			"uid": uid(org, r.ID), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type, "name": r.Name,
-			"environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
-			"version": r.Version, "created": r.CreatedAt.Format(timeFormat), "json": string(data)}}
+		row := resourceRow(org, r, ukey, data, profiles)
 		if old[ukey] {
 			updated = append(updated, row)
 		} else {
 			created = append(created, row)
-		}
-		for i := range r.ProvidedCapabilities {
-			pc := &r.ProvidedCapabilities[i]
-			pj, _ := json.Marshal(pc)
-			pf := profileOf(org, r, pc)
-			profiles[str(pf["uid"])] = pf
-			provides = append(provides, map[string]any{"ukey": ukey, "profile": pf["uid"],
-				"props": map[string]any{"capability": pc.Capability, "key": r.Key(), "profile": pf["uid"], "json": string(pj)}})
 		}
 		for _, rel := range r.Relationships {
 			rels[rel.Type] = append(rels[rel.Type], map[string]any{"from": ukey, "to": uid(org, rel.Target)})
@@ -131,6 +119,15 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 	}
 	if len(existing) > 0 {
 		if _, err := tx.Run(ctx, qDropResourceEdges, map[string]any{"ukeys": existing}); err != nil {
+			return err
+		}
+	}
+	if len(profiles) > 0 {
+		rows := make([]map[string]any, 0, len(profiles))
+		for _, pf := range profiles {
+			rows = append(rows, pf)
+		}
+		if _, err := tx.Run(ctx, qCreateProfiles, map[string]any{"profiles": rows}); err != nil {
 			return err
 		}
 	}
@@ -159,24 +156,30 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 			return p.Err("resources")
 		}
 	}
-	if len(provides) > 0 {
-		rows := make([]map[string]any, 0, len(profiles))
-		for _, pf := range profiles {
-			rows = append(rows, pf)
-		}
-		if _, err := tx.Run(ctx, qCreateProfiles, map[string]any{"profiles": rows}); err != nil {
-			return err
-		}
-		if _, err := tx.Run(ctx, qCreateProvides, map[string]any{"rows": provides}); err != nil {
-			return err
-		}
-	}
 	for typ, rows := range rels {
 		if _, err := tx.Run(ctx, qCreateRelationship[typ], map[string]any{"rows": rows}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// resourceRow is the $rows entry of r for qCreateResources or
+// qUpdateResources; it adds the profiles r offers to profiles.
+func resourceRow(org string, r *capstan.Resource, ukey string, data []byte, profiles map[string]map[string]any) map[string]any {
+	provides := make([]map[string]any, 0, len(r.ProvidedCapabilities))
+	for i := range r.ProvidedCapabilities {
+		pc := &r.ProvidedCapabilities[i]
+		pj, _ := json.Marshal(pc)
+		pf := profileOf(org, r, pc)
+		profiles[str(pf["uid"])] = pf
+		provides = append(provides, map[string]any{"profile": pf["uid"],
+			"props": map[string]any{"key": r.Key(), "profile": pf["uid"], "json": string(pj)}})
+	}
+	return map[string]any{"ukey": ukey, "provides": provides, "props": map[string]any{
+		"uid": uid(org, r.ID), "id": r.ID, "org": org, "key": r.Key(), "type": r.Type, "name": r.Name,
+		"environment": r.Environment, "lifecycle": string(r.LifecycleStatus), "health": string(r.HealthStatus),
+		"version": r.Version, "created": r.CreatedAt.Format(timeFormat), "json": string(data)}}
 }
 
 // profileOf returns the $profiles row of what r offers as pc: the facts,
