@@ -32,4 +32,10 @@ if [ ! -f "$cache/ready" ]; then
   flock -u 9
 fi
 mkdir -p "$data"
-exec java -Xms256m -Xmx1g -XX:+UseG1GC -cp "$cache/classes:$cache/lib/*" Launcher "$data" "$port"
+# The JVM options the packaged server passes too: without the add-opens,
+# the page cache and transaction logs fall back to slower paths.
+exec java -Xms256m -Xmx1g -XX:+UseG1GC \
+  --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --enable-native-access=ALL-UNNAMED \
+  -Dio.netty.tryReflectionSetAccessible=true -XX:+DisableExplicitGC -XX:-OmitStackTraceInFastThrow \
+  -cp "$cache/classes:$cache/lib/*" Launcher "$data" "$port"
