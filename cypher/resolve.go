@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -127,24 +128,35 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	if maxPassing == 0 {
 		maxPassing = capstan.DefaultMaxPassing
 	}
+	key := uid(org, q.Capability)
 	res, err := s.read(ctx, "cypher.FindCandidates", func(tx neo4j.ManagedTransaction) (any, error) {
-		defs, err := queryJSON[capstan.CapabilityDefinition](ctx, tx, `MATCH (c:Capability {uid: $uid}) RETURN c.json AS json`, map[string]any{"uid": uid(org, q.Capability)})
-		if err != nil {
-			return nil, err
+		known, _ := s.definitions.Load(key)
+		for attempt := 0; attempt < 3; attempt++ {
+			if known == nil {
+				def, err := fetchDefinition(ctx, tx, key)
+				if err != nil {
+					return nil, err
+				}
+				known, _ = s.definitions.LoadOrStore(key, def)
+			}
+			def := known.(*knownDefinition)
+			query, params := candidateQuery(org, q, checkParams(def.def, q.Constraints), maxPassing, maxRejected)
+			result, err := tx.Run(ctx, withDefinition(query), params)
+			if err != nil {
+				return nil, err
+			}
+			rec, err := result.Single(ctx)
+			if err != nil {
+				return nil, err
+			}
+			row := rec.AsMap()
+			if str(row["def"]) == def.json {
+				return found{def.def, row}, nil
+			}
+			s.definitions.CompareAndDelete(key, known) // redefined (or gone) since: judge again
+			known = nil
 		}
-		if len(defs) == 0 {
-			return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", q.Capability)
-		}
-		query, params := candidateQuery(org, q, checkParams(defs[0], q.Constraints), maxPassing, maxRejected)
-		result, err := tx.Run(ctx, query, params)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := result.Single(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return found{defs[0], rec.AsMap()}, nil
+		return nil, capstan.Errorf(capstan.ECONFLICT, "capability %s keeps changing; try again", q.Capability)
 	})
 	if err != nil {
 		return capstan.CandidateResult{}, err
@@ -174,6 +186,44 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		explain(&out.Candidates[i], f.def, q.Constraints)
 	}
 	return out, nil
+}
+
+// knownDefinition is a capability definition the store has read, with the
+// JSON it was read from. FindCandidates builds its checks from it without
+// reading it first, and the query returns the definition's current JSON:
+// when another writer redefined the capability in between, the answer is
+// thrown away and the search runs again with the new definition.
+type knownDefinition struct {
+	json string
+	def  *capstan.CapabilityDefinition
+}
+
+func fetchDefinition(ctx context.Context, tx neo4j.ManagedTransaction, key string) (*knownDefinition, error) {
+	res, err := tx.Run(ctx, `MATCH (c:Capability {uid: $uid}) WHERE c.json IS NOT NULL RETURN c.json AS json`, map[string]any{"uid": key})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := res.Collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, capstan.Errorf(capstan.ENOTFOUND, "capability %s is not defined", key[strings.IndexByte(key, '|')+1:])
+	}
+	k := &knownDefinition{json: str(recs[0].AsMap()["json"]), def: new(capstan.CapabilityDefinition)}
+	if err := json.Unmarshal([]byte(k.json), k.def); err != nil {
+		return nil, capstan.Wrap("cypher.FindCandidates", err)
+	}
+	return k, nil
+}
+
+// withDefinition runs a candidate query and returns, beside its answer, the
+// wanted capability's definition as it is now ("" when there is none).
+func withDefinition(query string) string {
+	return `CALL () {` + query + `
+}
+OPTIONAL MATCH (w:Capability {uid: $want})
+RETURN coalesce(w.json, '') AS def, considered, passing, kept, omitted, omittedBy`
 }
 
 // all stands for "no limit" in a query's $upto and $keep.

@@ -42,6 +42,10 @@ type Store struct {
 	schemaMu    sync.Mutex
 	schemaReady bool
 
+	// definitions holds a *knownDefinition per capability uid searched
+	// (resolve.go).
+	definitions sync.Map
+
 	// cursors holds a stepCursor per unfinished operation this store
 	// wrote (step.go).
 	cursors sync.Map
