@@ -68,7 +68,8 @@ const (
 // each failing one, by key, through the provides_profile_key index. Its
 // cost grows with the number of distinct offers, not with the catalog. It
 // cannot check a resource's name (profiles leave it out): a query with a
-// name constraint, or for one provider, is QueryCandidatesScan.
+// name constraint is QueryCandidatesScan, one for one provider
+// QueryCandidatesOf.
 var QueryCandidates = querySources + `
 MATCH (src)<-[:OF]-(pf:Profile)
 WITH src, via, pf, COUNT { (pf)<-[:PROVIDES]-() } AS n WHERE n > 0
