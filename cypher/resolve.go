@@ -142,7 +142,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 			}
 			def := known.(*knownDefinition)
 			query, params := candidateQuery(org, q, checkParams(def.def, q.Constraints), maxPassing, maxRejected)
-			result, err := tx.Run(ctx, withDefinition(query), params)
+			result, err := tx.Run(ctx, query, params)
 			if err != nil {
 				return nil, err
 			}
@@ -230,7 +230,8 @@ RETURN coalesce(w.json, '') AS def, considered, passing, kept, omitted, omittedB
 // all stands for "no limit" in a query's $upto and $keep.
 const all = 1<<31 - 1
 
-// candidateQuery picks the query for q and its parameters.
+// candidateQuery picks the statement for q (with the definition's check,
+// see withDefinition) and its parameters.
 func candidateQuery(org string, q capstan.CandidateQuery, checks []map[string]any, maxPassing, maxRejected int) (string, map[string]any) {
 	skip := max(0, q.SkipPassing)
 	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all}
@@ -242,21 +243,29 @@ func candidateQuery(org string, q capstan.CandidateQuery, checks []map[string]an
 	}
 	if q.Provider != "" {
 		params["provider"] = uid(org, q.Provider)
-		return QueryCandidatesOf, params
+		return searchOf, params
 	}
 	if _, named := q.Constraints["name"]; named {
-		return QueryCandidatesScan, params
+		return searchScan, params
 	}
-	return QueryCandidates, params
+	return search, params
 }
 
-// checkParams turns resolved constraints into the query's $checks, sorted
-// by key like every store's checks.
+// The candidate queries as FindCandidates runs them (withDefinition),
+// built once.
+var (
+	search     = withDefinition(QueryCandidates)
+	searchScan = withDefinition(QueryCandidatesScan)
+	searchOf   = withDefinition(QueryCandidatesOf)
+)
+
 type found struct {
 	def *capstan.CapabilityDefinition
 	row map[string]any
 }
 
+// checkParams turns resolved constraints into the query's $checks, sorted
+// by key like every store's checks.
 func checkParams(def *capstan.CapabilityDefinition, want map[string]any) []map[string]any {
 	keys := capstan.SortedKeys(want)
 	out := make([]map[string]any, len(keys))
