@@ -180,7 +180,18 @@ func (f *Feed) live(m *Message) {
 
 // stop ends a feed whose subscriber left.
 func (f *Feed) stop() {
-	f.sub.Close()
+	// A feed that has ended is already out of the broker, or about to be
+	// by whoever ended it (the publish that delivered its last message,
+	// the replay's end, the broker's shutdown). Skipping Close then keeps
+	// the subscribers of an operation's final change from queueing on the
+	// broker's lock, all at once, while it is still delivering that change.
+	f.mu.Lock()
+	ended := f.ended
+	f.mu.Unlock()
+	if ended {
+		return
+	}
+	f.sub.Close() // not under f.mu: the broker calls receive under its own lock
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.replay { // the replaying goroutine ends it when it stops

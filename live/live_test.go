@@ -195,3 +195,31 @@ func requireNoSubscribers(t *testing.T, b *Broker) {
 	t.Helper()
 	require.Eventually(t, func() bool { return b.Subscribers() == 0 }, 5*time.Second, time.Millisecond)
 }
+
+// The subscribers of an operation's final change leave while the broker
+// may still be delivering it to others: a feed that already ended must
+// not wait for the broker's lock then (10,000 of them queued on it).
+func TestEndedFeedLeavesWithoutTheBrokersLock(t *testing.T) {
+	b := NewBroker(0)
+	tl := &timeline{}
+	out := newRecorder(-1)
+	ctx, leave := context.WithCancel(context.Background())
+	f := StartFeed(ctx, b, "o", "op", tl, 0, out)
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return !f.replay }, 5*time.Second, time.Millisecond)
+	ended := capstan.Operation{Meta: capstan.Meta{ID: "op"}, Status: capstan.OperationSucceeded}
+	b.Publish(Message{Org: "o", Operation: ended, Events: tl.add(1)})
+	got, err := out.wait(t)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1}, got)
+
+	b.mu.Lock() // another publish in progress
+	left := make(chan struct{})
+	go func() { leave(); f.stop(); close(left) }()
+	select {
+	case <-left:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an ended feed waited for the broker's lock to leave")
+	}
+	b.mu.Unlock()
+	requireNoSubscribers(t, b)
+}
