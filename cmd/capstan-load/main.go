@@ -8,6 +8,7 @@
 //
 //	make load                       # 1,000 subscribers over 100 operations
 //	go run ./cmd/capstan-load -subscribers 10000 -operations 1
+//	go run ./cmd/capstan-load -floor -subscribers 10000   # the machine's floor (floor.go)
 package main
 
 import (
@@ -44,8 +45,24 @@ func main() {
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the server's CPU profile of the released phase to this file (go tool pprof FILE)")
 	flag.BoolVar(&c.perEvent, "per-event", false, "also print the latency percentiles of each live event (the i-th of every subscriber)")
+	floor := flag.Bool("floor", false, "measure this machine's floor instead: one raw loopback TCP write to each of -subscribers connections, read by another process (no WebSocket, GraphQL or Capstan)")
+	floorSize := flag.Int("floor-size", 1024, "bytes per write in -floor")
+	floorReader := flag.String("floor-reader", "", "(internal) the reading side of -floor, connecting to this address")
 	selfProfile := flag.String("selfprofile", "", "write this load generator's own CPU profile to this file (it shares the machine with the server)")
 	flag.Parse()
+	if *floor || *floorReader != "" {
+		var err error
+		if *floorReader != "" {
+			err = runFloorReader(*floorReader, c.subscribers, *floorSize, os.Stdout)
+		} else {
+			err = runFloor(c.subscribers, *floorSize, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "capstan-load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *selfProfile != "" {
 		f, err := os.Create(*selfProfile)
 		if err == nil {
