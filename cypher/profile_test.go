@@ -52,6 +52,8 @@ func TestQueryPlans(t *testing.T) {
 		"dependencies":        {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
 		"dependents":          {cypher.QueryDependents, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
 		"scenarios providing": {cypher.QueryScenariosProviding, map[string]any{"cap": uid("object_storage.s3")}},
+		"resources": {cypher.QueryListResources, map[string]any{"prefix": uid(""), "type": "", "env": "prod", "lifecycle": "",
+			"cap": uid("object_storage.s3"), "after": uid(""), "limit": 10}},
 	}
 	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
 	require.NoError(t, err)
@@ -62,11 +64,15 @@ func TestQueryPlans(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, res.Records, "the query finds something on the demo data")
 			require.Empty(t, violations(res.Summary))
-			if q.query == cypher.QueryCandidates {
-				var ops []string
-				walk(res.Summary.Profile(), &ops)
+			var ops []string
+			walk(res.Summary.Profile(), &ops)
+			switch q.query {
+			case cypher.QueryCandidates:
 				require.Contains(t, strings.Join(ops, " "), "DirectedRelationshipIndexSeek",
 					"providers are read through the provides_profile_key index, not expanded one by one")
+			case cypher.QueryListResources:
+				require.Contains(t, strings.Join(ops, " "), "NodeUniqueIndexSeekByRange",
+					"an organization's resources are read in key order through resource_ukey: %v", ops)
 			}
 		})
 	}

@@ -199,16 +199,21 @@ func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string
 	return out, nil
 }
 
+// Resources are found and ordered by ukey ($org|key): within one
+// organization it sorts as the key, and its unique index serves both.
 const qResourceFilter = `
 MATCH (r:Resource)
-WHERE r.org = $org AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
+WHERE r.ukey STARTS WITH $prefix AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
   AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
   AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
+// QueryListResources is exported for the query-plan test.
+const QueryListResources = qListResources
+
 const qListResources = qResourceFilter + `
-  AND r.key > $after
+  AND r.ukey > $after
 RETURN r.json AS json
-ORDER BY r.key
+ORDER BY r.ukey
 LIMIT $limit`
 
 const qCountResources = qResourceFilter + `
@@ -216,8 +221,8 @@ RETURN count(r) AS total`
 
 // ListResources returns a page of resources ordered by key and the total.
 func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
-	params := map[string]any{"org": org, "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
-		"cap": "", "after": f.After, "limit": limitOr(f.Limit, 100)}
+	params := map[string]any{"prefix": uid(org, ""), "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
+		"cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
 	if f.Capability != "" {
 		params["cap"] = uid(org, f.Capability)
 	}

@@ -29,7 +29,10 @@ var schema = []string{
 	`CREATE INDEX operation_org_resource IF NOT EXISTS FOR (n:Operation) ON (n.org, n.resource_key)`,
 	`CREATE INDEX op_record_op IF NOT EXISTS FOR (n:OpRecord) ON (n.op, n.kind)`,
 	`CREATE INDEX event_op_seq IF NOT EXISTS FOR (n:Event) ON (n.op, n.seq)`,
-	`CREATE INDEX resource_org_key IF NOT EXISTS FOR (n:Resource) ON (n.org, n.key)`,
+	// Resources are listed through resource_ukey ($org|key sorts as key
+	// within an organization); an (org, key) index was one more update
+	// per resource write for nothing, and goes.
+	`DROP INDEX resource_org_key IF EXISTS`,
 	`CREATE INDEX provides_profile_key IF NOT EXISTS FOR ()-[p:PROVIDES]-() ON (p.profile, p.key)`,
 	`CREATE INDEX capability_org IF NOT EXISTS FOR (n:Capability) ON (n.org)`,
 	`CREATE INDEX resource_type_org IF NOT EXISTS FOR (n:ResourceType) ON (n.org)`,

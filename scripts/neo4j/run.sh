@@ -33,8 +33,12 @@ if [ ! -f "$cache/ready" ]; then
 fi
 mkdir -p "$data"
 # The JVM options the packaged server passes too: without the add-opens,
-# the page cache and transaction logs fall back to slower paths.
-exec java -Xms256m -Xmx1g -XX:+UseG1GC \
+# the page cache and transaction logs fall back to slower paths. The heap
+# is fixed (initial = max, as Neo4j's operations manual advises): a heap
+# that grows and shrinks under a benchmark's import shows up as pauses in
+# the latencies measured after it. CAPSTAN_NEO4J_HEAP overrides the size.
+heap=${CAPSTAN_NEO4J_HEAP:-1g}
+exec java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --enable-native-access=ALL-UNNAMED \
   -Dio.netty.tryReflectionSetAccessible=true -XX:+DisableExplicitGC -XX:-OmitStackTraceInFastThrow \
