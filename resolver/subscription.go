@@ -208,6 +208,7 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 		for {
 			select {
 			case <-ctx.Done():
+				streamError(ctx, nil) // a revoked token says so
 				return
 			case m, ok := <-sub.C:
 				if !ok {

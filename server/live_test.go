@@ -357,14 +357,17 @@ func TestRevokedTokenEndsTheConnection(t *testing.T) {
 	fresh, err := server.NewTokens([]server.Token{{Token: sreToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}}})
 	require.NoError(t, err)
 	env.tokens.Replace(fresh) // alice's token is gone
+	told := false
 	for {
 		m, err := c.Next()
 		if err != nil {
 			require.True(t, gqlws.IsClosed(err), "%v", err)
+			require.True(t, told, "the stream said why it ended before the socket closed")
 			return
 		}
 		if m.Type == "error" {
 			require.Contains(t, string(m.Payload), "UNAUTHENTICATED")
+			told = true
 		}
 	}
 }

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -72,7 +73,9 @@ type Config struct {
 func GraphQL(cfg Config) http.Handler {
 	svc, log := cfg.Service, cfg.Log
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow}}))
-	srv.AddTransport(newLiveTransport(cfg))
+	ws := newLiveTransport(cfg)
+	srv.AddTransport(ws)
+	srv.AddTransport(&sseTransport{watcher: ws.watcher, ping: cmp.Or(cfg.PingInterval, PingInterval)})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -140,6 +143,10 @@ func Handler(cfg Config) http.Handler {
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWebSocket(r) { // authenticated by its connection_init message
 			gql.ServeHTTP(w, r)
+			return
+		}
+		if isSSE(r) { // a stream: no request deadline
+			limitBody(cfg.Tokens.Authenticate(gql)).ServeHTTP(w, r)
 			return
 		}
 		limitBody(withDeadline(cfg.Tokens.Authenticate(gql))).ServeHTTP(w, r)
