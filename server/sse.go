@@ -89,6 +89,11 @@ func (t *sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		s.next(exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
+	if rc.Operation.Operation != ast.Subscription { // a query or mutation keeps the request deadline
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, RequestDeadline)
+		defer stop()
+	}
 	wake := &sseSignals{c: make(chan struct{}, 1)}
 	subCtx, hook := live.WithHook(graphql.WithOperationContext(ctx, rc), wake.signal)
 	responses, respCtx := exec.DispatchOperation(subCtx, rc)
