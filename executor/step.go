@@ -1,0 +1,143 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// step decides what the operation does next, persists it, then acts. It
+// reports whether it changed anything, so the loop decides again at once.
+func (l *loop) step(ctx context.Context, st *state) (bool, error) {
+	op := st.op
+	if op.Status == capstan.OperationPending {
+		return true, l.begin(ctx, st)
+	}
+	switch op.Status {
+	case capstan.OperationCancelling:
+		return l.cancel(ctx, st)
+	case capstan.OperationRollingBack:
+		return l.rollback(ctx, st)
+	}
+	if outcome := st.outcome(); outcome != "" && len(l.inflight) == 0 && !op.Status.Terminal() {
+		return true, l.complete(ctx, op, outcome)
+	}
+	if op.Status.Terminal() {
+		return false, nil
+	}
+	ch := l.change(op)          // with the results recorded since the last commit
+	touched := st.takeTouched() // before this step starts nodes: those wait for the next
+	dispatch, children, started := l.startReady(ctx, st, ch)
+	verify, resumed, done, err := l.resumeTouched(ctx, st, ch, touched, started)
+	if done || err != nil {
+		return true, err
+	}
+	children = append(children, resumed...)
+	for _, id := range verify {
+		l.verify(ctx, st.node(id), st.runs[id].Attempts)
+	}
+	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && !l.retryDue() && len(verify) == 0 && st.waiting()
+	switch {
+	case waiting && op.Status == capstan.OperationRunning:
+		_ = op.Move(capstan.OperationWaiting)
+		ch.Events = append(ch.Events, l.event("operation.waiting", nil))
+	case !waiting && op.Status == capstan.OperationWaiting && len(dispatch) > 0:
+		_ = op.Move(capstan.OperationRunning)
+		ch.Events = append(ch.Events, l.event("operation.running", nil))
+	}
+	if len(ch.Events) == 0 {
+		return false, nil
+	}
+	if err := l.commit(ctx, ch); err != nil {
+		return false, err
+	}
+	for _, id := range dispatch {
+		l.dispatch(ctx, st.node(id), 1)
+	}
+	for _, id := range children {
+		if err := l.startChild(ctx, st, st.node(id)); err != nil {
+			return false, err
+		}
+	}
+	return len(dispatch) == 0, nil
+}
+
+// startReady moves every ready node that is not out already into ch:
+// jobs (to dispatch once ch is committed), gates, child operations (to
+// start once committed) and manual interventions. It returns what to
+// dispatch, the children to start and every node it started.
+func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationChange) (dispatch, children []string, started map[string]bool) {
+	started = map[string]bool{}
+	for _, id := range st.ready() {
+		if l.inflight[id] {
+			continue
+		}
+		n := st.node(id)
+		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
+		_ = run.Move(capstan.NodeReady)
+		switch n.Type {
+		case capstan.NodeJob, capstan.NodeVerification, capstan.NodeAIAnalysis:
+			_ = run.Move(capstan.NodeRunning)
+			run.Attempts, run.StartedAt = 1, l.now()
+			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			dispatch = append(dispatch, id)
+		case capstan.NodeGate:
+			_ = run.Move(capstan.NodeWaitingApproval)
+			run.StartedAt = l.now()
+			l.scheduleGate(ctx, n, run)
+			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
+			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
+		case capstan.NodeSubOperation:
+			if l.e.cfg.Hooks == nil {
+				_ = run.Move(capstan.NodeWaitingIntervention)
+				run.Error = waitingReason(n)
+				ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+				break
+			}
+			_ = run.Move(capstan.NodeRunning)
+			run.Attempts, run.StartedAt = 1, l.now()
+			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			children = append(children, id)
+		default: // manual_intervention
+			_ = run.Move(capstan.NodeWaitingIntervention)
+			run.Error = waitingReason(n)
+			ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+		}
+		ch.NodeRuns = append(ch.NodeRuns, run)
+		st.set(run)
+		started[id] = true
+	}
+	return dispatch, children, started
+}
+
+// resumeTouched picks up the nodes whose state changed since the last step
+// (or that a restart found unfinished), other than those this step
+// started: timers to schedule again, rejected gates to fail, children to
+// follow or start, and running nodes whose probes must decide first. done
+// means following a child already changed the operation: decide again.
+func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.OperationChange, touched []string, started map[string]bool) (verify, children []string, done bool, err error) {
+	for _, id := range touched {
+		r := st.runs[id]
+		switch {
+		case l.inflight[id] || started[id]:
+		case st.node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
+			if r.ChildOperationID == "" {
+				children = append(children, id) // interrupted before the child started
+			} else if done, err := l.followChild(ctx, st, st.node(id)); done || err != nil {
+				return nil, nil, true, err
+			}
+		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
+			l.schedule(ctx, st.node(id), r)
+		case r.Status == capstan.NodeWaitingApproval && !l.scheduled[gateTimer+id]:
+			l.scheduleGate(ctx, st.node(id), r)
+		case r.Status == capstan.NodeFailed && st.node(id).Type == capstan.NodeGate:
+			l.fail(st, ch, id, r.Error) // rejected or timed out
+		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
+			// Interrupted by a restart, or verifying a recorded
+			// intervention: the probes decide first (durability,
+			// invariant 8); a job is never simply run again.
+			verify = append(verify, id)
+		}
+	}
+	return verify, children, false, nil
+}
