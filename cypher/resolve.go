@@ -130,7 +130,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		maxPassing = capstan.DefaultMaxPassing
 	}
 	key := uid(org, q.Capability)
-	res, err := s.read(ctx, "cypher.FindCandidates", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.FindCandidates", func(tx runner) (any, error) {
 		known, _ := s.definitions.Load(key)
 		for attempt := 0; attempt < 3; attempt++ {
 			if known == nil {
@@ -199,7 +199,7 @@ type knownDefinition struct {
 	def  *capstan.CapabilityDefinition
 }
 
-func fetchDefinition(ctx context.Context, tx neo4j.ManagedTransaction, key string) (*knownDefinition, error) {
+func fetchDefinition(ctx context.Context, tx runner, key string) (*knownDefinition, error) {
 	res, err := tx.Run(ctx, `MATCH (c:Capability {uid: $uid}) WHERE c.json IS NOT NULL RETURN c.json AS json`, map[string]any{"uid": key})
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func exists(ctx context.Context, tx neo4j.ManagedTransaction, q string, params m
 }
 
 // queryJSON runs a read query whose rows have a json column and decodes them.
-func queryJSON[T any](ctx context.Context, tx neo4j.ManagedTransaction, q string, params map[string]any) ([]*T, error) {
+func queryJSON[T any](ctx context.Context, tx runner, q string, params map[string]any) ([]*T, error) {
 	res, err := tx.Run(ctx, q, params)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func queryJSON[T any](ctx context.Context, tx neo4j.ManagedTransaction, q string
 }
 
 func (s *Store) readJSON(ctx context.Context, op, q string, params map[string]any) ([]*capstan.Resource, error) {
-	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, op, func(tx runner) (any, error) {
 		return queryJSON[capstan.Resource](ctx, tx, q, params)
 	})
 	if err != nil {
