@@ -79,7 +79,7 @@ func (s *Store) putIntent(ctx context.Context, tx neo4j.ManagedTransaction, org 
 
 // GetIntent returns an intent by id.
 func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent, error) {
-	res, err := s.read(ctx, "cypher.GetIntent", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.GetIntent", func(tx runner) (any, error) {
 		return queryJSON[capstan.Intent](ctx, tx, `MATCH (i:Intent {uid: $uid}) RETURN i.json AS json`, map[string]any{"uid": uid(org, id)})
 	})
 	if err != nil {

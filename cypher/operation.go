@@ -160,7 +160,7 @@ func seqKey(n int64) string {
 }
 
 func (s *Store) getOperation(ctx context.Context, op, q string, params map[string]any) (*capstan.Operation, error) {
-	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, op, func(tx runner) (any, error) {
 		return queryJSON[capstan.Operation](ctx, tx, q, params)
 	})
 	if err != nil {
@@ -286,7 +286,7 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 
 // UnfinishedOperations lists every operation not in a terminal status.
 func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation, error) {
-	res, err := s.read(ctx, "cypher.UnfinishedOperations", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.UnfinishedOperations", func(tx runner) (any, error) {
 		return queryJSON[capstan.Operation](ctx, tx, `MATCH (o:Operation) WHERE o.active = true RETURN o.json AS json ORDER BY o.uid`, nil)
 	})
 	if err != nil {

@@ -208,7 +208,7 @@ func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org 
 }
 
 func listAll[T any](s *Store, ctx context.Context, op, q string, org string) ([]*T, error) {
-	res, err := s.read(ctx, op, func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, op, func(tx runner) (any, error) {
 		return queryJSON[T](ctx, tx, q, map[string]any{"org": org})
 	})
 	if err != nil {
@@ -256,7 +256,7 @@ func (s *Store) ListPolicies(ctx context.Context, org string) ([]*capstan.Policy
 
 // GetCapability returns a capability definition by key.
 func (s *Store) GetCapability(ctx context.Context, org, key string) (*capstan.CapabilityDefinition, error) {
-	res, err := s.read(ctx, "cypher.GetCapability", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.GetCapability", func(tx runner) (any, error) {
 		return queryJSON[capstan.CapabilityDefinition](ctx, tx, `MATCH (c:Capability {uid: $uid}) RETURN c.json AS json`, map[string]any{"uid": uid(org, key)})
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 	} else if f.ID != "" {
 		q, params = `MATCH (s:Scenario) WHERE s.org = $org AND s.id = $id RETURN s.json AS json`, map[string]any{"org": org, "id": f.ID}
 	}
-	res, err := s.read(ctx, "cypher.ListScenarios", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.ListScenarios", func(tx runner) (any, error) {
 		return queryJSON[capstan.Scenario](ctx, tx, q, params)
 	})
 	if err != nil {
@@ -319,7 +319,7 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 		}
 		return all[len(all)-1], nil
 	}
-	res, err := s.read(ctx, "cypher.GetScenario", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.GetScenario", func(tx runner) (any, error) {
 		return queryJSON[capstan.Scenario](ctx, tx, `MATCH (s:Scenario {uid: $uid}) RETURN s.json AS json`, map[string]any{"uid": uid(org, "scenario", ref)})
 	})
 	if err != nil {

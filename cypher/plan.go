@@ -167,7 +167,7 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 
 // GetPlan returns a plan by id.
 func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, error) {
-	res, err := s.read(ctx, "cypher.GetPlan", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.GetPlan", func(tx runner) (any, error) {
 		return queryJSON[capstan.Plan](ctx, tx, `MATCH (p:Plan {uid: $uid}) RETURN p.json AS json`, map[string]any{"uid": uid(org, id)})
 	})
 	if err != nil {
@@ -182,7 +182,7 @@ func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, err
 
 // ListPlans returns the plans of an intent, oldest first.
 func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan.Plan, error) {
-	res, err := s.read(ctx, "cypher.ListPlans", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.ListPlans", func(tx runner) (any, error) {
 		return queryJSON[capstan.Plan](ctx, tx, `MATCH (p:Plan) WHERE p.org = $org AND p.intent_id = $intent RETURN p.json AS json ORDER BY p.id`,
 			map[string]any{"org": org, "intent": intentID})
 	})

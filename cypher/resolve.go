@@ -344,7 +344,7 @@ RETURN r.json AS json, keys ORDER BY size(keys), r.key`
 
 // TopologyValue finds key on the resource or what it runs on.
 func (s *Store) TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (capstan.TopologyHit, error) {
-	res, err := s.read(ctx, "cypher.TopologyValue", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readOne(ctx, "cypher.TopologyValue", func(tx runner) (any, error) {
 		result, err := tx.Run(ctx, QueryTopology, map[string]any{"uid": uid(org, resourceID), "depth": maxDepth})
 		if err != nil {
 			return nil, err
