@@ -166,3 +166,17 @@ func TestSSERevokedTokenEndsTheStreamWithUnauthenticated(t *testing.T) {
 	require.Contains(t, string(e.data), capstan.EUNAUTHENTICATED)
 	require.Equal(t, "complete", nextSSE(t, events).name)
 }
+
+func TestSSEShutdownCompletesTheStream(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	_, events := sseSubscribe(t, env, adminToken, eventsSubscription, map[string]any{"op": op})
+	stored := env.storedEvents(t, op)
+	readSSEEvents(t, events, len(stored))
+	env.broker.Close()
+	require.Equal(t, "complete", nextSSE(t, events).name)
+	_, open := <-events
+	require.False(t, open, "the response ends")
+	require.Equal(t, 0, env.broker.Subscribers())
+}
