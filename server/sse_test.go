@@ -15,7 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/server"
 )
 
@@ -179,4 +181,43 @@ func TestSSEShutdownCompletesTheStream(t *testing.T) {
 	_, open := <-events
 	require.False(t, open, "the response ends")
 	require.Equal(t, 0, env.broker.Subscribers())
+}
+
+func TestSSESlowConsumerGetsOverflowWithItsCursor(t *testing.T) {
+	env := startLive(t, 8)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	stored := env.storedEvents(t, op)
+	_, events := sseSubscribe(t, env, adminToken, eventsSubscription, map[string]any{"op": op})
+	replayed, _ := readSSEEvents(t, events, len(stored))
+
+	// A burst far faster than the stream writes (synthetic events: only
+	// the broker sees them).
+	opID, org := localOperationID(t, op), testenv.Org
+	current, err := env.store.GetOperation(context.Background(), org, opID)
+	require.NoError(t, err)
+	for i := 1; i <= 20000; i++ {
+		env.broker.Publish(live.Message{Org: org, Operation: *current, Events: []capstan.OperationEvent{
+			{Sequence: int64(len(stored) + i), Type: "synthetic", Actor: "test"}}})
+	}
+	all := replayed
+	for {
+		e := nextSSE(t, events)
+		require.Equal(t, "next", e.name, "the stream says why it ends before complete")
+		var r struct {
+			Data   eventEdge
+			Errors []gqlws.Error
+		}
+		require.NoError(t, json.Unmarshal(e.data, &r))
+		if len(r.Errors) == 0 {
+			all = append(all, r.Data)
+			continue
+		}
+		require.Equal(t, "OVERFLOW", r.Errors[0].Code())
+		require.Equal(t, all[len(all)-1].OperationEvents.Cursor, r.Errors[0].Extensions["cursor"], "resume from the last event received")
+		break
+	}
+	requireContiguous(t, all, 1)
+	require.Less(t, len(all), len(stored)+20000, "the burst did overflow")
+	require.Equal(t, "complete", nextSSE(t, events).name)
 }
