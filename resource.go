@@ -294,13 +294,22 @@ func SortedKeys[V any](m map[string]V) []string { return sortedKeys(m) }
 // facts, plus the lifecycle (only active providers serve). The
 // specs give match modes; a key with no spec matches exactly.
 func CheckCandidate(f *CandidateFacts, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
-	checks := make([]ConstraintCheck, 0, len(want)+1)
+	return CheckCandidateKeys(f, sortedKeys(want), want, specs)
+}
+
+// lifecycleWant is the lifecycle check's wanted value, boxed once.
+var lifecycleWant any = string(LifecycleActive)
+
+// CheckCandidateKeys is CheckCandidate for a search that checks many
+// candidates against one want: keys are want's keys, sorted once.
+func CheckCandidateKeys(f *CandidateFacts, keys []string, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
+	checks := make([]ConstraintCheck, 0, len(keys)+1)
 	checks = append(checks, ConstraintCheck{
-		Key: "lifecycle", Want: string(LifecycleActive), Got: string(f.Lifecycle),
+		Key: "lifecycle", Want: lifecycleWant, Got: string(f.Lifecycle),
 		Passed: f.Lifecycle == LifecycleActive,
 		Reason: "lifecycle: want active, got " + string(f.Lifecycle),
 	})
-	for _, k := range sortedKeys(want) {
+	for _, k := range keys {
 		spec, _ := specs(k)
 		got, ok := f.Value(k)
 		checks = append(checks, CheckConstraint(k, spec, want[k], got, ok))

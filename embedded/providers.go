@@ -134,7 +134,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		c := &res.Candidates[i]
 		slim := *c.Resource // callers get their own copy
 		c.Resource = &slim
-		c.Checks = capstan.CheckCandidate(facts[i], q.Constraints, want.Spec)
+		c.Checks = capstan.CheckCandidateKeys(facts[i], keys, q.Constraints, want.Spec)
 	}
 	return res, nil
 }
@@ -253,6 +253,9 @@ func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.Cand
 	}
 	slices.SortFunc(picks, func(a, b pick) int { return rankCompare(judged, a, b) })
 	facts := make([]*capstan.CandidateFacts, 0, len(picks))
+	if len(picks) > 0 {
+		res.Candidates = make([]capstan.Candidate, 0, len(picks))
+	}
 	for _, pk := range picks {
 		j := judged[pk.s]
 		var failed []string
