@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -12,12 +13,12 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// providerCache keeps, per organization, the capability definitions and a
-// slim copy of every resource grouped by the capabilities it provides, so a
-// candidate search checks structs in memory instead of decoding JSON. bbolt
-// stays the truth: any write that touches resources or capabilities of an
-// organization drops its entry, and an entry built from a read that raced
-// with such a write is never kept (generation check).
+// providerCache keeps, per organization, the capability definitions and
+// every resource grouped by the capabilities it provides, indexed for the
+// candidate search (resourceTable, capIndex). bbolt stays the truth: any
+// write that touches resources or capabilities of an organization drops
+// its entry, and an entry built from a read that raced with such a write
+// is never kept (generation check).
 type providerCache struct {
 	mu   sync.Mutex
 	gen  map[string]uint64
@@ -26,15 +27,8 @@ type providerCache struct {
 
 type orgProviders struct {
 	defs  map[string]*capstan.CapabilityDefinition
+	table *resourceTable
 	byCap map[string]*capIndex
-}
-
-// provider is a slim resource and the facts of one capability it provides,
-// held by value so a scan reads contiguous memory.
-type provider struct {
-	r     *capstan.Resource
-	key   string
-	facts capstan.CandidateFacts
 }
 
 func newProviderCache() *providerCache {
@@ -59,8 +53,12 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 	gen := c.gen[org]
 	c.mu.Unlock()
 
-	p := &orgProviders{byCap: map[string]*capIndex{}}
-	lists := map[string][]provider{}
+	p := &orgProviders{table: &resourceTable{}, byCap: map[string]*capIndex{}}
+	type offer struct {
+		p     provider
+		facts capstan.CandidateFacts
+	}
+	lists := map[string][]offer{} // the facts are decoded once, here, and dropped after
 	err := s.view(ctx, "embedded.providers", func(tx *bolt.Tx) error {
 		var err error
 		if p.defs, err = loadCapabilities(tx, org); err != nil {
@@ -71,11 +69,10 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 			if err := json.Unmarshal(v, &r); err != nil {
 				return false, err
 			}
-			slim := &capstan.Resource{Meta: r.Meta, Type: r.Type, Name: r.Name, Environment: r.Environment,
-				LifecycleStatus: r.LifecycleStatus, HealthStatus: r.HealthStatus, ProvidedCapabilities: r.ProvidedCapabilities}
-			for i := range slim.ProvidedCapabilities {
-				pc := &slim.ProvidedCapabilities[i]
-				lists[pc.Capability] = append(lists[pc.Capability], provider{slim, slim.Key(), slim.Facts(pc)})
+			i := p.table.add(r.Key(), v)
+			for j := range r.ProvidedCapabilities {
+				pc := &r.ProvidedCapabilities[j]
+				lists[pc.Capability] = append(lists[pc.Capability], offer{provider{i, int32(j)}, r.Facts(pc)})
 			}
 			return true, nil
 		})
@@ -83,9 +80,14 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 	if err != nil {
 		return nil, err
 	}
-	for capability, rs := range lists {
-		slices.SortFunc(rs, func(a, b provider) int { return strings.Compare(a.key, b.key) })
-		p.byCap[capability] = newCapIndex(rs)
+	for capability, offers := range lists {
+		slices.SortFunc(offers, func(a, b offer) int { return p.table.compareKeys(a.p.res, b.p.res) })
+		ps := make([]provider, len(offers))
+		facts := make([]capstan.CandidateFacts, len(offers))
+		for i, o := range offers {
+			ps[i], facts[i] = o.p, o.facts
+		}
+		p.byCap[capability] = newCapIndex(p.table, ps, facts)
 	}
 	c.mu.Lock()
 	if c.gen[org] == gen {
@@ -123,29 +125,41 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 	for _, src := range capstan.ImplyingCapabilities(p.defs, q.Capability, depth) {
 		ci := p.byCap[src.Capability]
 		if ci != nil && q.Provider != "" {
-			ci = ci.only(q.Provider)
+			if ci, err = ci.only(q.Provider); err != nil {
+				return capstan.CandidateResult{}, err
+			}
 		}
 		if ci != nil {
 			judged = append(judged, judge(a, ci, src, keys, q.Constraints, want))
 		}
 	}
-	res, facts := selectJudged(a, judged, keys, q)
+	res, kept := selectJudged(a, judged, keys, q)
 	for i := range res.Candidates {
 		c := &res.Candidates[i]
-		slim := *c.Resource // callers get their own copy
+		d, err := p.table.resource(kept[i].res)
+		if err != nil {
+			return capstan.CandidateResult{}, err
+		}
+		slim := *d.r // callers get their own copy
 		c.Resource = &slim
-		c.Checks = capstan.CheckCandidateKeys(facts[i], keys, q.Constraints, want.Spec)
+		c.Checks = capstan.CheckCandidateKeys(&d.facts[kept[i].pc], keys, q.Constraints, want.Spec)
 	}
 	return res, nil
 }
 
 // only returns an index of the one provider with key, or nil.
-func (c *capIndex) only(key string) *capIndex {
-	i, ok := slices.BinarySearchFunc(c.providers, key, func(p provider, k string) int { return strings.Compare(p.key, k) })
+func (c *capIndex) only(key string) (*capIndex, error) {
+	k := []byte(key)
+	i, ok := slices.BinarySearchFunc(c.providers, k, func(p provider, k []byte) int { return bytes.Compare(c.t.key(p.res), k) })
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	return newCapIndex(c.providers[i : i+1 : i+1])
+	p := c.providers[i]
+	d, err := c.t.resource(p.res)
+	if err != nil {
+		return nil, err
+	}
+	return newCapIndex(c.t, []provider{p}, d.facts[p.pc:p.pc+1]), nil
 }
 
 // judgedSource is the verdict on every provider of one source capability:
@@ -190,7 +204,7 @@ func judge(a *arena, ci *capIndex, src capstan.ImpliedSource, keys []string, wan
 // selectJudged keeps the asked page of passing providers and the nearest
 // misses (fewest failed checks, then rank order), counts the rest, and
 // returns the kept ones in rank order with their failed keys.
-func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.CandidateQuery) (capstan.CandidateResult, []*capstan.CandidateFacts) {
+func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.CandidateQuery) (capstan.CandidateResult, []provider) {
 	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
 	if maxRejected == 0 {
 		maxRejected = capstan.DefaultMaxRejected
@@ -252,7 +266,7 @@ func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.Cand
 		}
 	}
 	slices.SortFunc(picks, func(a, b pick) int { return rankCompare(judged, a, b) })
-	facts := make([]*capstan.CandidateFacts, 0, len(picks))
+	out := make([]provider, 0, len(picks))
 	if len(picks) > 0 {
 		res.Candidates = make([]capstan.Candidate, 0, len(picks))
 	}
@@ -267,10 +281,10 @@ func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.Cand
 				failed = append(failed, k)
 			}
 		}
-		res.Candidates = append(res.Candidates, capstan.Candidate{Resource: j.ci.providers[pk.i].r, Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
-		facts = append(facts, &j.ci.providers[pk.i].facts)
+		res.Candidates = append(res.Candidates, capstan.Candidate{Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
+		out = append(out, j.ci.providers[pk.i])
 	}
-	return res, facts
+	return res, out
 }
 
 // pick is provider i of judged source s.
@@ -282,7 +296,8 @@ func rankCompare(judged []judgedSource, a, b pick) int {
 	if d := len(judged[a.s].src.Via) - len(judged[b.s].src.Via); d != 0 {
 		return d
 	}
-	if c := strings.Compare(judged[a.s].ci.providers[a.i].key, judged[b.s].ci.providers[b.i].key); c != 0 {
+	ta, tb := judged[a.s].ci, judged[b.s].ci
+	if c := bytes.Compare(ta.t.key(ta.providers[a.i].res), tb.t.key(tb.providers[b.i].res)); c != 0 {
 		return c
 	}
 	return strings.Compare(judged[a.s].src.Capability, judged[b.s].src.Capability)
