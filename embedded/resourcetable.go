@@ -17,9 +17,9 @@ import (
 // them decoded (memo).
 type resourceTable struct {
 	keys    []byte
-	keyEnds []int32 // resource i's key is keys[keyEnds[i-1]:keyEnds[i]]
+	keyEnds []int // resource i's key is keys[keyEnds[i-1]:keyEnds[i]]
 	raw     []byte
-	rawEnds []int32 // resource i's JSON is raw[rawEnds[i-1]:rawEnds[i]]
+	rawEnds []int // resource i's JSON is raw[rawEnds[i-1]:rawEnds[i]]
 
 	mu   sync.Mutex
 	memo map[int32]*decodedResource
@@ -39,13 +39,13 @@ const memoSize = 4096
 // add appends a resource (its key and JSON) and returns its index.
 func (t *resourceTable) add(key string, data []byte) int32 {
 	t.keys = append(t.keys, key...)
-	t.keyEnds = append(t.keyEnds, int32(len(t.keys)))
+	t.keyEnds = append(t.keyEnds, len(t.keys))
 	t.raw = append(t.raw, data...)
-	t.rawEnds = append(t.rawEnds, int32(len(t.raw)))
+	t.rawEnds = append(t.rawEnds, len(t.raw))
 	return int32(len(t.keyEnds) - 1)
 }
 
-func span(ends []int32, i int32) (int32, int32) {
+func span(ends []int, i int32) (int, int) {
 	if i == 0 {
 		return 0, ends[0]
 	}
