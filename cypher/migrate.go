@@ -28,11 +28,7 @@ func (s *Store) migrateProvides(ctx context.Context) error {
 	defer sess.Close(ctx)
 	for {
 		n, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
-			res, err := tx.Run(ctx, qOldProvides, nil)
-			if err != nil {
-				return 0, err
-			}
-			recs, err := res.Collect(ctx)
+			recs, err := collect(ctx, tx, qOldProvides, nil)
 			if err != nil {
 				return 0, err
 			}

@@ -219,11 +219,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 		if !found {
 			return nil, notFound("operation", opID)
 		}
-		r, err := tx.Run(ctx, `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`, map[string]any{"op": uid(org, opID)})
-		if err != nil {
-			return nil, err
-		}
-		return r.Collect(ctx)
+		return collect(ctx, tx, `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`, map[string]any{"op": uid(org, opID)})
 	})
 	if err != nil {
 		return nil, err

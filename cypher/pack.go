@@ -71,11 +71,7 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 		return false, capstan.Errorf(capstan.EINVALID, "pack %s has no digest", p.Ref())
 	}
 	res, err := s.write(ctx, "cypher.InstallPack", func(tx neo4j.ManagedTransaction) (any, error) {
-		result, err := tx.Run(ctx, qPackDigest, map[string]any{"uid": uid(org, p.Ref())})
-		if err != nil {
-			return nil, err
-		}
-		recs, err := result.Collect(ctx)
+		recs, err := collect(ctx, tx, qPackDigest, map[string]any{"uid": uid(org, p.Ref())})
 		if err != nil {
 			return nil, err
 		}
@@ -95,11 +91,7 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 
 // owned returns the pack and JSON of the entities with the given uids.
 func owned(ctx context.Context, tx neo4j.ManagedTransaction, q string, uids []string) (map[string][2]string, error) {
-	res, err := tx.Run(ctx, q, map[string]any{"uids": uids})
-	if err != nil {
-		return nil, err
-	}
-	recs, err := res.Collect(ctx)
+	recs, err := collect(ctx, tx, q, map[string]any{"uids": uids})
 	if err != nil {
 		return nil, err
 	}

@@ -200,11 +200,7 @@ type knownDefinition struct {
 }
 
 func fetchDefinition(ctx context.Context, tx runner, key string) (*knownDefinition, error) {
-	res, err := tx.Run(ctx, `MATCH (c:Capability {uid: $uid}) WHERE c.json IS NOT NULL RETURN c.json AS json`, map[string]any{"uid": key})
-	if err != nil {
-		return nil, err
-	}
-	recs, err := res.Collect(ctx)
+	recs, err := collect(ctx, tx, `MATCH (c:Capability {uid: $uid}) WHERE c.json IS NOT NULL RETURN c.json AS json`, map[string]any{"uid": key})
 	if err != nil {
 		return nil, err
 	}
@@ -345,11 +341,7 @@ RETURN r.json AS json, keys ORDER BY size(keys), r.key`
 // TopologyValue finds key on the resource or what it runs on.
 func (s *Store) TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (capstan.TopologyHit, error) {
 	res, err := s.readOne(ctx, "cypher.TopologyValue", func(tx runner) (any, error) {
-		result, err := tx.Run(ctx, QueryTopology, map[string]any{"uid": uid(org, resourceID), "depth": maxDepth})
-		if err != nil {
-			return nil, err
-		}
-		return result.Collect(ctx)
+		return collect(ctx, tx, QueryTopology, map[string]any{"uid": uid(org, resourceID), "depth": maxDepth})
 	})
 	if err != nil {
 		return capstan.TopologyHit{}, err
@@ -412,11 +404,7 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 		if !found {
 			return nil, notFound("resource", resourceID)
 		}
-		result, err := tx.Run(ctx, q, map[string]any{"uid": uid(org, resourceID), "depth": depth})
-		if err != nil {
-			return nil, err
-		}
-		return result.Collect(ctx)
+		return collect(ctx, tx, q, map[string]any{"uid": uid(org, resourceID), "depth": depth})
 	})
 	if err != nil {
 		return nil, err

@@ -90,21 +90,13 @@ func (s *Store) writeOne(ctx context.Context, tx neo4j.ManagedTransaction, org s
 }
 
 func exists(ctx context.Context, tx neo4j.ManagedTransaction, q string, params map[string]any) (bool, error) {
-	res, err := tx.Run(ctx, q, params)
-	if err != nil {
-		return false, err
-	}
-	recs, err := res.Collect(ctx)
+	recs, err := collect(ctx, tx, q, params)
 	return len(recs) > 0, err
 }
 
 // queryJSON runs a read query whose rows have a json column and decodes them.
 func queryJSON[T any](ctx context.Context, tx runner, q string, params map[string]any) ([]*T, error) {
-	res, err := tx.Run(ctx, q, params)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := res.Collect(ctx)
+	recs, err := collect(ctx, tx, q, params)
 	if err != nil {
 		return nil, err
 	}

@@ -146,6 +146,15 @@ type runner interface {
 	Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error)
 }
 
+// collect runs one statement and reads all its records.
+func collect(ctx context.Context, tx runner, q string, params map[string]any) ([]*neo4j.Record, error) {
+	res, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.Collect(ctx)
+}
+
 // autoCommit runs each statement in a transaction of its own.
 type autoCommit struct{ sess neo4j.SessionWithContext }
 
@@ -272,11 +281,7 @@ func i64(v any) int64 {
 // lock, then sees the new version: one wins, the other gets ECONFLICT
 // (conformance case ConcurrentWritersOneConflict).
 func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, what, id, nodeUID string, version int64, q string) (map[string]any, error) {
-	res, err := tx.Run(ctx, q, map[string]any{"uid": nodeUID})
-	if err != nil {
-		return nil, err
-	}
-	recs, err := res.Collect(ctx)
+	recs, err := collect(ctx, tx, q, map[string]any{"uid": nodeUID})
 	if err != nil {
 		return nil, err
 	}
