@@ -75,6 +75,21 @@ func ErrorCode(err error) string {
 	return EINTERNAL
 }
 
+// ErrStale is the cause of every optimistic-concurrency conflict: the
+// update read a version that is no longer the stored one. A caller whose
+// change is a fresh decision on fresh state (a cancel, a gate decision)
+// may read again and retry; a caller that sent a version must not.
+var ErrStale = errors.New("stale version")
+
+// StaleVersion returns the conflict a store reports for a stale write.
+func StaleVersion(what, id string, have, want int64) error {
+	return &Error{Code: ECONFLICT, Err: ErrStale,
+		Message: fmt.Sprintf("%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)}
+}
+
+// IsStale reports whether err is a stale-version conflict.
+func IsStale(err error) bool { return errors.Is(err, ErrStale) }
+
 // ErrorMessage returns the client-safe message of err. Internal errors never
 // reveal their text.
 func ErrorMessage(err error) string {

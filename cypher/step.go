@@ -85,7 +85,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		}
 		out, err := s.applyStep(ctx, tx, org, ch, stepCursor{version: op.Version, last: i64(m["last"]), created: old.CreatedAt})
 		if err == nil && out == nil { // cannot happen: the lock is held
-			err = conflict("operation", op.ID, -1, op.Version)
+			err = capstan.StaleVersion("operation", op.ID, -1, op.Version)
 		}
 		return out, err
 	})

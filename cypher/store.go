@@ -245,10 +245,6 @@ func notFound(what, id string) error {
 	return capstan.Errorf(capstan.ENOTFOUND, "%s %s not found", what, id)
 }
 
-func conflict(what, id string, have, want int64) error {
-	return capstan.Errorf(capstan.ECONFLICT, "%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)
-}
-
 // touch sets meta for a write, as the embedded store does.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
 	m.Touch(org, created, s.now())
@@ -290,7 +286,7 @@ func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, what, id, no
 	}
 	m := recs[0].AsMap()
 	if have := i64(m["version"]); have != version {
-		return nil, conflict(what, id, have, version)
+		return nil, capstan.StaleVersion(what, id, have, version)
 	}
 	return m, nil
 }

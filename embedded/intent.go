@@ -50,7 +50,7 @@ func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) error {
 		return notFound("intent", i.ID)
 	}
 	if old.Version != i.Version {
-		return conflict("intent", i.ID, old.Version, i.Version)
+		return capstan.StaleVersion("intent", i.ID, old.Version, i.Version)
 	}
 	m := i.Meta
 	m.CreatedAt = old.CreatedAt

@@ -48,7 +48,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 			return notFound("plan", plan.ID)
 		}
 		if stored.Version != plan.Version {
-			return conflict("plan", plan.ID, stored.Version, plan.Version)
+			return capstan.StaleVersion("plan", plan.ID, stored.Version, plan.Version)
 		}
 		pm := plan.Meta
 		pm.CreatedAt = stored.CreatedAt
@@ -139,7 +139,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			return notFound("operation", op.ID)
 		}
 		if stored.Version != op.Version {
-			return conflict("operation", op.ID, stored.Version, op.Version)
+			return capstan.StaleVersion("operation", op.ID, stored.Version, op.Version)
 		}
 		m := op.Meta
 		m.CreatedAt = stored.CreatedAt

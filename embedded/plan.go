@@ -70,7 +70,7 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			return notFound("plan", p.ID)
 		}
 		if old.Version != p.Version {
-			return conflict("plan", p.ID, old.Version, p.Version)
+			return capstan.StaleVersion("plan", p.ID, old.Version, p.Version)
 		}
 		if old.IntentID != p.IntentID {
 			return capstan.Errorf(capstan.EINVALID, "a plan cannot move to another intent")

@@ -113,7 +113,7 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 			return notFound("resource", r.ID)
 		}
 		if old.Version != r.Version {
-			return conflict("resource", r.Key(), old.Version, r.Version)
+			return capstan.StaleVersion("resource", r.Key(), old.Version, r.Version)
 		}
 		if old.Key() != r.Key() {
 			if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {

@@ -192,10 +192,6 @@ func notFound(what, id string) error {
 	return capstan.Errorf(capstan.ENOTFOUND, "%s %s not found", what, id)
 }
 
-func conflict(what, id string, have, want int64) error {
-	return capstan.Errorf(capstan.ECONFLICT, "%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)
-}
-
 // touch sets meta for a write: creation fields when new, version bump always.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
 	m.Touch(org, created, s.now())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,5 +126,48 @@ func TestCancelKillsRunningJobs(t *testing.T) {
 		require.Equal(t, capstan.NodeCancelled, nodeStatus(t, store, op.ID, "forever").Status)
 		_, err = svc.CancelOperation(as("alice", capstan.RoleOperator), op.ID, "again")
 		require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+	})
+}
+
+// racingStore lets one other change of the operation win the race against
+// the next change the service commits, as the executor does when it moves
+// a node while a person cancels.
+type racingStore struct {
+	capstan.Store
+	armed atomic.Bool
+	lost  []string // the event types of the changes that lost the race
+}
+
+func (s *racingStore) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	if s.armed.CompareAndSwap(true, false) {
+		op, err := s.Store.GetOperation(ctx, org, ch.Operation.ID)
+		if err != nil {
+			return err
+		}
+		winner := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "test.won_the_race", Actor: "test"}}}
+		if err := s.Store.ApplyOperationChange(ctx, org, winner); err != nil {
+			return err
+		}
+		s.lost = append(s.lost, ch.Events[0].Type)
+	}
+	return s.Store.ApplyOperationChange(ctx, org, ch)
+}
+
+// TestSteeringDecidesAgainAfterLosingARace: a cancel whose commit loses to
+// a concurrent change of the operation reads the new state and cancels;
+// the person never sees the version conflict (CI once did, on Neo4j).
+func TestSteeringDecidesAgainAfterLosingARace(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, op, sandbox := startSteer(t, store, "hang")
+		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
+		racing := &racingStore{Store: store}
+		svc.Store = racing
+		racing.armed.Store(true)
+		_, err := svc.CancelOperation(as("alice", capstan.RoleOperator), op.ID, "changed my mind")
+		require.NoError(t, err)
+		require.Equal(t, []string{"operation.cancelling"}, racing.lost, "the cancel did lose the race once")
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationCancelled, op.Status)
+		require.Contains(t, timeline(t, store, op.ID), "test.won_the_race")
 	})
 }

@@ -6,6 +6,29 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
+// maxFreshTries bounds how often a steering action reads, decides and
+// commits again after losing a race with the executor (or another person).
+const maxFreshTries = 8
+
+// onFreshState runs decide (which reads the state it needs, decides, and
+// commits) again whenever its commit lost to a concurrent change of the
+// same operation. A steering action carries no version from the client:
+// the person asked for an outcome ("cancel it", "approve it"), so the
+// decision is made again on the state that won, and answers CONFLICT only
+// if that state no longer allows it (the operation ended, the gate closed).
+//
+// The executor's own writes of a resource (BeginChange, EndChange) use it
+// too: they reread what they change.
+func onFreshState(decide func() error) error {
+	var err error
+	for range maxFreshTries {
+		if err = decide(); !capstan.IsStale(err) {
+			return err
+		}
+	}
+	return err
+}
+
 // steer loads an operation and one node's run for a steering action.
 func (s *Service) steer(ctx context.Context, opID, nodeID string) (*capstan.Actor, *capstan.Operation, *capstan.PlanNode, capstan.OperationNodeRun, error) {
 	var run capstan.OperationNodeRun
@@ -49,6 +72,12 @@ func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationC
 // skips verification (invariant 8): the node's probes run again and only
 // passed evidence lets the operation continue.
 func (s *Service) RecordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
+	var iv *capstan.Intervention
+	err := onFreshState(func() (err error) { iv, err = s.recordIntervention(ctx, opID, nodeID, typ, note); return err })
+	return iv, err
+}
+
+func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
 	a, op, node, run, err := s.steer(ctx, opID, nodeID)
 	if err != nil {
 		return nil, err
@@ -90,6 +119,12 @@ func probesOf(n *capstan.PlanNode) []capstan.Probe {
 
 // RetryNode gives a failed node another attempt.
 func (s *Service) RetryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
+	var op *capstan.Operation
+	err := onFreshState(func() (err error) { op, err = s.retryNode(ctx, opID, nodeID); return err })
+	return op, err
+}
+
+func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
 	a, op, _, run, err := s.steer(ctx, opID, nodeID)
 	if err != nil {
 		return nil, err
@@ -113,13 +148,18 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 	if err != nil {
 		return nil, err
 	}
-	return s.cancel(ctx, a.OrganizationID, a.ID, opID, reason)
+	var op *capstan.Operation
+	err = onFreshState(func() (err error) { op, err = s.cancel(ctx, a.OrganizationID, a.ID, opID, reason); return err })
+	return op, err
 }
 
 // CancelChild cancels the child operation of a cancelled parent.
 func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
-	_, err := s.cancel(ctx, org, "executor", opID, "its parent operation was cancelled")
-	if capstan.ErrorCode(err) == capstan.ECONFLICT {
+	err := onFreshState(func() error {
+		_, err := s.cancel(ctx, org, "executor", opID, "its parent operation was cancelled")
+		return err
+	})
+	if capstan.ErrorCode(err) == capstan.ECONFLICT && !capstan.IsStale(err) {
 		return nil // already ended or ending
 	}
 	return err

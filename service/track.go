@@ -27,19 +27,7 @@ func targetKey(in *capstan.Intent) string {
 // restart changes nothing. Another operation still changing the same
 // resource is a conflict.
 func (s *Service) BeginChange(ctx context.Context, org string, op *capstan.Operation) error {
-	return onConflictAgain(func() error { return s.beginChange(ctx, org, op) })
-}
-
-// onConflictAgain runs f again (a few times) when a concurrent write of
-// the same resource made it conflict: f rereads what it changes.
-func onConflictAgain(f func() error) error {
-	var err error
-	for range 3 {
-		if err = f(); capstan.ErrorCode(err) != capstan.ECONFLICT {
-			return err
-		}
-	}
-	return err
+	return onFreshState(func() error { return s.beginChange(ctx, org, op) })
 }
 
 func (s *Service) beginChange(ctx context.Context, org string, op *capstan.Operation) error {
@@ -76,7 +64,12 @@ func (s *Service) beginChange(ctx context.Context, org string, op *capstan.Opera
 		return err
 	}
 	r.LifecycleStatus = to
-	return s.Store.CreateResource(ctx, org, r)
+	err = s.Store.CreateResource(ctx, org, r)
+	if capstan.ErrorCode(err) == capstan.ECONFLICT {
+		// Created since it was read: decide again on what is stored now.
+		return &capstan.Error{Code: capstan.ECONFLICT, Message: "resource " + r.Key() + " was created by someone else", Err: capstan.ErrStale}
+	}
+	return err
 }
 
 // newResource describes the resource an install creates.
@@ -118,7 +111,7 @@ func (s *Service) newResource(ctx context.Context, org string, op *capstan.Opera
 // operation's evidence, and the operation as the resource's last one.
 // Repeating it after a restart changes nothing.
 func (s *Service) EndChange(ctx context.Context, org string, op *capstan.Operation, outcome capstan.OperationStatus, pending []capstan.Evidence) error {
-	return onConflictAgain(func() error { return s.endChange(ctx, org, op, outcome, pending) })
+	return onFreshState(func() error { return s.endChange(ctx, org, op, outcome, pending) })
 }
 
 func (s *Service) endChange(ctx context.Context, org string, op *capstan.Operation, outcome capstan.OperationStatus, pending []capstan.Evidence) error {

@@ -69,6 +69,7 @@ func testStaleVersion(t *testing.T, s capstan.Store) {
 	second.HealthStatus = capstan.HealthUnhealthy
 	err := s.UpdateResource(ctx, orgA, second)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a stale version must never overwrite: %v", err)
+	require.True(t, capstan.IsStale(err), "%v", err)
 	got, _ := s.GetResource(ctx, orgA, r.ID)
 	require.Equal(t, capstan.HealthDegraded, got.HealthStatus)
 }
