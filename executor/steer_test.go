@@ -37,6 +37,15 @@ scenarios:
             outputs:
               evidence: [{name: allowed, type: command, script: 'test -f allow'}]
             controls: {idempotent: true, retry: {maximum_attempts: 1, on_exhausted: wait}}
+  - id: thing.approve
+    action: approve
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: two-keys
+          type: gate
+          title: Two people approve
+          gate: {type: approval, reason: Two keys turn together., required_roles: [sre], approvals: 2}
   - id: thing.hang
     action: hang
     target_resource_type: thing
@@ -169,5 +178,38 @@ func TestSteeringDecidesAgainAfterLosingARace(t *testing.T) {
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationCancelled, op.Status)
 		require.Contains(t, timeline(t, store, op.ID), "test.won_the_race")
+	})
+}
+
+// TestConcurrentApprovalsBothCount: two approvers decide a gate that needs
+// two approvals at the same moment; whichever commits second reads the
+// first's decision and adds its own, so both succeed and the gate opens.
+func TestConcurrentApprovalsBothCount(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, op, _ := startSteer(t, store, "approve")
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		for _, who := range []string{"bob", "carol"} {
+			go func() {
+				<-start
+				_, err := svc.DecideGate(as(who, capstan.RoleSRE), op.ID, "two-keys", true, "")
+				errs <- err
+			}()
+		}
+		close(start)
+		require.NoError(t, <-errs)
+		require.NoError(t, <-errs)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status)
+		recs, err := store.OperationRecords(context.Background(), org, op.ID)
+		require.NoError(t, err)
+		require.Len(t, recs.Gates, 1)
+		require.Equal(t, "approved", recs.Gates[0].Status)
+		var who []string
+		for _, d := range recs.Gates[0].Decisions {
+			who = append(who, d.Actor)
+		}
+		require.ElementsMatch(t, []string{"bob", "carol"}, who)
 	})
 }
