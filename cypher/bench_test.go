@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/catalog"
@@ -43,3 +44,30 @@ func BenchmarkPlanIntentSeed(b *testing.B) {
 
 // BenchmarkOperationStep is one executor commit of a chain on Neo4j.
 func BenchmarkOperationStep(b *testing.B) { storetest.BenchmarkOperationStep(b, open(b)) }
+
+// BenchmarkManagedWriteFloor measures this machine's Neo4j instead of
+// Capstan: one managed write transaction (ExecuteWrite) that creates one
+// bare node, p50/p99. A node of a chain needs at least one such write
+// before its job may run, so no executor on this server can run a chain
+// faster per node than this.
+func BenchmarkManagedWriteFloor(b *testing.B) {
+	ctx := context.Background()
+	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	require.NoError(b, err)
+	defer driver.Close(ctx)
+	sess := driver.NewSession(ctx, neo4j.SessionConfig{})
+	defer sess.Close(ctx)
+	run := "floor-" + capstan.NewID()[12:]
+	storetest.Measure(b, func() error {
+		_, err := sess.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+			res, err := tx.Run(ctx, "CREATE (:WriteFloor {run: $run})", map[string]any{"run": run})
+			if err != nil {
+				return nil, err
+			}
+			return res.Consume(ctx)
+		})
+		return err
+	})
+	_, err = neo4j.ExecuteQuery(ctx, driver, "MATCH (n:WriteFloor {run: $run}) DELETE n", map[string]any{"run": run}, neo4j.EagerResultTransformer)
+	require.NoError(b, err)
+}

@@ -36,11 +36,11 @@ func BenchmarkCandidates(b *testing.B, open func(b *testing.B) capstan.Store) {
 			}
 			rate := float64(n) / time.Since(start).Seconds()
 			b.Run("find", func(b *testing.B) {
-				measure(b, func() error { _, err := s.FindCandidates(ctx, org, benchQuery); return err })
+				Measure(b, func() error { _, err := s.FindCandidates(ctx, org, benchQuery); return err })
 				b.ReportMetric(rate, "imported/s")
 			})
 			b.Run("naive", func(b *testing.B) {
-				measure(b, func() error { return naiveSearch(s, org) })
+				Measure(b, func() error { return naiveSearch(s, org) })
 			})
 		})
 	}
@@ -73,10 +73,10 @@ func naiveSearch(s capstan.Store, org string) error {
 	return nil
 }
 
-// measure runs fn b.N times and reports p50 and p99 latency in ms. It warms
+// Measure runs fn b.N times and reports p50 and p99 latency in ms. It warms
 // up first (10 calls or 1 s, whichever ends first), so the figures are of a
 // running server, not of its first query plans.
-func measure(b *testing.B, fn func() error) {
+func Measure(b *testing.B, fn func() error) {
 	for i, start := 0, time.Now(); i < 10 && time.Since(start) < time.Second; i++ {
 		if err := fn(); err != nil {
 			b.Fatal(err)
