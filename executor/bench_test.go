@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,23 +67,27 @@ func BenchmarkExecutor(b *testing.B) {
 			// runs it; the benchmark learns the end from the organization's
 			// feed instead of polling the store.
 			broker := live.NewBroker(0)
-			store := live.Store{Store: benchStore(b, bench.store), Broker: broker}
+			counted := &countingStore{Store: benchStore(b, bench.store)}
+			store := live.Store{Store: counted, Broker: broker}
 			svc, _ := setup(b, store, org)
 			n := benchNodes()
 			nodes, edges := dagPlan(shape, n)
 			ctx := as("alice", capstan.RoleAdmin)
 			var total time.Duration
 			var mallocs, peak uint64
+			var commits int64
 			for i := 0; i < b.N; i++ {
 				plan := readyPlan(b, store, nodes, edges)
 				var before, after runtime.MemStats
 				resetPeakRSS()
+				counted.steps.Store(0)
 				runtime.ReadMemStats(&before)
 				ended := broker.Organization(org)
 				start := time.Now()
 				op, err := svc.StartOperation(ctx, plan.ID, "")
 				require.NoError(b, err)
 				require.Equal(b, capstan.OperationSucceeded, awaitEnd(b, ended, op.ID))
+				commits += counted.steps.Load()
 				total += time.Since(start)
 				ended.Close()
 				runtime.ReadMemStats(&after)
@@ -93,6 +98,7 @@ func BenchmarkExecutor(b *testing.B) {
 			b.ReportMetric(float64(per.Microseconds()), "µs/node")
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "nodes/s")
 			b.ReportMetric(float64(mallocs)/float64(b.N*n), "allocs/node")
+			b.ReportMetric(float64(commits)/float64(b.N*n), "commits/node")
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
@@ -101,6 +107,21 @@ func BenchmarkExecutor(b *testing.B) {
 			}
 		})
 	}
+}
+
+// countingStore counts the operation changes committed through it: the
+// executor's durable steps (a group commit is one).
+type countingStore struct {
+	capstan.Store
+	steps atomic.Int64
+}
+
+func (s *countingStore) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	err := s.Store.ApplyOperationChange(ctx, org, ch)
+	if err == nil {
+		s.steps.Add(1)
+	}
+	return err
 }
 
 // awaitEnd reads an organization's feed until operation opID ends and
