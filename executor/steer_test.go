@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,11 +141,12 @@ func TestCancelKillsRunningJobs(t *testing.T) {
 }
 
 // racingStore lets one other change of the operation win the race against
-// the next change the service commits, as the executor does when it moves
-// a node while a person cancels.
+// the next change committed through it once armed, as the executor does
+// when it moves a node while a person cancels.
 type racingStore struct {
 	capstan.Store
 	armed atomic.Bool
+	mu    sync.Mutex
 	lost  []string // the event types of the changes that lost the race
 }
 
@@ -157,9 +160,17 @@ func (s *racingStore) ApplyOperationChange(ctx context.Context, org string, ch *
 		if err := s.Store.ApplyOperationChange(ctx, org, winner); err != nil {
 			return err
 		}
+		s.mu.Lock()
 		s.lost = append(s.lost, ch.Events[0].Type)
+		s.mu.Unlock()
 	}
 	return s.Store.ApplyOperationChange(ctx, org, ch)
+}
+
+func (s *racingStore) losers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lost)
 }
 
 // TestSteeringDecidesAgainAfterLosingARace: a cancel whose commit loses to
@@ -167,14 +178,13 @@ func (s *racingStore) ApplyOperationChange(ctx context.Context, org string, ch *
 // the person never sees the version conflict (CI once did, on Neo4j).
 func TestSteeringDecidesAgainAfterLosingARace(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
-		svc, op, sandbox := startSteer(t, store, "hang")
-		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
 		racing := &racingStore{Store: store}
-		svc.Store = racing
-		racing.armed.Store(true)
+		svc, op, sandbox := startSteer(t, racing, "hang")
+		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
+		racing.armed.Store(true) // the executor waits for its job: the next change is the cancel
 		_, err := svc.CancelOperation(as("alice", capstan.RoleOperator), op.ID, "changed my mind")
 		require.NoError(t, err)
-		require.Equal(t, []string{"operation.cancelling"}, racing.lost, "the cancel did lose the race once")
+		require.Equal(t, []string{"operation.cancelling"}, racing.losers(), "the cancel did lose the race once")
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationCancelled, op.Status)
 		require.Contains(t, timeline(t, store, op.ID), "test.won_the_race")
