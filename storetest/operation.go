@@ -87,8 +87,7 @@ func testOperationChanges(t *testing.T, s capstan.Store) {
 	stale.Version = 1
 	err := s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: &stale,
 		NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeFailed}}, Events: []capstan.OperationEvent{event("lost")}})
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
-	require.True(t, capstan.IsStale(err), "a stale write says so, so that steering can decide again: %v", err)
+	requireStale(t, err, "an operation change from an old version")
 
 	ch2 := &capstan.OperationChange{Operation: op,
 		NodeRuns:      []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeVerifying, Attempts: 1}},
@@ -159,7 +158,7 @@ func testConcurrentOperationSteps(t *testing.T, s capstan.Store) {
 		if err == nil {
 			ok++
 		} else {
-			require.True(t, capstan.IsStale(err), "%v", err)
+			requireStale(t, err, "a concurrent operation change")
 		}
 	}
 	require.Equal(t, 1, ok)

@@ -47,14 +47,14 @@ func testIntentAndPlan(t *testing.T, s capstan.Store) {
 	got.Revision = 2
 	require.NoError(t, s.UpdatePlan(ctx, orgA, got, nil))
 	stale.Revision = 3
-	require.True(t, capstan.IsStale(s.UpdatePlan(ctx, orgA, &stale, nil)))
+	requireStale(t, s.UpdatePlan(ctx, orgA, &stale, nil), "a plan update from an old version")
 
 	// A plan update may carry its intent, in the same transaction.
 	fresh, err := s.GetPlan(ctx, orgA, plan.ID)
 	require.NoError(t, err)
 	staleIntent := *in
 	staleIntent.Version--
-	require.True(t, capstan.IsStale(s.UpdatePlan(ctx, orgA, fresh, &staleIntent)))
+	requireStale(t, s.UpdatePlan(ctx, orgA, fresh, &staleIntent), "a plan update carrying an old intent")
 	unchanged, err := s.GetPlan(ctx, orgA, plan.ID)
 	require.NoError(t, err)
 	require.Equal(t, fresh.Version, unchanged.Version, "nothing is written when the intent is stale")

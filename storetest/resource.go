@@ -68,8 +68,7 @@ func testStaleVersion(t *testing.T, s capstan.Store) {
 	require.NoError(t, s.UpdateResource(ctx, orgA, first))
 	second.HealthStatus = capstan.HealthUnhealthy
 	err := s.UpdateResource(ctx, orgA, second)
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a stale version must never overwrite: %v", err)
-	require.True(t, capstan.IsStale(err), "%v", err)
+	requireStale(t, err, "a resource update from an old version (it must never overwrite)")
 	got, _ := s.GetResource(ctx, orgA, r.ID)
 	require.Equal(t, capstan.HealthDegraded, got.HealthStatus)
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/capstan-dev/capstan"
 )
 
@@ -65,4 +67,12 @@ func resource(typ, name, env string, caps ...capstan.ProvidedCapability) *capsta
 
 func provides(capability string, scope, attrs map[string]any) capstan.ProvidedCapability {
 	return capstan.ProvidedCapability{Capability: capability, Scope: scope, Attributes: attrs}
+}
+
+// requireStale checks that err is the conflict of a stale write: CONFLICT,
+// with capstan.ErrStale as its cause (steering decides again on it).
+func requireStale(t *testing.T, err error, what string) {
+	t.Helper()
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%s: %v", what, err)
+	require.True(t, capstan.IsStale(err), "%s is a stale write: %v", what, err)
 }
