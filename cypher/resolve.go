@@ -142,11 +142,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 			}
 			def := known.(*knownDefinition)
 			query, params := candidateQuery(org, q, checkParams(def.def, q.Constraints), maxPassing, maxRejected)
-			result, err := tx.Run(ctx, query, params)
-			if err != nil {
-				return nil, err
-			}
-			rec, err := result.Single(ctx)
+			rec, err := single(ctx, tx, query, params)
 			if err != nil {
 				return nil, err
 			}

@@ -140,11 +140,7 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 		}
 	}
 	if len(targets) > 0 {
-		res, err := tx.Run(ctx, qMissingTargets, map[string]any{"targets": targets})
-		if err != nil {
-			return err
-		}
-		rec, err := res.Single(ctx)
+		rec, err := single(ctx, tx, qMissingTargets, map[string]any{"targets": targets})
 		if err != nil {
 			return err
 		}

@@ -155,6 +155,15 @@ func collect(ctx context.Context, tx runner, q string, params map[string]any) ([
 	return res.Collect(ctx)
 }
 
+// single runs one statement that returns exactly one record and reads it.
+func single(ctx context.Context, tx runner, q string, params map[string]any) (*neo4j.Record, error) {
+	res, err := tx.Run(ctx, q, params)
+	if err != nil {
+		return nil, err
+	}
+	return res.Single(ctx)
+}
+
 // autoCommit runs each statement in a transaction of its own.
 type autoCommit struct{ sess neo4j.SessionWithContext }
 
@@ -303,11 +312,7 @@ func listPage[T any](s *Store, ctx context.Context, op, pageQuery, countQuery st
 		if err != nil {
 			return nil, err
 		}
-		r, err := tx.Run(ctx, countQuery, params)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := r.Single(ctx)
+		rec, err := single(ctx, tx, countQuery, params)
 		if err != nil {
 			return nil, err
 		}
