@@ -76,11 +76,13 @@ func BenchmarkExecutor(b *testing.B) {
 			var total time.Duration
 			var mallocs, peak uint64
 			var commits int64
+			var committing time.Duration
 			for i := 0; i < b.N; i++ {
 				plan := readyPlan(b, store, nodes, edges)
 				var before, after runtime.MemStats
 				resetPeakRSS()
 				counted.steps.Store(0)
+				counted.busy.Store(0)
 				runtime.ReadMemStats(&before)
 				ended := broker.Organization(org)
 				start := time.Now()
@@ -88,6 +90,7 @@ func BenchmarkExecutor(b *testing.B) {
 				require.NoError(b, err)
 				require.Equal(b, capstan.OperationSucceeded, awaitEnd(b, ended, op.ID))
 				commits += counted.steps.Load()
+				committing += time.Duration(counted.busy.Load())
 				total += time.Since(start)
 				ended.Close()
 				runtime.ReadMemStats(&after)
@@ -99,6 +102,7 @@ func BenchmarkExecutor(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "nodes/s")
 			b.ReportMetric(float64(mallocs)/float64(b.N*n), "allocs/node")
 			b.ReportMetric(float64(commits)/float64(b.N*n), "commits/node")
+			b.ReportMetric(float64(committing.Microseconds())/float64(b.N*n), "commit-µs/node")
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
@@ -114,12 +118,15 @@ func BenchmarkExecutor(b *testing.B) {
 type countingStore struct {
 	capstan.Store
 	steps atomic.Int64
+	busy  atomic.Int64 // nanoseconds spent committing them
 }
 
 func (s *countingStore) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	start := time.Now()
 	err := s.Store.ApplyOperationChange(ctx, org, ch)
 	if err == nil {
 		s.steps.Add(1)
+		s.busy.Add(int64(time.Since(start)))
 	}
 	return err
 }

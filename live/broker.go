@@ -56,6 +56,7 @@ type Broker struct {
 	byOrg  map[string]map[*Subscription]struct{}
 	buffer int
 	closed bool
+	recent map[string]*recent // by operation: recent.go
 	// Published counts messages published; Overflows counts subscriptions
 	// ended because they fell behind (for metrics).
 	Published, Overflows atomic.Int64
@@ -70,7 +71,8 @@ func NewBroker(buffer int) *Broker {
 	if buffer <= 0 {
 		buffer = DefaultBuffer
 	}
-	return &Broker{byOp: map[string]map[*Subscription]struct{}{}, byOrg: map[string]map[*Subscription]struct{}{}, buffer: buffer}
+	return &Broker{byOp: map[string]map[*Subscription]struct{}{}, byOrg: map[string]map[*Subscription]struct{}{}, buffer: buffer,
+		recent: map[string]*recent{}}
 }
 
 // Subscription receives messages on C until it is closed: by its owner
@@ -125,9 +127,12 @@ func (b *Broker) drop(s *Subscription) {
 	}
 }
 
+// operationKey names an operation in the broker's maps.
+func operationKey(org, opID string) string { return org + "|" + opID }
+
 // Operation subscribes to the changes of one operation.
 func (b *Broker) Operation(org, opID string) *Subscription {
-	return b.subscribe(b.byOp, org+"|"+opID)
+	return b.subscribe(b.byOp, operationKey(org, opID))
 }
 
 // Organization subscribes to the status changes of every operation of an
@@ -137,8 +142,9 @@ func (b *Broker) Organization(org string) *Subscription {
 }
 
 // operationFunc subscribes a callback to an operation's changes (Feed).
-func (b *Broker) operationFunc(org, opID string, fn func(*Message) bool) *Subscription {
-	s := &Subscription{b: b, topic: b.byOp, key: org + "|" + opID, fn: fn}
+// key is the operation's (operationKey).
+func (b *Broker) operationFunc(key string, fn func(*Message) bool) *Subscription {
+	s := &Subscription{b: b, topic: b.byOp, key: key, fn: fn}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -173,9 +179,11 @@ func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key stri
 func (b *Broker) Publish(m Message) {
 	b.Published.Add(1)
 	m.events = share(m.Events, &b.Encodings)
+	key := operationKey(m.Org, m.Operation.ID)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.deliver(b.byOp[m.Org+"|"+m.Operation.ID], &m)
+	b.remember(key, &m)
+	b.deliver(b.byOp[key], &m)
 	if m.StatusChanged() {
 		b.deliver(b.byOrg[m.Org], &m)
 	}

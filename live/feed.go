@@ -25,6 +25,8 @@ type Out interface {
 // of the last one delivered (a gap, filled from the store).
 type Feed struct {
 	ctx context.Context
+	b   *Broker
+	key string // the operation's, in the broker
 	src Source
 	out Out
 	sub *Subscription
@@ -45,8 +47,8 @@ const maxPending = DefaultBuffer
 // StartFeed subscribes before it reads the store, so nothing falls between
 // the replay and the live stream, and starts the replay.
 func StartFeed(ctx context.Context, b *Broker, org, opID string, src Source, after int64, out Out) *Feed {
-	f := &Feed{ctx: ctx, src: src, out: out, last: after, replay: true}
-	f.sub = b.operationFunc(org, opID, f.receive)
+	f := &Feed{ctx: ctx, b: b, key: operationKey(org, opID), src: src, out: out, last: after, replay: true}
+	f.sub = b.operationFunc(f.key, f.receive)
 	AfterStop(ctx, f.stop)
 	go f.run()
 	return f
@@ -106,9 +108,17 @@ func (f *Feed) deliver(m *Message) error {
 	return nil
 }
 
-// catchUp sends every stored event after the last one delivered.
+// catchUp sends every stored event after the last one delivered: those
+// the broker still holds (recent.go) without reading them, then what the
+// store has after them.
 func (f *Feed) catchUp() error {
 	for {
+		for _, e := range f.b.recentAfter(f.key, f.last) {
+			if err := f.out.Send(f.ctx, e); err != nil {
+				return err
+			}
+			f.last = e.Event.Sequence
+		}
 		events, err := f.src.Events(f.ctx, f.last, pageSize)
 		if err != nil {
 			return err
