@@ -11,11 +11,14 @@ import "slices"
 // continues right after its cursor, and then still reads the store after
 // them (usually nothing), so an event committed but never published here
 // (another process, a commit whose acknowledgement was lost) is not missed.
+//
+// What it holds is bounded: at most 128 events of each of 256 operations
+// (32,768 events), each with at most maxEncodings encodings.
 const (
 	// recentPerOperation bounds the events kept per operation.
-	recentPerOperation = 256
+	recentPerOperation = 128
 	// recentOperations bounds the operations whose events are kept.
-	recentOperations = 1024
+	recentOperations = 256
 )
 
 // recent is one operation's latest published events, consecutive by

@@ -50,6 +50,12 @@ func share(events []capstan.OperationEvent, counts *EncodingCounts) []Shared {
 	return s
 }
 
+// maxEncodings bounds the selections an event keeps an encoding for: the
+// broker keeps recent events (recent.go), and a client must not grow them
+// by asking for ever new selections. Past it, a subscriber encodes for
+// itself.
+const maxEncodings = 4
+
 // Encoded returns the encoding of the event for the selection key: the
 // first caller for a key runs encode and the others wait for its bytes.
 // encode returns nil when its result must not be shared (it carries
@@ -72,6 +78,10 @@ func (s *Shared) Encoded(key string, encode func() []byte) []byte {
 			}
 			return encode()
 		}
+	}
+	if len(s.encodings) >= maxEncodings {
+		s.mu.Unlock()
+		return encode()
 	}
 	e := &encoding{key: key, done: make(chan struct{})}
 	s.encodings = append(s.encodings, e)

@@ -55,3 +55,16 @@ func TestPublishedEventsAreSharedBySubscribers(t *testing.T) {
 	require.Same(t, m.shared(1), m.shared(1))
 	require.Same(t, &m.Events[1], m.shared(1).Event)
 }
+
+func TestSharedKeepsABoundedNumberOfEncodings(t *testing.T) {
+	s := Single(capstan.OperationEvent{Sequence: 7})
+	var encodes atomic.Int32
+	encode := func() []byte { encodes.Add(1); return []byte("x") }
+	for i := range maxEncodings + 2 {
+		for range 2 {
+			s.Encoded(string(rune('a'+i)), encode)
+		}
+	}
+	require.Len(t, s.encodings, maxEncodings, "what an event keeps is bounded")
+	require.EqualValues(t, maxEncodings+2*2, encodes.Load(), "past the bound, each subscriber encodes for itself")
+}
