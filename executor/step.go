@@ -77,9 +77,7 @@ func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationC
 		_ = run.Move(capstan.NodeReady)
 		switch n.Type {
 		case capstan.NodeJob, capstan.NodeVerification, capstan.NodeAIAnalysis:
-			_ = run.Move(capstan.NodeRunning)
-			run.Attempts, run.StartedAt = 1, l.now()
-			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			l.firstAttempt(ch, &run)
 			dispatch = append(dispatch, id)
 		case capstan.NodeGate:
 			_ = run.Move(capstan.NodeWaitingApproval)
@@ -89,25 +87,33 @@ func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationC
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeSubOperation:
 			if l.e.cfg.Hooks == nil {
-				_ = run.Move(capstan.NodeWaitingIntervention)
-				run.Error = waitingReason(n)
-				ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+				l.needsAttention(ch, &run, n)
 				break
 			}
-			_ = run.Move(capstan.NodeRunning)
-			run.Attempts, run.StartedAt = 1, l.now()
-			ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": id, "attempt": 1}))
+			l.firstAttempt(ch, &run)
 			children = append(children, id)
 		default: // manual_intervention
-			_ = run.Move(capstan.NodeWaitingIntervention)
-			run.Error = waitingReason(n)
-			ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": id, "reason": run.Error}))
+			l.needsAttention(ch, &run, n)
 		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		st.set(run)
 		started[id] = true
 	}
 	return dispatch, children, started
+}
+
+// firstAttempt moves a ready node's run to its first running attempt.
+func (l *loop) firstAttempt(ch *capstan.OperationChange, run *capstan.OperationNodeRun) {
+	_ = run.Move(capstan.NodeRunning)
+	run.Attempts, run.StartedAt = 1, l.now()
+	ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": run.NodeID, "attempt": 1}))
+}
+
+// needsAttention moves a ready node's run to wait for a person, saying why.
+func (l *loop) needsAttention(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode) {
+	_ = run.Move(capstan.NodeWaitingIntervention)
+	run.Error = waitingReason(n)
+	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": run.NodeID, "reason": run.Error}))
 }
 
 // resumeTouched picks up the nodes whose state changed since the last step

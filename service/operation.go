@@ -71,9 +71,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 // required role; in prod, the actor who started the operation cannot be
 // the only approver.
 func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.Gate, error) {
-	var gate *capstan.Gate
-	err := onFreshState(func() (err error) { gate, err = s.decideGate(ctx, opID, nodeID, approve, comment); return err })
-	return gate, err
+	return decidedOnFreshState(func() (*capstan.Gate, error) { return s.decideGate(ctx, opID, nodeID, approve, comment) })
 }
 
 func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.Gate, error) {

@@ -29,6 +29,14 @@ func onFreshState(decide func() error) error {
 	return err
 }
 
+// decidedOnFreshState is onFreshState for a decision that returns what it
+// committed.
+func decidedOnFreshState[T any](decide func() (T, error)) (T, error) {
+	var out T
+	err := onFreshState(func() (err error) { out, err = decide(); return err })
+	return out, err
+}
+
 // steer loads an operation and one node's run for a steering action.
 func (s *Service) steer(ctx context.Context, opID, nodeID string) (*capstan.Actor, *capstan.Operation, *capstan.PlanNode, capstan.OperationNodeRun, error) {
 	var run capstan.OperationNodeRun
@@ -72,9 +80,7 @@ func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationC
 // skips verification (invariant 8): the node's probes run again and only
 // passed evidence lets the operation continue.
 func (s *Service) RecordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
-	var iv *capstan.Intervention
-	err := onFreshState(func() (err error) { iv, err = s.recordIntervention(ctx, opID, nodeID, typ, note); return err })
-	return iv, err
+	return decidedOnFreshState(func() (*capstan.Intervention, error) { return s.recordIntervention(ctx, opID, nodeID, typ, note) })
 }
 
 func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
@@ -119,9 +125,7 @@ func probesOf(n *capstan.PlanNode) []capstan.Probe {
 
 // RetryNode gives a failed node another attempt.
 func (s *Service) RetryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
-	var op *capstan.Operation
-	err := onFreshState(func() (err error) { op, err = s.retryNode(ctx, opID, nodeID); return err })
-	return op, err
+	return decidedOnFreshState(func() (*capstan.Operation, error) { return s.retryNode(ctx, opID, nodeID) })
 }
 
 func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
@@ -148,9 +152,7 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 	if err != nil {
 		return nil, err
 	}
-	var op *capstan.Operation
-	err = onFreshState(func() (err error) { op, err = s.cancel(ctx, a.OrganizationID, a.ID, opID, reason); return err })
-	return op, err
+	return decidedOnFreshState(func() (*capstan.Operation, error) { return s.cancel(ctx, a.OrganizationID, a.ID, opID, reason) })
 }
 
 // CancelChild cancels the child operation of a cancelled parent.
