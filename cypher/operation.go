@@ -12,9 +12,11 @@ import (
 
 // An operation is an :Operation node (json, status, active flag, the last
 // timeline sequence); what it produces are :OpRecord nodes keyed by kind
-// and key; its timeline is :Event nodes indexed by (op, seq). Each step is
-// one transaction that takes the operation's lock first, so sequences are
-// gap-free and versions are checked.
+// and key (unique per operation); its timeline is :Event nodes unique by
+// (op, seq). Each step is one transaction that takes the operation's lock
+// first, so sequences are gap-free and versions are checked; the
+// constraint on (op, seq) would refuse a second event at a sequence even
+// if a step got that wrong.
 
 const (
 	kindNodeRun      = "1-node-run"
@@ -29,9 +31,19 @@ CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: 
   resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: $last, json: $json})
 FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
 
+// QueryOperationRecords reads an operation's records in (kind, key) order
+// through the op_record_key constraint's index (the existence checks let
+// the planner seek by the key's prefix).
+const QueryOperationRecords = `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL AND r.key IS NOT NULL
+RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`
+
+// QueryEvents reads an operation's timeline after a sequence through the
+// event_seq constraint's index.
+const QueryEvents = `MATCH (e:Event) WHERE e.op = $op AND e.seq > $after RETURN e.json AS json ORDER BY e.seq LIMIT $limit`
+
 const qAppendEvents = `
 UNWIND $rows AS row
-CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})`
+CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})`
 
 // StartOperation stores a new operation with its frozen plan and first events.
 func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, events []capstan.OperationEvent) error {
@@ -117,7 +129,7 @@ func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org st
 
 // appendEvents writes events after sequence last and returns them numbered.
 func (s *Store) appendEvents(ctx context.Context, tx neo4j.ManagedTransaction, org, opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, int64, error) {
-	out, rows, last, err := s.eventRows(org, opID, last, events)
+	out, rows, last, err := s.eventRows(opID, last, events)
 	if err != nil || len(rows) == 0 {
 		return out, last, err
 	}
@@ -129,7 +141,7 @@ func (s *Store) appendEvents(ctx context.Context, tx neo4j.ManagedTransaction, o
 
 // eventRows numbers events after sequence last and returns them with the
 // rows that store them.
-func (s *Store) eventRows(org, opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, []map[string]any, int64, error) {
+func (s *Store) eventRows(opID string, last int64, events []capstan.OperationEvent) ([]capstan.OperationEvent, []map[string]any, int64, error) {
 	now := s.now().UTC()
 	out := make([]capstan.OperationEvent, len(events))
 	rows := make([]map[string]any, len(events))
@@ -144,19 +156,9 @@ func (s *Store) eventRows(org, opID string, last int64, events []capstan.Operati
 			return nil, nil, 0, err
 		}
 		out[i] = e
-		rows[i] = map[string]any{"uid": uid(org, opID, seqKey(last)), "seq": last, "json": string(data)}
+		rows[i] = map[string]any{"seq": last, "json": string(data)}
 	}
 	return out, rows, last, nil
-}
-
-func seqKey(n int64) string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 16)
-	for i := 15; i >= 0; i-- {
-		b[i] = hex[n&15]
-		n >>= 4
-	}
-	return string(b)
 }
 
 func (s *Store) getOperation(ctx context.Context, op, q string, params map[string]any) (*capstan.Operation, error) {
@@ -219,7 +221,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 		if !found {
 			return nil, notFound("operation", opID)
 		}
-		return collect(ctx, tx, `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`, map[string]any{"op": uid(org, opID)})
+		return collect(ctx, tx, QueryOperationRecords, map[string]any{"op": uid(org, opID)})
 	})
 	if err != nil {
 		return nil, err
@@ -266,7 +268,7 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 		if !found {
 			return nil, notFound("operation", opID)
 		}
-		return queryJSON[capstan.OperationEvent](ctx, tx, `MATCH (e:Event) WHERE e.op = $op AND e.seq > $after RETURN e.json AS json ORDER BY e.seq LIMIT $limit`,
+		return queryJSON[capstan.OperationEvent](ctx, tx, QueryEvents,
 			map[string]any{"op": uid(org, opID), "after": after, "limit": limitOr(limit, 1000)})
 	})
 	if err != nil {

@@ -22,13 +22,20 @@ var schema = []string{
 	`CREATE CONSTRAINT binding_uid IF NOT EXISTS FOR (n:Binding) REQUIRE n.uid IS UNIQUE`,
 	`CREATE CONSTRAINT operation_uid IF NOT EXISTS FOR (n:Operation) REQUIRE n.uid IS UNIQUE`,
 	`CREATE CONSTRAINT operation_idem IF NOT EXISTS FOR (n:Operation) REQUIRE n.idem_uid IS UNIQUE`,
-	`CREATE CONSTRAINT op_record_uid IF NOT EXISTS FOR (n:OpRecord) REQUIRE n.uid IS UNIQUE`,
-	`CREATE CONSTRAINT event_uid IF NOT EXISTS FOR (n:Event) REQUIRE n.uid IS UNIQUE`,
+	// An operation's records and events are keyed by what they are, and
+	// that key's uniqueness constraint is also the only index they keep
+	// (each index is one more write per record on every executor step);
+	// the uid constraints and the separate lookup indexes of earlier
+	// versions go first.
+	`DROP CONSTRAINT op_record_uid IF EXISTS`,
+	`DROP CONSTRAINT event_uid IF EXISTS`,
+	`DROP INDEX op_record_op IF EXISTS`,
+	`DROP INDEX event_op_seq IF EXISTS`,
+	`CREATE CONSTRAINT op_record_key IF NOT EXISTS FOR (n:OpRecord) REQUIRE (n.op, n.kind, n.key) IS UNIQUE`,
+	`CREATE CONSTRAINT event_seq IF NOT EXISTS FOR (n:Event) REQUIRE (n.op, n.seq) IS UNIQUE`,
 	`CREATE INDEX operation_org_id IF NOT EXISTS FOR (n:Operation) ON (n.org, n.id)`,
 	`CREATE INDEX operation_active IF NOT EXISTS FOR (n:Operation) ON (n.active)`,
 	`CREATE INDEX operation_org_resource IF NOT EXISTS FOR (n:Operation) ON (n.org, n.resource_key)`,
-	`CREATE INDEX op_record_op IF NOT EXISTS FOR (n:OpRecord) ON (n.op, n.kind)`,
-	`CREATE INDEX event_op_seq IF NOT EXISTS FOR (n:Event) ON (n.op, n.seq)`,
 	// Resources are listed through resource_ukey ($org|key sorts as key
 	// within an organization); an (org, key) index was one more update
 	// per resource write for nothing, and goes.

@@ -25,7 +25,7 @@ const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REM
 
 // qApplyStep writes one step of an operation in one statement: it locks
 // the operation, checks that it is still at version $expected with last
-// sequence $prev, and writes the operation, its records (upserted by uid)
+// sequence $prev, and writes the operation, its records (upserted by kind and key)
 // and its new timeline events. No row comes back when the check fails.
 const qApplyStep = `
 MATCH (o:Operation {uid: $op})
@@ -35,12 +35,12 @@ SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $
 WITH o
 CALL (o) {
   UNWIND $records AS row
-  MERGE (r:OpRecord {uid: row.uid})
-  SET r.org = $org, r.op = $op, r.kind = row.kind, r.key = row.key, r.json = row.json
+  MERGE (r:OpRecord {op: $op, kind: row.kind, key: row.key})
+  SET r.org = $org, r.json = row.json
 }
 CALL (o) {
   UNWIND $events AS row
-  CREATE (:Event {uid: row.uid, org: $org, op: $op, seq: row.seq, json: row.json})
+  CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})
 }
 RETURN o.version AS version`
 
@@ -69,12 +69,42 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	op := ch.Operation
 	opUID := uid(org, op.ID)
+	var o *stepOutcome
+	var err error
+	if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version {
+		o, err = s.applyKnownStep(ctx, org, ch, cur.(stepCursor))
+	}
+	if err == nil && o == nil {
+		o, err = s.applyLockedStep(ctx, org, ch, opUID)
+	}
+	if err != nil {
+		s.cursors.Delete(opUID)
+		return err
+	}
+	s.remember(opUID, o.meta, o.last, op.Status)
+	op.Meta = o.meta
+	copy(ch.Events, o.events)
+	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
+	return nil
+}
+
+// applyKnownStep commits ch on the operation at cur, as this store last
+// wrote it, in one auto-commit statement: one round trip. It returns nil
+// when the operation is no longer at cur (someone else wrote it); running
+// the statement again is safe for the same reason.
+func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
+	res, err := s.writeStatement(ctx, "cypher.ApplyOperationChange", func(r runner) (any, error) {
+		return s.applyStep(ctx, r, org, ch, cur)
+	})
+	out, _ := res.(*stepOutcome)
+	return out, err
+}
+
+// applyLockedStep reads the operation under its lock, checks the
+// change's version against it and commits ch, in one managed transaction.
+func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.OperationChange, opUID string) (*stepOutcome, error) {
+	op := ch.Operation
 	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
-		if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version {
-			if out, err := s.applyStep(ctx, tx, org, ch, cur.(stepCursor)); err != nil || out != nil {
-				return out, err
-			}
-		}
 		m, err := checkVersion(ctx, tx, "operation", op.ID, opUID, op.Version, qOperationState)
 		if err != nil {
 			return nil, err
@@ -89,38 +119,26 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		}
 		return out, err
 	})
-	if err != nil {
-		s.cursors.Delete(opUID)
-		return err
-	}
-	o := res.(*stepOutcome)
-	s.remember(opUID, o.meta, o.last, op.Status)
-	op.Meta = o.meta
-	copy(ch.Events, o.events)
-	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
-	return nil
+	out, _ := res.(*stepOutcome)
+	return out, err
 }
 
 // applyStep runs qApplyStep for ch on an operation at cur; it returns nil
 // when the operation is no longer at cur.
-func (s *Store) applyStep(ctx context.Context, tx neo4j.ManagedTransaction, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
+func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
 	op := ch.Operation
 	c := *op
 	c.Meta.CreatedAt = cur.created
 	s.touch(&c.Meta, org, false)
 	records := s.stamp(org, op.ID, ch)
-	evs, events, last, err := s.eventRows(org, op.ID, cur.last, ch.Events)
+	evs, events, last, err := s.eventRows(op.ID, cur.last, ch.Events)
 	if err != nil {
 		return nil, err
 	}
 	data, _ := json.Marshal(&c)
-	result, err := tx.Run(ctx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
+	recs, err := collect(ctx, tx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data),
-		"records": recordRows(org, op.ID, records), "events": events})
-	if err != nil {
-		return nil, err
-	}
-	recs, err := result.Collect(ctx)
+		"records": recordRows(records), "events": events})
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
@@ -169,11 +187,11 @@ func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.Op
 }
 
 // recordRows are the rows that store a change's records.
-func recordRows(org, opID string, ch *capstan.OperationChange) []map[string]any {
+func recordRows(ch *capstan.OperationChange) []map[string]any {
 	var rows []map[string]any
 	add := func(kind, key string, v any) {
 		data, _ := json.Marshal(v)
-		rows = append(rows, map[string]any{"uid": uid(org, opID, kind, key), "kind": kind, "key": key, "json": string(data)})
+		rows = append(rows, map[string]any{"kind": kind, "key": key, "json": string(data)})
 	}
 	for _, n := range ch.NodeRuns {
 		add(kindNodeRun, n.NodeID, n)

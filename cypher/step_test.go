@@ -2,11 +2,15 @@ package cypher_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
 )
 
 // TestStepAfterAnotherWriter: a store writes an operation's steps in one
@@ -17,15 +21,7 @@ func TestStepAfterAnotherWriter(t *testing.T) {
 	ctx := context.Background()
 	a, b := open(t), open(t)
 	org := "step-" + capstan.NewID()[12:]
-	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
-	require.NoError(t, a.CreateIntent(ctx, org, in))
-	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "s@1.0.0", Status: capstan.PlanReady, Revision: 1,
-		Nodes:          []capstan.PlanNode{{ID: "n", Type: capstan.NodeManualIntervention, Title: "n", Intervention: &capstan.InterventionSpec{Instructions: "do it"}}},
-		Customizations: capstan.Customizations{BaseTemplate: "s@1.0.0"}}
-	require.NoError(t, a.CreatePlan(ctx, org, plan, in))
-	require.NoError(t, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, a.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	op := startedOperation(t, a, org)
 
 	step := func(s capstan.Store, o *capstan.Operation, typ string) error {
 		return s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: o, Events: []capstan.OperationEvent{{Type: typ, Actor: "executor"}}})
@@ -58,4 +54,55 @@ func TestStepAfterAnotherWriter(t *testing.T) {
 	// Ended, so executors of other tests on this database leave it alone.
 	require.NoError(t, final.Move(capstan.OperationCancelled))
 	require.NoError(t, step(b, final, "operation.cancelled"))
+}
+
+// startedOperation stores an intent, a plan of one manual intervention
+// and a pending operation of it.
+func startedOperation(t *testing.T, s capstan.Store, org string) *capstan.Operation {
+	ctx := context.Background()
+	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+	require.NoError(t, s.CreateIntent(ctx, org, in))
+	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "s@1.0.0", Status: capstan.PlanReady, Revision: 1,
+		Nodes:          []capstan.PlanNode{{ID: "n", Type: capstan.NodeManualIntervention, Title: "n", Intervention: &capstan.InterventionSpec{Instructions: "do it"}}},
+		Customizations: capstan.Customizations{BaseTemplate: "s@1.0.0"}}
+	require.NoError(t, s.CreatePlan(ctx, org, plan, in))
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, s.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	return op
+}
+
+// TestOperationReadsSeekTheirKeys: an operation's timeline and records are
+// read through the uniqueness constraints that key them, (op, seq) and
+// (op, kind, key), which are also the only indexes a step writes to.
+func TestOperationReadsSeekTheirKeys(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	org := "seek-" + capstan.NewID()[12:]
+	op := startedOperation(t, s, org)
+	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+		NodeRuns: []capstan.OperationNodeRun{{NodeID: "n", Status: capstan.NodeWaitingIntervention}},
+		Events:   []capstan.OperationEvent{{Type: "node.waiting", Actor: "executor"}}}))
+	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	require.NoError(t, err)
+	defer driver.Close(ctx)
+	opUID := org + "|" + op.ID
+	for name, q := range map[string]struct {
+		query  string
+		params map[string]any
+	}{
+		"timeline": {cypher.QueryEvents, map[string]any{"op": opUID, "after": 0, "limit": 10}},
+		"records":  {cypher.QueryOperationRecords, map[string]any{"op": opUID}},
+	} {
+		res, err := neo4j.ExecuteQuery(ctx, driver, "PROFILE "+q.query, q.params, neo4j.EagerResultTransformer)
+		require.NoError(t, err, name)
+		require.NotEmpty(t, res.Records, name)
+		var ops []string
+		walk(res.Summary.Profile(), &ops)
+		require.Contains(t, strings.Join(ops, " "), "NodeUniqueIndexSeek", "%s reads through its constraint's index: %v", name, ops)
+		require.NotContains(t, strings.Join(ops, " "), "Scan", "%s: %v", name, ops)
+	}
+	require.NoError(t, op.Move(capstan.OperationCancelled))
+	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation.cancelled", Actor: "executor"}}}))
 }

@@ -174,14 +174,27 @@ func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]an
 // readOne runs fn, whose reads are each one statement consistent by
 // itself, in auto-commit transactions: one round trip per statement
 // instead of a managed transaction's two (its COMMIT is a round trip of
-// its own; ~0.6 ms of a ~1.3 ms read on the development machine). A
-// failure the driver calls retryable is retried as a managed transaction
-// would be, with backoff, for up to the driver's retry time.
+// its own; ~0.6 ms of a ~1.3 ms read on the development machine).
 func (s *Store) readOne(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
+	return s.oneStatement(ctx, op, neo4j.AccessModeRead, fn)
+}
+
+// writeStatement runs fn, a write that is one statement, in an auto-commit
+// transaction: the statement commits with its own round trip (~0.2 ms of
+// a ~0.7 ms managed write here). The statement must be safe to run again:
+// a retry may follow a commit whose answer was lost.
+func (s *Store) writeStatement(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
+	return s.oneStatement(ctx, op, neo4j.AccessModeWrite, fn)
+}
+
+// oneStatement runs fn in auto-commit transactions of a session in mode.
+// A failure the driver calls retryable is retried as a managed
+// transaction would be, with backoff, for up to the driver's retry time.
+func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMode, fn func(r runner) (any, error)) (any, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	sess := s.session(ctx, neo4j.AccessModeRead)
+	sess := s.session(ctx, mode)
 	defer sess.Close(ctx)
 	start, wait := time.Now(), 10*time.Millisecond
 	for {
