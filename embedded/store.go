@@ -203,3 +203,11 @@ func limitOr(n, def int) int {
 	}
 	return n
 }
+
+// PagesWritten is how many pages the store has written to its file since
+// it was opened (bbolt's own count, meta pages excluded): what a commit
+// costs on disk, reported by the executor's benchmarks.
+func (s *Store) PagesWritten() int64 {
+	st := s.db.Stats()
+	return st.TxStats.GetWrite()
+}

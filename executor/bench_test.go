@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/live"
 )
@@ -75,7 +76,7 @@ func BenchmarkExecutor(b *testing.B) {
 			ctx := as("alice", capstan.RoleAdmin)
 			var total time.Duration
 			var mallocs, peak uint64
-			var commits int64
+			var commits, written int64
 			var committing time.Duration
 			for i := 0; i < b.N; i++ {
 				plan := readyPlan(b, store, nodes, edges)
@@ -85,6 +86,7 @@ func BenchmarkExecutor(b *testing.B) {
 				counted.busy.Store(0)
 				runtime.ReadMemStats(&before)
 				ended := broker.Organization(org)
+				pages := pagesWritten(counted.Store)
 				start := time.Now()
 				op, err := svc.StartOperation(ctx, plan.ID, "")
 				require.NoError(b, err)
@@ -92,6 +94,7 @@ func BenchmarkExecutor(b *testing.B) {
 				commits += counted.steps.Load()
 				committing += time.Duration(counted.busy.Load())
 				total += time.Since(start)
+				written += pagesWritten(counted.Store) - pages
 				ended.Close()
 				runtime.ReadMemStats(&after)
 				mallocs += after.Mallocs - before.Mallocs
@@ -103,6 +106,9 @@ func BenchmarkExecutor(b *testing.B) {
 			b.ReportMetric(float64(mallocs)/float64(b.N*n), "allocs/node")
 			b.ReportMetric(float64(commits)/float64(b.N*n), "commits/node")
 			b.ReportMetric(float64(committing.Microseconds())/float64(b.N*n), "commit-µs/node")
+			if bench.store == "embedded" {
+				b.ReportMetric(float64(written)/float64(commits), "pages/commit")
+			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
@@ -129,6 +135,15 @@ func (s *countingStore) ApplyOperationChange(ctx context.Context, org string, ch
 		s.busy.Add(int64(time.Since(start)))
 	}
 	return err
+}
+
+// pagesWritten is how many pages an embedded store has written (0 for
+// another store).
+func pagesWritten(s capstan.Store) int64 {
+	if e, ok := s.(*embedded.Store); ok {
+		return e.PagesWritten()
+	}
+	return 0
 }
 
 // awaitEnd reads an organization's feed until operation opID ends and
