@@ -126,7 +126,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx neo4j.ManagedTr
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
 	res, err := sess.ExecuteWrite(ctx, fn)
-	return res, s.mapErr(op, err)
+	return res, s.mapErr(op, cancelled(ctx, err))
 }
 
 // read runs fn in a managed read transaction.
@@ -137,7 +137,7 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx neo4j.ManagedTra
 	sess := s.session(ctx, neo4j.AccessModeRead)
 	defer sess.Close(ctx)
 	res, err := sess.ExecuteRead(ctx, fn)
-	return res, s.mapErr(op, err)
+	return res, s.mapErr(op, cancelled(ctx, err))
 }
 
 // runner runs one statement: a managed transaction, or a session's
@@ -200,7 +200,7 @@ func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMo
 	for {
 		res, err := fn(autoCommit{sess})
 		if err == nil || !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime {
-			return res, s.mapErr(op, err)
+			return res, s.mapErr(op, cancelled(ctx, err))
 		}
 		select {
 		case <-time.After(wait):
@@ -209,6 +209,18 @@ func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMo
 		}
 		wait = min(2*wait, time.Second)
 	}
+}
+
+// cancelled is ctx's error when a statement failed because ctx ended: the
+// driver reports that as a connection error that does not wrap
+// context.Canceled, which would otherwise read as an internal failure. An
+// error of our own (a conflict, say) stays what it is.
+func cancelled(ctx context.Context, err error) error {
+	var ce *capstan.Error
+	if err != nil && ctx.Err() != nil && !errors.As(err, &ce) {
+		return ctx.Err()
+	}
+	return err
 }
 
 func (s *Store) mapErr(op string, err error) error {
