@@ -2,23 +2,61 @@ package capstan
 
 import (
 	"crypto/rand"
-	"encoding/hex"
+	"encoding/binary"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // NewID returns a new identifier: 12 hex digits of milliseconds followed by
-// 16 random hex digits, so identifiers sort by creation time.
+// 16 hex digits, so identifiers sort by creation time. The 16 digits are
+// random for the first identifier of a millisecond and count up from there
+// for the next ones (as ULID's monotonic mode does), so identifiers made in
+// one process sort in the order they were made even within a millisecond —
+// lists ordered by id are in creation order.
 func NewID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	ms := strconv.FormatInt(time.Now().UnixMilli(), 16)
-	for len(ms) < 12 {
-		ms = "0" + ms
+	ms, n := ids.next(time.Now().UnixMilli())
+	var b [28]byte
+	const digits = "0123456789abcdef"
+	for i := 11; i >= 0; i-- {
+		b[i] = digits[ms&15]
+		ms >>= 4
 	}
-	return ms + hex.EncodeToString(b[:])
+	for i := 27; i >= 12; i-- {
+		b[i] = digits[n&15]
+		n >>= 4
+	}
+	return string(b[:])
+}
+
+// idClock hands out (millisecond, sequence) pairs that only grow.
+type idClock struct {
+	mu     sync.Mutex
+	ms     int64
+	random uint64
+}
+
+var ids idClock
+
+// next returns the millisecond to stamp and the 64 bits after it: random
+// when the clock moved on, the previous ones plus one otherwise (also when
+// the clock went back, so an identifier never sorts before an earlier one).
+func (c *idClock) next(now int64) (int64, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now > c.ms {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		c.ms, c.random = now, binary.BigEndian.Uint64(b[:])>>1 // room to count up
+		return c.ms, c.random
+	}
+	c.random++
+	if c.random == 0 { // 2^63 identifiers in one millisecond: borrow the next
+		c.ms++
+	}
+	return c.ms, c.random
 }
 
 var keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,127}$`)
