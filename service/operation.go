@@ -93,21 +93,9 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 		return nil, capstan.Errorf(capstan.ENOTFOUND, "operation %s has no gate %s", opID, nodeID)
 	}
 	gate := recs.Gates[i]
-	if gate.Status != "waiting" {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "gate %s is %s", nodeID, gate.Status)
-	}
-	role := ""
-	for _, r := range gate.Spec.RequiredRoles {
-		if a.HasRole(r) {
-			role = r
-			break
-		}
-	}
-	if role == "" {
-		return nil, capstan.Errorf(capstan.EFORBIDDEN, "deciding gate %s needs one of the roles %v", nodeID, gate.Spec.RequiredRoles)
-	}
-	if slices.ContainsFunc(gate.Decisions, func(d capstan.GateDecision) bool { return d.Actor == a.ID }) {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "%s already decided gate %s", a.ID, nodeID)
+	role, err := GateDecider(gate, a)
+	if err != nil {
+		return nil, err
 	}
 	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
 	if err != nil {
@@ -116,25 +104,10 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment})
 	ch := &capstan.OperationChange{Operation: op,
 		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role}}}}
-	run := nodeRun(recs, nodeID)
-	switch GateOutcome(gate, op.Actor, capstan.IsProduction(in.Environment())) {
-	case "approved":
-		gate.Status = "approved"
-		_ = run.Move(capstan.NodeSucceeded)
-		if op.Status == capstan.OperationWaiting {
-			_ = op.Move(capstan.OperationRunning)
-		}
+	if outcome := GateOutcome(gate, op.Actor, capstan.IsProduction(in.Environment())); outcome != "" {
+		run := nodeRun(recs, nodeID)
+		ch.Events = append(ch.Events, closeGate(outcome, &gate, &run, op, a.ID))
 		ch.NodeRuns = append(ch.NodeRuns, run)
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.approved", Actor: a.ID, Payload: map[string]any{"node": nodeID}})
-	case "rejected":
-		gate.Status = "rejected"
-		_ = run.Move(capstan.NodeFailed)
-		run.Error = "rejected by " + a.ID
-		if op.Status == capstan.OperationWaiting {
-			_ = op.Move(capstan.OperationRunning) // the executor fails it (or rolls it back)
-		}
-		ch.NodeRuns = append(ch.NodeRuns, run)
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.rejected", Actor: a.ID, Payload: map[string]any{"node": nodeID}})
 	}
 	ch.Gates = []capstan.Gate{gate}
 	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
@@ -153,6 +126,41 @@ func nodeRun(recs *capstan.OperationRecords, nodeID string) capstan.OperationNod
 		}
 	}
 	return capstan.OperationNodeRun{NodeID: nodeID, Status: capstan.NodePending}
+}
+
+// GateDecider is the role with which actor a may decide gate g: ECONFLICT
+// when the gate no longer waits or a already decided it, EFORBIDDEN when a
+// holds none of its required roles.
+func GateDecider(g capstan.Gate, a *capstan.Actor) (string, error) {
+	if g.Status != "waiting" {
+		return "", capstan.Errorf(capstan.ECONFLICT, "gate %s is %s", g.NodeID, g.Status)
+	}
+	i := slices.IndexFunc(g.Spec.RequiredRoles, func(r string) bool { return a.HasRole(r) })
+	if i < 0 {
+		return "", capstan.Errorf(capstan.EFORBIDDEN, "deciding gate %s needs one of the roles %v", g.NodeID, g.Spec.RequiredRoles)
+	}
+	if slices.ContainsFunc(g.Decisions, func(d capstan.GateDecision) bool { return d.Actor == a.ID }) {
+		return "", capstan.Errorf(capstan.ECONFLICT, "%s already decided gate %s", a.ID, g.NodeID)
+	}
+	return g.Spec.RequiredRoles[i], nil
+}
+
+// closeGate applies a gate's outcome ("approved" or "rejected") to the gate,
+// its node run and a waiting operation (which runs on: to the next node, or
+// to the executor failing or rolling it back), and returns the event that
+// says so.
+func closeGate(outcome string, gate *capstan.Gate, run *capstan.OperationNodeRun, op *capstan.Operation, actor string) capstan.OperationEvent {
+	gate.Status = outcome
+	if outcome == "approved" {
+		_ = run.Move(capstan.NodeSucceeded)
+	} else {
+		_ = run.Move(capstan.NodeFailed)
+		run.Error = "rejected by " + actor
+	}
+	if op.Status == capstan.OperationWaiting {
+		_ = op.Move(capstan.OperationRunning)
+	}
+	return capstan.OperationEvent{Type: "gate." + outcome, Actor: actor, Payload: map[string]any{"node": gate.NodeID}}
 }
 
 // GateOutcome decides a gate from its decisions: "rejected" on any
