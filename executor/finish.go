@@ -50,16 +50,29 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	run.FinishedAt = l.now()
 	defer func() { ch.NodeRuns = append(ch.NodeRuns, run); st.set(run) }()
 	if verdict == "" {
-		_ = run.Move(capstan.NodeVerifying)
-		_ = run.Move(capstan.NodeSucceeded)
-		run.Error = ""
-		typ := "node.succeeded"
-		if r.kind == kindProbes && n.Type == capstan.NodeJob && n.Intervention == nil {
-			typ = "node.recovered" // the evidence proved the job had done its work
-		}
-		ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
+		l.succeeded(ch, &run, n, r)
 		return
 	}
+	l.failedAttempt(st, ch, &run, n, r, verdict, errKind)
+}
+
+// succeeded marks a node whose evidence all passed as succeeded.
+func (l *loop) succeeded(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult) {
+	_ = run.Move(capstan.NodeVerifying)
+	_ = run.Move(capstan.NodeSucceeded)
+	run.Error = ""
+	typ := "node.succeeded"
+	if r.kind == kindProbes && n.Type == capstan.NodeJob && n.Intervention == nil {
+		typ = "node.recovered" // the evidence proved the job had done its work
+	}
+	ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
+}
+
+// failedAttempt marks a node failed for verdict and decides what follows:
+// people, when only probes ran and the node may not simply run again; a
+// retry, a wait for attention or the operation's failure, as its policy
+// says.
+func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult, verdict, errKind string) {
 	if r.res.Err == nil {
 		_ = run.Move(capstan.NodeVerifying)
 	}
@@ -67,17 +80,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	run.Error = verdict
 	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
 	if r.kind == kindProbes && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
-		// Without proof, a non-idempotent job is not run again, and an
-		// intervention that did not verify goes back to its people.
-		_ = run.Move(capstan.NodeWaitingIntervention)
-		run.Error = "needs attention: " + verdict
-		if n.Type == capstan.NodeJob {
-			run.Error = "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
-		}
-		if st.op.Status == capstan.OperationRunning {
-			_ = st.op.Move(capstan.OperationWaiting)
-		}
-		ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": r.node, "reason": run.Error}))
+		l.unproven(st, ch, run, n, r.node, verdict)
 		return
 	}
 	d := NextAttempt(nodePolicy(n), run.Attempts, errKind)
@@ -91,9 +94,24 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:
-		st.set(run)
+		st.set(*run)
 		l.fail(st, ch, r.node, verdict)
 	}
+}
+
+// unproven hands a node whose probes did not prove it done to people:
+// without proof, a non-idempotent job is not run again, and an
+// intervention that did not verify goes back to whoever made it.
+func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, node, verdict string) {
+	_ = run.Move(capstan.NodeWaitingIntervention)
+	run.Error = "needs attention: " + verdict
+	if n.Type == capstan.NodeJob {
+		run.Error = "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
+	}
+	if st.op.Status == capstan.OperationRunning {
+		_ = st.op.Move(capstan.OperationWaiting)
+	}
+	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": node, "reason": run.Error}))
 }
 
 // schedule wakes the loop when a retrying node is due.
