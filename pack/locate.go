@@ -152,92 +152,122 @@ var (
 // checkMeaning runs the domain's validation on each part of the pack and
 // places every problem on the line of the item it is about.
 func checkMeaning(p *capstan.ScenarioPack, files []*file, known map[string]*capstan.CapabilityDefinition) []Problem {
-	var out []Problem
-	at := func(file string, line int, msg string) {
-		out = append(out, Problem{File: file, Line: line, Message: msg})
-	}
+	c := &meaningCheck{pack: p, files: files, caps: map[string]*capstan.CapabilityDefinition{}}
 	if !capstan.ValidSemver(p.Version) {
-		f, l := files[0].name, lineOf(files[0].root, []string{"version"})
-		at(f, l, fmt.Sprintf("version %q is not semver", p.Version))
+		c.at(files[0].name, lineOf(files[0].root, []string{"version"}), fmt.Sprintf("version %q is not semver", p.Version))
 	}
-	caps := map[string]*capstan.CapabilityDefinition{}
+	c.capabilities(known)
+	c.resourceTypes()
+	c.scenarios()
+	c.policies()
+	return c.out
+}
+
+// meaningCheck collects the problems of one pack, each at its line; caps
+// are the capabilities the pack may refer to (its own and those known).
+type meaningCheck struct {
+	pack  *capstan.ScenarioPack
+	files []*file
+	caps  map[string]*capstan.CapabilityDefinition
+	out   []Problem
+}
+
+func (c *meaningCheck) at(file string, line int, msg string) {
+	c.out = append(c.out, Problem{File: file, Line: line, Message: msg})
+}
+
+func (c *meaningCheck) capabilities(known map[string]*capstan.CapabilityDefinition) {
 	for k, v := range known {
-		caps[k] = v
+		c.caps[k] = v
 	}
-	for i := range p.Capabilities {
-		c := &p.Capabilities[i]
-		f, l := findItem(files, "capabilities", "key", c.Key)
-		if err := c.Validate(); err != nil {
+	for i := range c.pack.Capabilities {
+		def := &c.pack.Capabilities[i]
+		f, l := findItem(c.files, "capabilities", "key", def.Key)
+		if err := def.Validate(); err != nil {
 			for _, d := range capstan.ErrorDetails(err) {
-				at(f, l, "capability "+c.Key+": "+d)
+				c.at(f, l, "capability "+def.Key+": "+d)
 			}
 		}
-		if caps[c.Key] != nil && caps[c.Key].Pack == "" && known[c.Key] == nil {
-			at(f, l, "capability "+c.Key+" is defined twice")
+		if c.caps[def.Key] != nil && c.caps[def.Key].Pack == "" && known[def.Key] == nil {
+			c.at(f, l, "capability "+def.Key+" is defined twice")
 		}
-		caps[c.Key] = c
+		c.caps[def.Key] = def
 	}
-	for i := range p.Capabilities {
-		c := &p.Capabilities[i]
-		for _, imp := range c.Implies {
-			if caps[imp] == nil {
-				f, l := findItem(files, "capabilities", "key", c.Key)
-				at(f, l, fmt.Sprintf("capability %s implies unknown capability %s", c.Key, imp))
+	for i := range c.pack.Capabilities {
+		def := &c.pack.Capabilities[i]
+		for _, imp := range def.Implies {
+			if c.caps[imp] == nil {
+				f, l := findItem(c.files, "capabilities", "key", def.Key)
+				c.at(f, l, fmt.Sprintf("capability %s implies unknown capability %s", def.Key, imp))
 			}
 		}
 	}
-	for i := range p.ResourceTypes {
-		t := &p.ResourceTypes[i]
+}
+
+func (c *meaningCheck) resourceTypes() {
+	for i := range c.pack.ResourceTypes {
+		t := &c.pack.ResourceTypes[i]
 		if err := t.Validate(); err != nil {
-			f, l := findItem(files, "resource_types", "key", t.Key)
+			f, l := findItem(c.files, "resource_types", "key", t.Key)
 			for _, d := range capstan.ErrorDetails(err) {
-				at(f, l, d)
+				c.at(f, l, d)
 			}
 		}
 	}
+}
+
+func (c *meaningCheck) scenarios() {
 	seen := map[string]bool{}
-	for i := range p.Scenarios {
-		s := &p.Scenarios[i]
-		f, l := findItem(files, "scenarios", "id", s.ID)
+	for i := range c.pack.Scenarios {
+		s := &c.pack.Scenarios[i]
+		f, l := findItem(c.files, "scenarios", "id", s.ID)
 		if seen[s.ID] {
-			at(f, l, "scenario "+s.ID+" is declared twice")
+			c.at(f, l, "scenario "+s.ID+" is declared twice")
 		}
 		seen[s.ID] = true
-		if s.Version != p.Version {
-			at(f, l, fmt.Sprintf("scenario %s has version %s but the pack is %s", s.ID, s.Version, p.Version))
+		if s.Version != c.pack.Version {
+			c.at(f, l, fmt.Sprintf("scenario %s has version %s but the pack is %s", s.ID, s.Version, c.pack.Version))
 		}
-		var details []string
-		if err := s.Validate(caps); err != nil {
-			details = capstan.ErrorDetails(err)
-		}
-		details = append(details, dag.Check(s.Plan.Nodes, s.Plan.Edges)...)
-		for _, pc := range s.Provides {
-			if caps[pc.Capability] == nil {
-				details = append(details, "provides unknown capability "+pc.Capability)
-			}
-		}
-		for _, d := range details {
+		for _, d := range c.scenarioDetails(s) {
 			nf, nl := f, l
 			if m := nodeMention.FindStringSubmatch(d); m != nil {
-				nf, nl = scenarioItemLine(files, s.ID, []string{"plan", "nodes"}, m[1])
+				nf, nl = scenarioItemLine(c.files, s.ID, []string{"plan", "nodes"}, m[1])
 			} else if m := requirementMention.FindStringSubmatch(d); m != nil {
-				nf, nl = scenarioItemLine(files, s.ID, []string{"requires"}, m[1])
+				nf, nl = scenarioItemLine(c.files, s.ID, []string{"requires"}, m[1])
 			}
 			if !strings.HasPrefix(d, "scenario ") {
 				d = "scenario " + s.ID + ": " + d
 			}
-			at(nf, nl, d)
+			c.at(nf, nl, d)
 		}
 	}
-	for _, pol := range p.Policies {
+}
+
+// scenarioDetails are a scenario's problems: its own validation, its
+// plan's graph and the capabilities it provides.
+func (c *meaningCheck) scenarioDetails(s *capstan.Scenario) []string {
+	var details []string
+	if err := s.Validate(c.caps); err != nil {
+		details = capstan.ErrorDetails(err)
+	}
+	details = append(details, dag.Check(s.Plan.Nodes, s.Plan.Edges)...)
+	for _, pc := range s.Provides {
+		if c.caps[pc.Capability] == nil {
+			details = append(details, "provides unknown capability "+pc.Capability)
+		}
+	}
+	return details
+}
+
+func (c *meaningCheck) policies() {
+	for _, pol := range c.pack.Policies {
 		if _, err := policy.Compile(pol); err != nil {
-			f, l := findItem(files, "policies", "id", pol.ID)
-			at(f, l, capstan.ErrorMessage(err))
+			f, l := findItem(c.files, "policies", "id", pol.ID)
+			c.at(f, l, capstan.ErrorMessage(err))
 		}
-		if pol.Capability != "" && caps[pol.Capability] == nil {
-			f, l := findItem(files, "policies", "id", pol.ID)
-			at(f, l, fmt.Sprintf("policy %s applies to unknown capability %s", pol.ID, pol.Capability))
+		if pol.Capability != "" && c.caps[pol.Capability] == nil {
+			f, l := findItem(c.files, "policies", "id", pol.ID)
+			c.at(f, l, fmt.Sprintf("policy %s applies to unknown capability %s", pol.ID, pol.Capability))
 		}
 	}
-	return out
 }
