@@ -110,8 +110,43 @@ func mayReplace(have string, p *capstan.ScenarioPack) bool {
 	return id == p.ID && capstan.CompareSemver(p.Version, version) > 0
 }
 
+// writePack writes pack p: the capabilities and resource types it may
+// (re)define, the pack, its scenarios with their edges, its policies.
 func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.ScenarioPack) error {
+	have, err := ownedDefinitions(ctx, tx, org, p)
+	if err != nil {
+		return err
+	}
+	if err := writeCapabilities(ctx, tx, org, p, have); err != nil {
+		return err
+	}
+	if err := writeResourceTypes(ctx, tx, org, p, have); err != nil {
+		return err
+	}
+	stored := *p
+	stored.OrganizationID = org
+	stored.InstalledAt = s.now().UTC()
+	data, _ := json.Marshal(stored)
 	ref := p.Ref()
+	if _, err := tx.Run(ctx, qWritePack, map[string]any{"uid": uid(org, ref), "org": org, "id": p.ID, "version": p.Version, "ref": ref, "digest": p.Digest, "json": string(data)}); err != nil {
+		return err
+	}
+	if err := writeScenarios(ctx, tx, org, p); err != nil {
+		return err
+	}
+	for _, pol := range p.Policies {
+		pol.Pack = ref
+		data, _ := json.Marshal(pol)
+		if _, err := tx.Run(ctx, qWritePolicy, map[string]any{"uid": uid(org, "policy", p.ID, pol.ID), "org": org, "pack": ref, "json": string(data)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownedDefinitions reads which pack brought each capability and resource
+// type p defines, where one already did: uid -> (pack ref, json).
+func ownedDefinitions(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.ScenarioPack) (map[string][2]string, error) {
 	var capUIDs, typeUIDs []string
 	for _, c := range p.Capabilities {
 		capUIDs = append(capUIDs, uid(org, c.Key))
@@ -121,15 +156,23 @@ func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org 
 	}
 	have, err := owned(ctx, tx, qOwnedCapabilities, capUIDs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	types, err := owned(ctx, tx, qOwnedResourceTypes, typeUIDs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for k, v := range types {
 		have[k] = v
 	}
+	return have, nil
+}
+
+// writeCapabilities writes p's capability definitions, except those
+// another pack brought that p may not replace: those must be the same
+// definition (ECONFLICT otherwise) and stay as they are.
+func writeCapabilities(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.ScenarioPack, have map[string][2]string) error {
+	ref := p.Ref()
 	for _, c := range p.Capabilities {
 		old, ok := have[uid(org, c.Key)]
 		if ok && !mayReplace(old[0], p) {
@@ -153,6 +196,13 @@ func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org 
 			return err
 		}
 	}
+	return nil
+}
+
+// writeResourceTypes writes p's resource types, except those another pack
+// brought that p may not replace.
+func writeResourceTypes(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.ScenarioPack, have map[string][2]string) error {
+	ref := p.Ref()
 	for _, t := range p.ResourceTypes {
 		if old, ok := have[uid(org, "type", t.Key)]; ok && !mayReplace(old[0], p) {
 			continue
@@ -163,13 +213,13 @@ func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org 
 			return err
 		}
 	}
-	stored := *p
-	stored.OrganizationID = org
-	stored.InstalledAt = s.now().UTC()
-	data, _ := json.Marshal(stored)
-	if _, err := tx.Run(ctx, qWritePack, map[string]any{"uid": uid(org, ref), "org": org, "id": p.ID, "version": p.Version, "ref": ref, "digest": p.Digest, "json": string(data)}); err != nil {
-		return err
-	}
+	return nil
+}
+
+// writeScenarios writes p's scenarios with the capabilities each provides
+// and requires.
+func writeScenarios(ctx context.Context, tx neo4j.ManagedTransaction, org string, p *capstan.ScenarioPack) error {
+	ref := p.Ref()
 	for _, sc := range p.Scenarios {
 		sc.Pack = ref
 		data, _ := json.Marshal(sc)
@@ -186,13 +236,6 @@ func (s *Store) writePack(ctx context.Context, tx neo4j.ManagedTransaction, org 
 			requires[i] = map[string]any{"uid": uid(org, r.Capability), "key": r.Capability, "id": r.ID}
 		}
 		if _, err := tx.Run(ctx, qScenarioRequires, map[string]any{"uid": uid(org, "scenario", sc.Ref()), "org": org, "requires": requires}); err != nil {
-			return err
-		}
-	}
-	for _, pol := range p.Policies {
-		pol.Pack = ref
-		data, _ := json.Marshal(pol)
-		if _, err := tx.Run(ctx, qWritePolicy, map[string]any{"uid": uid(org, "policy", p.ID, pol.ID), "org": org, "pack": ref, "json": string(data)}); err != nil {
 			return err
 		}
 	}
