@@ -254,22 +254,38 @@ func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.Cand
 		})
 	}
 	if res.Omitted > 0 {
-		res.OmittedBy = map[string]int{}
-		names := append([]string{"lifecycle"}, keys...)
-		for s, j := range judged {
-			omitted := kept[s].complement(a, len(j.ci.providers))
-			for f, fail := range j.fails {
-				if n := fail.andCount(omitted); n > 0 {
-					res.OmittedBy[names[f]] += n
-				}
+		res.OmittedBy = omittedBy(a, judged, kept, keys)
+	}
+	slices.SortFunc(picks, func(a, b pick) int { return rankCompare(judged, a, b) })
+	var out []provider
+	res.Candidates, out = listPicks(judged, picks, keys)
+	return res, out
+}
+
+// omittedBy counts, per check ("lifecycle" or a constraint key), the
+// providers that failed it and were not kept for the answer.
+func omittedBy(a *arena, judged []judgedSource, kept []bitset, keys []string) map[string]int {
+	by := map[string]int{}
+	names := append([]string{"lifecycle"}, keys...)
+	for s, j := range judged {
+		omitted := kept[s].complement(a, len(j.ci.providers))
+		for f, fail := range j.fails {
+			if n := fail.andCount(omitted); n > 0 {
+				by[names[f]] += n
 			}
 		}
 	}
-	slices.SortFunc(picks, func(a, b pick) int { return rankCompare(judged, a, b) })
-	out := make([]provider, 0, len(picks))
-	if len(picks) > 0 {
-		res.Candidates = make([]capstan.Candidate, 0, len(picks))
+	return by
+}
+
+// listPicks turns the picked providers, in rank order, into candidates
+// with the checks each failed, and the providers themselves.
+func listPicks(judged []judgedSource, picks []pick, keys []string) ([]capstan.Candidate, []provider) {
+	if len(picks) == 0 {
+		return nil, []provider{}
 	}
+	cands := make([]capstan.Candidate, 0, len(picks))
+	out := make([]provider, 0, len(picks))
 	for _, pk := range picks {
 		j := judged[pk.s]
 		var failed []string
@@ -281,10 +297,10 @@ func selectJudged(a *arena, judged []judgedSource, keys []string, q capstan.Cand
 				failed = append(failed, k)
 			}
 		}
-		res.Candidates = append(res.Candidates, capstan.Candidate{Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
+		cands = append(cands, capstan.Candidate{Capability: j.src.Capability, Via: j.src.Via, Failed: failed})
 		out = append(out, j.ci.providers[pk.i])
 	}
-	return res, out
+	return cands, out
 }
 
 // pick is provider i of judged source s.
