@@ -204,10 +204,11 @@ func limitOr(n, def int) int {
 	return n
 }
 
-// PagesWritten is how many pages the store has written to its file since
-// it was opened (bbolt's own count, meta pages excluded): what a commit
+// Writes is how many writes the store has made to its file since it was
+// opened (bbolt's count: one per page, or per run of pages of a node that
+// outgrew one, and one for the meta page of each commit): what a commit
 // costs on disk, reported by the executor's benchmarks.
-func (s *Store) PagesWritten() int64 {
+func (s *Store) Writes() int64 {
 	st := s.db.Stats()
 	return st.TxStats.GetWrite()
 }

@@ -86,7 +86,7 @@ func BenchmarkExecutor(b *testing.B) {
 				counted.busy.Store(0)
 				runtime.ReadMemStats(&before)
 				ended := broker.Organization(org)
-				pages := pagesWritten(counted.Store)
+				writes := storeWrites(counted.Store)
 				start := time.Now()
 				op, err := svc.StartOperation(ctx, plan.ID, "")
 				require.NoError(b, err)
@@ -94,7 +94,7 @@ func BenchmarkExecutor(b *testing.B) {
 				commits += counted.steps.Load()
 				committing += time.Duration(counted.busy.Load())
 				total += time.Since(start)
-				written += pagesWritten(counted.Store) - pages
+				written += storeWrites(counted.Store) - writes
 				ended.Close()
 				runtime.ReadMemStats(&after)
 				mallocs += after.Mallocs - before.Mallocs
@@ -107,7 +107,7 @@ func BenchmarkExecutor(b *testing.B) {
 			b.ReportMetric(float64(commits)/float64(b.N*n), "commits/node")
 			b.ReportMetric(float64(committing.Microseconds())/float64(b.N*n), "commit-µs/node")
 			if bench.store == "embedded" {
-				b.ReportMetric(float64(written)/float64(commits), "pages/commit")
+				b.ReportMetric(float64(written)/float64(commits), "writes/commit")
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
@@ -137,11 +137,11 @@ func (s *countingStore) ApplyOperationChange(ctx context.Context, org string, ch
 	return err
 }
 
-// pagesWritten is how many pages an embedded store has written (0 for
-// another store).
-func pagesWritten(s capstan.Store) int64 {
+// storeWrites is how many writes an embedded store has made to its file
+// (0 for another store).
+func storeWrites(s capstan.Store) int64 {
 	if e, ok := s.(*embedded.Store); ok {
-		return e.PagesWritten()
+		return e.Writes()
 	}
 	return 0
 }
