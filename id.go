@@ -3,6 +3,7 @@ package capstan
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,17 +19,10 @@ import (
 // lists ordered by id are in creation order.
 func NewID() string {
 	ms, n := ids.next(time.Now().UnixMilli())
-	var b [28]byte
-	const digits = "0123456789abcdef"
-	for i := 11; i >= 0; i-- {
-		b[i] = digits[ms&15]
-		ms >>= 4
-	}
-	for i := 27; i >= 12; i-- {
-		b[i] = digits[n&15]
-		n >>= 4
-	}
-	return string(b[:])
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(ms)) // 48 bits used: the last 6 bytes
+	binary.BigEndian.PutUint64(raw[8:], n)
+	return hex.EncodeToString(raw[2:])
 }
 
 // idClock hands out (millisecond, sequence) pairs that only grow.

@@ -36,5 +36,5 @@ func TestCancelledIsTheContextsError(t *testing.T) {
 		})
 	}
 	s := &Store{}
-	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.mapErr("op", cancelled(ended, readCancelled))))
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.mapErr(ended, "op", readCancelled)))
 }

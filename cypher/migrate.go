@@ -52,7 +52,7 @@ func (s *Store) migrateProvides(ctx context.Context) error {
 			return len(recs), nil
 		})
 		if err != nil {
-			return s.mapErr("cypher.migrateProvides", err)
+			return s.mapErr(ctx, "cypher.migrateProvides", err)
 		}
 		if n.(int) == 0 {
 			return nil

@@ -59,7 +59,7 @@ func (s *Store) applySchema(ctx context.Context) error {
 			_, err = res.Consume(ctx)
 		}
 		if err != nil {
-			return s.mapErr("cypher.schema", err)
+			return s.mapErr(ctx, "cypher.schema", err)
 		}
 	}
 	return nil

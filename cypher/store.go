@@ -126,7 +126,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx neo4j.ManagedTr
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
 	res, err := sess.ExecuteWrite(ctx, fn)
-	return res, s.mapErr(op, cancelled(ctx, err))
+	return res, s.mapErr(ctx, op, err)
 }
 
 // read runs fn in a managed read transaction.
@@ -137,7 +137,7 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx neo4j.ManagedTra
 	sess := s.session(ctx, neo4j.AccessModeRead)
 	defer sess.Close(ctx)
 	res, err := sess.ExecuteRead(ctx, fn)
-	return res, s.mapErr(op, cancelled(ctx, err))
+	return res, s.mapErr(ctx, op, err)
 }
 
 // runner runs one statement: a managed transaction, or a session's
@@ -200,12 +200,12 @@ func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMo
 	for {
 		res, err := fn(autoCommit{sess})
 		if err == nil || !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime {
-			return res, s.mapErr(op, cancelled(ctx, err))
+			return res, s.mapErr(ctx, op, err)
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return nil, s.mapErr(op, ctx.Err())
+			return nil, s.mapErr(ctx, op, ctx.Err())
 		}
 		wait = min(2*wait, time.Second)
 	}
@@ -223,7 +223,9 @@ func cancelled(ctx context.Context, err error) error {
 	return err
 }
 
-func (s *Store) mapErr(op string, err error) error {
+// mapErr turns a failure of op under ctx into Capstan's typed errors.
+func (s *Store) mapErr(ctx context.Context, op string, err error) error {
+	err = cancelled(ctx, err)
 	if err == nil {
 		return nil
 	}
