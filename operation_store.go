@@ -29,8 +29,16 @@ type OperationStore interface {
 	// ListEvents returns up to limit events with a sequence above after, in order.
 	ListEvents(ctx context.Context, org, operationID string, after int64, limit int) ([]OperationEvent, error)
 	// UnfinishedOperations lists, across organizations, every operation
-	// not in a terminal status: what the executor resumes on start.
-	UnfinishedOperations(ctx context.Context) ([]*Operation, error)
+	// not in a terminal status: what the executor resumes on start. It
+	// names them without reading them, so an operation that cannot be read
+	// fails in its own resumption, not the listing of all the others.
+	UnfinishedOperations(ctx context.Context) ([]OperationRef, error)
+}
+
+// OperationRef names an operation across organizations.
+type OperationRef struct {
+	OrganizationID string
+	ID             string
 }
 
 // OperationChange is one atomic step of an operation.

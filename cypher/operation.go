@@ -283,14 +283,23 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 }
 
 // UnfinishedOperations lists every operation not in a terminal status.
-func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation, error) {
+func (s *Store) UnfinishedOperations(ctx context.Context) ([]capstan.OperationRef, error) {
 	res, err := s.readOne(ctx, "cypher.UnfinishedOperations", func(tx runner) (any, error) {
-		return queryJSON[capstan.Operation](ctx, tx, `MATCH (o:Operation) WHERE o.active = true RETURN o.json AS json ORDER BY o.uid`, nil)
+		recs, err := collect(ctx, tx, `MATCH (o:Operation) WHERE o.active = true RETURN o.org AS org, o.id AS id ORDER BY o.uid`, nil)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]capstan.OperationRef, 0, len(recs))
+		for _, rec := range recs {
+			m := rec.AsMap()
+			out = append(out, capstan.OperationRef{OrganizationID: str(m["org"]), ID: str(m["id"])})
+		}
+		return out, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return res.([]*capstan.Operation), nil
+	return res.([]capstan.OperationRef), nil
 }
 
 // optionalTime is a time parameter, or null for the zero time.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
@@ -40,4 +41,22 @@ func open(t testing.TB) *cypher.Store {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) capstan.Store { return open(t) })
+}
+
+func TestUnreadableOperation(t *testing.T) {
+	ctx := context.Background()
+	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	require.NoError(t, err)
+	t.Cleanup(func() { driver.Close(ctx) })
+	// Its operations end with the test: an executor started on this
+	// database later (another package's tests) has nothing of it to resume.
+	t.Cleanup(func() {
+		_, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (o:Operation) WHERE o.org STARTS WITH 'damaged-' DETACH DELETE o`, nil, neo4j.EagerResultTransformer)
+		require.NoError(t, err)
+	})
+	storetest.UnreadableOperation(t, open(t), func(t *testing.T, org, id string) {
+		_, err := neo4j.ExecuteQuery(ctx, driver, `MATCH (o:Operation {uid: $uid}) SET o.json = '{damaged'`,
+			map[string]any{"uid": org + "|" + id}, neo4j.EagerResultTransformer)
+		require.NoError(t, err)
+	})
 }

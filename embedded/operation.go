@@ -340,17 +340,18 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 	return out, err
 }
 
-// UnfinishedOperations lists every operation not in a terminal status.
-func (s *Store) UnfinishedOperations(ctx context.Context) ([]*capstan.Operation, error) {
-	var out []*capstan.Operation
+// UnfinishedOperations lists every operation not in a terminal status,
+// from the keys of the set of active operations (organization, id).
+func (s *Store) UnfinishedOperations(ctx context.Context) ([]capstan.OperationRef, error) {
+	var out []capstan.OperationRef
 	err := s.view(ctx, "embedded.UnfinishedOperations", func(tx *bolt.Tx) error {
 		return tx.Bucket(bActiveOps).ForEach(func(k, _ []byte) error {
-			var op capstan.Operation
-			ok, err := getJSON(tx.Bucket(bOperations), k, &op)
-			if ok {
-				out = append(out, &op)
+			org, id, ok := bytes.Cut(k, []byte{0})
+			if !ok || len(org) == 0 || len(id) == 0 {
+				return capstan.Errorf(capstan.EINTERNAL, "active operation key %q is not organization and id", k)
 			}
-			return err
+			out = append(out, capstan.OperationRef{OrganizationID: string(org), ID: string(id)})
+			return nil
 		})
 	})
 	return out, err

@@ -44,3 +44,12 @@ func BenchmarkOperationStep(b *testing.B) {
 	b.Cleanup(func() { s.Close() })
 	storetest.BenchmarkOperationStep(b, s)
 }
+
+func TestUnreadableOperation(t *testing.T) {
+	s, err := embedded.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	storetest.UnreadableOperation(t, s, func(t *testing.T, org, id string) {
+		require.NoError(t, embedded.DamageOperation(s, org, id))
+	})
+}

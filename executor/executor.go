@@ -132,7 +132,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, op := range ops {
+	for _, op := range ops { // each reads its own operation: one that cannot be read retries alone
 		e.Launch(op.OrganizationID, op.ID, nil)
 	}
 	return nil

@@ -1,12 +1,14 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,4 +153,57 @@ func TestRepeatedConflictsBackOff(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	require.LessOrEqual(t, store.steps.Load(), int64(10), "half a second of conflicts is a few steps, not a busy loop")
 	require.Positive(t, store.steps.Load())
+}
+
+// unreadable is a store on which one operation cannot be read: what both
+// stores do with a damaged record (storetest.UnreadableOperation: reading
+// it is INTERNAL, and it is still listed as unfinished).
+type unreadable struct {
+	capstan.Store
+	id string
+}
+
+func (s unreadable) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
+	if id == s.id {
+		return nil, capstan.Errorf(capstan.EINTERNAL, "operation %s: stored record cannot be decoded", id)
+	}
+	return s.Store.GetOperation(ctx, org, id)
+}
+
+// lockedBuffer is a log destination the executor's goroutines share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestAnUnreadableOperationDoesNotStopTheOthers: a restarted executor
+// resumes every unfinished operation it can read. One it cannot read
+// neither fails the start nor holds the others back: its own resumption
+// logs why and tries again, and it stays as stored.
+func TestAnUnreadableOperationDoesNotStopTheOthers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, real capstan.Store) {
+		broken, fine := storedChain(t, real), storedChain(t, real)
+		logs := &lockedBuffer{}
+		setup(t, unreadable{Store: real, id: broken.ID}, org, func(c *executor.Config) {
+			c.Log = slog.New(slog.NewTextHandler(logs, nil))
+		})
+		waitFor(t, real, fine.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+		require.Eventually(t, func() bool { return strings.Contains(logs.String(), broken.ID) },
+			5*time.Second, 20*time.Millisecond, "the operation that cannot be read is named in the log")
+		stored, err := real.GetOperation(context.Background(), org, broken.ID)
+		require.NoError(t, err)
+		require.Equal(t, capstan.OperationPending, stored.Status, "nothing was written to it")
+	})
 }

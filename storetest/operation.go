@@ -123,12 +123,12 @@ func testOperationChanges(t *testing.T, s capstan.Store) {
 
 	unfinished, err := s.UnfinishedOperations(ctx)
 	require.NoError(t, err)
-	require.True(t, containsOp(unfinished, op.ID))
+	require.True(t, containsOp(unfinished, orgA, op.ID))
 	require.NoError(t, op.Move(capstan.OperationSucceeded))
 	require.NoError(t, s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event("operation.succeeded")}}))
 	unfinished, err = s.UnfinishedOperations(ctx)
 	require.NoError(t, err)
-	require.False(t, containsOp(unfinished, op.ID), "a finished operation is not resumed")
+	require.False(t, containsOp(unfinished, orgA, op.ID), "a finished operation is not resumed")
 	list, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{Status: capstan.OperationSucceeded})
 	require.NoError(t, err)
 	require.Equal(t, 1, total)
@@ -176,9 +176,9 @@ func eventTypes(es []capstan.OperationEvent) []string {
 	return out
 }
 
-func containsOp(ops []*capstan.Operation, id string) bool {
+func containsOp(ops []capstan.OperationRef, org, id string) bool {
 	for _, o := range ops {
-		if o.ID == id {
+		if o.OrganizationID == org && o.ID == id {
 			return true
 		}
 	}
