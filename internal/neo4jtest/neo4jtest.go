@@ -40,17 +40,22 @@ type Server struct {
 
 	stopFn  func() error                    // stop the process, keep the data
 	startFn func(ctx context.Context) error // start it again
-	closeFn func() error                    // stop and remove everything
+	closeFn func() error                    // stop and remove everything (external: give the turn back)
 	mu      sync.Mutex
 }
 
 // StartTimeout bounds a start, including a first download of the jars.
 const StartTimeout = 5 * time.Minute
 
-// Start returns the server named by NEO4J_URI, or starts a throwaway one.
+// Start returns the server named by NEO4J_URI, once this process has its
+// turn on it (shared.go), or starts a throwaway one.
 func Start(ctx context.Context) (*Server, error) {
 	if uri := os.Getenv("NEO4J_URI"); uri != "" {
-		return &Server{URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"), Kind: "external"}, nil
+		release, err := takeTurn(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return &Server{URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"), Kind: "external", closeFn: release}, nil
 	}
 	return StartOwn(ctx)
 }
