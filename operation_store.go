@@ -35,6 +35,12 @@ type OperationStore interface {
 	UnfinishedOperations(ctx context.Context) ([]OperationRef, error)
 }
 
+// LeaseHolder is who holds a lease, and until when.
+type LeaseHolder struct {
+	ID    string
+	Until time.Time
+}
+
 // OperationRef names an operation across organizations.
 type OperationRef struct {
 	OrganizationID string

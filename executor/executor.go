@@ -43,6 +43,14 @@ type Config struct {
 	PerOperation int
 	// Analyzer answers ai_analysis nodes (DeterministicAnalyzer by default).
 	Analyzer Analyzer
+	// Lease, when set, keeps a second executor off the same database
+	// (lease.go): Start waits for it, it is renewed while the executor
+	// runs, and operations stop if it is lost.
+	Lease Lease
+	// LeaseHolder names this executor to others (default: host and Dir).
+	LeaseHolder string
+	// LeaseTerm is how long the lease lasts unrenewed (DefaultLeaseTerm).
+	LeaseTerm time.Duration
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -78,6 +86,17 @@ type Executor struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+
+	// A tenure: the time the executor runs operations, from Start, or
+	// from taking its lease back after it ran out (lease.go), to Stop or
+	// to the lease running out. Loops, workers and timers use run and
+	// count in wg.
+	run     context.Context
+	stopRun context.CancelFunc
+
+	lost       chan error    // the lease was lost to another executor (lease.go)
+	leaseDone  chan struct{} // closed when the lease goroutine has ended
+	leaseUntil time.Time     // when the lease held runs out; only the lease goroutine uses it after Start
 }
 
 // New returns an executor; Start sets it going.
@@ -103,17 +122,48 @@ func New(cfg Config) *Executor {
 	if cfg.PerOperation <= 0 {
 		cfg.PerOperation = max(1, cfg.Workers/2)
 	}
-	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}}
+	if cfg.LeaseHolder == "" {
+		cfg.LeaseHolder = defaultHolder(cfg.Dir)
+	}
+	if cfg.LeaseTerm <= 0 {
+		cfg.LeaseTerm = DefaultLeaseTerm
+	}
+	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}, lost: make(chan error, 1)}
 }
 
-// Start starts the workers and resumes every unfinished operation.
+// Start starts the workers and resumes every unfinished operation; with
+// a Lease, once it holds the lease (no operation runs before).
 func (e *Executor) Start(ctx context.Context) error {
-	e.ctx, e.cancel = context.WithCancel(ctx)
 	for _, d := range []string{"sandbox", "artifacts"} {
 		if err := os.MkdirAll(filepath.Join(e.cfg.Dir, d), 0o750); err != nil {
 			return capstan.Wrap("executor.Start", err)
 		}
 	}
+	if e.cfg.Lease != nil {
+		if err := e.acquireLease(ctx); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	e.ctx, e.cancel = context.WithCancel(ctx)
+	e.mu.Unlock()
+	if e.cfg.Lease != nil {
+		e.leaseDone = make(chan struct{})
+		go func() {
+			defer close(e.leaseDone)
+			e.keepLease()
+		}()
+	}
+	return e.beginTenure()
+}
+
+// beginTenure starts the workers and resumes every unfinished operation:
+// the executor runs operations from here until endTenure (or Stop).
+func (e *Executor) beginTenure() error {
+	e.mu.Lock()
+	run, stop := context.WithCancel(e.ctx)
+	e.run, e.stopRun = run, stop
+	e.mu.Unlock()
 	for i := 0; i < e.cfg.Workers; i++ {
 		e.wg.Add(1)
 		go func() {
@@ -122,13 +172,13 @@ func (e *Executor) Start(ctx context.Context) error {
 				select {
 				case task := <-e.tasks:
 					task()
-				case <-e.ctx.Done():
+				case <-run.Done():
 					return
 				}
 			}
 		}()
 	}
-	ops, err := e.cfg.Store.UnfinishedOperations(ctx)
+	ops, err := e.cfg.Store.UnfinishedOperations(run)
 	if err != nil {
 		return err
 	}
@@ -138,6 +188,19 @@ func (e *Executor) Start(ctx context.Context) error {
 	return nil
 }
 
+// endTenure stops every operation goroutine, job and worker and waits for
+// them; what they did is persisted, and the next tenure resumes from it.
+func (e *Executor) endTenure() {
+	e.mu.Lock()
+	stop := e.stopRun
+	e.run, e.stopRun = nil, nil
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	e.wg.Wait()
+}
+
 // Launch makes sure a goroutine is running the operation. plan, when not
 // nil, is the operation's plan as its start stored it: the loop takes it
 // instead of reading (and decoding) it again.
@@ -145,7 +208,8 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := org + "|" + opID
-	if e.running[k] != nil || e.ctx == nil || e.ctx.Err() != nil {
+	run := e.run
+	if e.running[k] != nil || run == nil || run.Err() != nil {
 		return
 	}
 	l := newLoop(e, org, opID)
@@ -154,7 +218,7 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		l.run(e.ctx)
+		l.run(run)
 		e.mu.Lock()
 		delete(e.running, k)
 		e.mu.Unlock()
@@ -180,8 +244,18 @@ func (e *Executor) Notify(org, opID string) {
 // Stop cancels every operation goroutine and worker and waits for them.
 // Unfinished operations stay as persisted and resume on the next Start.
 func (e *Executor) Stop() {
-	if e.cancel != nil {
-		e.cancel()
+	e.mu.Lock()
+	cancel := e.cancel
+	e.mu.Unlock()
+	if cancel == nil {
+		return // never started
 	}
-	e.wg.Wait()
+	cancel()
+	if e.leaseDone != nil {
+		<-e.leaseDone
+	}
+	e.endTenure()
+	if e.cfg.Lease != nil {
+		e.releaseLease()
+	}
 }

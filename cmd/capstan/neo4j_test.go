@@ -13,7 +13,8 @@ import (
 // TestNeo4jOutageIsSurvived runs the real server on a real Neo4j that this
 // test stops and restarts: Capstan starts while Neo4j is down and reports
 // not ready, becomes ready when Neo4j comes up, answers UNAVAILABLE during
-// an outage, and resumes afterwards with nothing lost.
+// an outage, and resumes afterwards with nothing lost; a second process on
+// the same database does not start.
 func TestNeo4jOutageIsSurvived(t *testing.T) {
 	ctx := context.Background()
 	db, err := neo4jtest.StartOwn(ctx)
@@ -42,5 +43,18 @@ func TestNeo4jOutageIsSurvived(t *testing.T) {
 	p.waitReady(t, 90*time.Second)
 	got := p.gql(t, `query($id: ID!) { intent(id: $id) { status latestPlan { status } } }`, map[string]any{"id": id})
 	require.Equal(t, "PLANNED", got["intent"].(map[string]any)["status"])
+
+	// A second process on the same database does not run its operations
+	// beside this one: it waits two terms of its lease for a holder that
+	// might have died, then exits saying why.
+	second := launch(t, t.TempDir(), "--store", "neo4j", "--neo4j-uri", db.URI, "--executor-lease", "1s")
+	select {
+	case <-second.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a second process on the same database kept running:\n%s", second.output())
+	}
+	require.Equal(t, 1, second.cmd.ProcessState.ExitCode(), second.output())
+	require.Contains(t, second.output(), "one database has one executor at a time")
+	require.Equal(t, 200, p.readyz(t), "the first runs on")
 	p.stop(t)
 }

@@ -39,6 +39,7 @@ type serveConfig struct {
 	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
 	allowedOrigins                                    []string
 	workers                                           int
+	executorLease                                     time.Duration
 }
 
 func envOr(name, def string) string {
@@ -51,6 +52,13 @@ func envOr(name, def string) string {
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return n
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
 	}
 	return def
 }
@@ -70,6 +78,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
 	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
 	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
+	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", executor.DefaultLeaseTerm),
+		"with --store neo4j: the term of the lease that keeps a second Capstan process from running the database's operations; it is renewed every third of it (CAPSTAN_EXECUTOR_LEASE)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -120,11 +130,15 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
+	// One executor per database: Neo4j's lease keeps a second process out
+	// (the embedded store's data directory is locked to one already).
+	lease, _ := store.(executor.Lease)
 	// Every committed operation change is published to live subscribers.
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers})
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
+		Lease: lease, LeaseTerm: cfg.executorLease})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
@@ -136,10 +150,15 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 	prepared := &atomic.Bool{}
 	prepDone := make(chan error, 1)
 	go func() {
-		err := prepareUntilReady(ctx, svc, tokens.Organizations(), cfg, log, prepared)
+		err := prepareUntilReady(ctx, svc, tokens.Organizations(), cfg, log)
 		if err == nil && ctx.Err() == nil {
-			// Resume every unfinished operation once the store answers.
+			// Resume every unfinished operation once the store answers
+			// (on Neo4j, once this process holds the executor lease).
 			err = ex.Start(ctx)
+			if err == nil {
+				prepared.Store(true)
+				log.Info("ready")
+			}
 		}
 		prepDone <- err
 	}()
@@ -163,6 +182,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
 		}
 		select {
 		case err := <-errc:
+			return err
+		case err := <-ex.Lost():
+			srv.Close()
 			return err
 		case <-ctx.Done():
 		}
@@ -225,12 +247,10 @@ func loadTokens(cfg serveConfig, log *slog.Logger) (*server.Tokens, error) {
 
 // prepareUntilReady runs prepare, retrying while the store is unavailable
 // (Neo4j not up yet). Any other error is fatal: bad packs or catalog.
-func prepareUntilReady(ctx context.Context, svc *service.Service, orgs []string, cfg serveConfig, log *slog.Logger, ready *atomic.Bool) error {
+func prepareUntilReady(ctx context.Context, svc *service.Service, orgs []string, cfg serveConfig, log *slog.Logger) error {
 	for wait := 250 * time.Millisecond; ; wait = min(wait*2, 2*time.Second) {
 		err := prepare(ctx, svc, orgs, cfg)
 		if err == nil {
-			ready.Store(true)
-			log.Info("ready")
 			return nil
 		}
 		if capstan.ErrorCode(err) != capstan.EUNAVAILABLE {

@@ -1,0 +1,133 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Lease is a database's executor lease (cypher.Store has one). Every
+// executor resumes every unfinished operation of its database, so two
+// processes on one database would both run them — a non-idempotent job
+// twice. With a Lease, an executor runs operations only while it holds
+// the lease. (The embedded store needs none: its data directory is locked
+// to one process.)
+type Lease interface {
+	AcquireExecutorLease(ctx context.Context, holder string, ttl time.Duration) (bool, capstan.LeaseHolder, error)
+	ReleaseExecutorLease(ctx context.Context, holder string) error
+}
+
+// DefaultLeaseTerm is how long a lease lasts unless renewed; it is renewed
+// every third of that.
+const DefaultLeaseTerm = 15 * time.Second
+
+// defaultHolder names this executor to the others: its host and its
+// directory, the same after a restart, so a restarted server takes its
+// own lease back at once instead of waiting for it to expire.
+func defaultHolder(dir string) string {
+	host, _ := os.Hostname()
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return host + ":" + dir
+}
+
+// acquireLease waits for the lease. A holder that died lets it expire
+// within a term; one that still renews it after two terms is alive, and
+// this executor must not run: that is an error.
+func (e *Executor) acquireLease(ctx context.Context) error {
+	c := e.cfg
+	deadline := c.Clock.Now().Add(2 * c.LeaseTerm)
+	said := false
+	for {
+		start := c.Clock.Now()
+		held, other, err := c.Lease.AcquireExecutorLease(ctx, c.LeaseHolder, c.LeaseTerm)
+		if err != nil {
+			return err
+		}
+		if held {
+			e.leaseUntil = start.Add(c.LeaseTerm)
+			return nil
+		}
+		if !said {
+			c.Log.Warn("another executor holds this database's lease; waiting for it to end", "holder", other.ID, "until", other.Until)
+			said = true
+		}
+		if c.Clock.Now().After(deadline) {
+			return capstan.Errorf(capstan.ECONFLICT, "another Capstan process (%s) runs this database's operations and keeps its lease; one database has one executor at a time", other.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return capstan.Errorf(capstan.EUNAVAILABLE, "waiting for the executor lease: %v", ctx.Err())
+		case <-c.Clock.After(c.LeaseTerm / 3):
+		}
+	}
+}
+
+// keepLease renews the lease every third of a term until the executor
+// stops. While the database cannot be reached the executor runs on (its
+// steps cannot commit anyway) until the lease it holds runs out; then it
+// stops running operations — another executor may take the lease — and
+// keeps trying: taking the lease back starts a new tenure that resumes
+// every unfinished operation from what was persisted. When another
+// executor holds the lease, this one stops for good and reports it on Lost.
+func (e *Executor) keepLease() {
+	c := e.cfg
+	running := true
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-c.Clock.After(c.LeaseTerm / 3):
+		}
+		start := c.Clock.Now()
+		held, other, err := c.Lease.AcquireExecutorLease(e.ctx, c.LeaseHolder, c.LeaseTerm)
+		switch {
+		case e.ctx.Err() != nil:
+			return
+		case err != nil:
+			if running && !start.Before(e.leaseUntil) {
+				c.Log.Error("the executor lease ran out before it could be renewed; stopping operations until it is", "err", err.Error())
+				e.endTenure()
+				running = false
+			} else if running {
+				c.Log.Warn("renewing the executor lease failed; trying again", "err", err.Error(), "until", e.leaseUntil)
+			}
+		case held:
+			e.leaseUntil = start.Add(c.LeaseTerm)
+			if !running {
+				c.Log.Info("executor lease taken back; resuming operations")
+				if err := e.beginTenure(); err != nil {
+					c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
+					e.endTenure()
+					continue
+				}
+				running = true
+			}
+		default:
+			err := capstan.Errorf(capstan.EUNAVAILABLE, "another executor (%s) took this database's lease", other.ID)
+			c.Log.Error("executor lease lost; no longer running operations", "err", err.Error())
+			e.endTenure()
+			e.lost <- err
+			e.cancel()
+			return
+		}
+	}
+}
+
+// Lost reports, once, that the executor lost its lease and stopped
+// running operations (a server should exit: it can no longer run them
+// safely). Without a Lease it never does.
+func (e *Executor) Lost() <-chan error { return e.lost }
+
+// releaseLease gives the lease back, so the next executor need not wait.
+func (e *Executor) releaseLease() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.cfg.Lease.ReleaseExecutorLease(ctx, e.cfg.LeaseHolder); err != nil {
+		e.cfg.Log.Warn("releasing the executor lease failed; it expires by itself", "err", err.Error())
+	}
+}
