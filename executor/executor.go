@@ -178,7 +178,12 @@ func (e *Executor) beginTenure() error {
 			}
 		}()
 	}
-	ops, err := e.cfg.Store.UnfinishedOperations(run)
+	return e.launchUnfinished(run)
+}
+
+// launchUnfinished launches every unfinished operation not running yet.
+func (e *Executor) launchUnfinished(ctx context.Context) error {
+	ops, err := e.cfg.Store.UnfinishedOperations(ctx)
 	if err != nil {
 		return err
 	}

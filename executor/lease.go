@@ -68,7 +68,9 @@ func (e *Executor) acquireLease(ctx context.Context) error {
 }
 
 // keepLease renews the lease every third of a term until the executor
-// stops. While the database cannot be reached the executor runs on (its
+// stops, and launches any unfinished operation it does not run yet (one
+// started through another server, which stores it but has no lease to
+// run it). While the database cannot be reached the executor runs on (its
 // steps cannot commit anyway) until the lease it holds runs out; then it
 // stops running operations — another executor may take the lease — and
 // keeps trying: taking the lease back starts a new tenure that resumes
@@ -96,17 +98,20 @@ func (e *Executor) keepLease() {
 			} else if running {
 				c.Log.Warn("renewing the executor lease failed; trying again", "err", err.Error(), "until", e.leaseUntil)
 			}
+		case held && running:
+			e.leaseUntil = start.Add(c.LeaseTerm)
+			if err := e.launchUnfinished(e.ctx); err != nil && e.ctx.Err() == nil {
+				c.Log.Warn("listing unfinished operations failed", "err", err.Error())
+			}
 		case held:
 			e.leaseUntil = start.Add(c.LeaseTerm)
-			if !running {
-				c.Log.Info("executor lease taken back; resuming operations")
-				if err := e.beginTenure(); err != nil {
-					c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
-					e.endTenure()
-					continue
-				}
-				running = true
+			c.Log.Info("executor lease taken back; resuming operations")
+			if err := e.beginTenure(); err != nil {
+				c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
+				e.endTenure()
+				continue
 			}
+			running = true
 		default:
 			err := capstan.Errorf(capstan.EUNAVAILABLE, "another executor (%s) took this database's lease", other.ID)
 			c.Log.Error("executor lease lost; no longer running operations", "err", err.Error())

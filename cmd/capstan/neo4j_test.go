@@ -33,17 +33,6 @@ func TestNeo4jOutageIsSurvived(t *testing.T) {
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status bindings { key status provider { resourceKey } subOperation { scenario } } } }`, map[string]any{"id": id})
 	require.Equal(t, "READY", plan["planIntent"].(map[string]any)["status"])
 
-	require.NoError(t, db.Stop())
-	_, errs = p.try(t, `query($id: ID!) { intent(id: $id) { status } }`, map[string]any{"id": id})
-	require.NotEmpty(t, errs)
-	require.Equal(t, "UNAVAILABLE", errs[0]["extensions"].(map[string]any)["code"], "%v", errs)
-	require.Equal(t, 503, p.readyz(t))
-
-	require.NoError(t, db.Restart(ctx))
-	p.waitReady(t, 90*time.Second)
-	got := p.gql(t, `query($id: ID!) { intent(id: $id) { status latestPlan { status } } }`, map[string]any{"id": id})
-	require.Equal(t, "PLANNED", got["intent"].(map[string]any)["status"])
-
 	// A second process on the same database does not run its operations
 	// beside this one: it waits two terms of its lease for a holder that
 	// might have died, then exits saying why.
@@ -56,5 +45,17 @@ func TestNeo4jOutageIsSurvived(t *testing.T) {
 	require.Equal(t, 1, second.cmd.ProcessState.ExitCode(), second.output())
 	require.Contains(t, second.output(), "one database has one executor at a time")
 	require.Equal(t, 200, p.readyz(t), "the first runs on")
+
+	require.NoError(t, db.Stop())
+	_, errs = p.try(t, `query($id: ID!) { intent(id: $id) { status } }`, map[string]any{"id": id})
+	require.NotEmpty(t, errs)
+	require.Equal(t, "UNAVAILABLE", errs[0]["extensions"].(map[string]any)["code"], "%v", errs)
+	require.Equal(t, 503, p.readyz(t))
+
+	require.NoError(t, db.Restart(ctx))
+	p.waitReady(t, 90*time.Second)
+	got := p.gql(t, `query($id: ID!) { intent(id: $id) { status latestPlan { status } } }`, map[string]any{"id": id})
+	require.Equal(t, "PLANNED", got["intent"].(map[string]any)["status"])
+
 	p.stop(t)
 }
