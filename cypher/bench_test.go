@@ -52,7 +52,7 @@ func BenchmarkOperationStep(b *testing.B) { storetest.BenchmarkOperationStep(b, 
 // faster per node than this.
 func BenchmarkManagedWriteFloor(b *testing.B) {
 	ctx := context.Background()
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	require.NoError(b, err)
 	defer driver.Close(ctx)
 	sess := driver.NewSession(ctx, neo4j.SessionConfig{})

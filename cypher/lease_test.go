@@ -80,7 +80,7 @@ func TestExecutorLeaseOneWinner(t *testing.T) {
 
 // clearLease removes the lease node, as on a new database.
 func clearLease(ctx context.Context) error {
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func TestMigrateOldProvides(t *testing.T) {
 	_, err := s.ImportResources(ctx, org, []*capstan.Resource{r})
 	require.NoError(t, err)
 
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	require.NoError(t, err)
 	defer driver.Close(ctx)
 	_, err = neo4j.ExecuteQuery(ctx, driver, `

@@ -55,7 +55,7 @@ func TestQueryPlans(t *testing.T) {
 		"resources": {cypher.QueryListResources, map[string]any{"prefix": uid(""), "type": "", "env": "prod", "lifecycle": "",
 			"cap": uid("object_storage.s3"), "after": uid(""), "limit": 10}},
 	}
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	require.NoError(t, err)
 	defer driver.Close(ctx)
 	for name, q := range queries {
@@ -109,11 +109,4 @@ func walk(p neo4j.ProfiledPlan, ops *[]string) {
 	for _, c := range p.Children() {
 		walk(c, ops)
 	}
-}
-
-func auth() neo4j.AuthToken {
-	if server.User == "" {
-		return neo4j.NoAuth()
-	}
-	return neo4j.BasicAuth(server.User, server.Password, "")
 }

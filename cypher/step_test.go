@@ -83,7 +83,7 @@ func TestOperationReadsSeekTheirKeys(t *testing.T) {
 	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
 		NodeRuns: []capstan.OperationNodeRun{{NodeID: "n", Status: capstan.NodeWaitingIntervention}},
 		Events:   []capstan.OperationEvent{{Type: "node.waiting", Actor: "executor"}}}))
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	require.NoError(t, err)
 	defer driver.Close(ctx)
 	opUID := org + "|" + op.ID

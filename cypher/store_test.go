@@ -45,7 +45,7 @@ func TestConformance(t *testing.T) {
 
 func TestUnreadableOperation(t *testing.T) {
 	ctx := context.Background()
-	driver, err := neo4j.NewDriverWithContext(server.URI, auth())
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
 	require.NoError(t, err)
 	t.Cleanup(func() { driver.Close(ctx) })
 	// Its operations end with the test: an executor started on this

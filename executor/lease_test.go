@@ -35,10 +35,7 @@ func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder 
 // the holder. Once the first stops, it gives the lease back, and the next
 // starts at once. An operation then runs under the new one.
 func TestOneExecutorPerDatabase(t *testing.T) {
-	org = testenv.NewOrg()
-	s := openNeo4j(t)
-	clearLease(t)
-	svc := testenv.DemoIn(t, s, org)
+	s, svc := leaseCase(t)
 	first, err := leasedExecutor(t, s, svc, "first", time.Minute)
 	require.NoError(t, err)
 
@@ -60,10 +57,8 @@ func TestOneExecutorPerDatabase(t *testing.T) {
 // (here by hand, as an executor that believed it expired would) stops
 // running operations at its next renewal and says so on Lost.
 func TestLosingTheLeaseStopsTheExecutor(t *testing.T) {
-	org = testenv.NewOrg()
-	s := openNeo4j(t)
-	clearLease(t)
-	ex, err := leasedExecutor(t, s, testenv.DemoIn(t, s, org), "holder")
+	s, svc := leaseCase(t)
+	ex, err := leasedExecutor(t, s, svc, "holder")
 	require.NoError(t, err)
 	_, err = neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease) SET l.holder = 'thief', l.expires = timestamp() + 60000`, nil, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
@@ -80,7 +75,16 @@ func TestLosingTheLeaseStopsTheExecutor(t *testing.T) {
 	stored, err := s.GetOperation(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status)
+}
+
+// leaseCase gives a lease test a new organization on the test Neo4j, its
+// service, and no lease held; the lease is cleared again at its end.
+func leaseCase(t *testing.T) (*cypher.Store, *service.Service) {
+	org = testenv.NewOrg()
+	s := openNeo4j(t)
 	clearLease(t)
+	t.Cleanup(func() { clearLease(t) })
+	return s, testenv.DemoIn(t, s, org)
 }
 
 func openNeo4j(t *testing.T) *cypher.Store {
@@ -91,11 +95,7 @@ func openNeo4j(t *testing.T) *cypher.Store {
 }
 
 func driverOf(t *testing.T) neo4j.DriverWithContext {
-	auth := neo4j.NoAuth()
-	if neo4jServer.User != "" {
-		auth = neo4j.BasicAuth(neo4jServer.User, neo4jServer.Password, "")
-	}
-	d, err := neo4j.NewDriverWithContext(neo4jServer.URI, auth)
+	d, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4jServer.Auth())
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close(context.Background()) })
 	return d
@@ -127,15 +127,13 @@ func (l *unreachableLease) AcquireExecutorLease(ctx context.Context, holder stri
 // once it takes the lease back, it resumes every unfinished operation,
 // including one started while it was paused.
 func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
-	org = testenv.NewOrg()
-	s := openNeo4j(t)
-	clearLease(t)
+	s, svc := leaseCase(t)
 	lease := &unreachableLease{Lease: s}
-	logs := &lockedBuffer{}
-	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: testenv.DemoIn(t, s, org),
+	logs := &testenv.SyncBuffer{}
+	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: svc,
 		Lease: lease, LeaseHolder: "paused", LeaseTerm: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); ex.Stop(); clearLease(t) })
+	t.Cleanup(func() { cancel(); ex.Stop() })
 	require.NoError(t, ex.Start(ctx))
 
 	lease.down.Store(true)
@@ -160,12 +158,9 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 // server without the lease (one waiting for it) is run by the holder, at
 // its next renewal.
 func TestTheHolderRunsOperationsStartedElsewhere(t *testing.T) {
-	org = testenv.NewOrg()
-	s := openNeo4j(t)
-	clearLease(t)
-	_, err := leasedExecutor(t, s, testenv.DemoIn(t, s, org), "holder")
+	s, svc := leaseCase(t)
+	_, err := leasedExecutor(t, s, svc, "holder")
 	require.NoError(t, err)
 	op := storedChain(t, s) // stored, never launched here
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
-	clearLease(t)
 }

@@ -1,14 +1,12 @@
 package executor_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,24 +168,6 @@ func (s unreadable) GetOperation(ctx context.Context, org, id string) (*capstan.
 	return s.Store.GetOperation(ctx, org, id)
 }
 
-// lockedBuffer is a log destination the executor's goroutines share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestAnUnreadableOperationDoesNotStopTheOthers: a restarted executor
 // resumes every unfinished operation it can read. One it cannot read
 // neither fails the start nor holds the others back: its own resumption
@@ -195,7 +175,7 @@ func (b *lockedBuffer) String() string {
 func TestAnUnreadableOperationDoesNotStopTheOthers(t *testing.T) {
 	forEachStore(t, func(t *testing.T, real capstan.Store) {
 		broken, fine := storedChain(t, real), storedChain(t, real)
-		logs := &lockedBuffer{}
+		logs := &testenv.SyncBuffer{}
 		setup(t, unreadable{Store: real, id: broken.ID}, org, func(c *executor.Config) {
 			c.Log = slog.New(slog.NewTextHandler(logs, nil))
 		})

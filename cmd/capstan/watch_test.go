@@ -1,36 +1,18 @@
 package main_test
 
 import (
-	"bytes"
 	"net/url"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer process and a reader test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWatchFollowsAcrossAServerRestart runs `capstan watch` against a real
 // server, restarts the server mid-operation (a dropped connection), and
@@ -43,7 +25,7 @@ func TestWatchFollowsAcrossAServerRestart(t *testing.T) {
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
 	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
 
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	w := exec.Command(binary, "watch", "--server", p.url, "--token", token, op)
 	w.Stdout, w.Stderr = &out, &errOut
 	require.NoError(t, w.Start())
@@ -80,7 +62,7 @@ func TestWatchFollowsAcrossAServerRestart(t *testing.T) {
 	require.Contains(t, out.String(), "── SUCCEEDED")
 }
 
-func waitOutput(t *testing.T, b *syncBuffer, want string) {
+func waitOutput(t *testing.T, b *testenv.SyncBuffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -279,4 +280,12 @@ func runScript(ctx context.Context, script string, port int, data string) (*exec
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
 	return nil, nil, fmt.Errorf("neo4jtest: Neo4j did not become ready in time:\n%s", tail())
+}
+
+// Auth is the driver's token for the server's user (none without one).
+func (s *Server) Auth() neo4j.AuthToken {
+	if s.User == "" {
+		return neo4j.NoAuth()
+	}
+	return neo4j.BasicAuth(s.User, s.Password, "")
 }
