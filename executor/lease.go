@@ -71,33 +71,43 @@ func (e *Executor) acquireLease(ctx context.Context) error {
 // stops, and launches any unfinished operation it does not run yet (one
 // started through another server, which stores it but has no lease to
 // run it). While the database cannot be reached the executor runs on (its
-// steps cannot commit anyway) until the lease it holds runs out; then it
-// stops running operations — another executor may take the lease — and
-// keeps trying: taking the lease back starts a new tenure that resumes
+// steps cannot commit anyway), trying again every fifteenth of a term,
+// until the lease would run out before the next attempt ends; then it
+// stops running operations — another executor may take the lease once it
+// has run out — and keeps trying: taking the lease back starts a new tenure that resumes
 // every unfinished operation from what was persisted. When another
 // executor holds the lease, this one stops for good and reports it on Lost.
 func (e *Executor) keepLease() {
 	c := e.cfg
 	running := true
+	wait := c.LeaseTerm / 3
 	for {
 		select {
 		case <-e.ctx.Done():
 			return
-		case <-c.Clock.After(c.LeaseTerm / 3):
+		case <-c.Clock.After(wait):
 		}
+		wait = c.LeaseTerm / 3
 		start := c.Clock.Now()
-		held, other, err := c.Lease.AcquireExecutorLease(e.ctx, c.LeaseHolder, c.LeaseTerm)
+		held, other, err := e.renewLease()
 		switch {
 		case e.ctx.Err() != nil:
 			return
 		case err != nil:
-			if running && !start.Before(e.leaseUntil) {
-				c.Log.Error("the executor lease ran out before it could be renewed; stopping operations until it is", "err", err.Error())
-				e.endTenure()
-				running = false
-			} else if running {
-				c.Log.Warn("renewing the executor lease failed; trying again", "err", err.Error(), "until", e.leaseUntil)
+			// Try again soon, and stop running operations before the
+			// lease runs out, not at the first attempt after it: another
+			// executor may take it the moment it does.
+			wait = c.LeaseTerm / 15
+			if !running {
+				break
 			}
+			if !outlasts(c.Clock.Now(), e.leaseUntil, c.LeaseTerm) {
+				c.Log.Warn("renewing the executor lease failed; trying again", "err", err.Error(), "until", e.leaseUntil)
+				break
+			}
+			c.Log.Error("the executor lease runs out before it can be renewed; stopping operations until it is", "err", err.Error())
+			e.endTenure()
+			running = false
 		case held && running:
 			e.leaseUntil = start.Add(c.LeaseTerm)
 			if err := e.launchUnfinished(e.ctx); err != nil && e.ctx.Err() == nil {
@@ -121,6 +131,24 @@ func (e *Executor) keepLease() {
 			return
 		}
 	}
+}
+
+// renewTimeout bounds one call for the lease: a call that hangs on an
+// unreachable database must not outlast the lease.
+func renewTimeout(term time.Duration) time.Duration { return term / 5 }
+
+// outlasts reports whether the next attempt to renew a lease of term that
+// runs out at until — after a failed one, at now — could end after it:
+// then the executor must stop running operations now.
+func outlasts(now, until time.Time, term time.Duration) bool {
+	return !now.Add(term/15 + renewTimeout(term)).Before(until)
+}
+
+// renewLease asks for the lease once, for at most renewTimeout.
+func (e *Executor) renewLease() (bool, capstan.LeaseHolder, error) {
+	ctx, cancel := context.WithTimeout(e.ctx, renewTimeout(e.cfg.LeaseTerm))
+	defer cancel()
+	return e.cfg.Lease.AcquireExecutorLease(ctx, e.cfg.LeaseHolder, e.cfg.LeaseTerm)
 }
 
 // Lost reports, once, that the executor lost its lease and stopped

@@ -20,10 +20,10 @@ import (
 )
 
 // leasedExecutor starts an executor of svc on s that holds the database's
-// lease as holder, for terms of 300 ms (or the term given).
+// lease as holder, for terms of a second (or the term given).
 func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder string, term ...time.Duration) (*executor.Executor, error) {
 	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
-		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, 300*time.Millisecond)[0]})
+		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, time.Second)[0]})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	return ex, ex.Start(ctx)
@@ -43,7 +43,7 @@ func TestOneExecutorPerDatabase(t *testing.T) {
 	_, err = leasedExecutor(t, s, svc, "second")
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
 	require.Contains(t, err.Error(), "first")
-	require.GreaterOrEqual(t, time.Since(start), 600*time.Millisecond, "it waited for a holder that might have died")
+	require.GreaterOrEqual(t, time.Since(start), 2*time.Second, "it waited two terms for a holder that might have died")
 
 	first.Stop()
 	second, err := leasedExecutor(t, s, svc, "second")
@@ -71,7 +71,7 @@ func TestLosingTheLeaseStopsTheExecutor(t *testing.T) {
 	}
 	op := storedChain(t, s)
 	ex.Launch(org, op.ID, nil) // stopped: nothing runs it
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	stored, err := s.GetOperation(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status)
@@ -131,16 +131,16 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	lease := &unreachableLease{Lease: s}
 	logs := &testenv.SyncBuffer{}
 	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: svc,
-		Lease: lease, LeaseHolder: "paused", LeaseTerm: 300 * time.Millisecond})
+		Lease: lease, LeaseHolder: "paused", LeaseTerm: time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	require.NoError(t, ex.Start(ctx))
 
 	lease.down.Store(true)
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "lease ran out") }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "lease runs out before it can be renewed") }, 10*time.Second, 20*time.Millisecond)
 	op := storedChain(t, s)
 	ex.Launch(org, op.ID, nil)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond)
 	stored, err := s.GetOperation(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status, "paused: nothing runs")
