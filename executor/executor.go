@@ -97,6 +97,7 @@ type Executor struct {
 	lost       chan error    // the lease was lost to another executor (lease.go)
 	leaseDone  chan struct{} // closed when the lease goroutine has ended
 	leaseUntil time.Time     // when the lease held runs out; only the lease goroutine uses it after Start
+	dirLock    *os.File      // holds Dir to this process while it may hold the lease
 }
 
 // New returns an executor; Start sets it going.
@@ -140,9 +141,15 @@ func (e *Executor) Start(ctx context.Context) error {
 		}
 	}
 	if e.cfg.Lease != nil {
-		if err := e.acquireLease(ctx); err != nil {
+		dirLock, err := lockDir(e.cfg.Dir)
+		if err != nil {
 			return err
 		}
+		if err := e.acquireLease(ctx); err != nil {
+			dirLock.Close()
+			return err
+		}
+		e.dirLock = dirLock
 	}
 	e.mu.Lock()
 	e.ctx, e.cancel = context.WithCancel(ctx)
@@ -262,5 +269,6 @@ func (e *Executor) Stop() {
 	e.endTenure()
 	if e.cfg.Lease != nil {
 		e.releaseLease()
+		e.dirLock.Close()
 	}
 }

@@ -2,8 +2,10 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -26,13 +28,34 @@ const DefaultLeaseTerm = 15 * time.Second
 
 // defaultHolder names this executor to the others: its host and its
 // directory, the same after a restart, so a restarted server takes its
-// own lease back at once instead of waiting for it to expire.
+// own lease back at once instead of waiting for it to expire. Two live
+// processes cannot share the name: the directory is locked to one
+// (lockDir).
 func defaultHolder(dir string) string {
 	host, _ := os.Hostname()
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	return host + ":" + dir
+}
+
+// lockDir locks the executor's directory to this process, so no other
+// process on this host holds the lease under the same name; the lock ends
+// with the returned file (closed by Stop, or by the process's exit).
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "executor.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, capstan.Wrap("executor.Start", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, capstan.Errorf(capstan.ECONFLICT, "executor directory %s is used by another process", dir)
+		}
+		return nil, capstan.Wrap("executor.Start", err)
+	}
+	return f, nil
 }
 
 // acquireLease waits for the lease. A holder that died lets it expire

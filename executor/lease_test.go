@@ -164,3 +164,21 @@ func TestTheHolderRunsOperationsStartedElsewhere(t *testing.T) {
 	op := storedChain(t, s) // stored, never launched here
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 }
+
+// TestOneExecutorPerDirectory: the lease's holder is named after the host
+// and the executor's directory, so two processes must not share one: the
+// second is refused at once, before it could hold the lease as the first.
+func TestOneExecutorPerDirectory(t *testing.T) {
+	s, svc := leaseCase(t)
+	dir := t.TempDir()
+	start := func() error {
+		ex := executor.New(executor.Config{Store: s, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, Lease: s, LeaseTerm: time.Second})
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(func() { cancel(); ex.Stop() })
+		return ex.Start(ctx)
+	}
+	require.NoError(t, start())
+	err := start()
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "used by another process")
+}
