@@ -42,7 +42,8 @@ type Config struct {
 	Service *service.Service
 	Tokens  *Tokens
 	Log     *slog.Logger
-	// Ready, when set, must also hold for /readyz (start-up work done).
+	// Ready, when set, must also hold for /readyz (start-up work done);
+	// until it does, mutations and subscriptions are UNAVAILABLE.
 	Ready func() bool
 	// Broker feeds subscriptions (none: subscriptions answer UNAVAILABLE).
 	Broker *live.Broker
@@ -82,6 +83,7 @@ func GraphQL(cfg Config) http.Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
 	srv.Use(&complexityLimit{limit: MaxComplexity})
+	srv.AroundOperations(refuseUntilReady(cfg.Ready))
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {

@@ -28,3 +28,14 @@ func TestDescribeEvents(t *testing.T) {
 	require.Equal(t, "", finalStatus("operation.running"))
 	require.Equal(t, operationID("op-1"), operationID(operationID("op-1")), "a global id is taken as it is")
 }
+
+func TestRetryable(t *testing.T) {
+	for code, want := range map[string]bool{
+		"OVERFLOW": true, "UNAVAILABLE": true, // a new connection may get through
+		"NOT_FOUND": false, "UNAUTHENTICATED": false, "FORBIDDEN": false, "INVALID": false, "INTERNAL": false,
+	} {
+		if got := retryable(code); got != want {
+			t.Errorf("retryable(%s) = %v, want %v", code, got, want)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func follow(ctx context.Context, c watchConfig, stdout, stderr io.Writer) (strin
 			return status, nil
 		}
 		var gqlErr gqlws.Error
-		if errors.As(err, &gqlErr) && gqlErr.Code() != "OVERFLOW" || ctx.Err() != nil {
+		if errors.As(err, &gqlErr) && !retryable(gqlErr.Code()) || ctx.Err() != nil {
 			return status, err // refused (not found, unauthenticated): retrying will not help
 		}
 		failures++
@@ -95,6 +95,11 @@ func follow(ctx context.Context, c watchConfig, stdout, stderr io.Writer) (strin
 		}
 	}
 }
+
+// retryable says whether a subscription ended with an error code that a
+// new connection may not get: fallen behind (OVERFLOW), or a server that
+// is not ready yet or lost its store (UNAVAILABLE).
+func retryable(code string) bool { return code == "OVERFLOW" || code == "UNAVAILABLE" }
 
 // followOnce runs one connection; done means the timeline completed.
 func followOnce(ctx context.Context, c watchConfig, cursor, status *string, out io.Writer) (bool, error) {
