@@ -200,6 +200,13 @@ func (e *Executor) launchUnfinished(ctx context.Context) error {
 	return nil
 }
 
+// inTenure reports whether the executor runs operations now.
+func (e *Executor) inTenure() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.run != nil
+}
+
 // endTenure stops every operation goroutine, job and worker and waits for
 // them; what they did is persisted, and the next tenure resumes from it.
 func (e *Executor) endTenure() {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/filelock"
 )
 
 // Lease is a database's executor lease (cypher.Store has one). Every
@@ -43,16 +43,11 @@ func defaultHolder(dir string) string {
 // process on this host holds the lease under the same name; the lock ends
 // with the returned file (closed by Stop, or by the process's exit).
 func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, "executor.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, capstan.Wrap("executor.Start", err)
+	f, err := filelock.TryLock(filepath.Join(dir, "executor.lock"))
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "executor directory %s is used by another process", dir)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, capstan.Errorf(capstan.ECONFLICT, "executor directory %s is used by another process", dir)
-		}
+	if err != nil {
 		return nil, capstan.Wrap("executor.Start", err)
 	}
 	return f, nil
@@ -97,12 +92,12 @@ func (e *Executor) acquireLease(ctx context.Context) error {
 // steps cannot commit anyway), trying again every fifteenth of a term,
 // until the lease would run out before the next attempt ends; then it
 // stops running operations — another executor may take the lease once it
-// has run out — and keeps trying: taking the lease back starts a new tenure that resumes
-// every unfinished operation from what was persisted. When another
+// has run out — and keeps trying: taking the lease back starts a new
+// tenure that resumes every unfinished operation from what was persisted.
+// When another
 // executor holds the lease, this one stops for good and reports it on Lost.
 func (e *Executor) keepLease() {
 	c := e.cfg
-	running := true
 	wait := c.LeaseTerm / 3
 	for {
 		select {
@@ -121,7 +116,7 @@ func (e *Executor) keepLease() {
 			// lease runs out, not at the first attempt after it: another
 			// executor may take it the moment it does.
 			wait = c.LeaseTerm / 15
-			if !running {
+			if !e.inTenure() {
 				break
 			}
 			if !outlasts(c.Clock.Now(), e.leaseUntil, c.LeaseTerm) {
@@ -130,8 +125,7 @@ func (e *Executor) keepLease() {
 			}
 			c.Log.Error("the executor lease runs out before it can be renewed; stopping operations until it is", "err", err.Error())
 			e.endTenure()
-			running = false
-		case held && running:
+		case held && e.inTenure():
 			e.leaseUntil = start.Add(c.LeaseTerm)
 			if err := e.launchUnfinished(e.ctx); err != nil && e.ctx.Err() == nil {
 				c.Log.Warn("listing unfinished operations failed", "err", err.Error())
@@ -142,9 +136,7 @@ func (e *Executor) keepLease() {
 			if err := e.beginTenure(); err != nil {
 				c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
 				e.endTenure()
-				continue
 			}
-			running = true
 		default:
 			err := capstan.Errorf(capstan.EUNAVAILABLE, "another executor (%s) took this database's lease", other.ID)
 			c.Log.Error("executor lease lost; no longer running operations", "err", err.Error())

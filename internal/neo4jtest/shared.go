@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/capstan-dev/capstan/internal/filelock"
 )
 
 // Test processes that share one external server (NEO4J_URI) take turns
@@ -57,18 +58,13 @@ func takeTurn(ctx context.Context, uri string) (func() error, error) {
 func lockFile(ctx context.Context, uri string) (*os.File, error) {
 	sum := sha256.Sum256([]byte(uri))
 	path := filepath.Join(os.TempDir(), "capstan-neo4jtest-"+hex.EncodeToString(sum[:8])+".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("neo4jtest: %w", err)
-	}
 	said := false
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		f, err := filelock.TryLock(path)
 		if err == nil {
 			return f, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
+		if !errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("neo4jtest: locking %s: %w", path, err)
 		}
 		if !said {
@@ -77,7 +73,6 @@ func lockFile(ctx context.Context, uri string) (*os.File, error) {
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
 			return nil, fmt.Errorf("neo4jtest: waiting for %s: %w", uri, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
