@@ -4,7 +4,7 @@ BIN     := bin/capstan
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench load fmt vet clean neo4j
+.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench floors load fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -41,6 +41,11 @@ lint-packs: build ## Lint the bundled scenario packs.
 
 bench: ## Run every benchmark (planning, candidate search on both stores, executor).
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+floors: ## Measure this machine's floors under the benchmark targets: a durable 4 KB write, a Neo4j write transaction, one write to each of 10,000 loopback connections.
+	$(GO) test -run '^$$' -bench 'BenchmarkDurableWriteFloor' -benchtime 2000x ./executor/
+	$(GO) test -run '^$$' -bench 'BenchmarkManagedWriteFloor' -benchtime 2000x ./cypher/
+	$(GO) run ./cmd/capstan-load -floor -subscribers 10000
 
 load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100).
 	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100)
