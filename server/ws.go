@@ -154,10 +154,16 @@ func encode(typ, id string, payload any) []byte {
 // written directly: gqlgen's data is already JSON, and encoding/json would
 // only validate and copy it again for every subscriber.
 func encodeResponse(typ, id string, r *graphql.Response) []byte {
+	return appendResponse(nil, typ, id, r)
+}
+
+// appendResponse is encodeResponse appending to dst where it can (data
+// only); otherwise it returns a message of its own.
+func appendResponse(dst []byte, typ, id string, r *graphql.Response) []byte {
 	if !dataOnly(r) {
 		return encode(typ, id, r)
 	}
-	return encodeData(typ, id, r.Data)
+	return appendData(dst, typ, id, r.Data)
 }
 
 // dataOnly reports whether a response carries nothing but its data.
@@ -165,9 +171,8 @@ func dataOnly(r *graphql.Response) bool {
 	return len(r.Errors) == 0 && len(r.Extensions) == 0 && r.Label == "" && r.Path == nil && r.HasNext == nil
 }
 
-// encodeData encodes a result message whose payload is data alone.
-func encodeData(typ, id string, data json.RawMessage) []byte {
-	b := make([]byte, 0, len(data)+len(typ)+len(id)+48)
+// appendData appends a result message whose payload is data alone.
+func appendData(b []byte, typ, id string, data json.RawMessage) []byte {
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","id":`...)
