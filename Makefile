@@ -4,7 +4,7 @@ BIN     := bin/capstan
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench floors load fmt vet clean neo4j
+.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench floors load load-curve fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -49,6 +49,12 @@ floors: ## Measure this machine's floors under the benchmark targets: a durable 
 
 load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100).
 	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100)
+
+load-curve: build ## The load test at rising event rates (job steps STEPS, default 400ms..0s) to find the highest rate held.
+	@for step in $(or $(STEPS),400ms 200ms 100ms 50ms 0s); do \
+		echo "== step $$step"; \
+		$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),10000) -operations $(or $(OPERATIONS),100) -step $$step || exit 1; \
+	done
 
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
 	scripts/neo4j/run.sh 7687 $(DATA)/neo4j
