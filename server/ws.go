@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,8 +172,10 @@ func dataOnly(r *graphql.Response) bool {
 	return len(r.Errors) == 0 && len(r.Extensions) == 0 && r.Label == "" && r.Path == nil && r.HasNext == nil
 }
 
-// appendData appends a result message whose payload is data alone.
+// appendData appends a result message whose payload is data alone,
+// growing b at most once.
 func appendData(b []byte, typ, id string, data json.RawMessage) []byte {
+	b = slices.Grow(b, len(data)+len(typ)+len(id)+48)
 	b = append(b, `{"type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","id":`...)
