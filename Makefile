@@ -47,13 +47,13 @@ floors: ## Measure this machine's floors under the benchmark targets: a durable 
 	$(GO) test -run '^$$' -bench 'BenchmarkManagedWriteFloor' -benchtime 2000x ./cypher/
 	$(GO) run ./cmd/capstan-load -floor -subscribers 10000
 
-load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100).
-	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100)
+load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100 STEP=50ms).
+	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100) -step $(or $(STEP),50ms)
 
 load-curve: build ## The load test at rising event rates (job steps STEPS, default 400ms..0s) to find the highest rate held.
 	@for step in $(or $(STEPS),400ms 200ms 100ms 50ms 0s); do \
 		echo "== step $$step"; \
-		$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),10000) -operations $(or $(OPERATIONS),100) -step $$step || exit 1; \
+		$(MAKE) --no-print-directory load STEP=$$step SUBSCRIBERS=$(or $(SUBSCRIBERS),10000) || exit 1; \
 	done
 
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
