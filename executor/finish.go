@@ -115,8 +115,8 @@ func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.Ope
 }
 
 // schedule wakes the loop when a retrying node is due.
-func (l *loop) schedule(ctx context.Context, n *capstan.PlanNode, run capstan.OperationNodeRun) {
-	l.after(ctx, n.ID, NextAttempt(nodePolicy(n), run.Attempts, "").Wait)
+func (l *loop) schedule(n *capstan.PlanNode, run capstan.OperationNodeRun) {
+	l.after(n.ID, NextAttempt(nodePolicy(n), run.Attempts, "").Wait)
 }
 
 // retry starts the next attempt of a retrying node.

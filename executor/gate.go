@@ -15,7 +15,7 @@ const gateTimer = "gate:"
 // scheduleGate wakes the loop when a waiting gate with a timeout expires.
 // The deadline counts from when the gate started waiting, so a restart
 // does not extend it.
-func (l *loop) scheduleGate(ctx context.Context, n *capstan.PlanNode, run capstan.OperationNodeRun) {
+func (l *loop) scheduleGate(n *capstan.PlanNode, run capstan.OperationNodeRun) {
 	if n.Gate == nil || n.Gate.Timeout == "" || run.StartedAt == nil {
 		return
 	}
@@ -23,7 +23,7 @@ func (l *loop) scheduleGate(ctx context.Context, n *capstan.PlanNode, run capsta
 	if err != nil {
 		return
 	}
-	l.after(ctx, gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.cfg.Clock.Now())))
+	l.after(gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.cfg.Clock.Now())))
 }
 
 // retryDue reports whether a retry timer is pending (a gate's timeout
@@ -37,10 +37,13 @@ func (l *loop) retryDue() bool {
 	return false
 }
 
-// after sends name to the loop's due channel after d.
-func (l *loop) after(ctx context.Context, name string, d time.Duration) {
+// after sends name to the loop's due channel after d. The timer ends
+// with the loop (its life), not with the executor: an operation that
+// finished before a gate's 24 h timeout leaves no goroutine behind.
+func (l *loop) after(name string, d time.Duration) {
 	l.scheduled[name] = true
 	timer := l.e.cfg.Clock.After(d)
+	ctx := l.life
 	l.e.wg.Add(1)
 	go func() {
 		defer l.e.wg.Done()

@@ -17,8 +17,11 @@ type loop struct {
 	e *Executor
 	// jobs is the context of this operation's jobs; cancelling the
 	// operation cancels it and kills their process groups.
-	jobs      context.Context
-	stopJobs  context.CancelFunc
+	jobs     context.Context
+	stopJobs context.CancelFunc
+	// life ends when run returns: the operation's timers (gate
+	// timeouts, retry backoffs) wait on it, so none outlives the loop.
+	life      context.Context
 	org, opID string
 	wake      chan struct{}
 	results   chan nodeResult
@@ -99,6 +102,9 @@ func newLoop(e *Executor, org, opID string) *loop {
 func (l *loop) run(ctx context.Context) {
 	l.jobs, l.stopJobs = context.WithCancel(ctx)
 	defer l.stopJobs()
+	life, endLife := context.WithCancel(ctx)
+	l.life = life
+	defer endLife()
 	defer l.diag.close()
 	for ctx.Err() == nil {
 		st, err := l.state(ctx)

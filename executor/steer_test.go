@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,7 +49,7 @@ scenarios:
         - id: two-keys
           type: gate
           title: Two people approve
-          gate: {type: approval, reason: Two keys turn together., required_roles: [sre], approvals: 2}
+          gate: {type: approval, reason: Two keys turn together., required_roles: [sre], approvals: 2, timeout: 24h}
   - id: thing.hang
     action: hang
     target_resource_type: thing
@@ -221,5 +223,21 @@ func TestConcurrentApprovalsBothCount(t *testing.T) {
 			who = append(who, d.Actor)
 		}
 		require.ElementsMatch(t, []string{"bob", "carol"}, who)
+		require.Eventually(t, func() bool { return operationGoroutines() == "" }, 5*time.Second, 10*time.Millisecond,
+			"the gate's 24 h timeout timer ended with its operation; still there:\n%s", operationGoroutines())
 	})
+}
+
+// operationGoroutines returns the stacks of goroutines that belong to an
+// operation's loop (the loop itself, its timers), "" when none is left.
+func operationGoroutines() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "executor.(*loop)") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }

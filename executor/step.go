@@ -82,7 +82,7 @@ func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationC
 		case capstan.NodeGate:
 			_ = run.Move(capstan.NodeWaitingApproval)
 			run.StartedAt = l.now()
-			l.scheduleGate(ctx, n, run)
+			l.scheduleGate(n, run)
 			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeSubOperation:
@@ -133,9 +133,9 @@ func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.Operati
 				return nil, nil, true, err
 			}
 		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
-			l.schedule(ctx, st.node(id), r)
+			l.schedule(st.node(id), r)
 		case r.Status == capstan.NodeWaitingApproval && !l.scheduled[gateTimer+id]:
-			l.scheduleGate(ctx, st.node(id), r)
+			l.scheduleGate(st.node(id), r)
 		case r.Status == capstan.NodeFailed && st.node(id).Type == capstan.NodeGate:
 			l.fail(st, ch, id, r.Error) // rejected or timed out
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:

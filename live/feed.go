@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"sync"
+
+	"github.com/capstan-dev/capstan/internal/guard"
 )
 
 // Out is where a Feed delivers events: a subscriber's stream.
@@ -57,6 +59,9 @@ func StartFeed(ctx context.Context, b *Broker, org, opID string, src Source, aft
 // run replays from the store until it has caught up with the live
 // messages that arrived meanwhile, then hands delivery to receive.
 func (f *Feed) run() {
+	// The sections under f.mu only move fields, so a panic never leaves
+	// it held and f.end can take it.
+	defer guard.Recover(nil, "operation feed", f.end)
 	ended, err := f.src.Terminal(f.ctx)
 	if err == nil {
 		err = f.catchUp()

@@ -2,11 +2,11 @@ package resolver
 
 import (
 	"context"
-	"strconv"
 	"sync"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
 )
 
@@ -51,7 +51,7 @@ func newEdgeStream(ctx context.Context) *edgeStream {
 }
 
 func edge(e capstan.OperationEvent) *model.OperationEventEdge {
-	return &model.OperationEventEdge{Cursor: strconv.FormatInt(e.Sequence, 10), Node: &e}
+	return &model.OperationEventEdge{Cursor: eventCursor(e.Sequence), Node: &e}
 }
 
 func (s *edgeStream) TrySend(e *live.Shared) bool { return s.push(e) == nil }
@@ -137,6 +137,7 @@ func (s *edgeStream) Pass() {
 
 // pump hands every event to the executor when no transport relays them.
 func (s *edgeStream) pump(wake <-chan struct{}) {
+	defer guard.Recover(nil, "operationEvents", func(err error) { streamError(s.ctx, err) })
 	for {
 		v, end := s.next()
 		switch {

@@ -29,8 +29,8 @@ func TestEdgeStreamWithoutTransportHandsEventsToTheExecutor(t *testing.T) {
 		}
 	}
 	require.Len(t, got, eventBuffer+1, "every event, then the end")
-	require.Equal(t, "1", got[0])
-	require.Equal(t, "65", got[eventBuffer])
+	require.Equal(t, eventCursor(1), got[0])
+	require.Equal(t, eventCursor(eventBuffer+1), got[eventBuffer])
 }
 
 func TestEdgeStreamRelayedByItsTransport(t *testing.T) {
@@ -53,7 +53,7 @@ func TestEdgeStreamRelayedByItsTransport(t *testing.T) {
 	require.True(t, ok)
 	require.EqualValues(t, 2, v.Event.Sequence)
 	s.Pass()
-	require.Equal(t, "2", (<-s.exec).Cursor)
+	require.Equal(t, eventCursor(2), (<-s.exec).Cursor)
 	for range eventBuffer - 2 {
 		_, ok = s.Take()
 		require.True(t, ok)

@@ -75,31 +75,42 @@ func (r *Resolver) resourceKeyOf(ctx context.Context, id string) (string, error)
 	return res.Key(), nil
 }
 
-// timelineCursor decodes a timeline cursor (an event's sequence; "" is the start).
-func timelineCursor(cursor string) (int64, error) {
-	if cursor == "" {
-		return 0, nil
+// eventCursor is the one format of a timeline cursor: the opaque cursor
+// of the event's sequence. operation.timeline, operationEvents (WebSocket
+// and SSE), operationProgress and OVERFLOW errors all show it, and each
+// accepts what any of them showed.
+func eventCursor(seq int64) string { return cursor(strconv.FormatInt(seq, 10)) }
+
+// timelineCursor decodes a timeline cursor ("" is the start).
+func timelineCursor(c string) (int64, error) {
+	key, err := afterKey(&c)
+	if err != nil || key == "" {
+		return 0, err
 	}
-	seq, err := strconv.ParseInt(cursor, 10, 64)
+	seq, err := strconv.ParseInt(key, 10, 64)
 	if err != nil || seq < 0 {
-		return 0, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", cursor)
+		return 0, capstan.Errorf(capstan.EINVALID, "after %q is not a timeline cursor", c)
 	}
 	return seq, nil
 }
 
 // timeline pages an operation's events; a cursor is an event's sequence.
 func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
-	n, start, err := pageArgs(first, after)
+	n, err := pageSize(first)
 	if err != nil {
 		return nil, err
 	}
-	seq, err := timelineCursor(start)
+	seq, err := timelineCursor(deref(after))
 	if err != nil {
 		return nil, err
 	}
 	events, err := r.Service.Timeline(ctx, op.ID, seq, n+1)
 	if err != nil {
 		return nil, err
+	}
+	start := ""
+	if seq > 0 {
+		start = strconv.FormatInt(seq, 10)
 	}
 	page, cursors, info := storePage(events, n, start, func(e capstan.OperationEvent) string { return strconv.FormatInt(e.Sequence, 10) })
 	c := &model.OperationEventConnection{PageInfo: info, Edges: []model.OperationEventEdge{}}

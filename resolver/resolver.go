@@ -4,6 +4,7 @@
 package resolver
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/capstan-dev/capstan/live"
@@ -17,4 +18,7 @@ type Resolver struct {
 	Broker *live.Broker
 	// ProgressWindow coalesces operationProgress (DefaultProgressWindow).
 	ProgressWindow time.Duration
+	// Log receives the stacks of panics recovered in the goroutines that
+	// serve subscriptions (slog.Default when nil).
+	Log *slog.Logger
 }

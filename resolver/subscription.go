@@ -3,13 +3,13 @@ package resolver
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -103,7 +103,7 @@ func streamError(ctx context.Context, err error) {
 	var over *live.OverflowError
 	if errors.As(err, &over) {
 		live.AddError(ctx, &gqlerror.Error{Message: over.Error(),
-			Extensions: map[string]any{"code": CodeOverflow, "cursor": strconv.FormatInt(over.Cursor, 10)}})
+			Extensions: map[string]any{"code": CodeOverflow, "cursor": eventCursor(over.Cursor)}})
 		return
 	}
 	code := capstan.ErrorCode(err)
@@ -124,6 +124,7 @@ func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-c
 	go func() {
 		defer func() { close(out); ready() }()
 		defer func() { sub.Close() }()
+		defer guard.Recover(r.Log, "operationProgress", func(err error) { streamError(ctx, err) })
 		streamError(ctx, r.followProgress(ctx, op.ID, &sub, out, ready))
 	}()
 	return out, nil
@@ -158,8 +159,14 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 				if !(*sub).Overflowed() {
 					return nil // shutting down
 				}
+				// Fell behind: a snapshot needs no replay, so subscribe
+				// again and send the progress as it is now.
 				*sub = (*sub).Renew()
 				seq = 0
+				if due == nil {
+					due = time.After(window)
+				}
+				continue
 			}
 			for _, e := range m.Events {
 				seq = max(seq, e.Sequence)
@@ -179,7 +186,7 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 func progressModel(p *service.Progress) *model.OperationProgress {
 	m := &model.OperationProgress{Operation: p.Operation, Status: p.Operation.Status, DesiredResult: p.DesiredResult,
 		CurrentPhase: p.CurrentPhase, Progress: p.Fraction(), CompletedNodes: p.CompletedNodes, TotalNodes: p.TotalNodes,
-		NeedsAttention: p.NeedsAttention, Cursor: strconv.FormatInt(p.Sequence, 10)}
+		NeedsAttention: p.NeedsAttention, Cursor: eventCursor(p.Sequence)}
 	if p.ResourceHealth != "" {
 		m.ResourceHealth, m.ResourceLifecycle = &p.ResourceHealth, &p.ResourceLifecycle
 	}
@@ -205,6 +212,7 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 	go func() {
 		defer func() { close(out); ready() }()
 		defer sub.Close()
+		defer guard.Recover(r.Log, "operations", func(err error) { streamError(ctx, err) })
 		for {
 			select {
 			case <-ctx.Done():

@@ -20,7 +20,7 @@ func TestSubscribersGetTheirOwnSelectionOfSharedEvents(t *testing.T) {
 
 	one, two := env.dial(t, adminToken), env.dial(t, adminToken)
 	require.NoError(t, one.Subscribe("all", eventsSubscription, map[string]any{"op": op}))
-	require.NoError(t, one.Subscribe("from-2", eventsSubscription, map[string]any{"op": op, "after": "2"}))
+	require.NoError(t, one.Subscribe("from-2", eventsSubscription, map[string]any{"op": op, "after": eventCursor(2)}))
 	require.NoError(t, one.Subscribe("timed", timed, map[string]any{"op": op, "t": true}))
 	require.NoError(t, two.Subscribe("all", eventsSubscription, map[string]any{"op": op}))
 	require.NoError(t, two.Subscribe("untimed", timed, map[string]any{"op": op, "t": false}))

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,25 @@ type liveEnv struct {
 	broker *live.Broker
 	tokens *server.Tokens
 	done   chan struct{}
+	// panicFor, once set, makes the service's store panic when it reads
+	// an intent for that actor: a bug injected into a goroutine that
+	// serves one client.
+	panicFor *atomic.Pointer[string]
+}
+
+// panickingStore panics in GetIntent for the actor panicFor names.
+type panickingStore struct {
+	capstan.Store
+	panicFor *atomic.Pointer[string]
+}
+
+func (s panickingStore) GetIntent(ctx context.Context, org, id string) (*capstan.Intent, error) {
+	if who := s.panicFor.Load(); who != nil {
+		if a, err := capstan.ActorFrom(ctx); err == nil && a.ID == *who {
+			panic("injected: a bug in a goroutine that serves " + a.ID)
+		}
+	}
+	return s.Store.GetIntent(ctx, org, id)
 }
 
 const sreToken = "sre-token-0123456789"
@@ -42,7 +62,8 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 	t.Helper()
 	broker := live.NewBroker(buffer)
 	store := live.Store{Store: testenv.Store(t), Broker: broker}
-	svc := testenv.Demo(t, store)
+	panicFor := &atomic.Pointer[string]{}
+	svc := testenv.Demo(t, panickingStore{Store: store, panicFor: panicFor})
 	require.NoError(t, svc.SeedDemoCatalog(testenv.Admin("other"), "other", []byte("clusters: [{name: other-k8s, environment: prod}]")))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: log, Hooks: svc,
@@ -56,7 +77,7 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 		{Token: otherToken, Actor: "mallory", Organization: "other", Roles: []string{capstan.RoleAdmin}},
 	})
 	require.NoError(t, err)
-	env := &liveEnv{svc: svc, store: store, broker: broker, tokens: tokens, done: make(chan struct{})}
+	env := &liveEnv{svc: svc, store: store, broker: broker, tokens: tokens, done: make(chan struct{}), panicFor: panicFor}
 	cfg := server.Config{Service: svc, Tokens: tokens, Log: log, Broker: broker,
 		TokenRecheck: 50 * time.Millisecond, ProgressWindow: 20 * time.Millisecond, MaxSubscriptions: 3, Done: env.done}
 	for _, o := range options {
@@ -136,8 +157,15 @@ func requireContiguous(t *testing.T, events []eventEdge, first int64) {
 	t.Helper()
 	for i, e := range events {
 		require.Equal(t, first+int64(i), e.OperationEvents.Node.Sequence, "event %d", i)
-		require.Equal(t, strconv.FormatInt(e.OperationEvents.Node.Sequence, 10), e.OperationEvents.Cursor)
+		require.Equal(t, eventCursor(e.OperationEvents.Node.Sequence), e.OperationEvents.Cursor)
 	}
+}
+
+// eventCursor is the cursor the API shows for an event (opaque to
+// clients; the tests know its format to check that every surface shows
+// the same one).
+func eventCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("c:" + strconv.FormatInt(seq, 10)))
 }
 
 func (e *liveEnv) storedEvents(t *testing.T, opGlobalID string) []capstan.OperationEvent {
@@ -409,4 +437,111 @@ func TestShutdownCompletesSubscriptions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "complete", m.Type)
 	require.Equal(t, 0, env.broker.Subscribers())
+}
+
+// TestOneCursorFormat: a cursor from operation.timeline resumes
+// operationEvents, and a cursor operationEvents gave pages the query.
+func TestOneCursorFormat(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	page := post(t, env.ts, adminToken, `query($id: ID!) { operation(id: $id) { timeline(first: 2) { edges { cursor } pageInfo { endCursor } } } }`, map[string]any{"id": op})
+	require.Empty(t, page.Errors)
+	queryCursor := get(page.Data, "operation", "timeline", "pageInfo", "endCursor").(string)
+	require.Equal(t, eventCursor(2), queryCursor)
+
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("s", eventsSubscription, map[string]any{"op": op, "after": queryCursor}))
+	got, _ := readEvents(t, c, "s", 2)
+	requireContiguous(t, got, 3)
+
+	paged := post(t, env.ts, adminToken, `query($id: ID!, $after: String) { operation(id: $id) { timeline(first: 1, after: $after) { edges { cursor node { sequence } } } } }`,
+		map[string]any{"id": op, "after": got[0].OperationEvents.Cursor})
+	require.Empty(t, paged.Errors)
+	edges := get(paged.Data, "operation", "timeline", "edges").([]any)
+	require.Len(t, edges, 1)
+	require.Equal(t, 4.0, get(edges[0], "node", "sequence"))
+	require.Equal(t, got[1].OperationEvents.Cursor, get(edges[0], "cursor"))
+
+	bad := post(t, env.ts, adminToken, `query($id: ID!) { operation(id: $id) { timeline(after: "10") { edges { cursor } } } }`, map[string]any{"id": op})
+	require.Equal(t, "INVALID", bad.Errors[0].Extensions["code"], "a bare sequence is not a cursor")
+}
+
+// TestProgressSubscriberThatFallsBehindKeepsTheServerUp: a progress
+// subscription whose broker buffer overflows subscribes again and goes
+// on (it once dereferenced the closed channel's nil message and took
+// the whole server down).
+func TestProgressSubscriberThatFallsBehindKeepsTheServerUp(t *testing.T) {
+	env := startLive(t, 8)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	c := env.dial(t, adminToken)
+	const progress = `subscription($op: ID!) { operationProgress(operation: $op) { status cursor } }`
+	require.NoError(t, c.Subscribe("p", progress, map[string]any{"op": op}))
+	first, err := c.Next()
+	require.NoError(t, err)
+	require.Equal(t, "next", first.Type)
+
+	opID, org := localOperationID(t, op), testenv.Org
+	stored, err := env.store.GetOperation(context.Background(), org, opID)
+	require.NoError(t, err)
+	for i := 1; i <= 1000; i++ { // far beyond the subscription's buffer of 8
+		env.broker.Publish(live.Message{Org: org, Operation: *stored, Events: []capstan.OperationEvent{{Sequence: 1000 + int64(i), Type: "synthetic", Actor: "test"}}})
+	}
+	waitForStatus(t, env, op, "WAITING") // the server still answers
+	env.approve(t, op)
+	for {
+		m, err := c.Next()
+		require.NoError(t, err)
+		require.Equal(t, "p", m.ID)
+		if m.Type == "complete" {
+			break
+		}
+		require.Equal(t, "next", m.Type, "%s", m.Payload)
+		var p struct {
+			OperationProgress struct{ Status, Cursor string }
+		}
+		require.NoError(t, gqlws.Data(m, &p))
+		if p.OperationProgress.Status == "SUCCEEDED" {
+			require.NotEmpty(t, p.OperationProgress.Cursor)
+		}
+	}
+}
+
+// TestPanicInASubscriptionEndsItAlone: a panic in the goroutine that
+// serves one progress subscription ends that subscription with INTERNAL;
+// the connection's other subscription, other clients and the server go on.
+func TestPanicInASubscriptionEndsItAlone(t *testing.T) {
+	env := startLive(t, 0)
+	op := env.startMinio(t)
+	waitForStatus(t, env, op, "WAITING")
+	c := env.dial(t, adminToken)
+	const progress = `subscription($op: ID!) { operationProgress(operation: $op) { status } }`
+	require.NoError(t, c.Subscribe("p", progress, map[string]any{"op": op}))
+	m, err := c.Next()
+	require.NoError(t, err)
+	require.Equal(t, "next", m.Type)
+
+	alice := "alice"
+	env.panicFor.Store(&alice) // the adminToken's actor
+	env.approve(t, op)         // events make the progress goroutine read again: it panics
+	for {
+		m, err = c.Next()
+		require.NoError(t, err)
+		if m.Type != "next" {
+			break
+		}
+	}
+	require.Equal(t, "error", m.Type, "%s", m.Payload)
+	var errs []gqlws.Error
+	require.NoError(t, json.Unmarshal(m.Payload, &errs))
+	require.Equal(t, "INTERNAL", errs[0].Code())
+	require.Equal(t, "internal error", errs[0].Message, "nothing of the panic reaches the client")
+
+	env.panicFor.Store(nil)
+	waitForStatus(t, env, op, "SUCCEEDED") // the server still answers
+	require.NoError(t, c.Subscribe("e", eventsSubscription, map[string]any{"op": op}))
+	events, end := readEvents(t, c, "e", -1)
+	require.Equal(t, "complete", end.Type, "the same connection still serves")
+	require.NotEmpty(t, events)
 }

@@ -73,7 +73,7 @@ type Config struct {
 // connections authenticate in their connection_init message.
 func GraphQL(cfg Config) http.Handler {
 	svc, log := cfg.Service, cfg.Log
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow, Log: log}}))
 	ws := newLiveTransport(cfg)
 	srv.AddTransport(ws)
 	srv.AddTransport(&sseTransport{watcher: ws.watcher, ping: cmp.Or(cfg.PingInterval, PingInterval)})

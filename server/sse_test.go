@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +132,7 @@ func TestSSEResumesFromACursor(t *testing.T) {
 	stored := env.storedEvents(t, op)
 	require.Greater(t, len(stored), 2)
 	after := stored[1].Sequence
-	_, events := sseSubscribe(t, env, adminToken, eventsSubscription, map[string]any{"op": op, "after": strconv.FormatInt(after, 10)})
+	_, events := sseSubscribe(t, env, adminToken, eventsSubscription, map[string]any{"op": op, "after": eventCursor(after)})
 	got, _ := readSSEEvents(t, events, len(stored)-2)
 	requireContiguous(t, got, after+1)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -52,6 +53,7 @@ const (
 
 // liveTransport implements graphql.Transport for WebSocket upgrades.
 type liveTransport struct {
+	log      *slog.Logger
 	upgrader gorilla.Upgrader
 	tokens   *Tokens
 	watcher  *tokenWatcher
@@ -69,6 +71,7 @@ func newLiveTransport(cfg Config) *liveTransport {
 		done = make(chan struct{}) // never closed: connections end by themselves
 	}
 	return &liveTransport{
+		log: cfg.Log,
 		upgrader: gorilla.Upgrader{
 			Subprotocols:    []string{protocolTransportWS, protocolLegacy},
 			ReadBufferSize:  defaultReadBufSize,

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
 )
 
@@ -78,6 +79,7 @@ type wsSub struct {
 func (c *wsConn) serve() {
 	c.ctx = context.Background()
 	defer c.end()
+	defer guard.Recover(c.t.log, "websocket reader", c.internalError)
 	c.ws.SetReadLimit(MaxMessageBytes)
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.t.initWait))
 	c.ws.SetPongHandler(func(string) error { c.alive(); return nil })
@@ -106,8 +108,18 @@ func (c *wsConn) serve() {
 // needs little. Client messages are rare, so the extra goroutine is cheap.
 func (c *wsConn) onStackOfItsOwn(data []byte) bool {
 	done := make(chan bool, 1)
-	go func() { done <- c.decodeAndHandle(data) }()
+	go func() {
+		defer guard.Recover(c.t.log, "websocket message", func(err error) { c.internalError(err); done <- false })
+		done <- c.decodeAndHandle(data)
+	}()
 	return <-done
+}
+
+// internalError ends the connection after a panic in one of its
+// goroutines: its client is told (close code 1011), every other
+// connection goes on.
+func (c *wsConn) internalError(error) {
+	c.closeNow(gorilla.CloseInternalServerErr, "internal error")
 }
 
 func (c *wsConn) decodeAndHandle(data []byte) bool {
@@ -236,6 +248,7 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 // dispatch runs the operation on a goroutine of its own, so the reader's
 // stack stays small: an idle connection is mostly its reader.
 func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
+	defer guard.Recover(c.t.log, "websocket subscription", c.internalError)
 	id := sub.id
 	// The trace start is the operation's own (gqlgen reads it here only).
 	rc, errs := c.exec.CreateOperationContext(graphql.StartOperationTrace(c.ctx), params)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	gorilla "github.com/gorilla/websocket"
+
+	"github.com/capstan-dev/capstan/internal/guard"
 )
 
 // A connection's writing side: everything it sends goes through one
@@ -52,6 +54,7 @@ func (c *wsConn) pushLocked(o outbound) {
 // the frame is copied out of before the next result is read. Garbage per
 // delivery is what paced the collector under 10,000 subscribers.
 func (c *wsConn) write() {
+	defer guard.Recover(c.t.log, "websocket writer", c.internalError)
 	scratch := scratchBuffers.Get().(*[]byte)
 	defer putScratch(scratch)
 	var spare []outbound

@@ -3,7 +3,10 @@
 // It approves the operation's gates as a second (sre) approver when they
 // wait, then checks the timeline it received is complete and ordered:
 // sequences 1..n with no gap or duplicate, matching the stored timeline,
-// ending with operation.succeeded. Exit 0 on success; 1 with the reason.
+// ending with operation.succeeded. Cursors have one format: the first
+// events are read with the operation.timeline query and the subscription
+// resumes from that query's cursor; afterwards a cursor the subscription
+// gave pages the query. Exit 0 on success; 1 with the reason.
 //
 // env: CAPSTAN_URL (http://host:port), CAPSTAN_TOKEN, CAPSTAN_SRE_TOKEN,
 //      CAPSTAN_OPERATION (global id)
@@ -41,18 +44,28 @@ const wsClient = createClient({
 const client = new ApolloClient({ link: new GraphQLWsLink(wsClient), cache: new InMemoryCache() });
 
 const EVENTS = gql`
-  subscription Follow($op: ID!) {
-    operationEvents(operation: $op) { cursor node { sequence type payload } }
+  subscription Follow($op: ID!, $after: String) {
+    operationEvents(operation: $op, after: $after) { cursor node { sequence type payload } }
   }
 `;
 
-const received = [];
-client.subscribe({ query: EVENTS, variables: { op: operation } }).subscribe({
+// The first two events come from the query, as a dashboard loads a page
+// before it goes live; the subscription resumes from the query's cursor.
+const head = await graphql(
+  `query($op: ID!) { operation(id: $op) { timeline(first: 2) { edges { cursor node { sequence type payload } } pageInfo { endCursor } } } }`,
+  { op: operation },
+  token,
+);
+if (head.errors) fail(`timeline query: ${JSON.stringify(head.errors)}`);
+const received = head.data.operation.timeline.edges.map((e) => e.node);
+const cursors = head.data.operation.timeline.edges.map((e) => e.cursor);
+if (received.length !== 2) fail(`the timeline query gave ${received.length} events, want 2`);
+client.subscribe({ query: EVENTS, variables: { op: operation, after: head.data.operation.timeline.pageInfo.endCursor } }).subscribe({
   next: async ({ data, error }) => {
     if (error) fail(`stream error: ${error.message}`);
     const { cursor, node } = data.operationEvents;
-    if (String(node.sequence) !== cursor) fail(`cursor ${cursor} for event ${node.sequence}`);
     received.push(node);
+    cursors.push(cursor);
     console.log(`${node.sequence} ${node.type}`);
     if (node.type === "gate.waiting") {
       const r = await graphql(
@@ -87,5 +100,16 @@ async function check() {
   edges.forEach(({ node }, i) => {
     if (node.type !== received[i].type) fail(`event ${i + 1}: received ${received[i].type}, stored ${node.type}`);
   });
+  // A cursor the subscription gave pages the query: the page after the
+  // third event starts at the fourth.
+  const paged = await graphql(
+    `query($op: ID!, $after: String) { operation(id: $op) { timeline(first: 1, after: $after) { edges { cursor node { sequence } } } } }`,
+    { op: operation, after: cursors[2] },
+    token,
+  );
+  if (paged.errors) fail(`paging the timeline with a subscription cursor: ${JSON.stringify(paged.errors)}`);
+  const next = paged.data.operation.timeline.edges[0];
+  if (next?.node.sequence !== 4) fail(`the page after the subscription's third cursor starts at ${next?.node.sequence}, want 4`);
+  if (next.cursor !== cursors[3]) fail(`event 4 has cursor ${next.cursor} in the query and ${cursors[3]} in the subscription`);
   console.log(`OK: ${received.length} events, complete and in order; operation ${stored.data.operation.status}`);
 }
