@@ -11,18 +11,22 @@ import (
 // timeline is gap-free and never ahead of or behind the state (invariant 11).
 type OperationStore interface {
 	// StartOperation stores a new operation, moves its plan to running
-	// (frozen: invariant 4) and appends the first events, in one
-	// transaction. The plan's version must be current and the operation's
+	// (frozen: invariant 4), writes its intent (executing; nil writes
+	// none) and appends the first events, in one transaction. The plan's
+	// and the intent's versions must be current and the operation's
 	// idempotency key unused in the organization (ECONFLICT otherwise).
-	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, events []OperationEvent) error
+	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, in *Intent, events []OperationEvent) error
 	GetOperation(ctx context.Context, org, id string) (*Operation, error)
 	// GetOperationByKey returns the operation started with an idempotency key (ENOTFOUND).
 	GetOperationByKey(ctx context.Context, org, idempotencyKey string) (*Operation, error)
 	ListOperations(ctx context.Context, org string, f OperationFilter) ([]*Operation, int, error)
 	// ApplyOperationChange commits one step: the operation (its version
 	// must be current), node runs and gates (upserted by node), evidence,
-	// artifacts and interventions (appended) and the events, which get the
-	// next sequence numbers of the operation. All or nothing.
+	// artifacts and interventions (appended), the intent, plan and
+	// resources it carries (each at its current version; a resource
+	// without an id is created, ECONFLICT when its key is taken; a
+	// relationship to a missing resource is EINVALID) and the events,
+	// which get the next sequence numbers of the operation. All or nothing.
 	ApplyOperationChange(ctx context.Context, org string, ch *OperationChange) error
 	// OperationRecords returns what an operation produced so far.
 	OperationRecords(ctx context.Context, org, operationID string) (*OperationRecords, error)
@@ -56,6 +60,21 @@ type OperationChange struct {
 	Artifacts     []Artifact
 	Interventions []Intervention
 	Events        []OperationEvent
+	// Intent and Plan, when set, are written with the step: they follow
+	// their operation (executing, then completed, failed or cancelled) and
+	// the plan's bindings follow its sub-operations.
+	Intent *Intent
+	Plan   *Plan
+	// Resources are the resources the step changes (the operation's own,
+	// a consumer that now uses what a sub-operation created), computed by
+	// the lifecycle functions (lifecycle.go); one without an ID is created.
+	Resources []*Resource
+}
+
+// Writes reports whether the change writes more than the operation and
+// its records: an intent, a plan or resources.
+func (ch *OperationChange) Writes() bool {
+	return ch.Intent != nil || ch.Plan != nil || len(ch.Resources) > 0
 }
 
 // OperationRecords is what an operation produced: node runs and gates by
@@ -132,5 +151,50 @@ func (ch *OperationChange) Validate() error {
 			p.Addf("an event needs a type and an actor (invariant 11)")
 		}
 	}
+	if ch.Intent != nil {
+		if ch.Intent.ID != ch.Operation.IntentID {
+			p.Addf("intent %s is not the operation's", ch.Intent.ID)
+		} else if err := ch.Intent.Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	if ch.Plan != nil {
+		if ch.Plan.ID != ch.Operation.PlanID {
+			p.Addf("plan %s is not the operation's", ch.Plan.ID)
+		} else if err := ch.Plan.Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	keys := map[string]bool{}
+	for _, r := range ch.Resources {
+		if err := r.Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
+		}
+		if keys[r.Key()] {
+			p.Addf("resource %s is written twice", r.Key())
+		}
+		keys[r.Key()] = true
+	}
 	return p.Err("operation change")
+}
+
+// CheckStart is StartOperation's check of its arguments, the same on
+// every store: a valid operation of that plan and (when given) intent.
+func CheckStart(op *Operation, plan *Plan, in *Intent) error {
+	if err := op.Validate(); err != nil {
+		return err
+	}
+	if err := plan.Validate(); err != nil {
+		return err
+	}
+	if plan.ID != op.PlanID {
+		return Errorf(EINVALID, "operation runs plan %s, not %s", op.PlanID, plan.ID)
+	}
+	if in != nil {
+		if in.ID != op.IntentID {
+			return Errorf(EINVALID, "operation runs intent %s, not %s", op.IntentID, in.ID)
+		}
+		return in.Validate()
+	}
+	return nil
 }

@@ -85,8 +85,10 @@ type IntentStore interface {
 // PlanStore holds plans.
 type PlanStore interface {
 	// CreatePlan stores a new plan and the updated intent in one
-	// transaction; the intent's version must match (ECONFLICT).
-	CreatePlan(ctx context.Context, org string, p *Plan, i *Intent) error
+	// transaction, and replaced (when not nil: the intent's previous plan,
+	// now superseded); the intent's and replaced's versions must match
+	// (ECONFLICT).
+	CreatePlan(ctx context.Context, org string, p *Plan, i *Intent, replaced *Plan) error
 	// UpdatePlan writes p when its version is current, and i with it in the
 	// same transaction when i is not nil (ECONFLICT when either is stale).
 	UpdatePlan(ctx context.Context, org string, p *Plan, i *Intent) error

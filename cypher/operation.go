@@ -46,24 +46,18 @@ UNWIND $rows AS row
 CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})`
 
 // StartOperation stores a new operation with its frozen plan and first events.
-func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, events []capstan.OperationEvent) error {
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}
-	if err := op.Validate(); err != nil {
+	if err := capstan.CheckStart(op, plan, in); err != nil {
 		return err
-	}
-	if err := plan.Validate(); err != nil {
-		return err
-	}
-	if plan.ID != op.PlanID {
-		return capstan.Errorf(capstan.EINVALID, "operation runs plan %s, not %s", op.PlanID, plan.ID)
 	}
 	o2 := *op
 	s.touch(&o2.Meta, org, true)
 	type outcome struct {
-		plan   capstan.Meta
-		events []capstan.OperationEvent
+		plan, intent capstan.Meta
+		events       []capstan.OperationEvent
 	}
 	res, err := s.write(ctx, "cypher.StartOperation", func(tx neo4j.ManagedTransaction) (any, error) {
 		if op.IdempotencyKey != "" {
@@ -79,6 +73,12 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		if err != nil {
 			return nil, err
 		}
+		var im capstan.Meta
+		if in != nil {
+			if im, err = s.putIntent(ctx, tx, org, in); err != nil {
+				return nil, err
+			}
+		}
 		data, _ := json.Marshal(&o2)
 		idem := ""
 		if op.IdempotencyKey != "" {
@@ -92,13 +92,16 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		if err != nil {
 			return nil, err
 		}
-		return outcome{pm, evs}, nil
+		return outcome{pm, im, evs}, nil
 	})
 	if err != nil {
 		return err
 	}
 	o := res.(outcome)
 	op.Meta, plan.Meta = o2.Meta, o.plan
+	if in != nil {
+		in.Meta = o.intent
+	}
 	copy(events, o.events)
 	s.remember(uid(org, o2.ID), o2.Meta, int64(len(events)), o2.Status)
 	return nil

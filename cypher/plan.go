@@ -68,7 +68,7 @@ func (s *Store) writeBindings(ctx context.Context, tx neo4j.ManagedTransaction, 
 
 // CreatePlan stores a new plan with its bindings and the updated intent in
 // one transaction.
-func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
+func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent, replaced *capstan.Plan) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}
@@ -77,6 +77,14 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	}
 	if err := i.Validate(); err != nil {
 		return err
+	}
+	if replaced != nil && replaced.IntentID != i.ID {
+		return capstan.Errorf(capstan.EINVALID, "plan %s is not a plan of intent %s", replaced.ID, i.ID)
+	}
+	if replaced != nil {
+		if err := replaced.Validate(); err != nil {
+			return err
+		}
 	}
 	c := *p
 	c.IntentID = i.ID
@@ -87,7 +95,15 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	}
 	i2 := *i
 	i2.LatestPlanID = c.ID
+	var rm capstan.Meta
 	res, err := s.write(ctx, "cypher.CreatePlan", func(tx neo4j.ManagedTransaction) (any, error) {
+		if replaced != nil {
+			m, err := s.putPlan(ctx, tx, org, replaced)
+			if err != nil {
+				return nil, err
+			}
+			rm = m
+		}
 		meta, err := s.putIntent(ctx, tx, org, &i2)
 		if err != nil {
 			return nil, err
@@ -102,6 +118,9 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		return err
 	}
 	p.Meta, p.IntentID = c.Meta, c.IntentID
+	if replaced != nil {
+		replaced.Meta = rm
+	}
 	i2.Meta = res.(capstan.Meta)
 	*i = i2
 	return nil

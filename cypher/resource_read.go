@@ -27,19 +27,7 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	res, err := s.write(ctx, "cypher.CreateResource", func(tx neo4j.ManagedTransaction) (any, error) {
-		if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": uid(org, r.Key())}); err != nil || taken {
-			if err == nil {
-				err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
-			}
-			return nil, err
-		}
-		c := *r
-		c.Meta = capstan.Meta{ID: r.ID}
-		s.touch(&c.Meta, org, true)
-		if err := s.writeOne(ctx, tx, org, &c); err != nil {
-			return nil, err
-		}
-		return c.Meta, nil
+		return s.createResource(ctx, tx, org, r)
 	})
 	if err == nil {
 		r.Meta = res.(capstan.Meta)
@@ -56,33 +44,51 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	res, err := s.write(ctx, "cypher.UpdateResource", func(tx neo4j.ManagedTransaction) (any, error) {
-		m, err := checkVersion(ctx, tx, "resource", r.Key(), uid(org, r.ID), r.Version, qResourceVersion)
-		if err != nil {
-			return nil, err
-		}
-		if newKey := uid(org, r.Key()); newKey != str(m["ukey"]) {
-			if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": newKey}); err != nil || taken {
-				if err == nil {
-					err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
-				}
-				return nil, err
-			}
-			if _, err := tx.Run(ctx, `MATCH (r:Resource {uid: $uid}) SET r.ukey = $ukey`, map[string]any{"uid": uid(org, r.ID), "ukey": newKey}); err != nil {
-				return nil, err
-			}
-		}
-		c := *r
-		c.Meta.CreatedAt = parseTime(str(m["created"]))
-		s.touch(&c.Meta, org, false)
-		if err := s.writeOne(ctx, tx, org, &c, uid(org, r.Key())); err != nil {
-			return nil, err
-		}
-		return c.Meta, nil
+		return s.updateResource(ctx, tx, org, r)
 	})
 	if err == nil {
 		r.Meta = res.(capstan.Meta)
 	}
 	return err
+}
+
+// createResource stores a new resource inside tx and returns its Meta,
+// leaving r as it was (a retried transaction starts over).
+func (s *Store) createResource(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource) (capstan.Meta, error) {
+	if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": uid(org, r.Key())}); err != nil || taken {
+		if err == nil {
+			err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+		}
+		return capstan.Meta{}, err
+	}
+	c := *r
+	c.Meta = capstan.Meta{ID: r.ID}
+	s.touch(&c.Meta, org, true)
+	return c.Meta, s.writeOne(ctx, tx, org, &c)
+}
+
+// updateResource writes r inside tx when its version is current and
+// returns its new Meta, leaving r as it was.
+func (s *Store) updateResource(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource) (capstan.Meta, error) {
+	m, err := checkVersion(ctx, tx, "resource", r.Key(), uid(org, r.ID), r.Version, qResourceVersion)
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	if newKey := uid(org, r.Key()); newKey != str(m["ukey"]) {
+		if taken, err := exists(ctx, tx, qResourceKeyTaken, map[string]any{"ukey": newKey}); err != nil || taken {
+			if err == nil {
+				err = capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+			}
+			return capstan.Meta{}, err
+		}
+		if _, err := tx.Run(ctx, `MATCH (r:Resource {uid: $uid}) SET r.ukey = $ukey`, map[string]any{"uid": uid(org, r.ID), "ukey": newKey}); err != nil {
+			return capstan.Meta{}, err
+		}
+	}
+	c := *r
+	c.Meta.CreatedAt = parseTime(str(m["created"]))
+	s.touch(&c.Meta, org, false)
+	return c.Meta, s.writeOne(ctx, tx, org, &c, uid(org, r.Key()))
 }
 
 func (s *Store) writeOne(ctx context.Context, tx neo4j.ManagedTransaction, org string, r *capstan.Resource, existing ...string) error {

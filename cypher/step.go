@@ -57,6 +57,55 @@ type stepOutcome struct {
 	last    int64
 	events  []capstan.OperationEvent
 	records *capstan.OperationChange
+	writes  changeMetas
+}
+
+// changeMetas are the Metas a committed change gave the intent, plan and
+// resources it wrote; they are set on the change only once it committed.
+type changeMetas struct {
+	intent, plan capstan.Meta
+	resources    []capstan.Meta
+}
+
+func (w changeMetas) apply(ch *capstan.OperationChange) {
+	if ch.Intent != nil {
+		ch.Intent.Meta = w.intent
+	}
+	if ch.Plan != nil {
+		ch.Plan.Meta = w.plan
+	}
+	for i, r := range ch.Resources {
+		r.Meta = w.resources[i]
+	}
+}
+
+// putChangeWrites writes the intent, plan and resources a change carries
+// inside tx, in that order (a created resource may be a later one's
+// relationship target).
+func (s *Store) putChangeWrites(ctx context.Context, tx neo4j.ManagedTransaction, org string, ch *capstan.OperationChange) (w changeMetas, err error) {
+	if ch.Intent != nil {
+		if w.intent, err = s.putIntent(ctx, tx, org, ch.Intent); err != nil {
+			return w, err
+		}
+	}
+	if ch.Plan != nil {
+		if w.plan, err = s.putPlan(ctx, tx, org, ch.Plan); err != nil {
+			return w, err
+		}
+	}
+	for _, r := range ch.Resources {
+		var m capstan.Meta
+		if r.ID == "" {
+			m, err = s.createResource(ctx, tx, org, r)
+		} else {
+			m, err = s.updateResource(ctx, tx, org, r)
+		}
+		if err != nil {
+			return w, err
+		}
+		w.resources = append(w.resources, m)
+	}
+	return w, nil
 }
 
 // ApplyOperationChange commits one step of an operation.
@@ -71,7 +120,10 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	opUID := uid(org, op.ID)
 	var o *stepOutcome
 	var err error
-	if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version {
+	// A step that writes an intent, a plan or resources is one managed
+	// transaction (several statements); an ordinary one may be a single
+	// statement.
+	if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version && !ch.Writes() {
 		o, err = s.applyKnownStep(ctx, org, ch, cur.(stepCursor))
 	}
 	if err == nil && o == nil {
@@ -83,6 +135,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	s.remember(opUID, o.meta, o.last, op.Status)
 	op.Meta = o.meta
+	o.writes.apply(ch)
 	copy(ch.Events, o.events)
 	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
 	return nil
@@ -117,6 +170,10 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 		if err == nil && out == nil { // cannot happen: the lock is held
 			err = capstan.StaleVersion("operation", op.ID, -1, op.Version)
 		}
+		if err != nil {
+			return nil, err
+		}
+		out.writes, err = s.putChangeWrites(ctx, tx, org, ch)
 		return out, err
 	})
 	out, _ := res.(*stepOutcome)
@@ -142,7 +199,7 @@ func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capsta
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	return &stepOutcome{c.Meta, last, evs, records}, nil
+	return &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}, nil
 }
 
 // remember keeps the cursor of an operation this store just wrote, while

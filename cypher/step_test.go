@@ -65,10 +65,10 @@ func startedOperation(t *testing.T, s capstan.Store, org string) *capstan.Operat
 	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "s@1.0.0", Status: capstan.PlanReady, Revision: 1,
 		Nodes:          []capstan.PlanNode{{ID: "n", Type: capstan.NodeManualIntervention, Title: "n", Intervention: &capstan.InterventionSpec{Instructions: "do it"}}},
 		Customizations: capstan.Customizations{BaseTemplate: "s@1.0.0"}}
-	require.NoError(t, s.CreatePlan(ctx, org, plan, in))
+	require.NoError(t, s.CreatePlan(ctx, org, plan, in, nil))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, s.StartOperation(ctx, org, op, plan, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
 	return op
 }
 

@@ -35,33 +35,37 @@ func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent)
 	if err := i.Validate(); err != nil {
 		return err
 	}
-	return s.update(ctx, "embedded.UpdateIntent", func(tx *bolt.Tx) error {
-		return s.putIntent(tx, org, i)
+	var m capstan.Meta
+	err := s.update(ctx, "embedded.UpdateIntent", func(tx *bolt.Tx) (err error) {
+		m, err = s.putIntent(tx, org, i)
+		return err
 	})
+	if err == nil {
+		i.Meta = m
+	}
+	return err
 }
 
-func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) error {
+// putIntent writes i inside tx after checking its version and returns
+// its new Meta; i is left as it was until the caller's commit succeeds.
+func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) (capstan.Meta, error) {
 	var old capstan.Intent
 	ok, err := getJSON(tx.Bucket(bIntents), key(org, i.ID), &old)
 	if err != nil {
-		return err
+		return capstan.Meta{}, err
 	}
 	if !ok {
-		return notFound("intent", i.ID)
+		return capstan.Meta{}, notFound("intent", i.ID)
 	}
 	if old.Version != i.Version {
-		return capstan.StaleVersion("intent", i.ID, old.Version, i.Version)
+		return capstan.Meta{}, capstan.StaleVersion("intent", i.ID, old.Version, i.Version)
 	}
 	m := i.Meta
 	m.CreatedAt = old.CreatedAt
 	s.touch(&m, org, false)
 	c := *i
 	c.Meta = m
-	if err := putJSON(tx.Bucket(bIntents), key(org, i.ID), &c); err != nil {
-		return err
-	}
-	i.Meta = m
-	return nil
+	return m, putJSON(tx.Bucket(bIntents), key(org, i.ID), &c)
 }
 
 // GetIntent returns an intent by id.

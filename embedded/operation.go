@@ -23,43 +23,27 @@ const (
 func seqKey(n int64) string { return fmt.Sprintf("%016x", n) }
 
 // StartOperation stores a new operation with its frozen plan and first events.
-func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, events []capstan.OperationEvent) error {
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}
-	if err := op.Validate(); err != nil {
+	if err := capstan.CheckStart(op, plan, in); err != nil {
 		return err
 	}
-	if err := plan.Validate(); err != nil {
-		return err
-	}
-	if plan.ID != op.PlanID {
-		return capstan.Errorf(capstan.EINVALID, "operation runs plan %s, not %s", op.PlanID, plan.ID)
-	}
-	return s.update(ctx, "embedded.StartOperation", func(tx *bolt.Tx) error {
+	var pm, im, om capstan.Meta
+	err := s.update(ctx, "embedded.StartOperation", func(tx *bolt.Tx) (err error) {
 		if op.IdempotencyKey != "" && tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "an operation was already started with idempotency key %s", op.IdempotencyKey)
 		}
-		var stored struct{ capstan.Meta } // only its version and creation: a large plan decodes fast
-		ok, err := getJSON(tx.Bucket(bPlans), key(org, plan.ID), &stored)
-		if err != nil {
+		if pm, err = s.putPlan(tx, org, plan); err != nil {
 			return err
 		}
-		if !ok {
-			return notFound("plan", plan.ID)
+		if in != nil {
+			if im, err = s.putIntent(tx, org, in); err != nil {
+				return err
+			}
 		}
-		if stored.Version != plan.Version {
-			return capstan.StaleVersion("plan", plan.ID, stored.Version, plan.Version)
-		}
-		pm := plan.Meta
-		pm.CreatedAt = stored.CreatedAt
-		s.touch(&pm, org, false)
-		p2 := *plan
-		p2.Meta = pm
-		if err := putJSON(tx.Bucket(bPlans), key(org, plan.ID), &p2); err != nil {
-			return err
-		}
-		om := op.Meta
+		om = op.Meta
 		s.touch(&om, org, true)
 		o2 := *op
 		o2.Meta = om
@@ -71,13 +55,18 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 				return err
 			}
 		}
-		if err := s.appendEvents(tx, org, om.ID, events); err != nil {
-			return err
-		}
-		op.Meta, plan.Meta = om, pm
-		return nil
+		return s.appendEvents(tx, org, om.ID, events)
 	})
+	if err != nil {
+		return err
+	}
+	op.Meta, plan.Meta = om, pm
+	if in != nil {
+		in.Meta = im
+	}
+	return nil
 }
+
 
 // putOperation writes op and keeps the index of unfinished operations.
 func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) error {
@@ -150,7 +139,11 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		return err
 	}
 	op := ch.Operation
-	return s.update(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+	if len(ch.Resources) > 0 {
+		defer s.cache.invalidate(org)
+	}
+	var written changeMetas
+	err := s.update(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
 		var stored capstan.Operation
 		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
 		if err != nil {
@@ -176,9 +169,63 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		if err := s.appendEvents(tx, org, op.ID, ch.Events); err != nil {
 			return err
 		}
-		op.Meta = m
-		return nil
+		w, err := s.putChangeWrites(tx, org, ch)
+		written = w
+		written.operation = m
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	written.apply(ch)
+	return nil
+}
+
+// changeMetas are the Metas a committed change gave what it wrote; they
+// are set on the change only once it committed.
+type changeMetas struct {
+	operation, intent, plan capstan.Meta
+	resources               []capstan.Meta
+}
+
+func (w changeMetas) apply(ch *capstan.OperationChange) {
+	ch.Operation.Meta = w.operation
+	if ch.Intent != nil {
+		ch.Intent.Meta = w.intent
+	}
+	if ch.Plan != nil {
+		ch.Plan.Meta = w.plan
+	}
+	for i, r := range ch.Resources {
+		r.Meta = w.resources[i]
+	}
+}
+
+// putChangeWrites writes the intent, plan and resources a change carries.
+func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationChange) (w changeMetas, err error) {
+	if ch.Intent != nil {
+		if w.intent, err = s.putIntent(tx, org, ch.Intent); err != nil {
+			return w, err
+		}
+	}
+	if ch.Plan != nil {
+		if w.plan, err = s.putPlan(tx, org, ch.Plan); err != nil {
+			return w, err
+		}
+	}
+	for _, r := range ch.Resources { // in order: a created resource may be a later one's target
+		var m capstan.Meta
+		if r.ID == "" {
+			m, err = s.createResource(tx, org, r)
+		} else {
+			m, err = s.updateResource(tx, org, r)
+		}
+		if err != nil {
+			return w, err
+		}
+		w.resources = append(w.resources, m)
+	}
+	return w, nil
 }
 
 func (s *Store) putRecords(tx *bolt.Tx, org, opID string, ch *capstan.OperationChange) error {

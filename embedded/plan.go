@@ -9,7 +9,7 @@ import (
 )
 
 // CreatePlan stores a new plan and the updated intent atomically.
-func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
+func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent, replaced *capstan.Plan) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}
@@ -19,7 +19,16 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	if err := i.Validate(); err != nil {
 		return err
 	}
-	return s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) error {
+	if err := checkReplaced(replaced, i); err != nil {
+		return err
+	}
+	var rm capstan.Meta
+	err := s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) (err error) {
+		if replaced != nil {
+			if rm, err = s.putPlan(tx, org, replaced); err != nil {
+				return err
+			}
+		}
 		m := p.Meta
 		s.touch(&m, org, true)
 		c := *p
@@ -27,9 +36,11 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		c.IntentID = i.ID
 		i2 := *i
 		i2.LatestPlanID = m.ID
-		if err := s.putIntent(tx, org, &i2); err != nil {
+		im, err := s.putIntent(tx, org, &i2)
+		if err != nil {
 			return err
 		}
+		i2.Meta = im
 		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
 			return err
 		}
@@ -40,6 +51,21 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		*i = i2
 		return nil
 	})
+	if err == nil && replaced != nil {
+		replaced.Meta = rm
+	}
+	return err
+}
+
+// checkReplaced checks that a plan CreatePlan supersedes is the intent's.
+func checkReplaced(replaced *capstan.Plan, i *capstan.Intent) error {
+	if replaced == nil {
+		return nil
+	}
+	if replaced.IntentID != i.ID {
+		return capstan.Errorf(capstan.EINVALID, "plan %s is not a plan of intent %s", replaced.ID, i.ID)
+	}
+	return replaced.Validate()
 }
 
 // UpdatePlan writes p (and i, when given) when their versions are current.
@@ -52,40 +78,55 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			return err
 		}
 	}
-	return s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) error {
+	var pm, im capstan.Meta
+	err := s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) (err error) {
 		if i != nil {
 			if i.ID != p.IntentID {
 				return capstan.Errorf(capstan.EINVALID, "intent %s is not the plan's intent", i.ID)
 			}
-			if err := s.putIntent(tx, org, i); err != nil {
+			if im, err = s.putIntent(tx, org, i); err != nil {
 				return err
 			}
 		}
-		var old capstan.Plan
-		ok, err := getJSON(tx.Bucket(bPlans), key(org, p.ID), &old)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return notFound("plan", p.ID)
-		}
-		if old.Version != p.Version {
-			return capstan.StaleVersion("plan", p.ID, old.Version, p.Version)
-		}
-		if old.IntentID != p.IntentID {
-			return capstan.Errorf(capstan.EINVALID, "a plan cannot move to another intent")
-		}
-		m := p.Meta
-		m.CreatedAt = old.CreatedAt
-		s.touch(&m, org, false)
-		c := *p
-		c.Meta = m
-		if err := putJSON(tx.Bucket(bPlans), key(org, p.ID), &c); err != nil {
-			return err
-		}
-		p.Meta = m
-		return nil
+		pm, err = s.putPlan(tx, org, p)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	p.Meta = pm
+	if i != nil {
+		i.Meta = im
+	}
+	return nil
+}
+
+// putPlan writes p inside tx after checking its version and returns its
+// new Meta; p is left as it was until the caller's commit succeeds.
+func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta, error) {
+	var old struct { // only what is checked: a large plan decodes fast
+		capstan.Meta
+		IntentID string `json:"intent_id"`
+	}
+	ok, err := getJSON(tx.Bucket(bPlans), key(org, p.ID), &old)
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	if !ok {
+		return capstan.Meta{}, notFound("plan", p.ID)
+	}
+	if old.Version != p.Version {
+		return capstan.Meta{}, capstan.StaleVersion("plan", p.ID, old.Version, p.Version)
+	}
+	if old.IntentID != p.IntentID {
+		return capstan.Meta{}, capstan.Errorf(capstan.EINVALID, "a plan cannot move to another intent")
+	}
+	m := p.Meta
+	m.CreatedAt = old.CreatedAt
+	s.touch(&m, org, false)
+	c := *p
+	c.Meta = m
+	return m, putJSON(tx.Bucket(bPlans), key(org, p.ID), &c)
 }
 
 // GetPlan returns a plan by id.

@@ -76,23 +76,30 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	defer s.cache.invalidate(org)
-	return s.update(ctx, "embedded.CreateResource", func(tx *bolt.Tx) error {
-		if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
-			return capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
-		}
-		if err := checkTargets(tx, org, r); err != nil {
-			return err
-		}
-		m := r.Meta
-		s.touch(&m, org, true)
-		r2 := *r
-		r2.Meta = m
-		if err := writeResource(tx, org, nil, &r2); err != nil {
-			return err
-		}
-		r.Meta = m
-		return nil
+	var m capstan.Meta
+	err := s.update(ctx, "embedded.CreateResource", func(tx *bolt.Tx) (err error) {
+		m, err = s.createResource(tx, org, r)
+		return err
 	})
+	if err == nil {
+		r.Meta = m
+	}
+	return err
+}
+
+// createResource stores a new resource inside tx and returns its Meta.
+func (s *Store) createResource(tx *bolt.Tx, org string, r *capstan.Resource) (capstan.Meta, error) {
+	if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
+		return capstan.Meta{}, capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+	}
+	if err := checkTargets(tx, org, r); err != nil {
+		return capstan.Meta{}, err
+	}
+	m := r.Meta
+	s.touch(&m, org, true)
+	r2 := *r
+	r2.Meta = m
+	return m, writeResource(tx, org, nil, &r2)
 }
 
 // UpdateResource writes r when its version is current.
@@ -104,36 +111,44 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 		return err
 	}
 	defer s.cache.invalidate(org)
-	return s.update(ctx, "embedded.UpdateResource", func(tx *bolt.Tx) error {
-		old, err := loadResource(tx, org, r.ID)
-		if err != nil {
-			return err
-		}
-		if old == nil {
-			return notFound("resource", r.ID)
-		}
-		if old.Version != r.Version {
-			return capstan.StaleVersion("resource", r.Key(), old.Version, r.Version)
-		}
-		if old.Key() != r.Key() {
-			if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
-				return capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
-			}
-		}
-		if err := checkTargets(tx, org, r); err != nil {
-			return err
-		}
-		m := r.Meta
-		m.CreatedAt = old.CreatedAt
-		s.touch(&m, org, false)
-		r2 := *r
-		r2.Meta = m
-		if err := writeResource(tx, org, old, &r2); err != nil {
-			return err
-		}
-		r.Meta = m
-		return nil
+	var m capstan.Meta
+	err := s.update(ctx, "embedded.UpdateResource", func(tx *bolt.Tx) (err error) {
+		m, err = s.updateResource(tx, org, r)
+		return err
 	})
+	if err == nil {
+		r.Meta = m
+	}
+	return err
+}
+
+// updateResource writes r inside tx when its version is current and
+// returns its new Meta.
+func (s *Store) updateResource(tx *bolt.Tx, org string, r *capstan.Resource) (capstan.Meta, error) {
+	old, err := loadResource(tx, org, r.ID)
+	if err != nil {
+		return capstan.Meta{}, err
+	}
+	if old == nil {
+		return capstan.Meta{}, notFound("resource", r.ID)
+	}
+	if old.Version != r.Version {
+		return capstan.Meta{}, capstan.StaleVersion("resource", r.Key(), old.Version, r.Version)
+	}
+	if old.Key() != r.Key() {
+		if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
+			return capstan.Meta{}, capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
+		}
+	}
+	if err := checkTargets(tx, org, r); err != nil {
+		return capstan.Meta{}, err
+	}
+	m := r.Meta
+	m.CreatedAt = old.CreatedAt
+	s.touch(&m, org, false)
+	r2 := *r
+	r2.Meta = m
+	return m, writeResource(tx, org, old, &r2)
 }
 
 func checkTargets(tx *bolt.Tx, org string, r *capstan.Resource) error {

@@ -70,13 +70,35 @@ func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Pla
 	}
 	if plan.Status == capstan.PlanReady {
 		if err := in.Move(capstan.IntentPlanned); err != nil {
-			return nil, err
+			return nil, err // cannot fail: the intent was moved to submitted above
 		}
 	}
-	if err := s.Store.CreatePlan(ctx, org, plan, in); err != nil {
+	replaced, err := s.supersede(ctx, org, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Store.CreatePlan(ctx, org, plan, in, replaced); err != nil {
 		return nil, err
 	}
 	return plan, nil
+}
+
+// supersede returns the intent's latest plan moved to superseded, for the
+// new plan to replace in the same transaction; nil when it has none. Only
+// a plan that never started is superseded (a started one ends with its
+// operation).
+func (s *Service) supersede(ctx context.Context, org string, in *capstan.Intent) (*capstan.Plan, error) {
+	if in.LatestPlanID == "" {
+		return nil, nil
+	}
+	old, err := s.Store.GetPlan(ctx, org, in.LatestPlanID)
+	if err != nil {
+		return nil, err
+	}
+	if err := old.Move(capstan.PlanSuperseded); err != nil {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s and cannot be replaced by a new plan", old.ID, old.Status)
+	}
+	return old, nil
 }
 
 // DryRunPlan resolves the intent into a plan without storing anything.

@@ -45,14 +45,20 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: only a ready plan starts", plan.ID, plan.Status)
 	}
+	if in.Status != capstan.IntentPlanned || in.LatestPlanID != plan.ID {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "intent %s is %s with plan %s: only the latest plan of a planned intent starts", in.ID, in.Status, in.LatestPlanID)
+	}
 	if err := plan.Move(capstan.PlanRunning); err != nil {
 		return nil, err
+	}
+	if err := in.Move(capstan.IntentExecuting); err != nil {
+		return nil, err // cannot fail: the intent is planned (checked above)
 	}
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
 		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
 		ResourceKey: targetKey(in)}
 	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision, "parent": parentID}}}
-	if err := s.Store.StartOperation(ctx, org, op, plan, events); err != nil {
+	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
 				return existing, nil

@@ -23,7 +23,7 @@ func startedPlanIn(t testing.TB, s capstan.Store, org, key string) (*capstan.Ope
 	in := newIntent()
 	require.NoError(t, s.CreateIntent(ctx, org, in))
 	plan := newPlan(in.ID)
-	require.NoError(t, s.CreatePlan(ctx, org, plan, in))
+	require.NoError(t, s.CreatePlan(ctx, org, plan, in, nil))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
 		Status: capstan.OperationPending, Actor: "alice", IdempotencyKey: key}
@@ -38,7 +38,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "start-1")
 	planVersion := plan.Version
 	events := []capstan.OperationEvent{event("operation.created"), event("plan.frozen")}
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, events))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, events))
 	require.NotEmpty(t, op.ID)
 	require.Equal(t, int64(1), op.Version)
 	require.Equal(t, planVersion+1, plan.Version)
@@ -52,7 +52,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 	require.Equal(t, op.ID, byKey.ID)
 
 	again, plan2 := startedPlan(t, s, "start-1")
-	err = s.StartOperation(ctx, orgA, again, plan2, []capstan.OperationEvent{event("operation.created")})
+	err = s.StartOperation(ctx, orgA, again, plan2, nil, []capstan.OperationEvent{event("operation.created")})
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "an idempotency key starts one operation")
 	_, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{PlanID: plan2.ID})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 
 	stale, plan3 := startedPlan(t, s, "start-3")
 	plan3.Version--
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.StartOperation(ctx, orgA, stale, plan3, nil)))
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.StartOperation(ctx, orgA, stale, plan3, nil, nil)))
 	_, err = s.GetOperationByKey(ctx, orgA, "start-3")
 	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
 
@@ -72,7 +72,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 
 func testOperationChanges(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "")
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
 	require.NoError(t, op.Move(capstan.OperationRunning))
 	ch := &capstan.OperationChange{Operation: op,
 		NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeRunning, Attempts: 1}},
@@ -140,7 +140,7 @@ func testOperationChanges(t *testing.T, s capstan.Store) {
 
 func testConcurrentOperationSteps(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "")
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil))
 	const writers = 6
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -191,7 +191,7 @@ func testListOperationsFilters(t *testing.T, s capstan.Store) {
 	for i, res := range []string{"db/a", "db/b", "db/a"} {
 		op, plan := startedPlan(t, s, "")
 		op.ResourceKey = res
-		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, []capstan.OperationEvent{event("operation.created")}))
+		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
 		ids, created = append(ids, op.ID), append(created, op.CreatedAt)
 		if i < 2 {
 			time.Sleep(5 * time.Millisecond) // distinct start times

@@ -32,7 +32,7 @@ func testIntentAndPlan(t *testing.T, s capstan.Store) {
 	require.Equal(t, int64(1), in.Version)
 	plan := newPlan(in.ID)
 	require.NoError(t, in.Move(capstan.IntentPlanned))
-	require.NoError(t, s.CreatePlan(ctx, orgA, plan, in))
+	require.NoError(t, s.CreatePlan(ctx, orgA, plan, in, nil))
 	require.Equal(t, int64(2), in.Version)
 	require.Equal(t, plan.ID, in.LatestPlanID)
 
@@ -60,7 +60,7 @@ func testIntentAndPlan(t *testing.T, s capstan.Store) {
 	require.Equal(t, fresh.Version, unchanged.Version, "nothing is written when the intent is stale")
 
 	second := newPlan(in.ID)
-	require.NoError(t, s.CreatePlan(ctx, orgA, second, in))
+	require.NoError(t, s.CreatePlan(ctx, orgA, second, in, nil))
 	plans, err := s.ListPlans(ctx, orgA, in.ID)
 	require.NoError(t, err)
 	require.Len(t, plans, 2)
@@ -86,7 +86,7 @@ func testCreatePlanAtomic(t *testing.T, s capstan.Store) {
 	in.Constraints = map[string]any{"environment": "staging"}
 	require.NoError(t, s.UpdateIntent(ctx, orgA, in))
 
-	err := s.CreatePlan(ctx, orgA, newPlan(stale.ID), &stale)
+	err := s.CreatePlan(ctx, orgA, newPlan(stale.ID), &stale, nil)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	plans, err := s.ListPlans(ctx, orgA, in.ID)
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func testCreatePlanAtomic(t *testing.T, s capstan.Store) {
 
 	invalid := newPlan(in.ID)
 	invalid.Bindings[0].Reason = ""
-	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(s.CreatePlan(ctx, orgA, invalid, in)))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(s.CreatePlan(ctx, orgA, invalid, in, nil)))
 	got, err := s.GetIntent(ctx, orgA, in.ID)
 	require.NoError(t, err)
 	require.Equal(t, in.Version, got.Version, "nor is the intent")

@@ -43,6 +43,10 @@ func Run(t *testing.T, open Opener) {
 		{"OperationChanges", testOperationChanges},
 		{"ConcurrentOperationSteps", testConcurrentOperationSteps},
 		{"ListOperationsFilters", testListOperationsFilters},
+		{"StartOperationWritesItsIntent", testStartOperationWritesItsIntent},
+		{"OperationChangeCommitsWhatFollows", testOperationChangeCommitsWhatFollows},
+		{"OperationChangeIsAtomic", testOperationChangeIsAtomic},
+		{"CreatePlanSupersedes", testCreatePlanSupersedes},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
