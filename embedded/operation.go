@@ -67,7 +67,6 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 	return nil
 }
 
-
 // putOperation writes op and keeps the index of unfinished operations.
 func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) error {
 	k := key(org, op.ID)
