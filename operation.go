@@ -19,6 +19,10 @@ type Operation struct {
 	// ResourceKey names the resource the operation creates or changes (its
 	// lifecycle points back here while it runs: invariant 1 keeps the two apart).
 	ResourceKey string `json:"resource_key,omitempty"`
+	// ResourceBefore is what the operation found its resource in when it
+	// began (nil before it began), so an end that changed nothing leaves
+	// the resource as it was.
+	ResourceBefore *ResourceState `json:"resource_before,omitempty"`
 	// IdempotencyKey makes startOperation return the same operation twice.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }

@@ -160,16 +160,21 @@ const (
 	LifecycleFailed       LifecycleStatus = "failed"
 )
 
-// LifecycleStatuses is the resource lifecycle state machine.
+// LifecycleStatuses is the resource lifecycle state machine. A change
+// that ends having changed nothing goes back to where it started (a
+// provisioning to planned, a deletion to what was to be deleted); a
+// deleted resource may be created again.
 var LifecycleStatuses = StateMachine[LifecycleStatus]{Name: "resource lifecycle", Moves: map[LifecycleStatus][]LifecycleStatus{
-	LifecyclePlanned:      {LifecycleProvisioning, LifecycleDeleted},
-	LifecycleProvisioning: {LifecycleActive, LifecycleFailed},
+	LifecyclePlanned:      {LifecycleProvisioning, LifecycleDeleting, LifecycleDeleted},
+	LifecycleProvisioning: {LifecycleActive, LifecycleFailed, LifecycleDeleting, LifecyclePlanned, LifecycleDeleted},
 	LifecycleActive:       {LifecycleUpdating, LifecycleDegraded, LifecycleRepairing, LifecycleDeleting},
-	LifecycleUpdating:     {LifecycleActive, LifecycleDegraded, LifecycleFailed},
+	LifecycleUpdating:     {LifecycleActive, LifecycleDegraded, LifecycleFailed, LifecycleRepairing, LifecycleDeleting},
 	LifecycleDegraded:     {LifecycleRepairing, LifecycleActive, LifecycleUpdating, LifecycleDeleting, LifecycleFailed},
-	LifecycleRepairing:    {LifecycleActive, LifecycleDegraded, LifecycleFailed},
-	LifecycleDeleting:     {LifecycleDeleted, LifecycleFailed},
-	LifecycleFailed:       {LifecycleRepairing, LifecycleProvisioning, LifecycleDeleting},
+	LifecycleRepairing:    {LifecycleActive, LifecycleDegraded, LifecycleFailed, LifecycleUpdating, LifecycleDeleting},
+	LifecycleDeleting: {LifecycleDeleted, LifecycleFailed, LifecyclePlanned, LifecycleProvisioning, LifecycleActive,
+		LifecycleUpdating, LifecycleDegraded, LifecycleRepairing},
+	LifecycleFailed:  {LifecycleRepairing, LifecycleProvisioning, LifecycleDeleting},
+	LifecycleDeleted: {LifecycleProvisioning},
 }}
 
 // HealthStatus is the observed health of a Resource. Any health may follow any

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -17,23 +18,28 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 	run := st.runs[n.ID]
 	ch := l.change(st.op)
 	if err != nil {
-		_ = run.Move(capstan.NodeFailed)
+		if err := run.Move(capstan.NodeFailed); err != nil {
+			return err
+		}
 		run.Error = "sub-operation could not start: " + capstan.ErrorMessage(err)
 		run.FinishedAt = l.now()
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
 		st.set(run)
-		l.fail(st, ch, n.ID, run.Error)
+		if err := l.fail(st, ch, n.ID, run.Error); err != nil {
+			return err
+		}
 	} else {
 		run.ChildOperationID = id
-		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": id}))
+		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": capstan.OperationGID(id)}))
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}
 	return l.commit(ctx, ch)
 }
 
 // followChild concludes a sub_operation node once its child ended: the
-// created resource becomes the binding's provider, or the child's failure
-// fails the node.
+// created resource becomes the binding's provider (the plan's binding
+// resolved, the consumer's relationship to it added, in the same commit
+// as binding.resolved), or the child's failure fails the node.
 func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) (bool, error) {
 	run := st.runs[n.ID]
 	child, err := l.e.cfg.Store.GetOperation(ctx, l.org, run.ChildOperationID)
@@ -45,26 +51,95 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 	}
 	ch := l.change(st.op)
 	run.FinishedAt = l.now()
+	failure := "sub-operation " + capstan.OperationGID(child.ID) + " ended " + string(child.Status)
 	if child.Status == capstan.OperationSucceeded {
-		key, err := l.e.cfg.Hooks.ChildSucceeded(ctx, l.org, st.op, n, child)
+		failure, err = l.childCreated(ctx, st, n, child, ch)
 		if err != nil {
 			return false, err
 		}
-		_ = run.Move(capstan.NodeVerifying)
-		_ = run.Move(capstan.NodeSucceeded)
-		ch.Evidence = append(ch.Evidence, capstan.Evidence{ProducedBy: n.ID, Capability: n.SubOperation.ExpectedCapability, Item: "provider-created",
-			Result: capstan.EvidencePassed, ObservedAt: *l.now(), Source: map[string]any{"type": "sub_operation", "operation": child.ID, "resource": key}})
-		ch.Events = append(ch.Events, l.event("binding.resolved", map[string]any{"node": n.ID, "binding": n.SubOperation.Requirement, "provider": key}),
-			l.event("node.succeeded", map[string]any{"node": n.ID, "child": child.ID}))
+	}
+	if failure == "" {
+		if err := moveAll(&run, capstan.NodeVerifying, capstan.NodeSucceeded); err != nil {
+			return false, err
+		}
+		ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": n.ID, "child": capstan.OperationGID(child.ID)}))
 	} else {
-		_ = run.Move(capstan.NodeFailed)
-		run.Error = "sub-operation " + child.ID + " ended " + string(child.Status)
+		if err := run.Move(capstan.NodeFailed); err != nil {
+			return false, err
+		}
+		run.Error = failure
 		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
 		st.set(run)
-		l.fail(st, ch, n.ID, run.Error)
+		if err := l.fail(st, ch, n.ID, run.Error); err != nil {
+			return false, err
+		}
 	}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}
 	return true, l.commit(ctx, ch)
+}
+
+// childCreated adds to ch what a succeeded child's resource changes: the
+// evidence that it was created, the parent plan's binding resolved to it
+// and the parent's resource relating to it. It returns why the node fails
+// instead when the child did not leave an active resource.
+func (l *loop) childCreated(ctx context.Context, st *state, n *capstan.PlanNode, child *capstan.Operation, ch *capstan.OperationChange) (string, error) {
+	store, childID := l.e.cfg.Store, capstan.OperationGID(child.ID)
+	if child.ResourceKey == "" {
+		return "sub-operation " + childID + " created no resource", nil
+	}
+	r, err := store.GetResourceByKey(ctx, l.org, child.ResourceKey)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return "sub-operation " + childID + " left no resource " + child.ResourceKey, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if r.LifecycleStatus != capstan.LifecycleActive {
+		return fmt.Sprintf("resource %s is %s after sub-operation %s", r.Key(), r.LifecycleStatus, childID), nil
+	}
+	ch.Evidence = append(ch.Evidence, capstan.Evidence{ProducedBy: n.ID, Capability: n.SubOperation.ExpectedCapability, Item: "provider-created",
+		Result: capstan.EvidencePassed, ObservedAt: *l.now(), Source: map[string]any{"type": "sub_operation", "operation": childID,
+			"resource": r.Key(), "resource_id": capstan.GlobalID(capstan.KindResource, r.ID)}})
+	resolved := map[string]any{"node": n.ID, "binding": n.SubOperation.Requirement, "provider": r.Key(),
+		"resource": capstan.GlobalID(capstan.KindResource, r.ID), "child": childID}
+	if n.SubOperation.Requirement == "" {
+		ch.Events = append(ch.Events, l.event("binding.resolved", resolved))
+		return "", nil
+	}
+	plan, err := store.GetPlan(ctx, l.org, st.op.PlanID)
+	if err != nil {
+		return "", err
+	}
+	b, err := plan.ResolveBySubOperation(n.SubOperation.Requirement, r, n.SubOperation.ExpectedCapability, child.ID)
+	if err != nil {
+		return capstan.ErrorMessage(err), nil
+	}
+	ch.Plan = plan
+	resolved["reason"] = b.Reason
+	ch.Events = append(ch.Events, l.event("binding.resolved", resolved))
+	if st.op.ResourceKey == "" {
+		return "", nil
+	}
+	consumer, err := store.GetResourceByKey(ctx, l.org, st.op.ResourceKey)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return "", nil // the operation changes a resource it has not begun: nothing relates yet
+	}
+	if err != nil {
+		return "", err
+	}
+	consumer.Relationships = capstan.AddRelationship(consumer.Relationships, capstan.BindingRelationship(b.Requirement), r.Key())
+	ch.Resources = append(ch.Resources, consumer)
+	return "", nil
+}
+
+// moveAll moves a node run through statuses in order.
+func moveAll(run *capstan.OperationNodeRun, to ...capstan.NodeRunStatus) error {
+	for _, s := range to {
+		if err := run.Move(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cancelChildren asks the running children of a cancelled operation to stop.

@@ -33,8 +33,7 @@ type Config struct {
 	Workers int
 	// Dir holds job sandboxes and diagnostics artifacts.
 	Dir string
-	// Hooks reach the rest of the product (the service): sub-operations
-	// and the resources operations change.
+	// Hooks reach the rest of the product (the service): sub-operations.
 	Hooks Hooks
 	// Prober runs evidence probes; its Resources default to Store.
 	Prober Prober
@@ -54,22 +53,13 @@ type Config struct {
 }
 
 // Hooks are what the executor asks of the service: child operations for
-// sub_operation nodes (a succeeded child becomes the provider its parent's
-// binding waited for) and the lifecycle of the resource an operation
-// changes. Every method may be repeated after a restart.
+// sub_operation nodes (planning a child is the service's business). The
+// resource, intent and plan an operation changes are the executor's own
+// (resource.go). Every method may be repeated after a restart.
 type Hooks interface {
 	// StartChild starts (or, after a restart, finds) the child operation
 	// of a sub_operation node and returns its id.
 	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error)
-	// ChildSucceeded records the resource a succeeded child created and
-	// returns its key.
-	ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error)
-	// BeginChange moves the operation's resource into its changing
-	// lifecycle status, pointing at the operation.
-	BeginChange(ctx context.Context, org string, op *capstan.Operation) error
-	// EndChange concludes the resource's change for the operation's
-	// outcome; pending is evidence of the change not committed yet.
-	EndChange(ctx context.Context, org string, op *capstan.Operation, outcome capstan.OperationStatus, pending []capstan.Evidence) error
 	// CancelChild asks a (child) operation to stop.
 	CancelChild(ctx context.Context, org, operationID string) error
 }

@@ -19,7 +19,9 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 	}
 	ch := l.change(st.op)
 	for _, r := range rs {
-		l.record(st, ch, r)
+		if err := l.record(st, ch, r); err != nil {
+			return err
+		}
 	}
 	if len(ch.Events) > 0 {
 		l.pending = ch
@@ -30,16 +32,15 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 // record adds one attempt's result to ch: evidence, diagnostics, the
 // node's verdict (succeeded only with passed evidence, invariant 5) and
 // what the retry policy says next.
-func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
+func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) error {
 	if r.kind == kindCompensate {
-		l.compensated(st, ch, r)
-		return
+		return l.compensated(st, ch, r)
 	}
 	n := st.node(r.node)
 	run := st.runs[r.node]
 	if st.op.Status == capstan.OperationCancelling || st.op.Status.Terminal() ||
 		(run.Status != capstan.NodeRunning && run.Status != capstan.NodeVerifying) {
-		return // decided elsewhere meanwhile (cancelled)
+		return nil // decided elsewhere meanwhile (cancelled)
 	}
 	ch.Evidence = append(ch.Evidence, r.evidence...)
 	ch.Artifacts = append(ch.Artifacts, r.artifacts...)
@@ -48,70 +49,102 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) {
 	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
-	defer func() { ch.NodeRuns = append(ch.NodeRuns, run); st.set(run) }()
+	var err error
 	if verdict == "" {
-		l.succeeded(ch, &run, n, r)
-		return
+		err = l.succeeded(ch, &run, n, r)
+	} else {
+		err = l.failedAttempt(st, ch, &run, n, r, verdict, errKind)
 	}
-	l.failedAttempt(st, ch, &run, n, r, verdict, errKind)
+	if err != nil {
+		return err
+	}
+	ch.NodeRuns = append(ch.NodeRuns, run)
+	st.set(run)
+	return nil
 }
 
 // succeeded marks a node whose evidence all passed as succeeded.
-func (l *loop) succeeded(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult) {
-	_ = run.Move(capstan.NodeVerifying)
-	_ = run.Move(capstan.NodeSucceeded)
+func (l *loop) succeeded(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult) error {
+	if run.Status == capstan.NodeRunning {
+		if err := run.Move(capstan.NodeVerifying); err != nil {
+			return err
+		}
+	}
+	if err := run.Move(capstan.NodeSucceeded); err != nil {
+		return err
+	}
 	run.Error = ""
 	typ := "node.succeeded"
 	if r.kind == kindProbes && n.Type == capstan.NodeJob && n.Intervention == nil {
 		typ = "node.recovered" // the evidence proved the job had done its work
 	}
 	ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
+	return nil
 }
 
 // failedAttempt marks a node failed for verdict and decides what follows:
 // people, when only probes ran and the node may not simply run again; a
 // retry, a wait for attention or the operation's failure, as its policy
 // says.
-func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult, verdict, errKind string) {
-	if r.res.Err == nil {
-		_ = run.Move(capstan.NodeVerifying)
+func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, r nodeResult, verdict, errKind string) error {
+	if r.res.Err == nil && run.Status == capstan.NodeRunning {
+		if err := run.Move(capstan.NodeVerifying); err != nil {
+			return err
+		}
 	}
-	_ = run.Move(capstan.NodeFailed)
+	if err := run.Move(capstan.NodeFailed); err != nil {
+		return err
+	}
 	run.Error = verdict
 	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
 	if r.kind == kindProbes && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
-		l.unproven(st, ch, run, n, r.node, verdict)
-		return
+		return l.unproven(st, ch, run, n, r.node)
 	}
 	d := NextAttempt(nodePolicy(n), run.Attempts, errKind)
 	switch {
 	case d.Retry:
-		_ = run.Move(capstan.NodeRetrying)
+		if err := run.Move(capstan.NodeRetrying); err != nil {
+			return err
+		}
 		ch.Events = append(ch.Events, l.event("node.retrying", map[string]any{"node": r.node, "wait": d.Wait.String()}))
 	case d.OnExhausted == "wait":
-		if st.op.Status == capstan.OperationRunning {
-			_ = st.op.Move(capstan.OperationWaiting)
+		if err := l.waitForPeople(st); err != nil {
+			return err
 		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:
 		st.set(*run)
-		l.fail(st, ch, r.node, verdict)
+		return l.fail(st, ch, r.node, verdict)
 	}
+	return nil
+}
+
+// waitForPeople moves a running operation to waiting (one waiting
+// already stays).
+func (l *loop) waitForPeople(st *state) error {
+	if st.op.Status == capstan.OperationRunning {
+		return st.op.Move(capstan.OperationWaiting)
+	}
+	return nil
 }
 
 // unproven hands a node whose probes did not prove it done to people:
 // without proof, a non-idempotent job is not run again, and an
 // intervention that did not verify goes back to whoever made it.
-func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, node, verdict string) {
-	_ = run.Move(capstan.NodeWaitingIntervention)
+func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode, node string) error {
+	verdict := run.Error
+	if err := run.Move(capstan.NodeWaitingIntervention); err != nil {
+		return err
+	}
 	run.Error = "needs attention: " + verdict
 	if n.Type == capstan.NodeJob {
 		run.Error = "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
 	}
-	if st.op.Status == capstan.OperationRunning {
-		_ = st.op.Move(capstan.OperationWaiting)
+	if err := l.waitForPeople(st); err != nil {
+		return err
 	}
 	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": node, "reason": run.Error}))
+	return nil
 }
 
 // schedule wakes the loop when a retrying node is due.
@@ -129,7 +162,9 @@ func (l *loop) retry(ctx context.Context, node string) error {
 	if run.Status != capstan.NodeRetrying || (st.op.Status != capstan.OperationRunning && st.op.Status != capstan.OperationWaiting) {
 		return nil
 	}
-	_ = run.Move(capstan.NodeRunning)
+	if err := run.Move(capstan.NodeRunning); err != nil {
+		return err
+	}
 	run.Attempts++
 	run.StartedAt, run.FinishedAt = l.now(), nil
 	ch := &capstan.OperationChange{Operation: st.op, NodeRuns: []capstan.OperationNodeRun{run},

@@ -89,15 +89,23 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	run.FinishedAt = l.now()
 	ch.Events = append(ch.Events, l.event("gate.timed_out", map[string]any{"node": node, "after": gate.Spec.Timeout, "outcome": outcome}))
 	if outcome == "approved" {
-		_ = run.Move(capstan.NodeSucceeded)
+		if err := run.Move(capstan.NodeSucceeded); err != nil {
+			return err
+		}
 		if st.op.Status == capstan.OperationWaiting {
-			_ = st.op.Move(capstan.OperationRunning)
+			if err := st.op.Move(capstan.OperationRunning); err != nil {
+				return err
+			}
 		}
 	} else {
-		_ = run.Move(capstan.NodeFailed)
+		if err := run.Move(capstan.NodeFailed); err != nil {
+			return err
+		}
 		run.Error = "gate timed out after " + gate.Spec.Timeout + " without approval"
 		st.set(run)
-		l.fail(st, ch, node, run.Error)
+		if err := l.fail(st, ch, node, run.Error); err != nil {
+			return err
+		}
 	}
 	ch.Gates = []capstan.Gate{gate}
 	ch.NodeRuns = []capstan.OperationNodeRun{run}

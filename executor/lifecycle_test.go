@@ -214,7 +214,8 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	require.Contains(t, timeline(t, store, op.ID), "operation.rolling_back")
 	require.Equal(t, capstan.LifecycleActive, widget().LifecycleStatus, "a rolled-back change restores the resource")
 
-	// Repair: its gate times out and rejects; the resource stays degraded.
+	// Repair: its gate times out and rejects before any work ran: the
+	// resource is left as the repair found it.
 	op = run("repair")
 	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 	require.Equal(t, capstan.OperationFailed, op.Status)
@@ -222,7 +223,7 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	require.NoError(t, err)
 	require.Equal(t, "timed_out_rejected", recs.Gates[0].Status)
 	require.Contains(t, timeline(t, store, op.ID), "gate.timed_out")
-	require.Equal(t, capstan.LifecycleDegraded, widget().LifecycleStatus)
+	require.Equal(t, capstan.LifecycleActive, widget().LifecycleStatus, "a repair that changed nothing leaves the resource as it was")
 
 	// Configure: a rejected gate fails the operation.
 	op = run("configure")

@@ -222,7 +222,7 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 		ch.Events = append(l.pending.Events, ch.Events...)
 	}
 	l.pending = nil
-	if err := l.concludeResource(ctx, ch); err != nil {
+	if err := l.conclude(ctx, ch); err != nil {
 		return err
 	}
 	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
@@ -232,6 +232,9 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 	if l.cached == nil || ch.Operation != l.cached.op {
 		l.dirty = true
 		return nil
+	}
+	if ch.Plan != nil && ch.Plan.Revision == l.cached.plan.Revision {
+		l.cached.plan = ch.Plan // its bindings followed a sub-operation
 	}
 	for _, r := range ch.NodeRuns {
 		l.cached.set(r)
@@ -288,11 +291,15 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	ch := l.change(st.op)
 	for _, r := range st.runs {
 		if r.Status == capstan.NodeFailed {
-			_ = r.Move(capstan.NodeWaitingIntervention)
+			if err := r.Move(capstan.NodeWaitingIntervention); err != nil {
+				return false, err
+			}
 			st.set(r)
 		}
 	}
-	l.endRuns(st, ch)
+	if err := l.endRuns(st, ch); err != nil {
+		return false, err
+	}
 	if err := st.op.Move(capstan.OperationCancelled); err != nil {
 		return false, err
 	}
@@ -311,7 +318,9 @@ func waitingReason(n *capstan.PlanNode) string {
 func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome capstan.OperationStatus) error {
 	ch := l.change(op)
 	if op.Status == capstan.OperationWaiting && outcome == capstan.OperationSucceeded {
-		_ = op.Move(capstan.OperationRunning)
+		if err := op.Move(capstan.OperationRunning); err != nil {
+			return err
+		}
 	}
 	if err := op.Move(outcome); err != nil {
 		return err

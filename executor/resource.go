@@ -2,38 +2,91 @@ package executor
 
 import (
 	"context"
-	"slices"
 
 	"github.com/capstan-dev/capstan"
 )
 
-// begin moves a pending operation to running. Its resource is moved into
-// its changing lifecycle first (an idempotent write, so a restart between
-// the two repeats it harmlessly); a resource that cannot change (another
-// operation changes it, it does not exist) fails the operation at once.
+// What an operation's start and end do to its resource, its intent and
+// its plan is computed here by the root package's lifecycle functions and
+// committed with the operation's own step, in one transaction: there is
+// no moment where the operation has started or ended and they have not.
+
+// begin moves a pending operation to running, and its resource into its
+// changing lifecycle in the same commit; a resource that cannot change
+// (another operation changes it, it does not exist and the action does
+// not create it) fails the operation at once, with the reason.
 func (l *loop) begin(ctx context.Context, st *state) error {
 	op := st.op
 	ch := l.change(op)
 	var reason string
-	if h := l.e.cfg.Hooks; h != nil && op.ResourceKey != "" {
-		if err := h.BeginChange(ctx, l.org, op); err != nil {
-			if !permanent(err) {
-				return err
-			}
+	if op.ResourceKey != "" {
+		r, before, err := l.beginResource(ctx, st)
+		switch {
+		case err != nil && !permanent(err):
+			return err
+		case err != nil:
 			reason = "resource " + op.ResourceKey + ": " + capstan.ErrorMessage(err)
-		} else {
-			ch.Events = append(ch.Events, l.event("resource.changing", map[string]any{"resource": op.ResourceKey}))
+		case r != nil:
+			ch.Resources = append(ch.Resources, r)
+			op.ResourceBefore = &before
+			ch.Events = append(ch.Events, l.event("resource.changing", map[string]any{"resource": op.ResourceKey, "lifecycle": string(r.LifecycleStatus)}))
 		}
 	}
-	_ = op.Move(capstan.OperationRunning)
+	if err := op.Move(capstan.OperationRunning); err != nil {
+		return err // cannot happen: step calls begin for a pending operation only
+	}
 	op.StartedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation.running", nil))
 	if reason != "" {
-		_ = op.Move(capstan.OperationFailed)
+		if err := op.Move(capstan.OperationFailed); err != nil {
+			return err // cannot happen: running -> failed is legal
+		}
 		op.CompletedAt = l.now()
 		ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"reason": reason}))
 	}
 	return l.commit(ctx, ch)
+}
+
+// beginResource reads the operation's resource and returns it as the
+// start leaves it, with what the operation found; nil when the operation
+// already holds it.
+func (l *loop) beginResource(ctx context.Context, st *state) (*capstan.Resource, capstan.ResourceState, error) {
+	op, store := st.op, l.e.cfg.Store
+	stored, err := store.GetResourceByKey(ctx, l.org, op.ResourceKey)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		stored, err = nil, nil
+	}
+	if err != nil {
+		return nil, capstan.ResourceState{}, err
+	}
+	if stored != nil && stored.ActiveOperationID == op.ID {
+		return nil, capstan.ResourceState{}, nil
+	}
+	busy := false
+	if stored != nil && stored.ActiveOperationID != "" {
+		other, err := store.GetOperation(ctx, l.org, stored.ActiveOperationID)
+		if err != nil && capstan.ErrorCode(err) != capstan.ENOTFOUND {
+			return nil, capstan.ResourceState{}, err
+		}
+		busy = err == nil && !other.Status.Terminal()
+	}
+	var fresh *capstan.Resource
+	if stored == nil && capstan.CreatesResource(op.Action) {
+		in, err := store.GetIntent(ctx, l.org, op.IntentID)
+		if err != nil {
+			return nil, capstan.ResourceState{}, err
+		}
+		sc, err := store.GetScenario(ctx, l.org, st.plan.ScenarioRef)
+		if err != nil {
+			return nil, capstan.ResourceState{}, err
+		}
+		fresh = capstan.ResourceFor(op, in, sc, st.plan)
+	}
+	r, before, err := capstan.BeginChange(op, stored, fresh, busy)
+	if err != nil && stored != nil && busy {
+		err = capstan.Errorf(capstan.ECONFLICT, "resource %s is being changed by operation %s", stored.Key(), capstan.OperationGID(stored.ActiveOperationID))
+	}
+	return r, before, err
 }
 
 // permanent reports whether an error will not go away by trying again.
@@ -45,18 +98,132 @@ func permanent(err error) bool {
 	return false
 }
 
-// concludeResource runs before a change that ends the operation commits:
-// the resource takes its final lifecycle first, and the change carries the
-// event. Repeated after a restart, the hook changes nothing.
-func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange) error {
-	op, h := ch.Operation, l.e.cfg.Hooks
-	if h == nil || op.ResourceKey == "" || !op.Status.Terminal() ||
-		!slices.ContainsFunc(ch.Events, func(e capstan.OperationEvent) bool { return e.Type == "operation."+string(op.Status) }) {
+// conclude runs before a change that ends the operation commits: it adds
+// the intent and the plan following the outcome, and the resource's final
+// lifecycle, health and observed state, to the same change. Repeated
+// after a lost race, it reads them again.
+func (l *loop) conclude(ctx context.Context, ch *capstan.OperationChange) error {
+	op := ch.Operation
+	if !op.Status.Terminal() || !ends(ch) {
 		return nil
 	}
-	if err := h.EndChange(ctx, l.org, op, op.Status, ch.Evidence); err != nil {
+	store := l.e.cfg.Store
+	in, err := store.GetIntent(ctx, l.org, op.IntentID)
+	if err != nil {
 		return err
 	}
-	ch.Events = append(ch.Events, l.event("resource.concluded", map[string]any{"resource": op.ResourceKey, "outcome": string(op.Status)}))
+	plan, err := store.GetPlan(ctx, l.org, op.PlanID)
+	if err != nil {
+		return err
+	}
+	inStatus, planStatus := capstan.FollowOperation(op.Status)
+	if err := followIntent(in, inStatus); err != nil {
+		ch.Events = append(ch.Events, l.event("intent.unchanged", map[string]any{"intent": capstan.GlobalID(capstan.KindIntent, in.ID), "reason": capstan.ErrorMessage(err)}))
+	} else if in.Status == inStatus {
+		ch.Intent = in
+	}
+	if err := plan.Move(planStatus); err != nil {
+		ch.Events = append(ch.Events, l.event("plan.unchanged", map[string]any{"plan": capstan.GlobalID(capstan.KindPlan, plan.ID), "reason": capstan.ErrorMessage(err)}))
+	} else {
+		ch.Plan = plan
+	}
+	if op.ResourceKey == "" {
+		return nil
+	}
+	return l.concludeResource(ctx, ch, plan)
+}
+
+// followIntent moves an intent to the status its operation's end asks. An
+// intent still planned was started before intents followed their
+// operations: it passes through executing.
+func followIntent(in *capstan.Intent, to capstan.IntentStatus) error {
+	if in.Status == capstan.IntentPlanned {
+		if err := in.Move(capstan.IntentExecuting); err != nil {
+			return err
+		}
+	}
+	return in.Move(to)
+}
+
+// concludeResource adds the resource as the operation's end leaves it.
+func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange, plan *capstan.Plan) error {
+	op, store := ch.Operation, l.e.cfg.Store
+	r, err := store.GetResourceByKey(ctx, l.org, op.ResourceKey)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil // never begun: the operation ended before it started
+	}
+	if err != nil {
+		return err
+	}
+	recs, err := store.OperationRecords(ctx, l.org, op.ID)
+	if err != nil {
+		return err
+	}
+	runs := map[string]capstan.OperationNodeRun{}
+	for _, run := range append(recs.NodeRuns, ch.NodeRuns...) {
+		runs[run.NodeID] = run
+	}
+	ended := capstan.EndChange(r, op, workRan(plan, runs), append(recs.Evidence, ch.Evidence...), l.e.cfg.Clock.Now())
+	if ended == nil {
+		return nil // not this operation's to conclude, or concluded already
+	}
+	if ended.LifecycleStatus != r.LifecycleStatus {
+		if err := capstan.LifecycleStatuses.Check(r.LifecycleStatus, ended.LifecycleStatus); err != nil {
+			return capstan.Wrap("executor.concludeResource", err)
+		}
+	}
+	for _, other := range ch.Resources {
+		if other.Key() == ended.Key() { // changed by this very step (a binding): keep its edges
+			ended.Relationships, ended.Version = other.Relationships, other.Version
+		}
+	}
+	ch.Resources = append(withoutKey(ch.Resources, ended.Key()), ended)
+	ch.Events = append(ch.Events, l.event("resource.concluded", map[string]any{"resource": op.ResourceKey, "outcome": string(op.Status),
+		"lifecycle": string(ended.LifecycleStatus), "health": string(ended.HealthStatus)}))
 	return nil
+}
+
+// ends reports whether ch carries the event of its operation's end.
+func ends(ch *capstan.OperationChange) bool {
+	want := "operation." + string(ch.Operation.Status)
+	for _, e := range ch.Events {
+		if e.Type == want {
+			return true
+		}
+	}
+	return false
+}
+
+// workRan reports whether any work that may change the resource ran: a
+// job or sub-operation that made an attempt, or a manual intervention
+// that was recorded. Gates, verifications and analyses change nothing.
+func workRan(plan *capstan.Plan, runs map[string]capstan.OperationNodeRun) bool {
+	for id, r := range runs {
+		n := plan.Node(id)
+		if n == nil {
+			continue
+		}
+		switch n.Type {
+		case capstan.NodeJob, capstan.NodeSubOperation:
+			if r.Attempts > 0 {
+				return true
+			}
+		case capstan.NodeManualIntervention:
+			switch r.Status {
+			case capstan.NodeVerifying, capstan.NodeSucceeded, capstan.NodeFailed, capstan.NodeSkipped:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func withoutKey(rs []*capstan.Resource, key string) []*capstan.Resource {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r.Key() != key {
+			out = append(out, r)
+		}
+	}
+	return out
 }

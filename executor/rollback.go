@@ -9,22 +9,24 @@ import (
 
 // fail ends the operation after a node failed for good: it rolls back
 // when some completed job has compensation to run, otherwise it fails.
-func (l *loop) fail(st *state, ch *capstan.OperationChange, node, reason string) {
+func (l *loop) fail(st *state, ch *capstan.OperationChange, node, reason string) error {
 	op := st.op
 	if op.Status != capstan.OperationRunning && op.Status != capstan.OperationWaiting {
-		return // already ending
-	}
-	if op.Status == capstan.OperationWaiting {
-		_ = op.Move(capstan.OperationRunning)
+		return nil // already ending
 	}
 	if len(Compensations(st.plan, st.runs)) > 0 {
-		_ = op.Move(capstan.OperationRollingBack)
+		if err := op.Move(capstan.OperationRollingBack); err != nil {
+			return err
+		}
 		ch.Events = append(ch.Events, l.event("operation.rolling_back", map[string]any{"node": node, "reason": reason}))
-		return
+		return nil
 	}
-	_ = op.Move(capstan.OperationFailed)
+	if err := op.Move(capstan.OperationFailed); err != nil {
+		return err
+	}
 	op.CompletedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": node, "reason": reason}))
+	return nil
 }
 
 // Compensations lists the succeeded jobs whose rollback policy compensates,
@@ -60,8 +62,12 @@ func (l *loop) rollback(ctx context.Context, st *state) (bool, error) {
 	ch := l.change(st.op)
 	next := Compensations(st.plan, st.runs)
 	if len(next) == 0 {
-		l.endRuns(st, ch)
-		_ = st.op.Move(capstan.OperationRolledBack)
+		if err := l.endRuns(st, ch); err != nil {
+			return false, err
+		}
+		if err := st.op.Move(capstan.OperationRolledBack); err != nil {
+			return false, err
+		}
 		st.op.CompletedAt = l.now()
 		ch.Events = append(ch.Events, l.event("operation.rolled_back", nil))
 		return true, l.commit(ctx, ch)
@@ -76,30 +82,37 @@ func (l *loop) rollback(ctx context.Context, st *state) (bool, error) {
 
 // compensated records a compensation's result: the node is rolled back
 // when its rollback evidence passed; otherwise the operation fails.
-func (l *loop) compensated(st *state, ch *capstan.OperationChange, r nodeResult) {
+func (l *loop) compensated(st *state, ch *capstan.OperationChange, r nodeResult) error {
 	run := st.runs[r.node]
 	if st.op.Status != capstan.OperationRollingBack || run.Status != capstan.NodeSucceeded {
-		return
+		return nil
 	}
 	ch.Evidence = append(ch.Evidence, r.evidence...)
 	ch.Artifacts = append(ch.Artifacts, r.artifacts...)
 	verdict, _ := Verdict(r.res, r.evidence)
 	if verdict == "" {
-		_ = run.Move(capstan.NodeRolledBack)
+		if err := run.Move(capstan.NodeRolledBack); err != nil {
+			return err
+		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		st.set(run)
 		ch.Events = append(ch.Events, l.event("node.rolled_back", map[string]any{"node": r.node}))
-		return
+		return nil
 	}
-	l.endRuns(st, ch)
-	_ = st.op.Move(capstan.OperationFailed)
+	if err := l.endRuns(st, ch); err != nil {
+		return err
+	}
+	if err := st.op.Move(capstan.OperationFailed); err != nil {
+		return err
+	}
 	st.op.CompletedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": r.node, "reason": "compensation failed: " + verdict}))
+	return nil
 }
 
 // endRuns cancels every node run that can no longer finish; a failed node
 // stays failed, so the record says why the operation ended.
-func (l *loop) endRuns(st *state, ch *capstan.OperationChange) {
+func (l *loop) endRuns(st *state, ch *capstan.OperationChange) error {
 	ids := make([]string, 0, len(st.runs))
 	for id := range st.runs {
 		ids = append(ids, id)
@@ -110,10 +123,13 @@ func (l *loop) endRuns(st *state, ch *capstan.OperationChange) {
 		switch r.Status {
 		case capstan.NodeWaitingApproval, capstan.NodeWaitingIntervention, capstan.NodeRetrying,
 			capstan.NodeRunning, capstan.NodeVerifying, capstan.NodePending, capstan.NodeReady:
-			_ = r.Move(capstan.NodeCancelled)
+			if err := r.Move(capstan.NodeCancelled); err != nil {
+				return err
+			}
 			r.FinishedAt = l.now()
 			ch.NodeRuns = append(ch.NodeRuns, r)
 			ch.Events = append(ch.Events, l.event("node.cancelled", map[string]any{"node": r.NodeID}))
 		}
 	}
+	return nil
 }

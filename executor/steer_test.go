@@ -223,19 +223,21 @@ func TestConcurrentApprovalsBothCount(t *testing.T) {
 			who = append(who, d.Actor)
 		}
 		require.ElementsMatch(t, []string{"bob", "carol"}, who)
-		require.Eventually(t, func() bool { return operationGoroutines() == "" }, 5*time.Second, 10*time.Millisecond,
-			"the gate's 24 h timeout timer ended with its operation; still there:\n%s", operationGoroutines())
+		require.Eventually(t, func() bool { return timerGoroutines() == "" }, 5*time.Second, 10*time.Millisecond,
+			"the gate's 24 h timeout timer ended with its operation; still there:\n%s", timerGoroutines())
 	})
 }
 
-// operationGoroutines returns the stacks of goroutines that belong to an
-// operation's loop (the loop itself, its timers), "" when none is left.
-func operationGoroutines() string {
+// timerGoroutines returns the stacks of goroutines that wait for an
+// operation's timer (a gate's timeout, a retry's backoff), "" when none
+// is left. (Loops of other tests' unfinished operations may run: an
+// executor resumes every operation of its database.)
+func timerGoroutines() string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "executor.(*loop)") {
+		if strings.Contains(g, "executor.(*loop).after") {
 			out = append(out, g)
 		}
 	}

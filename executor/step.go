@@ -27,7 +27,10 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	}
 	ch := l.change(op)          // with the results recorded since the last commit
 	touched := st.takeTouched() // before this step starts nodes: those wait for the next
-	dispatch, children, started := l.startReady(ctx, st, ch)
+	dispatch, children, started, err := l.startReady(st, ch)
+	if err != nil {
+		return false, err
+	}
 	verify, resumed, done, err := l.resumeTouched(ctx, st, ch, touched, started)
 	if done || err != nil {
 		return true, err
@@ -39,10 +42,14 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && !l.retryDue() && len(verify) == 0 && st.waiting()
 	switch {
 	case waiting && op.Status == capstan.OperationRunning:
-		_ = op.Move(capstan.OperationWaiting)
+		if err := op.Move(capstan.OperationWaiting); err != nil {
+			return false, err
+		}
 		ch.Events = append(ch.Events, l.event("operation.waiting", nil))
 	case !waiting && op.Status == capstan.OperationWaiting && len(dispatch) > 0:
-		_ = op.Move(capstan.OperationRunning)
+		if err := op.Move(capstan.OperationRunning); err != nil {
+			return false, err
+		}
 		ch.Events = append(ch.Events, l.event("operation.running", nil))
 	}
 	if len(ch.Events) == 0 {
@@ -66,7 +73,7 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 // jobs (to dispatch once ch is committed), gates, child operations (to
 // start once committed) and manual interventions. It returns what to
 // dispatch, the children to start and every node it started.
-func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationChange) (dispatch, children []string, started map[string]bool) {
+func (l *loop) startReady(st *state, ch *capstan.OperationChange) (dispatch, children []string, started map[string]bool, err error) {
 	started = map[string]bool{}
 	for _, id := range st.ready() {
 		if l.inflight[id] {
@@ -74,46 +81,57 @@ func (l *loop) startReady(ctx context.Context, st *state, ch *capstan.OperationC
 		}
 		n := st.node(id)
 		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
-		_ = run.Move(capstan.NodeReady)
+		if err := run.Move(capstan.NodeReady); err != nil {
+			return nil, nil, nil, err
+		}
 		switch n.Type {
 		case capstan.NodeJob, capstan.NodeVerification, capstan.NodeAIAnalysis:
-			l.firstAttempt(ch, &run)
+			err = l.firstAttempt(ch, &run)
 			dispatch = append(dispatch, id)
 		case capstan.NodeGate:
-			_ = run.Move(capstan.NodeWaitingApproval)
+			err = run.Move(capstan.NodeWaitingApproval)
 			run.StartedAt = l.now()
 			l.scheduleGate(n, run)
 			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeSubOperation:
 			if l.e.cfg.Hooks == nil {
-				l.needsAttention(ch, &run, n)
+				err = l.needsAttention(ch, &run, n)
 				break
 			}
-			l.firstAttempt(ch, &run)
+			err = l.firstAttempt(ch, &run)
 			children = append(children, id)
 		default: // manual_intervention
-			l.needsAttention(ch, &run, n)
+			err = l.needsAttention(ch, &run, n)
+		}
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		st.set(run)
 		started[id] = true
 	}
-	return dispatch, children, started
+	return dispatch, children, started, nil
 }
 
 // firstAttempt moves a ready node's run to its first running attempt.
-func (l *loop) firstAttempt(ch *capstan.OperationChange, run *capstan.OperationNodeRun) {
-	_ = run.Move(capstan.NodeRunning)
+func (l *loop) firstAttempt(ch *capstan.OperationChange, run *capstan.OperationNodeRun) error {
+	if err := run.Move(capstan.NodeRunning); err != nil {
+		return err
+	}
 	run.Attempts, run.StartedAt = 1, l.now()
 	ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": run.NodeID, "attempt": 1}))
+	return nil
 }
 
 // needsAttention moves a ready node's run to wait for a person, saying why.
-func (l *loop) needsAttention(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode) {
-	_ = run.Move(capstan.NodeWaitingIntervention)
+func (l *loop) needsAttention(ch *capstan.OperationChange, run *capstan.OperationNodeRun, n *capstan.PlanNode) error {
+	if err := run.Move(capstan.NodeWaitingIntervention); err != nil {
+		return err
+	}
 	run.Error = waitingReason(n)
 	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": run.NodeID, "reason": run.Error}))
+	return nil
 }
 
 // resumeTouched picks up the nodes whose state changed since the last step
@@ -137,7 +155,9 @@ func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.Operati
 		case r.Status == capstan.NodeWaitingApproval && !l.scheduled[gateTimer+id]:
 			l.scheduleGate(st.node(id), r)
 		case r.Status == capstan.NodeFailed && st.node(id).Type == capstan.NodeGate:
-			l.fail(st, ch, id, r.Error) // rejected or timed out
+			if err := l.fail(st, ch, id, r.Error); err != nil { // rejected or timed out
+				return nil, nil, true, err
+			}
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
 			// Interrupted by a restart, or verifying a recorded
 			// intervention: the probes decide first (durability,

@@ -8,7 +8,7 @@ import (
 	"github.com/capstan-dev/capstan/graph/model"
 )
 
-const kindOperation = "Operation"
+const kindOperation = capstan.KindOperation
 
 func (r *Resolver) operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error) {
 	n, start, err := pageArgs(first, after)

@@ -58,6 +58,9 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	if child.Status != capstan.PlanReady {
 		return "", capstan.Errorf(capstan.EINVALID, "the child plan of %s is %s: %s", sc.Ref(), child.Status, strings.Join(child.Problems, "; "))
 	}
+	if in, err = s.Store.GetIntent(ctx, org, in.ID); err != nil { // planned now, at its new version
+		return "", err
+	}
 	op, err := s.startPlan(ctx, org, parent.Actor, child, in, key, parent.ID)
 	if err != nil {
 		return "", err
@@ -85,21 +88,4 @@ func childConstraints(parent *capstan.Intent, b *capstan.ResourceBinding) map[st
 // childResourceName names the resource a sub_operation node creates.
 func childResourceName(parent *capstan.Operation, node *capstan.PlanNode) string {
 	return fmt.Sprintf("%s-%s", node.ID, parent.ID[len(parent.ID)-8:])
-}
-
-// ChildSucceeded returns the resource a succeeded child operation created:
-// the child's own run made it active with the capabilities its scenario
-// provides (see BeginChange and EndChange).
-func (s *Service) ChildSucceeded(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, child *capstan.Operation) (string, error) {
-	if child.ResourceKey == "" {
-		return "", capstan.Errorf(capstan.EINVALID, "child operation %s created no resource", child.ID)
-	}
-	r, err := s.Store.GetResourceByKey(ctx, org, child.ResourceKey)
-	if err != nil {
-		return "", err
-	}
-	if r.LifecycleStatus != capstan.LifecycleActive {
-		return "", capstan.Errorf(capstan.ECONFLICT, "resource %s is %s after child operation %s", r.Key(), r.LifecycleStatus, child.ID)
-	}
-	return r.Key(), nil
 }

@@ -112,7 +112,11 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role}}}}
 	if outcome := GateOutcome(gate, op.Actor, capstan.IsProduction(in.Environment())); outcome != "" {
 		run := nodeRun(recs, nodeID)
-		ch.Events = append(ch.Events, closeGate(outcome, &gate, &run, op, a.ID))
+		closed, err := closeGate(outcome, &gate, &run, op, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		ch.Events = append(ch.Events, closed)
 		ch.NodeRuns = append(ch.NodeRuns, run)
 	}
 	ch.Gates = []capstan.Gate{gate}
@@ -155,18 +159,29 @@ func GateDecider(g capstan.Gate, a *capstan.Actor) (string, error) {
 // its node run and a waiting operation (which runs on: to the next node, or
 // to the executor failing or rolling it back), and returns the event that
 // says so.
-func closeGate(outcome string, gate *capstan.Gate, run *capstan.OperationNodeRun, op *capstan.Operation, actor string) capstan.OperationEvent {
+func closeGate(outcome string, gate *capstan.Gate, run *capstan.OperationNodeRun, op *capstan.Operation, actor string) (capstan.OperationEvent, error) {
 	gate.Status = outcome
-	if outcome == "approved" {
-		_ = run.Move(capstan.NodeSucceeded)
-	} else {
-		_ = run.Move(capstan.NodeFailed)
+	to := capstan.NodeSucceeded
+	if outcome != "approved" {
+		to = capstan.NodeFailed
 		run.Error = "rejected by " + actor
 	}
-	if op.Status == capstan.OperationWaiting {
-		_ = op.Move(capstan.OperationRunning)
+	if err := run.Move(to); err != nil {
+		return capstan.OperationEvent{}, capstan.Errorf(capstan.ECONFLICT, "gate %s's node is %s: %s", gate.NodeID, run.Status, capstan.ErrorMessage(err))
 	}
-	return capstan.OperationEvent{Type: "gate." + outcome, Actor: actor, Payload: map[string]any{"node": gate.NodeID}}
+	if err := resume(op); err != nil {
+		return capstan.OperationEvent{}, err
+	}
+	return capstan.OperationEvent{Type: "gate." + outcome, Actor: actor, Payload: map[string]any{"node": gate.NodeID}}, nil
+}
+
+// resume moves a waiting operation back to running after a person acted
+// (a running one stays).
+func resume(op *capstan.Operation) error {
+	if op.Status != capstan.OperationWaiting {
+		return nil
+	}
+	return op.Move(capstan.OperationRunning)
 }
 
 // GateOutcome decides a gate from its decisions: "rejected" on any

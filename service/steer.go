@@ -92,7 +92,9 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 		return nil, capstan.Errorf(capstan.EINVALID, "intervention type %q cannot change a node; manually_fixed can (and is verified)", typ)
 	}
 	if run.Status == capstan.NodeFailed {
-		_ = run.Move(capstan.NodeWaitingIntervention)
+		if err := run.Move(capstan.NodeWaitingIntervention); err != nil {
+			return nil, err // cannot happen: failed -> waiting_intervention is legal
+		}
 	}
 	if err := run.Move(capstan.NodeVerifying); err != nil {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "node %s is %s, not waiting for an intervention", nodeID, run.Status)
@@ -102,8 +104,8 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 		verify = append(verify, p.Name)
 	}
 	iv := capstan.Intervention{Type: typ, Actor: a.ID, TargetNode: nodeID, Note: note, RequiresVerification: verify, At: s.Now().UTC()}
-	if op.Status == capstan.OperationWaiting {
-		_ = op.Move(capstan.OperationRunning)
+	if err := resume(op); err != nil {
+		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run}, Interventions: []capstan.Intervention{iv},
 		Events: []capstan.OperationEvent{{Type: "intervention.recorded", Actor: a.ID, Payload: map[string]any{"node": nodeID, "type": typ, "verify": verify}}}}
@@ -137,8 +139,8 @@ func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.
 		return nil, capstan.Errorf(capstan.ECONFLICT, "node %s is %s: only a failed node is retried", nodeID, run.Status)
 	}
 	run.Error = ""
-	if op.Status == capstan.OperationWaiting {
-		_ = op.Move(capstan.OperationRunning)
+	if err := resume(op); err != nil {
+		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run},
 		Events: []capstan.OperationEvent{{Type: "node.retry_requested", Actor: a.ID, Payload: map[string]any{"node": nodeID}}}}

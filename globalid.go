@@ -1,0 +1,48 @@
+package capstan
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Global id kinds: every entity the API shows by id.
+const (
+	KindResource     = "Resource"
+	KindResourceType = "ResourceType"
+	KindCapability   = "CapabilityDefinition"
+	KindPack         = "ScenarioPack"
+	KindScenario     = "Scenario"
+	KindIntent       = "Intent"
+	KindPlan         = "Plan"
+	KindOperation    = "Operation"
+)
+
+// GlobalID is the one form of an id the product shows — GraphQL fields,
+// timeline payloads, evidence sources, error messages, `capstan watch` —
+// and the form the API accepts: base64url(kind:localId), opaque to
+// clients.
+func GlobalID(kind, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + id))
+}
+
+// OperationGID is the global id of an operation ("" for none).
+func OperationGID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return GlobalID(KindOperation, id)
+}
+
+// ParseGlobalID decodes a global id; want, when set, is the kind it must
+// be (EINVALID otherwise).
+func ParseGlobalID(gid, want string) (kind, id string, err error) {
+	raw, decErr := base64.RawURLEncoding.DecodeString(gid)
+	kind, id, ok := strings.Cut(string(raw), ":")
+	if decErr != nil || !ok || id == "" {
+		return "", "", Errorf(EINVALID, "%q is not a Capstan id", gid)
+	}
+	if want != "" && kind != want {
+		return "", "", Errorf(EINVALID, "id %q is a %s, not a %s", gid, kind, want)
+	}
+	return kind, id, nil
+}
