@@ -84,7 +84,7 @@ var ErrStale = errors.New("stale version")
 // StaleVersion returns the conflict a store reports for a stale write.
 func StaleVersion(what, id string, have, want int64) error {
 	return &Error{Code: ECONFLICT, Err: ErrStale,
-		Message: fmt.Sprintf("%s %s was changed by someone else: version %d is stored, the update read %d", what, id, have, want)}
+		Message: fmt.Sprintf("%s was changed by someone else: version %d is stored, the update read %d", Named(what, id), have, want)}
 }
 
 // IsStale reports whether err is a stale-version conflict.

@@ -46,3 +46,29 @@ func ParseGlobalID(gid, want string) (kind, id string, err error) {
 	}
 	return kind, id, nil
 }
+
+// Named names an entity in a message the way the API shows it: an
+// intent, plan, operation or resource by its global id (a resource named
+// by its key keeps its key); anything else as given.
+func Named(what, id string) string {
+	if id == "" {
+		return what
+	}
+	kind := ""
+	switch what {
+	case "intent":
+		kind = KindIntent
+	case "plan":
+		kind = KindPlan
+	case "operation":
+		kind = KindOperation
+	case "resource":
+		if !strings.Contains(id, "/") {
+			kind = KindResource
+		}
+	}
+	if kind == "" {
+		return what + " " + id
+	}
+	return what + " " + GlobalID(kind, id)
+}

@@ -14,7 +14,6 @@ type Operation struct {
 	Actor        string          `json:"actor"`
 	StartedAt    *time.Time      `json:"started_at,omitempty"`
 	CompletedAt  *time.Time      `json:"completed_at,omitempty"`
-	CurrentNodes []string        `json:"current_nodes,omitempty"`
 	ParentID     string          `json:"parent_id,omitempty"`
 	// ResourceKey names the resource the operation creates or changes (its
 	// lifecycle points back here while it runs: invariant 1 keeps the two apart).
@@ -148,8 +147,19 @@ type Gate struct {
 	NodeID      string         `json:"node_id"`
 	Spec        GateSpec       `json:"spec"`
 	Decisions   []GateDecision `json:"decisions,omitempty"`
-	Status      string         `json:"status"`
+	Status      GateStatus     `json:"status"`
 }
+
+// GateStatus is where a gate stands.
+type GateStatus string
+
+const (
+	GateWaiting          GateStatus = "waiting"
+	GateApproved         GateStatus = "approved"
+	GateRejected         GateStatus = "rejected"
+	GateTimedOutApproved GateStatus = "timed_out_approved"
+	GateTimedOutRejected GateStatus = "timed_out_rejected"
+)
 
 // GateDecision is one recorded decision on a gate.
 type GateDecision struct {

@@ -278,7 +278,7 @@ func checkOrg(org string) error {
 }
 
 func notFound(what, id string) error {
-	return capstan.Errorf(capstan.ENOTFOUND, "%s %s not found", what, id)
+	return capstan.Errorf(capstan.ENOTFOUND, "%s not found", capstan.Named(what, id))
 }
 
 // touch sets meta for a write, as the embedded store does.

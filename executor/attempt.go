@@ -23,6 +23,16 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		probes = n.Intervention.Verification
 	}
 	env := l.jobEnv(n)
+	if scope.plan != nil {
+		bindings, err := l.bindingEnv(ctx, scope.plan, n)
+		if err != nil {
+			r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the providers bound to %s: %w", n.ID, err)}
+			return r
+		}
+		for k, v := range bindings {
+			env[k] = v
+		}
+	}
 	if n.Job != nil {
 		probes = n.Job.Outputs.Evidence
 		spec := n.Job.Run
@@ -44,10 +54,13 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 }
 
 // attemptScope is what a worker knows of its operation: the resource it
-// changes and the plan's nodes (read-only, shared with the loop).
+// changes and the plan's nodes and bindings (read-only, shared with the
+// loop).
 type attemptScope struct {
 	resource string
 	nodes    map[string]*capstan.PlanNode
+	// plan is the plan as the loop holds it (read-only): its bindings.
+	plan *capstan.Plan
 }
 
 // runJob runs one job attempt through its runner and collects what it
@@ -138,7 +151,7 @@ func (l *loop) makeDirs() {
 // artifacts a job consumes as environment variables, never into the script:
 // CAPSTAN_PARAM_<NAME>, CAPSTAN_OUTPUTS, CAPSTAN_ARTIFACT_<NAME> (a path).
 func (l *loop) jobEnv(n *capstan.PlanNode) map[string]string {
-	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": l.opID, "CAPSTAN_OUTPUTS": l.outputs()}
+	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": capstan.OperationGID(l.opID), "CAPSTAN_OUTPUTS": l.outputs()}
 	params := map[string]any{}
 	if n.Job != nil {
 		for k, v := range n.Job.Inputs.Parameters {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func testMinioInstall(t *testing.T, store capstan.Store) {
 	require.Equal(t, "waiting", g.Status, "in prod the starter cannot be the only approver")
 	g, err = svc.DecideGate(as("bob", capstan.RoleSRE), op.ID, "approve-prod-storage", true, "approved")
 	require.NoError(t, err)
-	require.Equal(t, "approved", g.Status)
+	require.Equal(t, capstan.GateApproved, g.Status)
 	require.Len(t, g.Decisions, 2)
 
 	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
@@ -232,6 +233,25 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		require.Equal(t, "dedicated", pc.Attributes["access_mode"])
 		require.Equal(t, "eu-central", pc.Scope["region"])
 		require.Equal(t, []capstan.Relationship{{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/prod-k8s"}}, r.Relationships)
+
+		// The parent's binding follows: resolved to the new MinIO, saying
+		// which sub-operation created it; Tempo uses it, so the explorer
+		// sees the edge from both ends.
+		plan, err := store.GetPlan(context.Background(), org, op.PlanID)
+		require.NoError(t, err)
+		b := plan.Binding("object-storage")
+		require.Equal(t, capstan.BindingResolved, b.Status)
+		require.Equal(t, provider, b.Provider.ResourceKey)
+		require.Equal(t, r.ID, b.Provider.ResourceID)
+		require.Contains(t, b.Reason, capstan.OperationGID(child.ID), "the reason names the sub-operation by the id the API takes")
+		require.Equal(t, capstan.PlanCompleted, plan.Status, "the plan follows its operation")
+		in, err := store.GetIntent(context.Background(), org, op.IntentID)
+		require.NoError(t, err)
+		require.Equal(t, capstan.IntentCompleted, in.Status, "the intent follows its operation")
+		require.Contains(t, tempo.Relationships, capstan.Relationship{Type: capstan.RelUses, Target: provider})
+		users, err := store.Dependencies(context.Background(), org, r.ID, capstan.Incoming, 1)
+		require.NoError(t, err)
+		require.True(t, slices.ContainsFunc(users, func(d capstan.Dependency) bool { return d.Resource.Key() == tempo.Key() }), "dependencies(INCOMING) of the MinIO finds Tempo")
 	})
 }
 

@@ -85,7 +85,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	if gate.Spec.OnTimeout == "approve" {
 		outcome = "approved"
 	}
-	gate.Status = "timed_out_" + outcome
+	gate.Status = capstan.GateStatus("timed_out_" + outcome)
 	run.FinishedAt = l.now()
 	ch.Events = append(ch.Events, l.event("gate.timed_out", map[string]any{"node": node, "after": gate.Spec.Timeout, "outcome": outcome}))
 	if outcome == "approved" {

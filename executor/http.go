@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // HTTPRunner runs a job as one HTTP request: the contract's method, URL and
@@ -26,7 +28,7 @@ func (r HTTPRunner) Run(ctx context.Context, j Job) Result {
 	if method == "" {
 		method = http.MethodPost
 	}
-	body, err := json.Marshal(map[string]any{"operation": j.OperationID, "node": j.NodeID, "attempt": j.Attempt, "env": j.Env})
+	body, err := json.Marshal(map[string]any{"operation": capstan.OperationGID(j.OperationID), "node": j.NodeID, "attempt": j.Attempt, "env": j.Env})
 	if err != nil {
 		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,11 +33,14 @@ scenarios:
     action: install
     target_resource_type: widget
     provides: [{capability: widget.api, attributes: {flavour: plain}}]
+    requires:
+      - {id: cluster, capability: kubernetes.cluster, strategy: existing, workload: true, constraints: {name: staging-k8s}}
     plan:
       nodes:
         - id: call-api
           type: job
           title: Deploy through the API
+          requires: [cluster]
           parameters: {size: small}
           job:
             run: {runner: http, method: POST, url: "%[1]s/deploy", headers: {X-Team: platform}, expect_status: 201}
@@ -188,16 +192,27 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	require.Equal(t, op.ID, r.LastOperationID)
 	require.Empty(t, r.ActiveOperationID)
 	require.NotNil(t, r.Provides("widget.api"), "the scenario's capability")
+	require.Contains(t, r.Relationships, capstan.Relationship{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/staging-k8s"}, "it runs on its workload's provider")
+	cluster, err := store.GetResourceByKey(ctx, org, "kubernetes.cluster/staging-k8s")
+	require.NoError(t, err)
+	deps, err := store.Dependencies(ctx, org, cluster.ID, capstan.Incoming, 1)
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(deps, func(d capstan.Dependency) bool { return d.Resource.Key() == "widget/w1" }), "the explorer sees it from the cluster too")
 	evidence := r.ObservedState["evidence"].(map[string]any)
 	require.Equal(t, "passed", evidence["api-healthy"])
 	require.Equal(t, "passed", evidence["provisioning"], "the resource_state probe saw it provisioning")
 	api.mu.Lock()
 	require.Len(t, api.bodies, 1)
 	require.Equal(t, "call-api", api.bodies[0]["node"])
-	require.Equal(t, "small", api.bodies[0]["env"].(map[string]any)["CAPSTAN_PARAM_SIZE"], "parameters travel in the body")
+	jobEnv := api.bodies[0]["env"].(map[string]any)
+	require.Equal(t, "small", jobEnv["CAPSTAN_PARAM_SIZE"], "parameters travel in the body")
+	require.Equal(t, "kubernetes.cluster/staging-k8s", jobEnv["CAPSTAN_BINDING_CLUSTER_PROVIDER"], "the job receives its bindings")
+	require.Equal(t, "kubernetes.cluster", jobEnv["CAPSTAN_BINDING_CLUSTER_CAPABILITY"])
+	require.NotEmpty(t, jobEnv["CAPSTAN_BINDING_CLUSTER_RESOURCE"])
+	require.Contains(t, jobEnv["CAPSTAN_BINDING_CLUSTER_ATTRIBUTES"], "{")
 	require.Equal(t, []string{"platform"}, api.teams)
 	api.mu.Unlock()
-	requireSecretKept(t, store, op.ID, "s3cr3t-"+op.ID)
+	requireSecretKept(t, store, op.ID, "s3cr3t-"+capstan.OperationGID(op.ID))
 
 	// Upgrade: the third step fails, the first two are compensated in
 	// reverse order, and the resource is active again.
@@ -221,7 +236,7 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	require.Equal(t, capstan.OperationFailed, op.Status)
 	recs, err := store.OperationRecords(ctx, org, op.ID)
 	require.NoError(t, err)
-	require.Equal(t, "timed_out_rejected", recs.Gates[0].Status)
+	require.Equal(t, capstan.GateTimedOutRejected, recs.Gates[0].Status)
 	require.Contains(t, timeline(t, store, op.ID), "gate.timed_out")
 	require.Equal(t, capstan.LifecycleActive, widget().LifecycleStatus, "a repair that changed nothing leaves the resource as it was")
 

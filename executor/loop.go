@@ -346,7 +346,7 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 	jobs := l.jobs
 	var scope attemptScope
 	if l.cached != nil {
-		scope = attemptScope{resource: l.cached.op.ResourceKey, nodes: l.cached.idx.nodes}
+		scope = attemptScope{resource: l.cached.op.ResourceKey, nodes: l.cached.idx.nodes, plan: l.cached.plan}
 	}
 	l.queue = append(l.queue, queued{node: n.ID, task: func() {
 		r := l.attempt(jobs, &node, attempt, kind, scope)

@@ -217,7 +217,7 @@ func TestConcurrentApprovalsBothCount(t *testing.T) {
 		recs, err := store.OperationRecords(context.Background(), org, op.ID)
 		require.NoError(t, err)
 		require.Len(t, recs.Gates, 1)
-		require.Equal(t, "approved", recs.Gates[0].Status)
+		require.Equal(t, capstan.GateApproved, recs.Gates[0].Status)
 		var who []string
 		for _, d := range recs.Gates[0].Decisions {
 			who = append(who, d.Actor)

@@ -146,6 +146,17 @@ type ComplexityRoot struct {
 		To    func(childComplexity int) int
 	}
 
+	CapabilityRequirement struct {
+		Capability  func(childComplexity int) int
+		Constraints func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Provider    func(childComplexity int) int
+		Scope       func(childComplexity int) int
+		Strategy    func(childComplexity int) int
+		Workload    func(childComplexity int) int
+	}
+
 	CapabilityVertex struct {
 		Key    func(childComplexity int) int
 		Kind   func(childComplexity int) int
@@ -243,6 +254,7 @@ type ComplexityRoot struct {
 		ID                 func(childComplexity int) int
 		LatestPlan         func(childComplexity int) int
 		Mode               func(childComplexity int) int
+		OrganizationID     func(childComplexity int) int
 		Plans              func(childComplexity int) int
 		Providers          func(childComplexity int) int
 		Scenario           func(childComplexity int) int
@@ -317,15 +329,6 @@ type ComplexityRoot struct {
 		StartOperation      func(childComplexity int, input model.StartOperationInput) int
 	}
 
-	NodeRun struct {
-		Attempts   func(childComplexity int) int
-		Error      func(childComplexity int) int
-		FinishedAt func(childComplexity int) int
-		NodeID     func(childComplexity int) int
-		StartedAt  func(childComplexity int) int
-		Status     func(childComplexity int) int
-	}
-
 	Operation struct {
 		Action         func(childComplexity int) int
 		Actor          func(childComplexity int) int
@@ -333,6 +336,7 @@ type ComplexityRoot struct {
 		Artifacts      func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
+		CurrentNodes   func(childComplexity int) int
 		Evidence       func(childComplexity int) int
 		Gates          func(childComplexity int) int
 		ID             func(childComplexity int) int
@@ -340,9 +344,11 @@ type ComplexityRoot struct {
 		Intent         func(childComplexity int) int
 		Interventions  func(childComplexity int) int
 		NodeRuns       func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
 		Parent         func(childComplexity int) int
 		Plan           func(childComplexity int) int
 		PlanRevision   func(childComplexity int) int
+		Progress       func(childComplexity int) int
 		Resource       func(childComplexity int) int
 		StartedAt      func(childComplexity int) int
 		Status         func(childComplexity int) int
@@ -380,6 +386,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	OperationNodeRun struct {
+		Attempts   func(childComplexity int) int
+		Error      func(childComplexity int) int
+		FinishedAt func(childComplexity int) int
+		NodeID     func(childComplexity int) int
+		StartedAt  func(childComplexity int) int
+		Status     func(childComplexity int) int
+	}
+
 	OperationProgress struct {
 		CompletedNodes    func(childComplexity int) int
 		CurrentPhase      func(childComplexity int) int
@@ -411,6 +426,7 @@ type ComplexityRoot struct {
 		Intent          func(childComplexity int) int
 		Nodes           func(childComplexity int) int
 		Order           func(childComplexity int) int
+		OrganizationID  func(childComplexity int) int
 		Parameters      func(childComplexity int) int
 		Problems        func(childComplexity int) int
 		Revision        func(childComplexity int) int
@@ -534,29 +550,19 @@ type ComplexityRoot struct {
 		Type   func(childComplexity int) int
 	}
 
-	Requirement struct {
-		Capability  func(childComplexity int) int
-		Constraints func(childComplexity int) int
-		Description func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Provider    func(childComplexity int) int
-		Scope       func(childComplexity int) int
-		Strategy    func(childComplexity int) int
-		Workload    func(childComplexity int) int
-	}
-
 	Resource struct {
-		ActiveOperationID    func(childComplexity int) int
+		ActiveOperation      func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		DesiredState         func(childComplexity int) int
 		Environment          func(childComplexity int) int
 		HealthStatus         func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Key                  func(childComplexity int) int
-		LastOperationID      func(childComplexity int) int
+		LastOperation        func(childComplexity int) int
 		LifecycleStatus      func(childComplexity int) int
 		Name                 func(childComplexity int) int
 		ObservedState        func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
 		ProvidedCapabilities func(childComplexity int) int
 		Relationships        func(childComplexity int) int
 		Source               func(childComplexity int) int
@@ -762,6 +768,9 @@ type OperationResolver interface {
 	Resource(ctx context.Context, obj *capstan.Operation) (*capstan.Resource, error)
 	Parent(ctx context.Context, obj *capstan.Operation) (*capstan.Operation, error)
 
+	CurrentNodes(ctx context.Context, obj *capstan.Operation) ([]string, error)
+	Progress(ctx context.Context, obj *capstan.Operation) (*model.OperationProgress, error)
+
 	NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error)
 	Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error)
 	Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error)
@@ -772,6 +781,7 @@ type OperationResolver interface {
 }
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
+
 	Intent(ctx context.Context, obj *capstan.Plan) (*capstan.Intent, error)
 
 	Scenario(ctx context.Context, obj *capstan.Plan) (*capstan.Scenario, error)
@@ -805,6 +815,9 @@ type RelationshipResolver interface {
 }
 type ResourceResolver interface {
 	ID(ctx context.Context, obj *capstan.Resource) (string, error)
+
+	ActiveOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
+	LastOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
 }
 type ResourceBindingResolver interface {
 	OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error)
@@ -1199,6 +1212,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CapabilityGraphEdge.To(childComplexity), true
 
+	case "CapabilityRequirement.capability":
+		if e.ComplexityRoot.CapabilityRequirement.Capability == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Capability(childComplexity), true
+	case "CapabilityRequirement.constraints":
+		if e.ComplexityRoot.CapabilityRequirement.Constraints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Constraints(childComplexity), true
+	case "CapabilityRequirement.description":
+		if e.ComplexityRoot.CapabilityRequirement.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Description(childComplexity), true
+	case "CapabilityRequirement.key":
+		if e.ComplexityRoot.CapabilityRequirement.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.ID(childComplexity), true
+	case "CapabilityRequirement.provider":
+		if e.ComplexityRoot.CapabilityRequirement.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Provider(childComplexity), true
+	case "CapabilityRequirement.scope":
+		if e.ComplexityRoot.CapabilityRequirement.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Scope(childComplexity), true
+	case "CapabilityRequirement.strategy":
+		if e.ComplexityRoot.CapabilityRequirement.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Strategy(childComplexity), true
+	case "CapabilityRequirement.workload":
+		if e.ComplexityRoot.CapabilityRequirement.Workload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Workload(childComplexity), true
+
 	case "CapabilityVertex.key":
 		if e.ComplexityRoot.CapabilityVertex.Key == nil {
 			break
@@ -1571,6 +1633,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Intent.Mode(childComplexity), true
+	case "Intent.organizationId":
+		if e.ComplexityRoot.Intent.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Intent.OrganizationID(childComplexity), true
 	case "Intent.plans":
 		if e.ComplexityRoot.Intent.Plans == nil {
 			break
@@ -1901,43 +1969,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.StartOperation(childComplexity, args["input"].(model.StartOperationInput)), true
 
-	case "NodeRun.attempts":
-		if e.ComplexityRoot.NodeRun.Attempts == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.Attempts(childComplexity), true
-	case "NodeRun.error":
-		if e.ComplexityRoot.NodeRun.Error == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.Error(childComplexity), true
-	case "NodeRun.finishedAt":
-		if e.ComplexityRoot.NodeRun.FinishedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.FinishedAt(childComplexity), true
-	case "NodeRun.node":
-		if e.ComplexityRoot.NodeRun.NodeID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.NodeID(childComplexity), true
-	case "NodeRun.startedAt":
-		if e.ComplexityRoot.NodeRun.StartedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.StartedAt(childComplexity), true
-	case "NodeRun.status":
-		if e.ComplexityRoot.NodeRun.Status == nil {
-			break
-		}
-
-		return e.ComplexityRoot.NodeRun.Status(childComplexity), true
-
 	case "Operation.action":
 		if e.ComplexityRoot.Operation.Action == nil {
 			break
@@ -1974,6 +2005,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.CreatedAt(childComplexity), true
+	case "Operation.currentNodes":
+		if e.ComplexityRoot.Operation.CurrentNodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.CurrentNodes(childComplexity), true
 	case "Operation.evidence":
 		if e.ComplexityRoot.Operation.Evidence == nil {
 			break
@@ -2016,6 +2053,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.NodeRuns(childComplexity), true
+	case "Operation.organizationId":
+		if e.ComplexityRoot.Operation.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.OrganizationID(childComplexity), true
 	case "Operation.parent":
 		if e.ComplexityRoot.Operation.Parent == nil {
 			break
@@ -2034,6 +2077,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.PlanRevision(childComplexity), true
+	case "Operation.progress":
+		if e.ComplexityRoot.Operation.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Progress(childComplexity), true
 	case "Operation.resource":
 		if e.ComplexityRoot.Operation.Resource == nil {
 			break
@@ -2164,6 +2213,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationEventEdge.Node(childComplexity), true
+
+	case "OperationNodeRun.attempts":
+		if e.ComplexityRoot.OperationNodeRun.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.Attempts(childComplexity), true
+	case "OperationNodeRun.error":
+		if e.ComplexityRoot.OperationNodeRun.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.Error(childComplexity), true
+	case "OperationNodeRun.finishedAt":
+		if e.ComplexityRoot.OperationNodeRun.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.FinishedAt(childComplexity), true
+	case "OperationNodeRun.node":
+		if e.ComplexityRoot.OperationNodeRun.NodeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.NodeID(childComplexity), true
+	case "OperationNodeRun.startedAt":
+		if e.ComplexityRoot.OperationNodeRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.StartedAt(childComplexity), true
+	case "OperationNodeRun.status":
+		if e.ComplexityRoot.OperationNodeRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.Status(childComplexity), true
 
 	case "OperationProgress.completedNodes":
 		if e.ComplexityRoot.OperationProgress.CompletedNodes == nil {
@@ -2311,6 +2397,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Order(childComplexity), true
+	case "Plan.organizationId":
+		if e.ComplexityRoot.Plan.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.OrganizationID(childComplexity), true
 	case "Plan.parameters":
 		if e.ComplexityRoot.Plan.Parameters == nil {
 			break
@@ -2917,61 +3009,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Relationship.Type(childComplexity), true
 
-	case "Requirement.capability":
-		if e.ComplexityRoot.Requirement.Capability == nil {
+	case "Resource.activeOperation":
+		if e.ComplexityRoot.Resource.ActiveOperation == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Requirement.Capability(childComplexity), true
-	case "Requirement.constraints":
-		if e.ComplexityRoot.Requirement.Constraints == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Constraints(childComplexity), true
-	case "Requirement.description":
-		if e.ComplexityRoot.Requirement.Description == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Description(childComplexity), true
-	case "Requirement.key":
-		if e.ComplexityRoot.Requirement.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.ID(childComplexity), true
-	case "Requirement.provider":
-		if e.ComplexityRoot.Requirement.Provider == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Provider(childComplexity), true
-	case "Requirement.scope":
-		if e.ComplexityRoot.Requirement.Scope == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Scope(childComplexity), true
-	case "Requirement.strategy":
-		if e.ComplexityRoot.Requirement.Strategy == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Strategy(childComplexity), true
-	case "Requirement.workload":
-		if e.ComplexityRoot.Requirement.Workload == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Requirement.Workload(childComplexity), true
-
-	case "Resource.activeOperationId":
-		if e.ComplexityRoot.Resource.ActiveOperationID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Resource.ActiveOperationID(childComplexity), true
+		return e.ComplexityRoot.Resource.ActiveOperation(childComplexity), true
 	case "Resource.createdAt":
 		if e.ComplexityRoot.Resource.CreatedAt == nil {
 			break
@@ -3008,12 +3051,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Resource.Key(childComplexity), true
-	case "Resource.lastOperationId":
-		if e.ComplexityRoot.Resource.LastOperationID == nil {
+	case "Resource.lastOperation":
+		if e.ComplexityRoot.Resource.LastOperation == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Resource.LastOperationID(childComplexity), true
+		return e.ComplexityRoot.Resource.LastOperation(childComplexity), true
 	case "Resource.lifecycleStatus":
 		if e.ComplexityRoot.Resource.LifecycleStatus == nil {
 			break
@@ -3032,6 +3075,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Resource.ObservedState(childComplexity), true
+	case "Resource.organizationId":
+		if e.ComplexityRoot.Resource.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Resource.OrganizationID(childComplexity), true
 	case "Resource.providedCapabilities":
 		if e.ComplexityRoot.Resource.ProvidedCapabilities == nil {
 			break
@@ -3928,9 +3977,13 @@ type Resource implements Node {
   healthStatus: HealthStatus!
   providedCapabilities: [ProvidedCapability!]!
   relationships: [Relationship!]!
-  activeOperationId: String
-  lastOperationId: String
+  "The operation changing the resource now (invariant 1: a resource points at its operation, never holds its state)."
+  activeOperation: Operation
+  "The last operation that changed the resource."
+  lastOperation: Operation
   source: String
+  "The organization (tenant) the resource belongs to."
+  organizationId: String!
   createdAt: Time!
   updatedAt: Time!
   version: Int!
@@ -4066,7 +4119,7 @@ type Scenario implements Node {
   action: String!
   targetResourceType: String!
   description: String
-  requires: [Requirement!]!
+  requires: [CapabilityRequirement!]!
   provides: [ProvidedCapability!]!
   plan: PlanTemplate!
   editable: Boolean!
@@ -4077,7 +4130,8 @@ type ScenarioEdge { cursor: String! node: Scenario! }
 
 enum Strategy { EXISTING EXISTING_OR_CREATE CREATE EXPLICIT }
 
-type Requirement {
+"A scenario's need for a capability, resolved at planning into a ResourceBinding."
+type CapabilityRequirement {
   key: String!
   capability: String!
   scope: String
@@ -4200,6 +4254,8 @@ input PlanIntentInput { intent: ID! }
 
 type Intent implements Node {
   id: ID!
+  "The organization (tenant) the intent belongs to."
+  organizationId: String!
   actor: String!
   action: String!
   targetResourceType: String!
@@ -4225,6 +4281,8 @@ enum CandidateKind { RESOURCE SCENARIO }
 
 type Plan implements Node {
   id: ID!
+  "The organization (tenant) the plan belongs to."
+  organizationId: String!
   intent: Intent!
   "scenario@version the plan was made from."
   scenarioRef: String!
@@ -4254,7 +4312,7 @@ type ResourceBinding {
   key: String!
   parent: String
   scenario: String!
-  requirement: Requirement!
+  requirement: CapabilityRequirement!
   "Constraints with every reference resolved."
   constraints: Map
   status: BindingStatus!
@@ -4391,7 +4449,13 @@ type Operation implements Node {
   parent: Operation
   startedAt: Time
   completedAt: Time
-  nodeRuns: [NodeRun!]!
+  "The nodes running or waiting now (the seed's current_node), in plan order."
+  currentNodes: [String!]!
+  "The simple-mode projection: desired result, current phase, progress, needs attention, final resource health."
+  progress: OperationProgress!
+  "The organization (tenant) the operation belongs to."
+  organizationId: String!
+  nodeRuns: [OperationNodeRun!]!
   gates: [Gate!]!
   evidence: [Evidence!]!
   artifacts: [Artifact!]!
@@ -4408,9 +4472,13 @@ type Operation implements Node {
 type OperationConnection { edges: [OperationEdge!]! pageInfo: PageInfo! totalCount: Int! }
 type OperationEdge { cursor: String! node: Operation! }
 
-type NodeRun { node: String! status: NodeRunStatus! attempts: Int! startedAt: Time finishedAt: Time error: String }
+"The runtime state of one plan node in one operation."
+type OperationNodeRun { node: String! status: NodeRunStatus! attempts: Int! startedAt: Time finishedAt: Time error: String }
 
-type Gate { node: String! status: String! spec: GateSpec! decisions: [GateDecision!]! }
+"Where a gate stands: waiting for decisions, decided, or ended by its timeout."
+enum GateStatus { WAITING APPROVED REJECTED TIMED_OUT_APPROVED TIMED_OUT_REJECTED }
+
+type Gate { node: String! status: GateStatus! spec: GateSpec! decisions: [GateDecision!]! }
 type GateDecision { actor: String! role: String! at: Time! approve: Boolean! comment: String }
 
 type Evidence {
@@ -4639,6 +4707,28 @@ func (ec *executionContext) childFields_CapabilityGraphEdge(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type CapabilityGraphEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_CapabilityRequirement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_CapabilityRequirement_key(ctx, field)
+	case "capability":
+		return ec.fieldContext_CapabilityRequirement_capability(ctx, field)
+	case "scope":
+		return ec.fieldContext_CapabilityRequirement_scope(ctx, field)
+	case "description":
+		return ec.fieldContext_CapabilityRequirement_description(ctx, field)
+	case "constraints":
+		return ec.fieldContext_CapabilityRequirement_constraints(ctx, field)
+	case "strategy":
+		return ec.fieldContext_CapabilityRequirement_strategy(ctx, field)
+	case "workload":
+		return ec.fieldContext_CapabilityRequirement_workload(ctx, field)
+	case "provider":
+		return ec.fieldContext_CapabilityRequirement_provider(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CapabilityRequirement", field.Name)
+}
+
 func (ec *executionContext) childFields_CapabilityVertex(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -4819,6 +4909,8 @@ func (ec *executionContext) childFields_Intent(ctx context.Context, field graphq
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Intent_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Intent_organizationId(ctx, field)
 	case "actor":
 		return ec.fieldContext_Intent_actor(ctx, field)
 	case "action":
@@ -4955,24 +5047,6 @@ func (ec *executionContext) childFields_JobOutputs(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type JobOutputs", field.Name)
 }
 
-func (ec *executionContext) childFields_NodeRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "node":
-		return ec.fieldContext_NodeRun_node(ctx, field)
-	case "status":
-		return ec.fieldContext_NodeRun_status(ctx, field)
-	case "attempts":
-		return ec.fieldContext_NodeRun_attempts(ctx, field)
-	case "startedAt":
-		return ec.fieldContext_NodeRun_startedAt(ctx, field)
-	case "finishedAt":
-		return ec.fieldContext_NodeRun_finishedAt(ctx, field)
-	case "error":
-		return ec.fieldContext_NodeRun_error(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type NodeRun", field.Name)
-}
-
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4999,6 +5073,12 @@ func (ec *executionContext) childFields_Operation(ctx context.Context, field gra
 		return ec.fieldContext_Operation_startedAt(ctx, field)
 	case "completedAt":
 		return ec.fieldContext_Operation_completedAt(ctx, field)
+	case "currentNodes":
+		return ec.fieldContext_Operation_currentNodes(ctx, field)
+	case "progress":
+		return ec.fieldContext_Operation_progress(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Operation_organizationId(ctx, field)
 	case "nodeRuns":
 		return ec.fieldContext_Operation_nodeRuns(ctx, field)
 	case "gates":
@@ -5081,6 +5161,24 @@ func (ec *executionContext) childFields_OperationEventEdge(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type OperationEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_OperationNodeRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_OperationNodeRun_node(ctx, field)
+	case "status":
+		return ec.fieldContext_OperationNodeRun_status(ctx, field)
+	case "attempts":
+		return ec.fieldContext_OperationNodeRun_attempts(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_OperationNodeRun_startedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_OperationNodeRun_finishedAt(ctx, field)
+	case "error":
+		return ec.fieldContext_OperationNodeRun_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperationNodeRun", field.Name)
+}
+
 func (ec *executionContext) childFields_OperationProgress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "operation":
@@ -5127,6 +5225,8 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Plan_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Plan_organizationId(ctx, field)
 	case "intent":
 		return ec.fieldContext_Plan_intent(ctx, field)
 	case "scenarioRef":
@@ -5357,28 +5457,6 @@ func (ec *executionContext) childFields_Relationship(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type Relationship", field.Name)
 }
 
-func (ec *executionContext) childFields_Requirement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "key":
-		return ec.fieldContext_Requirement_key(ctx, field)
-	case "capability":
-		return ec.fieldContext_Requirement_capability(ctx, field)
-	case "scope":
-		return ec.fieldContext_Requirement_scope(ctx, field)
-	case "description":
-		return ec.fieldContext_Requirement_description(ctx, field)
-	case "constraints":
-		return ec.fieldContext_Requirement_constraints(ctx, field)
-	case "strategy":
-		return ec.fieldContext_Requirement_strategy(ctx, field)
-	case "workload":
-		return ec.fieldContext_Requirement_workload(ctx, field)
-	case "provider":
-		return ec.fieldContext_Requirement_provider(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type Requirement", field.Name)
-}
-
 func (ec *executionContext) childFields_Resource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5403,12 +5481,14 @@ func (ec *executionContext) childFields_Resource(ctx context.Context, field grap
 		return ec.fieldContext_Resource_providedCapabilities(ctx, field)
 	case "relationships":
 		return ec.fieldContext_Resource_relationships(ctx, field)
-	case "activeOperationId":
-		return ec.fieldContext_Resource_activeOperationId(ctx, field)
-	case "lastOperationId":
-		return ec.fieldContext_Resource_lastOperationId(ctx, field)
+	case "activeOperation":
+		return ec.fieldContext_Resource_activeOperation(ctx, field)
+	case "lastOperation":
+		return ec.fieldContext_Resource_lastOperation(ctx, field)
 	case "source":
 		return ec.fieldContext_Resource_source(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Resource_organizationId(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Resource_createdAt(ctx, field)
 	case "updatedAt":
@@ -7850,6 +7930,190 @@ func (ec *executionContext) fieldContext_CapabilityGraphEdge_label(_ context.Con
 	return graphql.NewScalarFieldContext("CapabilityGraphEdge", field, false, false, "String")
 }
 
+func (ec *executionContext) _CapabilityRequirement_key(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_capability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Capability, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_capability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_scope(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_scope(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scope, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_description(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_constraints(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_constraints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Constraints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_constraints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "Map")
+}
+
+func (ec *executionContext) _CapabilityRequirement_strategy(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.Strategy) graphql.Marshaler {
+			return ec.marshalNStrategy2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐStrategy(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "Strategy")
+}
+
+func (ec *executionContext) _CapabilityRequirement_workload(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_workload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Workload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_workload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _CapabilityRequirement_provider(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
 func (ec *executionContext) _CapabilityVertex_key(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8726,15 +8990,15 @@ func (ec *executionContext) _Gate_status(ctx context.Context, field graphql.Coll
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.GateStatus) graphql.Marshaler {
+			return ec.marshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Gate_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Gate", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Gate", field, false, false, "GateStatus")
 }
 
 func (ec *executionContext) _Gate_spec(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
@@ -9121,6 +9385,29 @@ func (ec *executionContext) _Intent_id(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Intent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Intent", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Intent_organizationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Intent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Intent_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Intent_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Intent", field, false, false, "String")
 }
 
 func (ec *executionContext) _Intent_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.Intent) (ret graphql.Marshaler) {
@@ -10655,144 +10942,6 @@ func (ec *executionContext) fieldContext_Mutation_cancelOperation(ctx context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _NodeRun_node(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_node(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NodeID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "String")
-}
-
-func (ec *executionContext) _NodeRun_status(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v capstan.NodeRunStatus) graphql.Marshaler {
-			return ec.marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "NodeRunStatus")
-}
-
-func (ec *executionContext) _NodeRun_attempts(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_attempts(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Attempts, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Int")
-}
-
-func (ec *executionContext) _NodeRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_startedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.StartedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Time")
-}
-
-func (ec *executionContext) _NodeRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_finishedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FinishedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "Time")
-}
-
-func (ec *executionContext) _NodeRun_error(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_NodeRun_error(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Error, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_NodeRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("NodeRun", field, false, false, "String")
-}
-
 func (ec *executionContext) _Operation_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11105,6 +11254,84 @@ func (ec *executionContext) fieldContext_Operation_completedAt(_ context.Context
 	return graphql.NewScalarFieldContext("Operation", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Operation_currentNodes(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_currentNodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().CurrentNodes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_currentNodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, true, true, "String")
+}
+
+func (ec *executionContext) _Operation_progress(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Progress(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
+			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperationProgress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_organizationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Operation", field, false, false, "String")
+}
+
 func (ec *executionContext) _Operation_nodeRuns(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11118,7 +11345,7 @@ func (ec *executionContext) _Operation_nodeRuns(ctx context.Context, field graph
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []capstan.OperationNodeRun) graphql.Marshaler {
-			return ec.marshalNNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx, selections, v)
+			return ec.marshalNOperationNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11131,7 +11358,7 @@ func (ec *executionContext) fieldContext_Operation_nodeRuns(_ context.Context, f
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_NodeRun(ctx, field)
+			return ec.childFields_OperationNodeRun(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11786,6 +12013,144 @@ func (ec *executionContext) fieldContext_OperationEventEdge_node(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _OperationNodeRun_node(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationNodeRun_status(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.NodeRunStatus) graphql.Marshaler {
+			return ec.marshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "NodeRunStatus")
+}
+
+func (ec *executionContext) _OperationNodeRun_attempts(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationNodeRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationNodeRun_finishedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationNodeRun_error(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "String")
+}
+
 func (ec *executionContext) _OperationProgress_operation(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12161,6 +12526,29 @@ func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.Collecte
 }
 func (ec *executionContext) fieldContext_Plan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Plan", field, true, true, "ID")
+}
+
+func (ec *executionContext) _Plan_organizationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Plan", field, false, false, "String")
 }
 
 func (ec *executionContext) _Plan_intent(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
@@ -14932,190 +15320,6 @@ func (ec *executionContext) fieldContext_Relationship_target(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Requirement_key(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_key(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "String")
-}
-
-func (ec *executionContext) _Requirement_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_capability(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Capability, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_capability(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "String")
-}
-
-func (ec *executionContext) _Requirement_scope(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_scope(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Scope, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_scope(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "String")
-}
-
-func (ec *executionContext) _Requirement_description(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "String")
-}
-
-func (ec *executionContext) _Requirement_constraints(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_constraints(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Constraints, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_constraints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "Map")
-}
-
-func (ec *executionContext) _Requirement_strategy(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_strategy(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Strategy, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v capstan.Strategy) graphql.Marshaler {
-			return ec.marshalNStrategy2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐStrategy(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "Strategy")
-}
-
-func (ec *executionContext) _Requirement_workload(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_workload(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Workload, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_workload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "Boolean")
-}
-
-func (ec *executionContext) _Requirement_provider(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Requirement_provider(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Provider, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Requirement_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Requirement", field, false, false, "String")
-}
-
 func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15387,50 +15591,68 @@ func (ec *executionContext) fieldContext_Resource_relationships(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Resource_activeOperationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+func (ec *executionContext) _Resource_activeOperation(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Resource_activeOperationId(ctx, field)
+			return ec.fieldContext_Resource_activeOperation(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ActiveOperationID, nil
+			return ec.Resolvers.Resource().ActiveOperation(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_activeOperationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, "String")
+func (ec *executionContext) fieldContext_Resource_activeOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
-func (ec *executionContext) _Resource_lastOperationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+func (ec *executionContext) _Resource_lastOperation(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Resource_lastOperationId(ctx, field)
+			return ec.fieldContext_Resource_lastOperation(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.LastOperationID, nil
+			return ec.Resolvers.Resource().LastOperation(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_lastOperationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, "String")
+func (ec *executionContext) fieldContext_Resource_lastOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Resource_source(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
@@ -15453,6 +15675,29 @@ func (ec *executionContext) _Resource_source(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Resource_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Resource", field, false, false, "String")
+}
+
+func (ec *executionContext) _Resource_organizationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Resource_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Resource_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Resource", field, false, false, "String")
 }
 
@@ -15607,7 +15852,7 @@ func (ec *executionContext) _ResourceBinding_requirement(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v capstan.CapabilityRequirement) graphql.Marshaler {
-			return ec.marshalNRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx, selections, v)
+			return ec.marshalNCapabilityRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx, selections, v)
 		},
 		true,
 		true,
@@ -15620,7 +15865,7 @@ func (ec *executionContext) fieldContext_ResourceBinding_requirement(_ context.C
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Requirement(ctx, field)
+			return ec.childFields_CapabilityRequirement(ctx, field)
 		},
 	}
 	return fc, nil
@@ -16934,7 +17179,7 @@ func (ec *executionContext) _Scenario_requires(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []capstan.CapabilityRequirement) graphql.Marshaler {
-			return ec.marshalNRequirement2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirementᚄ(ctx, selections, v)
+			return ec.marshalNCapabilityRequirement2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirementᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -16947,7 +17192,7 @@ func (ec *executionContext) fieldContext_Scenario_requires(_ context.Context, fi
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Requirement(ctx, field)
+			return ec.childFields_CapabilityRequirement(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20778,6 +21023,74 @@ func (ec *executionContext) _CapabilityGraphEdge(ctx context.Context, sel ast.Se
 	return out
 }
 
+var capabilityRequirementImplementors = []string{"CapabilityRequirement"}
+
+func (ec *executionContext) _CapabilityRequirement(ctx context.Context, sel ast.SelectionSet, obj *capstan.CapabilityRequirement) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityRequirementImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CapabilityRequirement")
+		case "key":
+			out.Values[i] = ec._CapabilityRequirement_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "capability":
+			out.Values[i] = ec._CapabilityRequirement_capability(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scope":
+			out.Values[i] = ec._CapabilityRequirement_scope(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._CapabilityRequirement_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "constraints":
+			out.Values[i] = ec._CapabilityRequirement_constraints(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "strategy":
+			out.Values[i] = ec._CapabilityRequirement_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "workload":
+			out.Values[i] = ec._CapabilityRequirement_workload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "provider":
+			out.Values[i] = ec._CapabilityRequirement_provider(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var capabilityVertexImplementors = []string{"CapabilityVertex"}
 
 func (ec *executionContext) _CapabilityVertex(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityVertex) graphql.Marshaler {
@@ -21391,6 +21704,11 @@ func (ec *executionContext) _Intent(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Intent_id(ctx, field, obj)
 				})
+		case "organizationId":
+			out.Values[i] = ec._Intent_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "actor":
 			out.Values[i] = ec._Intent_actor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -21951,64 +22269,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
-var nodeRunImplementors = []string{"NodeRun"}
-
-func (ec *executionContext) _NodeRun(ctx context.Context, sel ast.SelectionSet, obj *capstan.OperationNodeRun) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, nodeRunImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("NodeRun")
-		case "node":
-			out.Values[i] = ec._NodeRun_node(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "status":
-			out.Values[i] = ec._NodeRun_status(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "attempts":
-			out.Values[i] = ec._NodeRun_attempts(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "startedAt":
-			out.Values[i] = ec._NodeRun_startedAt(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "finishedAt":
-			out.Values[i] = ec._NodeRun_finishedAt(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "error":
-			out.Values[i] = ec._NodeRun_error(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
 var operationImplementors = []string{"Operation", "Node"}
 
 func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet, obj *capstan.Operation) graphql.Marshaler {
@@ -22083,6 +22343,23 @@ func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet
 		case "completedAt":
 			out.Values[i] = ec._Operation_completedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentNodes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_currentNodes(ctx, field, obj)
+				})
+		case "progress":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_progress(ctx, field, obj)
+				})
+		case "organizationId":
+			out.Values[i] = ec._Operation_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "nodeRuns":
@@ -22369,6 +22646,64 @@ func (ec *executionContext) _OperationEventEdge(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var operationNodeRunImplementors = []string{"OperationNodeRun"}
+
+func (ec *executionContext) _OperationNodeRun(ctx context.Context, sel ast.SelectionSet, obj *capstan.OperationNodeRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationNodeRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationNodeRun")
+		case "node":
+			out.Values[i] = ec._OperationNodeRun_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._OperationNodeRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._OperationNodeRun_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startedAt":
+			out.Values[i] = ec._OperationNodeRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "finishedAt":
+			out.Values[i] = ec._OperationNodeRun_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._OperationNodeRun_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var operationProgressImplementors = []string{"OperationProgress"}
 
 func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.SelectionSet, obj *model.OperationProgress) graphql.Marshaler {
@@ -22517,6 +22852,11 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Plan_id(ctx, field, obj)
 				})
+		case "organizationId":
+			out.Values[i] = ec._Plan_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "intent":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -23370,74 +23710,6 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var requirementImplementors = []string{"Requirement"}
-
-func (ec *executionContext) _Requirement(ctx context.Context, sel ast.SelectionSet, obj *capstan.CapabilityRequirement) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, requirementImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("Requirement")
-		case "key":
-			out.Values[i] = ec._Requirement_key(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "capability":
-			out.Values[i] = ec._Requirement_capability(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "scope":
-			out.Values[i] = ec._Requirement_scope(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "description":
-			out.Values[i] = ec._Requirement_description(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "constraints":
-			out.Values[i] = ec._Requirement_constraints(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "strategy":
-			out.Values[i] = ec._Requirement_strategy(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "workload":
-			out.Values[i] = ec._Requirement_workload(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "provider":
-			out.Values[i] = ec._Requirement_provider(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
 var resourceImplementors = []string{"Resource", "Node"}
 
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *capstan.Resource) graphql.Marshaler {
@@ -23505,19 +23777,26 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "activeOperationId":
-			out.Values[i] = ec._Resource_activeOperationId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		case "lastOperationId":
-			out.Values[i] = ec._Resource_lastOperationId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+		case "activeOperation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Resource_activeOperation(ctx, field, obj)
+				})
+		case "lastOperation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Resource_lastOperation(ctx, field, obj)
+				})
 		case "source":
 			out.Values[i] = ec._Resource_source(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "organizationId":
+			out.Values[i] = ec._Resource_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
@@ -25219,6 +25498,26 @@ func (ec *executionContext) marshalNCapabilityGraphEdge2ᚕgithubᚗcomᚋcapsta
 	return ret
 }
 
+func (ec *executionContext) marshalNCapabilityRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx context.Context, sel ast.SelectionSet, v capstan.CapabilityRequirement) graphql.Marshaler {
+	return ec._CapabilityRequirement(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCapabilityRequirement2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirementᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.CapabilityRequirement) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCapabilityRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNCapabilityVertex2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertex(ctx context.Context, sel ast.SelectionSet, v model.CapabilityVertex) graphql.Marshaler {
 	return ec._CapabilityVertex(ctx, sel, &v)
 }
@@ -25500,6 +25799,38 @@ func (ec *executionContext) marshalNGateDecision2ᚕgithubᚗcomᚋcapstanᚑdev
 func (ec *executionContext) marshalNGateSpec2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateSpec(ctx context.Context, sel ast.SelectionSet, v capstan.GateSpec) graphql.Marshaler {
 	return ec._GateSpec(ctx, sel, &v)
 }
+
+func (ec *executionContext) unmarshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus(ctx context.Context, v any) (capstan.GateStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus(ctx context.Context, sel ast.SelectionSet, v capstan.GateStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "GateStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus = map[string]capstan.GateStatus{
+		"WAITING":            capstan.GateWaiting,
+		"APPROVED":           capstan.GateApproved,
+		"REJECTED":           capstan.GateRejected,
+		"TIMED_OUT_APPROVED": capstan.GateTimedOutApproved,
+		"TIMED_OUT_REJECTED": capstan.GateTimedOutRejected,
+	}
+	marshalNGateStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGateStatus = map[capstan.GateStatus]string{
+		capstan.GateWaiting:          "WAITING",
+		capstan.GateApproved:         "APPROVED",
+		capstan.GateRejected:         "REJECTED",
+		capstan.GateTimedOutApproved: "TIMED_OUT_APPROVED",
+		capstan.GateTimedOutRejected: "TIMED_OUT_REJECTED",
+	}
+)
 
 func (ec *executionContext) unmarshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx context.Context, v any) (capstan.HealthStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
@@ -25789,26 +26120,6 @@ func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx context.Context, sel ast.SelectionSet, v capstan.OperationNodeRun) graphql.Marshaler {
-	return ec._NodeRun(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.OperationNodeRun) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) unmarshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx context.Context, v any) (capstan.NodeRunStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNNodeRunStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus[tmp]
@@ -25969,6 +26280,26 @@ func (ec *executionContext) marshalNOperationEventEdge2ᚖgithubᚗcomᚋcapstan
 		return graphql.Null
 	}
 	return ec._OperationEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperationNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx context.Context, sel ast.SelectionSet, v capstan.OperationNodeRun) graphql.Marshaler {
+	return ec._OperationNodeRun(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOperationNodeRun2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRunᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.OperationNodeRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperationNodeRun2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationNodeRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx context.Context, sel ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
@@ -26365,26 +26696,6 @@ var (
 		capstan.RelPartOf:     "PART_OF",
 	}
 )
-
-func (ec *executionContext) marshalNRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx context.Context, sel ast.SelectionSet, v capstan.CapabilityRequirement) graphql.Marshaler {
-	return ec._Requirement(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNRequirement2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirementᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.CapabilityRequirement) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNRequirement2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCapabilityRequirement(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
 
 func (ec *executionContext) marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
 	if v == nil {

@@ -17,7 +17,7 @@ import (
 // in its customizations, and status ready or invalid from what remains.
 func (p *Planner) Edit(ctx context.Context, org string, plan *capstan.Plan, in *capstan.Intent, edits []capstan.PlanChange, actor string, now time.Time) (*capstan.Plan, error) {
 	if !plan.Status.Editable() {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: a started plan changes only through a PlanPatch (invariant 4)", plan.ID, plan.Status)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
 	}
 	if len(edits) == 0 {
 		return nil, capstan.Errorf(capstan.EINVALID, "no edits given")

@@ -70,7 +70,7 @@ func (r *Resolver) resourceKeyOf(ctx context.Context, id string) (string, error)
 		return "", err
 	}
 	if res == nil {
-		return "", capstan.Errorf(capstan.ENOTFOUND, "no resource %s", id)
+		return "", capstan.Errorf(capstan.ENOTFOUND, "no %s", capstan.Named("resource", id))
 	}
 	return res.Key(), nil
 }
@@ -118,4 +118,13 @@ func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *s
 		c.Edges = append(c.Edges, model.OperationEventEdge{Cursor: cursors[i], Node: &page[i]})
 	}
 	return c, nil
+}
+
+// operationRef resolves a field that points at an operation by id: nil
+// for none.
+func (r *Resolver) operationRef(ctx context.Context, id string) (*capstan.Operation, error) {
+	if id == "" {
+		return nil, nil
+	}
+	return r.Service.Operation(ctx, id)
 }

@@ -204,6 +204,31 @@ func (r *operationResolver) Parent(ctx context.Context, obj *capstan.Operation) 
 	return r.Service.Operation(ctx, obj.ParentID)
 }
 
+// CurrentNodes is the resolver for the currentNodes field.
+func (r *operationResolver) CurrentNodes(ctx context.Context, obj *capstan.Operation) ([]string, error) {
+	if obj.Status.Terminal() {
+		return []string{}, nil // nothing runs or waits after the end
+	}
+	plan, err := r.Service.Plan(ctx, obj.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return service.CurrentNodes(plan, recs.NodeRuns), nil
+}
+
+// Progress is the resolver for the progress field.
+func (r *operationResolver) Progress(ctx context.Context, obj *capstan.Operation) (*model.OperationProgress, error) {
+	p, err := r.Service.OperationProgress(ctx, obj.ID, 0)
+	if err != nil {
+		return nil, err
+	}
+	return progressModel(p), nil
+}
+
 // NodeRuns is the resolver for the nodeRuns field.
 func (r *operationResolver) NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error) {
 	recs, err := r.Service.OperationRecords(ctx, obj.ID)
@@ -457,6 +482,16 @@ func (r *relationshipResolver) Target(ctx context.Context, obj *capstan.Relation
 // ID is the resolver for the id field.
 func (r *resourceResolver) ID(ctx context.Context, obj *capstan.Resource) (string, error) {
 	return globalID(kindResource, obj.ID), nil
+}
+
+// ActiveOperation is the resolver for the activeOperation field.
+func (r *resourceResolver) ActiveOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error) {
+	return r.operationRef(ctx, obj.ActiveOperationID)
+}
+
+// LastOperation is the resolver for the lastOperation field.
+func (r *resourceResolver) LastOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error) {
+	return r.operationRef(ctx, obj.LastOperationID)
 }
 
 // OmittedReasons is the resolver for the omittedReasons field.

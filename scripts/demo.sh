@@ -48,7 +48,7 @@ import json,sys
 d=json.load(sys.stdin)
 for e in d["operations"]["edges"]:
     for g in e["node"]["gates"]:
-        if g["status"]=="waiting": print(e["node"]["id"]+"|"+g["node"])'); do
+        if g["status"]=="WAITING": print(e["node"]["id"]+"|"+g["node"])'); do
     approve "${pair%%|*}" "${pair##*|}"
   done
   sleep 0.5

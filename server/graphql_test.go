@@ -403,7 +403,7 @@ func TestOperationOverHTTP(t *testing.T) {
 	waitStatus("WAITING")
 	decided := post(t, ts, viewerToken, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true, comment: "ok"}) { status decisions { actor role } } }`, map[string]any{"op": opID})
 	require.Empty(t, decided.Errors)
-	require.Equal(t, "approved", get(decided.Data, "decideGate", "status"))
+	require.Equal(t, "APPROVED", get(decided.Data, "decideGate", "status"))
 	done := waitStatus("SUCCEEDED")
 	edges := get(done, "operation", "timeline", "edges").([]any)
 	for i, e := range edges {
@@ -415,9 +415,11 @@ func TestOperationOverHTTP(t *testing.T) {
 	require.Equal(t, float64(4), get(more.Data, "operation", "timeline", "edges", 0, "node", "sequence"), "replay from a cursor")
 
 	// The operation created its resource, and is found by it.
-	res := post(t, ts, adminToken, `{ resource(key: "minio.instance/demo-minio") { id lifecycleStatus lastOperationId } }`, nil)
+	res := post(t, ts, adminToken, `{ resource(key: "minio.instance/demo-minio") { id lifecycleStatus activeOperation { id } lastOperation { id status } } }`, nil)
 	require.Empty(t, res.Errors)
 	require.Equal(t, "ACTIVE", get(res.Data, "resource", "lifecycleStatus"))
+	require.Equal(t, opID, get(res.Data, "resource", "lastOperation", "id"), "a typed reference, by the id the API takes")
+	require.Nil(t, get(res.Data, "resource", "activeOperation"))
 	const byResource = `query($r: ID!, $after: Time) { operations(filter: {resource: $r, createdAfter: $after}) { totalCount edges { node { id resource { key } } } } }`
 	found := post(t, ts, adminToken, byResource, map[string]any{"r": get(res.Data, "resource", "id")})
 	require.Empty(t, found.Errors)

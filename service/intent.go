@@ -62,7 +62,7 @@ func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Pla
 			return nil, err
 		}
 	default:
-		return nil, capstan.Errorf(capstan.ECONFLICT, "intent %s is %s and cannot be planned", in.ID, in.Status)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s and cannot be planned", capstan.Named("intent", in.ID), in.Status)
 	}
 	plan, err := s.resolve(ctx, org, in)
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Service) supersede(ctx context.Context, org string, in *capstan.Intent)
 		return nil, err
 	}
 	if err := old.Move(capstan.PlanSuperseded); err != nil {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s and cannot be replaced by a new plan", old.ID, old.Status)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s and cannot be replaced by a new plan", capstan.Named("plan", old.ID), old.Status)
 	}
 	return old, nil
 }
@@ -140,7 +140,7 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 		return nil, err
 	}
 	if plan.Version != version {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is at version %d, the edit was made on %d: reload and retry", planID, plan.Version, version)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is at version %d, the edit was made on %d: reload and retry", capstan.Named("plan", planID), plan.Version, version)
 	}
 	in, err := s.Store.GetIntent(ctx, org, plan.IntentID)
 	if err != nil {

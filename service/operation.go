@@ -43,10 +43,10 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 // startPlan starts a plan as an operation (a child one when parentID is set).
 func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string) (*capstan.Operation, error) {
 	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "plan %s is %s: only a ready plan starts", plan.ID, plan.Status)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: only a ready plan starts", capstan.Named("plan", plan.ID), plan.Status)
 	}
 	if in.Status != capstan.IntentPlanned || in.LatestPlanID != plan.ID {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "intent %s is %s with plan %s: only the latest plan of a planned intent starts", in.ID, in.Status, in.LatestPlanID)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s with %s: only the latest plan of a planned intent starts", capstan.Named("intent", in.ID), in.Status, capstan.Named("plan", in.LatestPlanID))
 	}
 	if err := plan.Move(capstan.PlanRunning); err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
 		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
 		ResourceKey: targetKey(in)}
-	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": plan.ID, "revision": plan.Revision, "parent": parentID}}}
+	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": capstan.GlobalID(capstan.KindPlan, plan.ID), "revision": plan.Revision, "parent": capstan.OperationGID(parentID)}}}
 	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
@@ -96,7 +96,7 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	}
 	i := slices.IndexFunc(recs.Gates, func(g capstan.Gate) bool { return g.NodeID == nodeID })
 	if i < 0 {
-		return nil, capstan.Errorf(capstan.ENOTFOUND, "operation %s has no gate %s", opID, nodeID)
+		return nil, capstan.Errorf(capstan.ENOTFOUND, "%s has no gate %s", capstan.Named("operation", opID), nodeID)
 	}
 	gate := recs.Gates[i]
 	role, err := GateDecider(gate, a)
@@ -160,7 +160,7 @@ func GateDecider(g capstan.Gate, a *capstan.Actor) (string, error) {
 // to the executor failing or rolling it back), and returns the event that
 // says so.
 func closeGate(outcome string, gate *capstan.Gate, run *capstan.OperationNodeRun, op *capstan.Operation, actor string) (capstan.OperationEvent, error) {
-	gate.Status = outcome
+	gate.Status = capstan.GateStatus(outcome)
 	to := capstan.NodeSucceeded
 	if outcome != "approved" {
 		to = capstan.NodeFailed

@@ -75,6 +75,28 @@ func ProgressOf(op *capstan.Operation, plan *capstan.Plan, runs []capstan.Operat
 	return p
 }
 
+// CurrentNodes lists the nodes of a plan that run or wait now (the
+// seed's current_node), in plan order: running, verifying or retrying,
+// waiting for an approval or an intervention, or failed and waiting for
+// a person.
+func CurrentNodes(plan *capstan.Plan, runs []capstan.OperationNodeRun) []string {
+	open := map[string]bool{}
+	for _, r := range runs {
+		switch r.Status {
+		case capstan.NodeRunning, capstan.NodeVerifying, capstan.NodeRetrying, capstan.NodeWaitingApproval,
+			capstan.NodeWaitingIntervention, capstan.NodeFailed:
+			open[r.NodeID] = true
+		}
+	}
+	out := []string{}
+	for _, n := range plan.Nodes {
+		if open[n.ID] {
+			out = append(out, n.ID)
+		}
+	}
+	return out
+}
+
 // progressCache computes an operation's progress once per timeline
 // position, however many subscribers ask for it.
 type progressCache struct {

@@ -49,7 +49,7 @@ func (s *Service) steer(ctx context.Context, opID, nodeID string) (*capstan.Acto
 		return nil, nil, nil, run, err
 	}
 	if op.Status.Terminal() {
-		return nil, nil, nil, run, capstan.Errorf(capstan.ECONFLICT, "operation %s is %s", opID, op.Status)
+		return nil, nil, nil, run, capstan.Errorf(capstan.ECONFLICT, "%s is %s", capstan.Named("operation", opID), op.Status)
 	}
 	plan, err := s.Store.GetPlan(ctx, a.OrganizationID, op.PlanID)
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (
 		err = op.Move(capstan.OperationCancelling)
 	}
 	if err != nil {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "operation %s is %s and cannot be cancelled", opID, op.Status)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s and cannot be cancelled", capstan.Named("operation", opID), op.Status)
 	}
 	ch := &capstan.OperationChange{Operation: op,
 		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: actor, Payload: map[string]any{"reason": reason}}}}

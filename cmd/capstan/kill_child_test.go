@@ -34,7 +34,7 @@ func TestSIGKILLDuringASubOperation(t *testing.T) {
 	}
 }
 
-const childQuery = `query($id: ID!) { operation(id: $id) { status resource { key lifecycleStatus lastOperationId }
+const childQuery = `query($id: ID!) { operation(id: $id) { status resource { key lifecycleStatus lastOperation { id } }
   nodeRuns { node status } timeline(first: 500) { edges { node { sequence type payload } } } } }`
 
 func runKilledChild(t *testing.T, args []string, killAt string) {
@@ -89,15 +89,15 @@ func runKilledChild(t *testing.T, args []string, killAt string) {
 		require.Equal(t, "SUCCEEDED", res["status"])
 		resource := res["resource"].(map[string]any)
 		require.Equal(t, "ACTIVE", resource["lifecycleStatus"], "%v", resource)
-		require.Equal(t, localOf(t, id), resource["lastOperationId"])
+		require.Equal(t, id, resource["lastOperation"].(map[string]any)["id"])
 		for i, e := range res["timeline"].(map[string]any)["edges"].([]any) {
 			require.Equal(t, float64(i+1), e.(map[string]any)["node"].(map[string]any)["sequence"], "no timeline gap")
 		}
 	}
-	minios := again.gql(t, `{ resources(filter: {type: "minio.instance"}, first: 50) { edges { node { key lastOperationId } } } }`, nil)["resources"].(map[string]any)["edges"].([]any)
+	minios := again.gql(t, `{ resources(filter: {type: "minio.instance"}, first: 50) { edges { node { key lastOperation { id } } } } }`, nil)["resources"].(map[string]any)["edges"].([]any)
 	var created int
 	for _, e := range minios {
-		if e.(map[string]any)["node"].(map[string]any)["lastOperationId"] == localOf(t, child) {
+		if last, _ := e.(map[string]any)["node"].(map[string]any)["lastOperation"].(map[string]any); last != nil && last["id"] == child {
 			created++
 		}
 	}

@@ -163,7 +163,7 @@ func runKilled(t *testing.T, args []string, kp killPoint) {
 // approve approves the operation's gate; false when it could not (yet).
 func approve(t *testing.T, p *proc, op string) bool {
 	data, errs := p.try(t, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve", approve: true}) { status } }`, map[string]any{"op": op})
-	return len(errs) == 0 && data["decideGate"].(map[string]any)["status"] == "approved"
+	return len(errs) == 0 && data["decideGate"].(map[string]any)["status"] == "APPROVED"
 }
 
 func status(t *testing.T, p *proc, op string) string {
