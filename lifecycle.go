@@ -2,6 +2,8 @@ package capstan
 
 import (
 	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -277,4 +279,19 @@ func (p *Plan) ResolveBySubOperation(id string, r *Resource, capability, child s
 	b.Provider = &BoundProvider{ResourceID: r.ID, ResourceKey: r.Key(), Capability: capability}
 	b.Reason = "created by sub-operation " + OperationGID(child) + scenario + ": " + r.Key() + " provides " + capability
 	return b, nil
+}
+
+// CheckAction checks that action is one the resource type typ allows
+// (EINVALID naming the allowed ones otherwise). A type no installed pack
+// declares sets no limit.
+func CheckAction(types []*ResourceType, typ, action string) error {
+	for _, t := range types {
+		if t.Key != typ || len(t.AllowedActions) == 0 {
+			continue
+		}
+		if !slices.Contains(t.AllowedActions, action) {
+			return Errorf(EINVALID, "resource type %s does not allow %s (allowed: %s)", typ, action, strings.Join(t.AllowedActions, ", "))
+		}
+	}
+	return nil
 }

@@ -199,3 +199,20 @@ func TestFollowOperation(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAction(t *testing.T) {
+	types := []*ResourceType{{Key: "kubernetes.cluster", AllowedActions: []string{"create", "repair"}}, {Key: "free"}}
+	for _, c := range []struct {
+		typ, action, code string
+	}{
+		{"kubernetes.cluster", "create", ""},
+		{"kubernetes.cluster", "repair", ""},
+		{"kubernetes.cluster", "upgrade", EINVALID},
+		{"free", "anything", ""},       // declares no actions: no limit
+		{"undeclared", "anything", ""}, // no pack declares it
+	} {
+		if got := ErrorCode(CheckAction(types, c.typ, c.action)); got != c.code {
+			t.Errorf("CheckAction(%s, %s) = %q, want %q", c.typ, c.action, got, c.code)
+		}
+	}
+}

@@ -90,7 +90,7 @@ func testMinioInstall(t *testing.T, store capstan.Store) {
 	aliceSRE := as("alice", capstan.RoleSRE)
 	g, err := svc.DecideGate(aliceSRE, op.ID, "approve-prod-storage", true, "lgtm")
 	require.NoError(t, err)
-	require.Equal(t, "waiting", g.Status, "in prod the starter cannot be the only approver")
+	require.Equal(t, capstan.GateWaiting, g.Status, "in prod the starter cannot be the only approver")
 	g, err = svc.DecideGate(as("bob", capstan.RoleSRE), op.ID, "approve-prod-storage", true, "approved")
 	require.NoError(t, err)
 	require.Equal(t, capstan.GateApproved, g.Status)

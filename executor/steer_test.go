@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -223,8 +224,10 @@ func TestConcurrentApprovalsBothCount(t *testing.T) {
 			who = append(who, d.Actor)
 		}
 		require.ElementsMatch(t, []string{"bob", "carol"}, who)
-		require.Eventually(t, func() bool { return timerGoroutines() == "" }, 5*time.Second, 10*time.Millisecond,
-			"the gate's 24 h timeout timer ended with its operation; still there:\n%s", timerGoroutines())
+		if _, shared := store.(*cypher.Store); !shared { // on Neo4j, other tests' operations (and timers) run too
+			require.Eventually(t, func() bool { return timerGoroutines() == "" }, 5*time.Second, 10*time.Millisecond,
+				"the gate's 24 h timeout timer ended with its operation; still there:\n%s", timerGoroutines())
+		}
 	})
 }
 

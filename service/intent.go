@@ -114,8 +114,16 @@ func (s *Service) DryRunPlan(ctx context.Context, intentID string) (*capstan.Pla
 	return s.resolve(ctx, org, in)
 }
 
-// resolve chooses the intent's scenario and plans it.
+// resolve chooses the intent's scenario and plans it. The intent's action
+// must be one its resource type allows (ResourceType.allowedActions).
 func (s *Service) resolve(ctx context.Context, org string, in *capstan.Intent) (*capstan.Plan, error) {
+	types, err := s.Store.ListResourceTypes(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	if err := capstan.CheckAction(types, in.TargetResourceType, in.Action); err != nil {
+		return nil, err
+	}
 	pl, err := s.planner(ctx, org)
 	if err != nil {
 		return nil, err

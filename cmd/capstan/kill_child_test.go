@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,7 +116,8 @@ func childOf(t *testing.T, p *proc, op string) string {
 		for _, e := range data["operation"].(map[string]any)["timeline"].(map[string]any)["edges"].([]any) {
 			n := e.(map[string]any)["node"].(map[string]any)
 			if n["type"] == "suboperation.started" {
-				child = base64.RawURLEncoding.EncodeToString([]byte("Operation:" + n["payload"].(map[string]any)["child"].(string)))
+				child = n["payload"].(map[string]any)["child"].(string) // the id the API takes
+
 			}
 		}
 		return child != ""
