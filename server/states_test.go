@@ -315,7 +315,9 @@ func TestEveryStatusMachineReachesEveryState(t *testing.T) {
 	op = e.start(plan)
 	e.waitFor(op, statusIs("WAITING"))
 	require.Equal(t, "APPROVED", get(e.decide(op, "approve", true), "decideGate", "status"))
-	o = e.waitFor(op, func(o map[string]any) bool { return len(o["currentNodes"].([]any)) == 1 && o["currentNodes"].([]any)[0] == "check" })
+	o = e.waitFor(op, func(o map[string]any) bool {
+		return len(o["currentNodes"].([]any)) == 1 && o["currentNodes"].([]any)[0] == "check"
+	})
 	require.Equal(t, "WAITING", o["status"])
 	r = e.gql(statesAdmin, `mutation($o: ID!) { recordIntervention(input: {operation: $o, node: "check", note: "looked"}) { id } }`, map[string]any{"o": op})
 	require.Empty(t, r.Errors, "%v", r.Errors)
@@ -362,7 +364,9 @@ func TestEveryStatusMachineReachesEveryState(t *testing.T) {
 	op = e.start(plan)
 	e.waitFor(op, statusIs("WAITING"))
 	e.decide(op, "approve", true)
-	e.waitFor(op, func(o map[string]any) bool { return len(o["currentNodes"].([]any)) == 1 && o["currentNodes"].([]any)[0] == "check" })
+	e.waitFor(op, func(o map[string]any) bool {
+		return len(o["currentNodes"].([]any)) == 1 && o["currentNodes"].([]any)[0] == "check"
+	})
 	e.gql(statesAdmin, `mutation($o: ID!) { recordIntervention(input: {operation: $o, node: "check", note: "looked"}) { id } }`, map[string]any{"o": op})
 	o = e.waitFor(op, statusIs("SUCCEEDED"))
 	requireEnd(t, o, "COMPLETED", "COMPLETED", "ACTIVE", "HEALTHY")
