@@ -1,10 +1,13 @@
 # Capstan. `make help` lists the targets.
 GO      ?= go
 BIN     := bin/capstan
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+SHELL   := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo build test test-short js-deps generate check-generated lint-packs bench floors load load-curve fmt vet clean neo4j
+.PHONY: help run demo build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -16,28 +19,38 @@ demo: ## Drive the seed example end to end against a running `make run` (needs C
 	scripts/demo.sh
 
 build: ## Build bin/capstan.
-	$(GO) build -o $(BIN) ./cmd/capstan
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: check-generated vet lint-packs js-deps ## Run the whole test suite with -race.
-	$(GO) test -race -count=1 -timeout 30m ./...
+test: js-deps check-generated vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
+	$(GO) test -json -race -count=1 -timeout 30m ./... | $(GO) run ./internal/testprint
+
+neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
+	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi
 
 test-short: js-deps ## Run the tests without the race detector (faster local loop).
 	$(GO) test -count=1 ./...
 
-js-deps: web/livetest/node_modules/.package-lock.json ## Install the JavaScript live-client test's npm packages (pinned).
+js-deps: web/livetest/node_modules/.package-lock.json web/graphiql/node_modules/.package-lock.json ## Install the JavaScript packages (pinned): the live-client test, the GraphiQL build.
 
 web/livetest/node_modules/.package-lock.json: web/livetest/package-lock.json
 	cd web/livetest && npm ci --no-audit --no-fund
 
+web/graphiql/node_modules/.package-lock.json: web/graphiql/package-lock.json
+	cd web/graphiql && npm ci --no-audit --no-fund
+
+graphiql: web/graphiql/node_modules/.package-lock.json ## Rebuild the embedded GraphiQL page (server/graphiql) from web/graphiql.
+	cd web/graphiql && node build.mjs
+
 generate: ## Regenerate graph/ from schema.graphqls with gqlgen.
 	$(GO) run github.com/99designs/gqlgen generate
 
-check-generated: ## Fail when graph/ is not what gqlgen generates from the schema.
+check-generated: graphiql ## Fail when graph/ or the embedded GraphiQL is not what gqlgen and the GraphiQL build generate.
 	@$(GO) run github.com/99designs/gqlgen generate
-	@git diff --exit-code --stat -- graph resolver || (echo "generated code is stale: run make generate and commit" && exit 1)
+	@git diff --exit-code --stat -- graph resolver server/graphiql || (echo "generated code is stale: run make generate graphiql and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- graph resolver server/graphiql)" || (git status --porcelain -- graph resolver server/graphiql; echo "generated files not committed" && exit 1)
 
 lint-packs: build ## Lint the bundled scenario packs.
-	$(BIN) pack lint packs/kubernetes packs/*.yaml
+	$(BIN) pack lint packs/
 
 bench: ## Run every benchmark (planning, candidate search on both stores, executor).
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -19,7 +19,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -153,7 +152,10 @@ func Handler(cfg Config) http.Handler {
 		}
 		limitBody(withDeadline(cfg.Tokens.Authenticate(gql))).ServeHTTP(w, r)
 	}))
-	mux.Handle("GET /{$}", playground.Handler("Capstan", "/graphql"))
+	page, assets := graphiql()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /graphiql", page)
+	mux.Handle("GET /graphiql/assets/", assets)
 	mux.Handle("GET /metrics", metrics(cfg.Broker))
 	if cfg.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

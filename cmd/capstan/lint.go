@@ -30,7 +30,7 @@ func lint(paths []string, stdout, stderr io.Writer) int {
 		}
 	}
 	failed := false
-	for _, path := range paths {
+	for _, path := range expandPackDirs(paths) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", path, err)
@@ -53,6 +53,39 @@ func lint(paths []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// expandPackDirs replaces a directory that is not a pack itself (it has
+// no pack.yaml) with the packs in it: its pack directories and its YAML
+// files, in name order. `capstan pack lint packs/` lints the bundled packs.
+func expandPackDirs(paths []string) []string {
+	var out []string
+	for _, path := range paths {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			out = append(out, path) // a file, or an error lint reports
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(path, "pack.yaml")); err == nil {
+			out = append(out, path)
+			continue
+		}
+		found := false
+		for _, e := range entries {
+			full := filepath.Join(path, e.Name())
+			if e.IsDir() {
+				if _, err := os.Stat(filepath.Join(full, "pack.yaml")); err == nil {
+					out, found = append(out, full), true
+				}
+			} else if ext := filepath.Ext(e.Name()); ext == ".yaml" || ext == ".yml" {
+				out, found = append(out, full), true
+			}
+		}
+		if !found {
+			out = append(out, path) // lint says what is missing
+		}
+	}
+	return out
 }
 
 // rel keeps the problem's path relative to what the user typed.

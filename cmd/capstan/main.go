@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -35,7 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		return watch(args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintf(stdout, "capstan %s (%s)\n", version, runtime.Version())
+		fmt.Fprintf(stdout, "capstan %s (%s)\n", buildVersion(), runtime.Version())
 		return 0
 	case "help", "-h", "--help":
 		usage(stdout)
@@ -55,4 +56,38 @@ commands:
   watch OP        follow an operation live (see capstan watch -h)
   version         print the version
 `)
+}
+
+// buildVersion is the version set at build time (make build sets it from
+// git describe), else what the Go toolchain recorded: the module version
+// of `go install`, or the commit a source build came from.
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return version
+	}
+	return "dev-" + rev + dirty
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
@@ -98,12 +99,15 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 func serve(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	cfg, err := parseServe(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // the usage was asked for and printed
+	}
 	if err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := runServer(ctx, cfg, log); err != nil {
+	if err := runServer(ctx, cfg, log, stderr); err != nil {
 		log.Error("capstan stopped", "err", err.Error())
 		return 1
 	}
@@ -120,8 +124,8 @@ func openStore(cfg serveConfig, log *slog.Logger) (capstan.Store, error) {
 	return nil, fmt.Errorf("unknown store %q (want embedded or neo4j)", cfg.store)
 }
 
-func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger) error {
-	tokens, err := loadTokens(cfg, log)
+func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io.Writer) error {
+	tokens, err := loadTokens(cfg, log, stderr)
 	if err != nil {
 		return err
 	}
@@ -225,24 +229,53 @@ func reloadTokensOnHUP(ctx context.Context, cfg serveConfig, tokens *server.Toke
 }
 
 // loadTokens reads the tokens file, or sets up dev mode: one admin of the
-// demo organization whose token is CAPSTAN_DEV_TOKEN or a random one.
-func loadTokens(cfg serveConfig, log *slog.Logger) (*server.Tokens, error) {
+// demo organization whose token is CAPSTAN_DEV_TOKEN, or one made once
+// for the data directory and kept in it (dev-token, 0600) so it stays the
+// same across restarts, and a second approver (the token plus "-sre").
+// Dev mode prints both, and the header to paste, on lines of their own.
+func loadTokens(cfg serveConfig, log *slog.Logger, stderr io.Writer) (*server.Tokens, error) {
 	if cfg.tokens != "" {
 		return server.LoadTokens(cfg.tokens)
 	}
 	token := os.Getenv("CAPSTAN_DEV_TOKEN")
 	if token == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		token = "dev-" + hex.EncodeToString(b[:])
+		var err error
+		if token, err = devToken(cfg.dataDir); err != nil {
+			return nil, err
+		}
 	}
 	sre := token + "-sre"
-	log.Warn("dev mode: no --tokens file; an admin and a second approver (sre) of the demo organization",
-		"token", token, "header", "Authorization: Bearer "+token, "sre_token", sre)
+	log.Warn("dev mode: no --tokens file; an admin and a second approver (sre) of the demo organization")
+	fmt.Fprintf(stderr, "\nCapstan dev mode: no --tokens file. The demo organization's admin and a second approver (sre):\n\n"+
+		"  token:      %s\n  header:     {\"Authorization\": \"Bearer %s\"}\n  sre token:  %s\n\n"+
+		"GraphiQL: http://%s/ (paste the header into its Headers tab)\n\n", token, token, sre, cfg.listen)
 	return server.NewTokens([]server.Token{
 		{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}},
 		{Token: sre, Actor: "dev-sre", Organization: DemoOrg, Roles: []string{capstan.RoleSRE}},
 	})
+}
+
+// devToken returns the data directory's dev token, making and keeping one
+// (only its owner may read it) the first time.
+func devToken(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "dev-token")
+	if data, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(data)); len(t) >= 16 {
+			return t, nil
+		}
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	token := "dev-" + hex.EncodeToString(b[:])
+	if err := os.MkdirAll(dataDir, 0o750); err != nil {
+		return "", fmt.Errorf("keeping the dev token: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keeping the dev token: %w", err)
+	}
+	return token, nil
 }
 
 // prepareUntilReady runs prepare, retrying while the store is unavailable

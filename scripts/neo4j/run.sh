@@ -5,12 +5,18 @@
 # through Neo4j's embedded API with Bolt on loopback, HTTP off, no auth.
 #
 #   scripts/neo4j/run.sh PORT DATA_DIR     run in the foreground until killed
+#   scripts/neo4j/run.sh --fetch           only fetch the jars (once), saying so
 #
 # It prints "neo4j ready bolt://127.0.0.1:PORT" once Bolt accepts connections.
 # Needs Java 17 and Maven.
 set -euo pipefail
-port=${1:?usage: run.sh PORT DATA_DIR}
-data=${2:?usage: run.sh PORT DATA_DIR}
+fetch_only=
+if [ "${1:-}" = --fetch ]; then
+  fetch_only=1
+else
+  port=${1:?usage: run.sh PORT DATA_DIR | run.sh --fetch}
+  data=${2:?usage: run.sh PORT DATA_DIR | run.sh --fetch}
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 version=$(sed -n 's:.*<neo4j.version>\(.*\)</neo4j.version>.*:\1:p' "$here/pom.xml")
 cache=${CAPSTAN_CACHE:-$HOME/.cache/capstan}/neo4j-$version
@@ -23,13 +29,17 @@ if [ ! -f "$cache/ready" ]; then
   exec 9>"$lock"
   flock 9
   if [ ! -f "$cache/ready" ]; then
-    echo "run.sh: fetching Neo4j $version from Maven Central into $cache" >&2
+    echo "run.sh: Neo4j $version is not cached yet: fetching it once from Maven Central (about 150 MB) into $cache" >&2
     mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$cache/lib" >&2
     mkdir -p "$cache/classes"
     javac -d "$cache/classes" -cp "$cache/lib/*" "$here/Launcher.java"
     touch "$cache/ready"
   fi
   flock -u 9
+fi
+if [ -n "$fetch_only" ]; then
+  echo "run.sh: Neo4j $version is ready in $cache" >&2
+  exit 0
 fi
 mkdir -p "$data"
 # The JVM options the packaged server passes too: without the add-opens,

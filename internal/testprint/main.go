@@ -1,0 +1,86 @@
+// Command testprint reads `go test -json` and shows a test run as it goes:
+// a line when a package's tests start, one when they end (ok or FAIL with
+// the time), the whole output of a package that failed, and build errors.
+// Lines the Neo4j helpers print to announce a slow step (a first download)
+// are shown at once. `make test` pipes the suite through it.
+//
+//	go test -json ./... | go run ./internal/testprint
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+func main() {
+	failed, err := run(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testprint:", err)
+		os.Exit(2)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// announcements are prefixes of output lines shown as soon as they come.
+var announcements = []string{"run.sh:", "neo4jtest:"}
+
+func run(in io.Reader, out io.Writer) (failed bool, err error) {
+	output := map[string]*strings.Builder{} // per package, shown if it fails
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			fmt.Fprintln(out, sc.Text()) // not an event: go test's own message
+			continue
+		}
+		switch e.Action {
+		case "start":
+			fmt.Fprintf(out, "▶ %s\n", e.Package)
+		case "build-output":
+			fmt.Fprint(out, e.Output)
+		case "build-fail":
+			failed = true
+		case "output":
+			if output[e.Package] == nil {
+				output[e.Package] = &strings.Builder{}
+			}
+			output[e.Package].WriteString(e.Output)
+			for _, p := range announcements {
+				if strings.HasPrefix(strings.TrimSpace(e.Output), p) {
+					fmt.Fprintf(out, "  %s", e.Output)
+				}
+			}
+		case "pass", "skip":
+			if e.Test == "" {
+				fmt.Fprintf(out, "ok   %s %.1fs\n", e.Package, e.Elapsed)
+				delete(output, e.Package)
+			}
+		case "fail":
+			if e.Test == "" {
+				failed = true
+				if b := output[e.Package]; b != nil {
+					fmt.Fprint(out, b.String())
+				}
+				fmt.Fprintf(out, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
+				delete(output, e.Package)
+			}
+		}
+	}
+	return failed, sc.Err()
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunShowsPackagesAndFailures(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"start","Package":"a"}`,
+		`{"Action":"output","Package":"a","Output":"run.sh: Neo4j 5.26 is not cached yet: fetching it once\n"}`,
+		`{"Action":"output","Package":"a","Test":"TestX","Output":"noise\n"}`,
+		`{"Action":"pass","Package":"a","Elapsed":1.5}`,
+		`{"Action":"start","Package":"b"}`,
+		`{"Action":"output","Package":"b","Test":"TestY","Output":"    b_test.go:9: boom\n"}`,
+		`{"Action":"fail","Package":"b","Test":"TestY"}`,
+		`{"Action":"fail","Package":"b","Elapsed":2}`,
+	}, "\n")
+	var out strings.Builder
+	failed, err := run(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	require.True(t, failed)
+	got := out.String()
+	require.Contains(t, got, "▶ a\n  run.sh: Neo4j 5.26 is not cached yet")
+	require.Contains(t, got, "ok   a 1.5s")
+	require.NotContains(t, got, "noise", "a passing package's output is not shown")
+	require.Contains(t, got, "b_test.go:9: boom\nFAIL b 2.0s")
+}
