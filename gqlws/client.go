@@ -55,7 +55,7 @@ func Dial(ctx context.Context, url, token string) (*Conn, error) {
 	ws, resp, err := d.DialContext(ctx, url, http.Header{})
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("dial %s: %w (HTTP %d)", url, err, resp.StatusCode)
+			return nil, &HandshakeError{URL: url, Status: resp.StatusCode, Err: err}
 		}
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
@@ -164,3 +164,34 @@ func IsClosed(err error) bool {
 	var ce *websocket.CloseError
 	return errors.As(err, &ce) || errors.Is(err, websocket.ErrCloseSent)
 }
+
+// Refused reports whether err says the server refused the client rather
+// than lost it: the handshake answered 401 or 403, or the connection was
+// closed with a protocol code for a bad request (4400), a rejected or
+// missing token (4401) or a forbidden subscriber (4403). Dialling again
+// with the same token cannot heal it.
+func Refused(err error) bool {
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		switch ce.Code {
+		case 4400, 4401, 4403:
+			return true
+		}
+	}
+	var he *HandshakeError
+	return errors.As(err, &he) && (he.Status == http.StatusUnauthorized || he.Status == http.StatusForbidden)
+}
+
+// HandshakeError is a WebSocket handshake the server answered with an
+// HTTP status instead of an upgrade.
+type HandshakeError struct {
+	URL    string
+	Status int
+	Err    error
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("dial %s: %v (HTTP %d)", e.URL, e.Err, e.Status)
+}
+
+func (e *HandshakeError) Unwrap() error { return e.Err }

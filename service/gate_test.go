@@ -66,3 +66,20 @@ func TestGateOutcome(t *testing.T) {
 		})
 	}
 }
+
+func TestStarterMayDecide(t *testing.T) {
+	for _, c := range []struct {
+		actor         string
+		approve, prod bool
+		code          string
+	}{
+		{"alice", true, true, capstan.EFORBIDDEN}, // the starter approving in prod
+		{"alice", false, true, ""},                // the starter may stop it
+		{"alice", true, false, ""},                // outside prod the starter may approve
+		{"bob", true, true, ""},
+	} {
+		if got := capstan.ErrorCode(service.StarterMayDecide("alice", c.actor, c.approve, c.prod)); got != c.code {
+			t.Errorf("StarterMayDecide(alice, %s, approve %v, prod %v) = %q, want %q", c.actor, c.approve, c.prod, got, c.code)
+		}
+	}
+}

@@ -107,10 +107,14 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	if err != nil {
 		return nil, err
 	}
+	prod := capstan.IsProduction(in.Environment())
+	if err := StarterMayDecide(op.Actor, a.ID, approve, prod); err != nil {
+		return nil, err
+	}
 	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment})
 	ch := &capstan.OperationChange{Operation: op,
 		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role}}}}
-	if outcome := GateOutcome(gate, op.Actor, capstan.IsProduction(in.Environment())); outcome != "" {
+	if outcome := GateOutcome(gate, op.Actor, prod); outcome != "" {
 		run := nodeRun(recs, nodeID)
 		closed, err := closeGate(outcome, &gate, &run, op, a.ID)
 		if err != nil {
@@ -182,6 +186,17 @@ func resume(op *capstan.Operation) error {
 		return nil
 	}
 	return op.Move(capstan.OperationRunning)
+}
+
+// StarterMayDecide refuses, in prod, an approval by the actor who started
+// the operation (FORBIDDEN, saying why): it would not count, and a
+// decision that does not count must not look like one that did. A
+// rejection by the starter is taken: stopping is always allowed.
+func StarterMayDecide(starter, actor string, approve, prod bool) error {
+	if prod && approve && actor == starter {
+		return capstan.Errorf(capstan.EFORBIDDEN, "%s started this operation: in prod its gates need an approver other than its starter (the starter may still reject)", actor)
+	}
+	return nil
 }
 
 // GateOutcome decides a gate from its decisions: "rejected" on any

@@ -43,8 +43,12 @@ func watch(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || c.token == "" {
+	if fs.NArg() != 1 {
 		fs.Usage()
+		return 2
+	}
+	if c.token == "" {
+		fmt.Fprintln(stderr, "capstan watch: no token: pass --token or set CAPSTAN_TOKEN")
 		return 2
 	}
 	c.operation = operationID(fs.Arg(0))
@@ -81,6 +85,9 @@ func follow(ctx context.Context, c watchConfig, stdout, stderr io.Writer) (strin
 		var gqlErr gqlws.Error
 		if errors.As(err, &gqlErr) && !retryable(gqlErr.Code()) || ctx.Err() != nil {
 			return status, err // refused (not found, unauthenticated): retrying will not help
+		}
+		if gqlws.Refused(err) {
+			return status, fmt.Errorf("the server refused the connection (is the token right?): %w", err)
 		}
 		failures++
 		if failures > c.retries {

@@ -82,3 +82,33 @@ func approveStorage(t *testing.T, p *proc, op string) {
 		return len(errs) == 0
 	}, 20*time.Second, 50*time.Millisecond)
 }
+
+// TestWatchFailsAtOnceWhenRefused: a rejected or missing token ends
+// `capstan watch` at once with a clear message and a non-zero exit; only
+// what can heal (a dropped connection, OVERFLOW, UNAVAILABLE) is retried.
+func TestWatchFailsAtOnceWhenRefused(t *testing.T) {
+	p := start(t, t.TempDir())
+	for name, args := range map[string][]string{
+		"rejected token":    {"--token", "not-a-token-0123456789"},
+		"missing token":     {},
+		"unknown operation": {"--token", token},
+	} {
+		t.Run(name, func(t *testing.T) {
+			began := time.Now()
+			cmd := exec.Command(binary, append(append([]string{"watch", "--server", p.url}, args...), "T3BlcmF0aW9uOm5vbmU")...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin"} // no CAPSTAN_TOKEN from the environment
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "%s", out)
+			require.Less(t, time.Since(began), 5*time.Second, "no retries: %s", out)
+			require.NotContains(t, string(out), "reconnecting", "nothing to retry")
+			switch name {
+			case "rejected token":
+				require.Contains(t, string(out), "refused the connection")
+			case "missing token":
+				require.Contains(t, string(out), "no token")
+			default:
+				require.Contains(t, string(out), "NOT_FOUND")
+			}
+		})
+	}
+}
