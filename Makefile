@@ -69,6 +69,9 @@ load-curve: build ## The load test at rising event rates (job steps STEPS, defau
 		$(MAKE) --no-print-directory load STEP=$$step SUBSCRIBERS=$(or $(SUBSCRIBERS),10000) || exit 1; \
 	done
 
+soak: ## The soak test at length (SOAK=20000 operations through a real server; goroutines, heap and fds must return to their level).
+	SOAK_OPERATIONS=$(or $(SOAK),20000) $(GO) test -count=1 -v -timeout 60m -run '^TestSoakReturnsToItsStartingLevel$$' ./cmd/capstan/
+
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
 	scripts/neo4j/run.sh 7687 $(DATA)/neo4j
 

@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	Intent() IntentResolver
 	Mutation() MutationResolver
 	Operation() OperationResolver
+	OperationNodeRun() OperationNodeRunResolver
 	Plan() PlanResolver
 	ProvidedCapability() ProvidedCapabilityResolver
 	Query() QueryResolver
@@ -387,12 +388,13 @@ type ComplexityRoot struct {
 	}
 
 	OperationNodeRun struct {
-		Attempts   func(childComplexity int) int
-		Error      func(childComplexity int) int
-		FinishedAt func(childComplexity int) int
-		NodeID     func(childComplexity int) int
-		StartedAt  func(childComplexity int) int
-		Status     func(childComplexity int) int
+		Attempts       func(childComplexity int) int
+		ChildOperation func(childComplexity int) int
+		Error          func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		NodeID         func(childComplexity int) int
+		StartedAt      func(childComplexity int) int
+		Status         func(childComplexity int) int
 	}
 
 	OperationProgress struct {
@@ -778,6 +780,9 @@ type OperationResolver interface {
 	Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error)
 	Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error)
 	Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error)
+}
+type OperationNodeRunResolver interface {
+	ChildOperation(ctx context.Context, obj *capstan.OperationNodeRun) (*capstan.Operation, error)
 }
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
@@ -2220,6 +2225,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationNodeRun.Attempts(childComplexity), true
+	case "OperationNodeRun.childOperation":
+		if e.ComplexityRoot.OperationNodeRun.ChildOperation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.ChildOperation(childComplexity), true
 	case "OperationNodeRun.error":
 		if e.ComplexityRoot.OperationNodeRun.Error == nil {
 			break
@@ -4473,7 +4484,16 @@ type OperationConnection { edges: [OperationEdge!]! pageInfo: PageInfo! totalCou
 type OperationEdge { cursor: String! node: Operation! }
 
 "The runtime state of one plan node in one operation."
-type OperationNodeRun { node: String! status: NodeRunStatus! attempts: Int! startedAt: Time finishedAt: Time error: String }
+type OperationNodeRun {
+  node: String!
+  status: NodeRunStatus!
+  attempts: Int!
+  startedAt: Time
+  finishedAt: Time
+  error: String
+  "The operation a sub_operation node started (its child)."
+  childOperation: Operation
+}
 
 "Where a gate stands: waiting for decisions, decided, or ended by its timeout."
 enum GateStatus { WAITING APPROVED REJECTED TIMED_OUT_APPROVED TIMED_OUT_REJECTED }
@@ -5175,6 +5195,8 @@ func (ec *executionContext) childFields_OperationNodeRun(ctx context.Context, fi
 		return ec.fieldContext_OperationNodeRun_finishedAt(ctx, field)
 	case "error":
 		return ec.fieldContext_OperationNodeRun_error(ctx, field)
+	case "childOperation":
+		return ec.fieldContext_OperationNodeRun_childOperation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationNodeRun", field.Name)
 }
@@ -12149,6 +12171,38 @@ func (ec *executionContext) _OperationNodeRun_error(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_OperationNodeRun_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationNodeRun_childOperation(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_childOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperationNodeRun().ChildOperation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_childOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationNodeRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OperationProgress_operation(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
@@ -22660,33 +22714,39 @@ func (ec *executionContext) _OperationNodeRun(ctx context.Context, sel ast.Selec
 		case "node":
 			out.Values[i] = ec._OperationNodeRun_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._OperationNodeRun_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attempts":
 			out.Values[i] = ec._OperationNodeRun_attempts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "startedAt":
 			out.Values[i] = ec._OperationNodeRun_startedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "finishedAt":
 			out.Values[i] = ec._OperationNodeRun_finishedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "error":
 			out.Values[i] = ec._OperationNodeRun_error(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "childOperation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OperationNodeRun_childOperation(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -288,6 +288,11 @@ func (r *operationResolver) Timeline(ctx context.Context, obj *capstan.Operation
 	return r.timeline(ctx, obj, after, first)
 }
 
+// ChildOperation is the resolver for the childOperation field.
+func (r *operationNodeRunResolver) ChildOperation(ctx context.Context, obj *capstan.OperationNodeRun) (*capstan.Operation, error) {
+	return r.operationRef(ctx, obj.ChildOperationID)
+}
+
 // ID is the resolver for the id field.
 func (r *planResolver) ID(ctx context.Context, obj *capstan.Plan) (string, error) {
 	return globalID(kindPlan, obj.ID), nil
@@ -570,6 +575,11 @@ func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{
 // Operation returns graph.OperationResolver implementation.
 func (r *Resolver) Operation() graph.OperationResolver { return &operationResolver{r} }
 
+// OperationNodeRun returns graph.OperationNodeRunResolver implementation.
+func (r *Resolver) OperationNodeRun() graph.OperationNodeRunResolver {
+	return &operationNodeRunResolver{r}
+}
+
 // Plan returns graph.PlanResolver implementation.
 func (r *Resolver) Plan() graph.PlanResolver { return &planResolver{r} }
 
@@ -614,6 +624,7 @@ type (
 	intentResolver               struct{ *Resolver }
 	mutationResolver             struct{ *Resolver }
 	operationResolver            struct{ *Resolver }
+	operationNodeRunResolver     struct{ *Resolver }
 	planResolver                 struct{ *Resolver }
 	providedCapabilityResolver   struct{ *Resolver }
 	queryResolver                struct{ *Resolver }
