@@ -199,7 +199,9 @@ func soakOne(p *proc, i int) error {
 		if m.Type != "next" {
 			return fmt.Errorf("operation %s: %s %s", op, m.Type, m.Payload)
 		}
-		var e struct{ OperationEvents struct{ Node struct{ Type string } } }
+		var e struct {
+			OperationEvents struct{ Node struct{ Type string } }
+		}
 		if err := gqlws.Data(m, &e); err != nil {
 			return err
 		}
