@@ -300,6 +300,10 @@ type CapabilityRequirement struct {
 	// Provider is a resource key the user chose explicitly. Only valid with
 	// strategy explicit and never in a scenario template.
 	Provider string `json:"provider,omitempty"`
+	// Lifecycles are the provider lifecycle statuses the requirement
+	// accepts; none means active only. A repair scenario's requirement on
+	// what it repairs accepts degraded and failed too.
+	Lifecycles Lifecycles `json:"lifecycles,omitempty"`
 }
 
 // Validate checks the requirement against its capability definition (nil
@@ -312,6 +316,11 @@ func (r *CapabilityRequirement) Validate(def *CapabilityDefinition) error {
 	}
 	if !ValidStrategy(r.Strategy) {
 		p.Addf("unknown strategy %q", r.Strategy)
+	}
+	for _, s := range r.Lifecycles {
+		if !LifecycleStatuses.Valid(s) {
+			p.Addf("unknown lifecycle status %q", s)
+		}
 	}
 	if r.Provider != "" && r.Strategy != StrategyExplicit {
 		p.Addf("names provider %s but strategy is %s: only an explicit user choice may name a provider (invariant 6)", r.Provider, r.Strategy)

@@ -256,8 +256,8 @@ func (f *CandidateFacts) lookup(k string) (any, bool) {
 // would fail (lifecycle first, then constraint keys in order) without
 // building the explanations: the fast path for judging many candidates.
 // Callers judging many candidates share one dst and keep sub-slices.
-func CandidateFailures(dst []string, f *CandidateFacts, want map[string]any, wantKeys []string, specs func(string) (ConstraintSpec, bool)) []string {
-	if f.Lifecycle != LifecycleActive {
+func CandidateFailures(dst []string, f *CandidateFacts, accept Lifecycles, want map[string]any, wantKeys []string, specs func(string) (ConstraintSpec, bool)) []string {
+	if !accept.Accepts(f.Lifecycle) {
 		dst = append(dst, "lifecycle")
 	}
 	for _, k := range wantKeys {
@@ -291,23 +291,28 @@ func (f *CandidateFacts) Value(k string) (any, bool) {
 func SortedKeys[V any](m map[string]V) []string { return sortedKeys(m) }
 
 // CheckCandidate checks every wanted constraint against a candidate's
-// facts, plus the lifecycle (only active providers serve). The
-// specs give match modes; a key with no spec matches exactly.
-func CheckCandidate(f *CandidateFacts, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
-	return CheckCandidateKeys(f, sortedKeys(want), want, specs)
+// facts, plus the lifecycle (only active providers serve, unless the
+// requirement accepts others: a repair binds the degraded resource it
+// repairs). The specs give match modes; a key with no spec matches exactly.
+func CheckCandidate(f *CandidateFacts, accept Lifecycles, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
+	return CheckCandidateKeys(f, accept, sortedKeys(want), want, specs)
 }
 
-// lifecycleWant is the lifecycle check's wanted value, boxed once.
+// lifecycleWant is the default lifecycle check's wanted value, boxed once.
 var lifecycleWant any = string(LifecycleActive)
 
 // CheckCandidateKeys is CheckCandidate for a search that checks many
 // candidates against one want: keys are want's keys, sorted once.
-func CheckCandidateKeys(f *CandidateFacts, keys []string, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
+func CheckCandidateKeys(f *CandidateFacts, accept Lifecycles, keys []string, want map[string]any, specs func(string) (ConstraintSpec, bool)) []ConstraintCheck {
 	checks := make([]ConstraintCheck, 0, len(keys)+1)
+	wanted, text := lifecycleWant, string(LifecycleActive)
+	if len(accept) > 0 {
+		wanted, text = accept.Strings(), accept.String()
+	}
 	checks = append(checks, ConstraintCheck{
-		Key: "lifecycle", Want: lifecycleWant, Got: string(f.Lifecycle),
-		Passed: f.Lifecycle == LifecycleActive,
-		Reason: "lifecycle: want active, got " + string(f.Lifecycle),
+		Key: "lifecycle", Want: wanted, Got: string(f.Lifecycle),
+		Passed: accept.Accepts(f.Lifecycle),
+		Reason: "lifecycle: want " + text + ", got " + string(f.Lifecycle),
 	})
 	for _, k := range keys {
 		spec, _ := specs(k)
@@ -332,4 +337,37 @@ func (m *Meta) Touch(org string, created bool, now time.Time) {
 	m.OrganizationID = org
 	m.UpdatedAt = now
 	m.Version++
+}
+
+// Lifecycles are the lifecycle statuses a requirement accepts of its
+// provider; none means active only (what serves). A repair accepts the
+// degraded or failed resource it is for.
+type Lifecycles []LifecycleStatus
+
+// Accepts reports whether a provider in status s qualifies.
+func (l Lifecycles) Accepts(s LifecycleStatus) bool {
+	if len(l) == 0 {
+		return s == LifecycleActive
+	}
+	return slices.Contains(l, s)
+}
+
+// Strings returns the statuses as strings (for stores and explanations).
+func (l Lifecycles) Strings() []string {
+	if len(l) == 0 {
+		return []string{string(LifecycleActive)}
+	}
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// String is "active", or "one of degraded, failed".
+func (l Lifecycles) String() string {
+	if len(l) <= 1 {
+		return l.Strings()[0]
+	}
+	return "one of " + strings.Join(l.Strings(), ", ")
 }

@@ -148,6 +148,9 @@ type CandidateQuery struct {
 	// Provider, when set, is the key of the only resource considered: the
 	// user chose it explicitly, and its checks are all that is asked.
 	Provider string
+	// Lifecycles are the lifecycle statuses a candidate may be in (none:
+	// active only).
+	Lifecycles Lifecycles
 }
 
 // Defaults of CandidateQuery.

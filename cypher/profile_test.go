@@ -37,16 +37,16 @@ func TestQueryPlans(t *testing.T) {
 		query  string
 		params map[string]any
 	}{
-		"candidates": {cypher.QueryCandidates, map[string]any{"want": uid("object_storage.s3"), "checks": []any{
+		"candidates": {cypher.QueryCandidates, map[string]any{"want": uid("object_storage.s3"), "lifecycles": []string{"active"}, "checks": []any{
 			map[string]any{"key": "environment", "want": "prod", "mode": "eq", "s": "s:environment", "a": "a:environment"},
 			map[string]any{"key": "min_capacity_gb", "want": 100, "mode": "min", "s": "s:min_capacity_gb", "a": "a:min_capacity_gb"},
 			map[string]any{"key": "region", "want": "eu-central", "mode": "eq", "s": "s:region", "a": "a:region"},
 		}, "keep": 10, "upto": 20, "skip": 0}},
-		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "checks": []any{}, "keep": 10, "upto": 20, "skip": 0}},
-		"candidates by name": {cypher.QueryCandidatesScan, map[string]any{"want": uid("object_storage.s3"), "checks": []any{
+		"candidates through implication": {cypher.QueryCandidates, map[string]any{"want": uid("workload.runtime"), "lifecycles": []string{"active"}, "checks": []any{}, "keep": 10, "upto": 20, "skip": 0}},
+		"candidates by name": {cypher.QueryCandidatesScan, map[string]any{"want": uid("object_storage.s3"), "lifecycles": []string{"active"}, "checks": []any{
 			map[string]any{"key": "name", "want": "minio-prod", "mode": "eq", "s": "s:name", "a": "a:name"},
 		}, "keep": 10, "upto": 20, "skip": 0}},
-		"candidates of one provider": {cypher.QueryCandidatesOf, map[string]any{"want": uid("object_storage.s3"), "checks": []any{},
+		"candidates of one provider": {cypher.QueryCandidatesOf, map[string]any{"want": uid("object_storage.s3"), "lifecycles": []string{"active"}, "checks": []any{},
 			"keep": 10, "upto": 20, "skip": 0, "provider": uid("minio.instance/minio-prod")}},
 		"topology":            {cypher.QueryTopology, map[string]any{"uid": uid(cluster.ID), "depth": 4}},
 		"dependencies":        {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},

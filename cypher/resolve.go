@@ -34,7 +34,7 @@ func failedChecks(name bool) string {
 		v += ` WHEN 'name' THEN r.name`
 	}
 	v += ` ELSE coalesce(pf[c.s], pf[c.a]) END`
-	return `CASE WHEN pf.lifecycle = 'active' THEN [] ELSE ['lifecycle'] END +
+	return `CASE WHEN pf.lifecycle IN $lifecycles THEN [] ELSE ['lifecycle'] END +
   [c IN $checks WHERE NOT coalesce(CASE c.mode
      WHEN 'in' THEN ` + v + ` IN c.want
      WHEN 'min' THEN ` + v + ` >= c.want
@@ -180,7 +180,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		}
 	}
 	for i := range out.Candidates {
-		explain(&out.Candidates[i], f.def, q.Constraints)
+		explain(&out.Candidates[i], f.def, q.Lifecycles, q.Constraints)
 	}
 	return out, nil
 }
@@ -226,7 +226,7 @@ const all = 1<<31 - 1
 // see withDefinition) and its parameters.
 func candidateQuery(org string, q capstan.CandidateQuery, checks []map[string]any, maxPassing, maxRejected int) (string, map[string]any) {
 	skip := max(0, q.SkipPassing)
-	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all}
+	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all, "lifecycles": q.Lifecycles.Strings()}
 	if maxPassing >= 0 {
 		params["upto"] = skip + maxPassing
 	}
@@ -301,9 +301,9 @@ func candidates(v any, org string) []capstan.Candidate {
 
 // explain fills a kept candidate's Checks. The verdicts are the database's
 // (Failed); the wording is the one every store uses.
-func explain(c *capstan.Candidate, def *capstan.CapabilityDefinition, want map[string]any) {
+func explain(c *capstan.Candidate, def *capstan.CapabilityDefinition, accept capstan.Lifecycles, want map[string]any) {
 	facts := c.Resource.Facts(&c.Resource.ProvidedCapabilities[0])
-	c.Checks = capstan.CheckCandidate(&facts, want, def.Spec)
+	c.Checks = capstan.CheckCandidate(&facts, accept, want, def.Spec)
 	failed := map[string]bool{}
 	for _, k := range c.Failed {
 		failed[k] = true

@@ -130,7 +130,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 			}
 		}
 		if ci != nil {
-			judged = append(judged, judge(a, ci, src, keys, q.Constraints, want))
+			judged = append(judged, judge(a, ci, src, q.Lifecycles, keys, q.Constraints, want))
 		}
 	}
 	res, kept := selectJudged(a, judged, keys, q)
@@ -142,7 +142,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		}
 		slim := *d.r // callers get their own copy
 		c.Resource = &slim
-		c.Checks = capstan.CheckCandidateKeys(&d.facts[kept[i].pc], keys, q.Constraints, want.Spec)
+		c.Checks = capstan.CheckCandidateKeys(&d.facts[kept[i].pc], q.Lifecycles, keys, q.Constraints, want.Spec)
 	}
 	return res, nil
 }
@@ -173,10 +173,10 @@ type judgedSource struct {
 	levels []bitset
 }
 
-func judge(a *arena, ci *capIndex, src capstan.ImpliedSource, keys []string, want map[string]any, def *capstan.CapabilityDefinition) judgedSource {
+func judge(a *arena, ci *capIndex, src capstan.ImpliedSource, accept capstan.Lifecycles, keys []string, want map[string]any, def *capstan.CapabilityDefinition) judgedSource {
 	n := len(ci.providers)
 	j := judgedSource{ci: ci, src: src}
-	j.fails = append(j.fails, ci.active.complement(a, n))
+	j.fails = append(j.fails, ci.accepted(a, accept).complement(a, n))
 	for _, k := range keys {
 		spec, _ := def.Spec(k)
 		j.fails = append(j.fails, ci.passing(a, k, spec, want[k]).complement(a, n))

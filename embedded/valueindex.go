@@ -24,7 +24,26 @@ type capIndex struct {
 	t         *resourceTable
 	providers []provider
 	active    bitset
-	cols      map[string]*column
+	// lifecycles holds, per lifecycle status, the providers in it: a
+	// requirement that accepts more than active (a repair) asks for the
+	// union of its statuses.
+	lifecycles map[capstan.LifecycleStatus]bitset
+	cols       map[string]*column
+}
+
+// accepted returns the providers whose lifecycle accept accepts: the
+// active set itself for the default (no copy), else a union in a.
+func (c *capIndex) accepted(a *arena, accept capstan.Lifecycles) bitset {
+	if len(accept) == 0 {
+		return c.active
+	}
+	out := a.bitset(len(c.providers))
+	for _, s := range accept {
+		if b := c.lifecycles[s]; b != nil {
+			out.or(b)
+		}
+	}
+	return out
 }
 
 // column is one fact key's values over a capability's providers: a value
@@ -46,12 +65,16 @@ type column struct {
 // the key instead (it is unique per provider: no column).
 func newCapIndex(t *resourceTable, ps []provider, facts []capstan.CandidateFacts) *capIndex {
 	n := len(ps)
-	c := &capIndex{t: t, providers: ps, active: newBitset(n), cols: map[string]*column{}}
+	c := &capIndex{t: t, providers: ps, active: newBitset(n), lifecycles: map[capstan.LifecycleStatus]bitset{}, cols: map[string]*column{}}
 	for i := range facts {
 		f := &facts[i]
 		if f.Lifecycle == capstan.LifecycleActive {
 			c.active.set(i)
 		}
+		if c.lifecycles[f.Lifecycle] == nil {
+			c.lifecycles[f.Lifecycle] = newBitset(n)
+		}
+		c.lifecycles[f.Lifecycle].set(i)
 		c.note(i, n, "environment", f)
 		for k := range f.Provided.Scope {
 			c.note(i, n, k, f)

@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	BoundProvider() BoundProviderResolver
 	CandidateVerdict() CandidateVerdictResolver
 	CapabilityDefinition() CapabilityDefinitionResolver
+	CapabilityRequirement() CapabilityRequirementResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
 	Operation() OperationResolver
@@ -152,6 +153,7 @@ type ComplexityRoot struct {
 		Constraints func(childComplexity int) int
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
+		Lifecycles  func(childComplexity int) int
 		Provider    func(childComplexity int) int
 		Scope       func(childComplexity int) int
 		Strategy    func(childComplexity int) int
@@ -742,6 +744,9 @@ type CapabilityDefinitionResolver interface {
 
 	Constraints(ctx context.Context, obj *capstan.CapabilityDefinition) ([]model.ConstraintSpec, error)
 }
+type CapabilityRequirementResolver interface {
+	Lifecycles(ctx context.Context, obj *capstan.CapabilityRequirement) ([]capstan.LifecycleStatus, error)
+}
 type IntentResolver interface {
 	ID(ctx context.Context, obj *capstan.Intent) (string, error)
 
@@ -1241,6 +1246,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CapabilityRequirement.ID(childComplexity), true
+	case "CapabilityRequirement.lifecycles":
+		if e.ComplexityRoot.CapabilityRequirement.Lifecycles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.Lifecycles(childComplexity), true
 	case "CapabilityRequirement.provider":
 		if e.ComplexityRoot.CapabilityRequirement.Provider == nil {
 			break
@@ -4153,6 +4164,8 @@ type CapabilityRequirement {
   workload: Boolean!
   "Only when the user chose the provider explicitly (invariant 6)."
   provider: String
+  "Lifecycle statuses the provider may be in; empty means active only (a repair accepts the degraded resource it repairs)."
+  lifecycles: [LifecycleStatus!]!
 }
 
 type PlanTemplate { nodes: [PlanNode!]! edges: [Edge!]! }
@@ -4745,6 +4758,8 @@ func (ec *executionContext) childFields_CapabilityRequirement(ctx context.Contex
 		return ec.fieldContext_CapabilityRequirement_workload(ctx, field)
 	case "provider":
 		return ec.fieldContext_CapabilityRequirement_provider(ctx, field)
+	case "lifecycles":
+		return ec.fieldContext_CapabilityRequirement_lifecycles(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CapabilityRequirement", field.Name)
 }
@@ -8134,6 +8149,29 @@ func (ec *executionContext) _CapabilityRequirement_provider(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_CapabilityRequirement_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_lifecycles(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_lifecycles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CapabilityRequirement().Lifecycles(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.LifecycleStatus) graphql.Marshaler {
+			return ec.marshalNLifecycleStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatusᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_lifecycles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, true, true, "LifecycleStatus")
 }
 
 func (ec *executionContext) _CapabilityVertex_key(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
@@ -21091,43 +21129,49 @@ func (ec *executionContext) _CapabilityRequirement(ctx context.Context, sel ast.
 		case "key":
 			out.Values[i] = ec._CapabilityRequirement_key(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capability":
 			out.Values[i] = ec._CapabilityRequirement_capability(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "scope":
 			out.Values[i] = ec._CapabilityRequirement_scope(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
 			out.Values[i] = ec._CapabilityRequirement_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "constraints":
 			out.Values[i] = ec._CapabilityRequirement_constraints(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "strategy":
 			out.Values[i] = ec._CapabilityRequirement_strategy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "workload":
 			out.Values[i] = ec._CapabilityRequirement_workload(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provider":
 			out.Values[i] = ec._CapabilityRequirement_provider(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "lifecycles":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CapabilityRequirement_lifecycles(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26161,6 +26205,36 @@ var (
 		capstan.LifecycleFailed:       "FAILED",
 	}
 )
+
+func (ec *executionContext) unmarshalNLifecycleStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatusᚄ(ctx context.Context, v any) ([]capstan.LifecycleStatus, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]capstan.LifecycleStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNLifecycleStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNLifecycleStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.LifecycleStatus) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLifecycleStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
 	res, err := graphql.UnmarshalMap(v)

@@ -42,7 +42,7 @@ func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *c
 // rejected every one so far, so a large catalog costs one page. It returns
 // how many providers the store considered.
 func (r *resolution) judgePages(ctx context.Context, b *capstan.ResourceBinding, def *capstan.CapabilityDefinition) (int, error) {
-	q := capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints}
+	q := capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints, Lifecycles: b.Requirement.Lifecycles}
 	if b.Requirement.Strategy == capstan.StrategyExplicit {
 		q.Provider = b.Requirement.Provider
 	}

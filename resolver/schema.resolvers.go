@@ -47,6 +47,11 @@ func (r *capabilityDefinitionResolver) Constraints(ctx context.Context, obj *cap
 	return constraintSpecs(obj), nil
 }
 
+// Lifecycles is the resolver for the lifecycles field.
+func (r *capabilityRequirementResolver) Lifecycles(ctx context.Context, obj *capstan.CapabilityRequirement) ([]capstan.LifecycleStatus, error) {
+	return nonNil([]capstan.LifecycleStatus(obj.Lifecycles)), nil
+}
+
 // ID is the resolver for the id field.
 func (r *intentResolver) ID(ctx context.Context, obj *capstan.Intent) (string, error) {
 	return globalID(kindIntent, obj.ID), nil
@@ -566,6 +571,11 @@ func (r *Resolver) CapabilityDefinition() graph.CapabilityDefinitionResolver {
 	return &capabilityDefinitionResolver{r}
 }
 
+// CapabilityRequirement returns graph.CapabilityRequirementResolver implementation.
+func (r *Resolver) CapabilityRequirement() graph.CapabilityRequirementResolver {
+	return &capabilityRequirementResolver{r}
+}
+
 // Intent returns graph.IntentResolver implementation.
 func (r *Resolver) Intent() graph.IntentResolver { return &intentResolver{r} }
 
@@ -618,22 +628,23 @@ func (r *Resolver) ScenarioPack() graph.ScenarioPackResolver { return &scenarioP
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	boundProviderResolver        struct{ *Resolver }
-	candidateVerdictResolver     struct{ *Resolver }
-	capabilityDefinitionResolver struct{ *Resolver }
-	intentResolver               struct{ *Resolver }
-	mutationResolver             struct{ *Resolver }
-	operationResolver            struct{ *Resolver }
-	operationNodeRunResolver     struct{ *Resolver }
-	planResolver                 struct{ *Resolver }
-	providedCapabilityResolver   struct{ *Resolver }
-	queryResolver                struct{ *Resolver }
-	relationshipResolver         struct{ *Resolver }
-	resourceResolver             struct{ *Resolver }
-	resourceBindingResolver      struct{ *Resolver }
-	resourceTypeResolver         struct{ *Resolver }
-	runSpecResolver              struct{ *Resolver }
-	scenarioResolver             struct{ *Resolver }
-	scenarioPackResolver         struct{ *Resolver }
-	subscriptionResolver         struct{ *Resolver }
+	boundProviderResolver         struct{ *Resolver }
+	candidateVerdictResolver      struct{ *Resolver }
+	capabilityDefinitionResolver  struct{ *Resolver }
+	capabilityRequirementResolver struct{ *Resolver }
+	intentResolver                struct{ *Resolver }
+	mutationResolver              struct{ *Resolver }
+	operationResolver             struct{ *Resolver }
+	operationNodeRunResolver      struct{ *Resolver }
+	planResolver                  struct{ *Resolver }
+	providedCapabilityResolver    struct{ *Resolver }
+	queryResolver                 struct{ *Resolver }
+	relationshipResolver          struct{ *Resolver }
+	resourceResolver              struct{ *Resolver }
+	resourceBindingResolver       struct{ *Resolver }
+	resourceTypeResolver          struct{ *Resolver }
+	runSpecResolver               struct{ *Resolver }
+	scenarioResolver              struct{ *Resolver }
+	scenarioPackResolver          struct{ *Resolver }
+	subscriptionResolver          struct{ *Resolver }
 )

@@ -127,7 +127,7 @@ func TestSeedWalkthroughOverHTTP(t *testing.T) {
 	require.Empty(t, planned.Errors)
 	plan := get(planned.Data, "planIntent").(map[string]any)
 	require.Equal(t, "READY", plan["status"])
-	require.Equal(t, "tempo.install@1.1.0", plan["scenarioRef"])
+	require.Equal(t, "tempo.install@1.2.0", plan["scenarioRef"])
 	require.Equal(t, "PLANNED", get(plan, "intent", "status"))
 	require.Equal(t, plan["id"], get(plan, "intent", "latestPlan", "id"))
 	require.Equal(t, []any{"cluster: use kubernetes.cluster/prod-k8s", "object-storage: create with minio.install@1.0.0", "secrets: use vault.instance/prod-vault"},

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -448,4 +449,36 @@ func gatesOf(o map[string]any) map[string]any {
 		out[get(g, "node").(string)] = get(g, "status")
 	}
 	return out
+}
+
+// TestRepairBindsTheDegradedResourceItRepairs: a repair's requirement
+// accepts a degraded provider (that is what a repair is for), so the demo
+// catalog's degraded legacy-k8s can be repaired; an install still binds
+// only active clusters and says why the degraded one was rejected.
+func TestRepairBindsTheDegradedResourceItRepairs(t *testing.T) {
+	e := startStates(t)
+	in := e.gql(statesAdmin, `mutation { createIntent(input: {action: "repair", targetResourceType: "kubernetes.cluster",
+	  desiredResult: {name: "legacy-k8s"}, constraints: {environment: "prod", cluster: "legacy-k8s"}}) { id } }`, nil)
+	require.Empty(t, in.Errors, "%v", in.Errors)
+	plan := e.gql(statesAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status problems
+	  bindings { key status provider { resourceKey } candidates { ref accepted reason } requirement { lifecycles } } } }`,
+		map[string]any{"id": get(in.Data, "createIntent", "id")})
+	require.Empty(t, plan.Errors, "%v", plan.Errors)
+	require.Equal(t, "READY", get(plan.Data, "planIntent", "status"), "%v", get(plan.Data, "planIntent", "problems"))
+	cluster := get(plan.Data, "planIntent", "bindings", 0).(map[string]any)
+	require.Equal(t, "cluster", cluster["key"])
+	require.Equal(t, "RESOLVED", cluster["status"])
+	require.Equal(t, "kubernetes.cluster/legacy-k8s", get(cluster, "provider", "resourceKey"))
+	require.Equal(t, []any{"ACTIVE", "DEGRADED", "FAILED"}, get(cluster, "requirement", "lifecycles"))
+
+	// A tempo install on the degraded cluster: its cluster requirement
+	// takes active clusters only, and the plan says why not this one.
+	in = e.gql(statesAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	  desiredResult: {name: "t-legacy"}, constraints: {environment: "prod", cluster: "legacy-k8s"}}) { id } }`, nil)
+	require.Empty(t, in.Errors, "%v", in.Errors)
+	plan = e.gql(statesAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status problems bindings { key candidates { ref accepted reason } } } }`,
+		map[string]any{"id": get(in.Data, "createIntent", "id")})
+	require.Empty(t, plan.Errors, "%v", plan.Errors)
+	require.Equal(t, "INVALID", get(plan.Data, "planIntent", "status"))
+	require.Contains(t, fmt.Sprint(get(plan.Data, "planIntent", "bindings")), "lifecycle: want active, got degraded")
 }

@@ -182,7 +182,7 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
 	ctx := testenv.Admin(testenv.Org)
-	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.1.0")
+	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")
 	require.NoError(t, err)
 	p := plan(t, svc, testenv.SeedIntent())
 	_, err = svc.EditPlan(ctx, p.ID, p.Version, []capstan.PlanChange{
@@ -190,7 +190,7 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 		{Op: capstan.EditRemoveNode, NodeID: "approve-rollout"},
 	})
 	require.NoError(t, err)
-	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.1.0")
+	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")
 	require.NoError(t, err)
 	require.Equal(t, before, after, "invariant 2: a scenario holds no runtime state and planning never writes it")
 }

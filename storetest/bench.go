@@ -67,7 +67,7 @@ func naiveSearch(s capstan.Store, org string) error {
 	for _, r := range rs {
 		facts := r.Facts(r.Provides(benchQuery.Capability))
 		all = append(all, capstan.Candidate{Resource: r, Capability: benchQuery.Capability,
-			Checks: capstan.CheckCandidate(&facts, benchQuery.Constraints, def.Spec)})
+			Checks: capstan.CheckCandidate(&facts, nil, benchQuery.Constraints, def.Spec)})
 	}
 	_ = capstan.SelectCandidates(all, benchQuery)
 	return nil

@@ -51,6 +51,9 @@ func testCandidatesMatchReference(t *testing.T, s capstan.Store) {
 		{Capability: "object_storage.s3", Constraints: map[string]any{"environment": "staging"}, MaxPassing: -1, MaxRejected: -1},
 		{Capability: "object_storage.s3", Constraints: map[string]any{"region": "eu"}, Provider: rs[14].Key()},
 		{Capability: "object_storage.minio", Constraints: map[string]any{"region": "eu"}, MaxRejected: 0},
+		// A repair's requirement accepts the degraded (and failed) resource it is for.
+		{Capability: "object_storage.s3", Constraints: map[string]any{"region": "eu"}, Lifecycles: capstan.Lifecycles{capstan.LifecycleActive, capstan.LifecycleDegraded, capstan.LifecycleFailed}},
+		{Capability: "object_storage.s3", Lifecycles: capstan.Lifecycles{capstan.LifecycleDegraded}, MaxPassing: -1, MaxRejected: -1},
 	}
 	check := func(stage string) {
 		for _, q := range queries {
@@ -104,7 +107,7 @@ func referenceCandidates(t *testing.T, s capstan.Store, org string, q capstan.Ca
 				continue
 			}
 			facts := r.Facts(pc)
-			failed := capstan.CandidateFailures(nil, &facts, q.Constraints, capstan.SortedKeys(q.Constraints), byKey[q.Capability].Spec)
+			failed := capstan.CandidateFailures(nil, &facts, q.Lifecycles, q.Constraints, capstan.SortedKeys(q.Constraints), byKey[q.Capability].Spec)
 			all = append(all, capstan.Candidate{Resource: r, Capability: src.Capability, Via: src.Via, Failed: failed})
 		}
 	}

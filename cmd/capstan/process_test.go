@@ -286,7 +286,7 @@ func TestPackLintCommand(t *testing.T) {
 
 	out, err = exec.Command(binary, "pack", "lint", "../../packs/tempo.yaml", "../../packs/kubernetes").CombinedOutput()
 	require.NoError(t, err, string(out))
-	require.Contains(t, string(out), "ok: tempo@1.1.0")
+	require.Contains(t, string(out), "ok: tempo@1.2.0")
 
 	out, err = exec.Command(binary, "version").CombinedOutput()
 	require.NoError(t, err)
