@@ -115,8 +115,10 @@ func EndLifecycle(changing LifecycleStatus, before ResourceState, outcome Operat
 		}
 		return before.Lifecycle, health
 	}
-	switch changing {
-	case LifecycleUpdating, LifecycleRepairing:
+	switch {
+	case before.Existed && before.Lifecycle == LifecycleFailed:
+		return LifecycleFailed, HealthUnhealthy // a failed repair of a failed resource is no improvement
+	case changing == LifecycleUpdating || changing == LifecycleRepairing:
 		return LifecycleDegraded, HealthDegraded
 	}
 	return LifecycleFailed, HealthUnhealthy // provisioning, deleting
@@ -129,7 +131,7 @@ func EndLifecycle(changing LifecycleStatus, before ResourceState, outcome Operat
 // operation changes stored (ECONFLICT). The result points at op.
 func BeginChange(op *Operation, stored, fresh *Resource, busy bool) (*Resource, ResourceState, error) {
 	if stored != nil && busy {
-		return nil, ResourceState{}, Errorf(ECONFLICT, "resource %s is being changed by operation %s", stored.Key(), stored.ActiveOperationID)
+		return nil, ResourceState{}, Errorf(ECONFLICT, "resource %s is being changed by %s", stored.Key(), Named("operation", stored.ActiveOperationID))
 	}
 	found := stored != nil
 	var current LifecycleStatus
@@ -142,7 +144,7 @@ func BeginChange(op *Operation, stored, fresh *Resource, busy bool) (*Resource, 
 	}
 	if !found {
 		if fresh == nil {
-			return nil, ResourceState{}, Errorf(EINVALID, "operation %s has no description of the resource %s to create", op.ID, op.ResourceKey)
+			return nil, ResourceState{}, Errorf(EINVALID, "%s has no description of the resource %s to create", Named("operation", op.ID), op.ResourceKey)
 		}
 		r := *fresh
 		r.LifecycleStatus, r.HealthStatus, r.ActiveOperationID = to, HealthUnknown, op.ID
@@ -163,9 +165,14 @@ func EndChange(r *Resource, op *Operation, changed bool, evidence []Evidence, no
 	if r == nil || r.ActiveOperationID != op.ID {
 		return nil
 	}
-	before := ResourceState{Existed: true, Lifecycle: r.LifecycleStatus, Health: r.HealthStatus}
+	before := ResourceState{Existed: true, Lifecycle: LifecycleActive, Health: HealthUnknown}
 	if op.ResourceBefore != nil {
 		before = *op.ResourceBefore
+	} else {
+		// Begun before operations kept what they found: assume work ran
+		// and the resource worked (what ends used to assume).
+		changed = true
+		before.Existed = r.LifecycleStatus != LifecycleProvisioning
 	}
 	out := *r
 	out.LifecycleStatus, out.HealthStatus = EndLifecycle(r.LifecycleStatus, before, op.Status, changed)
@@ -294,4 +301,35 @@ func CheckAction(types []*ResourceType, typ, action string) error {
 		}
 	}
 	return nil
+}
+
+// FollowEnd moves an operation's intent and plan to the statuses its end
+// (outcome) asks (FollowOperation). An intent still planned (started
+// before intents followed their operations) passes through executing.
+// It reports what moved; what cannot move legally is left as it is, with
+// the reason, for the caller to record.
+func FollowEnd(in *Intent, plan *Plan, outcome OperationStatus) (intentMoved, planMoved bool, notes []string) {
+	inStatus, planStatus := FollowOperation(outcome)
+	if in != nil {
+		err := error(nil)
+		if in.Status == IntentPlanned {
+			err = in.Move(IntentExecuting)
+		}
+		if err == nil {
+			err = in.Move(inStatus)
+		}
+		if err != nil {
+			notes = append(notes, Named("intent", in.ID)+": "+ErrorMessage(err))
+		} else {
+			intentMoved = true
+		}
+	}
+	if plan != nil {
+		if err := plan.Move(planStatus); err != nil {
+			notes = append(notes, Named("plan", plan.ID)+": "+ErrorMessage(err))
+		} else {
+			planMoved = true
+		}
+	}
+	return intentMoved, planMoved, notes
 }

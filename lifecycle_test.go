@@ -99,6 +99,7 @@ func TestEndLifecycle(t *testing.T) {
 		{LifecycleDeleting, active, OperationSucceeded, true, LifecycleDeleted, HealthUnknown},
 		{LifecycleDeleting, active, OperationFailed, true, LifecycleFailed, HealthUnhealthy},
 		{LifecycleDeleting, active, OperationCancelled, false, LifecycleActive, HealthHealthy},
+		{LifecycleRepairing, ResourceState{Existed: true, Lifecycle: LifecycleFailed, Health: HealthUnhealthy}, OperationFailed, true, LifecycleFailed, HealthUnhealthy}, // no improvement
 	}
 	for _, c := range cases {
 		got, health := EndLifecycle(c.changing, c.before, c.outcome, c.changed)
@@ -214,5 +215,39 @@ func TestCheckAction(t *testing.T) {
 		if got := ErrorCode(CheckAction(types, c.typ, c.action)); got != c.code {
 			t.Errorf("CheckAction(%s, %s) = %q, want %q", c.typ, c.action, got, c.code)
 		}
+	}
+}
+
+// TestEndChangeOfAnOperationBegunBeforeResourceBefore: an operation begun
+// by an older version kept no ResourceBefore; its end assumes work ran on
+// a working resource, as ends used to.
+func TestEndChangeOfAnOperationBegunBeforeResourceBefore(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for changing, want := range map[LifecycleStatus]LifecycleStatus{
+		LifecycleUpdating: LifecycleActive, LifecycleRepairing: LifecycleActive, LifecycleProvisioning: LifecyclePlanned,
+	} {
+		r := &Resource{Type: "minio.instance", Name: "m1", LifecycleStatus: changing, ActiveOperationID: "op1"}
+		op := &Operation{Meta: Meta{ID: "op1"}, Status: OperationRolledBack}
+		ended := EndChange(r, op, false, nil, now)
+		if ended.LifecycleStatus != want {
+			t.Errorf("rolled back from %s: %s, want %s", changing, ended.LifecycleStatus, want)
+		}
+		if err := LifecycleStatuses.Check(changing, ended.LifecycleStatus); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestFollowEnd(t *testing.T) {
+	in := &Intent{Meta: Meta{ID: "i1"}, Status: IntentPlanned} // started by an older version
+	plan := &Plan{Meta: Meta{ID: "p1"}, Status: PlanRunning}
+	im, pm, notes := FollowEnd(in, plan, OperationCancelled)
+	if !im || !pm || len(notes) > 0 || in.Status != IntentCancelled || plan.Status != PlanCancelled {
+		t.Fatalf("FollowEnd = %v %v %v; intent %s, plan %s", im, pm, notes, in.Status, plan.Status)
+	}
+	done := &Intent{Meta: Meta{ID: "i2"}, Status: IntentCompleted}
+	im, _, notes = FollowEnd(done, nil, OperationFailed)
+	if im || len(notes) != 1 || done.Status != IntentCompleted {
+		t.Fatalf("an intent that ended already is left as it is, with the reason: %v %v %s", im, notes, done.Status)
 	}
 }

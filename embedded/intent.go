@@ -17,17 +17,18 @@ func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent)
 	if err := i.Validate(); err != nil {
 		return err
 	}
-	return s.update(ctx, "embedded.CreateIntent", func(tx *bolt.Tx) error {
-		m := i.Meta
+	var m capstan.Meta
+	err := s.update(ctx, "embedded.CreateIntent", func(tx *bolt.Tx) error {
+		m = i.Meta
 		s.touch(&m, org, true)
 		c := *i
 		c.Meta = m
-		if err := putJSON(tx.Bucket(bIntents), key(org, m.ID), &c); err != nil {
-			return err
-		}
-		i.Meta = m
-		return nil
+		return putJSON(tx.Bucket(bIntents), key(org, m.ID), &c)
 	})
+	if err == nil {
+		i.Meta = m
+	}
+	return err
 }
 
 // UpdateIntent writes i when its version is current.

@@ -22,19 +22,20 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	if err := checkReplaced(replaced, i); err != nil {
 		return err
 	}
-	var rm capstan.Meta
+	var rm, m capstan.Meta
+	var i2 capstan.Intent
 	err := s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) (err error) {
 		if replaced != nil {
 			if rm, err = s.putPlan(tx, org, replaced); err != nil {
 				return err
 			}
 		}
-		m := p.Meta
+		m = p.Meta
 		s.touch(&m, org, true)
 		c := *p
 		c.Meta = m
 		c.IntentID = i.ID
-		i2 := *i
+		i2 = *i
 		i2.LatestPlanID = m.ID
 		im, err := s.putIntent(tx, org, &i2)
 		if err != nil {
@@ -44,17 +45,17 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bIntentPlans).Put(key(org, i.ID, m.ID), nil); err != nil {
-			return err
-		}
-		p.Meta = m
-		*i = i2
-		return nil
+		return tx.Bucket(bIntentPlans).Put(key(org, i.ID, m.ID), nil)
 	})
-	if err == nil && replaced != nil {
+	if err != nil {
+		return err
+	}
+	p.Meta, p.IntentID = m, i.ID
+	*i = i2
+	if replaced != nil {
 		replaced.Meta = rm
 	}
-	return err
+	return nil
 }
 
 // checkReplaced checks that a plan CreatePlan supersedes is the intent's.

@@ -364,3 +364,51 @@ scenarios:
         - {id: b, type: job, title: B, job: {run: {runner: shell, script: 'echo start >> log; sleep 0.2; echo end >> log'}, outputs: {evidence: [{name: ok, type: sim}]}}}
         - {id: c, type: job, title: C, job: {run: {runner: shell, script: 'echo start >> log; sleep 0.2; echo end >> log'}, outputs: {evidence: [{name: ok, type: sim}]}}}
 `
+
+// TestAnEndNeverWaitsOnAResourceMovedMeanwhile: the catalog (the
+// platform's truth) moves a resource while an operation changes it; the
+// operation still ends, keeps what the catalog set, and says so.
+func TestAnEndNeverWaitsOnAResourceMovedMeanwhile(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, _ := setup(t, store, org)
+		api := &apiServer{}
+		srv := httptest.NewServer(api)
+		t.Cleanup(srv.Close)
+		admin := as("alice", capstan.RoleAdmin)
+		_, err := svc.InstallPackYAML(admin, "widgets.yaml", []byte(fmt.Sprintf(widgetPack, srv.URL)))
+		require.NoError(t, err)
+		ctx := context.Background()
+		run := func(action string) *capstan.Operation {
+			in, err := svc.CreateIntent(admin, service.IntentInput{Action: action, TargetResourceType: "widget",
+				DesiredResult: map[string]any{"name": "w1"}, Constraints: map[string]any{"environment": "dev"}})
+			require.NoError(t, err)
+			plan, err := svc.PlanIntent(admin, in.ID)
+			require.NoError(t, err)
+			op, err := svc.StartOperation(admin, plan.ID, "")
+			require.NoError(t, err)
+			return op
+		}
+		op := waitFor(t, store, run("install").ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status)
+
+		op = run("configure")
+		waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+		w, err := store.GetResourceByKey(ctx, org, "widget/w1")
+		require.NoError(t, err)
+		require.Equal(t, capstan.LifecycleUpdating, w.LifecycleStatus)
+		w.LifecycleStatus = capstan.LifecycleDeleted // the catalog says it is gone
+		_, err = store.ImportResources(ctx, org, []*capstan.Resource{w})
+		require.NoError(t, err)
+
+		_, err = svc.DecideGate(as("bob", capstan.RoleSRE), op.ID, "approve-config", false, "no")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationFailed, op.Status, "the end is not held up by the resource")
+		w, err = store.GetResourceByKey(ctx, org, "widget/w1")
+		require.NoError(t, err)
+		require.Equal(t, capstan.LifecycleDeleted, w.LifecycleStatus, "what the catalog set is kept")
+		require.Empty(t, w.ActiveOperationID)
+		require.Equal(t, op.ID, w.LastOperationID)
+		require.Contains(t, timeline(t, store, op.ID), "resource.lifecycle_kept")
+	})
+}

@@ -133,6 +133,9 @@ func (l *loop) run(ctx context.Context) {
 		} else {
 			l.conflicts = 0
 		}
+		if err != nil {
+			l.dirty = true // a failed step may have moved the cached state: read the stored one
+		}
 		if err != nil && (capstan.ErrorCode(err) != capstan.ECONFLICT || l.conflicts > maxConflicts) {
 			l.e.cfg.Log.Warn("operation step failed; retrying", "operation", l.opID, "err", err.Error())
 			select {
@@ -223,6 +226,7 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 	}
 	l.pending = nil
 	if err := l.conclude(ctx, ch); err != nil {
+		l.dirty = true // the cached state may hold what this change moved
 		return err
 	}
 	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {

@@ -116,33 +116,20 @@ func (l *loop) conclude(ctx context.Context, ch *capstan.OperationChange) error 
 	if err != nil {
 		return err
 	}
-	inStatus, planStatus := capstan.FollowOperation(op.Status)
-	if err := followIntent(in, inStatus); err != nil {
-		ch.Events = append(ch.Events, l.event("intent.unchanged", map[string]any{"intent": capstan.GlobalID(capstan.KindIntent, in.ID), "reason": capstan.ErrorMessage(err)}))
-	} else if in.Status == inStatus {
+	intentMoved, planMoved, notes := capstan.FollowEnd(in, plan, op.Status)
+	if intentMoved {
 		ch.Intent = in
 	}
-	if err := plan.Move(planStatus); err != nil {
-		ch.Events = append(ch.Events, l.event("plan.unchanged", map[string]any{"plan": capstan.GlobalID(capstan.KindPlan, plan.ID), "reason": capstan.ErrorMessage(err)}))
-	} else {
+	if planMoved {
 		ch.Plan = plan
+	}
+	for _, n := range notes { // moved outside of this operation meanwhile: say so, never block the end
+		ch.Events = append(ch.Events, l.event("follow.skipped", map[string]any{"reason": n}))
 	}
 	if op.ResourceKey == "" {
 		return nil
 	}
 	return l.concludeResource(ctx, ch, plan)
-}
-
-// followIntent moves an intent to the status its operation's end asks. An
-// intent still planned was started before intents followed their
-// operations: it passes through executing.
-func followIntent(in *capstan.Intent, to capstan.IntentStatus) error {
-	if in.Status == capstan.IntentPlanned {
-		if err := in.Move(capstan.IntentExecuting); err != nil {
-			return err
-		}
-	}
-	return in.Move(to)
 }
 
 // concludeResource adds the resource as the operation's end leaves it.
@@ -169,7 +156,10 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	}
 	if ended.LifecycleStatus != r.LifecycleStatus {
 		if err := capstan.LifecycleStatuses.Check(r.LifecycleStatus, ended.LifecycleStatus); err != nil {
-			return capstan.Wrap("executor.concludeResource", err)
+			// Someone moved it meanwhile (a catalog re-import): keep what
+			// they set, say so, and still let the operation go.
+			ended.LifecycleStatus, ended.HealthStatus = r.LifecycleStatus, r.HealthStatus
+			ch.Events = append(ch.Events, l.event("resource.lifecycle_kept", map[string]any{"resource": op.ResourceKey, "reason": capstan.ErrorMessage(err)}))
 		}
 	}
 	for _, other := range ch.Resources {

@@ -218,9 +218,11 @@ func (f *Feed) stop() {
 
 // end ends the feed from its replaying goroutine.
 func (f *Feed) end(err error) {
-	f.mu.Lock()
-	f.endLocked(err)
-	f.mu.Unlock()
+	func() {
+		f.mu.Lock()
+		defer f.mu.Unlock() // also when End panics: the broker's receive takes f.mu
+		f.endLocked(err)
+	}()
 	f.sub.Close() // not under f.mu: the broker calls receive under its own lock
 }
 

@@ -70,7 +70,7 @@ func (r *Resolver) resourceKeyOf(ctx context.Context, id string) (string, error)
 		return "", err
 	}
 	if res == nil {
-		return "", capstan.Errorf(capstan.ENOTFOUND, "no %s", capstan.Named("resource", id))
+		return "", capstan.Errorf(capstan.ENOTFOUND, "no %s", capstan.Named("resource", lid))
 	}
 	return res.Key(), nil
 }

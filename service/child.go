@@ -43,7 +43,7 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	}
 	ctx = capstan.WithActor(ctx, &capstan.Actor{ID: parent.Actor, OrganizationID: org, Roles: []string{capstan.RoleOperator}})
 	in := &capstan.Intent{Actor: parent.Actor, Action: sc.Action, TargetResourceType: sc.TargetResourceType,
-		DesiredResult: map[string]any{"parent_operation": parent.ID, "node": node.ID, "name": childResourceName(parent, node)},
+		DesiredResult: map[string]any{"parent_operation": capstan.OperationGID(parent.ID), "node": node.ID, "name": childResourceName(parent, node)},
 		Constraints:   childConstraints(pin, plan.Binding(node.SubOperation.Requirement)), Providers: providers, Scenario: sc.Ref(), Mode: capstan.ModeSimple, Status: capstan.IntentDraft}
 	if err := in.Move(capstan.IntentSubmitted); err != nil {
 		return "", err

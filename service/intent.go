@@ -95,6 +95,9 @@ func (s *Service) supersede(ctx context.Context, org string, in *capstan.Intent)
 	if err != nil {
 		return nil, err
 	}
+	if !old.Status.Editable() {
+		return nil, nil // it started: it ends with its operation, not by a new plan
+	}
 	if err := old.Move(capstan.PlanSuperseded); err != nil {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s and cannot be replaced by a new plan", capstan.Named("plan", old.ID), old.Status)
 	}

@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -57,4 +58,32 @@ func TestSeedExamplePlansTheInterestingWay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, capstan.IntentPlanned, got.Status)
 	require.Equal(t, plan.ID, got.LatestPlanID)
+}
+
+// TestCancellingAPendingOperationEndsItsIntentAndPlan: an operation
+// cancelled before the executor began it (none runs here) ends cancelled,
+// and its intent and plan follow in the same commit.
+func TestCancellingAPendingOperationEndsItsIntentAndPlan(t *testing.T) {
+	svc, store := setup(t)
+	ctx := testenv.Admin(testenv.Org)
+	in, err := svc.CreateIntent(ctx, testenv.SeedIntent())
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(ctx, in.ID)
+	require.NoError(t, err)
+	op, err := svc.StartOperation(ctx, plan.ID, "")
+	require.NoError(t, err)
+	require.Equal(t, capstan.OperationPending, op.Status)
+	got, err := store.GetIntent(context.Background(), testenv.Org, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.IntentExecuting, got.Status, "the start moves the intent")
+
+	op, err = svc.CancelOperation(ctx, op.ID, "changed my mind")
+	require.NoError(t, err)
+	require.Equal(t, capstan.OperationCancelled, op.Status)
+	got, err = store.GetIntent(context.Background(), testenv.Org, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.IntentCancelled, got.Status)
+	gotPlan, err := store.GetPlan(context.Background(), testenv.Org, plan.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanCancelled, gotPlan.Status)
 }
