@@ -1,6 +1,7 @@
 package capstan
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -332,4 +333,37 @@ func FollowEnd(in *Intent, plan *Plan, outcome OperationStatus) (intentMoved, pl
 		}
 	}
 	return intentMoved, planMoved, notes
+}
+
+// IntentPlanReader reads what an operation's end moves besides itself.
+type IntentPlanReader interface {
+	GetIntent(ctx context.Context, org, id string) (*Intent, error)
+	GetPlan(ctx context.Context, org, id string) (*Plan, error)
+}
+
+// FollowInto adds to ch, a change that ends its operation, the
+// operation's intent and plan (read from r) moved as the end asks
+// (FollowEnd), to commit with it; what cannot move is said in a
+// follow.skipped event by actor. It returns the plan as read.
+func FollowInto(ctx context.Context, r IntentPlanReader, org string, ch *OperationChange, actor string) (*Plan, error) {
+	op := ch.Operation
+	in, err := r.GetIntent(ctx, org, op.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := r.GetPlan(ctx, org, op.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	intentMoved, planMoved, notes := FollowEnd(in, plan, op.Status)
+	if intentMoved {
+		ch.Intent = in
+	}
+	if planMoved {
+		ch.Plan = plan
+	}
+	for _, n := range notes { // moved by someone else meanwhile: say so, never hold the end up
+		ch.Events = append(ch.Events, OperationEvent{Type: "follow.skipped", Actor: actor, Payload: map[string]any{"reason": n}})
+	}
+	return plan, nil
 }

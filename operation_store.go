@@ -198,3 +198,25 @@ func CheckStart(op *Operation, plan *Plan, in *Intent) error {
 	}
 	return nil
 }
+
+// ChangeMetas are the Metas a store gave the intent, plan and resources a
+// change wrote. Stores collect them inside the transaction and set them on
+// the change only once it committed (Apply), so a failed or retried
+// transaction leaves the caller's values as they were.
+type ChangeMetas struct {
+	Intent, Plan Meta
+	Resources    []Meta
+}
+
+// Apply sets the committed Metas on the change's intent, plan and resources.
+func (w ChangeMetas) Apply(ch *OperationChange) {
+	if ch.Intent != nil {
+		ch.Intent.Meta = w.Intent
+	}
+	if ch.Plan != nil {
+		ch.Plan.Meta = w.Plan
+	}
+	for i, r := range ch.Resources {
+		r.Meta = w.Resources[i]
+	}
+}

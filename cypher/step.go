@@ -57,39 +57,20 @@ type stepOutcome struct {
 	last    int64
 	events  []capstan.OperationEvent
 	records *capstan.OperationChange
-	writes  changeMetas
-}
-
-// changeMetas are the Metas a committed change gave the intent, plan and
-// resources it wrote; they are set on the change only once it committed.
-type changeMetas struct {
-	intent, plan capstan.Meta
-	resources    []capstan.Meta
-}
-
-func (w changeMetas) apply(ch *capstan.OperationChange) {
-	if ch.Intent != nil {
-		ch.Intent.Meta = w.intent
-	}
-	if ch.Plan != nil {
-		ch.Plan.Meta = w.plan
-	}
-	for i, r := range ch.Resources {
-		r.Meta = w.resources[i]
-	}
+	writes  capstan.ChangeMetas
 }
 
 // putChangeWrites writes the intent, plan and resources a change carries
 // inside tx, in that order (a created resource may be a later one's
 // relationship target).
-func (s *Store) putChangeWrites(ctx context.Context, tx neo4j.ManagedTransaction, org string, ch *capstan.OperationChange) (w changeMetas, err error) {
+func (s *Store) putChangeWrites(ctx context.Context, tx neo4j.ManagedTransaction, org string, ch *capstan.OperationChange) (w capstan.ChangeMetas, err error) {
 	if ch.Intent != nil {
-		if w.intent, err = s.putIntent(ctx, tx, org, ch.Intent); err != nil {
+		if w.Intent, err = s.putIntent(ctx, tx, org, ch.Intent); err != nil {
 			return w, err
 		}
 	}
 	if ch.Plan != nil {
-		if w.plan, err = s.putPlan(ctx, tx, org, ch.Plan); err != nil {
+		if w.Plan, err = s.putPlan(ctx, tx, org, ch.Plan); err != nil {
 			return w, err
 		}
 	}
@@ -103,7 +84,7 @@ func (s *Store) putChangeWrites(ctx context.Context, tx neo4j.ManagedTransaction
 		if err != nil {
 			return w, err
 		}
-		w.resources = append(w.resources, m)
+		w.Resources = append(w.Resources, m)
 	}
 	return w, nil
 }
@@ -135,7 +116,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	s.remember(opUID, o.meta, o.last, op.Status)
 	op.Meta = o.meta
-	o.writes.apply(ch)
+	o.writes.Apply(ch)
 	copy(ch.Events, o.events)
 	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = o.records.NodeRuns, o.records.Gates, o.records.Evidence, o.records.Artifacts, o.records.Interventions
 	return nil

@@ -141,7 +141,8 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	if len(ch.Resources) > 0 {
 		defer s.cache.invalidate(org)
 	}
-	var written changeMetas
+	var written capstan.ChangeMetas
+	var opMeta capstan.Meta
 	err := s.update(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
 		var stored capstan.Operation
 		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
@@ -169,46 +170,26 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			return err
 		}
 		w, err := s.putChangeWrites(tx, org, ch)
-		written = w
-		written.operation = m
+		written, opMeta = w, m
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	written.apply(ch)
+	op.Meta = opMeta
+	written.Apply(ch)
 	return nil
 }
 
-// changeMetas are the Metas a committed change gave what it wrote; they
-// are set on the change only once it committed.
-type changeMetas struct {
-	operation, intent, plan capstan.Meta
-	resources               []capstan.Meta
-}
-
-func (w changeMetas) apply(ch *capstan.OperationChange) {
-	ch.Operation.Meta = w.operation
-	if ch.Intent != nil {
-		ch.Intent.Meta = w.intent
-	}
-	if ch.Plan != nil {
-		ch.Plan.Meta = w.plan
-	}
-	for i, r := range ch.Resources {
-		r.Meta = w.resources[i]
-	}
-}
-
 // putChangeWrites writes the intent, plan and resources a change carries.
-func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationChange) (w changeMetas, err error) {
+func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationChange) (w capstan.ChangeMetas, err error) {
 	if ch.Intent != nil {
-		if w.intent, err = s.putIntent(tx, org, ch.Intent); err != nil {
+		if w.Intent, err = s.putIntent(tx, org, ch.Intent); err != nil {
 			return w, err
 		}
 	}
 	if ch.Plan != nil {
-		if w.plan, err = s.putPlan(tx, org, ch.Plan); err != nil {
+		if w.Plan, err = s.putPlan(tx, org, ch.Plan); err != nil {
 			return w, err
 		}
 	}
@@ -222,7 +203,7 @@ func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationCh
 		if err != nil {
 			return w, err
 		}
-		w.resources = append(w.resources, m)
+		w.Resources = append(w.Resources, m)
 	}
 	return w, nil
 }

@@ -156,7 +156,11 @@ func TestOperationsChangeTheirResource(t *testing.T) {
 	forEachStore(t, testResourceLifecycle)
 }
 
-func testResourceLifecycle(t *testing.T, store capstan.Store) {
+// widgets installs the widget pack (its API on a test server) and returns
+// the service, the API and a function that starts an operation of action
+// on widget/w1.
+func widgets(t *testing.T, store capstan.Store) (*service.Service, *apiServer, func(action string) *capstan.Operation) {
+	t.Helper()
 	svc, _ := setup(t, store, org)
 	api := &apiServer{}
 	srv := httptest.NewServer(api)
@@ -164,8 +168,7 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	admin := as("alice", capstan.RoleAdmin)
 	_, err := svc.InstallPackYAML(admin, "widgets.yaml", []byte(fmt.Sprintf(widgetPack, srv.URL)))
 	require.NoError(t, err)
-	ctx := context.Background()
-	run := func(action string) *capstan.Operation {
+	return svc, api, func(action string) *capstan.Operation {
 		in, err := svc.CreateIntent(admin, service.IntentInput{Action: action, TargetResourceType: "widget",
 			DesiredResult: map[string]any{"name": "w1"}, Constraints: map[string]any{"environment": "dev"}})
 		require.NoError(t, err)
@@ -176,6 +179,11 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 		require.NoError(t, err)
 		return op
 	}
+}
+
+func testResourceLifecycle(t *testing.T, store capstan.Store) {
+	svc, api, run := widgets(t, store)
+	ctx := context.Background()
 	widget := func() *capstan.Resource {
 		r, err := store.GetResourceByKey(ctx, org, "widget/w1")
 		require.NoError(t, err)
@@ -370,24 +378,8 @@ scenarios:
 // operation still ends, keeps what the catalog set, and says so.
 func TestAnEndNeverWaitsOnAResourceMovedMeanwhile(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
-		svc, _ := setup(t, store, org)
-		api := &apiServer{}
-		srv := httptest.NewServer(api)
-		t.Cleanup(srv.Close)
-		admin := as("alice", capstan.RoleAdmin)
-		_, err := svc.InstallPackYAML(admin, "widgets.yaml", []byte(fmt.Sprintf(widgetPack, srv.URL)))
-		require.NoError(t, err)
+		svc, _, run := widgets(t, store)
 		ctx := context.Background()
-		run := func(action string) *capstan.Operation {
-			in, err := svc.CreateIntent(admin, service.IntentInput{Action: action, TargetResourceType: "widget",
-				DesiredResult: map[string]any{"name": "w1"}, Constraints: map[string]any{"environment": "dev"}})
-			require.NoError(t, err)
-			plan, err := svc.PlanIntent(admin, in.ID)
-			require.NoError(t, err)
-			op, err := svc.StartOperation(admin, plan.ID, "")
-			require.NoError(t, err)
-			return op
-		}
 		op := waitFor(t, store, run("install").ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationSucceeded, op.Status)
 

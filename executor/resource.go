@@ -107,24 +107,9 @@ func (l *loop) conclude(ctx context.Context, ch *capstan.OperationChange) error 
 	if !op.Status.Terminal() || !ends(ch) {
 		return nil
 	}
-	store := l.e.cfg.Store
-	in, err := store.GetIntent(ctx, l.org, op.IntentID)
+	plan, err := capstan.FollowInto(ctx, l.e.cfg.Store, l.org, ch, "executor")
 	if err != nil {
 		return err
-	}
-	plan, err := store.GetPlan(ctx, l.org, op.PlanID)
-	if err != nil {
-		return err
-	}
-	intentMoved, planMoved, notes := capstan.FollowEnd(in, plan, op.Status)
-	if intentMoved {
-		ch.Intent = in
-	}
-	if planMoved {
-		ch.Plan = plan
-	}
-	for _, n := range notes { // moved outside of this operation meanwhile: say so, never block the end
-		ch.Events = append(ch.Events, l.event("follow.skipped", map[string]any{"reason": n}))
 	}
 	if op.ResourceKey == "" {
 		return nil

@@ -185,35 +185,10 @@ func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (
 	ch := &capstan.OperationChange{Operation: op,
 		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: actor, Payload: map[string]any{"reason": reason}}}}
 	if op.Status == capstan.OperationCancelled { // ended before it began: its intent and plan follow in this commit
-		if err := s.followEnd(ctx, org, ch); err != nil {
+		if _, err := capstan.FollowInto(ctx, s.Store, org, ch, actor); err != nil {
 			return nil, err
 		}
 	}
 	return op, s.commit(ctx, org, ch)
 }
 
-// followEnd adds to ch, which ends its operation, the operation's intent
-// and plan moved as the end asks (capstan.FollowEnd), as the executor
-// does for the ends it commits.
-func (s *Service) followEnd(ctx context.Context, org string, ch *capstan.OperationChange) error {
-	op := ch.Operation
-	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
-	if err != nil {
-		return err
-	}
-	plan, err := s.Store.GetPlan(ctx, org, op.PlanID)
-	if err != nil {
-		return err
-	}
-	intentMoved, planMoved, notes := capstan.FollowEnd(in, plan, op.Status)
-	if intentMoved {
-		ch.Intent = in
-	}
-	if planMoved {
-		ch.Plan = plan
-	}
-	for _, n := range notes {
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "follow.skipped", Actor: "capstan", Payload: map[string]any{"reason": n}})
-	}
-	return nil
-}
