@@ -191,4 +191,3 @@ func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (
 	}
 	return op, s.commit(ctx, org, ch)
 }
-
