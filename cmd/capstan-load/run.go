@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/internal/metrics"
 )
 
 type report struct {
@@ -366,31 +367,12 @@ func memory(server string) (serverMemory, error) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	resp, err := http.Get(server + "/metrics")
+	g, err := metrics.Scrape(server)
 	if err != nil {
 		return serverMemory{}, err
 	}
-	defer resp.Body.Close()
-	var m serverMemory
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		v, _ := strconv.ParseFloat(value, 64)
-		switch name {
-		case "process_resident_memory_bytes":
-			m.rss = v
-		case "go_memstats_heap_inuse_bytes":
-			m.heap = v
-		case "go_memstats_stack_inuse_bytes":
-			m.stack = v
-		case "go_goroutines":
-			m.goroutines = v
-		}
-	}
-	return m, sc.Err()
+	return serverMemory{rss: g["process_resident_memory_bytes"], heap: g["go_memstats_heap_inuse_bytes"],
+		stack: g["go_memstats_stack_inuse_bytes"], goroutines: g["go_goroutines"]}, nil
 }
 
 func gql(server, token, query string, vars map[string]any, into any) error {

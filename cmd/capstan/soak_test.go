@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/internal/metrics"
 )
 
 // soakPack is a small operation that meets every kind of wait: a gate a
@@ -54,29 +53,9 @@ scenarios:
 // heap in use (bytes) and open file descriptors.
 func serverGauges(t *testing.T, p *proc) (goroutines, heap, fds float64) {
 	t.Helper()
-	resp, err := http.Get(p.url + "/metrics")
+	g, err := metrics.Scrape(p.url)
 	require.NoError(t, err)
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "go_goroutines":
-			goroutines = v
-		case "go_memstats_heap_inuse_bytes":
-			heap = v
-		case "process_open_fds":
-			fds = v
-		}
-	}
-	return goroutines, heap, fds
+	return g["go_goroutines"], g["go_memstats_heap_inuse_bytes"], g["process_open_fds"]
 }
 
 // settledGauges samples the gauges for a while and keeps the lowest of
