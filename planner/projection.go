@@ -15,14 +15,16 @@ type Summary struct {
 	Bindings       []string
 }
 
-// Summarize projects a plan for simple mode: what will happen, in a few lines.
+// Summarize projects a plan for simple mode: what will happen, in a few
+// lines. Once the plan has started, what happens is its operation's:
+// WithRun puts the run's phase, progress and needs into the summary.
 func Summarize(p *capstan.Plan) Summary {
 	s := Summary{NeedsAttention: append([]string(nil), p.Problems...)}
 	for _, n := range p.Nodes {
 		if n.Type != capstan.NodeStage {
 			s.Steps++
 		}
-		if n.Type == capstan.NodeGate && n.Gate != nil {
+		if n.Type == capstan.NodeGate && n.Gate != nil && p.Status.Editable() { // ahead of it, not behind
 			s.NeedsAttention = append(s.NeedsAttention, fmt.Sprintf("gate %s will need approval from %v", n.ID, n.Gate.RequiredRoles))
 		}
 	}
@@ -52,6 +54,15 @@ func Summarize(p *capstan.Plan) Summary {
 		}
 		s.Bindings = append(s.Bindings, line)
 	}
+	return s
+}
+
+// WithRun is the summary of a started plan: its operation's current
+// phase, progress and what needs attention now, in place of what the plan
+// alone foresaw.
+func (s Summary) WithRun(phase string, progress float64, needsAttention []string) Summary {
+	s.CurrentPhase, s.Progress = phase, progress
+	s.NeedsAttention = append([]string(nil), needsAttention...)
 	return s
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/capstan-dev/capstan/dag"
 	"github.com/capstan-dev/capstan/graph"
 	"github.com/capstan-dev/capstan/graph/model"
-	"github.com/capstan-dev/capstan/planner"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -324,7 +323,10 @@ func (r *planResolver) Order(ctx context.Context, obj *capstan.Plan) ([]string, 
 
 // Summary is the resolver for the summary field.
 func (r *planResolver) Summary(ctx context.Context, obj *capstan.Plan) (*model.PlanSummary, error) {
-	s := planner.Summarize(obj)
+	s, err := r.Service.PlanSummary(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
 	return &model.PlanSummary{
 		DesiredResult: r.desiredResult(ctx, obj), Scenario: obj.ScenarioRef, Status: obj.Status,
 		CurrentPhase: s.CurrentPhase, Steps: s.Steps, Progress: s.Progress,

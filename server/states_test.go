@@ -212,7 +212,7 @@ func (e *statesEnv) start(plan string) string {
 }
 
 const opStateQuery = `query($id: ID!) { operation(id: $id) { status currentNodes
-  intent { status } plan { status summary { status progress } }
+  intent { status } plan { status summary { status progress currentPhase needsAttention } }
   resource { lifecycleStatus healthStatus activeOperation { id } lastOperation { id } }
   nodeRuns { node status attempts } gates { node status }
   progress { status currentPhase progress resourceLifecycle resourceHealth }
@@ -320,6 +320,9 @@ func TestEveryStatusMachineReachesEveryState(t *testing.T) {
 		return len(o["currentNodes"].([]any)) == 1 && o["currentNodes"].([]any)[0] == "check"
 	})
 	require.Equal(t, "WAITING", o["status"])
+	require.Equal(t, "Check by hand", get(o, "plan", "summary", "currentPhase"), "a running plan's summary is its operation's")
+	require.Equal(t, 0.5, get(o, "plan", "summary", "progress"), "approve and build done, check and verify to go")
+	require.Len(t, get(o, "plan", "summary", "needsAttention"), 1)
 	r = e.gql(statesAdmin, `mutation($o: ID!) { recordIntervention(input: {operation: $o, node: "check", note: "looked"}) { id } }`, map[string]any{"o": op})
 	require.Empty(t, r.Errors, "%v", r.Errors)
 	o = e.waitFor(op, statusIs("SUCCEEDED"))
@@ -327,6 +330,8 @@ func TestEveryStatusMachineReachesEveryState(t *testing.T) {
 	require.Equal(t, 1.0, get(o, "progress", "progress"))
 	require.Equal(t, "COMPLETED", get(o, "plan", "summary", "status"), "the plan's summary follows the operation")
 	require.Equal(t, 1.0, get(o, "plan", "summary", "progress"))
+	require.Equal(t, "succeeded", get(o, "plan", "summary", "currentPhase"))
+	require.Empty(t, get(o, "plan", "summary", "needsAttention"), "nothing needs anyone after the end")
 	runs := nodeRunsOf(o)
 	require.Equal(t, 2.0, runs["build"]["attempts"], "failed once, retried")
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/planner"
 )
 
 // Progress is the simple-mode view of a running operation: what the user
@@ -199,4 +200,23 @@ func (s *Service) lastEvent(ctx context.Context, org string, op *capstan.Operati
 		}
 		last = events[len(events)-1].Sequence
 	}
+}
+
+// PlanSummary is the simple-mode summary of a plan: what the plan
+// foresees before it starts; its operation's phase, progress and needs
+// once it has (while it runs and after it ended).
+func (s *Service) PlanSummary(ctx context.Context, plan *capstan.Plan) (planner.Summary, error) {
+	sum := planner.Summarize(plan)
+	if plan.Status.Editable() || plan.Status == capstan.PlanSuperseded {
+		return sum, nil
+	}
+	ops, _, err := s.Operations(ctx, capstan.OperationFilter{PlanID: plan.ID, Limit: 1})
+	if err != nil || len(ops) == 0 {
+		return sum, err
+	}
+	p, err := s.OperationProgress(ctx, ops[0].ID, 0)
+	if err != nil {
+		return sum, err
+	}
+	return sum.WithRun(p.CurrentPhase, p.Fraction(), p.NeedsAttention), nil
 }
