@@ -16,6 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/service"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -38,6 +40,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Operation() OperationResolver
 	OperationNodeRun() OperationNodeRunResolver
+	OperationProgress() OperationProgressResolver
 	Plan() PlanResolver
 	ProvidedCapability() ProvidedCapabilityResolver
 	Query() QueryResolver
@@ -161,10 +164,10 @@ type ComplexityRoot struct {
 	}
 
 	CapabilityVertex struct {
-		Key    func(childComplexity int) int
-		Kind   func(childComplexity int) int
-		Label  func(childComplexity int) int
-		Status func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Label       func(childComplexity int) int
+		StatusOrNil func(childComplexity int) int
 	}
 
 	ConstraintCheck struct {
@@ -400,17 +403,17 @@ type ComplexityRoot struct {
 	}
 
 	OperationProgress struct {
-		CompletedNodes    func(childComplexity int) int
-		CurrentPhase      func(childComplexity int) int
-		Cursor            func(childComplexity int) int
-		DesiredResult     func(childComplexity int) int
-		NeedsAttention    func(childComplexity int) int
-		Operation         func(childComplexity int) int
-		Progress          func(childComplexity int) int
-		ResourceHealth    func(childComplexity int) int
-		ResourceLifecycle func(childComplexity int) int
-		Status            func(childComplexity int) int
-		TotalNodes        func(childComplexity int) int
+		CompletedNodes func(childComplexity int) int
+		CurrentPhase   func(childComplexity int) int
+		Cursor         func(childComplexity int) int
+		DesiredResult  func(childComplexity int) int
+		Fraction       func(childComplexity int) int
+		Health         func(childComplexity int) int
+		Lifecycle      func(childComplexity int) int
+		NeedsAttention func(childComplexity int) int
+		Operation      func(childComplexity int) int
+		Status         func(childComplexity int) int
+		TotalNodes     func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -776,7 +779,7 @@ type OperationResolver interface {
 	Parent(ctx context.Context, obj *capstan.Operation) (*capstan.Operation, error)
 
 	CurrentNodes(ctx context.Context, obj *capstan.Operation) ([]string, error)
-	Progress(ctx context.Context, obj *capstan.Operation) (*model.OperationProgress, error)
+	Progress(ctx context.Context, obj *capstan.Operation) (*service.Progress, error)
 
 	NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error)
 	Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error)
@@ -789,6 +792,9 @@ type OperationResolver interface {
 type OperationNodeRunResolver interface {
 	ChildOperation(ctx context.Context, obj *capstan.OperationNodeRun) (*capstan.Operation, error)
 }
+type OperationProgressResolver interface {
+	Cursor(ctx context.Context, obj *service.Progress) (string, error)
+}
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
 
@@ -799,7 +805,7 @@ type PlanResolver interface {
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
 
 	Summary(ctx context.Context, obj *capstan.Plan) (*model.PlanSummary, error)
-	CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*model.CapabilityGraph, error)
+	CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error)
 }
 type ProvidedCapabilityResolver interface {
 	Definition(ctx context.Context, obj *capstan.ProvidedCapability) (*capstan.CapabilityDefinition, error)
@@ -846,7 +852,7 @@ type ScenarioPackResolver interface {
 }
 type SubscriptionResolver interface {
 	OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error)
-	OperationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error)
+	OperationProgress(ctx context.Context, operation string) (<-chan *service.Progress, error)
 	Operations(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error)
 }
 
@@ -1296,11 +1302,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CapabilityVertex.Label(childComplexity), true
 	case "CapabilityVertex.status":
-		if e.ComplexityRoot.CapabilityVertex.Status == nil {
+		if e.ComplexityRoot.CapabilityVertex.StatusOrNil == nil {
 			break
 		}
 
-		return e.ComplexityRoot.CapabilityVertex.Status(childComplexity), true
+		return e.ComplexityRoot.CapabilityVertex.StatusOrNil(childComplexity), true
 
 	case "ConstraintCheck.got":
 		if e.ComplexityRoot.ConstraintCheck.Got == nil {
@@ -2297,6 +2303,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationProgress.DesiredResult(childComplexity), true
+	case "OperationProgress.progress":
+		if e.ComplexityRoot.OperationProgress.Fraction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Fraction(childComplexity), true
+	case "OperationProgress.resourceHealth":
+		if e.ComplexityRoot.OperationProgress.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Health(childComplexity), true
+	case "OperationProgress.resourceLifecycle":
+		if e.ComplexityRoot.OperationProgress.Lifecycle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.Lifecycle(childComplexity), true
 	case "OperationProgress.needsAttention":
 		if e.ComplexityRoot.OperationProgress.NeedsAttention == nil {
 			break
@@ -2309,24 +2333,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationProgress.Operation(childComplexity), true
-	case "OperationProgress.progress":
-		if e.ComplexityRoot.OperationProgress.Progress == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationProgress.Progress(childComplexity), true
-	case "OperationProgress.resourceHealth":
-		if e.ComplexityRoot.OperationProgress.ResourceHealth == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationProgress.ResourceHealth(childComplexity), true
-	case "OperationProgress.resourceLifecycle":
-		if e.ComplexityRoot.OperationProgress.ResourceLifecycle == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationProgress.ResourceLifecycle(childComplexity), true
 	case "OperationProgress.status":
 		if e.ComplexityRoot.OperationProgress.Status == nil {
 			break
@@ -7834,7 +7840,7 @@ func (ec *executionContext) fieldContext_CapabilityDefinitionEdge_node(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _CapabilityGraph_vertices(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityGraph_vertices(ctx context.Context, field graphql.CollectedField, obj *planner.Graph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7846,8 +7852,8 @@ func (ec *executionContext) _CapabilityGraph_vertices(ctx context.Context, field
 			return obj.Vertices, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.CapabilityVertex) graphql.Marshaler {
-			return ec.marshalNCapabilityVertex2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertexᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []planner.GraphVertex) graphql.Marshaler {
+			return ec.marshalNCapabilityVertex2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphVertexᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7866,7 +7872,7 @@ func (ec *executionContext) fieldContext_CapabilityGraph_vertices(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _CapabilityGraph_edges(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityGraph) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityGraph_edges(ctx context.Context, field graphql.CollectedField, obj *planner.Graph) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7878,8 +7884,8 @@ func (ec *executionContext) _CapabilityGraph_edges(ctx context.Context, field gr
 			return obj.Edges, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []model.CapabilityGraphEdge) graphql.Marshaler {
-			return ec.marshalNCapabilityGraphEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraphEdgeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []planner.GraphEdge) graphql.Marshaler {
+			return ec.marshalNCapabilityGraphEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7898,7 +7904,7 @@ func (ec *executionContext) fieldContext_CapabilityGraph_edges(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _CapabilityGraphEdge_from(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityGraphEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityGraphEdge_from(ctx context.Context, field graphql.CollectedField, obj *planner.GraphEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7921,7 +7927,7 @@ func (ec *executionContext) fieldContext_CapabilityGraphEdge_from(_ context.Cont
 	return graphql.NewScalarFieldContext("CapabilityGraphEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _CapabilityGraphEdge_to(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityGraphEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityGraphEdge_to(ctx context.Context, field graphql.CollectedField, obj *planner.GraphEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7944,7 +7950,7 @@ func (ec *executionContext) fieldContext_CapabilityGraphEdge_to(_ context.Contex
 	return graphql.NewScalarFieldContext("CapabilityGraphEdge", field, false, false, "String")
 }
 
-func (ec *executionContext) _CapabilityGraphEdge_label(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityGraphEdge) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityGraphEdge_label(ctx context.Context, field graphql.CollectedField, obj *planner.GraphEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8174,7 +8180,7 @@ func (ec *executionContext) fieldContext_CapabilityRequirement_lifecycles(_ cont
 	return graphql.NewScalarFieldContext("CapabilityRequirement", field, true, true, "LifecycleStatus")
 }
 
-func (ec *executionContext) _CapabilityVertex_key(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityVertex_key(ctx context.Context, field graphql.CollectedField, obj *planner.GraphVertex) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8197,7 +8203,7 @@ func (ec *executionContext) fieldContext_CapabilityVertex_key(_ context.Context,
 	return graphql.NewScalarFieldContext("CapabilityVertex", field, false, false, "String")
 }
 
-func (ec *executionContext) _CapabilityVertex_kind(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityVertex_kind(ctx context.Context, field graphql.CollectedField, obj *planner.GraphVertex) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8209,8 +8215,8 @@ func (ec *executionContext) _CapabilityVertex_kind(ctx context.Context, field gr
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.CapabilityVertexKind) graphql.Marshaler {
-			return ec.marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertexKind(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v planner.VertexKind) graphql.Marshaler {
+			return ec.marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8220,7 +8226,7 @@ func (ec *executionContext) fieldContext_CapabilityVertex_kind(_ context.Context
 	return graphql.NewScalarFieldContext("CapabilityVertex", field, false, false, "CapabilityVertexKind")
 }
 
-func (ec *executionContext) _CapabilityVertex_label(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityVertex_label(ctx context.Context, field graphql.CollectedField, obj *planner.GraphVertex) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8243,7 +8249,7 @@ func (ec *executionContext) fieldContext_CapabilityVertex_label(_ context.Contex
 	return graphql.NewScalarFieldContext("CapabilityVertex", field, false, false, "String")
 }
 
-func (ec *executionContext) _CapabilityVertex_status(ctx context.Context, field graphql.CollectedField, obj *model.CapabilityVertex) (ret graphql.Marshaler) {
+func (ec *executionContext) _CapabilityVertex_status(ctx context.Context, field graphql.CollectedField, obj *planner.GraphVertex) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8252,7 +8258,7 @@ func (ec *executionContext) _CapabilityVertex_status(ctx context.Context, field 
 			return ec.fieldContext_CapabilityVertex_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.StatusOrNil(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -8263,7 +8269,7 @@ func (ec *executionContext) _CapabilityVertex_status(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CapabilityVertex_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CapabilityVertex", field, false, false, "String")
+	return graphql.NewScalarFieldContext("CapabilityVertex", field, true, false, "String")
 }
 
 func (ec *executionContext) _ConstraintCheck_key(ctx context.Context, field graphql.CollectedField, obj *capstan.ConstraintCheck) (ret graphql.Marshaler) {
@@ -11349,8 +11355,8 @@ func (ec *executionContext) _Operation_progress(ctx context.Context, field graph
 			return ec.Resolvers.Operation().Progress(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
-			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *service.Progress) graphql.Marshaler {
+			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋserviceᚐProgress(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12243,7 +12249,7 @@ func (ec *executionContext) fieldContext_OperationNodeRun_childOperation(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _OperationProgress_operation(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_operation(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12275,7 +12281,7 @@ func (ec *executionContext) fieldContext_OperationProgress_operation(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _OperationProgress_status(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_status(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12284,7 +12290,7 @@ func (ec *executionContext) _OperationProgress_status(ctx context.Context, field
 			return ec.fieldContext_OperationProgress_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.Status(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v capstan.OperationStatus) graphql.Marshaler {
@@ -12295,10 +12301,10 @@ func (ec *executionContext) _OperationProgress_status(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_OperationProgress_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "OperationStatus")
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, false, "OperationStatus")
 }
 
-func (ec *executionContext) _OperationProgress_desiredResult(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_desiredResult(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12321,7 +12327,7 @@ func (ec *executionContext) fieldContext_OperationProgress_desiredResult(_ conte
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Map")
 }
 
-func (ec *executionContext) _OperationProgress_currentPhase(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_currentPhase(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12344,7 +12350,7 @@ func (ec *executionContext) fieldContext_OperationProgress_currentPhase(_ contex
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
 }
 
-func (ec *executionContext) _OperationProgress_progress(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_progress(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12353,7 +12359,7 @@ func (ec *executionContext) _OperationProgress_progress(ctx context.Context, fie
 			return ec.fieldContext_OperationProgress_progress(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Progress, nil
+			return obj.Fraction(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
@@ -12364,10 +12370,10 @@ func (ec *executionContext) _OperationProgress_progress(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_OperationProgress_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Float")
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, false, "Float")
 }
 
-func (ec *executionContext) _OperationProgress_completedNodes(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_completedNodes(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12390,7 +12396,7 @@ func (ec *executionContext) fieldContext_OperationProgress_completedNodes(_ cont
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Int")
 }
 
-func (ec *executionContext) _OperationProgress_totalNodes(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_totalNodes(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12413,7 +12419,7 @@ func (ec *executionContext) fieldContext_OperationProgress_totalNodes(_ context.
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "Int")
 }
 
-func (ec *executionContext) _OperationProgress_needsAttention(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_needsAttention(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12436,7 +12442,7 @@ func (ec *executionContext) fieldContext_OperationProgress_needsAttention(_ cont
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
 }
 
-func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12445,7 +12451,7 @@ func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Contex
 			return ec.fieldContext_OperationProgress_resourceHealth(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ResourceHealth, nil
+			return obj.Health(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *capstan.HealthStatus) graphql.Marshaler {
@@ -12456,10 +12462,10 @@ func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_OperationProgress_resourceHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "HealthStatus")
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, false, "HealthStatus")
 }
 
-func (ec *executionContext) _OperationProgress_resourceLifecycle(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_resourceLifecycle(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12468,7 +12474,7 @@ func (ec *executionContext) _OperationProgress_resourceLifecycle(ctx context.Con
 			return ec.fieldContext_OperationProgress_resourceLifecycle(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ResourceLifecycle, nil
+			return obj.Lifecycle(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *capstan.LifecycleStatus) graphql.Marshaler {
@@ -12479,10 +12485,10 @@ func (ec *executionContext) _OperationProgress_resourceLifecycle(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_OperationProgress_resourceLifecycle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "LifecycleStatus")
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, false, "LifecycleStatus")
 }
 
-func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OperationProgress) (ret graphql.Marshaler) {
+func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12491,7 +12497,7 @@ func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field
 			return ec.fieldContext_OperationProgress_cursor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
+			return ec.Resolvers.OperationProgress().Cursor(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -12502,7 +12508,7 @@ func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_OperationProgress_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, true, "String")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -13017,8 +13023,8 @@ func (ec *executionContext) _Plan_capabilityGraph(ctx context.Context, field gra
 			return ec.Resolvers.Plan().CapabilityGraph(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CapabilityGraph) graphql.Marshaler {
-			return ec.marshalNCapabilityGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraph(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *planner.Graph) graphql.Marshaler {
+			return ec.marshalNCapabilityGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraph(ctx, selections, v)
 		},
 		true,
 		true,
@@ -18214,8 +18220,8 @@ func (ec *executionContext) _Subscription_operationProgress(ctx context.Context,
 			return ec.Resolvers.Subscription().OperationProgress(ctx, fc.Args["operation"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
-			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *service.Progress) graphql.Marshaler {
+			return ec.marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋserviceᚐProgress(ctx, selections, v)
 		},
 		true,
 		true,
@@ -21036,7 +21042,7 @@ func (ec *executionContext) _CapabilityDefinitionEdge(ctx context.Context, sel a
 
 var capabilityGraphImplementors = []string{"CapabilityGraph"}
 
-func (ec *executionContext) _CapabilityGraph(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityGraph) graphql.Marshaler {
+func (ec *executionContext) _CapabilityGraph(ctx context.Context, sel ast.SelectionSet, obj *planner.Graph) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityGraphImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -21074,7 +21080,7 @@ func (ec *executionContext) _CapabilityGraph(ctx context.Context, sel ast.Select
 
 var capabilityGraphEdgeImplementors = []string{"CapabilityGraphEdge"}
 
-func (ec *executionContext) _CapabilityGraphEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityGraphEdge) graphql.Marshaler {
+func (ec *executionContext) _CapabilityGraphEdge(ctx context.Context, sel ast.SelectionSet, obj *planner.GraphEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityGraphEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -21191,7 +21197,7 @@ func (ec *executionContext) _CapabilityRequirement(ctx context.Context, sel ast.
 
 var capabilityVertexImplementors = []string{"CapabilityVertex"}
 
-func (ec *executionContext) _CapabilityVertex(ctx context.Context, sel ast.SelectionSet, obj *model.CapabilityVertex) graphql.Marshaler {
+func (ec *executionContext) _CapabilityVertex(ctx context.Context, sel ast.SelectionSet, obj *planner.GraphVertex) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, capabilityVertexImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -22810,7 +22816,7 @@ func (ec *executionContext) _OperationNodeRun(ctx context.Context, sel ast.Selec
 
 var operationProgressImplementors = []string{"OperationProgress"}
 
-func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.SelectionSet, obj *model.OperationProgress) graphql.Marshaler {
+func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.SelectionSet, obj *service.Progress) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, operationProgressImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -22822,58 +22828,59 @@ func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.Sele
 		case "operation":
 			out.Values[i] = ec._OperationProgress_operation(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._OperationProgress_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "desiredResult":
 			out.Values[i] = ec._OperationProgress_desiredResult(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currentPhase":
 			out.Values[i] = ec._OperationProgress_currentPhase(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "progress":
 			out.Values[i] = ec._OperationProgress_progress(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "completedNodes":
 			out.Values[i] = ec._OperationProgress_completedNodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalNodes":
 			out.Values[i] = ec._OperationProgress_totalNodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "needsAttention":
 			out.Values[i] = ec._OperationProgress_needsAttention(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resourceHealth":
 			out.Values[i] = ec._OperationProgress_resourceHealth(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resourceLifecycle":
 			out.Values[i] = ec._OperationProgress_resourceLifecycle(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cursor":
-			out.Values[i] = ec._OperationProgress_cursor(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OperationProgress_cursor(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25574,7 +25581,7 @@ func (ec *executionContext) marshalNCapabilityDefinitionEdge2ᚕgithubᚗcomᚋc
 	return ret
 }
 
-func (ec *executionContext) marshalNCapabilityGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraph(ctx context.Context, sel ast.SelectionSet, v *model.CapabilityGraph) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilityGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraph(ctx context.Context, sel ast.SelectionSet, v *planner.Graph) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "CapabilityGraph!")
 		return graphql.Null
@@ -25582,15 +25589,15 @@ func (ec *executionContext) marshalNCapabilityGraph2ᚖgithubᚗcomᚋcapstanᚑ
 	return ec._CapabilityGraph(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCapabilityGraphEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraphEdge(ctx context.Context, sel ast.SelectionSet, v model.CapabilityGraphEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilityGraphEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphEdge(ctx context.Context, sel ast.SelectionSet, v planner.GraphEdge) graphql.Marshaler {
 	return ec._CapabilityGraphEdge(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCapabilityGraphEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraphEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CapabilityGraphEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilityGraphEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []planner.GraphEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCapabilityGraphEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityGraphEdge(ctx, sel, v[i])
+		return ec.marshalNCapabilityGraphEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -25622,15 +25629,15 @@ func (ec *executionContext) marshalNCapabilityRequirement2ᚕgithubᚗcomᚋcaps
 	return ret
 }
 
-func (ec *executionContext) marshalNCapabilityVertex2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertex(ctx context.Context, sel ast.SelectionSet, v model.CapabilityVertex) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilityVertex2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphVertex(ctx context.Context, sel ast.SelectionSet, v planner.GraphVertex) graphql.Marshaler {
 	return ec._CapabilityVertex(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNCapabilityVertex2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertexᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CapabilityVertex) graphql.Marshaler {
+func (ec *executionContext) marshalNCapabilityVertex2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphVertexᚄ(ctx context.Context, sel ast.SelectionSet, v []planner.GraphVertex) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCapabilityVertex2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertex(ctx, sel, v[i])
+		return ec.marshalNCapabilityVertex2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐGraphVertex(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -25642,15 +25649,33 @@ func (ec *executionContext) marshalNCapabilityVertex2ᚕgithubᚗcomᚋcapstan�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertexKind(ctx context.Context, v any) (model.CapabilityVertexKind, error) {
-	var res model.CapabilityVertexKind
-	err := res.UnmarshalGQL(v)
+func (ec *executionContext) unmarshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind(ctx context.Context, v any) (planner.VertexKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐCapabilityVertexKind(ctx context.Context, sel ast.SelectionSet, v model.CapabilityVertexKind) graphql.Marshaler {
-	return v
+func (ec *executionContext) marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind(ctx context.Context, sel ast.SelectionSet, v planner.VertexKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CapabilityVertexKind!")
+	}
+	return res
 }
+
+var (
+	unmarshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind = map[string]planner.VertexKind{
+		"REQUIREMENT": planner.VertexRequirement,
+		"RESOURCE":    planner.VertexResource,
+		"SCENARIO":    planner.VertexScenario,
+	}
+	marshalNCapabilityVertexKind2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋplannerᚐVertexKind = map[planner.VertexKind]string{
+		planner.VertexRequirement: "REQUIREMENT",
+		planner.VertexResource:    "RESOURCE",
+		planner.VertexScenario:    "SCENARIO",
+	}
+)
 
 func (ec *executionContext) marshalNConstraintCheck2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐConstraintCheck(ctx context.Context, sel ast.SelectionSet, v capstan.ConstraintCheck) graphql.Marshaler {
 	return ec._ConstraintCheck(ctx, sel, &v)
@@ -26436,7 +26461,7 @@ func (ec *executionContext) marshalNOperationNodeRun2ᚕgithubᚗcomᚋcapstan�
 	return ret
 }
 
-func (ec *executionContext) marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationProgress(ctx context.Context, sel ast.SelectionSet, v *model.OperationProgress) graphql.Marshaler {
+func (ec *executionContext) marshalNOperationProgress2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋserviceᚐProgress(ctx context.Context, sel ast.SelectionSet, v *service.Progress) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "OperationProgress!")
 		return graphql.Null

@@ -66,16 +66,55 @@ func (s Summary) WithRun(phase string, progress float64, needsAttention []string
 	return s
 }
 
+// VertexKind is what a vertex of the capability graph stands for.
+type VertexKind string
+
 // Vertex kinds of the capability graph.
 const (
-	VertexRequirement = "requirement"
-	VertexResource    = "resource"
-	VertexScenario    = "scenario"
+	VertexRequirement VertexKind = "requirement"
+	VertexResource    VertexKind = "resource"
+	VertexScenario    VertexKind = "scenario"
 )
 
-// GraphVertex and GraphEdge make up the advanced-mode capability graph.
-type GraphVertex struct{ Key, Kind, Label, Status string }
+// Graph is the advanced-mode capability graph; GraphQL shows it as is
+// (gqlgen.yml binds CapabilityGraph, CapabilityVertex and its kind, and
+// CapabilityGraphEdge to these types).
+type Graph struct {
+	Vertices []GraphVertex
+	Edges    []GraphEdge
+}
+
+// GraphVertex is a requirement, a resource or a scenario.
+type GraphVertex struct {
+	Key   string
+	Kind  VertexKind
+	Label string
+	// Status is the binding's or the plan's status; "" for a resource.
+	Status string
+}
+
+// StatusOrNil is Status, nil when there is none (GraphQL's null).
+func (v GraphVertex) StatusOrNil() *string {
+	if v.Status == "" {
+		return nil
+	}
+	return &v.Status
+}
+
+// GraphEdge relates two vertices (requires, bound to, created by).
 type GraphEdge struct{ From, To, Label string }
+
+// CapabilityGraphOf is CapabilityGraph as one value, never nil slices.
+func CapabilityGraphOf(p *capstan.Plan) *Graph {
+	vs, es := CapabilityGraph(p)
+	if vs == nil {
+		vs = []GraphVertex{}
+	}
+	if es == nil {
+		es = []GraphEdge{}
+	}
+	return &Graph{Vertices: vs, Edges: es}
+}
 
 // CapabilityGraph projects the resolved capability graph: each requirement,
 // the resource or scenario it is bound to, and which scenario requires what.

@@ -7,7 +7,6 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/pack"
-	"github.com/capstan-dev/capstan/planner"
 )
 
 func deref[T any](p *T) T {
@@ -70,27 +69,6 @@ func (r *Resolver) desiredResult(ctx context.Context, p *capstan.Plan) map[strin
 	return in.DesiredResult
 }
 
-func capabilityGraph(p *capstan.Plan) *model.CapabilityGraph {
-	vs, es := planner.CapabilityGraph(p)
-	g := &model.CapabilityGraph{Vertices: []model.CapabilityVertex{}, Edges: []model.CapabilityGraphEdge{}}
-	kinds := map[string]model.CapabilityVertexKind{
-		planner.VertexRequirement: model.CapabilityVertexKindRequirement,
-		planner.VertexResource:    model.CapabilityVertexKindResource,
-		planner.VertexScenario:    model.CapabilityVertexKindScenario,
-	}
-	for _, v := range vs {
-		cv := model.CapabilityVertex{Key: v.Key, Kind: kinds[v.Kind], Label: v.Label}
-		if v.Status != "" {
-			status := v.Status
-			cv.Status = &status
-		}
-		g.Vertices = append(g.Vertices, cv)
-	}
-	for _, e := range es {
-		g.Edges = append(g.Edges, model.CapabilityGraphEdge{From: e.From, To: e.To, Label: e.Label})
-	}
-	return g
-}
 
 // planEdits decodes GraphQL edit inputs into plan changes; nodes arrive in
 // the pack format and are validated against the pack schema.

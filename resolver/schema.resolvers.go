@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-dev/capstan/dag"
 	"github.com/capstan-dev/capstan/graph"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/planner"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -225,12 +226,12 @@ func (r *operationResolver) CurrentNodes(ctx context.Context, obj *capstan.Opera
 }
 
 // Progress is the resolver for the progress field.
-func (r *operationResolver) Progress(ctx context.Context, obj *capstan.Operation) (*model.OperationProgress, error) {
+func (r *operationResolver) Progress(ctx context.Context, obj *capstan.Operation) (*service.Progress, error) {
 	p, err := r.Service.OperationProgress(ctx, obj.ID, 0)
 	if err != nil {
 		return nil, err
 	}
-	return progressModel(p), nil
+	return p, nil
 }
 
 // NodeRuns is the resolver for the nodeRuns field.
@@ -297,6 +298,11 @@ func (r *operationNodeRunResolver) ChildOperation(ctx context.Context, obj *caps
 	return r.operationRef(ctx, obj.ChildOperationID)
 }
 
+// Cursor is the resolver for the cursor field.
+func (r *operationProgressResolver) Cursor(ctx context.Context, obj *service.Progress) (string, error) {
+	return eventCursor(obj.Sequence), nil
+}
+
 // ID is the resolver for the id field.
 func (r *planResolver) ID(ctx context.Context, obj *capstan.Plan) (string, error) {
 	return globalID(kindPlan, obj.ID), nil
@@ -335,8 +341,8 @@ func (r *planResolver) Summary(ctx context.Context, obj *capstan.Plan) (*model.P
 }
 
 // CapabilityGraph is the resolver for the capabilityGraph field.
-func (r *planResolver) CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*model.CapabilityGraph, error) {
-	return capabilityGraph(obj), nil
+func (r *planResolver) CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error) {
+	return planner.CapabilityGraphOf(obj), nil
 }
 
 // Definition is the resolver for the definition field.
@@ -551,7 +557,7 @@ func (r *subscriptionResolver) OperationEvents(ctx context.Context, operation st
 }
 
 // OperationProgress is the resolver for the operationProgress field.
-func (r *subscriptionResolver) OperationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
+func (r *subscriptionResolver) OperationProgress(ctx context.Context, operation string) (<-chan *service.Progress, error) {
 	return r.operationProgress(ctx, operation)
 }
 
@@ -590,6 +596,11 @@ func (r *Resolver) Operation() graph.OperationResolver { return &operationResolv
 // OperationNodeRun returns graph.OperationNodeRunResolver implementation.
 func (r *Resolver) OperationNodeRun() graph.OperationNodeRunResolver {
 	return &operationNodeRunResolver{r}
+}
+
+// OperationProgress returns graph.OperationProgressResolver implementation.
+func (r *Resolver) OperationProgress() graph.OperationProgressResolver {
+	return &operationProgressResolver{r}
 }
 
 // Plan returns graph.PlanResolver implementation.
@@ -638,6 +649,7 @@ type (
 	mutationResolver              struct{ *Resolver }
 	operationResolver             struct{ *Resolver }
 	operationNodeRunResolver      struct{ *Resolver }
+	operationProgressResolver     struct{ *Resolver }
 	planResolver                  struct{ *Resolver }
 	providedCapabilityResolver    struct{ *Resolver }
 	queryResolver                 struct{ *Resolver }

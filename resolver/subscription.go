@@ -113,13 +113,13 @@ func streamError(ctx context.Context, err error) {
 	live.AddError(ctx, &gqlerror.Error{Message: capstan.ErrorMessage(err), Extensions: map[string]any{"code": code}})
 }
 
-func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-chan *model.OperationProgress, error) {
+func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-chan *service.Progress, error) {
 	b, op, err := r.liveOperation(ctx, operation)
 	if err != nil {
 		return nil, err
 	}
 	sub := b.Operation(op.OrganizationID, op.ID)
-	out := make(chan *model.OperationProgress, 1)
+	out := make(chan *service.Progress, 1)
 	ready := live.Ready(ctx)
 	go func() {
 		defer func() { close(out); ready() }()
@@ -133,7 +133,7 @@ func (r *Resolver) operationProgress(ctx context.Context, operation string) (<-c
 // followProgress sends the progress now, then after changes, at most once
 // per window; it ends after the operation's final state. Progress is a
 // snapshot, so a subscription that overflows just subscribes again.
-func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Subscription, out chan<- *model.OperationProgress, ready func()) error {
+func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Subscription, out chan<- *service.Progress, ready func()) error {
 	window := r.ProgressWindow
 	if window <= 0 {
 		window = DefaultProgressWindow
@@ -144,7 +144,7 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 		if err != nil {
 			return false, err
 		}
-		return p.Operation.Status.Terminal(), send(ctx, out, progressModel(p), ready)
+		return p.Operation.Status.Terminal(), send(ctx, out, p, ready)
 	}
 	if ended, err := send(); ended || err != nil {
 		return err
@@ -183,15 +183,6 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 	}
 }
 
-func progressModel(p *service.Progress) *model.OperationProgress {
-	m := &model.OperationProgress{Operation: p.Operation, Status: p.Operation.Status, DesiredResult: p.DesiredResult,
-		CurrentPhase: p.CurrentPhase, Progress: p.Fraction(), CompletedNodes: p.CompletedNodes, TotalNodes: p.TotalNodes,
-		NeedsAttention: p.NeedsAttention, Cursor: eventCursor(p.Sequence)}
-	if p.ResourceHealth != "" {
-		m.ResourceHealth, m.ResourceLifecycle = &p.ResourceHealth, &p.ResourceLifecycle
-	}
-	return m
-}
 
 func (r *Resolver) operationsStream(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
 	b, err := r.broker()

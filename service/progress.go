@@ -24,6 +24,25 @@ type Progress struct {
 	Sequence int64
 }
 
+// Status is the operation's status.
+func (p *Progress) Status() capstan.OperationStatus { return p.Operation.Status }
+
+// Health is the health of the operation's resource, nil when it changes none.
+func (p *Progress) Health() *capstan.HealthStatus {
+	if p.ResourceHealth == "" {
+		return nil
+	}
+	return &p.ResourceHealth
+}
+
+// Lifecycle is the lifecycle of the operation's resource, nil when it changes none.
+func (p *Progress) Lifecycle() *capstan.LifecycleStatus {
+	if p.ResourceLifecycle == "" {
+		return nil
+	}
+	return &p.ResourceLifecycle
+}
+
 // Fraction is the share of nodes done, 0 to 1.
 func (p *Progress) Fraction() float64 {
 	if p.TotalNodes == 0 {

@@ -3,10 +3,6 @@
 package model
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"strconv"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -26,24 +22,6 @@ type CapabilityDefinitionConnection struct {
 type CapabilityDefinitionEdge struct {
 	Cursor string                        `json:"cursor"`
 	Node   *capstan.CapabilityDefinition `json:"node"`
-}
-
-type CapabilityGraph struct {
-	Vertices []CapabilityVertex    `json:"vertices"`
-	Edges    []CapabilityGraphEdge `json:"edges"`
-}
-
-type CapabilityGraphEdge struct {
-	From  string `json:"from"`
-	To    string `json:"to"`
-	Label string `json:"label"`
-}
-
-type CapabilityVertex struct {
-	Key    string               `json:"key"`
-	Kind   CapabilityVertexKind `json:"kind"`
-	Label  string               `json:"label"`
-	Status *string              `json:"status,omitempty"`
 }
 
 type ConstraintSpec struct {
@@ -172,23 +150,6 @@ type OperationFilter struct {
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
 }
 
-// An operation as simple mode shows it.
-type OperationProgress struct {
-	Operation     *capstan.Operation      `json:"operation"`
-	Status        capstan.OperationStatus `json:"status"`
-	DesiredResult map[string]any          `json:"desiredResult,omitempty"`
-	CurrentPhase  string                  `json:"currentPhase"`
-	// Share of nodes done, 0 to 1.
-	Progress          float64                  `json:"progress"`
-	CompletedNodes    int                      `json:"completedNodes"`
-	TotalNodes        int                      `json:"totalNodes"`
-	NeedsAttention    []string                 `json:"needsAttention"`
-	ResourceHealth    *capstan.HealthStatus    `json:"resourceHealth,omitempty"`
-	ResourceLifecycle *capstan.LifecycleStatus `json:"resourceLifecycle,omitempty"`
-	// The timeline cursor this view reflects.
-	Cursor string `json:"cursor"`
-}
-
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -315,61 +276,4 @@ type Viewer struct {
 	Actor        string   `json:"actor"`
 	Organization string   `json:"organization"`
 	Roles        []string `json:"roles"`
-}
-
-type CapabilityVertexKind string
-
-const (
-	CapabilityVertexKindRequirement CapabilityVertexKind = "REQUIREMENT"
-	CapabilityVertexKindResource    CapabilityVertexKind = "RESOURCE"
-	CapabilityVertexKindScenario    CapabilityVertexKind = "SCENARIO"
-)
-
-var AllCapabilityVertexKind = []CapabilityVertexKind{
-	CapabilityVertexKindRequirement,
-	CapabilityVertexKindResource,
-	CapabilityVertexKindScenario,
-}
-
-func (e CapabilityVertexKind) IsValid() bool {
-	switch e {
-	case CapabilityVertexKindRequirement, CapabilityVertexKindResource, CapabilityVertexKindScenario:
-		return true
-	}
-	return false
-}
-
-func (e CapabilityVertexKind) String() string {
-	return string(e)
-}
-
-func (e *CapabilityVertexKind) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = CapabilityVertexKind(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid CapabilityVertexKind", str)
-	}
-	return nil
-}
-
-func (e CapabilityVertexKind) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *CapabilityVertexKind) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e CapabilityVertexKind) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
 }
