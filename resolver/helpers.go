@@ -69,7 +69,6 @@ func (r *Resolver) desiredResult(ctx context.Context, p *capstan.Plan) map[strin
 	return in.DesiredResult
 }
 
-
 // planEdits decodes GraphQL edit inputs into plan changes; nodes arrive in
 // the pack format and are validated against the pack schema.
 func planEdits(in []model.PlanEditInput) ([]capstan.PlanChange, error) {

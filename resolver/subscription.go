@@ -183,7 +183,6 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 	}
 }
 
-
 func (r *Resolver) operationsStream(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
 	b, err := r.broker()
 	if err != nil {
