@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/planner"
@@ -122,7 +123,32 @@ func CurrentNodes(plan *capstan.Plan, runs []capstan.OperationNodeRun) []string 
 type progressCache struct {
 	mu    sync.Mutex
 	byOp  map[string]*Progress
+	at    map[string]time.Time // when byOp's entry was computed
 	locks map[string]*sync.Mutex
+	swept time.Time
+}
+
+// progressTTL bounds how long a computed progress is kept: the cache only
+// spares subscribers of one operation computing the same view within a
+// coalescing window, and an operation whose last viewer left before its
+// end would otherwise stay cached for the life of the server (the soak
+// test saw the heap grow with every such operation).
+const progressTTL = 10 * time.Second
+
+// sweep drops the entries computed more than progressTTL ago, at most
+// once per TTL (c.mu held).
+func (c *progressCache) sweep(now time.Time) {
+	if now.Sub(c.swept) < progressTTL {
+		return
+	}
+	c.swept = now
+	for k, at := range c.at {
+		if now.Sub(at) > progressTTL {
+			delete(c.byOp, k)
+			delete(c.at, k)
+			delete(c.locks, k) // nobody computed it for a TTL: a late one makes a new lock
+		}
+	}
 }
 
 // OperationProgress returns the operation's progress as of at least
@@ -136,7 +162,7 @@ func (s *Service) OperationProgress(ctx context.Context, opID string, seq int64)
 	c := &s.progress
 	c.mu.Lock()
 	if c.byOp == nil {
-		c.byOp, c.locks = map[string]*Progress{}, map[string]*sync.Mutex{}
+		c.byOp, c.at, c.locks = map[string]*Progress{}, map[string]time.Time{}, map[string]*sync.Mutex{}
 	}
 	if p := c.byOp[key]; p != nil && p.Sequence >= seq && seq > 0 {
 		c.mu.Unlock()
@@ -161,12 +187,15 @@ func (s *Service) OperationProgress(ctx context.Context, opID string, seq int64)
 		return nil, err
 	}
 	c.mu.Lock()
+	now := s.Now()
 	if p.Operation.Status.Terminal() {
 		delete(c.byOp, key) // nothing will change it again: keep no cache
+		delete(c.at, key)
 		delete(c.locks, key)
 	} else {
-		c.byOp[key] = p
+		c.byOp[key], c.at[key] = p, now
 	}
+	c.sweep(now)
 	c.mu.Unlock()
 	return p, nil
 }

@@ -75,7 +75,9 @@ func settledGauges(t *testing.T, p *proc) (goroutines, heap, fds float64) {
 // soakOperations runs n soak operations, concurrency at a time, through
 // the server's API: each is created, planned and started, followed by
 // subscribers (one that stays to the end, one that leaves early), and
-// approved by the second approver.
+// approved by the second approver. Each worker changes a resource of its
+// own (the first create makes it, the next ones update it), so the
+// catalog does not grow with n and what the heap keeps is what leaked.
 func soakOperations(t *testing.T, p *proc, n, concurrency int) {
 	t.Helper()
 	jobs := make(chan int)
@@ -85,8 +87,8 @@ func soakOperations(t *testing.T, p *proc, n, concurrency int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				errs <- soakOne(p, i)
+			for range jobs {
+				errs <- soakOne(p, w)
 			}
 		}()
 	}
@@ -101,7 +103,7 @@ func soakOperations(t *testing.T, p *proc, n, concurrency int) {
 	}
 }
 
-func soakOne(p *proc, i int) error {
+func soakOne(p *proc, worker int) error {
 	gql := func(bearer, q string, vars map[string]any) (map[string]any, error) {
 		body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
 		req, err := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
@@ -128,7 +130,7 @@ func soakOne(p *proc, i int) error {
 		return out.Data, nil
 	}
 	in, err := gql(token, `mutation($n: String!) { createIntent(input: {action: "create", targetResourceType: "soak.item", desiredResult: {name: $n}, constraints: {environment: "dev"}}) { id } }`,
-		map[string]any{"n": fmt.Sprintf("s%d", i)})
+		map[string]any{"n": fmt.Sprintf("worker-%d", worker)})
 	if err != nil {
 		return err
 	}
