@@ -88,3 +88,19 @@ func TestHTTPRunner(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsDoNotSeeTheServersEnvironment: a job (and a command probe, which
+// runs the same way) gets an allow-listed environment and its own
+// variables; a secret in the server's environment does not reach it.
+func TestJobsDoNotSeeTheServersEnvironment(t *testing.T) {
+	t.Setenv("CAPSTAN_DEV_TOKEN", "server-secret-0123456789")
+	dir := t.TempDir()
+	res := executor.ShellRunner{}.Run(context.Background(), executor.Job{NodeID: "env", Dir: dir,
+		Spec: capstan.RunSpec{Runner: "shell", Script: "env"}, Env: map[string]string{"CAPSTAN_PARAM_SIZE": "small"}})
+	require.NoError(t, res.Err)
+	out := string(res.Output)
+	require.NotContains(t, out, "server-secret-0123456789")
+	require.NotContains(t, out, "CAPSTAN_DEV_TOKEN")
+	require.Contains(t, out, "CAPSTAN_PARAM_SIZE=small")
+	require.Contains(t, out, "HOME="+dir, "the sandbox is the job's home")
+}

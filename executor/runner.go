@@ -71,7 +71,7 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 	if j.Dir != "" {
 		cmd.Dir = j.Dir
 	}
-	cmd.Env = append(os.Environ(), envList(j.Env)...)
+	cmd.Env = jobEnviron(cmd.Dir, j.Env)
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -102,6 +102,22 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 		res.ExitCode, res.ErrKind, res.Err = -1, "runner", err
 	}
 	return res
+}
+
+// jobPath is the PATH a job (and a command probe) runs with.
+const jobPath = "/usr/local/bin:/usr/bin:/bin"
+
+// jobEnviron is a job's whole environment: an allow-list — a PATH, its
+// sandbox as HOME and TMPDIR, a locale — and its own variables
+// (parameters, bindings, inputs). Nothing of the server's environment
+// (tokens, the Neo4j password, cloud credentials) reaches a job. The rest
+// of the sandbox (user, limits, namespaces) is issue 23's.
+func jobEnviron(dir string, own map[string]string) []string {
+	base := []string{"PATH=" + jobPath, "LANG=C.UTF-8", "LC_ALL=C.UTF-8"}
+	if dir != "" {
+		base = append(base, "HOME="+dir, "TMPDIR="+dir)
+	}
+	return append(base, envList(own)...)
 }
 
 func envList(m map[string]string) []string {
