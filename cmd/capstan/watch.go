@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/gqlws"
 )
 
@@ -67,10 +67,10 @@ func watch(args []string, stdout, stderr io.Writer) int {
 
 // operationID accepts a global id or an operation's own id.
 func operationID(arg string) string {
-	if raw, err := base64.RawURLEncoding.DecodeString(arg); err == nil && strings.HasPrefix(string(raw), "Operation:") {
+	if _, _, err := capstan.ParseGlobalID(arg, capstan.KindOperation); err == nil {
 		return arg
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte("Operation:" + arg))
+	return capstan.OperationGID(arg)
 }
 
 // follow keeps one connection at a time, resuming from the last cursor,
