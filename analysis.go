@@ -23,10 +23,6 @@ const (
 // AnalysisKinds lists every kind.
 var AnalysisKinds = []AnalysisKind{AnalysisDiagnosis, AnalysisRecommendation, AnalysisPatch, AnalysisReview}
 
-// PatchOps is the PlanPatch vocabulary (SPEC §2) a proposed change may use.
-var PatchOps = []string{"insert_after", "insert_before", "remove", "replace", "retry", "skip",
-	"set_parameters", "add_edge", "remove_edge", "rebind"}
-
 // Analysis is the structured output of an ai_analysis node. It changes
 // nothing by itself: it is recorded as the node's evidence, and a proposed
 // patch is only a proposal a person may apply as a PlanPatch.
@@ -36,7 +32,9 @@ type Analysis struct {
 	Diagnosis      string            `json:"diagnosis"`
 	Recommendation string            `json:"recommendation"`
 	Findings       []AnalysisFinding `json:"findings,omitempty"`
-	ProposedPatch  []ProposedChange  `json:"proposed_patch,omitempty"`
+	ProposedPatch  []PlanChange      `json:"proposed_patch,omitempty"`
+	// Missing names capabilities the analysis found missing (network.registry_access on worker-3).
+	Missing []string `json:"missing_capabilities,omitempty"`
 }
 
 // AnalysisFinding is one observation an analysis rests on, with where it
@@ -46,14 +44,6 @@ type AnalysisFinding struct {
 	Source string `json:"source"`
 	Detail string `json:"detail"`
 	Ref    string `json:"ref,omitempty"`
-}
-
-// ProposedChange is one change of a proposed PlanPatch.
-type ProposedChange struct {
-	Op         string         `json:"op"`
-	Node       string         `json:"node,omitempty"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-	Reason     string         `json:"reason"`
 }
 
 // Check rejects output that is not structured as invariant 9 asks: an
@@ -81,7 +71,7 @@ func (a Analysis) Check(hasNode func(string) bool) error {
 		p.Addf("only a patch analysis may propose changes")
 	}
 	for i, c := range a.ProposedPatch {
-		if !slices.Contains(PatchOps, c.Op) {
+		if !slices.Contains(ChangeOps, c.Op) {
 			p.Addf("change %d: op %q is not a PlanPatch op", i+1, c.Op)
 		}
 		if c.Node != "" && !hasNode(c.Node) {
@@ -143,7 +133,7 @@ func AnalysesOf(evidence []Evidence) []RecordedAnalysis {
 				a.Findings = []AnalysisFinding{}
 			}
 			if a.ProposedPatch == nil {
-				a.ProposedPatch = []ProposedChange{}
+				a.ProposedPatch = []PlanChange{}
 			}
 			out = append(out, RecordedAnalysis{Analysis: a, Node: e.ProducedBy, Question: q, ObservedAt: e.ObservedAt})
 		}

@@ -10,10 +10,10 @@ import (
 
 func TestAnalysisCheck(t *testing.T) {
 	ok := capstan.Analysis{Analyzer: "ai-agent:x", Kind: capstan.AnalysisPatch, Diagnosis: "d", Recommendation: "r",
-		ProposedPatch: []capstan.ProposedChange{{Op: "retry", Node: "deploy", Reason: "transient"}}}
+		ProposedPatch: []capstan.PlanChange{{Op: "retry", Node: "deploy", Reason: "transient"}}}
 	with := func(f func(*capstan.Analysis)) capstan.Analysis {
 		a := ok
-		a.ProposedPatch = append([]capstan.ProposedChange(nil), ok.ProposedPatch...)
+		a.ProposedPatch = append([]capstan.PlanChange(nil), ok.ProposedPatch...)
 		f(&a)
 		return a
 	}

@@ -168,6 +168,11 @@ type GateDecision struct {
 	At      time.Time `json:"at"`
 	Approve bool      `json:"approve"`
 	Comment string    `json:"comment,omitempty"`
+	// Digest is the gate's upstream digest the approver saw
+	// (UpstreamDigest); a decision on another digest no longer counts.
+	Digest string `json:"digest,omitempty"`
+	// Dismissed is set when a patch changed what the decision approved.
+	Dismissed bool `json:"dismissed,omitempty"`
 }
 
 // Intervention is a manual or AI action on a node. It never skips
@@ -181,18 +186,6 @@ type Intervention struct {
 	Note                 string    `json:"note"`
 	RequiresVerification []string  `json:"requires_verification,omitempty"`
 	At                   time.Time `json:"at"`
-}
-
-// PlanPatch is a structured change to a running plan (invariant 4).
-type PlanPatch struct {
-	Meta
-	OperationID     string       `json:"operation_id"`
-	Author          string       `json:"author"`
-	Reason          string       `json:"reason"`
-	Changes         []PlanChange `json:"changes"`
-	ApprovalStatus  string       `json:"approval_status"`
-	AppliedRevision int          `json:"applied_revision,omitempty"`
-	Reverts         string       `json:"reverts,omitempty"`
 }
 
 // OperationEvent is one entry of an operation's append-only timeline.

@@ -1,7 +1,10 @@
 package capstan
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -9,16 +12,18 @@ import (
 // immutable once installed: the same id and version with different content is
 // a conflict; a new version is installed beside the old ones.
 type ScenarioPack struct {
-	ID             string                 `json:"id"`
-	Version        string                 `json:"version"`
-	Source         string                 `json:"source,omitempty"`
-	Description    string                 `json:"description,omitempty"`
-	ResourceTypes  []ResourceType         `json:"resource_types,omitempty"`
-	Capabilities   []CapabilityDefinition `json:"capabilities,omitempty"`
-	Provides       []string               `json:"provides,omitempty"`
-	Scenarios      []Scenario             `json:"scenarios,omitempty"`
-	Policies       []Policy               `json:"policies,omitempty"`
-	OrganizationID string                 `json:"organization_id,omitempty"`
+	ID            string                 `json:"id"`
+	Version       string                 `json:"version"`
+	Source        string                 `json:"source,omitempty"`
+	Description   string                 `json:"description,omitempty"`
+	ResourceTypes []ResourceType         `json:"resource_types,omitempty"`
+	Capabilities  []CapabilityDefinition `json:"capabilities,omitempty"`
+	Provides      []string               `json:"provides,omitempty"`
+	Scenarios     []Scenario             `json:"scenarios,omitempty"`
+	Policies      []Policy               `json:"policies,omitempty"`
+	// NodeTemplates are the nodes plan changes may insert by name.
+	NodeTemplates  []NodeTemplate `json:"node_templates,omitempty"`
+	OrganizationID string         `json:"organization_id,omitempty"`
 	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
 	Digest      string    `json:"digest,omitempty"`
 	InstalledAt time.Time `json:"installed_at,omitzero"`
@@ -39,7 +44,10 @@ type Scenario struct {
 	Requires           []CapabilityRequirement `json:"requires,omitempty"`
 	Provides           []ProvidedCapability    `json:"provides,omitempty"`
 	Plan               PlanTemplate            `json:"plan"`
-	Editable           bool                    `json:"editable,omitempty"`
+	// Editable scenarios take every change of the vocabulary; the others
+	// (and simple-mode intents) only changes of EditableParameters.
+	Editable           bool     `json:"editable,omitempty"`
+	EditableParameters []string `json:"editable_parameters,omitempty"`
 }
 
 // Ref returns id@version, the form plans record (tempo.install@1.0.0).
@@ -104,7 +112,59 @@ type PlanNode struct {
 	SubOperation *SubOperationSpec `json:"sub_operation,omitempty"`
 	Intervention *InterventionSpec `json:"intervention,omitempty"`
 	Analysis     *AnalysisSpec     `json:"analysis,omitempty"`
+	// Template is the node template (pack@version/name) the node was
+	// inserted from by a plan change.
+	Template string `json:"template,omitempty"`
 }
+
+// NodeTemplate is a node a pack publishes for plan changes to insert by
+// name: the code it runs comes from the pack, not from the change.
+type NodeTemplate struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters are the parameters an insert may set; their defaults are
+	// the node's parameters.
+	Parameters []string `json:"parameters,omitempty"`
+	Node       PlanNode `json:"node"`
+	// Pack is the ref of the pack that published it (set on load).
+	Pack string `json:"pack,omitempty"`
+}
+
+// Ref is pack@version/name.
+func (t *NodeTemplate) Ref() string { return t.Pack + "/" + t.Name }
+
+// Instantiate returns the template's node with id and parameters set;
+// problems name parameters the template does not declare.
+func (t *NodeTemplate) Instantiate(id string, params map[string]any) (PlanNode, []string) {
+	var n PlanNode
+	b, _ := json.Marshal(t.Node) // a node decoded from JSON: cannot fail
+	_ = json.Unmarshal(b, &n)
+	n.ID, n.Template, n.After = id, t.Ref(), nil
+	var probs []string
+	for _, k := range sortedKeys(params) {
+		if !slices.Contains(t.Parameters, k) {
+			probs = append(probs, fmt.Sprintf("template %s has no parameter %q (it takes %s)", t.Name, k, orNone(t.Parameters)))
+			continue
+		}
+		if n.Parameters == nil {
+			n.Parameters = map[string]any{}
+		}
+		if params[k] == nil {
+			delete(n.Parameters, k)
+		} else {
+			n.Parameters[k] = params[k]
+		}
+	}
+	return n, probs
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
 
 // JobContract is the input/output contract of an executable node.
 type JobContract struct {
@@ -536,6 +596,29 @@ func (pk *ScenarioPack) Validate(known map[string]*CapabilityDefinition) error {
 		}
 		if err := s.Validate(caps); err != nil {
 			p = append(p, ErrorDetails(err)...)
+		}
+	}
+	tnames := map[string]bool{}
+	for i := range pk.NodeTemplates {
+		t := &pk.NodeTemplates[i]
+		if !ValidKey(t.Name) || tnames[t.Name] {
+			p.Addf("node template %q needs a valid, unique name", t.Name)
+		}
+		tnames[t.Name] = true
+		n := t.Node
+		n.ID = t.Name
+		if err := n.Validate(); err != nil {
+			for _, d := range ErrorDetails(err) {
+				p.Addf("node template %s: %s", t.Name, d)
+			}
+		}
+		if len(n.After) > 0 || len(n.Children) > 0 || len(n.Requires) > 0 {
+			p.Addf("node template %s: a template node has no after, children or requires (the change places it)", t.Name)
+		}
+		for _, k := range t.Parameters {
+			if _, ok := n.Parameters[k]; !ok {
+				p.Addf("node template %s: parameter %s has no default in the node's parameters", t.Name, k)
+			}
 		}
 	}
 	for _, pol := range pk.Policies {

@@ -1,7 +1,5 @@
 package capstan
 
-import "time"
-
 // Plan is a scenario made concrete for one intent (invariant 3): the DAG,
 // the bindings of every requirement, and the edits made before start.
 type Plan struct {
@@ -9,8 +7,11 @@ type Plan struct {
 	IntentID    string     `json:"intent_id"`
 	ScenarioRef string     `json:"scenario_ref"`
 	Status      PlanStatus `json:"status"`
-	// Revision counts edits before start and applied patches after.
+	// Revision counts the plan's immutable revisions: 1 as planned, one
+	// more for each editPlan batch before start and each applied PlanPatch
+	// after (SPEC §10). Digest is the current revision's (RevisionDigest).
 	Revision       int               `json:"revision"`
+	Digest         string            `json:"digest,omitempty"`
 	Nodes          []PlanNode        `json:"nodes"`
 	Edges          []Edge            `json:"edges"`
 	Bindings       []ResourceBinding `json:"bindings"`
@@ -18,6 +19,9 @@ type Plan struct {
 	Customizations Customizations    `json:"customizations"`
 	// Problems lists every reason an invalid plan is invalid.
 	Problems []string `json:"problems,omitempty"`
+	// Revised says who made the current revision, when, and how (the
+	// change set and, after start, the patch); stores snapshot it.
+	Revised RevisionSource `json:"revised,omitzero"`
 }
 
 // Node returns the node with id, or nil.
@@ -80,31 +84,6 @@ func (p *Plan) Validate() error {
 type Customizations struct {
 	BaseTemplate string       `json:"base_template"`
 	Changes      []PlanChange `json:"changes,omitempty"`
-}
-
-// Plan edit operations (advanced mode, before start).
-const (
-	EditAddNode         = "add_node"
-	EditRemoveNode      = "remove_node"
-	EditReplaceNode     = "replace_node"
-	EditAddEdge         = "add_edge"
-	EditRemoveEdge      = "remove_edge"
-	EditSetParameters   = "set_parameters"
-	EditOverrideBinding = "override_binding"
-)
-
-// PlanChange is one recorded edit.
-type PlanChange struct {
-	Op         string         `json:"op"`
-	NodeID     string         `json:"node_id,omitempty"`
-	Node       *PlanNode      `json:"node,omitempty"`
-	Edge       *Edge          `json:"edge,omitempty"`
-	Parameters map[string]any `json:"parameters,omitempty"`
-	BindingID  string         `json:"binding_id,omitempty"`
-	Provider   string         `json:"provider,omitempty"`
-	Actor      string         `json:"actor"`
-	At         time.Time      `json:"at"`
-	Revision   int            `json:"revision"`
 }
 
 // ResourceBinding binds a requirement to a provider or to a sub-operation

@@ -96,7 +96,7 @@ func Diagnose(in AnalysisInput) capstan.Analysis {
 		if retryable(r.Error) {
 			a.Kind = capstan.AnalysisPatch
 			a.Recommendation = "retry " + r.NodeID + ": its error is transient"
-			a.ProposedPatch = []capstan.ProposedChange{{Op: "retry", Node: r.NodeID, Reason: "the failure looks transient (" + r.Error + ")"}}
+			a.ProposedPatch = []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: r.NodeID, Reason: "the failure looks transient (" + r.Error + ")"}}
 		} else {
 			a.Kind = capstan.AnalysisRecommendation
 			a.Recommendation = "fix the cause of " + r.NodeID + "'s failure, record the intervention, and let its verification run again"

@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/planner"
 )
 
 // IntentInput is what a caller says when creating an intent.
@@ -138,8 +139,10 @@ func (s *Service) resolve(ctx context.Context, org string, in *capstan.Intent) (
 	return pl.Plan(ctx, org, in, sc)
 }
 
-// EditPlan applies advanced-mode edits to a plan that has not started.
-// version is the plan version the caller read (ECONFLICT when stale).
+// EditPlan applies one batch of changes to a plan that has not started,
+// as its next revision: the same vocabulary and rules as a PlanPatch
+// (planner.ApplyChanges), judged all at once. version is the plan version
+// the caller read (ECONFLICT when stale).
 func (s *Service) EditPlan(ctx context.Context, planID string, version int64, edits []capstan.PlanChange) (*capstan.Plan, error) {
 	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
 	if err != nil {
@@ -157,11 +160,18 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 	if err != nil {
 		return nil, err
 	}
-	pl, err := s.planner(ctx, org)
+	if !plan.Status.Editable() {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
+	}
+	cs, err := s.changeSet(ctx, org, a.ID, mayAuthorJobs(a), plan, in, edits)
 	if err != nil {
 		return nil, err
 	}
-	edited, err := pl.Edit(ctx, org, plan, in, edits, a.ID, s.Now())
+	res := planner.ApplyChanges(cs)
+	if err := res.Err("plan edit rejected"); err != nil {
+		return nil, err
+	}
+	edited, err := planner.Revise(plan, res, edits, capstan.RevisionSource{Actor: a.ID, At: s.Now(), Kind: capstan.RevisionEdit})
 	if err != nil {
 		return nil, err
 	}

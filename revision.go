@@ -1,0 +1,175 @@
+package capstan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sort"
+	"time"
+)
+
+// RevisionSource says how a plan revision came to be.
+type RevisionSource struct {
+	Actor string    `json:"actor,omitempty"`
+	At    time.Time `json:"at,omitzero"`
+	// Kind is planned (revision 1), edit (an editPlan batch before start)
+	// or patch (an applied PlanPatch).
+	Kind    string       `json:"kind,omitempty"`
+	PatchID string       `json:"patch_id,omitempty"`
+	Changes []PlanChange `json:"changes,omitempty"`
+}
+
+// Revision kinds.
+const (
+	RevisionPlanned = "planned"
+	RevisionEdit    = "edit"
+	RevisionPatch   = "patch"
+)
+
+// PlanRevision is an immutable snapshot of a plan's content at one
+// revision (SPEC §10). Stores write it when a plan reaches a revision it
+// has no snapshot of, and never change it: later runtime changes of the
+// plan record (a binding resolved by its sub-operation, the status) are
+// not part of any revision.
+type PlanRevision struct {
+	PlanID   string `json:"plan_id"`
+	Revision int    `json:"revision"`
+	Digest   string `json:"digest"`
+	// Parent is the digest of the revision this one was made from.
+	Parent string `json:"parent,omitempty"`
+	RevisionContent
+	Source RevisionSource `json:"source"`
+}
+
+// RevisionContent is what a revision's digest covers: everything that
+// decides what the operation does.
+type RevisionContent struct {
+	ScenarioRef string            `json:"scenario_ref"`
+	Nodes       []PlanNode        `json:"nodes"`
+	Edges       []Edge            `json:"edges"`
+	Bindings    []ResourceBinding `json:"bindings"`
+	Parameters  map[string]any    `json:"parameters,omitempty"`
+}
+
+// ContentOf returns a plan's revision content (sharing its slices).
+func ContentOf(p *Plan) RevisionContent {
+	return RevisionContent{ScenarioRef: p.ScenarioRef, Nodes: p.Nodes, Edges: p.Edges, Bindings: p.Bindings, Parameters: p.Parameters}
+}
+
+// Digest is the SHA-256 of the content's canonical form: its JSON, whose
+// struct fields have a fixed order and whose map keys are sorted, with
+// nil and empty lists written alike.
+func (c RevisionContent) Digest() string {
+	c.Nodes, c.Edges, c.Bindings = nonNil(c.Nodes), nonNil(c.Edges), nonNil(c.Bindings)
+	return digestOf(c)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func digestOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil { // only JSON values reach here: plans are decoded from JSON or built from it
+		panic("capstan: digest of a value that is not JSON: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Snapshot returns the revision snapshot of a plan's current content,
+// made from the revision whose digest is parent ("" for the first).
+func Snapshot(p *Plan, parent string) *PlanRevision {
+	c := ContentOf(p)
+	return &PlanRevision{PlanID: p.ID, Revision: p.Revision, Digest: c.Digest(), Parent: parent, RevisionContent: c, Source: p.Revised}
+}
+
+// Plan returns the revision as a plan: the record's identity and status
+// with the revision's content.
+func (r *PlanRevision) Plan(record *Plan) *Plan {
+	p := *record
+	p.Revision, p.Digest = r.Revision, r.Digest
+	p.ScenarioRef, p.Nodes, p.Edges, p.Bindings, p.Parameters = r.ScenarioRef, r.Nodes, r.Edges, r.Bindings, r.Parameters
+	p.Revised = r.Source
+	return &p
+}
+
+// UpstreamDigest is the digest of what an approver of a gate sees: the
+// gate, every node it waits for (transitively, through edges and the
+// stages that contain them), the edges among them, the bindings they
+// consume and the plan's parameters. A change to any of them changes it.
+func UpstreamDigest(p *Plan, gate string) string {
+	edges := AllEdges(p.Nodes, p.Edges)
+	byID := map[string]*PlanNode{}
+	parent := map[string]string{}
+	for i := range p.Nodes {
+		byID[p.Nodes[i].ID] = &p.Nodes[i]
+		for _, c := range p.Nodes[i].Children {
+			parent[c] = p.Nodes[i].ID
+		}
+	}
+	into := map[string][]string{}
+	for _, e := range edges {
+		into[e.To] = append(into[e.To], e.From)
+	}
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(id string) {
+		if seen[id] || byID[id] == nil {
+			return
+		}
+		seen[id] = true
+		for _, f := range into[id] {
+			walk(f)
+		}
+		if pa := parent[id]; pa != "" {
+			for _, f := range into[pa] {
+				walk(f)
+			}
+		}
+		for _, c := range byID[id].Children {
+			walk(c)
+		}
+	}
+	walk(gate)
+	var c RevisionContent
+	c.ScenarioRef, c.Parameters = p.ScenarioRef, p.Parameters
+	reqs := map[string]bool{}
+	for _, n := range p.Nodes {
+		if seen[n.ID] {
+			c.Nodes = append(c.Nodes, n)
+			for _, r := range n.Requires {
+				reqs[r] = true
+			}
+		}
+	}
+	for _, e := range edges {
+		if seen[e.From] && seen[e.To] {
+			c.Edges = append(c.Edges, e)
+		}
+	}
+	sort.Slice(c.Edges, func(i, j int) bool {
+		return c.Edges[i].From < c.Edges[j].From || (c.Edges[i].From == c.Edges[j].From && c.Edges[i].To < c.Edges[j].To)
+	})
+	for _, b := range p.Bindings {
+		if reqs[b.ID] {
+			c.Bindings = append(c.Bindings, b)
+		}
+	}
+	slices.SortFunc(c.Nodes, func(a, b PlanNode) int { return cmpString(a.ID, b.ID) })
+	return c.Digest()
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
