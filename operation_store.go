@@ -17,6 +17,10 @@ type OperationStore interface {
 	// idempotency key unused in the organization (ECONFLICT otherwise).
 	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, in *Intent, events []OperationEvent) error
 	GetOperation(ctx context.Context, org, id string) (*Operation, error)
+	// GetPlanPatch returns a PlanPatch by id (ENOTFOUND).
+	GetPlanPatch(ctx context.Context, org, id string) (*PlanPatch, error)
+	// ListPlanPatches returns an operation's patches, oldest first.
+	ListPlanPatches(ctx context.Context, org, operationID string) ([]*PlanPatch, error)
 	// GetOperationByKey returns the operation started with an idempotency key (ENOTFOUND).
 	GetOperationByKey(ctx context.Context, org, idempotencyKey string) (*Operation, error)
 	ListOperations(ctx context.Context, org string, f OperationFilter) ([]*Operation, int, error)
@@ -65,6 +69,9 @@ type OperationChange struct {
 	// the plan's bindings follow its sub-operations.
 	Intent *Intent
 	Plan   *Plan
+	// Patches are PlanPatches the step proposes (no ID: created) or moves
+	// (each at its current version).
+	Patches []PlanPatch
 	// Resources are the resources the step changes (the operation's own,
 	// a consumer that now uses what a sub-operation created), computed by
 	// the lifecycle functions (lifecycle.go); one without an ID is created.
@@ -74,7 +81,7 @@ type OperationChange struct {
 // Writes reports whether the change writes more than the operation and
 // its records: an intent, a plan or resources.
 func (ch *OperationChange) Writes() bool {
-	return ch.Intent != nil || ch.Plan != nil || len(ch.Resources) > 0
+	return ch.Intent != nil || ch.Plan != nil || len(ch.Resources) > 0 || len(ch.Patches) > 0
 }
 
 // OperationRecords is what an operation produced: node runs and gates by
@@ -134,6 +141,11 @@ func (ch *OperationChange) Validate() error {
 	for _, g := range ch.Gates {
 		if g.NodeID == "" {
 			p.Addf("a gate belongs to a node")
+		}
+	}
+	for i := range ch.Patches {
+		if err := ch.Patches[i].Validate(ch.Operation.ID); err != nil {
+			p = append(p, ErrorDetails(err)...)
 		}
 	}
 	for i := range ch.Evidence {
@@ -206,6 +218,7 @@ func CheckStart(op *Operation, plan *Plan, in *Intent) error {
 type ChangeMetas struct {
 	Intent, Plan Meta
 	Resources    []Meta
+	Patches      []Meta
 }
 
 // Apply sets the committed Metas on the change's intent, plan and resources.
@@ -218,5 +231,8 @@ func (w ChangeMetas) Apply(ch *OperationChange) {
 	}
 	for i, r := range ch.Resources {
 		r.Meta = w.Resources[i]
+	}
+	for i := range w.Patches {
+		ch.Patches[i].Meta = w.Patches[i]
 	}
 }

@@ -224,3 +224,24 @@ func uniq(s []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Validate checks a patch before a store writes it.
+func (p *PlanPatch) Validate(operationID string) error {
+	var pr Problems
+	if p.OperationID != operationID {
+		pr.Addf("belongs to operation %s, not %s", p.OperationID, operationID)
+	}
+	if p.PlanID == "" || p.BaseRevision < 1 || p.Digest == "" || p.BaseDigest == "" {
+		pr.Addf("needs its plan, base revision and digests")
+	}
+	if p.Author == "" || len(p.Changes) == 0 {
+		pr.Addf("needs an author and changes")
+	}
+	if !PatchStatuses.Valid(p.Status) {
+		pr.Addf("unknown status %q", p.Status)
+	}
+	if p.Status == PatchApplied && p.AppliedRevision <= p.BaseRevision {
+		pr.Addf("an applied patch names the revision it made")
+	}
+	return pr.Err("plan patch " + p.ID)
+}

@@ -173,3 +173,31 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// RevisionWrite is what a store does with a plan it writes: the snapshot
+// to store with it (nil when its revision has one: revisions never
+// change), or the error that refuses the write. stored is the plan as
+// stored (nil for a new plan); existing is the stored snapshot of p's
+// revision (nil when none).
+func RevisionWrite(stored, p *Plan, existing *PlanRevision) (*PlanRevision, error) {
+	if existing != nil {
+		if p.Digest != "" && p.Digest != existing.Digest {
+			return nil, Errorf(EINVALID, "%s revision %d is %s and never changes; this write carries %s", Named("plan", p.ID), p.Revision, existing.Digest, p.Digest)
+		}
+		return nil, nil
+	}
+	parent := ""
+	switch {
+	case stored == nil && p.Revision != 1:
+		return nil, Errorf(EINVALID, "a new plan starts at revision 1, not %d", p.Revision)
+	case stored != nil && p.Revision != stored.Revision+1 && p.Revision != stored.Revision:
+		return nil, Errorf(EINVALID, "%s is at revision %d: the next is %d, not %d", Named("plan", p.ID), stored.Revision, stored.Revision+1, p.Revision)
+	case stored != nil && p.Revision == stored.Revision+1:
+		parent = stored.Digest
+	}
+	snap := Snapshot(p, parent)
+	if p.Digest != "" && p.Digest != snap.Digest {
+		return nil, Errorf(EINVALID, "%s revision %d carries digest %s but its content's is %s", Named("plan", p.ID), p.Revision, p.Digest, snap.Digest)
+	}
+	return snap, nil
+}

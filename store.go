@@ -93,6 +93,12 @@ type PlanStore interface {
 	// same transaction when i is not nil (ECONFLICT when either is stale).
 	UpdatePlan(ctx context.Context, org string, p *Plan, i *Intent) error
 	GetPlan(ctx context.Context, org, id string) (*Plan, error)
+	// GetPlanRevision returns one immutable revision of a plan (ENOTFOUND).
+	// Every write of a plan at a revision without a snapshot stores one
+	// (RevisionWrite), in the write's transaction.
+	GetPlanRevision(ctx context.Context, org, planID string, revision int) (*PlanRevision, error)
+	// ListPlanRevisions returns every revision of a plan, oldest first.
+	ListPlanRevisions(ctx context.Context, org, planID string) ([]*PlanRevision, error)
 	ListPlans(ctx context.Context, org, intentID string) ([]*Plan, error)
 }
 

@@ -120,6 +120,9 @@ func (s *Store) putPlan(ctx context.Context, tx neo4j.ManagedTransaction, org st
 	c := *p
 	c.Meta.CreatedAt = old.CreatedAt
 	s.touch(&c.Meta, org, false)
+	if err := s.putRevision(ctx, tx, org, &old, &c); err != nil {
+		return capstan.Meta{}, err
+	}
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return capstan.Meta{}, err

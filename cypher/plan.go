@@ -89,6 +89,15 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	c := *p
 	c.IntentID = i.ID
 	s.touch(&c.Meta, org, true)
+	snap, err := capstan.RevisionWrite(nil, &c, nil)
+	if err != nil {
+		return err
+	}
+	c.Digest = snap.Digest
+	snapData, err := json.Marshal(snap)
+	if err != nil {
+		return capstan.Wrap("cypher.CreatePlan", err)
+	}
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return capstan.Wrap("cypher.CreatePlan", err)
@@ -112,12 +121,16 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			"intent_id": i.ID, "status": string(c.Status), "version": c.Version, "json": string(data)}); err != nil {
 			return nil, err
 		}
+		if _, err := tx.Run(ctx, qCreateRevision, map[string]any{"plan": uid(org, c.ID), "uid": revisionUID(org, c.ID, c.Revision), "org": org,
+			"plan_id": c.ID, "revision": c.Revision, "digest": snap.Digest, "json": string(snapData)}); err != nil {
+			return nil, err
+		}
 		return meta, s.writeBindings(ctx, tx, org, &c)
 	})
 	if err != nil {
 		return err
 	}
-	p.Meta, p.IntentID = c.Meta, c.IntentID
+	p.Meta, p.IntentID, p.Digest = c.Meta, c.IntentID, c.Digest
 	if replaced != nil {
 		replaced.Meta = rm
 	}
@@ -163,6 +176,9 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		c := *p
 		c.Meta.CreatedAt = old.CreatedAt
 		s.touch(&c.Meta, org, false)
+		if err := s.putRevision(ctx, tx, org, &old, &c); err != nil {
+			return nil, err
+		}
 		data, err := json.Marshal(&c)
 		if err != nil {
 			return nil, err

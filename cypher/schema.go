@@ -22,6 +22,9 @@ var schema = []string{
 	`CREATE CONSTRAINT binding_uid IF NOT EXISTS FOR (n:Binding) REQUIRE n.uid IS UNIQUE`,
 	`CREATE CONSTRAINT operation_uid IF NOT EXISTS FOR (n:Operation) REQUIRE n.uid IS UNIQUE`,
 	`CREATE CONSTRAINT operation_idem IF NOT EXISTS FOR (n:Operation) REQUIRE n.idem_uid IS UNIQUE`,
+	`CREATE CONSTRAINT plan_revision_uid IF NOT EXISTS FOR (n:PlanRevision) REQUIRE n.uid IS UNIQUE`,
+	`CREATE CONSTRAINT plan_patch_uid IF NOT EXISTS FOR (n:PlanPatch) REQUIRE n.uid IS UNIQUE`,
+	`CREATE INDEX plan_patch_op IF NOT EXISTS FOR (n:PlanPatch) ON (n.op)`,
 	`CREATE CONSTRAINT executor_lease_key IF NOT EXISTS FOR (n:ExecutorLease) REQUIRE n.key IS UNIQUE`,
 	// An operation's records and events are keyed by what they are, and
 	// that key's uniqueness constraint is also the only index they keep

@@ -154,7 +154,10 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 		if err != nil {
 			return nil, err
 		}
-		out.writes, err = s.putChangeWrites(ctx, tx, org, ch)
+		if out.writes, err = s.putChangeWrites(ctx, tx, org, ch); err != nil {
+			return nil, err
+		}
+		out.writes.Patches, err = s.putPatches(ctx, tx, org, op.ID, ch.Patches)
 		return out, err
 	})
 	out, _ := res.(*stepOutcome)

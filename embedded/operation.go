@@ -170,6 +170,10 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			return err
 		}
 		w, err := s.putChangeWrites(tx, org, ch)
+		if err != nil {
+			return err
+		}
+		w.Patches, err = s.putPatches(tx, org, op.ID, ch.Patches)
 		written, opMeta = w, m
 		return err
 	})
@@ -179,6 +183,70 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	op.Meta = opMeta
 	written.Apply(ch)
 	return nil
+}
+
+// putPatches creates (no id) or updates (at its current version) each
+// patch and returns their new Meta; the patches are left as they were
+// until the commit succeeds.
+func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.PlanPatch) ([]capstan.Meta, error) {
+	out := make([]capstan.Meta, len(patches))
+	for i := range patches {
+		p := patches[i]
+		created := p.ID == ""
+		if !created {
+			var old capstan.PlanPatch
+			ok, err := getJSON(tx.Bucket(bPatches), key(org, p.ID), &old)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || old.OperationID != opID {
+				return nil, notFound("plan patch", p.ID)
+			}
+			if old.Version != p.Version {
+				return nil, capstan.StaleVersion("plan patch", p.ID, old.Version, p.Version)
+			}
+			p.CreatedAt = old.CreatedAt
+		}
+		s.touch(&p.Meta, org, created)
+		if err := putJSON(tx.Bucket(bPatches), key(org, p.ID), &p); err != nil {
+			return nil, err
+		}
+		if err := tx.Bucket(bOpPatches).Put(key(org, opID, p.ID), []byte{}); err != nil {
+			return nil, err
+		}
+		out[i] = p.Meta
+	}
+	return out, nil
+}
+
+// GetPlanPatch returns a patch by id.
+func (s *Store) GetPlanPatch(ctx context.Context, org, id string) (*capstan.PlanPatch, error) {
+	var p capstan.PlanPatch
+	var ok bool
+	err := s.view(ctx, "embedded.GetPlanPatch", func(tx *bolt.Tx) (err error) {
+		ok, err = getJSON(tx.Bucket(bPatches), key(org, id), &p)
+		return err
+	})
+	if err == nil && !ok {
+		err = notFound("plan patch", id)
+	}
+	return &p, err
+}
+
+// ListPlanPatches returns an operation's patches, oldest first (ids sort by time).
+func (s *Store) ListPlanPatches(ctx context.Context, org, opID string) ([]*capstan.PlanPatch, error) {
+	out := []*capstan.PlanPatch{}
+	err := s.view(ctx, "embedded.ListPlanPatches", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bOpPatches), prefix(org, opID), nil, func(k, _ []byte) (bool, error) {
+			var p capstan.PlanPatch
+			ok, err := getJSON(tx.Bucket(bPatches), key(org, lastPart(k)), &p)
+			if ok {
+				out = append(out, &p)
+			}
+			return err == nil, err
+		})
+	})
+	return out, err
 }
 
 // putChangeWrites writes the intent, plan and resources a change carries.

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -24,6 +26,7 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	}
 	var rm, m capstan.Meta
 	var i2 capstan.Intent
+	var digest string
 	err := s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) (err error) {
 		if replaced != nil {
 			if rm, err = s.putPlan(tx, org, replaced); err != nil {
@@ -42,6 +45,10 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 			return err
 		}
 		i2.Meta = im
+		if err := s.putRevision(tx, org, nil, &c); err != nil {
+			return err
+		}
+		digest = c.Digest
 		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
 			return err
 		}
@@ -50,7 +57,7 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	if err != nil {
 		return err
 	}
-	p.Meta, p.IntentID = m, i.ID
+	p.Meta, p.IntentID, p.Digest = m, i.ID, digest
 	*i = i2
 	if replaced != nil {
 		replaced.Meta = rm
@@ -108,6 +115,8 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 	var old struct { // only what is checked: a large plan decodes fast
 		capstan.Meta
 		IntentID string `json:"intent_id"`
+		Revision int    `json:"revision"`
+		Digest   string `json:"digest"`
 	}
 	ok, err := getJSON(tx.Bucket(bPlans), key(org, p.ID), &old)
 	if err != nil {
@@ -127,7 +136,65 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 	s.touch(&m, org, false)
 	c := *p
 	c.Meta = m
+	if err := s.putRevision(tx, org, &capstan.Plan{Meta: old.Meta, Revision: old.Revision, Digest: old.Digest}, &c); err != nil {
+		return capstan.Meta{}, err
+	}
 	return m, putJSON(tx.Bucket(bPlans), key(org, p.ID), &c)
+}
+
+func revisionKey(org, planID string, rev int) []byte { return key(org, planID, fmt.Sprintf("%08d", rev)) }
+
+// putRevision stores the snapshot of p's revision when it has none, and
+// sets p's digest to its revision's.
+func (s *Store) putRevision(tx *bolt.Tx, org string, stored, p *capstan.Plan) error {
+	b := tx.Bucket(bRevisions)
+	var existing *capstan.PlanRevision
+	if b.Get(revisionKey(org, p.ID, p.Revision)) != nil { // its digest is the stored plan's: no need to decode the snapshot
+		existing = &capstan.PlanRevision{Digest: p.Digest}
+		if stored != nil && stored.Revision == p.Revision && stored.Digest != "" {
+			existing.Digest = stored.Digest
+		}
+	}
+	snap, err := capstan.RevisionWrite(stored, p, existing)
+	if err != nil {
+		return err
+	}
+	if snap == nil {
+		p.Digest = existing.Digest
+		return nil
+	}
+	p.Digest = snap.Digest
+	return putJSON(b, revisionKey(org, p.ID, p.Revision), snap)
+}
+
+// GetPlanRevision returns one revision of a plan.
+func (s *Store) GetPlanRevision(ctx context.Context, org, planID string, revision int) (*capstan.PlanRevision, error) {
+	var r capstan.PlanRevision
+	var ok bool
+	err := s.view(ctx, "embedded.GetPlanRevision", func(tx *bolt.Tx) (err error) {
+		ok, err = getJSON(tx.Bucket(bRevisions), revisionKey(org, planID, revision), &r)
+		return err
+	})
+	if err == nil && !ok {
+		err = capstan.Errorf(capstan.ENOTFOUND, "%s has no revision %d", capstan.Named("plan", planID), revision)
+	}
+	return &r, err
+}
+
+// ListPlanRevisions returns every revision of a plan, oldest first.
+func (s *Store) ListPlanRevisions(ctx context.Context, org, planID string) ([]*capstan.PlanRevision, error) {
+	var out []*capstan.PlanRevision
+	err := s.view(ctx, "embedded.ListPlanRevisions", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bRevisions), prefix(org, planID), nil, func(_, v []byte) (bool, error) {
+			var r capstan.PlanRevision
+			if err := json.Unmarshal(v, &r); err != nil {
+				return false, err
+			}
+			out = append(out, &r)
+			return true, nil
+		})
+	})
+	return out, err
 }
 
 // GetPlan returns a plan by id.

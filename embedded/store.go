@@ -35,13 +35,16 @@ var (
 	bPlans         = []byte("plans")          // org, id -> Plan
 	bIntentPlans   = []byte("intent_plans")   // org, intent id, plan id -> ""
 	bOperations    = []byte("operations")     // org, id -> Operation
+	bRevisions     = []byte("plan_revisions") // org, plan id, %08d revision -> PlanRevision
+	bPatches       = []byte("plan_patches")   // org, id -> PlanPatch
+	bOpPatches     = []byte("op_patches")     // org, operation id, patch id -> ""
 	bOperationKeys = []byte("operation_keys") // org, idempotency key -> id
 	bActiveOps     = []byte("active_ops")     // org, id -> "" while not terminal
 	bOpRecords     = []byte("op_records")     // org, op id, kind, key -> record
 	bEvents        = []byte("events")         // org, op id, sequence (hex) -> OperationEvent
 	allBuckets     = [][]byte{bResources, bResourceKeys, bProvides, bIncoming, bPacks, bCapabilities,
 		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans,
-		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents}
+		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents, bRevisions, bPatches, bOpPatches}
 )
 
 // Store is the embedded store.

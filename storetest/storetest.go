@@ -47,6 +47,9 @@ func Run(t *testing.T, open Opener) {
 		{"OperationChangeCommitsWhatFollows", testOperationChangeCommitsWhatFollows},
 		{"OperationChangeIsAtomic", testOperationChangeIsAtomic},
 		{"CreatePlanSupersedes", testCreatePlanSupersedes},
+		{"PlanRevisions", testPlanRevisions},
+		{"PlanPatches", testPlanPatches},
+		{"ConcurrentPatchDecisions", testConcurrentPatchDecisions},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
