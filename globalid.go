@@ -15,6 +15,7 @@ const (
 	KindIntent       = "Intent"
 	KindPlan         = "Plan"
 	KindOperation    = "Operation"
+	KindPatch        = "PlanPatch"
 )
 
 // GlobalID is the one form of an id the product shows — GraphQL fields,
@@ -31,6 +32,14 @@ func OperationGID(id string) string {
 		return ""
 	}
 	return GlobalID(KindOperation, id)
+}
+
+// PatchGID is the global id of a PlanPatch ("" for none).
+func PatchGID(id string) string {
+	if id == "" {
+		return ""
+	}
+	return GlobalID(KindPatch, id)
 }
 
 // ParseGlobalID decodes a global id; want, when set, is the kind it must
@@ -62,6 +71,8 @@ func Named(what, id string) string {
 		kind = KindPlan
 	case "operation":
 		kind = KindOperation
+	case "plan patch":
+		kind = KindPatch
 	case "resource":
 		if !strings.Contains(id, "/") {
 			kind = KindResource

@@ -22,6 +22,9 @@ type Operation struct {
 	// began (nil before it began), so an end that changed nothing leaves
 	// the resource as it was.
 	ResourceBefore *ResourceState `json:"resource_before,omitempty"`
+	// OpenPatches are the ids of the operation's proposed PlanPatches:
+	// what it waits on for approval.
+	OpenPatches []string `json:"open_patches,omitempty"`
 	// IdempotencyKey makes startOperation return the same operation twice.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
@@ -61,6 +64,8 @@ type OperationNodeRun struct {
 	ArtifactIDs []string      `json:"artifact_ids,omitempty"`
 	EvidenceIDs []string      `json:"evidence_ids,omitempty"`
 	Error       string        `json:"error,omitempty"`
+	// Revision is the plan revision the node's current run started on.
+	Revision int `json:"revision,omitempty"`
 	// ChildOperationID is the operation a sub_operation node started.
 	ChildOperationID string `json:"child_operation_id,omitempty"`
 }

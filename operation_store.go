@@ -69,8 +69,8 @@ type OperationChange struct {
 	// the plan's bindings follow its sub-operations.
 	Intent *Intent
 	Plan   *Plan
-	// Patches are PlanPatches the step proposes (no ID: created) or moves
-	// (each at its current version).
+	// Patches are PlanPatches the step proposes (version 0: created, with
+	// the id given or a new one) or moves (each at its current version).
 	Patches []PlanPatch
 	// Resources are the resources the step changes (the operation's own,
 	// a consumer that now uses what a sub-operation created), computed by
@@ -100,6 +100,8 @@ type OperationFilter struct {
 	IntentID    string
 	PlanID      string
 	ResourceKey string
+	// AwaitingPatch selects operations with a PlanPatch awaiting approval.
+	AwaitingPatch bool
 	// CreatedAfter and CreatedBefore bound when the operation started
 	// (zero: unbounded).
 	CreatedAfter, CreatedBefore time.Time
@@ -111,6 +113,7 @@ type OperationFilter struct {
 func (f OperationFilter) Matches(op *Operation) bool {
 	return (f.Status == "" || op.Status == f.Status) && (f.IntentID == "" || op.IntentID == f.IntentID) &&
 		(f.PlanID == "" || op.PlanID == f.PlanID) && (f.ResourceKey == "" || op.ResourceKey == f.ResourceKey) &&
+		(!f.AwaitingPatch || len(op.OpenPatches) > 0) &&
 		(f.CreatedAfter.IsZero() || op.CreatedAt.After(f.CreatedAfter)) && (f.CreatedBefore.IsZero() || op.CreatedAt.Before(f.CreatedBefore))
 }
 

@@ -131,16 +131,18 @@ const (
 	NodeRolledBack          NodeRunStatus = "rolled_back"
 )
 
-// NodeRunStatuses is the node run state machine.
+// NodeRunStatuses is the node run state machine. An applied PlanPatch
+// moves a failed or waiting node back to pending (retried, replaced, or
+// waiting for a node the patch added) or to skipped.
 var NodeRunStatuses = StateMachine[NodeRunStatus]{Name: "node run", Moves: map[NodeRunStatus][]NodeRunStatus{
 	NodePending:             {NodeReady, NodeSkipped, NodeCancelled},
 	NodeReady:               {NodeRunning, NodeWaitingApproval, NodeWaitingIntervention, NodeSkipped, NodeCancelled},
 	NodeRunning:             {NodeVerifying, NodeFailed, NodeCancelled},
 	NodeVerifying:           {NodeSucceeded, NodeFailed, NodeCancelled},
-	NodeFailed:              {NodeRetrying, NodeWaitingIntervention, NodeRolledBack},
+	NodeFailed:              {NodeRetrying, NodeWaitingIntervention, NodeRolledBack, NodePending, NodeSkipped},
 	NodeRetrying:            {NodeRunning, NodeCancelled},
-	NodeWaitingApproval:     {NodeSucceeded, NodeFailed, NodeCancelled},
-	NodeWaitingIntervention: {NodeVerifying, NodeSkipped, NodeCancelled},
+	NodeWaitingApproval:     {NodeSucceeded, NodeFailed, NodeCancelled, NodePending},
+	NodeWaitingIntervention: {NodeVerifying, NodeSkipped, NodeCancelled, NodePending},
 	NodeSucceeded:           {NodeRolledBack},
 }}
 

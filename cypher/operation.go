@@ -202,12 +202,12 @@ func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capst
 const qOperationFilter = `
 MATCH (o:Operation) WHERE o.org = $org AND ($status = '' OR o.status = $status)
   AND ($intent = '' OR o.intent_id = $intent) AND ($plan = '' OR o.plan_id = $plan)
-  AND ($resource = '' OR o.resource_key = $resource)
+  AND ($resource = '' OR o.resource_key = $resource) AND (NOT $awaiting_patch OR coalesce(o.open_patches, 0) > 0)
   AND ($after_time IS NULL OR o.created_at > $after_time) AND ($before_time IS NULL OR o.created_at < $before_time)`
 
 // ListOperations returns a page of operations ordered by id.
 func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
-	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "resource": f.ResourceKey,
+	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "resource": f.ResourceKey, "awaiting_patch": f.AwaitingPatch,
 		"after_time": optionalTime(f.CreatedAfter), "before_time": optionalTime(f.CreatedBefore), "after": f.After, "limit": limitOr(f.Limit, 100)}
 	return listPage[capstan.Operation](s, ctx, "cypher.ListOperations",
 		qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, qOperationFilter+` RETURN count(o) AS total`, params)

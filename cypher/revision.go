@@ -96,8 +96,17 @@ func (s *Store) putPatches(ctx context.Context, tx neo4j.ManagedTransaction, org
 	out := make([]capstan.Meta, len(patches))
 	for i := range patches {
 		p := patches[i]
-		created := p.ID == ""
+		created := p.Version == 0
 		q := qCreatePatch
+		if created && p.ID != "" {
+			recs, err := collect(ctx, tx, qPatchState, map[string]any{"uid": uid(org, p.ID)})
+			if err != nil {
+				return nil, err
+			}
+			if len(recs) > 0 {
+				return nil, capstan.Errorf(capstan.ECONFLICT, "plan patch %s exists already", p.ID)
+			}
+		}
 		if !created {
 			q = qUpdatePatch
 			recs, err := collect(ctx, tx, qPatchState, map[string]any{"uid": uid(org, p.ID)})

@@ -31,7 +31,7 @@ const qApplyStep = `
 MATCH (o:Operation {uid: $op})
 SET o.locked = true REMOVE o.locked
 WITH o WHERE o.version = $expected AND o.last_seq = $prev
-SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json
+SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json, o.open_patches = $open_patches
 WITH o
 CALL (o) {
   UNWIND $records AS row
@@ -178,7 +178,7 @@ func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capsta
 	}
 	data, _ := json.Marshal(&c)
 	recs, err := collect(ctx, tx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
-		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data),
+		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
 		"records": recordRows(records), "events": events})
 	if err != nil || len(recs) == 0 {
 		return nil, err

@@ -192,7 +192,10 @@ func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.Plan
 	out := make([]capstan.Meta, len(patches))
 	for i := range patches {
 		p := patches[i]
-		created := p.ID == ""
+		created := p.Version == 0
+		if created && p.ID != "" && tx.Bucket(bPatches).Get(key(org, p.ID)) != nil {
+			return nil, capstan.Errorf(capstan.ECONFLICT, "plan patch %s exists already", p.ID)
+		}
 		if !created {
 			var old capstan.PlanPatch
 			ok, err := getJSON(tx.Bucket(bPatches), key(org, p.ID), &old)

@@ -262,8 +262,7 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	idx := l.index(plan)
 	runs := recs.NodeRuns[:0:0]
 	for _, r := range recs.NodeRuns {
-		if idx.nodes[r.NodeID] == nil { // not the plan's (no executor writes one): nothing to act on
-			l.e.cfg.Log.Warn("ignoring a node run of a node the plan does not have", "operation", l.opID, "node", r.NodeID)
+		if idx.nodes[r.NodeID] == nil { // a node a patch removed: its run is history
 			continue
 		}
 		runs = append(runs, r)

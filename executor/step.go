@@ -80,7 +80,8 @@ func (l *loop) startReady(st *state, ch *capstan.OperationChange) (dispatch, chi
 			continue
 		}
 		n := st.node(id)
-		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending}
+		// A node a patch reset keeps its attempts: the count goes on.
+		run := capstan.OperationNodeRun{NodeID: id, Status: capstan.NodePending, Attempts: st.runs[id].Attempts, Revision: st.plan.Revision}
 		if err := run.Move(capstan.NodeReady); err != nil {
 			return nil, nil, nil, err
 		}
@@ -119,8 +120,8 @@ func (l *loop) firstAttempt(ch *capstan.OperationChange, run *capstan.OperationN
 	if err := run.Move(capstan.NodeRunning); err != nil {
 		return err
 	}
-	run.Attempts, run.StartedAt = 1, l.now()
-	ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": run.NodeID, "attempt": 1}))
+	run.Attempts, run.StartedAt = run.Attempts+1, l.now()
+	ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": run.NodeID, "attempt": run.Attempts, "revision": run.Revision}))
 	return nil
 }
 

@@ -42,6 +42,9 @@ type ResolverRoot interface {
 	OperationNodeRun() OperationNodeRunResolver
 	OperationProgress() OperationProgressResolver
 	Plan() PlanResolver
+	PlanChange() PlanChangeResolver
+	PlanPatch() PlanPatchResolver
+	PlanRevision() PlanRevisionResolver
 	ProvidedCapability() ProvidedCapabilityResolver
 	Query() QueryResolver
 	Relationship() RelationshipResolver
@@ -63,6 +66,7 @@ type ComplexityRoot struct {
 		Diagnosis      func(childComplexity int) int
 		Findings       func(childComplexity int) int
 		Kind           func(childComplexity int) int
+		Missing        func(childComplexity int) int
 		Node           func(childComplexity int) int
 		ObservedAt     func(childComplexity int) int
 		ProposedPatch  func(childComplexity int) int
@@ -81,6 +85,13 @@ type ComplexityRoot struct {
 		Inputs   func(childComplexity int) int
 		Output   func(childComplexity int) int
 		Question func(childComplexity int) int
+	}
+
+	ApprovalRule struct {
+		Approvals func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		Roles     func(childComplexity int) int
+		Rule      func(childComplexity int) int
 	}
 
 	Artifact struct {
@@ -212,6 +223,11 @@ type ComplexityRoot struct {
 		To   func(childComplexity int) int
 	}
 
+	EntityDiff struct {
+		Fields func(childComplexity int) int
+		ID     func(childComplexity int) int
+	}
+
 	Evidence struct {
 		Capability func(childComplexity int) int
 		ID         func(childComplexity int) int
@@ -222,6 +238,12 @@ type ComplexityRoot struct {
 		Source     func(childComplexity int) int
 	}
 
+	FieldDiff struct {
+		New  func(childComplexity int) int
+		Old  func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
 	Gate struct {
 		Decisions func(childComplexity int) int
 		NodeID    func(childComplexity int) int
@@ -230,11 +252,13 @@ type ComplexityRoot struct {
 	}
 
 	GateDecision struct {
-		Actor   func(childComplexity int) int
-		Approve func(childComplexity int) int
-		At      func(childComplexity int) int
-		Comment func(childComplexity int) int
-		Role    func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		Approve   func(childComplexity int) int
+		At        func(childComplexity int) int
+		Comment   func(childComplexity int) int
+		Digest    func(childComplexity int) int
+		Dismissed func(childComplexity int) int
+		Role      func(childComplexity int) int
 	}
 
 	GateSpec struct {
@@ -326,13 +350,25 @@ type ComplexityRoot struct {
 		CancelOperation     func(childComplexity int, input model.CancelOperationInput) int
 		CreateIntent        func(childComplexity int, input model.CreateIntentInput) int
 		DecideGate          func(childComplexity int, input model.DecideGateInput) int
+		DecidePlanPatch     func(childComplexity int, input model.DecidePlanPatchInput) int
 		EditPlan            func(childComplexity int, input model.EditPlanInput) int
 		ImportCatalog       func(childComplexity int, input model.ImportCatalogInput) int
 		InstallScenarioPack func(childComplexity int, input model.InstallScenarioPackInput) int
 		PlanIntent          func(childComplexity int, input model.PlanIntentInput) int
+		ProposePlanPatch    func(childComplexity int, input model.ProposePlanPatchInput) int
 		RecordIntervention  func(childComplexity int, input model.RecordInterventionInput) int
 		RetryNode           func(childComplexity int, input model.RetryNodeInput) int
+		RevertPlanPatch     func(childComplexity int, input model.RevertPlanPatchInput) int
 		StartOperation      func(childComplexity int, input model.StartOperationInput) int
+		WithdrawPlanPatch   func(childComplexity int, input model.WithdrawPlanPatchInput) int
+	}
+
+	NodeTemplate struct {
+		Description func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Node        func(childComplexity int) int
+		Pack        func(childComplexity int) int
+		Parameters  func(childComplexity int) int
 	}
 
 	Operation struct {
@@ -352,6 +388,7 @@ type ComplexityRoot struct {
 		NodeRuns       func(childComplexity int) int
 		OrganizationID func(childComplexity int) int
 		Parent         func(childComplexity int) int
+		Patches        func(childComplexity int) int
 		Plan           func(childComplexity int) int
 		PlanRevision   func(childComplexity int) int
 		Progress       func(childComplexity int) int
@@ -398,22 +435,29 @@ type ComplexityRoot struct {
 		Error          func(childComplexity int) int
 		FinishedAt     func(childComplexity int) int
 		NodeID         func(childComplexity int) int
+		Revision       func(childComplexity int) int
 		StartedAt      func(childComplexity int) int
 		Status         func(childComplexity int) int
 	}
 
 	OperationProgress struct {
-		CompletedNodes func(childComplexity int) int
-		CurrentPhase   func(childComplexity int) int
-		Cursor         func(childComplexity int) int
-		DesiredResult  func(childComplexity int) int
-		Fraction       func(childComplexity int) int
-		Health         func(childComplexity int) int
-		Lifecycle      func(childComplexity int) int
-		NeedsAttention func(childComplexity int) int
-		Operation      func(childComplexity int) int
-		Status         func(childComplexity int) int
-		TotalNodes     func(childComplexity int) int
+		CompletedNodes          func(childComplexity int) int
+		CurrentPhase            func(childComplexity int) int
+		Cursor                  func(childComplexity int) int
+		DesiredResult           func(childComplexity int) int
+		Fraction                func(childComplexity int) int
+		Health                  func(childComplexity int) int
+		Lifecycle               func(childComplexity int) int
+		NeedsAttention          func(childComplexity int) int
+		Operation               func(childComplexity int) int
+		PatchesAwaitingApproval func(childComplexity int) int
+		Status                  func(childComplexity int) int
+		TotalNodes              func(childComplexity int) int
+	}
+
+	OutstandingApproval struct {
+		Approvals func(childComplexity int) int
+		Rule      func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -423,11 +467,30 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PatchAnalysis struct {
+		Analyzer  func(childComplexity int) int
+		Diagnosis func(childComplexity int) int
+		Evidence  func(childComplexity int) int
+		Findings  func(childComplexity int) int
+		Missing   func(childComplexity int) int
+		Node      func(childComplexity int) int
+	}
+
+	PatchDecision struct {
+		Actor   func(childComplexity int) int
+		Approve func(childComplexity int) int
+		At      func(childComplexity int) int
+		Comment func(childComplexity int) int
+		Digest  func(childComplexity int) int
+		Roles   func(childComplexity int) int
+	}
+
 	Plan struct {
 		Bindings        func(childComplexity int) int
 		CapabilityGraph func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
 		Customizations  func(childComplexity int) int
+		Digest          func(childComplexity int) int
 		Edges           func(childComplexity int) int
 		ID              func(childComplexity int) int
 		Intent          func(childComplexity int) int
@@ -437,6 +500,7 @@ type ComplexityRoot struct {
 		Parameters      func(childComplexity int) int
 		Problems        func(childComplexity int) int
 		Revision        func(childComplexity int) int
+		Revisions       func(childComplexity int) int
 		Scenario        func(childComplexity int) int
 		ScenarioRef     func(childComplexity int) int
 		Status          func(childComplexity int) int
@@ -446,16 +510,36 @@ type ComplexityRoot struct {
 	}
 
 	PlanChange struct {
-		Actor      func(childComplexity int) int
-		At         func(childComplexity int) int
-		BindingID  func(childComplexity int) int
-		Edge       func(childComplexity int) int
-		Node       func(childComplexity int) int
-		NodeID     func(childComplexity int) int
-		Op         func(childComplexity int) int
-		Parameters func(childComplexity int) int
-		Provider   func(childComplexity int) int
-		Revision   func(childComplexity int) int
+		Actor       func(childComplexity int) int
+		At          func(childComplexity int) int
+		Edge        func(childComplexity int) int
+		Node        func(childComplexity int) int
+		NodeID      func(childComplexity int) int
+		Op          func(childComplexity int) int
+		Parameters  func(childComplexity int) int
+		Provider    func(childComplexity int) int
+		Reason      func(childComplexity int) int
+		Requirement func(childComplexity int) int
+		Revision    func(childComplexity int) int
+		Spec        func(childComplexity int) int
+		Template    func(childComplexity int) int
+	}
+
+	PlanDiff struct {
+		BindingsAdded   func(childComplexity int) int
+		BindingsChanged func(childComplexity int) int
+		BindingsRemoved func(childComplexity int) int
+		EdgesAdded      func(childComplexity int) int
+		EdgesRemoved    func(childComplexity int) int
+		From            func(childComplexity int) int
+		FromDigest      func(childComplexity int) int
+		Gates           func(childComplexity int) int
+		NodesAdded      func(childComplexity int) int
+		NodesChanged    func(childComplexity int) int
+		NodesRemoved    func(childComplexity int) int
+		Parameters      func(childComplexity int) int
+		To              func(childComplexity int) int
+		ToDigest        func(childComplexity int) int
 	}
 
 	PlanNode struct {
@@ -472,8 +556,50 @@ type ComplexityRoot struct {
 		Produces     func(childComplexity int) int
 		Requires     func(childComplexity int) int
 		SubOperation func(childComplexity int) int
+		Template     func(childComplexity int) int
 		Title        func(childComplexity int) int
 		Type         func(childComplexity int) int
+	}
+
+	PlanPatch struct {
+		Analysis        func(childComplexity int) int
+		AppliedRevision func(childComplexity int) int
+		Approvals       func(childComplexity int) int
+		Author          func(childComplexity int) int
+		BaseDigest      func(childComplexity int) int
+		BaseRevision    func(childComplexity int) int
+		Changes         func(childComplexity int) int
+		ClosedAt        func(childComplexity int) int
+		ClosedReason    func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Decisions       func(childComplexity int) int
+		Diff            func(childComplexity int) int
+		Digest          func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Operation       func(childComplexity int) int
+		Outstanding     func(childComplexity int) int
+		Plan            func(childComplexity int) int
+		Reason          func(childComplexity int) int
+		Reverts         func(childComplexity int) int
+		Status          func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		Version         func(childComplexity int) int
+	}
+
+	PlanRevision struct {
+		Actor       func(childComplexity int) int
+		At          func(childComplexity int) int
+		Bindings    func(childComplexity int) int
+		Changes     func(childComplexity int) int
+		Digest      func(childComplexity int) int
+		Edges       func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Nodes       func(childComplexity int) int
+		Parameters  func(childComplexity int) int
+		Parent      func(childComplexity int) int
+		Patch       func(childComplexity int) int
+		Revision    func(childComplexity int) int
+		ScenarioRef func(childComplexity int) int
 	}
 
 	PlanSummary struct {
@@ -521,13 +647,6 @@ type ComplexityRoot struct {
 		URL           func(childComplexity int) int
 	}
 
-	ProposedChange struct {
-		Node       func(childComplexity int) int
-		Op         func(childComplexity int) int
-		Parameters func(childComplexity int) int
-		Reason     func(childComplexity int) int
-	}
-
 	ProvidedCapability struct {
 		Attributes func(childComplexity int) int
 		Capability func(childComplexity int) int
@@ -541,9 +660,13 @@ type ComplexityRoot struct {
 		Intent        func(childComplexity int, id string) int
 		Intents       func(childComplexity int, filter *model.IntentFilter, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
+		NodeTemplates func(childComplexity int) int
 		Operation     func(childComplexity int, id string) int
 		Operations    func(childComplexity int, filter *model.OperationFilter, first *int, after *string) int
 		Plan          func(childComplexity int, id string) int
+		PlanDiff      func(childComplexity int, plan string, from int, to int) int
+		PlanPatch     func(childComplexity int, id string) int
+		PlanRevision  func(childComplexity int, plan string, revision int) int
 		Resource      func(childComplexity int, id *string, key *string) int
 		ResourceTypes func(childComplexity int, first *int, after *string) int
 		Resources     func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
@@ -764,6 +887,10 @@ type MutationResolver interface {
 	CreateIntent(ctx context.Context, input model.CreateIntentInput) (*capstan.Intent, error)
 	PlanIntent(ctx context.Context, input model.PlanIntentInput) (*capstan.Plan, error)
 	EditPlan(ctx context.Context, input model.EditPlanInput) (*capstan.Plan, error)
+	ProposePlanPatch(ctx context.Context, input model.ProposePlanPatchInput) (*capstan.PlanPatch, error)
+	DecidePlanPatch(ctx context.Context, input model.DecidePlanPatchInput) (*capstan.PlanPatch, error)
+	WithdrawPlanPatch(ctx context.Context, input model.WithdrawPlanPatchInput) (*capstan.PlanPatch, error)
+	RevertPlanPatch(ctx context.Context, input model.RevertPlanPatchInput) (*capstan.PlanPatch, error)
 	StartOperation(ctx context.Context, input model.StartOperationInput) (*capstan.Operation, error)
 	DecideGate(ctx context.Context, input model.DecideGateInput) (*capstan.Gate, error)
 	RecordIntervention(ctx context.Context, input model.RecordInterventionInput) (*capstan.Intervention, error)
@@ -787,6 +914,7 @@ type OperationResolver interface {
 	Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error)
 	Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error)
 	Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error)
+	Patches(ctx context.Context, obj *capstan.Operation) ([]capstan.PlanPatch, error)
 	Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error)
 }
 type OperationNodeRunResolver interface {
@@ -802,10 +930,34 @@ type PlanResolver interface {
 
 	Scenario(ctx context.Context, obj *capstan.Plan) (*capstan.Scenario, error)
 
+	Revisions(ctx context.Context, obj *capstan.Plan) ([]capstan.PlanRevision, error)
+
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
 
 	Summary(ctx context.Context, obj *capstan.Plan) (*model.PlanSummary, error)
 	CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error)
+}
+type PlanChangeResolver interface {
+	At(ctx context.Context, obj *capstan.PlanChange) (*time.Time, error)
+}
+type PlanPatchResolver interface {
+	ID(ctx context.Context, obj *capstan.PlanPatch) (string, error)
+	Operation(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Operation, error)
+	Plan(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Plan, error)
+
+	Outstanding(ctx context.Context, obj *capstan.PlanPatch) ([]model.OutstandingApproval, error)
+
+	AppliedRevision(ctx context.Context, obj *capstan.PlanPatch) (*int, error)
+	Reverts(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanPatch, error)
+
+	Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error)
+}
+type PlanRevisionResolver interface {
+	Kind(ctx context.Context, obj *capstan.PlanRevision) (*string, error)
+	Actor(ctx context.Context, obj *capstan.PlanRevision) (*string, error)
+	At(ctx context.Context, obj *capstan.PlanRevision) (*time.Time, error)
+	Patch(ctx context.Context, obj *capstan.PlanRevision) (*capstan.PlanPatch, error)
+	Changes(ctx context.Context, obj *capstan.PlanRevision) ([]capstan.PlanChange, error)
 }
 type ProvidedCapabilityResolver interface {
 	Definition(ctx context.Context, obj *capstan.ProvidedCapability) (*capstan.CapabilityDefinition, error)
@@ -825,6 +977,10 @@ type QueryResolver interface {
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
 	Operation(ctx context.Context, id string) (*capstan.Operation, error)
 	Operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error)
+	PlanRevision(ctx context.Context, plan string, revision int) (*capstan.PlanRevision, error)
+	PlanDiff(ctx context.Context, plan string, from int, to int) (*capstan.PlanDiff, error)
+	PlanPatch(ctx context.Context, id string) (*capstan.PlanPatch, error)
+	NodeTemplates(ctx context.Context) ([]capstan.NodeTemplate, error)
 }
 type RelationshipResolver interface {
 	Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error)
@@ -898,6 +1054,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Analysis.Kind(childComplexity), true
+	case "Analysis.missingCapabilities":
+		if e.ComplexityRoot.Analysis.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Missing(childComplexity), true
 	case "Analysis.node":
 		if e.ComplexityRoot.Analysis.Node == nil {
 			break
@@ -972,6 +1134,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnalysisSpec.Question(childComplexity), true
+
+	case "ApprovalRule.approvals":
+		if e.ComplexityRoot.ApprovalRule.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRule.Approvals(childComplexity), true
+	case "ApprovalRule.reason":
+		if e.ComplexityRoot.ApprovalRule.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRule.Reason(childComplexity), true
+	case "ApprovalRule.roles":
+		if e.ComplexityRoot.ApprovalRule.Roles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRule.Roles(childComplexity), true
+	case "ApprovalRule.rule":
+		if e.ComplexityRoot.ApprovalRule.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApprovalRule.Rule(childComplexity), true
 
 	case "Artifact.id":
 		if e.ComplexityRoot.Artifact.ID == nil {
@@ -1458,6 +1645,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Edge.To(childComplexity), true
 
+	case "EntityDiff.fields":
+		if e.ComplexityRoot.EntityDiff.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityDiff.Fields(childComplexity), true
+	case "EntityDiff.key":
+		if e.ComplexityRoot.EntityDiff.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EntityDiff.ID(childComplexity), true
+
 	case "Evidence.capability":
 		if e.ComplexityRoot.Evidence.Capability == nil {
 			break
@@ -1500,6 +1700,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Evidence.Source(childComplexity), true
+
+	case "FieldDiff.new":
+		if e.ComplexityRoot.FieldDiff.New == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDiff.New(childComplexity), true
+	case "FieldDiff.old":
+		if e.ComplexityRoot.FieldDiff.Old == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDiff.Old(childComplexity), true
+	case "FieldDiff.path":
+		if e.ComplexityRoot.FieldDiff.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDiff.Path(childComplexity), true
 
 	case "Gate.decisions":
 		if e.ComplexityRoot.Gate.Decisions == nil {
@@ -1550,6 +1769,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GateDecision.Comment(childComplexity), true
+	case "GateDecision.digest":
+		if e.ComplexityRoot.GateDecision.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Digest(childComplexity), true
+	case "GateDecision.dismissed":
+		if e.ComplexityRoot.GateDecision.Dismissed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateDecision.Dismissed(childComplexity), true
 	case "GateDecision.role":
 		if e.ComplexityRoot.GateDecision.Role == nil {
 			break
@@ -1913,6 +2144,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DecideGate(childComplexity, args["input"].(model.DecideGateInput)), true
+	case "Mutation.decidePlanPatch":
+		if e.ComplexityRoot.Mutation.DecidePlanPatch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_decidePlanPatch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DecidePlanPatch(childComplexity, args["input"].(model.DecidePlanPatchInput)), true
 	case "Mutation.editPlan":
 		if e.ComplexityRoot.Mutation.EditPlan == nil {
 			break
@@ -1957,6 +2199,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PlanIntent(childComplexity, args["input"].(model.PlanIntentInput)), true
+	case "Mutation.proposePlanPatch":
+		if e.ComplexityRoot.Mutation.ProposePlanPatch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_proposePlanPatch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ProposePlanPatch(childComplexity, args["input"].(model.ProposePlanPatchInput)), true
 	case "Mutation.recordIntervention":
 		if e.ComplexityRoot.Mutation.RecordIntervention == nil {
 			break
@@ -1979,6 +2232,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryNode(childComplexity, args["input"].(model.RetryNodeInput)), true
+	case "Mutation.revertPlanPatch":
+		if e.ComplexityRoot.Mutation.RevertPlanPatch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revertPlanPatch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevertPlanPatch(childComplexity, args["input"].(model.RevertPlanPatchInput)), true
 	case "Mutation.startOperation":
 		if e.ComplexityRoot.Mutation.StartOperation == nil {
 			break
@@ -1990,6 +2254,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartOperation(childComplexity, args["input"].(model.StartOperationInput)), true
+	case "Mutation.withdrawPlanPatch":
+		if e.ComplexityRoot.Mutation.WithdrawPlanPatch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_withdrawPlanPatch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.WithdrawPlanPatch(childComplexity, args["input"].(model.WithdrawPlanPatchInput)), true
+
+	case "NodeTemplate.description":
+		if e.ComplexityRoot.NodeTemplate.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeTemplate.Description(childComplexity), true
+	case "NodeTemplate.name":
+		if e.ComplexityRoot.NodeTemplate.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeTemplate.Name(childComplexity), true
+	case "NodeTemplate.node":
+		if e.ComplexityRoot.NodeTemplate.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeTemplate.Node(childComplexity), true
+	case "NodeTemplate.pack":
+		if e.ComplexityRoot.NodeTemplate.Pack == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeTemplate.Pack(childComplexity), true
+	case "NodeTemplate.parameters":
+		if e.ComplexityRoot.NodeTemplate.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeTemplate.Parameters(childComplexity), true
 
 	case "Operation.action":
 		if e.ComplexityRoot.Operation.Action == nil {
@@ -2087,6 +2393,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.Parent(childComplexity), true
+	case "Operation.patches":
+		if e.ComplexityRoot.Operation.Patches == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Patches(childComplexity), true
 	case "Operation.plan":
 		if e.ComplexityRoot.Operation.Plan == nil {
 			break
@@ -2266,6 +2578,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationNodeRun.NodeID(childComplexity), true
+	case "OperationNodeRun.revision":
+		if e.ComplexityRoot.OperationNodeRun.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationNodeRun.Revision(childComplexity), true
 	case "OperationNodeRun.startedAt":
 		if e.ComplexityRoot.OperationNodeRun.StartedAt == nil {
 			break
@@ -2333,6 +2651,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationProgress.Operation(childComplexity), true
+	case "OperationProgress.patchesAwaitingApproval":
+		if e.ComplexityRoot.OperationProgress.PatchesAwaitingApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationProgress.PatchesAwaitingApproval(childComplexity), true
 	case "OperationProgress.status":
 		if e.ComplexityRoot.OperationProgress.Status == nil {
 			break
@@ -2345,6 +2669,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperationProgress.TotalNodes(childComplexity), true
+
+	case "OutstandingApproval.approvals":
+		if e.ComplexityRoot.OutstandingApproval.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutstandingApproval.Approvals(childComplexity), true
+	case "OutstandingApproval.rule":
+		if e.ComplexityRoot.OutstandingApproval.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutstandingApproval.Rule(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -2371,6 +2708,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PatchAnalysis.analyzer":
+		if e.ComplexityRoot.PatchAnalysis.Analyzer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Analyzer(childComplexity), true
+	case "PatchAnalysis.diagnosis":
+		if e.ComplexityRoot.PatchAnalysis.Diagnosis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Diagnosis(childComplexity), true
+	case "PatchAnalysis.evidence":
+		if e.ComplexityRoot.PatchAnalysis.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Evidence(childComplexity), true
+	case "PatchAnalysis.findings":
+		if e.ComplexityRoot.PatchAnalysis.Findings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Findings(childComplexity), true
+	case "PatchAnalysis.missingCapabilities":
+		if e.ComplexityRoot.PatchAnalysis.Missing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Missing(childComplexity), true
+	case "PatchAnalysis.node":
+		if e.ComplexityRoot.PatchAnalysis.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Node(childComplexity), true
+
+	case "PatchDecision.actor":
+		if e.ComplexityRoot.PatchDecision.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.Actor(childComplexity), true
+	case "PatchDecision.approve":
+		if e.ComplexityRoot.PatchDecision.Approve == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.Approve(childComplexity), true
+	case "PatchDecision.at":
+		if e.ComplexityRoot.PatchDecision.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.At(childComplexity), true
+	case "PatchDecision.comment":
+		if e.ComplexityRoot.PatchDecision.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.Comment(childComplexity), true
+	case "PatchDecision.digest":
+		if e.ComplexityRoot.PatchDecision.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.Digest(childComplexity), true
+	case "PatchDecision.roles":
+		if e.ComplexityRoot.PatchDecision.Roles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchDecision.Roles(childComplexity), true
+
 	case "Plan.bindings":
 		if e.ComplexityRoot.Plan.Bindings == nil {
 			break
@@ -2395,6 +2806,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Customizations(childComplexity), true
+	case "Plan.digest":
+		if e.ComplexityRoot.Plan.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.Digest(childComplexity), true
 	case "Plan.edges":
 		if e.ComplexityRoot.Plan.Edges == nil {
 			break
@@ -2449,6 +2866,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Revision(childComplexity), true
+	case "Plan.revisions":
+		if e.ComplexityRoot.Plan.Revisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.Revisions(childComplexity), true
 	case "Plan.scenario":
 		if e.ComplexityRoot.Plan.Scenario == nil {
 			break
@@ -2498,12 +2921,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanChange.At(childComplexity), true
-	case "PlanChange.bindingId":
-		if e.ComplexityRoot.PlanChange.BindingID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PlanChange.BindingID(childComplexity), true
 	case "PlanChange.edge":
 		if e.ComplexityRoot.PlanChange.Edge == nil {
 			break
@@ -2540,12 +2957,121 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanChange.Provider(childComplexity), true
+	case "PlanChange.reason":
+		if e.ComplexityRoot.PlanChange.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanChange.Reason(childComplexity), true
+	case "PlanChange.requirement":
+		if e.ComplexityRoot.PlanChange.Requirement == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanChange.Requirement(childComplexity), true
 	case "PlanChange.revision":
 		if e.ComplexityRoot.PlanChange.Revision == nil {
 			break
 		}
 
 		return e.ComplexityRoot.PlanChange.Revision(childComplexity), true
+	case "PlanChange.spec":
+		if e.ComplexityRoot.PlanChange.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanChange.Spec(childComplexity), true
+	case "PlanChange.template":
+		if e.ComplexityRoot.PlanChange.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanChange.Template(childComplexity), true
+
+	case "PlanDiff.bindingsAdded":
+		if e.ComplexityRoot.PlanDiff.BindingsAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.BindingsAdded(childComplexity), true
+	case "PlanDiff.bindingsChanged":
+		if e.ComplexityRoot.PlanDiff.BindingsChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.BindingsChanged(childComplexity), true
+	case "PlanDiff.bindingsRemoved":
+		if e.ComplexityRoot.PlanDiff.BindingsRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.BindingsRemoved(childComplexity), true
+	case "PlanDiff.edgesAdded":
+		if e.ComplexityRoot.PlanDiff.EdgesAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.EdgesAdded(childComplexity), true
+	case "PlanDiff.edgesRemoved":
+		if e.ComplexityRoot.PlanDiff.EdgesRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.EdgesRemoved(childComplexity), true
+	case "PlanDiff.from":
+		if e.ComplexityRoot.PlanDiff.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.From(childComplexity), true
+	case "PlanDiff.fromDigest":
+		if e.ComplexityRoot.PlanDiff.FromDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.FromDigest(childComplexity), true
+	case "PlanDiff.gates":
+		if e.ComplexityRoot.PlanDiff.Gates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.Gates(childComplexity), true
+	case "PlanDiff.nodesAdded":
+		if e.ComplexityRoot.PlanDiff.NodesAdded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.NodesAdded(childComplexity), true
+	case "PlanDiff.nodesChanged":
+		if e.ComplexityRoot.PlanDiff.NodesChanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.NodesChanged(childComplexity), true
+	case "PlanDiff.nodesRemoved":
+		if e.ComplexityRoot.PlanDiff.NodesRemoved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.NodesRemoved(childComplexity), true
+	case "PlanDiff.parameters":
+		if e.ComplexityRoot.PlanDiff.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.Parameters(childComplexity), true
+	case "PlanDiff.to":
+		if e.ComplexityRoot.PlanDiff.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.To(childComplexity), true
+	case "PlanDiff.toDigest":
+		if e.ComplexityRoot.PlanDiff.ToDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanDiff.ToDigest(childComplexity), true
 
 	case "PlanNode.after":
 		if e.ComplexityRoot.PlanNode.After == nil {
@@ -2625,6 +3151,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanNode.SubOperation(childComplexity), true
+	case "PlanNode.template":
+		if e.ComplexityRoot.PlanNode.Template == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanNode.Template(childComplexity), true
 	case "PlanNode.title":
 		if e.ComplexityRoot.PlanNode.Title == nil {
 			break
@@ -2637,6 +3169,218 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanNode.Type(childComplexity), true
+
+	case "PlanPatch.analysis":
+		if e.ComplexityRoot.PlanPatch.Analysis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Analysis(childComplexity), true
+	case "PlanPatch.appliedRevision":
+		if e.ComplexityRoot.PlanPatch.AppliedRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.AppliedRevision(childComplexity), true
+	case "PlanPatch.approvals":
+		if e.ComplexityRoot.PlanPatch.Approvals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Approvals(childComplexity), true
+	case "PlanPatch.author":
+		if e.ComplexityRoot.PlanPatch.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Author(childComplexity), true
+	case "PlanPatch.baseDigest":
+		if e.ComplexityRoot.PlanPatch.BaseDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.BaseDigest(childComplexity), true
+	case "PlanPatch.baseRevision":
+		if e.ComplexityRoot.PlanPatch.BaseRevision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.BaseRevision(childComplexity), true
+	case "PlanPatch.changes":
+		if e.ComplexityRoot.PlanPatch.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Changes(childComplexity), true
+	case "PlanPatch.closedAt":
+		if e.ComplexityRoot.PlanPatch.ClosedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ClosedAt(childComplexity), true
+	case "PlanPatch.closedReason":
+		if e.ComplexityRoot.PlanPatch.ClosedReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ClosedReason(childComplexity), true
+	case "PlanPatch.createdAt":
+		if e.ComplexityRoot.PlanPatch.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.CreatedAt(childComplexity), true
+	case "PlanPatch.decisions":
+		if e.ComplexityRoot.PlanPatch.Decisions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Decisions(childComplexity), true
+	case "PlanPatch.diff":
+		if e.ComplexityRoot.PlanPatch.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Diff(childComplexity), true
+	case "PlanPatch.digest":
+		if e.ComplexityRoot.PlanPatch.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Digest(childComplexity), true
+	case "PlanPatch.id":
+		if e.ComplexityRoot.PlanPatch.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ID(childComplexity), true
+	case "PlanPatch.operation":
+		if e.ComplexityRoot.PlanPatch.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Operation(childComplexity), true
+	case "PlanPatch.outstanding":
+		if e.ComplexityRoot.PlanPatch.Outstanding == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Outstanding(childComplexity), true
+	case "PlanPatch.plan":
+		if e.ComplexityRoot.PlanPatch.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Plan(childComplexity), true
+	case "PlanPatch.reason":
+		if e.ComplexityRoot.PlanPatch.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Reason(childComplexity), true
+	case "PlanPatch.reverts":
+		if e.ComplexityRoot.PlanPatch.Reverts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Reverts(childComplexity), true
+	case "PlanPatch.status":
+		if e.ComplexityRoot.PlanPatch.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Status(childComplexity), true
+	case "PlanPatch.updatedAt":
+		if e.ComplexityRoot.PlanPatch.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.UpdatedAt(childComplexity), true
+	case "PlanPatch.version":
+		if e.ComplexityRoot.PlanPatch.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.Version(childComplexity), true
+
+	case "PlanRevision.actor":
+		if e.ComplexityRoot.PlanRevision.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Actor(childComplexity), true
+	case "PlanRevision.at":
+		if e.ComplexityRoot.PlanRevision.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.At(childComplexity), true
+	case "PlanRevision.bindings":
+		if e.ComplexityRoot.PlanRevision.Bindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Bindings(childComplexity), true
+	case "PlanRevision.changes":
+		if e.ComplexityRoot.PlanRevision.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Changes(childComplexity), true
+	case "PlanRevision.digest":
+		if e.ComplexityRoot.PlanRevision.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Digest(childComplexity), true
+	case "PlanRevision.edges":
+		if e.ComplexityRoot.PlanRevision.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Edges(childComplexity), true
+	case "PlanRevision.kind":
+		if e.ComplexityRoot.PlanRevision.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Kind(childComplexity), true
+	case "PlanRevision.nodes":
+		if e.ComplexityRoot.PlanRevision.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Nodes(childComplexity), true
+	case "PlanRevision.parameters":
+		if e.ComplexityRoot.PlanRevision.Parameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Parameters(childComplexity), true
+	case "PlanRevision.parent":
+		if e.ComplexityRoot.PlanRevision.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Parent(childComplexity), true
+	case "PlanRevision.patch":
+		if e.ComplexityRoot.PlanRevision.Patch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Patch(childComplexity), true
+	case "PlanRevision.revision":
+		if e.ComplexityRoot.PlanRevision.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.Revision(childComplexity), true
+	case "PlanRevision.scenarioRef":
+		if e.ComplexityRoot.PlanRevision.ScenarioRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevision.ScenarioRef(childComplexity), true
 
 	case "PlanSummary.bindings":
 		if e.ComplexityRoot.PlanSummary.Bindings == nil {
@@ -2823,31 +3567,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Probe.URL(childComplexity), true
 
-	case "ProposedChange.node":
-		if e.ComplexityRoot.ProposedChange.Node == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ProposedChange.Node(childComplexity), true
-	case "ProposedChange.op":
-		if e.ComplexityRoot.ProposedChange.Op == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ProposedChange.Op(childComplexity), true
-	case "ProposedChange.parameters":
-		if e.ComplexityRoot.ProposedChange.Parameters == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ProposedChange.Parameters(childComplexity), true
-	case "ProposedChange.reason":
-		if e.ComplexityRoot.ProposedChange.Reason == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ProposedChange.Reason(childComplexity), true
-
 	case "ProvidedCapability.attributes":
 		if e.ComplexityRoot.ProvidedCapability.Attributes == nil {
 			break
@@ -2929,6 +3648,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodeTemplates":
+		if e.ComplexityRoot.Query.NodeTemplates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.NodeTemplates(childComplexity), true
 	case "Query.operation":
 		if e.ComplexityRoot.Query.Operation == nil {
 			break
@@ -2962,6 +3687,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Plan(childComplexity, args["id"].(string)), true
+	case "Query.planDiff":
+		if e.ComplexityRoot.Query.PlanDiff == nil {
+			break
+		}
+
+		args, err := ec.field_Query_planDiff_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PlanDiff(childComplexity, args["plan"].(string), args["from"].(int), args["to"].(int)), true
+	case "Query.planPatch":
+		if e.ComplexityRoot.Query.PlanPatch == nil {
+			break
+		}
+
+		args, err := ec.field_Query_planPatch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PlanPatch(childComplexity, args["id"].(string)), true
+	case "Query.planRevision":
+		if e.ComplexityRoot.Query.PlanRevision == nil {
+			break
+		}
+
+		args, err := ec.field_Query_planRevision_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PlanRevision(childComplexity, args["plan"].(string), args["revision"].(int)), true
 	case "Query.resource":
 		if e.ComplexityRoot.Query.Resource == nil {
 			break
@@ -3756,6 +4514,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CancelOperationInput", ec.unmarshalInputCancelOperationInput),
 			graphql.NewInputUnmarshaler("CreateIntentInput", ec.unmarshalInputCreateIntentInput),
 			graphql.NewInputUnmarshaler("DecideGateInput", ec.unmarshalInputDecideGateInput),
+			graphql.NewInputUnmarshaler("DecidePlanPatchInput", ec.unmarshalInputDecidePlanPatchInput),
 			graphql.NewInputUnmarshaler("EdgeInput", ec.unmarshalInputEdgeInput),
 			graphql.NewInputUnmarshaler("EditPlanInput", ec.unmarshalInputEditPlanInput),
 			graphql.NewInputUnmarshaler("ExplicitProviderInput", ec.unmarshalInputExplicitProviderInput),
@@ -3763,13 +4522,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("InstallScenarioPackInput", ec.unmarshalInputInstallScenarioPackInput),
 			graphql.NewInputUnmarshaler("IntentFilter", ec.unmarshalInputIntentFilter),
 			graphql.NewInputUnmarshaler("OperationFilter", ec.unmarshalInputOperationFilter),
-			graphql.NewInputUnmarshaler("PlanEditInput", ec.unmarshalInputPlanEditInput),
+			graphql.NewInputUnmarshaler("PlanChangeInput", ec.unmarshalInputPlanChangeInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
+			graphql.NewInputUnmarshaler("ProposePlanPatchInput", ec.unmarshalInputProposePlanPatchInput),
 			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
 			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
+			graphql.NewInputUnmarshaler("RevertPlanPatchInput", ec.unmarshalInputRevertPlanPatchInput),
 			graphql.NewInputUnmarshaler("ScenarioFilter", ec.unmarshalInputScenarioFilter),
 			graphql.NewInputUnmarshaler("StartOperationInput", ec.unmarshalInputStartOperationInput),
+			graphql.NewInputUnmarshaler("WithdrawPlanPatchInput", ec.unmarshalInputWithdrawPlanPatchInput),
 		)
 	}
 	first := true
@@ -3909,6 +4671,13 @@ type Query {
   dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph!
   operation(id: ID!): Operation
   operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection!
+  "One immutable revision of a plan."
+  planRevision(plan: ID!, revision: Int!): PlanRevision
+  "What changed between two revisions of a plan (either order)."
+  planDiff(plan: ID!, from: Int!, to: Int!): PlanDiff!
+  planPatch(id: ID!): PlanPatch
+  "The node templates installed packs publish: what a plan change may insert by name."
+  nodeTemplates: [NodeTemplate!]!
 }
 
 """
@@ -3943,6 +4712,8 @@ type OperationProgress {
   completedNodes: Int!
   totalNodes: Int!
   needsAttention: [String!]!
+  "Proposed patches waiting for approval."
+  patchesAwaitingApproval: Int!
   resourceHealth: HealthStatus
   resourceLifecycle: LifecycleStatus
   "The timeline cursor this view reflects."
@@ -3958,8 +4729,16 @@ type Mutation {
   createIntent(input: CreateIntentInput!): Intent!
   "Resolves the intent's capability requirements and builds a plan (ready or invalid, with every reason)."
   planIntent(input: PlanIntentInput!): Plan!
-  "Edits a plan before it starts (advanced mode). All edits apply or none."
+  "Changes a plan before it starts, as its next revision: the change vocabulary and rules of a PlanPatch; all changes apply or none."
   editPlan(input: EditPlanInput!): Plan!
+  "Proposes changes to a running operation's plan, made on baseRevision. Refused whole (every problem listed) or stored PROPOSED; applied at once when no rule asks for an approval."
+  proposePlanPatch(input: ProposePlanPatchInput!): PlanPatch!
+  "Approves or rejects a proposed patch, bound to the digest the decider saw; the approval that meets its last rule applies it."
+  decidePlanPatch(input: DecidePlanPatchInput!): PlanPatch!
+  "Withdraws a proposed patch (its author, or a platform admin)."
+  withdrawPlanPatch(input: WithdrawPlanPatchInput!): PlanPatch!
+  "Proposes the inverse of an applied patch as a new patch, through the same approval."
+  revertPlanPatch(input: RevertPlanPatchInput!): PlanPatch!
   "Starts a ready plan; the same idempotency key returns the same operation."
   startOperation(input: StartOperationInput!): Operation!
   "Approves or rejects a waiting gate (one of its required roles)."
@@ -4194,6 +4973,8 @@ type PlanNode {
   subOperation: SubOperationSpec
   intervention: InterventionSpec
   analysis: AnalysisSpec
+  "The node template (pack@version/name) a plan change inserted it from."
+  template: String
 }
 
 type Edge { from: String! to: String! }
@@ -4318,7 +5099,12 @@ type Plan implements Node {
   scenarioRef: String!
   scenario: Scenario
   status: PlanStatus!
+  "The current revision: 1 as planned, one more per editPlan batch and applied patch."
   revision: Int!
+  "SHA-256 of the current revision's canonical form."
+  digest: String!
+  "Every revision, oldest first."
+  revisions: [PlanRevision!]!
   nodes: [PlanNode!]!
   edges: [Edge!]!
   "Node keys in a stable topological order."
@@ -4386,43 +5172,115 @@ type PolicyVerdict { policy: String! passed: Boolean! reason: String! }
 
 type Customizations { baseTemplate: String! changes: [PlanChange!]! }
 
-enum PlanEditOp { ADD_NODE REMOVE_NODE REPLACE_NODE ADD_EDGE REMOVE_EDGE SET_PARAMETERS OVERRIDE_BINDING }
+"The one change vocabulary of plan edits, patches and analyzer proposals."
+enum PlanChangeOp { INSERT_AFTER INSERT_BEFORE REMOVE REPLACE RETRY SKIP SET_PARAMETERS ADD_EDGE REMOVE_EDGE REBIND }
 
+"One change of a plan. Stamped with actor, time and revision once it made a revision."
 type PlanChange {
-  op: PlanEditOp!
+  op: PlanChangeOp!
+  "The node removed, replaced, retried, skipped or given parameters, or the anchor of an insert."
+  node: String
+  "The node template an insert or replace takes its node from."
+  template: String
+  "The id of an inserted node."
   nodeId: String
-  node: PlanNode
-  edge: Edge
+  "A node written inline instead of a template."
+  spec: PlanNode
   parameters: Map
-  bindingId: String
+  edge: Edge
+  "The requirement (binding key) a rebind binds to provider (a resource key)."
+  requirement: String
   provider: String
-  actor: String!
-  at: Time!
-  revision: Int!
+  reason: String
+  actor: String
+  at: Time
+  revision: Int
 }
 
 input EdgeInput { from: String! to: String! }
 
-input PlanEditInput {
-  op: PlanEditOp!
-  "The node to remove, replace or parameterize (omit for plan-level parameters)."
+input PlanChangeInput {
+  op: PlanChangeOp!
+  "The node the change is about, or the anchor of an insert."
+  node: String
+  "A node template name (see nodeTemplates), for INSERT_AFTER, INSERT_BEFORE and REPLACE."
+  template: String
+  "The id of the inserted node (default: the template's name)."
   nodeId: String
-  "A node in the pack format (snake_case keys), for ADD_NODE and REPLACE_NODE."
-  node: Map
-  edge: EdgeInput
-  "Keys to set; a null value removes the key."
+  "A node in the pack format (snake_case keys) instead of a template: one that runs a script, a command or a URL needs the job-authoring permission."
+  spec: Map
+  "Keys to set (a null removes the key), or a template's parameters."
   parameters: Map
-  bindingId: String
-  "Resource key of the explicit provider, for OVERRIDE_BINDING."
+  edge: EdgeInput
+  requirement: String
+  "Resource key of the provider, for REBIND."
   provider: String
+  "Why; required for SKIP."
+  reason: String
 }
 
 input EditPlanInput {
   plan: ID!
-  "The plan version the edits were made on; a stale version is a CONFLICT."
+  "The plan version the changes were made on; a stale version is a CONFLICT."
   version: Int!
-  edits: [PlanEditInput!]!
+  changes: [PlanChangeInput!]!
 }
+
+"A node a pack publishes for plan changes to insert by name: the code it runs comes from the pack."
+type NodeTemplate {
+  name: String!
+  "pack@version that publishes it."
+  pack: String!
+  description: String
+  "The parameters an insert may set."
+  parameters: [String!]!
+  node: PlanNode!
+}
+
+enum RevisionKind { PLANNED EDIT PATCH }
+
+"An immutable snapshot of a plan at one revision."
+type PlanRevision {
+  revision: Int!
+  digest: String!
+  "The digest of the revision it was made from."
+  parent: String
+  kind: RevisionKind
+  actor: String
+  at: Time
+  "The patch that made it (kind PATCH)."
+  patch: PlanPatch
+  "The change set that made it."
+  changes: [PlanChange!]!
+  scenarioRef: String!
+  nodes: [PlanNode!]!
+  edges: [Edge!]!
+  bindings: [ResourceBinding!]!
+  parameters: Map
+}
+
+"What changed between two revisions."
+type PlanDiff {
+  from: Int!
+  to: Int!
+  fromDigest: String!
+  toDigest: String!
+  nodesAdded: [PlanNode!]!
+  nodesRemoved: [PlanNode!]!
+  nodesChanged: [EntityDiff!]!
+  edgesAdded: [Edge!]!
+  edgesRemoved: [Edge!]!
+  bindingsAdded: [String!]!
+  bindingsRemoved: [String!]!
+  bindingsChanged: [EntityDiff!]!
+  parameters: [FieldDiff!]!
+  "Gates added, removed or changed."
+  gates: [String!]!
+}
+"The changed fields of one node or binding."
+type EntityDiff { key: String! fields: [FieldDiff!]! }
+"One changed field: its path (job.run.script, gate.required_roles) with the old and new value."
+type FieldDiff { path: String! old: Any new: Any }
 
 type PlanSummary {
   desiredResult: Map
@@ -4456,6 +5314,8 @@ input OperationFilter {
   plan: ID
   "Operations that create or change this resource."
   resource: ID
+  "Operations with a PlanPatch awaiting approval."
+  awaitingPatch: Boolean
   "Operations started after (before) this time."
   createdAfter: Time
   createdBefore: Time
@@ -4463,6 +5323,63 @@ input OperationFilter {
 input RecordInterventionInput { operation: ID! node: String! type: String! = "manually_fixed" note: String! }
 input RetryNodeInput { operation: ID! node: String! }
 input CancelOperationInput { operation: ID! reason: String }
+input ProposePlanPatchInput {
+  operation: ID!
+  "The plan revision the changes were made on; another one is a CONFLICT."
+  baseRevision: Int!
+  changes: [PlanChangeInput!]!
+  reason: String!
+}
+input DecidePlanPatchInput {
+  patch: ID!
+  approve: Boolean!
+  comment: String
+  "The patch digest the decider saw; another one is a CONFLICT."
+  digest: String!
+}
+input WithdrawPlanPatchInput { patch: ID! reason: String }
+input RevertPlanPatchInput { patch: ID! reason: String! }
+
+enum PlanPatchStatus { PROPOSED APPLIED REJECTED WITHDRAWN STALE }
+
+"A structured change to a running plan (invariant 4), applied only with the approvals its rules ask for."
+type PlanPatch implements Node {
+  id: ID!
+  operation: Operation!
+  plan: Plan!
+  baseRevision: Int!
+  baseDigest: String!
+  "SHA-256 of the base revision's digest and the canonical changes: decisions bind to it."
+  digest: String!
+  "A person, or ai-agent:<analyzer>."
+  author: String!
+  reason: String!
+  changes: [PlanChange!]!
+  status: PlanPatchStatus!
+  "Who must approve, and which rule asks for it."
+  approvals: [ApprovalRule!]!
+  "The approvals each rule still needs."
+  outstanding: [OutstandingApproval!]!
+  decisions: [PatchDecision!]!
+  "The revision it made, once applied."
+  appliedRevision: Int
+  "The patch it reverts."
+  reverts: PlanPatch
+  "The analysis an analyzer's proposal rests on."
+  analysis: PatchAnalysis
+  "What it changes: between the revisions it joined, or (proposed) what it would make of its base."
+  diff: PlanDiff
+  "Why it was rejected, withdrawn or became stale."
+  closedReason: String
+  closedAt: Time
+  createdAt: Time!
+  updatedAt: Time!
+  version: Int!
+}
+type ApprovalRule { rule: String! reason: String! roles: [String!]! approvals: Int! }
+type OutstandingApproval { rule: String! approvals: Int! }
+type PatchDecision { actor: String! roles: [String!]! approve: Boolean! comment: String digest: String! at: Time! }
+type PatchAnalysis { analyzer: String! node: String diagnosis: String! missingCapabilities: [String!]! findings: [AnalysisFinding!]! evidence: [String!]! }
 
 type Operation implements Node {
   id: ID!
@@ -4492,6 +5409,8 @@ type Operation implements Node {
   interventions: [Intervention!]!
   "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
   analyses: [Analysis!]!
+  "Its PlanPatches, oldest first."
+  patches: [PlanPatch!]!
   "The append-only timeline, from the event after the cursor."
   timeline(after: String, first: Int = 100): OperationEventConnection!
   createdAt: Time!
@@ -4510,6 +5429,8 @@ type OperationNodeRun {
   startedAt: Time
   finishedAt: Time
   error: String
+  "The plan revision the node's current run started on."
+  revision: Int
   "The operation a sub_operation node started (its child)."
   childOperation: Operation
 }
@@ -4518,7 +5439,17 @@ type OperationNodeRun {
 enum GateStatus { WAITING APPROVED REJECTED TIMED_OUT_APPROVED TIMED_OUT_REJECTED }
 
 type Gate { node: String! status: GateStatus! spec: GateSpec! decisions: [GateDecision!]! }
-type GateDecision { actor: String! role: String! at: Time! approve: Boolean! comment: String }
+type GateDecision {
+  actor: String!
+  role: String!
+  at: Time!
+  approve: Boolean!
+  comment: String
+  "The gate's upstream digest the approver saw."
+  digest: String
+  "A patch changed what the decision approved: it no longer counts."
+  dismissed: Boolean!
+}
 
 type Evidence {
   id: ID!
@@ -4541,12 +5472,12 @@ type Analysis {
   diagnosis: String!
   recommendation: String!
   findings: [AnalysisFinding!]!
-  proposedPatch: [ProposedChange!]!
+  proposedPatch: [PlanChange!]!
+  missingCapabilities: [String!]!
   observedAt: Time!
 }
 "An observation an analysis rests on and where it was seen (a node, evidence, an artifact reference)."
 type AnalysisFinding { node: String source: String! detail: String! ref: String }
-type ProposedChange { op: String! node: String parameters: Map reason: String! }
 type Intervention { id: ID! type: String! actor: String! targetNode: String! note: String! at: Time! }
 
 type OperationEvent { sequence: Int! type: String! actor: String! at: Time! payload: Map }
@@ -4578,6 +5509,8 @@ func (ec *executionContext) childFields_Analysis(ctx context.Context, field grap
 		return ec.fieldContext_Analysis_findings(ctx, field)
 	case "proposedPatch":
 		return ec.fieldContext_Analysis_proposedPatch(ctx, field)
+	case "missingCapabilities":
+		return ec.fieldContext_Analysis_missingCapabilities(ctx, field)
 	case "observedAt":
 		return ec.fieldContext_Analysis_observedAt(ctx, field)
 	}
@@ -4608,6 +5541,20 @@ func (ec *executionContext) childFields_AnalysisSpec(ctx context.Context, field 
 		return ec.fieldContext_AnalysisSpec_output(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_ApprovalRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_ApprovalRule_rule(ctx, field)
+	case "reason":
+		return ec.fieldContext_ApprovalRule_reason(ctx, field)
+	case "roles":
+		return ec.fieldContext_ApprovalRule_roles(ctx, field)
+	case "approvals":
+		return ec.fieldContext_ApprovalRule_approvals(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApprovalRule", field.Name)
 }
 
 func (ec *executionContext) childFields_Artifact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4868,6 +5815,16 @@ func (ec *executionContext) childFields_Edge(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Edge", field.Name)
 }
 
+func (ec *executionContext) childFields_EntityDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_EntityDiff_key(ctx, field)
+	case "fields":
+		return ec.fieldContext_EntityDiff_fields(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EntityDiff", field.Name)
+}
+
 func (ec *executionContext) childFields_Evidence(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4886,6 +5843,18 @@ func (ec *executionContext) childFields_Evidence(ctx context.Context, field grap
 		return ec.fieldContext_Evidence_observedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Evidence", field.Name)
+}
+
+func (ec *executionContext) childFields_FieldDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "path":
+		return ec.fieldContext_FieldDiff_path(ctx, field)
+	case "old":
+		return ec.fieldContext_FieldDiff_old(ctx, field)
+	case "new":
+		return ec.fieldContext_FieldDiff_new(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FieldDiff", field.Name)
 }
 
 func (ec *executionContext) childFields_Gate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4914,6 +5883,10 @@ func (ec *executionContext) childFields_GateDecision(ctx context.Context, field 
 		return ec.fieldContext_GateDecision_approve(ctx, field)
 	case "comment":
 		return ec.fieldContext_GateDecision_comment(ctx, field)
+	case "digest":
+		return ec.fieldContext_GateDecision_digest(ctx, field)
+	case "dismissed":
+		return ec.fieldContext_GateDecision_dismissed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GateDecision", field.Name)
 }
@@ -5088,6 +6061,22 @@ func (ec *executionContext) childFields_JobOutputs(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type JobOutputs", field.Name)
 }
 
+func (ec *executionContext) childFields_NodeTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_NodeTemplate_name(ctx, field)
+	case "pack":
+		return ec.fieldContext_NodeTemplate_pack(ctx, field)
+	case "description":
+		return ec.fieldContext_NodeTemplate_description(ctx, field)
+	case "parameters":
+		return ec.fieldContext_NodeTemplate_parameters(ctx, field)
+	case "node":
+		return ec.fieldContext_NodeTemplate_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NodeTemplate", field.Name)
+}
+
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5132,6 +6121,8 @@ func (ec *executionContext) childFields_Operation(ctx context.Context, field gra
 		return ec.fieldContext_Operation_interventions(ctx, field)
 	case "analyses":
 		return ec.fieldContext_Operation_analyses(ctx, field)
+	case "patches":
+		return ec.fieldContext_Operation_patches(ctx, field)
 	case "timeline":
 		return ec.fieldContext_Operation_timeline(ctx, field)
 	case "createdAt":
@@ -5216,6 +6207,8 @@ func (ec *executionContext) childFields_OperationNodeRun(ctx context.Context, fi
 		return ec.fieldContext_OperationNodeRun_finishedAt(ctx, field)
 	case "error":
 		return ec.fieldContext_OperationNodeRun_error(ctx, field)
+	case "revision":
+		return ec.fieldContext_OperationNodeRun_revision(ctx, field)
 	case "childOperation":
 		return ec.fieldContext_OperationNodeRun_childOperation(ctx, field)
 	}
@@ -5240,6 +6233,8 @@ func (ec *executionContext) childFields_OperationProgress(ctx context.Context, f
 		return ec.fieldContext_OperationProgress_totalNodes(ctx, field)
 	case "needsAttention":
 		return ec.fieldContext_OperationProgress_needsAttention(ctx, field)
+	case "patchesAwaitingApproval":
+		return ec.fieldContext_OperationProgress_patchesAwaitingApproval(ctx, field)
 	case "resourceHealth":
 		return ec.fieldContext_OperationProgress_resourceHealth(ctx, field)
 	case "resourceLifecycle":
@@ -5248,6 +6243,16 @@ func (ec *executionContext) childFields_OperationProgress(ctx context.Context, f
 		return ec.fieldContext_OperationProgress_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationProgress", field.Name)
+}
+
+func (ec *executionContext) childFields_OutstandingApproval(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_OutstandingApproval_rule(ctx, field)
+	case "approvals":
+		return ec.fieldContext_OutstandingApproval_approvals(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OutstandingApproval", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5262,6 +6267,42 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PatchAnalysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "analyzer":
+		return ec.fieldContext_PatchAnalysis_analyzer(ctx, field)
+	case "node":
+		return ec.fieldContext_PatchAnalysis_node(ctx, field)
+	case "diagnosis":
+		return ec.fieldContext_PatchAnalysis_diagnosis(ctx, field)
+	case "missingCapabilities":
+		return ec.fieldContext_PatchAnalysis_missingCapabilities(ctx, field)
+	case "findings":
+		return ec.fieldContext_PatchAnalysis_findings(ctx, field)
+	case "evidence":
+		return ec.fieldContext_PatchAnalysis_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PatchAnalysis", field.Name)
+}
+
+func (ec *executionContext) childFields_PatchDecision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "actor":
+		return ec.fieldContext_PatchDecision_actor(ctx, field)
+	case "roles":
+		return ec.fieldContext_PatchDecision_roles(ctx, field)
+	case "approve":
+		return ec.fieldContext_PatchDecision_approve(ctx, field)
+	case "comment":
+		return ec.fieldContext_PatchDecision_comment(ctx, field)
+	case "digest":
+		return ec.fieldContext_PatchDecision_digest(ctx, field)
+	case "at":
+		return ec.fieldContext_PatchDecision_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PatchDecision", field.Name)
 }
 
 func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5280,6 +6321,10 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_status(ctx, field)
 	case "revision":
 		return ec.fieldContext_Plan_revision(ctx, field)
+	case "digest":
+		return ec.fieldContext_Plan_digest(ctx, field)
+	case "revisions":
+		return ec.fieldContext_Plan_revisions(ctx, field)
 	case "nodes":
 		return ec.fieldContext_Plan_nodes(ctx, field)
 	case "edges":
@@ -5312,18 +6357,24 @@ func (ec *executionContext) childFields_PlanChange(ctx context.Context, field gr
 	switch field.Name {
 	case "op":
 		return ec.fieldContext_PlanChange_op(ctx, field)
-	case "nodeId":
-		return ec.fieldContext_PlanChange_nodeId(ctx, field)
 	case "node":
 		return ec.fieldContext_PlanChange_node(ctx, field)
-	case "edge":
-		return ec.fieldContext_PlanChange_edge(ctx, field)
+	case "template":
+		return ec.fieldContext_PlanChange_template(ctx, field)
+	case "nodeId":
+		return ec.fieldContext_PlanChange_nodeId(ctx, field)
+	case "spec":
+		return ec.fieldContext_PlanChange_spec(ctx, field)
 	case "parameters":
 		return ec.fieldContext_PlanChange_parameters(ctx, field)
-	case "bindingId":
-		return ec.fieldContext_PlanChange_bindingId(ctx, field)
+	case "edge":
+		return ec.fieldContext_PlanChange_edge(ctx, field)
+	case "requirement":
+		return ec.fieldContext_PlanChange_requirement(ctx, field)
 	case "provider":
 		return ec.fieldContext_PlanChange_provider(ctx, field)
+	case "reason":
+		return ec.fieldContext_PlanChange_reason(ctx, field)
 	case "actor":
 		return ec.fieldContext_PlanChange_actor(ctx, field)
 	case "at":
@@ -5332,6 +6383,40 @@ func (ec *executionContext) childFields_PlanChange(ctx context.Context, field gr
 		return ec.fieldContext_PlanChange_revision(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PlanChange", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanDiff(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PlanDiff_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PlanDiff_to(ctx, field)
+	case "fromDigest":
+		return ec.fieldContext_PlanDiff_fromDigest(ctx, field)
+	case "toDigest":
+		return ec.fieldContext_PlanDiff_toDigest(ctx, field)
+	case "nodesAdded":
+		return ec.fieldContext_PlanDiff_nodesAdded(ctx, field)
+	case "nodesRemoved":
+		return ec.fieldContext_PlanDiff_nodesRemoved(ctx, field)
+	case "nodesChanged":
+		return ec.fieldContext_PlanDiff_nodesChanged(ctx, field)
+	case "edgesAdded":
+		return ec.fieldContext_PlanDiff_edgesAdded(ctx, field)
+	case "edgesRemoved":
+		return ec.fieldContext_PlanDiff_edgesRemoved(ctx, field)
+	case "bindingsAdded":
+		return ec.fieldContext_PlanDiff_bindingsAdded(ctx, field)
+	case "bindingsRemoved":
+		return ec.fieldContext_PlanDiff_bindingsRemoved(ctx, field)
+	case "bindingsChanged":
+		return ec.fieldContext_PlanDiff_bindingsChanged(ctx, field)
+	case "parameters":
+		return ec.fieldContext_PlanDiff_parameters(ctx, field)
+	case "gates":
+		return ec.fieldContext_PlanDiff_gates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanDiff", field.Name)
 }
 
 func (ec *executionContext) childFields_PlanNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5366,8 +6451,92 @@ func (ec *executionContext) childFields_PlanNode(ctx context.Context, field grap
 		return ec.fieldContext_PlanNode_intervention(ctx, field)
 	case "analysis":
 		return ec.fieldContext_PlanNode_analysis(ctx, field)
+	case "template":
+		return ec.fieldContext_PlanNode_template(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PlanNode", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanPatch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PlanPatch_id(ctx, field)
+	case "operation":
+		return ec.fieldContext_PlanPatch_operation(ctx, field)
+	case "plan":
+		return ec.fieldContext_PlanPatch_plan(ctx, field)
+	case "baseRevision":
+		return ec.fieldContext_PlanPatch_baseRevision(ctx, field)
+	case "baseDigest":
+		return ec.fieldContext_PlanPatch_baseDigest(ctx, field)
+	case "digest":
+		return ec.fieldContext_PlanPatch_digest(ctx, field)
+	case "author":
+		return ec.fieldContext_PlanPatch_author(ctx, field)
+	case "reason":
+		return ec.fieldContext_PlanPatch_reason(ctx, field)
+	case "changes":
+		return ec.fieldContext_PlanPatch_changes(ctx, field)
+	case "status":
+		return ec.fieldContext_PlanPatch_status(ctx, field)
+	case "approvals":
+		return ec.fieldContext_PlanPatch_approvals(ctx, field)
+	case "outstanding":
+		return ec.fieldContext_PlanPatch_outstanding(ctx, field)
+	case "decisions":
+		return ec.fieldContext_PlanPatch_decisions(ctx, field)
+	case "appliedRevision":
+		return ec.fieldContext_PlanPatch_appliedRevision(ctx, field)
+	case "reverts":
+		return ec.fieldContext_PlanPatch_reverts(ctx, field)
+	case "analysis":
+		return ec.fieldContext_PlanPatch_analysis(ctx, field)
+	case "diff":
+		return ec.fieldContext_PlanPatch_diff(ctx, field)
+	case "closedReason":
+		return ec.fieldContext_PlanPatch_closedReason(ctx, field)
+	case "closedAt":
+		return ec.fieldContext_PlanPatch_closedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PlanPatch_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_PlanPatch_updatedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_PlanPatch_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanPatch", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanRevision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "revision":
+		return ec.fieldContext_PlanRevision_revision(ctx, field)
+	case "digest":
+		return ec.fieldContext_PlanRevision_digest(ctx, field)
+	case "parent":
+		return ec.fieldContext_PlanRevision_parent(ctx, field)
+	case "kind":
+		return ec.fieldContext_PlanRevision_kind(ctx, field)
+	case "actor":
+		return ec.fieldContext_PlanRevision_actor(ctx, field)
+	case "at":
+		return ec.fieldContext_PlanRevision_at(ctx, field)
+	case "patch":
+		return ec.fieldContext_PlanRevision_patch(ctx, field)
+	case "changes":
+		return ec.fieldContext_PlanRevision_changes(ctx, field)
+	case "scenarioRef":
+		return ec.fieldContext_PlanRevision_scenarioRef(ctx, field)
+	case "nodes":
+		return ec.fieldContext_PlanRevision_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_PlanRevision_edges(ctx, field)
+	case "bindings":
+		return ec.fieldContext_PlanRevision_bindings(ctx, field)
+	case "parameters":
+		return ec.fieldContext_PlanRevision_parameters(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanRevision", field.Name)
 }
 
 func (ec *executionContext) childFields_PlanSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5458,20 +6627,6 @@ func (ec *executionContext) childFields_Probe(ctx context.Context, field graphql
 		return ec.fieldContext_Probe_equals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Probe", field.Name)
-}
-
-func (ec *executionContext) childFields_ProposedChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "op":
-		return ec.fieldContext_ProposedChange_op(ctx, field)
-	case "node":
-		return ec.fieldContext_ProposedChange_node(ctx, field)
-	case "parameters":
-		return ec.fieldContext_ProposedChange_parameters(ctx, field)
-	case "reason":
-		return ec.fieldContext_ProposedChange_reason(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type ProposedChange", field.Name)
 }
 
 func (ec *executionContext) childFields_ProvidedCapability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5994,6 +7149,20 @@ func (ec *executionContext) field_Mutation_decideGate_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_decidePlanPatch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DecidePlanPatchInput, error) {
+			return ec.unmarshalNDecidePlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDecidePlanPatchInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_editPlan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6050,6 +7219,20 @@ func (ec *executionContext) field_Mutation_planIntent_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_proposePlanPatch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ProposePlanPatchInput, error) {
+			return ec.unmarshalNProposePlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProposePlanPatchInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordIntervention_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6078,12 +7261,40 @@ func (ec *executionContext) field_Mutation_retryNode_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_revertPlanPatch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevertPlanPatchInput, error) {
+			return ec.unmarshalNRevertPlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRevertPlanPatchInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.StartOperationInput, error) {
 			return ec.unmarshalNStartOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐStartOperationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_withdrawPlanPatch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.WithdrawPlanPatchInput, error) {
+			return ec.unmarshalNWithdrawPlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐWithdrawPlanPatchInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6287,6 +7498,72 @@ func (ec *executionContext) field_Query_operations_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_planDiff_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "plan",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["plan"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_planPatch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_planRevision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "plan",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["plan"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "revision",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["revision"] = arg1
 	return args, nil
 }
 
@@ -6736,8 +8013,8 @@ func (ec *executionContext) _Analysis_proposedPatch(ctx context.Context, field g
 			return obj.ProposedPatch, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ProposedChange) graphql.Marshaler {
-			return ec.marshalNProposedChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChangeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanChange) graphql.Marshaler {
+			return ec.marshalNPlanChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanChangeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6750,10 +8027,33 @@ func (ec *executionContext) fieldContext_Analysis_proposedPatch(_ context.Contex
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProposedChange(ctx, field)
+			return ec.childFields_PlanChange(ctx, field)
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Analysis_missingCapabilities(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_missingCapabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_missingCapabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "String")
 }
 
 func (ec *executionContext) _Analysis_observedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
@@ -6938,6 +8238,98 @@ func (ec *executionContext) _AnalysisSpec_output(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AnalysisSpec_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnalysisSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApprovalRule_rule(ctx context.Context, field graphql.CollectedField, obj *capstan.ApprovalRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRule_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRule_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRule", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApprovalRule_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.ApprovalRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRule_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRule_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRule", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApprovalRule_roles(ctx context.Context, field graphql.CollectedField, obj *capstan.ApprovalRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRule_roles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Roles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRule_roles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRule", field, false, false, "String")
+}
+
+func (ec *executionContext) _ApprovalRule_approvals(ctx context.Context, field graphql.CollectedField, obj *capstan.ApprovalRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApprovalRule_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approvals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApprovalRule_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApprovalRule", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
@@ -8860,6 +10252,61 @@ func (ec *executionContext) fieldContext_Edge_to(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Edge", field, false, false, "String")
 }
 
+func (ec *executionContext) _EntityDiff_key(ctx context.Context, field graphql.CollectedField, obj *capstan.EntityDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EntityDiff_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EntityDiff_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EntityDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _EntityDiff_fields(ctx context.Context, field graphql.CollectedField, obj *capstan.EntityDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EntityDiff_fields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.FieldDiff) graphql.Marshaler {
+			return ec.marshalNFieldDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EntityDiff_fields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EntityDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Evidence_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9019,6 +10466,75 @@ func (ec *executionContext) _Evidence_observedAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Evidence_observedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Time")
+}
+
+func (ec *executionContext) _FieldDiff_path(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDiff_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDiff_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _FieldDiff_old(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDiff_old(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Old, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOAny2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDiff_old(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDiff", field, false, false, "Any")
+}
+
+func (ec *executionContext) _FieldDiff_new(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDiff_new(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.New, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOAny2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDiff_new(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDiff", field, false, false, "Any")
 }
 
 func (ec *executionContext) _Gate_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
@@ -9244,6 +10760,52 @@ func (ec *executionContext) _GateDecision_comment(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_GateDecision_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateDecision_digest(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateDecision_dismissed(ctx context.Context, field graphql.CollectedField, obj *capstan.GateDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateDecision_dismissed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dismissed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateDecision_dismissed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _GateSpec_type(ctx context.Context, field graphql.CollectedField, obj *capstan.GateSpec) (ret graphql.Marshaler) {
@@ -10788,6 +12350,182 @@ func (ec *executionContext) fieldContext_Mutation_editPlan(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_proposePlanPatch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_proposePlanPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ProposePlanPatch(ctx, fc.Args["input"].(model.ProposePlanPatchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalNPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_proposePlanPatch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_proposePlanPatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_decidePlanPatch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_decidePlanPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DecidePlanPatch(ctx, fc.Args["input"].(model.DecidePlanPatchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalNPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_decidePlanPatch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_decidePlanPatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_withdrawPlanPatch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_withdrawPlanPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().WithdrawPlanPatch(ctx, fc.Args["input"].(model.WithdrawPlanPatchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalNPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_withdrawPlanPatch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_withdrawPlanPatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revertPlanPatch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revertPlanPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevertPlanPatch(ctx, fc.Args["input"].(model.RevertPlanPatchInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalNPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revertPlanPatch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revertPlanPatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_startOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11004,6 +12742,130 @@ func (ec *executionContext) fieldContext_Mutation_cancelOperation(ctx context.Co
 	if fc.Args, err = ec.field_Mutation_cancelOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _NodeTemplate_name(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeTemplate_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeTemplate_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeTemplate_pack(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeTemplate_pack(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pack, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeTemplate_pack(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeTemplate_description(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeTemplate_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeTemplate_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeTemplate_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeTemplate_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeTemplate_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeTemplate", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeTemplate_node(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeTemplate_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.PlanNode) graphql.Marshaler {
+			return ec.marshalNPlanNode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeTemplate_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeTemplate",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanNode(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11585,6 +13447,38 @@ func (ec *executionContext) fieldContext_Operation_analyses(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Analysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_patches(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_patches(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Patches(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalNPlanPatch2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatchᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_patches(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12217,6 +14111,29 @@ func (ec *executionContext) fieldContext_OperationNodeRun_error(_ context.Contex
 	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "String")
 }
 
+func (ec *executionContext) _OperationNodeRun_revision(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationNodeRun_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationNodeRun_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationNodeRun", field, false, false, "Int")
+}
+
 func (ec *executionContext) _OperationNodeRun_childOperation(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationNodeRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12442,6 +14359,29 @@ func (ec *executionContext) fieldContext_OperationProgress_needsAttention(_ cont
 	return graphql.NewScalarFieldContext("OperationProgress", field, false, false, "String")
 }
 
+func (ec *executionContext) _OperationProgress_patchesAwaitingApproval(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationProgress_patchesAwaitingApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PatchesAwaitingApproval(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationProgress_patchesAwaitingApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationProgress", field, true, false, "Int")
+}
+
 func (ec *executionContext) _OperationProgress_resourceHealth(ctx context.Context, field graphql.CollectedField, obj *service.Progress) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12509,6 +14449,52 @@ func (ec *executionContext) _OperationProgress_cursor(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_OperationProgress_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OperationProgress", field, true, true, "String")
+}
+
+func (ec *executionContext) _OutstandingApproval_rule(ctx context.Context, field graphql.CollectedField, obj *model.OutstandingApproval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutstandingApproval_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutstandingApproval_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutstandingApproval", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutstandingApproval_approvals(ctx context.Context, field graphql.CollectedField, obj *model.OutstandingApproval) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutstandingApproval_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approvals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutstandingApproval_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutstandingApproval", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -12601,6 +14587,291 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_analyzer(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_analyzer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Analyzer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_analyzer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_node(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_diagnosis(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_diagnosis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diagnosis, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_diagnosis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_missingCapabilities(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_missingCapabilities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Missing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_missingCapabilities(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_findings(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_findings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Findings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.AnalysisFinding) graphql.Marshaler {
+			return ec.marshalNAnalysisFinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_findings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PatchAnalysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisFinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PatchAnalysis_evidence(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchDecision_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchDecision_roles(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_roles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Roles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_roles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchDecision_approve(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_approve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approve, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_approve(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _PatchDecision_comment(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchDecision_digest(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchDecision_at(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchDecision_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchDecision_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
@@ -12780,6 +15051,61 @@ func (ec *executionContext) _Plan_revision(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Plan_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Plan", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Plan_digest(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Plan", field, false, false, "String")
+}
+
+func (ec *executionContext) _Plan_revisions(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Plan().Revisions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanRevision) graphql.Marshaler {
+			return ec.marshalNPlanRevision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_revisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanRevision(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Plan_nodes(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
@@ -13125,14 +15451,60 @@ func (ec *executionContext) _PlanChange_op(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNPlanEditOp2string(ctx, selections, v)
+			return ec.marshalNPlanChangeOp2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_op(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "PlanEditOp")
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "PlanChangeOp")
+}
+
+func (ec *executionContext) _PlanChange_node(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanChange_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanChange_template(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanChange_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
 }
 
 func (ec *executionContext) _PlanChange_nodeId(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -13158,16 +15530,16 @@ func (ec *executionContext) fieldContext_PlanChange_nodeId(_ context.Context, fi
 	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
 }
 
-func (ec *executionContext) _PlanChange_node(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _PlanChange_spec(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PlanChange_node(ctx, field)
+			return ec.fieldContext_PlanChange_spec(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Node, nil
+			return obj.Spec, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanNode) graphql.Marshaler {
@@ -13177,7 +15549,7 @@ func (ec *executionContext) _PlanChange_node(ctx context.Context, field graphql.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PlanChange_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "PlanChange",
 		Field:      field,
@@ -13188,6 +15560,29 @@ func (ec *executionContext) fieldContext_PlanChange_node(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PlanChange_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanChange_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Map")
 }
 
 func (ec *executionContext) _PlanChange_edge(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -13222,39 +15617,16 @@ func (ec *executionContext) fieldContext_PlanChange_edge(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _PlanChange_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+func (ec *executionContext) _PlanChange_requirement(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PlanChange_parameters(ctx, field)
+			return ec.fieldContext_PlanChange_requirement(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Parameters, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_PlanChange_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Map")
-}
-
-func (ec *executionContext) _PlanChange_bindingId(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PlanChange_bindingId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BindingID, nil
+			return obj.Requirement, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -13264,7 +15636,7 @@ func (ec *executionContext) _PlanChange_bindingId(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanChange_bindingId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PlanChange_requirement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
 }
 
@@ -13291,6 +15663,29 @@ func (ec *executionContext) fieldContext_PlanChange_provider(_ context.Context, 
 	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
 }
 
+func (ec *executionContext) _PlanChange_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanChange_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+}
+
 func (ec *executionContext) _PlanChange_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13304,10 +15699,10 @@ func (ec *executionContext) _PlanChange_actor(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalOString2string(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13323,18 +15718,18 @@ func (ec *executionContext) _PlanChange_at(ctx context.Context, field graphql.Co
 			return ec.fieldContext_PlanChange_at(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.At, nil
+			return ec.Resolvers.PlanChange().At(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Time")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "Time")
 }
 
 func (ec *executionContext) _PlanChange_revision(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -13350,14 +15745,399 @@ func (ec *executionContext) _PlanChange_revision(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanDiff_from(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
 			return ec.marshalNInt2int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PlanChange_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Int")
+func (ec *executionContext) fieldContext_PlanDiff_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanDiff_to(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanDiff_fromDigest(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_fromDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_fromDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanDiff_toDigest(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_toDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_toDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanDiff_nodesAdded(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_nodesAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodesAdded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanNode) graphql.Marshaler {
+			return ec.marshalNPlanNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_nodesAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_nodesRemoved(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_nodesRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodesRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanNode) graphql.Marshaler {
+			return ec.marshalNPlanNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_nodesRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_nodesChanged(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_nodesChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NodesChanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.EntityDiff) graphql.Marshaler {
+			return ec.marshalNEntityDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEntityDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_nodesChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EntityDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_edgesAdded(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_edgesAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgesAdded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Edge) graphql.Marshaler {
+			return ec.marshalNEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_edgesAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Edge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_edgesRemoved(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_edgesRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EdgesRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Edge) graphql.Marshaler {
+			return ec.marshalNEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_edgesRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Edge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_bindingsAdded(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_bindingsAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BindingsAdded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_bindingsAdded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanDiff_bindingsRemoved(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_bindingsRemoved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BindingsRemoved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_bindingsRemoved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanDiff_bindingsChanged(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_bindingsChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BindingsChanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.EntityDiff) graphql.Marshaler {
+			return ec.marshalNEntityDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEntityDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_bindingsChanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EntityDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.FieldDiff) graphql.Marshaler {
+			return ec.marshalNFieldDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanDiff",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanDiff_gates(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanDiff_gates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Gates, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanDiff_gates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanDiff", field, false, false, "String")
 }
 
 func (ec *executionContext) _PlanNode_key(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanNode) (ret graphql.Marshaler) {
@@ -13757,6 +16537,960 @@ func (ec *executionContext) fieldContext_PlanNode_analysis(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PlanNode_template(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanNode_template(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Template, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanNode_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_id(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, true, true, "ID")
+}
+
+func (ec *executionContext) _PlanPatch_operation(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_operation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().Operation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_operation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_plan(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().Plan(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
+			return ec.marshalNPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_baseRevision(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_baseRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseRevision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_baseRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanPatch_baseDigest(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_baseDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaseDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_baseDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_digest(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_author(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_changes(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanChange) graphql.Marshaler {
+			return ec.marshalNPlanChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_status(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.PatchStatus) graphql.Marshaler {
+			return ec.marshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "PlanPatchStatus")
+}
+
+func (ec *executionContext) _PlanPatch_approvals(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_approvals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approvals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ApprovalRule) graphql.Marshaler {
+			return ec.marshalNApprovalRule2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐApprovalRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_approvals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApprovalRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_outstanding(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_outstanding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().Outstanding(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.OutstandingApproval) graphql.Marshaler {
+			return ec.marshalNOutstandingApproval2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOutstandingApprovalᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_outstanding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OutstandingApproval(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_decisions(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_decisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decisions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PatchDecision) graphql.Marshaler {
+			return ec.marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchDecisionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_decisions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PatchDecision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_appliedRevision(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_appliedRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().AppliedRevision(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_appliedRevision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, true, true, "Int")
+}
+
+func (ec *executionContext) _PlanPatch_reverts(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_reverts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().Reverts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_reverts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_analysis(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_analysis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Analysis, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PatchAnalysis) graphql.Marshaler {
+			return ec.marshalOPatchAnalysis2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchAnalysis(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_analysis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PatchAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_diff(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().Diff(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanDiff) graphql.Marshaler {
+			return ec.marshalOPlanDiff2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanDiff(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_closedReason(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_closedReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_closedReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanPatch_closedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_closedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_closedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PlanPatch_createdAt(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PlanPatch_updatedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PlanPatch_version(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanRevision_revision(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanRevision_digest(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanRevision_parent(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanRevision_kind(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevision().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalORevisionKind2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, true, true, "RevisionKind")
+}
+
+func (ec *executionContext) _PlanRevision_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevision().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, true, true, "String")
+}
+
+func (ec *executionContext) _PlanRevision_at(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevision().At(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, true, true, "Time")
+}
+
+func (ec *executionContext) _PlanRevision_patch(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_patch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevision().Patch(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_patch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanRevision_changes(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevision().Changes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanChange) graphql.Marshaler {
+			return ec.marshalNPlanChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanChangeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanRevision_scenarioRef(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_scenarioRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScenarioRef, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_scenarioRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanRevision_nodes(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PlanNode) graphql.Marshaler {
+			return ec.marshalNPlanNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanRevision_edges(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Edge) graphql.Marshaler {
+			return ec.marshalNEdge2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Edge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanRevision_bindings(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_bindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ResourceBinding) graphql.Marshaler {
+			return ec.marshalNResourceBinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceBindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_bindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceBinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanRevision_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevision_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevision_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevision", field, false, false, "Map")
 }
 
 func (ec *executionContext) _PlanSummary_desiredResult(ctx context.Context, field graphql.CollectedField, obj *model.PlanSummary) (ret graphql.Marshaler) {
@@ -14467,98 +18201,6 @@ func (ec *executionContext) fieldContext_Probe_equals(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Probe", field, false, false, "Any")
 }
 
-func (ec *executionContext) _ProposedChange_op(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ProposedChange_op(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Op, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_ProposedChange_op(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
-}
-
-func (ec *executionContext) _ProposedChange_node(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ProposedChange_node(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Node, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_ProposedChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
-}
-
-func (ec *executionContext) _ProposedChange_parameters(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ProposedChange_parameters(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Parameters, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_ProposedChange_parameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "Map")
-}
-
-func (ec *executionContext) _ProposedChange_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.ProposedChange) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ProposedChange_reason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_ProposedChange_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProposedChange", field, false, false, "String")
-}
-
 func (ec *executionContext) _ProvidedCapability_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.ProvidedCapability) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15260,6 +18902,170 @@ func (ec *executionContext) fieldContext_Query_operations(ctx context.Context, f
 	if fc.Args, err = ec.field_Query_operations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_planRevision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_planRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PlanRevision(ctx, fc.Args["plan"].(string), fc.Args["revision"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanRevision) graphql.Marshaler {
+			return ec.marshalOPlanRevision2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevision(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_planRevision(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanRevision(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_planRevision_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_planDiff(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_planDiff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PlanDiff(ctx, fc.Args["plan"].(string), fc.Args["from"].(int), fc.Args["to"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanDiff) graphql.Marshaler {
+			return ec.marshalNPlanDiff2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanDiff(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_planDiff(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanDiff(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_planDiff_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_planPatch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_planPatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PlanPatch(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_planPatch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_planPatch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodeTemplates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodeTemplates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().NodeTemplates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.NodeTemplate) graphql.Marshaler {
+			return ec.marshalNNodeTemplate2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeTemplateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodeTemplates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NodeTemplate(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -19637,6 +23443,69 @@ func UnmarshalDecideGateInput(ctx context.Context, raw any) (model.DecideGateInp
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDecidePlanPatchInput(ctx context.Context, obj any) (model.DecidePlanPatchInput, error) {
+	var it model.DecidePlanPatchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"patch", "approve", "comment", "digest"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "patch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patch"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patch = data
+		case "approve":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("approve"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Approve = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = data
+		case "digest":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("digest"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Digest = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDecidePlanPatchInput unmarshals raw into the DecidePlanPatchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDecidePlanPatchInput(ctx context.Context, raw any) (model.DecidePlanPatchInput, error) {
+	var out model.DecidePlanPatchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DecidePlanPatchInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputEdgeInput(ctx context.Context, obj any) (model.EdgeInput, error) {
 	var it model.EdgeInput
 	if obj == nil {
@@ -19697,7 +23566,7 @@ func (ec *executionContext) unmarshalInputEditPlanInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"plan", "version", "edits"}
+	fieldsInOrder := [...]string{"plan", "version", "changes"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19718,13 +23587,13 @@ func (ec *executionContext) unmarshalInputEditPlanInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Version = data
-		case "edits":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("edits"))
-			data, err := ec.unmarshalNPlanEditInput2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanEditInputᚄ(ctx, v)
+		case "changes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changes"))
+			data, err := ec.unmarshalNPlanChangeInput2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanChangeInputᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Edits = data
+			it.Changes = data
 		}
 	}
 	return it, nil
@@ -19935,7 +23804,7 @@ func (ec *executionContext) unmarshalInputOperationFilter(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"status", "intent", "plan", "resource", "createdAfter", "createdBefore"}
+	fieldsInOrder := [...]string{"status", "intent", "plan", "resource", "awaitingPatch", "createdAfter", "createdBefore"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -19970,6 +23839,13 @@ func (ec *executionContext) unmarshalInputOperationFilter(ctx context.Context, o
 				return it, err
 			}
 			it.Resource = data
+		case "awaitingPatch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("awaitingPatch"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AwaitingPatch = data
 		case "createdAfter":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAfter"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -20001,8 +23877,8 @@ func UnmarshalOperationFilter(ctx context.Context, raw any) (model.OperationFilt
 	return out, err
 }
 
-func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj any) (model.PlanEditInput, error) {
-	var it model.PlanEditInput
+func (ec *executionContext) unmarshalInputPlanChangeInput(ctx context.Context, obj any) (model.PlanChangeInput, error) {
+	var it model.PlanChangeInput
 	if obj == nil {
 		return it, nil
 	}
@@ -20012,7 +23888,7 @@ func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"op", "nodeId", "node", "edge", "parameters", "bindingId", "provider"}
+	fieldsInOrder := [...]string{"op", "node", "template", "nodeId", "spec", "parameters", "edge", "requirement", "provider", "reason"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20021,11 +23897,25 @@ func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj
 		switch k {
 		case "op":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("op"))
-			data, err := ec.unmarshalNPlanEditOp2string(ctx, v)
+			data, err := ec.unmarshalNPlanChangeOp2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Op = data
+		case "node":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Node = data
+		case "template":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("template"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Template = data
 		case "nodeId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nodeId"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -20033,20 +23923,13 @@ func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj
 				return it, err
 			}
 			it.NodeID = data
-		case "node":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("node"))
+		case "spec":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spec"))
 			data, err := ec.unmarshalOMap2map(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Node = data
-		case "edge":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("edge"))
-			data, err := ec.unmarshalOEdgeInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐEdgeInput(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Edge = data
+			it.Spec = data
 		case "parameters":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parameters"))
 			data, err := ec.unmarshalOMap2map(ctx, v)
@@ -20054,13 +23937,20 @@ func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Parameters = data
-		case "bindingId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("bindingId"))
+		case "edge":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("edge"))
+			data, err := ec.unmarshalOEdgeInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐEdgeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Edge = data
+		case "requirement":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requirement"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.BindingID = data
+			it.Requirement = data
 		case "provider":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -20068,20 +23958,27 @@ func (ec *executionContext) unmarshalInputPlanEditInput(ctx context.Context, obj
 				return it, err
 			}
 			it.Provider = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
 }
 
-// UnmarshalPlanEditInput unmarshals raw into the PlanEditInput input type, using the
+// UnmarshalPlanChangeInput unmarshals raw into the PlanChangeInput input type, using the
 // unmarshaler bound to ctx's request. Call it from a resolver to decode an input
 // object that was not passed as a field argument.
 //
 // ctx must come from a gqlgen request; outside one there is no unmarshaler to use
 // and the returned error says so.
-func UnmarshalPlanEditInput(ctx context.Context, raw any) (model.PlanEditInput, error) {
-	var out model.PlanEditInput
-	err := graphql.UnmarshalNamedInputFromContext(ctx, "PlanEditInput", raw, &out)
+func UnmarshalPlanChangeInput(ctx context.Context, raw any) (model.PlanChangeInput, error) {
+	var out model.PlanChangeInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PlanChangeInput", raw, &out)
 	return out, err
 }
 
@@ -20124,6 +24021,69 @@ func (ec *executionContext) unmarshalInputPlanIntentInput(ctx context.Context, o
 func UnmarshalPlanIntentInput(ctx context.Context, raw any) (model.PlanIntentInput, error) {
 	var out model.PlanIntentInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "PlanIntentInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputProposePlanPatchInput(ctx context.Context, obj any) (model.ProposePlanPatchInput, error) {
+	var it model.ProposePlanPatchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"operation", "baseRevision", "changes", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "operation":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("operation"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Operation = data
+		case "baseRevision":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseRevision"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseRevision = data
+		case "changes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changes"))
+			data, err := ec.unmarshalNPlanChangeInput2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanChangeInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Changes = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalProposePlanPatchInput unmarshals raw into the ProposePlanPatchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalProposePlanPatchInput(ctx context.Context, raw any) (model.ProposePlanPatchInput, error) {
+	var out model.ProposePlanPatchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ProposePlanPatchInput", raw, &out)
 	return out, err
 }
 
@@ -20306,6 +24266,55 @@ func UnmarshalRetryNodeInput(ctx context.Context, raw any) (model.RetryNodeInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRevertPlanPatchInput(ctx context.Context, obj any) (model.RevertPlanPatchInput, error) {
+	var it model.RevertPlanPatchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"patch", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "patch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patch"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patch = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevertPlanPatchInput unmarshals raw into the RevertPlanPatchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevertPlanPatchInput(ctx context.Context, raw any) (model.RevertPlanPatchInput, error) {
+	var out model.RevertPlanPatchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevertPlanPatchInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputScenarioFilter(ctx context.Context, obj any) (model.ScenarioFilter, error) {
 	var it model.ScenarioFilter
 	if obj == nil {
@@ -20418,6 +24427,55 @@ func UnmarshalStartOperationInput(ctx context.Context, raw any) (model.StartOper
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputWithdrawPlanPatchInput(ctx context.Context, obj any) (model.WithdrawPlanPatchInput, error) {
+	var it model.WithdrawPlanPatchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"patch", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "patch":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("patch"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Patch = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalWithdrawPlanPatchInput unmarshals raw into the WithdrawPlanPatchInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalWithdrawPlanPatchInput(ctx context.Context, raw any) (model.WithdrawPlanPatchInput, error) {
+	var out model.WithdrawPlanPatchInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "WithdrawPlanPatchInput", raw, &out)
+	return out, err
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -20454,6 +24512,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Resource(ctx, sel, obj)
+	case capstan.PlanPatch:
+		return ec._PlanPatch(ctx, sel, &obj)
+	case *capstan.PlanPatch:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PlanPatch(ctx, sel, obj)
 	case capstan.Plan:
 		return ec._Plan(ctx, sel, &obj)
 	case *capstan.Plan:
@@ -20543,6 +24608,11 @@ func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "proposedPatch":
 			out.Values[i] = ec._Analysis_proposedPatch(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "missingCapabilities":
+			out.Values[i] = ec._Analysis_missingCapabilities(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20640,6 +24710,54 @@ func (ec *executionContext) _AnalysisSpec(ctx context.Context, sel ast.Selection
 		case "output":
 			out.Values[i] = ec._AnalysisSpec_output(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var approvalRuleImplementors = []string{"ApprovalRule"}
+
+func (ec *executionContext) _ApprovalRule(ctx context.Context, sel ast.SelectionSet, obj *capstan.ApprovalRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approvalRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApprovalRule")
+		case "rule":
+			out.Values[i] = ec._ApprovalRule_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._ApprovalRule_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "roles":
+			out.Values[i] = ec._ApprovalRule_roles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvals":
+			out.Values[i] = ec._ApprovalRule_approvals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -21531,6 +25649,44 @@ func (ec *executionContext) _Edge(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var entityDiffImplementors = []string{"EntityDiff"}
+
+func (ec *executionContext) _EntityDiff(ctx context.Context, sel ast.SelectionSet, obj *capstan.EntityDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EntityDiff")
+		case "key":
+			out.Values[i] = ec._EntityDiff_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fields":
+			out.Values[i] = ec._EntityDiff_fields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var evidenceImplementors = []string{"Evidence"}
 
 func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet, obj *capstan.Evidence) graphql.Marshaler {
@@ -21575,6 +25731,49 @@ func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet,
 		case "observedAt":
 			out.Values[i] = ec._Evidence_observedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var fieldDiffImplementors = []string{"FieldDiff"}
+
+func (ec *executionContext) _FieldDiff(ctx context.Context, sel ast.SelectionSet, obj *capstan.FieldDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fieldDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FieldDiff")
+		case "path":
+			out.Values[i] = ec._FieldDiff_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "old":
+			out.Values[i] = ec._FieldDiff_old(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "new":
+			out.Values[i] = ec._FieldDiff_new(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -21676,6 +25875,16 @@ func (ec *executionContext) _GateDecision(ctx context.Context, sel ast.Selection
 		case "comment":
 			out.Values[i] = ec._GateDecision_comment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._GateDecision_digest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "dismissed":
+			out.Values[i] = ec._GateDecision_dismissed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -22321,6 +26530,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "proposePlanPatch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_proposePlanPatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decidePlanPatch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_decidePlanPatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withdrawPlanPatch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_withdrawPlanPatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revertPlanPatch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revertPlanPatch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "startOperation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startOperation(ctx, field)
@@ -22353,6 +26590,59 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelOperation(ctx, field)
 			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var nodeTemplateImplementors = []string{"NodeTemplate"}
+
+func (ec *executionContext) _NodeTemplate(ctx context.Context, sel ast.SelectionSet, obj *capstan.NodeTemplate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeTemplate")
+		case "name":
+			out.Values[i] = ec._NodeTemplate_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pack":
+			out.Values[i] = ec._NodeTemplate_pack(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._NodeTemplate_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "parameters":
+			out.Values[i] = ec._NodeTemplate_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._NodeTemplate_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22501,6 +26791,12 @@ func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Operation_analyses(ctx, field, obj)
+				})
+		case "patches":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_patches(ctx, field, obj)
 				})
 		case "timeline":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -22791,6 +27087,11 @@ func (ec *executionContext) _OperationNodeRun(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "revision":
+			out.Values[i] = ec._OperationNodeRun_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "childOperation":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -22865,6 +27166,11 @@ func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "patchesAwaitingApproval":
+			out.Values[i] = ec._OperationProgress_patchesAwaitingApproval(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "resourceHealth":
 			out.Values[i] = ec._OperationProgress_resourceHealth(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -22881,6 +27187,44 @@ func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.Sele
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._OperationProgress_cursor(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var outstandingApprovalImplementors = []string{"OutstandingApproval"}
+
+func (ec *executionContext) _OutstandingApproval(ctx context.Context, sel ast.SelectionSet, obj *model.OutstandingApproval) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, outstandingApprovalImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OutstandingApproval")
+		case "rule":
+			out.Values[i] = ec._OutstandingApproval_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approvals":
+			out.Values[i] = ec._OutstandingApproval_approvals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22927,6 +27271,122 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var patchAnalysisImplementors = []string{"PatchAnalysis"}
+
+func (ec *executionContext) _PatchAnalysis(ctx context.Context, sel ast.SelectionSet, obj *capstan.PatchAnalysis) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, patchAnalysisImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PatchAnalysis")
+		case "analyzer":
+			out.Values[i] = ec._PatchAnalysis_analyzer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PatchAnalysis_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "diagnosis":
+			out.Values[i] = ec._PatchAnalysis_diagnosis(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "missingCapabilities":
+			out.Values[i] = ec._PatchAnalysis_missingCapabilities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "findings":
+			out.Values[i] = ec._PatchAnalysis_findings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._PatchAnalysis_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var patchDecisionImplementors = []string{"PatchDecision"}
+
+func (ec *executionContext) _PatchDecision(ctx context.Context, sel ast.SelectionSet, obj *capstan.PatchDecision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, patchDecisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PatchDecision")
+		case "actor":
+			out.Values[i] = ec._PatchDecision_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "roles":
+			out.Values[i] = ec._PatchDecision_roles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approve":
+			out.Values[i] = ec._PatchDecision_approve(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._PatchDecision_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._PatchDecision_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._PatchDecision_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -22995,6 +27455,17 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "digest":
+			out.Values[i] = ec._Plan_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revisions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_revisions(ctx, field, obj)
+				})
 		case "nodes":
 			out.Values[i] = ec._Plan_nodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23089,50 +27560,164 @@ func (ec *executionContext) _PlanChange(ctx context.Context, sel ast.SelectionSe
 		case "op":
 			out.Values[i] = ec._PlanChange_op(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "nodeId":
-			out.Values[i] = ec._PlanChange_nodeId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "node":
 			out.Values[i] = ec._PlanChange_node(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "edge":
-			out.Values[i] = ec._PlanChange_edge(ctx, field, obj)
+		case "template":
+			out.Values[i] = ec._PlanChange_template(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodeId":
+			out.Values[i] = ec._PlanChange_nodeId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spec":
+			out.Values[i] = ec._PlanChange_spec(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parameters":
 			out.Values[i] = ec._PlanChange_parameters(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "bindingId":
-			out.Values[i] = ec._PlanChange_bindingId(ctx, field, obj)
+		case "edge":
+			out.Values[i] = ec._PlanChange_edge(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requirement":
+			out.Values[i] = ec._PlanChange_requirement(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "provider":
 			out.Values[i] = ec._PlanChange_provider(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._PlanChange_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actor":
 			out.Values[i] = ec._PlanChange_actor(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "at":
-			out.Values[i] = ec._PlanChange_at(ctx, field, obj)
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_at(ctx, field, obj)
+				})
+		case "revision":
+			out.Values[i] = ec._PlanChange_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planDiffImplementors = []string{"PlanDiff"}
+
+func (ec *executionContext) _PlanDiff(ctx context.Context, sel ast.SelectionSet, obj *capstan.PlanDiff) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planDiffImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanDiff")
+		case "from":
+			out.Values[i] = ec._PlanDiff_from(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
-		case "revision":
-			out.Values[i] = ec._PlanChange_revision(ctx, field, obj)
+		case "to":
+			out.Values[i] = ec._PlanDiff_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromDigest":
+			out.Values[i] = ec._PlanDiff_fromDigest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toDigest":
+			out.Values[i] = ec._PlanDiff_toDigest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodesAdded":
+			out.Values[i] = ec._PlanDiff_nodesAdded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodesRemoved":
+			out.Values[i] = ec._PlanDiff_nodesRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodesChanged":
+			out.Values[i] = ec._PlanDiff_nodesChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgesAdded":
+			out.Values[i] = ec._PlanDiff_edgesAdded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edgesRemoved":
+			out.Values[i] = ec._PlanDiff_edgesRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bindingsAdded":
+			out.Values[i] = ec._PlanDiff_bindingsAdded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bindingsRemoved":
+			out.Values[i] = ec._PlanDiff_bindingsRemoved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bindingsChanged":
+			out.Values[i] = ec._PlanDiff_bindingsChanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parameters":
+			out.Values[i] = ec._PlanDiff_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gates":
+			out.Values[i] = ec._PlanDiff_gates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23238,6 +27823,254 @@ func (ec *executionContext) _PlanNode(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = ec._PlanNode_analysis(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
+			}
+		case "template":
+			out.Values[i] = ec._PlanNode_template(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planPatchImplementors = []string{"PlanPatch", "Node"}
+
+func (ec *executionContext) _PlanPatch(ctx context.Context, sel ast.SelectionSet, obj *capstan.PlanPatch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planPatchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanPatch")
+		case "id":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_id(ctx, field, obj)
+				})
+		case "operation":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_operation(ctx, field, obj)
+				})
+		case "plan":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_plan(ctx, field, obj)
+				})
+		case "baseRevision":
+			out.Values[i] = ec._PlanPatch_baseRevision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baseDigest":
+			out.Values[i] = ec._PlanPatch_baseDigest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._PlanPatch_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "author":
+			out.Values[i] = ec._PlanPatch_author(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._PlanPatch_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changes":
+			out.Values[i] = ec._PlanPatch_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._PlanPatch_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "approvals":
+			out.Values[i] = ec._PlanPatch_approvals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outstanding":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_outstanding(ctx, field, obj)
+				})
+		case "decisions":
+			out.Values[i] = ec._PlanPatch_decisions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "appliedRevision":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_appliedRevision(ctx, field, obj)
+				})
+		case "reverts":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_reverts(ctx, field, obj)
+				})
+		case "analysis":
+			out.Values[i] = ec._PlanPatch_analysis(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_diff(ctx, field, obj)
+				})
+		case "closedReason":
+			out.Values[i] = ec._PlanPatch_closedReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "closedAt":
+			out.Values[i] = ec._PlanPatch_closedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._PlanPatch_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._PlanPatch_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._PlanPatch_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planRevisionImplementors = []string{"PlanRevision"}
+
+func (ec *executionContext) _PlanRevision(ctx context.Context, sel ast.SelectionSet, obj *capstan.PlanRevision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planRevisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanRevision")
+		case "revision":
+			out.Values[i] = ec._PlanRevision_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._PlanRevision_digest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parent":
+			out.Values[i] = ec._PlanRevision_parent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevision_kind(ctx, field, obj)
+				})
+		case "actor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevision_actor(ctx, field, obj)
+				})
+		case "at":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevision_at(ctx, field, obj)
+				})
+		case "patch":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevision_patch(ctx, field, obj)
+				})
+		case "changes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevision_changes(ctx, field, obj)
+				})
+		case "scenarioRef":
+			out.Values[i] = ec._PlanRevision_scenarioRef(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._PlanRevision_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "edges":
+			out.Values[i] = ec._PlanRevision_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bindings":
+			out.Values[i] = ec._PlanRevision_bindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parameters":
+			out.Values[i] = ec._PlanRevision_parameters(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -23546,54 +28379,6 @@ func (ec *executionContext) _Probe(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var proposedChangeImplementors = []string{"ProposedChange"}
-
-func (ec *executionContext) _ProposedChange(ctx context.Context, sel ast.SelectionSet, obj *capstan.ProposedChange) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, proposedChangeImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProposedChange")
-		case "op":
-			out.Values[i] = ec._ProposedChange_op(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "node":
-			out.Values[i] = ec._ProposedChange_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "parameters":
-			out.Values[i] = ec._ProposedChange_parameters(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		case "reason":
-			out.Values[i] = ec._ProposedChange_reason(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
 var providedCapabilityImplementors = []string{"ProvidedCapability"}
 
 func (ec *executionContext) _ProvidedCapability(ctx context.Context, sel ast.SelectionSet, obj *capstan.ProvidedCapability) graphql.Marshaler {
@@ -23745,6 +28530,30 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_operations(ctx, field)
+				})
+		case "planRevision":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_planRevision(ctx, field)
+				})
+		case "planDiff":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_planDiff(ctx, field)
+				})
+		case "planPatch":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_planPatch(ctx, field)
+				})
+		case "nodeTemplates":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodeTemplates(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -25390,6 +30199,26 @@ func (ec *executionContext) marshalNAny2interface(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) marshalNApprovalRule2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐApprovalRule(ctx context.Context, sel ast.SelectionSet, v capstan.ApprovalRule) graphql.Marshaler {
+	return ec._ApprovalRule(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNApprovalRule2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐApprovalRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ApprovalRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApprovalRule2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐApprovalRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNArtifact2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifact(ctx context.Context, sel ast.SelectionSet, v capstan.Artifact) graphql.Marshaler {
 	return ec._Artifact(ctx, sel, &v)
 }
@@ -25731,6 +30560,11 @@ func (ec *executionContext) unmarshalNDecideGateInput2githubᚗcomᚋcapstanᚑd
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNDecidePlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDecidePlanPatchInput(ctx context.Context, v any) (model.DecidePlanPatchInput, error) {
+	res, err := ec.unmarshalInputDecidePlanPatchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNDependencyEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐDependencyEdge(ctx context.Context, sel ast.SelectionSet, v model.DependencyEdge) graphql.Marshaler {
 	return ec._DependencyEdge(ctx, sel, &v)
 }
@@ -25810,6 +30644,26 @@ func (ec *executionContext) unmarshalNEditPlanInput2githubᚗcomᚋcapstanᚑdev
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNEntityDiff2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐEntityDiff(ctx context.Context, sel ast.SelectionSet, v capstan.EntityDiff) graphql.Marshaler {
+	return ec._EntityDiff(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNEntityDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEntityDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.EntityDiff) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEntityDiff2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐEntityDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNEvidence2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidence(ctx context.Context, sel ast.SelectionSet, v capstan.Evidence) graphql.Marshaler {
 	return ec._Evidence(ctx, sel, &v)
 }
@@ -25861,6 +30715,26 @@ var (
 func (ec *executionContext) unmarshalNExplicitProviderInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐExplicitProviderInput(ctx context.Context, v any) (model.ExplicitProviderInput, error) {
 	res, err := ec.unmarshalInputExplicitProviderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldDiff2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiff(ctx context.Context, sel ast.SelectionSet, v capstan.FieldDiff) graphql.Marshaler {
+	return ec._FieldDiff(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFieldDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiffᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.FieldDiff) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFieldDiff2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -26325,6 +31199,26 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNNodeTemplate2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeTemplate(ctx context.Context, sel ast.SelectionSet, v capstan.NodeTemplate) graphql.Marshaler {
+	return ec._NodeTemplate(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNNodeTemplate2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeTemplateᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.NodeTemplate) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNNodeTemplate2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeTemplate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNNodeType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeType(ctx context.Context, v any) (capstan.NodeType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNNodeType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeType[tmp]
@@ -26509,12 +31403,52 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNOutstandingApproval2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOutstandingApproval(ctx context.Context, sel ast.SelectionSet, v model.OutstandingApproval) graphql.Marshaler {
+	return ec._OutstandingApproval(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOutstandingApproval2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOutstandingApprovalᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OutstandingApproval) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOutstandingApproval2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOutstandingApproval(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PageInfo!")
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPatchDecision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchDecision(ctx context.Context, sel ast.SelectionSet, v capstan.PatchDecision) graphql.Marshaler {
+	return ec._PatchDecision(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchDecisionᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.PatchDecision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPatchDecision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchDecision(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNPlan2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v capstan.Plan) graphql.Marshaler {
@@ -26565,18 +31499,18 @@ func (ec *executionContext) marshalNPlanChange2ᚕgithubᚗcomᚋcapstanᚑdev�
 	return ret
 }
 
-func (ec *executionContext) unmarshalNPlanEditInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanEditInput(ctx context.Context, v any) (model.PlanEditInput, error) {
-	res, err := ec.unmarshalInputPlanEditInput(ctx, v)
+func (ec *executionContext) unmarshalNPlanChangeInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanChangeInput(ctx context.Context, v any) (model.PlanChangeInput, error) {
+	res, err := ec.unmarshalInputPlanChangeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNPlanEditInput2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanEditInputᚄ(ctx context.Context, v any) ([]model.PlanEditInput, error) {
+func (ec *executionContext) unmarshalNPlanChangeInput2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanChangeInputᚄ(ctx context.Context, v any) ([]model.PlanChangeInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]model.PlanEditInput, len(vSlice))
+	res := make([]model.PlanChangeInput, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNPlanEditInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanEditInput(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNPlanChangeInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanChangeInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -26584,41 +31518,55 @@ func (ec *executionContext) unmarshalNPlanEditInput2ᚕgithubᚗcomᚋcapstanᚑ
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalNPlanEditOp2string(ctx context.Context, v any) (string, error) {
+func (ec *executionContext) unmarshalNPlanChangeOp2string(ctx context.Context, v any) (string, error) {
 	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalNPlanEditOp2string[tmp]
+	res := unmarshalNPlanChangeOp2string[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPlanEditOp2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNPlanChangeOp2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(marshalNPlanEditOp2string[v])
+	res := graphql.MarshalString(marshalNPlanChangeOp2string[v])
 	if res == graphql.Null {
-		graphql.AddInvalidNullFromMarshaler(ctx, "PlanEditOp!")
+		graphql.AddInvalidNullFromMarshaler(ctx, "PlanChangeOp!")
 	}
 	return res
 }
 
 var (
-	unmarshalNPlanEditOp2string = map[string]string{
-		"ADD_NODE":         capstan.EditAddNode,
-		"REMOVE_NODE":      capstan.EditRemoveNode,
-		"REPLACE_NODE":     capstan.EditReplaceNode,
-		"ADD_EDGE":         capstan.EditAddEdge,
-		"REMOVE_EDGE":      capstan.EditRemoveEdge,
-		"SET_PARAMETERS":   capstan.EditSetParameters,
-		"OVERRIDE_BINDING": capstan.EditOverrideBinding,
+	unmarshalNPlanChangeOp2string = map[string]string{
+		"INSERT_AFTER":   capstan.ChangeInsertAfter,
+		"INSERT_BEFORE":  capstan.ChangeInsertBefore,
+		"REMOVE":         capstan.ChangeRemove,
+		"REPLACE":        capstan.ChangeReplace,
+		"RETRY":          capstan.ChangeRetry,
+		"SKIP":           capstan.ChangeSkip,
+		"SET_PARAMETERS": capstan.ChangeSetParameters,
+		"ADD_EDGE":       capstan.ChangeAddEdge,
+		"REMOVE_EDGE":    capstan.ChangeRemoveEdge,
+		"REBIND":         capstan.ChangeRebind,
 	}
-	marshalNPlanEditOp2string = map[string]string{
-		capstan.EditAddNode:         "ADD_NODE",
-		capstan.EditRemoveNode:      "REMOVE_NODE",
-		capstan.EditReplaceNode:     "REPLACE_NODE",
-		capstan.EditAddEdge:         "ADD_EDGE",
-		capstan.EditRemoveEdge:      "REMOVE_EDGE",
-		capstan.EditSetParameters:   "SET_PARAMETERS",
-		capstan.EditOverrideBinding: "OVERRIDE_BINDING",
+	marshalNPlanChangeOp2string = map[string]string{
+		capstan.ChangeInsertAfter:   "INSERT_AFTER",
+		capstan.ChangeInsertBefore:  "INSERT_BEFORE",
+		capstan.ChangeRemove:        "REMOVE",
+		capstan.ChangeReplace:       "REPLACE",
+		capstan.ChangeRetry:         "RETRY",
+		capstan.ChangeSkip:          "SKIP",
+		capstan.ChangeSetParameters: "SET_PARAMETERS",
+		capstan.ChangeAddEdge:       "ADD_EDGE",
+		capstan.ChangeRemoveEdge:    "REMOVE_EDGE",
+		capstan.ChangeRebind:        "REBIND",
 	}
 )
+
+func (ec *executionContext) marshalNPlanDiff2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanDiff(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanDiff) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PlanDiff!")
+		return graphql.Null
+	}
+	return ec._PlanDiff(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalNPlanIntentInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanIntentInput(ctx context.Context, v any) (model.PlanIntentInput, error) {
 	res, err := ec.unmarshalInputPlanIntentInput(ctx, v)
@@ -26634,6 +31582,86 @@ func (ec *executionContext) marshalNPlanNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋc
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPlanNode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNode(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPlanPatch2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx context.Context, sel ast.SelectionSet, v capstan.PlanPatch) graphql.Marshaler {
+	return ec._PlanPatch(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPlanPatch2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatchᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.PlanPatch) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlanPatch2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PlanPatch!")
+		return graphql.Null
+	}
+	return ec._PlanPatch(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus(ctx context.Context, v any) (capstan.PatchStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus(ctx context.Context, sel ast.SelectionSet, v capstan.PatchStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PlanPatchStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus = map[string]capstan.PatchStatus{
+		"PROPOSED":  capstan.PatchProposed,
+		"APPLIED":   capstan.PatchApplied,
+		"REJECTED":  capstan.PatchRejected,
+		"WITHDRAWN": capstan.PatchWithdrawn,
+		"STALE":     capstan.PatchStale,
+	}
+	marshalNPlanPatchStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchStatus = map[capstan.PatchStatus]string{
+		capstan.PatchProposed:  "PROPOSED",
+		capstan.PatchApplied:   "APPLIED",
+		capstan.PatchRejected:  "REJECTED",
+		capstan.PatchWithdrawn: "WITHDRAWN",
+		capstan.PatchStale:     "STALE",
+	}
+)
+
+func (ec *executionContext) marshalNPlanRevision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevision(ctx context.Context, sel ast.SelectionSet, v capstan.PlanRevision) graphql.Marshaler {
+	return ec._PlanRevision(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPlanRevision2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevisionᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.PlanRevision) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlanRevision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevision(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26759,24 +31787,9 @@ func (ec *executionContext) marshalNProbe2ᚕgithubᚗcomᚋcapstanᚑdevᚋcaps
 	return ret
 }
 
-func (ec *executionContext) marshalNProposedChange2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChange(ctx context.Context, sel ast.SelectionSet, v capstan.ProposedChange) graphql.Marshaler {
-	return ec._ProposedChange(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNProposedChange2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChangeᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ProposedChange) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNProposedChange2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProposedChange(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
+func (ec *executionContext) unmarshalNProposePlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProposePlanPatchInput(ctx context.Context, v any) (model.ProposePlanPatchInput, error) {
+	res, err := ec.unmarshalInputProposePlanPatchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNProvidedCapability2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐProvidedCapability(ctx context.Context, sel ast.SelectionSet, v capstan.ProvidedCapability) graphql.Marshaler {
@@ -26977,6 +31990,11 @@ func (ec *executionContext) marshalNRetryPolicy2githubᚗcomᚋcapstanᚑdevᚋc
 	return ec._RetryPolicy(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNRevertPlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRevertPlanPatchInput(ctx context.Context, v any) (model.RevertPlanPatchInput, error) {
+	res, err := ec.unmarshalInputRevertPlanPatchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNRollbackPolicy2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRollbackPolicy(ctx context.Context, sel ast.SelectionSet, v capstan.RollbackPolicy) graphql.Marshaler {
 	return ec._RollbackPolicy(ctx, sel, &v)
 }
@@ -27175,6 +32193,11 @@ func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋcapstanᚑdevᚋcap
 		return graphql.Null
 	}
 	return ec._Viewer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWithdrawPlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐWithdrawPlanPatchInput(ctx context.Context, v any) (model.WithdrawPlanPatchInput, error) {
+	res, err := ec.unmarshalInputWithdrawPlanPatchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -27814,6 +32837,13 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalOPatchAnalysis2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchAnalysis(ctx context.Context, sel ast.SelectionSet, v *capstan.PatchAnalysis) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PatchAnalysis(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -27821,11 +32851,32 @@ func (ec *executionContext) marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapst
 	return ec._Plan(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPlanDiff2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanDiff(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanDiff) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PlanDiff(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOPlanNode2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNode(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanNode) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._PlanNode(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PlanPatch(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPlanRevision2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanRevision(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanRevision) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PlanRevision(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
@@ -27842,6 +32893,38 @@ func (ec *executionContext) unmarshalOResourceFilter2ᚖgithubᚗcomᚋcapstan�
 	res, err := ec.unmarshalInputResourceFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
+
+func (ec *executionContext) unmarshalORevisionKind2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalORevisionKind2ᚖstring[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORevisionKind2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalORevisionKind2ᚖstring[*v])
+	return res
+}
+
+var (
+	unmarshalORevisionKind2ᚖstring = map[string]string{
+		"PLANNED": capstan.RevisionPlanned,
+		"EDIT":    capstan.RevisionEdit,
+		"PATCH":   capstan.RevisionPatch,
+	}
+	marshalORevisionKind2ᚖstring = map[string]string{
+		capstan.RevisionPlanned: "PLANNED",
+		capstan.RevisionEdit:    "EDIT",
+		capstan.RevisionPatch:   "PATCH",
+	}
+)
 
 func (ec *executionContext) marshalORunSpec2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRunSpec(ctx context.Context, sel ast.SelectionSet, v *capstan.RunSpec) graphql.Marshaler {
 	if v == nil {

@@ -150,6 +150,7 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 		merged.Capabilities = append(merged.Capabilities, part.Capabilities...)
 		merged.Scenarios = append(merged.Scenarios, part.Scenarios...)
 		merged.Policies = append(merged.Policies, part.Policies...)
+		merged.NodeTemplates = append(merged.NodeTemplates, part.NodeTemplates...)
 	}
 	if len(problems) > 0 {
 		return nil, problems

@@ -36,6 +36,9 @@ type ChangeSet struct {
 	// Allows reports whether a policy allows breaking a governance rule
 	// (nil allows none).
 	Allows func(rule string) bool
+	// Restorable are nodes of the plan's earlier revisions: an inline
+	// spec equal to one of them (a revert) brings no new code.
+	Restorable []capstan.PlanNode
 }
 
 // Rebinding is the planner's resolution of one rebind: the new binding

@@ -29,7 +29,7 @@ func (a *applier) govern(c *capstan.PlanChange) {
 			a.problem(capstan.RuleParametersOnly, "this plan takes parameter changes only (its scenario is not editable or its intent is in simple mode): %s is refused", c.Op)
 		}
 	}
-	if c.Spec != nil && runsCode(c.Spec) {
+	if c.Spec != nil && runsCode(c.Spec) && !restorable(cs.Restorable, c.Spec) {
 		switch {
 		case !cs.MayAuthorJobs:
 			a.problem(capstan.RuleInlineCode, "an inline node that runs a script, a command or a URL needs the job-authoring permission (admin, platform_admin); insert a pack's node template instead")
@@ -368,4 +368,17 @@ func touchedGates(base, out *capstan.Plan, runs map[string]capstan.OperationNode
 		}
 	}
 	return gates
+}
+
+// restorable reports whether spec is a node of an earlier revision (the
+// id aside: a revert may restore it under the id it had).
+func restorable(nodes []capstan.PlanNode, spec *capstan.PlanNode) bool {
+	for i := range nodes {
+		n := nodes[i]
+		n.ID = spec.ID
+		if reflect.DeepEqual(&n, spec) {
+			return true
+		}
+	}
+	return false
 }

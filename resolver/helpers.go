@@ -6,7 +6,6 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
-	"github.com/capstan-dev/capstan/pack"
 )
 
 func deref[T any](p *T) T {
@@ -69,23 +68,3 @@ func (r *Resolver) desiredResult(ctx context.Context, p *capstan.Plan) map[strin
 	return in.DesiredResult
 }
 
-// planEdits decodes GraphQL edit inputs into plan changes; nodes arrive in
-// the pack format and are validated against the pack schema.
-func planEdits(in []model.PlanEditInput) ([]capstan.PlanChange, error) {
-	out := make([]capstan.PlanChange, 0, len(in))
-	for _, e := range in {
-		c := capstan.PlanChange{Op: e.Op, NodeID: deref(e.NodeID), Parameters: e.Parameters, BindingID: deref(e.BindingID), Provider: deref(e.Provider)}
-		if e.Node != nil {
-			n, err := pack.ParseNode(e.Node)
-			if err != nil {
-				return nil, err
-			}
-			c.Node = n
-		}
-		if e.Edge != nil {
-			c.Edge = &capstan.Edge{From: e.Edge.From, To: e.Edge.To}
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}

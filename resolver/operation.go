@@ -56,6 +56,7 @@ func (r *Resolver) operationFilter(ctx context.Context, filter *model.OperationF
 		}
 	}
 	f.CreatedAfter, f.CreatedBefore = deref(filter.CreatedAfter), deref(filter.CreatedBefore)
+	f.AwaitingPatch = deref(filter.AwaitingPatch)
 	return f, nil
 }
 

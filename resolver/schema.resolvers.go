@@ -7,6 +7,7 @@ package resolver
 
 import (
 	"context"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
@@ -126,11 +127,31 @@ func (r *mutationResolver) EditPlan(ctx context.Context, input model.EditPlanInp
 	if err != nil {
 		return nil, err
 	}
-	edits, err := planEdits(input.Edits)
+	changes, err := planChanges(input.Changes)
 	if err != nil {
 		return nil, err
 	}
-	return r.Service.EditPlan(ctx, id, int64(input.Version), edits)
+	return r.Service.EditPlan(ctx, id, int64(input.Version), changes)
+}
+
+// ProposePlanPatch is the resolver for the proposePlanPatch field.
+func (r *mutationResolver) ProposePlanPatch(ctx context.Context, input model.ProposePlanPatchInput) (*capstan.PlanPatch, error) {
+	return r.proposePlanPatch(ctx, input)
+}
+
+// DecidePlanPatch is the resolver for the decidePlanPatch field.
+func (r *mutationResolver) DecidePlanPatch(ctx context.Context, input model.DecidePlanPatchInput) (*capstan.PlanPatch, error) {
+	return r.decidePlanPatch(ctx, input)
+}
+
+// WithdrawPlanPatch is the resolver for the withdrawPlanPatch field.
+func (r *mutationResolver) WithdrawPlanPatch(ctx context.Context, input model.WithdrawPlanPatchInput) (*capstan.PlanPatch, error) {
+	return r.withdrawPlanPatch(ctx, input)
+}
+
+// RevertPlanPatch is the resolver for the revertPlanPatch field.
+func (r *mutationResolver) RevertPlanPatch(ctx context.Context, input model.RevertPlanPatchInput) (*capstan.PlanPatch, error) {
+	return r.revertPlanPatch(ctx, input)
 }
 
 // StartOperation is the resolver for the startOperation field.
@@ -288,6 +309,11 @@ func (r *operationResolver) Analyses(ctx context.Context, obj *capstan.Operation
 	return capstan.AnalysesOf(recs.Evidence), nil
 }
 
+// Patches is the resolver for the patches field.
+func (r *operationResolver) Patches(ctx context.Context, obj *capstan.Operation) ([]capstan.PlanPatch, error) {
+	return r.operationPatches(ctx, obj)
+}
+
 // Timeline is the resolver for the timeline field.
 func (r *operationResolver) Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error) {
 	return r.timeline(ctx, obj, after, first)
@@ -322,6 +348,11 @@ func (r *planResolver) Scenario(ctx context.Context, obj *capstan.Plan) (*capsta
 	return sc, err
 }
 
+// Revisions is the resolver for the revisions field.
+func (r *planResolver) Revisions(ctx context.Context, obj *capstan.Plan) ([]capstan.PlanRevision, error) {
+	return r.planRevisions(ctx, obj)
+}
+
 // Order is the resolver for the order field.
 func (r *planResolver) Order(ctx context.Context, obj *capstan.Plan) ([]string, error) {
 	return dag.Order(obj.Nodes, obj.Edges)
@@ -343,6 +374,80 @@ func (r *planResolver) Summary(ctx context.Context, obj *capstan.Plan) (*model.P
 // CapabilityGraph is the resolver for the capabilityGraph field.
 func (r *planResolver) CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error) {
 	return planner.CapabilityGraphOf(obj), nil
+}
+
+// At is the resolver for the at field.
+func (r *planChangeResolver) At(ctx context.Context, obj *capstan.PlanChange) (*time.Time, error) {
+	return optionalTime(obj.At), nil
+}
+
+// ID is the resolver for the id field.
+func (r *planPatchResolver) ID(ctx context.Context, obj *capstan.PlanPatch) (string, error) {
+	return globalID(capstan.KindPatch, obj.ID), nil
+}
+
+// Operation is the resolver for the operation field.
+func (r *planPatchResolver) Operation(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Operation, error) {
+	return r.Service.Operation(ctx, obj.OperationID)
+}
+
+// Plan is the resolver for the plan field.
+func (r *planPatchResolver) Plan(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Plan, error) {
+	return r.Service.Plan(ctx, obj.PlanID)
+}
+
+// Outstanding is the resolver for the outstanding field.
+func (r *planPatchResolver) Outstanding(ctx context.Context, obj *capstan.PlanPatch) ([]model.OutstandingApproval, error) {
+	return outstanding(obj), nil
+}
+
+// AppliedRevision is the resolver for the appliedRevision field.
+func (r *planPatchResolver) AppliedRevision(ctx context.Context, obj *capstan.PlanPatch) (*int, error) {
+	return optionalInt(obj.AppliedRevision), nil
+}
+
+// Reverts is the resolver for the reverts field.
+func (r *planPatchResolver) Reverts(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanPatch, error) {
+	if obj.Reverts == "" {
+		return nil, nil
+	}
+	return r.Service.PlanPatch(ctx, obj.Reverts)
+}
+
+// Diff is the resolver for the diff field.
+func (r *planPatchResolver) Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error) {
+	return r.Service.PatchDiff(ctx, obj)
+}
+
+// Kind is the resolver for the kind field.
+func (r *planRevisionResolver) Kind(ctx context.Context, obj *capstan.PlanRevision) (*string, error) {
+	return optionalString(obj.Source.Kind), nil
+}
+
+// Actor is the resolver for the actor field.
+func (r *planRevisionResolver) Actor(ctx context.Context, obj *capstan.PlanRevision) (*string, error) {
+	return optionalString(obj.Source.Actor), nil
+}
+
+// At is the resolver for the at field.
+func (r *planRevisionResolver) At(ctx context.Context, obj *capstan.PlanRevision) (*time.Time, error) {
+	return optionalTime(obj.Source.At), nil
+}
+
+// Patch is the resolver for the patch field.
+func (r *planRevisionResolver) Patch(ctx context.Context, obj *capstan.PlanRevision) (*capstan.PlanPatch, error) {
+	if obj.Source.PatchID == "" {
+		return nil, nil
+	}
+	return r.Service.PlanPatch(ctx, obj.Source.PatchID)
+}
+
+// Changes is the resolver for the changes field.
+func (r *planRevisionResolver) Changes(ctx context.Context, obj *capstan.PlanRevision) ([]capstan.PlanChange, error) {
+	if obj.Source.Changes == nil {
+		return []capstan.PlanChange{}, nil
+	}
+	return obj.Source.Changes, nil
 }
 
 // Definition is the resolver for the definition field.
@@ -492,6 +597,26 @@ func (r *queryResolver) Operations(ctx context.Context, filter *model.OperationF
 	return r.operations(ctx, filter, first, after)
 }
 
+// PlanRevision is the resolver for the planRevision field.
+func (r *queryResolver) PlanRevision(ctx context.Context, plan string, revision int) (*capstan.PlanRevision, error) {
+	return r.planRevision(ctx, plan, revision)
+}
+
+// PlanDiff is the resolver for the planDiff field.
+func (r *queryResolver) PlanDiff(ctx context.Context, plan string, from int, to int) (*capstan.PlanDiff, error) {
+	return r.planDiff(ctx, plan, from, to)
+}
+
+// PlanPatch is the resolver for the planPatch field.
+func (r *queryResolver) PlanPatch(ctx context.Context, id string) (*capstan.PlanPatch, error) {
+	return r.planPatch(ctx, id)
+}
+
+// NodeTemplates is the resolver for the nodeTemplates field.
+func (r *queryResolver) NodeTemplates(ctx context.Context) ([]capstan.NodeTemplate, error) {
+	return r.nodeTemplates(ctx)
+}
+
 // Target is the resolver for the target field.
 func (r *relationshipResolver) Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error) {
 	return r.resourceByKey(ctx, obj.Target)
@@ -606,6 +731,15 @@ func (r *Resolver) OperationProgress() graph.OperationProgressResolver {
 // Plan returns graph.PlanResolver implementation.
 func (r *Resolver) Plan() graph.PlanResolver { return &planResolver{r} }
 
+// PlanChange returns graph.PlanChangeResolver implementation.
+func (r *Resolver) PlanChange() graph.PlanChangeResolver { return &planChangeResolver{r} }
+
+// PlanPatch returns graph.PlanPatchResolver implementation.
+func (r *Resolver) PlanPatch() graph.PlanPatchResolver { return &planPatchResolver{r} }
+
+// PlanRevision returns graph.PlanRevisionResolver implementation.
+func (r *Resolver) PlanRevision() graph.PlanRevisionResolver { return &planRevisionResolver{r} }
+
 // ProvidedCapability returns graph.ProvidedCapabilityResolver implementation.
 func (r *Resolver) ProvidedCapability() graph.ProvidedCapabilityResolver {
 	return &providedCapabilityResolver{r}
@@ -651,6 +785,9 @@ type (
 	operationNodeRunResolver      struct{ *Resolver }
 	operationProgressResolver     struct{ *Resolver }
 	planResolver                  struct{ *Resolver }
+	planChangeResolver            struct{ *Resolver }
+	planPatchResolver             struct{ *Resolver }
+	planRevisionResolver          struct{ *Resolver }
 	providedCapabilityResolver    struct{ *Resolver }
 	queryResolver                 struct{ *Resolver }
 	relationshipResolver          struct{ *Resolver }

@@ -111,9 +111,16 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	if err := StarterMayDecide(op.Actor, a.ID, approve, prod); err != nil {
 		return nil, err
 	}
-	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment})
+	plan, err := s.Store.GetPlan(ctx, org, op.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	// The decision binds to what the approver saw: the gate's upstream at
+	// the operation's revision. A patch that changes it dismisses it.
+	digest := capstan.UpstreamDigest(plan, nodeID)
+	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment, Digest: digest})
 	ch := &capstan.OperationChange{Operation: op,
-		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role}}}}
+		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role, "digest": digest}}}}
 	if outcome := GateOutcome(gate, op.Actor, prod); outcome != "" {
 		run := nodeRun(recs, nodeID)
 		closed, err := closeGate(outcome, &gate, &run, op, a.ID)
@@ -153,7 +160,7 @@ func GateDecider(g capstan.Gate, a *capstan.Actor) (string, error) {
 	if i < 0 {
 		return "", capstan.Errorf(capstan.EFORBIDDEN, "deciding gate %s needs one of the roles %v", g.NodeID, g.Spec.RequiredRoles)
 	}
-	if slices.ContainsFunc(g.Decisions, func(d capstan.GateDecision) bool { return d.Actor == a.ID }) {
+	if slices.ContainsFunc(g.Decisions, func(d capstan.GateDecision) bool { return d.Actor == a.ID && !d.Dismissed }) {
 		return "", capstan.Errorf(capstan.ECONFLICT, "%s already decided gate %s", a.ID, g.NodeID)
 	}
 	return g.Spec.RequiredRoles[i], nil
@@ -206,6 +213,9 @@ func GateOutcome(g capstan.Gate, starter string, prod bool) string {
 	need := max(g.Spec.Approvals, 1)
 	approvals, others := 0, 0
 	for _, d := range g.Decisions {
+		if d.Dismissed {
+			continue // a patch changed what it approved
+		}
 		if !d.Approve {
 			return "rejected"
 		}

@@ -268,3 +268,6 @@ func (s *Service) PlanSummary(ctx context.Context, plan *capstan.Plan) (planner.
 	}
 	return sum.WithRun(p.CurrentPhase, p.Fraction(), p.NeedsAttention), nil
 }
+
+// PatchesAwaitingApproval counts the operation's proposed patches.
+func (p *Progress) PatchesAwaitingApproval() int { return len(p.Operation.OpenPatches) }

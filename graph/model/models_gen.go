@@ -52,6 +52,14 @@ type DecideGateInput struct {
 	Comment   *string `json:"comment,omitempty"`
 }
 
+type DecidePlanPatchInput struct {
+	Patch   string  `json:"patch"`
+	Approve bool    `json:"approve"`
+	Comment *string `json:"comment,omitempty"`
+	// The patch digest the decider saw; another one is a CONFLICT.
+	Digest string `json:"digest"`
+}
+
 // One hop of a dependency walk: from depends on to through relationship.
 type DependencyEdge struct {
 	From         string                   `json:"from"`
@@ -76,9 +84,9 @@ type EdgeInput struct {
 
 type EditPlanInput struct {
 	Plan string `json:"plan"`
-	// The plan version the edits were made on; a stale version is a CONFLICT.
-	Version int             `json:"version"`
-	Edits   []PlanEditInput `json:"edits"`
+	// The plan version the changes were made on; a stale version is a CONFLICT.
+	Version int               `json:"version"`
+	Changes []PlanChangeInput `json:"changes"`
 }
 
 type ExplicitProviderInput struct {
@@ -145,9 +153,16 @@ type OperationFilter struct {
 	Plan   *string                  `json:"plan,omitempty"`
 	// Operations that create or change this resource.
 	Resource *string `json:"resource,omitempty"`
+	// Operations with a PlanPatch awaiting approval.
+	AwaitingPatch *bool `json:"awaitingPatch,omitempty"`
 	// Operations started after (before) this time.
 	CreatedAfter  *time.Time `json:"createdAfter,omitempty"`
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
+}
+
+type OutstandingApproval struct {
+	Rule      string `json:"rule"`
+	Approvals int    `json:"approvals"`
 }
 
 type PageInfo struct {
@@ -157,18 +172,24 @@ type PageInfo struct {
 	EndCursor       *string `json:"endCursor,omitempty"`
 }
 
-type PlanEditInput struct {
+type PlanChangeInput struct {
 	Op string `json:"op"`
-	// The node to remove, replace or parameterize (omit for plan-level parameters).
+	// The node the change is about, or the anchor of an insert.
+	Node *string `json:"node,omitempty"`
+	// A node template name (see nodeTemplates), for INSERT_AFTER, INSERT_BEFORE and REPLACE.
+	Template *string `json:"template,omitempty"`
+	// The id of the inserted node (default: the template's name).
 	NodeID *string `json:"nodeId,omitempty"`
-	// A node in the pack format (snake_case keys), for ADD_NODE and REPLACE_NODE.
-	Node map[string]any `json:"node,omitempty"`
-	Edge *EdgeInput     `json:"edge,omitempty"`
-	// Keys to set; a null value removes the key.
-	Parameters map[string]any `json:"parameters,omitempty"`
-	BindingID  *string        `json:"bindingId,omitempty"`
-	// Resource key of the explicit provider, for OVERRIDE_BINDING.
+	// A node in the pack format (snake_case keys) instead of a template: one that runs a script, a command or a URL needs the job-authoring permission.
+	Spec map[string]any `json:"spec,omitempty"`
+	// Keys to set (a null removes the key), or a template's parameters.
+	Parameters  map[string]any `json:"parameters,omitempty"`
+	Edge        *EdgeInput     `json:"edge,omitempty"`
+	Requirement *string        `json:"requirement,omitempty"`
+	// Resource key of the provider, for REBIND.
 	Provider *string `json:"provider,omitempty"`
+	// Why; required for SKIP.
+	Reason *string `json:"reason,omitempty"`
 }
 
 type PlanIntentInput struct {
@@ -185,6 +206,14 @@ type PlanSummary struct {
 	NeedsAttention []string           `json:"needsAttention"`
 	// One line per top-level requirement: how it will be met.
 	Bindings []string `json:"bindings"`
+}
+
+type ProposePlanPatchInput struct {
+	Operation string `json:"operation"`
+	// The plan revision the changes were made on; another one is a CONFLICT.
+	BaseRevision int               `json:"baseRevision"`
+	Changes      []PlanChangeInput `json:"changes"`
+	Reason       string            `json:"reason"`
 }
 
 type Query struct {
@@ -229,6 +258,11 @@ type ResourceTypeEdge struct {
 type RetryNodeInput struct {
 	Operation string `json:"operation"`
 	Node      string `json:"node"`
+}
+
+type RevertPlanPatchInput struct {
+	Patch  string `json:"patch"`
+	Reason string `json:"reason"`
 }
 
 type ScenarioConnection struct {
@@ -276,4 +310,9 @@ type Viewer struct {
 	Actor        string   `json:"actor"`
 	Organization string   `json:"organization"`
 	Roles        []string `json:"roles"`
+}
+
+type WithdrawPlanPatchInput struct {
+	Patch  string  `json:"patch"`
+	Reason *string `json:"reason,omitempty"`
 }

@@ -1,0 +1,405 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/planner"
+)
+
+// A PlanPatch changes a running operation's plan (invariant 4): it is
+// judged by the same validator as editPlan when proposed, needs the
+// approvals its rules name, and applies in one commit with its last
+// approval — the next revision, the operation switched to it, the node
+// runs it moves, the events — or not at all.
+
+// proposal is a patch about to be proposed.
+type proposal struct {
+	author    string
+	mayAuthor bool
+	opID      string
+	base      int
+	changes   []capstan.PlanChange
+	reason    string
+	reverts   string
+	analysis  *capstan.PatchAnalysis
+	// restorable are earlier nodes a revert may bring back (planner.ChangeSet.Restorable).
+	restorable []capstan.PlanNode
+}
+
+// scene is one read of what deciding on an operation's patch needs.
+type scene struct {
+	op   *capstan.Operation
+	plan *capstan.Plan
+	in   *capstan.Intent
+	recs *capstan.OperationRecords
+	runs map[string]capstan.OperationNodeRun
+}
+
+func (s *Service) scene(ctx context.Context, org, opID string) (*scene, error) {
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.Store.GetPlan(ctx, org, op.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	runs := make(map[string]capstan.OperationNodeRun, len(recs.NodeRuns))
+	for _, r := range recs.NodeRuns {
+		runs[r.NodeID] = r
+	}
+	if plan.Digest == "" { // a plan stored before revisions had digests
+		if r, err := s.Store.GetPlanRevision(ctx, org, plan.ID, plan.Revision); err == nil {
+			plan.Digest = r.Digest
+		} else {
+			plan.Digest = capstan.ContentOf(plan).Digest()
+		}
+	}
+	return &scene{op: op, plan: plan, in: in, recs: recs, runs: runs}, nil
+}
+
+// ProposePlanPatch proposes changes to a running operation's plan, made on
+// the plan revision the proposer saw. A proposal the validator refuses
+// leaves nothing behind; one that needs no approval applies at once.
+func (s *Service) ProposePlanPatch(ctx context.Context, opID string, baseRevision int, changes []capstan.PlanChange, reason string) (*capstan.PlanPatch, error) {
+	a, err := requireRole(ctx, capstan.PatchProposerRoles...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Propose(ctx, a.OrganizationID, proposal{author: a.ID, mayAuthor: mayAuthorJobs(a), opID: opID, base: baseRevision,
+		changes: changes, reason: reason})
+}
+
+// Propose proposes a patch for an author the caller vouches for (a
+// person through ProposePlanPatch, an analyzer through the executor).
+func (s *Service) Propose(ctx context.Context, org string, pr proposal) (*capstan.PlanPatch, error) {
+	if strings.TrimSpace(pr.reason) == "" {
+		return nil, capstan.Errorf(capstan.EINVALID, "a patch needs a reason")
+	}
+	return decidedOnFreshState(func() (*capstan.PlanPatch, error) { return s.propose(ctx, org, pr) })
+}
+
+func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capstan.PlanPatch, error) {
+	sc, err := s.scene(ctx, org, pr.opID)
+	if err != nil {
+		return nil, err
+	}
+	if sc.op.Status.Terminal() {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a finished operation takes no patch", capstan.Named("operation", pr.opID), sc.op.Status)
+	}
+	if pr.base != sc.plan.Revision {
+		return nil, capstan.Errorf(capstan.ECONFLICT, "the plan is at revision %d, the patch was made on revision %d: reload and propose again", sc.plan.Revision, pr.base)
+	}
+	res, err := s.judge(ctx, org, sc, pr, pr.changes)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	p := capstan.PlanPatch{Meta: capstan.Meta{ID: capstan.NewID()}, OperationID: sc.op.ID, PlanID: sc.plan.ID, BaseRevision: sc.plan.Revision,
+		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, Reason: pr.reason,
+		Changes: pr.changes, Status: capstan.PatchProposed, Reverts: pr.reverts, Analysis: pr.analysis,
+		Approvals: capstan.DefaultApprovalRules(sc.in.Environment(), pr.author, res.Gates)}
+	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: pr.author, At: now,
+		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "digest": p.Digest, "base_revision": p.BaseRevision, "changes": len(p.Changes), "reason": p.Reason,
+			"approvals": approvalRuleNames(p.Approvals)}}}}
+	if p.Approved() {
+		if err := s.apply(ctx, org, sc, &p, res, pr.author, ch); err != nil {
+			return nil, err
+		}
+	} else {
+		sc.op.OpenPatches = append(sc.op.OpenPatches, p.ID)
+	}
+	ch.Patches = append([]capstan.PlanPatch{p}, ch.Patches...)
+	if err := s.commit(ctx, org, ch); err != nil {
+		return nil, err
+	}
+	return &ch.Patches[0], nil
+}
+
+// judge runs the change validator on the scene's current state. A patch
+// is governed once, when proposed: judged again (on approval), only
+// whether it still applies counts, so every governance rule is waived.
+func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal, changes []capstan.PlanChange) (planner.ChangeResult, error) {
+	cs, err := s.changeSet(ctx, org, pr.author, pr.mayAuthor, sc.plan, sc.in, changes)
+	if err != nil {
+		return planner.ChangeResult{}, err
+	}
+	cs.Started, cs.Runs, cs.Restorable = true, sc.runs, pr.restorable
+	res := planner.ApplyChanges(cs)
+	return res, res.Err("plan patch rejected")
+}
+
+// rejudge judges a proposed patch again on the scene, governance waived.
+func (s *Service) rejudge(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (planner.ChangeResult, error) {
+	cs, err := s.changeSet(ctx, org, p.Author, true, sc.plan, sc.in, p.Changes)
+	if err != nil {
+		return planner.ChangeResult{}, err
+	}
+	cs.Started, cs.Runs = true, sc.runs
+	cs.ParametersOnly = false
+	cs.Allows = func(string) bool { return true }
+	res := planner.ApplyChanges(cs)
+	return res, res.Err("plan patch rejected")
+}
+
+// apply adds an approved patch's application to ch: the next revision,
+// the operation on it, the node runs it moves, gate decisions it
+// dismisses, the other proposals it makes stale, and the events.
+func (s *Service) apply(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch, res planner.ChangeResult, actor string, ch *capstan.OperationChange) error {
+	now := s.Now().UTC()
+	next, err := planner.Revise(sc.plan, res, p.Changes, capstan.RevisionSource{Actor: actor, At: now, Kind: capstan.RevisionPatch, PatchID: p.ID})
+	if err != nil {
+		return err
+	}
+	if err := p.Move(capstan.PatchApplied); err != nil {
+		return err
+	}
+	p.AppliedRevision, p.ClosedAt = next.Revision, &now
+	ch.Plan = next
+	sc.op.PlanRevision = next.Revision
+	sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+	ch.Events = append(ch.Events,
+		capstan.OperationEvent{Type: "patch.applied", Actor: actor, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "revision": next.Revision, "digest": next.Digest}},
+		capstan.OperationEvent{Type: "plan.revised", Actor: actor, At: now, Payload: map[string]any{"revision": next.Revision, "digest": next.Digest,
+			"parent": sc.plan.Digest, "patch": capstan.PatchGID(p.ID)}})
+	if err := moveRuns(sc, res.Runs, next.Revision, actor, ch); err != nil {
+		return err
+	}
+	dismissGateDecisions(sc, next, actor, ch)
+	return s.staleOthers(ctx, org, sc, p, next.Revision, ch)
+}
+
+// moveRuns puts the runs a patch moves into ch, each move checked.
+func moveRuns(sc *scene, runs []capstan.OperationNodeRun, revision int, actor string, ch *capstan.OperationChange) error {
+	for _, r := range runs {
+		old, ok := sc.runs[r.NodeID]
+		if ok {
+			if err := old.Move(r.Status); err != nil {
+				return err
+			}
+		}
+		typ := "node.reset"
+		if r.Status == capstan.NodeSkipped {
+			typ = "node.skipped"
+		}
+		ch.NodeRuns = append(ch.NodeRuns, r)
+		ch.Events = append(ch.Events, capstan.OperationEvent{Type: typ, Actor: actor, Payload: map[string]any{"node": r.NodeID, "revision": revision, "reason": r.Error}})
+	}
+	return nil
+}
+
+// dismissGateDecisions dismisses every standing decision on a waiting gate
+// whose upstream the new revision changed: the approver saw something else.
+func dismissGateDecisions(sc *scene, next *capstan.Plan, actor string, ch *capstan.OperationChange) {
+	for _, g := range sc.recs.Gates {
+		if g.Status != capstan.GateWaiting || next.Node(g.NodeID) == nil {
+			continue
+		}
+		digest := capstan.UpstreamDigest(next, g.NodeID)
+		var dismissed []string
+		for i := range g.Decisions {
+			if d := &g.Decisions[i]; !d.Dismissed && d.Digest != digest {
+				d.Dismissed = true
+				dismissed = append(dismissed, d.Actor)
+			}
+		}
+		if len(dismissed) > 0 {
+			ch.Gates = append(ch.Gates, g)
+			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.approval_invalidated", Actor: actor,
+				Payload: map[string]any{"node": g.NodeID, "actors": dismissed, "digest": digest, "revision": next.Revision}})
+		}
+	}
+}
+
+// staleOthers makes every other proposal of the operation stale: they
+// were made on a revision that is no longer the plan's.
+func (s *Service) staleOthers(ctx context.Context, org string, sc *scene, applied *capstan.PlanPatch, revision int, ch *capstan.OperationChange) error {
+	for _, id := range sc.op.OpenPatches {
+		o, err := s.Store.GetPlanPatch(ctx, org, id)
+		if err != nil {
+			return err
+		}
+		if err := closePatch(o, capstan.PatchStale, fmt.Sprintf("%s made revision %d: this one was made on revision %d", capstan.Named("plan patch", applied.ID), revision, o.BaseRevision), s.Now()); err != nil {
+			return err
+		}
+		ch.Patches = append(ch.Patches, *o)
+		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(o.ID), "reason": o.ClosedReason}})
+	}
+	sc.op.OpenPatches = nil
+	return nil
+}
+
+// closePatch moves a proposed patch to a closing status, saying why.
+func closePatch(p *capstan.PlanPatch, to capstan.PatchStatus, reason string, now time.Time) error {
+	if err := p.Move(to); err != nil {
+		return capstan.Errorf(capstan.ECONFLICT, "%s is %s: only a proposed patch is %s", capstan.Named("plan patch", p.ID), p.Status, to)
+	}
+	t := now.UTC()
+	p.ClosedReason, p.ClosedAt = reason, &t
+	return nil
+}
+
+func approvalRuleNames(rs []capstan.ApprovalRule) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Rule
+	}
+	return out
+}
+
+// DecidePlanPatch records a person's decision on a proposed patch, bound
+// to the digest they saw. A rejection closes it; the approval that meets
+// its last rule applies it, in the same commit. A patch that no longer
+// applies to the operation as it stands becomes stale instead (CONFLICT).
+func (s *Service) DecidePlanPatch(ctx context.Context, patchID string, approve bool, comment, digest string) (*capstan.PlanPatch, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var stale error
+	p, err := decidedOnFreshState(func() (*capstan.PlanPatch, error) {
+		p, err := s.decide(ctx, a, patchID, approve, comment, digest)
+		stale = nil
+		if capstan.ErrorCode(err) == capstan.ECONFLICT && p != nil { // committed stale: say so after the commit
+			stale, err = err, nil
+		}
+		return p, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, stale
+}
+
+func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, approve bool, comment, digest string) (*capstan.PlanPatch, error) {
+	org := a.OrganizationID
+	p, err := s.Store.GetPlanPatch(ctx, org, patchID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckDecider(a, digest); err != nil {
+		return nil, err
+	}
+	sc, err := s.scene(ctx, org, p.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	ch := &capstan.OperationChange{Operation: sc.op}
+	if why := s.noLongerApplies(ctx, org, sc, p); why != "" {
+		if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
+			return nil, err
+		}
+		sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+		ch.Patches = []capstan.PlanPatch{*p}
+		ch.Events = []capstan.OperationEvent{{Type: "patch.stale", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}}}
+		if err := s.commit(ctx, org, ch); err != nil {
+			return nil, err
+		}
+		return &ch.Patches[0], capstan.Errorf(capstan.ECONFLICT, "the patch no longer applies and is now stale: %s", why)
+	}
+	now := s.Now().UTC()
+	roles := slices.Clone(a.Roles)
+	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: a.ID, Roles: roles, Approve: approve, Comment: comment, Digest: p.Digest, At: now})
+	ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.decided", Actor: a.ID, At: now,
+		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "approve": approve, "digest": p.Digest}})
+	switch {
+	case !approve:
+		if err := closePatch(p, capstan.PatchRejected, "rejected by "+a.ID, now); err != nil {
+			return nil, err
+		}
+		sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.rejected", Actor: a.ID, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID)}})
+	case p.Approved():
+		res, err := s.rejudge(ctx, org, sc, p)
+		if err != nil {
+			return nil, err // noLongerApplies just passed on this same scene
+		}
+		if err := s.apply(ctx, org, sc, p, res, a.ID, ch); err != nil {
+			return nil, err
+		}
+	}
+	ch.Patches = append([]capstan.PlanPatch{*p}, ch.Patches...)
+	if err := s.commit(ctx, org, ch); err != nil {
+		return nil, err
+	}
+	return &ch.Patches[0], nil
+}
+
+// noLongerApplies says why a proposed patch cannot apply to the operation
+// as it stands ("" when it can): another revision was made, or a node it
+// changes started or finished. Governance was judged when it was proposed.
+func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) string {
+	if sc.op.Status.Terminal() {
+		return fmt.Sprintf("the operation is %s", sc.op.Status)
+	}
+	if sc.plan.Revision != p.BaseRevision || sc.plan.Digest != p.BaseDigest {
+		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision)
+	}
+	res, err := s.rejudge(ctx, org, sc, p)
+	if err == nil {
+		return ""
+	}
+	var why []string
+	for _, pr := range res.Problems {
+		if !pr.Forbidden() {
+			why = append(why, pr.String())
+		}
+	}
+	if len(why) == 0 && len(res.Problems) == 0 {
+		return capstan.ErrorMessage(err)
+	}
+	return strings.Join(why, "; ")
+}
+
+// WithdrawPlanPatch withdraws a proposed patch: its author may, and so may
+// a platform admin (an analyzer's proposal is withdrawn by any proposer).
+func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string) (*capstan.PlanPatch, error) {
+	a, err := requireRole(ctx, capstan.PatchProposerRoles...)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	return decidedOnFreshState(func() (*capstan.PlanPatch, error) {
+		p, err := s.Store.GetPlanPatch(ctx, org, patchID)
+		if err != nil {
+			return nil, err
+		}
+		if p.Author != a.ID && !capstan.IsAgent(p.Author) && !a.HasRole(capstan.RolePlatformAdmin) {
+			return nil, capstan.Errorf(capstan.EFORBIDDEN, "only %s (its author) or a platform admin withdraws this patch", p.Author)
+		}
+		op, err := s.Store.GetOperation(ctx, org, p.OperationID)
+		if err != nil {
+			return nil, err
+		}
+		if err := closePatch(p, capstan.PatchWithdrawn, orText(reason, "withdrawn by "+a.ID), s.Now()); err != nil {
+			return nil, err
+		}
+		op.OpenPatches = slices.DeleteFunc(slices.Clone(op.OpenPatches), func(id string) bool { return id == p.ID })
+		ch := &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{*p},
+			Events: []capstan.OperationEvent{{Type: "patch.withdrawn", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": p.ClosedReason}}}}
+		if err := s.commit(ctx, org, ch); err != nil {
+			return nil, err
+		}
+		return &ch.Patches[0], nil
+	})
+}
+
+func orText(s, d string) string {
+	if strings.TrimSpace(s) == "" {
+		return d
+	}
+	return s
+}
