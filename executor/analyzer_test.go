@@ -20,13 +20,13 @@ func TestDiagnose(t *testing.T) {
 		in        executor.AnalysisInput
 		kind      capstan.AnalysisKind
 		diagnosis string
-		patch     []capstan.ProposedChange
+		patch     []capstan.PlanChange
 	}{
 		{name: "nothing wrong", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "deploy", Status: capstan.NodeSucceeded}}},
 			kind: capstan.AnalysisReview, diagnosis: "no failure recorded in this operation"},
 		{name: "a transient failure proposes a retry", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{failedRun}},
 			kind: capstan.AnalysisPatch, diagnosis: "node deploy failed: connection refused",
-			patch: []capstan.ProposedChange{{Op: "retry", Node: "deploy", Reason: "the failure looks transient (connection refused)"}}},
+			patch: []capstan.PlanChange{{Op: "retry", Node: "deploy", Reason: "the failure looks transient (connection refused)"}}},
 		{name: "a lasting failure recommends a fix", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "deploy", Status: capstan.NodeWaitingIntervention, Error: "exit status 2"}}},
 			kind: capstan.AnalysisRecommendation, diagnosis: "node deploy waiting_intervention: exit status 2"},
 		{name: "the analysis node's own runs are not findings", in: executor.AnalysisInput{Node: "ask", Runs: []capstan.OperationNodeRun{{NodeID: "ask", Status: capstan.NodeRetrying, Error: "timeout"}}},
@@ -141,7 +141,7 @@ func TestAnalysisOutputMustBeStructured(t *testing.T) {
 			},
 			func() (capstan.Analysis, error) {
 				return capstan.Analysis{Analyzer: "ai-agent:chatty", Kind: capstan.AnalysisPatch, Diagnosis: "d", Recommendation: "r",
-					ProposedPatch: []capstan.ProposedChange{{Op: "remove", Node: "no-such-node", Reason: "r"}}}, nil
+					ProposedPatch: []capstan.PlanChange{{Op: "remove", Node: "no-such-node", Reason: "r"}}}, nil
 			},
 		}}
 		svc, _ := setup(t, store, org, func(c *executor.Config) { c.Analyzer = analyzer })

@@ -82,7 +82,7 @@ func testMinioInstall(t *testing.T, store capstan.Store) {
 	require.Equal(t, op.ID, again.ID, "the same idempotency key returns the same operation")
 
 	op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
-	_, err = svc.EditPlan(alice, plan.ID, plan.Version+1, []capstan.PlanChange{{Op: capstan.EditRemoveNode, NodeID: "verify-s3"}})
+	_, err = svc.EditPlan(alice, plan.ID, plan.Version+1, []capstan.PlanChange{{Op: capstan.ChangeRemove, Node: "verify-s3"}})
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a started plan is frozen (invariant 4)")
 
 	_, err = svc.DecideGate(as("victor", capstan.RoleViewer), op.ID, "approve-prod-storage", true, "")

@@ -39,6 +39,9 @@ type ChangeSet struct {
 	// Restorable are nodes of the plan's earlier revisions: an inline
 	// spec equal to one of them (a revert) brings no new code.
 	Restorable []capstan.PlanNode
+	// Reverting are the nodes a reverted patch added: removing them
+	// restores what was approved before, so no keep rule holds them.
+	Reverting map[string]bool
 }
 
 // Rebinding is the planner's resolution of one rebind: the new binding
@@ -287,6 +290,12 @@ func (a *applier) remove(id string) {
 		return
 	}
 	p := a.plan
+	for _, b := range p.Bindings {
+		if b.SubOperation != nil && b.SubOperation.NodeID == id && b.Status == capstan.BindingPendingSubOperation {
+			a.problem(capstan.RuleBindings, "node %s creates the provider of %s: rebind that requirement instead", id, b.ID)
+			return
+		}
+	}
 	var ins, outs []string
 	var kept []capstan.Edge
 	for _, e := range p.Edges {
@@ -314,11 +323,6 @@ func (a *applier) remove(id string) {
 			if len(s.Children) == 0 {
 				a.problem(capstan.RuleGraph, "removing %s leaves stage %s empty: remove the stage too", id, s.ID)
 			}
-		}
-	}
-	for _, b := range p.Bindings {
-		if b.SubOperation != nil && b.SubOperation.NodeID == id && b.Status == capstan.BindingPendingSubOperation {
-			a.problem(capstan.RuleBindings, "node %s creates the provider of %s: rebind that requirement instead", id, b.ID)
 		}
 	}
 	a.removed[id], a.touched[id] = true, true

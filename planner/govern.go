@@ -43,7 +43,9 @@ func (a *applier) govern(c *capstan.PlanChange) {
 	}
 	switch c.Op {
 	case capstan.ChangeRemove, capstan.ChangeSkip:
-		a.keepKind(old, c.Op, nil)
+		if !(c.Op == capstan.ChangeRemove && cs.Reverting[c.Node]) {
+			a.keepKind(old, c.Op, nil)
+		}
 	case capstan.ChangeReplace:
 		var n *capstan.PlanNode
 		if c.Spec != nil {
@@ -185,9 +187,6 @@ func orList(s []string) string {
 // verification still follows what it verified; a skipped node's
 // dependents do not need what it would have made.
 func (a *applier) checkResult() {
-	if len(a.probs) > 0 {
-		return // the result is not the one asked for: its problems would only repeat these
-	}
 	before := map[string]bool{}
 	for _, p := range Problems(a.cs.Base) {
 		before[p] = true

@@ -61,7 +61,7 @@ func Inverse(from, to *capstan.PlanRevision) []capstan.PlanChange {
 		}
 	}
 	for _, e := range d.EdgesRemoved {
-		if !placedBy[e] {
+		if !placedBy[e] && !bridged(to.Edges, e, added) {
 			out = append(out, capstan.PlanChange{Op: capstan.ChangeAddEdge, Edge: &e, Reason: "revert"})
 		}
 	}
@@ -87,4 +87,28 @@ func Inverse(from, to *capstan.PlanRevision) []capstan.PlanChange {
 		}
 	}
 	return out
+}
+
+// bridged reports whether edges lead from e.From to e.To through added
+// nodes only: removing those nodes joins the two again.
+func bridged(edges []capstan.Edge, e capstan.Edge, added map[string]bool) bool {
+	seen := map[string]bool{}
+	stack := []string{e.From}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, x := range edges {
+			if x.From != n {
+				continue
+			}
+			if x.To == e.To && n != e.From {
+				return true
+			}
+			if added[x.To] && !seen[x.To] {
+				seen[x.To] = true
+				stack = append(stack, x.To)
+			}
+		}
+	}
+	return false
 }

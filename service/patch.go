@@ -27,8 +27,10 @@ type proposal struct {
 	reason    string
 	reverts   string
 	analysis  *capstan.PatchAnalysis
-	// restorable are earlier nodes a revert may bring back (planner.ChangeSet.Restorable).
+	// restorable are earlier nodes a revert may bring back, reverting the
+	// nodes it may remove (planner.ChangeSet.Restorable, Reverting).
 	restorable []capstan.PlanNode
+	reverting  map[string]bool
 }
 
 // scene is one read of what deciding on an operation's patch needs.
@@ -137,7 +139,7 @@ func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal,
 	if err != nil {
 		return planner.ChangeResult{}, err
 	}
-	cs.Started, cs.Runs, cs.Restorable = true, sc.runs, pr.restorable
+	cs.Started, cs.Runs, cs.Restorable, cs.Reverting = true, sc.runs, pr.restorable, pr.reverting
 	res := planner.ApplyChanges(cs)
 	return res, res.Err("plan patch rejected")
 }

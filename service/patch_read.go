@@ -38,8 +38,12 @@ func (s *Service) RevertPlanPatch(ctx context.Context, patchID, reason string) (
 	if err != nil {
 		return nil, err
 	}
+	reverting := map[string]bool{}
+	for _, n := range capstan.Diff(before, after).NodesAdded {
+		reverting[n.ID] = true
+	}
 	return s.Propose(ctx, org, proposal{author: a.ID, mayAuthor: mayAuthorJobs(a), opID: p.OperationID, base: plan.Revision, changes: changes,
-		reason: reason, reverts: p.ID, restorable: before.Nodes})
+		reason: reason, reverts: p.ID, restorable: before.Nodes, reverting: reverting})
 }
 
 // PlanPatch returns a patch of the caller's organization.

@@ -51,6 +51,7 @@ scenarios:
   - id: fresh.install
     action: install
     target_resource_type: thing.fresh
+    editable: true
     requires:
       - {id: cluster, capability: kubernetes.cluster, strategy: existing, workload: true, constraints: {name: "${intent.cluster}", environment: "${intent.environment}"}}
       - {id: bucket, capability: object_storage.s3, strategy: create, constraints: {environment: "${intent.environment}", region: same-as-workload, encryption: required}}
@@ -184,10 +185,12 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 	ctx := testenv.Admin(testenv.Org)
 	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")
 	require.NoError(t, err)
-	p := plan(t, svc, testenv.SeedIntent())
+	in := testenv.SeedIntent()
+	in.Mode = capstan.ModeAdvanced
+	p := plan(t, svc, in)
 	_, err = svc.EditPlan(ctx, p.ID, p.Version, []capstan.PlanChange{
-		{Op: capstan.EditSetParameters, NodeID: "helm-install", Parameters: map[string]any{"replicas": 3}},
-		{Op: capstan.EditRemoveNode, NodeID: "approve-rollout"},
+		{Op: capstan.ChangeSetParameters, Node: "helm-install", Parameters: map[string]any{"replicas": 3}},
+		{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test"},
 	})
 	require.NoError(t, err)
 	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")

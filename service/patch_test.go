@@ -1,0 +1,208 @@
+package service_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/service"
+)
+
+func as(id string, roles ...string) context.Context {
+	return capstan.WithActor(context.Background(), &capstan.Actor{ID: id, OrganizationID: testenv.Org, Roles: roles})
+}
+
+// running starts the seed plan in env (no executor: the test moves the
+// node runs itself) with prepare-namespace and create-bucket done and
+// helm-install failed... as far as the runs go: the validator judges the
+// runs, not how they came to be.
+func running(t *testing.T, svc *service.Service, store capstan.Store, env string, runs map[string]capstan.NodeRunStatus) (*capstan.Operation, *capstan.Plan) {
+	t.Helper()
+	p := plan(t, svc, advanced(env))
+	require.Equal(t, capstan.PlanReady, p.Status, "%v", p.Problems)
+	op, err := svc.StartOperation(as("alice", capstan.RoleOperator), p.ID, "")
+	require.NoError(t, err)
+	require.NoError(t, op.Move(capstan.OperationRunning))
+	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "operation.running", Actor: "executor"}}}
+	for node, s := range runs {
+		ch.NodeRuns = append(ch.NodeRuns, capstan.OperationNodeRun{NodeID: node, Status: s, Attempts: 1})
+	}
+	require.NoError(t, store.ApplyOperationChange(context.Background(), testenv.Org, ch))
+	stored, err := store.GetPlan(context.Background(), testenv.Org, p.ID)
+	require.NoError(t, err)
+	return op, stored
+}
+
+func eventTypes(t *testing.T, store capstan.Store, opID string) []string {
+	evs, err := store.ListEvents(context.Background(), testenv.Org, opID, 0, 1000)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func TestPlanPatchLifecycle(t *testing.T) {
+	svc, store := setup(t)
+	op, p := running(t, svc, store, "staging", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded,
+		"create-bucket": capstan.NodeFailed})
+	alice := as("alice", capstan.RoleOperator)
+
+	// Refused whole, nothing stored: a finished node, an unknown template.
+	_, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeRemove, Node: "prepare-namespace"},
+		{Op: capstan.ChangeInsertAfter, Node: "create-bucket", Template: "rm-rf"}}, "clean up")
+	require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err), "removing a job drops its evidence: a governance refusal")
+	require.Contains(t, err.Error(), "[history]")
+	require.Contains(t, err.Error(), "[keep-evidence]")
+	require.Contains(t, err.Error(), "[template]")
+	none, err := svc.OperationPatches(alice, op.ID)
+	require.NoError(t, err)
+	require.Empty(t, none)
+	_, err = svc.ProposePlanPatch(as("vic", capstan.RoleViewer), op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "create-bucket"}}, "x")
+	require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err))
+	_, err = svc.ProposePlanPatch(alice, op.ID, 7, []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "create-bucket"}}, "x")
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "made on a revision that is not the plan's")
+
+	// A retry of the failed bucket touches the gate's upstream: the gate's
+	// roles decide. The proposer, a viewer and an analyzer may not.
+	retry, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "create-bucket"},
+		{Op: capstan.ChangeInsertAfter, Node: "create-bucket", Template: "smoke-test", NodeID: "bucket-smoke"}}, "the bucket API was down")
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchProposed, retry.Status)
+	require.Equal(t, []capstan.ApprovalRule{{Rule: "gate:approve-rollout", Roles: []string{"sre", "platform_admin"}, Approvals: 1,
+		Reason: "the patch changes gate approve-rollout or what it waits for, so the gate's approvers decide"}}, retry.Approvals)
+	require.Equal(t, capstan.PatchDigest(p.Digest, retry.Changes), retry.Digest)
+	stored, err := svc.Operation(alice, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{retry.ID}, stored.OpenPatches)
+	waiting, total, err := store.ListOperations(context.Background(), testenv.Org, capstan.OperationFilter{AwaitingPatch: true})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, op.ID, waiting[0].ID)
+
+	for _, c := range []struct {
+		ctx  context.Context
+		code string
+	}{
+		{alice, capstan.EFORBIDDEN},
+		{as("vic", capstan.RoleViewer), capstan.EFORBIDDEN},
+		{as("ai-agent:rules", capstan.RolePlatformAdmin), capstan.EFORBIDDEN},
+	} {
+		_, err := svc.DecidePlanPatch(c.ctx, retry.ID, true, "", retry.Digest)
+		require.Equal(t, c.code, capstan.ErrorCode(err), "%v", err)
+	}
+	_, err = svc.DecidePlanPatch(as("bob", capstan.RoleSRE), retry.ID, true, "", "sha256:something-else")
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a decision binds to the digest the decider saw")
+
+	applied, err := svc.DecidePlanPatch(as("bob", capstan.RoleSRE), retry.ID, true, "go", retry.Digest)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchApplied, applied.Status)
+	require.Equal(t, 2, applied.AppliedRevision)
+	stored, err = svc.Operation(alice, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, stored.PlanRevision, "the operation runs on the new revision")
+	require.Empty(t, stored.OpenPatches)
+	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	for _, r := range recs.NodeRuns {
+		if r.NodeID == "create-bucket" {
+			require.Equal(t, capstan.NodePending, r.Status, "the retried node waits again for what it now follows")
+		}
+	}
+	require.Subset(t, eventTypes(t, store, op.ID), []string{"patch.proposed", "patch.decided", "patch.applied", "plan.revised", "node.reset"})
+	d, err := svc.PatchDiff(alice, applied)
+	require.NoError(t, err)
+	require.Equal(t, "bucket-smoke", d.NodesAdded[0].ID)
+
+	// A revert is a new patch of the inverse, through the same approval.
+	revert, err := svc.RevertPlanPatch(alice, applied.ID, "not needed after all")
+	require.NoError(t, err)
+	require.Equal(t, applied.ID, revert.Reverts)
+	require.Equal(t, []capstan.PlanChange{{Op: capstan.ChangeRemove, Node: "bucket-smoke", Reason: "revert"}}, revert.Changes)
+	wd, err := svc.WithdrawPlanPatch(as("carol", capstan.RoleSRE), revert.ID, "")
+	require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err), "%v", wd)
+	wd, err = svc.WithdrawPlanPatch(alice, revert.ID, "keep it")
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchWithdrawn, wd.Status)
+	_, err = svc.DecidePlanPatch(as("bob", capstan.RoleSRE), revert.ID, true, "", revert.Digest)
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+}
+
+// Two patches on one base: the first applied makes the other stale, and
+// its approvals no longer apply anything.
+func TestTwoPatchesOnOneBase(t *testing.T) {
+	svc, store := setup(t)
+	op, _ := running(t, svc, store, "prod", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded})
+	alice := as("alice", capstan.RoleOperator)
+	one, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test", NodeID: "smoke-1"}}, "one")
+	require.NoError(t, err)
+	two, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test", NodeID: "smoke-2"}}, "two")
+	require.NoError(t, err)
+	require.Equal(t, "prod-second-person", one.Approvals[0].Rule)
+
+	// Two approvers at once on the first: each decision counts once.
+	var wg sync.WaitGroup
+	errs := map[string]error{}
+	var mu sync.Mutex
+	for _, who := range []string{"bob", "carol"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := svc.DecidePlanPatch(as(who, capstan.RoleSRE), one.ID, true, "", one.Digest)
+			mu.Lock()
+			errs[who] = err
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	got, err := svc.PlanPatch(alice, one.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchApplied, got.Status)
+	seen := map[string]int{}
+	for _, d := range got.Decisions {
+		seen[d.Actor]++
+	}
+	for who, err := range errs {
+		if err == nil {
+			require.Equal(t, 1, seen[who], "%s's approval counts once", who)
+		} else {
+			require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+			require.Zero(t, seen[who])
+		}
+	}
+
+	stale, err := svc.PlanPatch(alice, two.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchStale, stale.Status)
+	require.Contains(t, stale.ClosedReason, "made revision 2")
+	_, err = svc.DecidePlanPatch(as("bob", capstan.RoleSRE), two.ID, true, "", two.Digest)
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+	require.Contains(t, eventTypes(t, store, op.ID), "patch.stale")
+}
+
+// A patch whose node started after it was proposed no longer applies: the
+// decision finds it stale (Terraform refuses a stale saved plan alike).
+func TestPatchBecomesStaleWhenItsNodeStarts(t *testing.T) {
+	svc, store := setup(t)
+	op, _ := running(t, svc, store, "prod", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded})
+	alice := as("alice", capstan.RoleOperator)
+	p, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeSetParameters, Node: "create-bucket", Parameters: map[string]any{"size": "1Ti"}}}, "bigger")
+	require.NoError(t, err)
+	cur, err := store.GetOperation(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	require.NoError(t, store.ApplyOperationChange(context.Background(), testenv.Org, &capstan.OperationChange{Operation: cur,
+		NodeRuns: []capstan.OperationNodeRun{{NodeID: "create-bucket", Status: capstan.NodeRunning, Attempts: 1}},
+		Events:   []capstan.OperationEvent{{Type: "node.running", Actor: "executor"}}}))
+	_, err = svc.DecidePlanPatch(as("bob", capstan.RoleSRE), p.ID, true, "", p.Digest)
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
+	require.Contains(t, err.Error(), "no longer applies")
+	got, err := svc.PlanPatch(alice, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchStale, got.Status)
+	require.Empty(t, got.Decisions, "its approval lapsed with it")
+}
