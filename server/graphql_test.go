@@ -38,6 +38,7 @@ func startServer(t *testing.T) *httptest.Server {
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}},
 		{Token: viewerToken, Actor: "victor", Organization: testenv.Org, Roles: []string{capstan.RoleViewer}},
+		{Token: sreToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
 		{Token: otherToken, Actor: "mallory", Organization: "other", Roles: []string{capstan.RoleAdmin}},
 	})
 	require.NoError(t, err)
@@ -321,35 +322,58 @@ func TestInProcess(t *testing.T) {
 
 func TestEditPlanOverHTTP(t *testing.T) {
 	ts := startServer(t)
-	created := post(t, ts, adminToken, createSeedIntent, seedIntentVars())
-	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id version } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	vars := seedIntentVars()
+	vars["in"].(map[string]any)["mode"] = "ADVANCED"
+	created := post(t, ts, adminToken, createSeedIntent, vars)
+	require.Empty(t, created.Errors)
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id version digest } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Empty(t, planned.Errors)
 	planID, version := get(planned.Data, "planIntent", "id"), get(planned.Data, "planIntent", "version")
-	const edit = `mutation($plan: ID!, $version: Int!, $edits: [PlanEditInput!]!) {
-	  editPlan(input: {plan: $plan, version: $version, edits: $edits}) {
-	    revision version status nodes { key type } customizations { baseTemplate changes { op actor revision nodeId } } } }`
-	smoke := map[string]any{"id": "smoke-test", "type": "verification", "title": "Smoke test", "after": []any{"verify-tracing"},
-		"probes": []any{map[string]any{"name": "query-a-trace", "type": "sim"}}}
-	r := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "edits": []any{
-		map[string]any{"op": "SET_PARAMETERS", "nodeId": "helm-install", "parameters": map[string]any{"replicas": 3}},
-		map[string]any{"op": "ADD_NODE", "node": smoke},
-		map[string]any{"op": "OVERRIDE_BINDING", "bindingId": "secrets", "provider": "vault.instance/prod-vault"},
+	const edit = `mutation($plan: ID!, $version: Int!, $changes: [PlanChangeInput!]!) {
+	  editPlan(input: {plan: $plan, version: $version, changes: $changes}) {
+	    revision version digest status nodes { key type template } customizations { baseTemplate changes { op actor revision node at } }
+	    revisions { revision digest parent kind actor changes { op } } } }`
+	r := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "changes": []any{
+		map[string]any{"op": "SET_PARAMETERS", "node": "helm-install", "parameters": map[string]any{"replicas": 3}},
+		map[string]any{"op": "INSERT_AFTER", "node": "verify-tracing", "template": "smoke-test"},
+		map[string]any{"op": "REBIND", "requirement": "secrets", "provider": "vault.instance/prod-vault"},
 	}})
 	require.Empty(t, r.Errors)
 	require.Equal(t, float64(2), get(r.Data, "editPlan", "revision"))
 	require.Len(t, get(r.Data, "editPlan", "customizations", "changes"), 3)
 	require.Equal(t, "alice", get(r.Data, "editPlan", "customizations", "changes", 0, "actor"))
+	require.Len(t, get(r.Data, "editPlan", "revisions"), 2)
+	require.Equal(t, get(planned.Data, "planIntent", "digest"), get(r.Data, "editPlan", "revisions", 1, "parent"))
+	require.Equal(t, "EDIT", get(r.Data, "editPlan", "revisions", 1, "kind"))
 
-	stale := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "edits": []any{
-		map[string]any{"op": "REMOVE_NODE", "nodeId": "smoke-test"}}})
+	diff := post(t, ts, adminToken, `query($plan: ID!) { planDiff(plan: $plan, from: 1, to: 2) {
+	  nodesAdded { key template } nodesChanged { key fields { path old new } } bindingsChanged { key fields { path } } edgesAdded { from to } } }`,
+		map[string]any{"plan": planID})
+	require.Empty(t, diff.Errors)
+	require.Equal(t, "smoke-test", get(diff.Data, "planDiff", "nodesAdded", 0, "key"))
+	require.Equal(t, "parameters.replicas", get(diff.Data, "planDiff", "nodesChanged", 0, "fields", 0, "path"))
+	require.Equal(t, float64(3), get(diff.Data, "planDiff", "nodesChanged", 0, "fields", 0, "new"))
+	require.Equal(t, "secrets", get(diff.Data, "planDiff", "bindingsChanged", 0, "key"))
+
+	stale := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": version, "changes": []any{
+		map[string]any{"op": "REMOVE", "node": "smoke-test"}}})
 	require.Equal(t, capstan.ECONFLICT, stale.code())
 
-	badNode := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": get(r.Data, "editPlan", "version"), "edits": []any{
-		map[string]any{"op": "ADD_NODE", "node": map[string]any{"id": "x", "type": "job", "title": "X", "status": "running"}}}})
+	badNode := post(t, ts, adminToken, edit, map[string]any{"plan": planID, "version": get(r.Data, "editPlan", "version"), "changes": []any{
+		map[string]any{"op": "INSERT_AFTER", "node": "verify-tracing", "spec": map[string]any{"id": "x", "type": "job", "title": "X", "status": "running"}}}})
 	require.Equal(t, capstan.EINVALID, badNode.code())
 	require.Contains(t, badNode.Errors[0].Message, "node")
-	details := badNode.Errors[0].Extensions["details"].([]any)
+
+	// An sre may not bring code, nor take the gate out: FORBIDDEN naming the rule.
+	sre := post(t, ts, sreToken, edit, map[string]any{"plan": planID, "version": get(r.Data, "editPlan", "version"), "changes": []any{
+		map[string]any{"op": "REMOVE", "node": "approve-rollout"},
+		map[string]any{"op": "INSERT_AFTER", "node": "verify-tracing", "spec": map[string]any{"id": "sh", "type": "job", "title": "Sh",
+			"job": map[string]any{"run": map[string]any{"runner": "shell", "script": "cat /etc/passwd"}}}}}})
+	require.Equal(t, capstan.EFORBIDDEN, sre.code(), "%v", sre.Errors)
+	details := sre.Errors[0].Extensions["details"].([]any)
 	require.Len(t, details, 2, "%v", details)
+	require.Contains(t, details[0], "[keep-gate]")
+	require.Contains(t, details[1], "[inline-code]")
 }
 
 // operationServer serves the demo over HTTP with a running executor.
@@ -485,3 +509,77 @@ scenarios:
           after: [collect]
           analysis: {question: "What is broken?", inputs: [diagnostics]}
 `
+
+// TestPlanPatchOverHTTP: a patch on a running prod operation, proposed by
+// one person and approved by another over GraphQL, joins the run: the
+// operation continues on revision 2 and its inserted node runs.
+func TestPlanPatchOverHTTP(t *testing.T) {
+	_, ts := operationServer(t)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	require.Empty(t, created.Errors)
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status revision } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
+	started := post(t, ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Empty(t, started.Errors)
+	opID := get(started.Data, "startOperation", "id")
+	status := func() map[string]any {
+		r := post(t, ts, adminToken, `query($id: ID!) { operation(id: $id) { status planRevision progress { patchesAwaitingApproval }
+		  nodeRuns { node status revision } timeline(first: 500) { edges { node { type payload } } } } }`, map[string]any{"id": opID})
+		require.Empty(t, r.Errors)
+		return r.Data
+	}
+	waitFor := func(want string) map[string]any {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if d := status(); get(d, "operation", "status") == want {
+				return d
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("operation never became %s", want)
+		return nil
+	}
+	waitFor("WAITING") // at the prod storage gate
+
+	const propose = `mutation($op: ID!, $changes: [PlanChangeInput!]!) { proposePlanPatch(input: {operation: $op, baseRevision: 1, changes: $changes, reason: "smoke the bucket"}) {
+	  id status digest author approvals { rule roles approvals } outstanding { rule approvals } diff { nodesAdded { key } } } }`
+	p := post(t, ts, adminToken, propose, map[string]any{"op": opID, "changes": []any{
+		map[string]any{"op": "INSERT_AFTER", "node": "verify-s3", "template": "smoke-test"}}})
+	require.Empty(t, p.Errors)
+	patch := get(p.Data, "proposePlanPatch").(map[string]any)
+	require.Equal(t, "PROPOSED", patch["status"])
+	require.Equal(t, "prod-second-person", get(patch, "outstanding", 0, "rule"))
+	require.Equal(t, "smoke-test", get(patch, "diff", "nodesAdded", 0, "key"))
+	require.Equal(t, float64(1), get(status(), "operation", "progress", "patchesAwaitingApproval"))
+	awaiting := post(t, ts, adminToken, `{ operations(filter: {awaitingPatch: true}) { totalCount edges { node { id } } } }`, nil)
+	require.Equal(t, float64(1), get(awaiting.Data, "operations", "totalCount"))
+
+	const decide = `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status appliedRevision decisions { actor digest } } }`
+	self := post(t, ts, adminToken, decide, map[string]any{"p": patch["id"], "d": patch["digest"]})
+	require.Equal(t, capstan.EFORBIDDEN, self.code(), "the proposer never decides")
+	ok := post(t, ts, viewerToken, decide, map[string]any{"p": patch["id"], "d": patch["digest"]})
+	require.Empty(t, ok.Errors)
+	require.Equal(t, "APPLIED", get(ok.Data, "decidePlanPatch", "status"))
+	require.Equal(t, float64(2), get(ok.Data, "decidePlanPatch", "appliedRevision"))
+	byNode := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { ... on PlanPatch { status plan { revision revisions { revision kind patch { id } } } } } }`, map[string]any{"id": patch["id"]})
+	require.Empty(t, byNode.Errors)
+	require.Equal(t, float64(2), get(byNode.Data, "node", "plan", "revision"))
+	require.Equal(t, patch["id"], get(byNode.Data, "node", "plan", "revisions", 1, "patch", "id"))
+
+	gate := post(t, ts, viewerToken, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true}) { status } }`, map[string]any{"op": opID})
+	require.Empty(t, gate.Errors)
+	done := waitFor("SUCCEEDED")
+	require.Equal(t, float64(2), get(done, "operation", "planRevision"))
+	runs := map[string]any{}
+	for _, r := range get(done, "operation", "nodeRuns").([]any) {
+		runs[get(r, "node").(string)] = r
+	}
+	require.Equal(t, "SUCCEEDED", get(runs["smoke-test"], "status"), "the inserted node ran")
+	require.Equal(t, float64(2), get(runs["smoke-test"], "revision"))
+	require.Equal(t, float64(1), get(runs["render-values"], "revision"))
+	var types []string
+	for _, e := range get(done, "operation", "timeline", "edges").([]any) {
+		types = append(types, get(e, "node", "type").(string))
+	}
+	require.Subset(t, types, []string{"patch.proposed", "patch.decided", "patch.applied", "plan.revised"})
+}
