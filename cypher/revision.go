@@ -104,7 +104,7 @@ func (s *Store) putPatches(ctx context.Context, tx neo4j.ManagedTransaction, org
 				return nil, err
 			}
 			if len(recs) > 0 {
-				return nil, capstan.Errorf(capstan.ECONFLICT, "plan patch %s exists already", p.ID)
+				return nil, capstan.StaleVersion("plan patch", p.ID, -1, 0) // it exists: a create is a write from no version
 			}
 		}
 		if !created {

@@ -194,7 +194,7 @@ func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.Plan
 		p := patches[i]
 		created := p.Version == 0
 		if created && p.ID != "" && tx.Bucket(bPatches).Get(key(org, p.ID)) != nil {
-			return nil, capstan.Errorf(capstan.ECONFLICT, "plan patch %s exists already", p.ID)
+			return nil, capstan.StaleVersion("plan patch", p.ID, -1, 0) // it exists: a create is a write from no version
 		}
 		if !created {
 			var old capstan.PlanPatch
