@@ -102,6 +102,8 @@ type applier struct {
 	reset, skipped map[string]string
 	touched        map[string]bool
 	removed        map[string]bool
+	// now indexes the working plan's reachability once it is final.
+	now *reach
 }
 
 func (a *applier) problem(rule, format string, args ...any) {

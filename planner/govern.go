@@ -1,10 +1,13 @@
 package planner
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/dag"
 )
 
 // govern checks one change against the governance rules (SPEC §10) that
@@ -187,8 +190,9 @@ func orList(s []string) string {
 // verification still follows what it verified; a skipped node's
 // dependents do not need what it would have made.
 func (a *applier) checkResult() {
+	// An invalid plan lists its problems; changes may leave those, not add.
 	before := map[string]bool{}
-	for _, p := range Problems(a.cs.Base) {
+	for _, p := range a.cs.Base.Problems {
 		before[p] = true
 	}
 	for _, p := range bindingProblems(a.plan) {
@@ -196,7 +200,7 @@ func (a *applier) checkResult() {
 			a.problem(capstan.RuleBindings, "%s", p)
 		}
 	}
-	for _, p := range GraphProblems(a.plan) {
+	for _, p := range graphProblems(a.plan, a.reach()) {
 		if !before[p] {
 			a.problem(capstan.RuleGraph, "%s", p)
 		}
@@ -208,11 +212,40 @@ func (a *applier) checkResult() {
 	a.checkSkipped()
 }
 
+// reach indexes the working plan once for the checks that walk it.
+func (a *applier) reach() *reach {
+	if a.now == nil {
+		a.now = newReach(a.plan)
+	}
+	return a.now
+}
+
+// graphProblems is GraphProblems with the acyclicity check of the dag
+// package (which explains a cycle) run only when a cheap walk finds one:
+// a 500-node plan is checked in a fraction of the time.
+func graphProblems(p *capstan.Plan, r *reach) []string {
+	var probs capstan.Problems
+	reqs := map[string]bool{}
+	for _, b := range p.Bindings {
+		reqs[b.ID] = true
+	}
+	capstan.ValidateGraph(p.Nodes, p.Edges, reqs, &probs)
+	if r.cyclic(p) {
+		probs = append(probs, dag.Check(p.Nodes, p.Edges)...)
+	}
+	return probs
+}
+
 func bindingProblems(p *capstan.Plan) []string {
 	var out []string
-	for _, pr := range Problems(p) {
-		if len(pr) > 12 && pr[:12] == "requirement " {
-			out = append(out, pr)
+	for _, b := range p.Bindings {
+		if b.Status == capstan.BindingFailed || b.Status == capstan.BindingUnresolved {
+			out = append(out, fmt.Sprintf("requirement %s: %s", b.ID, b.Reason))
+		}
+	}
+	for _, n := range p.Nodes {
+		if n.SubOperation != nil && !strings.Contains(n.SubOperation.Scenario, "@") {
+			out = append(out, fmt.Sprintf("node %s: sub-operation scenario %s is not installed", n.ID, n.SubOperation.Scenario))
 		}
 	}
 	return out
@@ -222,7 +255,7 @@ func bindingProblems(p *capstan.Plan) []string {
 // node it came before, or a verification no longer after a node it came
 // after: an edge removed around a gate would let work bypass it.
 func (a *applier) checkOrder() {
-	was, now := newReach(a.cs.Base), newReach(a.plan)
+	was, now := newReach(a.cs.Base), a.reach()
 	for _, n := range a.cs.Base.Nodes {
 		if a.removed[n.ID] {
 			continue
@@ -287,6 +320,37 @@ func newReach(p *capstan.Plan) *reach {
 		}
 	}
 	return r
+}
+
+// cyclic reports whether the expanded graph has a cycle (Kahn's walk).
+func (r *reach) cyclic(p *capstan.Plan) bool {
+	indeg := map[string]int{}
+	for _, n := range p.Nodes {
+		indeg[n.ID] += 0
+	}
+	for _, tos := range r.down {
+		for _, t := range tos {
+			indeg[t]++
+		}
+	}
+	var queue []string
+	for id, d := range indeg {
+		if d == 0 {
+			queue = append(queue, id)
+		}
+	}
+	seen := 0
+	for len(queue) > 0 {
+		n := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		seen++
+		for _, t := range r.down[n] {
+			if indeg[t]--; indeg[t] == 0 {
+				queue = append(queue, t)
+			}
+		}
+	}
+	return seen < len(indeg)
 }
 
 // from returns every node reachable from id, downstream or upstream.
