@@ -3,6 +3,7 @@ package capstan
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -22,8 +23,10 @@ type ScenarioPack struct {
 	Scenarios     []Scenario             `json:"scenarios,omitempty"`
 	Policies      []Policy               `json:"policies,omitempty"`
 	// NodeTemplates are the nodes plan changes may insert by name.
-	NodeTemplates  []NodeTemplate `json:"node_templates,omitempty"`
-	OrganizationID string         `json:"organization_id,omitempty"`
+	NodeTemplates []NodeTemplate `json:"node_templates,omitempty"`
+	// FailureRules are known failures the rule analyzer recognizes.
+	FailureRules   []FailureRule `json:"failure_rules,omitempty"`
+	OrganizationID string        `json:"organization_id,omitempty"`
 	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
 	Digest      string    `json:"digest,omitempty"`
 	InstalledAt time.Time `json:"installed_at,omitzero"`
@@ -130,6 +133,48 @@ type NodeTemplate struct {
 	Pack string `json:"pack,omitempty"`
 }
 
+// FailureRule is a known failure a pack teaches the rule analyzer: when
+// Node fails with the failed evidence item Evidence (or an error matching
+// the regular expression Error), Diagnosis says why, MissingCapability
+// names what was missing, and Patch proposes the fix (pack node templates
+// only: a rule brings no code of its own).
+type FailureRule struct {
+	ID                string       `json:"id"`
+	Node              string       `json:"node"`
+	Evidence          string       `json:"evidence,omitempty"`
+	Error             string       `json:"error,omitempty"`
+	Diagnosis         string       `json:"diagnosis"`
+	MissingCapability string       `json:"missing_capability,omitempty"`
+	Patch             []PlanChange `json:"patch,omitempty"`
+	// Pack is the ref of the pack that ships it (set on load).
+	Pack string `json:"pack,omitempty"`
+}
+
+// Validate checks a rule's own shape.
+func (r *FailureRule) Validate() error {
+	var p Problems
+	if !ValidKey(r.ID) || r.Node == "" || strings.TrimSpace(r.Diagnosis) == "" {
+		p.Addf("needs an id, a node and a diagnosis")
+	}
+	if r.Evidence == "" && r.Error == "" {
+		p.Addf("needs an evidence item or an error pattern to match")
+	}
+	if r.Error != "" {
+		if _, err := regexp.Compile(r.Error); err != nil {
+			p.Addf("error pattern %q does not compile: %v", r.Error, err)
+		}
+	}
+	for i, c := range r.Patch {
+		if c.Spec != nil {
+			p.Addf("patch change %d: a rule inserts node templates, not inline nodes", i+1)
+		}
+		for _, s := range c.CheckShape() {
+			p.Addf("patch change %d: %s", i+1, s)
+		}
+	}
+	return p.Err("failure rule " + r.ID)
+}
+
 // Ref is pack@version/name.
 func (t *NodeTemplate) Ref() string { return t.Pack + "/" + t.Name }
 
@@ -164,7 +209,6 @@ func orNone(s []string) string {
 	}
 	return strings.Join(s, ", ")
 }
-
 
 // JobContract is the input/output contract of an executable node.
 type JobContract struct {
@@ -238,11 +282,14 @@ type RollbackPolicy struct {
 	Evidence     []Probe  `json:"evidence,omitempty"`
 }
 
-// Probe is one evidence check: command, http or resource_state.
+// Probe is one evidence check: command, http, resource_state, capability
+// (the provider bound to Requirement provides Capability, or a node of the
+// operation that succeeded made it) or sim.
 type Probe struct {
 	Name          string `json:"name"`
 	Type          string `json:"type"`
 	Capability    string `json:"capability,omitempty"`
+	Requirement   string `json:"requirement,omitempty"`
 	Script        string `json:"script,omitempty"`
 	ExpectExit    int    `json:"expect_exit,omitempty"`
 	OutputPattern string `json:"output_pattern,omitempty"`
@@ -420,9 +467,13 @@ func validateProbe(pr Probe, p *Problems) {
 		if pr.Field == "" {
 			p.Addf("probe %s: a resource_state probe needs a field", pr.Name)
 		}
+	case "capability":
+		if pr.Capability == "" || pr.Requirement == "" {
+			p.Addf("probe %s: a capability probe needs a capability and a requirement", pr.Name)
+		}
 	case "sim":
 	default:
-		p.Addf("probe %s: unknown type %q (want command, http, resource_state or sim)", pr.Name, pr.Type)
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability or sim)", pr.Name, pr.Type)
 	}
 }
 
@@ -619,6 +670,11 @@ func (pk *ScenarioPack) Validate(known map[string]*CapabilityDefinition) error {
 			if _, ok := n.Parameters[k]; !ok {
 				p.Addf("node template %s: parameter %s has no default in the node's parameters", t.Name, k)
 			}
+		}
+	}
+	for i := range pk.FailureRules {
+		if err := pk.FailureRules[i].Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
 		}
 	}
 	for _, pol := range pk.Policies {

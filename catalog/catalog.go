@@ -62,6 +62,9 @@ type Node struct {
 	OS       string `json:"os,omitempty"`
 	CPUCores int    `json:"cpu_cores,omitempty"`
 	SSHUser  string `json:"ssh_user,omitempty"`
+	// RegistryAccess says the node reaches the public container registry
+	// (it then provides network.registry_access).
+	RegistryAccess bool `json:"registry_access,omitempty"`
 }
 
 // Service is a row of internal, external or marketplace services.
@@ -123,6 +126,9 @@ func (f *File) Resources() ([]*capstan.Resource, error) {
 		r.ProvidedCapabilities = []capstan.ProvidedCapability{
 			{Capability: "linux.host", Scope: scope(n.Common), Attributes: optional(map[string]any{"os": n.OS, "cpu_cores": n.CPUCores})},
 			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser})},
+		}
+		if n.RegistryAccess {
+			r.ProvidedCapabilities = append(r.ProvidedCapabilities, capstan.ProvidedCapability{Capability: "network.registry_access", Scope: scope(n.Common)})
 		}
 		out = append(out, r)
 	}

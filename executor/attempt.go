@@ -45,7 +45,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Env: env}
+	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Env: env, Made: scope.made, Providers: providers(scope.plan)}
 	for _, p := range probes {
 		result, source := l.e.cfg.Prober.Run(ctx, p, target)
 		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
@@ -61,6 +61,23 @@ type attemptScope struct {
 	nodes    map[string]*capstan.PlanNode
 	// plan is the plan as the loop holds it (read-only): its bindings.
 	plan *capstan.Plan
+	// made are the capabilities the operation's succeeded nodes made,
+	// for a node with capability probes.
+	made []string
+}
+
+// providers maps each resolved requirement of the plan to its provider.
+func providers(p *capstan.Plan) map[string]string {
+	if p == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, b := range p.Bindings {
+		if b.Status == capstan.BindingResolved && b.Provider != nil {
+			out[b.ID] = b.Provider.ResourceKey
+		}
+	}
+	return out
 }
 
 // runJob runs one job attempt through its runner and collects what it

@@ -62,6 +62,10 @@ type Hooks interface {
 	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error)
 	// CancelChild asks a (child) operation to stop.
 	CancelChild(ctx context.Context, org, operationID string) error
+	// ProposeFromAnalysis proposes an analysis's changes to the plan at
+	// revision base as a PlanPatch authored by the analyzer, for people
+	// to approve (assist.go).
+	ProposeFromAnalysis(ctx context.Context, org, operationID string, base int, node string, a capstan.Analysis, evidence []string) error
 }
 
 // Executor runs operations: one goroutine owns each running operation's

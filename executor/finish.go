@@ -111,6 +111,9 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 		if err := l.waitForPeople(st); err != nil {
 			return err
 		}
+		if wantsAssist(n) {
+			l.assist = append(l.assist, r.node)
+		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:
 		st.set(*run)

@@ -58,6 +58,11 @@ type loop struct {
 	// started is the plan as the operation's start stored it, until the
 	// first read takes it (Launch).
 	started *capstan.Plan
+	// assist holds the nodes whose failure the next commit records and
+	// that are then analyzed by themselves (assist.go); assists waits for
+	// those analyses.
+	assist  []string
+	assists sync.WaitGroup
 }
 
 // maxConflicts is how many conflicts in a row the loop takes as other
@@ -104,6 +109,7 @@ func (l *loop) run(ctx context.Context) {
 	defer l.stopJobs()
 	life, endLife := context.WithCancel(ctx)
 	l.life = life
+	defer l.assists.Wait() // after endLife: an analysis ends with the loop
 	defer endLife()
 	defer l.diag.close()
 	for ctx.Err() == nil {
@@ -227,11 +233,16 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 	l.pending = nil
 	if err := l.conclude(ctx, ch); err != nil {
 		l.dirty = true // the cached state may hold what this change moved
+		l.assist = nil
 		return err
 	}
 	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
 		l.dirty = true
+		l.assist = nil // the failures were not recorded: the next read decides again
 		return err
+	}
+	if len(l.assist) > 0 && l.cached != nil {
+		l.startAssists(l.cached.plan)
 	}
 	if l.cached == nil || ch.Operation != l.cached.op {
 		l.dirty = true
@@ -350,6 +361,9 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 	var scope attemptScope
 	if l.cached != nil {
 		scope = attemptScope{resource: l.cached.op.ResourceKey, nodes: l.cached.idx.nodes, plan: l.cached.plan}
+		if hasCapabilityProbe(n) {
+			scope.made = l.cached.made()
+		}
 	}
 	l.queue = append(l.queue, queued{node: n.ID, task: func() {
 		r := l.attempt(jobs, &node, attempt, kind, scope)

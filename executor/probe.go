@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,11 @@ type Prober struct {
 type ProbeTarget struct {
 	Org, Resource, Dir string
 	Env                map[string]string
+	// Providers are the resource keys bound to the plan's requirements;
+	// Made are the capabilities the operation's succeeded nodes made
+	// (capability probes).
+	Providers map[string]string
+	Made      []string
 }
 
 // Run runs one probe and returns its verdict and what it observed.
@@ -39,6 +45,8 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 		return p.httpProbe(ctx, pr)
 	case "resource_state":
 		return p.resourceProbe(ctx, pr, t)
+	case "capability":
+		return p.capabilityProbe(ctx, pr, t)
 	}
 	return capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
 }
@@ -111,6 +119,33 @@ func (p Prober) resourceProbe(ctx context.Context, pr capstan.Probe, t ProbeTarg
 		return capstan.EvidencePassed, source
 	}
 	source["expected"] = pr.Equals
+	return capstan.EvidenceFailed, source
+}
+
+// capabilityProbe passes when a node of the operation that succeeded made
+// the capability, or the provider bound to the requirement provides it.
+func (p Prober) capabilityProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+	source := map[string]any{"type": "capability", "capability": pr.Capability, "requirement": pr.Requirement}
+	if slices.Contains(t.Made, pr.Capability) {
+		source["made_by_operation"] = true
+		return capstan.EvidencePassed, source
+	}
+	key := t.Providers[pr.Requirement]
+	if key == "" || p.Resources == nil {
+		source["note"] = "no provider is bound to the requirement"
+		return capstan.EvidenceFailed, source
+	}
+	source["resource"] = key
+	r, err := p.Resources.GetResourceByKey(ctx, t.Org, key)
+	if err != nil {
+		source["error"] = capstan.ErrorMessage(err)
+		return capstan.EvidenceInconclusive, source
+	}
+	provided := r.Provides(pr.Capability) != nil
+	source["provided"] = provided
+	if provided {
+		return capstan.EvidencePassed, source
+	}
 	return capstan.EvidenceFailed, source
 }
 

@@ -119,3 +119,37 @@ func (st *state) outcome() capstan.OperationStatus {
 func (st *state) waiting() bool {
 	return st.waitingRuns > 0 || st.childRuns > 0
 }
+
+// made lists the capabilities the operation's succeeded nodes made (their
+// jobs' output capabilities and what they produce).
+func (st *state) made() []string {
+	var out []string
+	for id, r := range st.runs {
+		if r.Status != capstan.NodeSucceeded {
+			continue
+		}
+		if n := st.node(id); n != nil {
+			out = append(out, n.Produces...)
+			if n.Job != nil {
+				out = append(out, n.Job.Outputs.Capabilities...)
+			}
+		}
+	}
+	return out
+}
+
+func hasCapabilityProbe(n *capstan.PlanNode) bool {
+	probes := append([]capstan.Probe(nil), n.Probes...)
+	if n.Job != nil {
+		probes = append(probes, n.Job.Outputs.Evidence...)
+	}
+	if n.Intervention != nil {
+		probes = append(probes, n.Intervention.Verification...)
+	}
+	for _, p := range probes {
+		if p.Type == "capability" {
+			return true
+		}
+	}
+	return false
+}

@@ -938,7 +938,16 @@ type PlanResolver interface {
 	CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error)
 }
 type PlanChangeResolver interface {
+	Node(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	Template(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	NodeID(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+
+	Requirement(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	Provider(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	Reason(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	Actor(ctx context.Context, obj *capstan.PlanChange) (*string, error)
 	At(ctx context.Context, obj *capstan.PlanChange) (*time.Time, error)
+	Revision(ctx context.Context, obj *capstan.PlanChange) (*int, error)
 }
 type PlanPatchResolver interface {
 	ID(ctx context.Context, obj *capstan.PlanPatch) (string, error)
@@ -15470,18 +15479,18 @@ func (ec *executionContext) _PlanChange_node(ctx context.Context, field graphql.
 			return ec.fieldContext_PlanChange_node(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Node, nil
+			return ec.Resolvers.PlanChange().Node(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_template(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15493,18 +15502,18 @@ func (ec *executionContext) _PlanChange_template(ctx context.Context, field grap
 			return ec.fieldContext_PlanChange_template(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Template, nil
+			return ec.Resolvers.PlanChange().Template(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_nodeId(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15516,18 +15525,18 @@ func (ec *executionContext) _PlanChange_nodeId(ctx context.Context, field graphq
 			return ec.fieldContext_PlanChange_nodeId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.NodeID, nil
+			return ec.Resolvers.PlanChange().NodeID(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_nodeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_spec(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15626,18 +15635,18 @@ func (ec *executionContext) _PlanChange_requirement(ctx context.Context, field g
 			return ec.fieldContext_PlanChange_requirement(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Requirement, nil
+			return ec.Resolvers.PlanChange().Requirement(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_requirement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_provider(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15649,18 +15658,18 @@ func (ec *executionContext) _PlanChange_provider(ctx context.Context, field grap
 			return ec.fieldContext_PlanChange_provider(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Provider, nil
+			return ec.Resolvers.PlanChange().Provider(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15672,18 +15681,18 @@ func (ec *executionContext) _PlanChange_reason(ctx context.Context, field graphq
 			return ec.fieldContext_PlanChange_reason(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Reason, nil
+			return ec.Resolvers.PlanChange().Reason(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15695,18 +15704,18 @@ func (ec *executionContext) _PlanChange_actor(ctx context.Context, field graphql
 			return ec.fieldContext_PlanChange_actor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Actor, nil
+			return ec.Resolvers.PlanChange().Actor(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "String")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
 func (ec *executionContext) _PlanChange_at(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
@@ -15741,18 +15750,18 @@ func (ec *executionContext) _PlanChange_revision(ctx context.Context, field grap
 			return ec.fieldContext_PlanChange_revision(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Revision, nil
+			return ec.Resolvers.PlanChange().Revision(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalOInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanChange", field, false, false, "Int")
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "Int")
 }
 
 func (ec *executionContext) _PlanDiff_from(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanDiff) (ret graphql.Marshaler) {
@@ -27563,20 +27572,23 @@ func (ec *executionContext) _PlanChange(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "node":
-			out.Values[i] = ec._PlanChange_node(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_node(ctx, field, obj)
+				})
 		case "template":
-			out.Values[i] = ec._PlanChange_template(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_template(ctx, field, obj)
+				})
 		case "nodeId":
-			out.Values[i] = ec._PlanChange_nodeId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_nodeId(ctx, field, obj)
+				})
 		case "spec":
 			out.Values[i] = ec._PlanChange_spec(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -27593,25 +27605,29 @@ func (ec *executionContext) _PlanChange(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requirement":
-			out.Values[i] = ec._PlanChange_requirement(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_requirement(ctx, field, obj)
+				})
 		case "provider":
-			out.Values[i] = ec._PlanChange_provider(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_provider(ctx, field, obj)
+				})
 		case "reason":
-			out.Values[i] = ec._PlanChange_reason(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_reason(ctx, field, obj)
+				})
 		case "actor":
-			out.Values[i] = ec._PlanChange_actor(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_actor(ctx, field, obj)
+				})
 		case "at":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -27619,10 +27635,11 @@ func (ec *executionContext) _PlanChange(ctx context.Context, sel ast.SelectionSe
 					return ec._PlanChange_at(ctx, field, obj)
 				})
 		case "revision":
-			out.Values[i] = ec._PlanChange_revision(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_revision(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

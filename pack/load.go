@@ -151,6 +151,7 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 		merged.Scenarios = append(merged.Scenarios, part.Scenarios...)
 		merged.Policies = append(merged.Policies, part.Policies...)
 		merged.NodeTemplates = append(merged.NodeTemplates, part.NodeTemplates...)
+		merged.FailureRules = append(merged.FailureRules, part.FailureRules...)
 	}
 	if len(problems) > 0 {
 		return nil, problems

@@ -376,9 +376,49 @@ func (r *planResolver) CapabilityGraph(ctx context.Context, obj *capstan.Plan) (
 	return planner.CapabilityGraphOf(obj), nil
 }
 
+// Node is the resolver for the node field.
+func (r *planChangeResolver) Node(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Node), nil
+}
+
+// Template is the resolver for the template field.
+func (r *planChangeResolver) Template(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Template), nil
+}
+
+// NodeID is the resolver for the nodeId field.
+func (r *planChangeResolver) NodeID(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.NodeID), nil
+}
+
+// Requirement is the resolver for the requirement field.
+func (r *planChangeResolver) Requirement(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Requirement), nil
+}
+
+// Provider is the resolver for the provider field.
+func (r *planChangeResolver) Provider(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Provider), nil
+}
+
+// Reason is the resolver for the reason field.
+func (r *planChangeResolver) Reason(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Reason), nil
+}
+
+// Actor is the resolver for the actor field.
+func (r *planChangeResolver) Actor(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.Actor), nil
+}
+
 // At is the resolver for the at field.
 func (r *planChangeResolver) At(ctx context.Context, obj *capstan.PlanChange) (*time.Time, error) {
 	return optionalTime(obj.At), nil
+}
+
+// Revision is the resolver for the revision field.
+func (r *planChangeResolver) Revision(ctx context.Context, obj *capstan.PlanChange) (*int, error) {
+	return optionalInt(obj.Revision), nil
 }
 
 // ID is the resolver for the id field.

@@ -405,3 +405,35 @@ func orText(s, d string) string {
 	}
 	return s
 }
+
+// ProposeFromAnalysis proposes an analyzer's changes as a PlanPatch
+// authored ai-agent:<analyzer>, with the analysis it rests on; it always
+// needs a person's approval (agent-needs-person). A proposal the validator
+// refuses is recorded in the timeline (analysis.proposal_refused), so
+// what the analyzer suggested is never lost and never applied.
+func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, base int, node string, a capstan.Analysis, evidence []string) error {
+	author := a.Analyzer
+	if !capstan.IsAgent(author) {
+		author = capstan.AgentPrefix + author
+	}
+	pa := &capstan.PatchAnalysis{Analyzer: author, Node: node, Diagnosis: a.Diagnosis, Missing: a.Missing, Findings: a.Findings, Evidence: evidence}
+	_, err := s.Propose(ctx, org, proposal{author: author, opID: opID, base: base, changes: a.ProposedPatch, reason: a.Diagnosis, analysis: pa})
+	switch capstan.ErrorCode(err) {
+	case "":
+		return nil
+	case capstan.EINVALID, capstan.EFORBIDDEN:
+		refused := err
+		return onFreshState(func() error {
+			op, err := s.Store.GetOperation(ctx, org, opID)
+			if err != nil {
+				return err
+			}
+			if op.Status.Terminal() {
+				return nil
+			}
+			return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "analysis.proposal_refused", Actor: author,
+				Payload: map[string]any{"node": node, "diagnosis": a.Diagnosis, "problems": capstan.ErrorDetails(refused)}}}})
+		})
+	}
+	return err
+}

@@ -1,0 +1,73 @@
+package executor
+
+import (
+	"context"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/guard"
+)
+
+// A job whose contract allows AI assistance and that failed past its
+// retries is analyzed without anyone asking: the packs' known-failure
+// rules first (ai-agent:rules), the configured analyzer otherwise. A
+// proposed change goes to the service as a PlanPatch authored by the
+// analyzer (Hooks.ProposeFromAnalysis), which judges it like any other
+// and never applies it without a person's approval.
+
+// wantsAssist reports whether a node's failure is analyzed by itself.
+func wantsAssist(n *capstan.PlanNode) bool {
+	return n.Job != nil && n.Job.Controls.AIAssistanceAllowed
+}
+
+// startAssists analyzes the nodes whose failure the last commit recorded,
+// each in a goroutine the loop waits for before it ends.
+func (l *loop) startAssists(plan *capstan.Plan) {
+	nodes := l.assist
+	l.assist = nil
+	if l.e.cfg.Hooks == nil {
+		return
+	}
+	for _, node := range nodes {
+		l.assists.Add(1)
+		go func() {
+			defer l.assists.Done()
+			defer guard.Recover(l.e.cfg.Log, "executor.assist", nil)
+			if err := l.analyzeFailure(l.life, node, plan); err != nil && l.life.Err() == nil {
+				l.e.cfg.Log.Warn("analyzing a failed node failed", "operation", l.opID, "node", node, "err", err.Error())
+			}
+		}()
+	}
+}
+
+// analyzeFailure analyzes one failed node and hands a proposal on.
+func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Plan) error {
+	store := l.e.cfg.Store
+	recs, err := store.OperationRecords(ctx, l.org, l.opID)
+	if err != nil {
+		return err
+	}
+	packs, err := store.ListPacks(ctx, l.org)
+	if err != nil {
+		return err
+	}
+	a, ok := MatchRules(FailureRules(packs), node, recs.NodeRuns, recs.Evidence)
+	if !ok {
+		in := AnalysisInput{OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns, Evidence: recs.Evidence}
+		if a, err = l.e.cfg.Analyzer.Analyze(ctx, in); err != nil {
+			return err
+		}
+	}
+	if err := a.Check(func(id string) bool { return plan.Node(id) != nil }); err != nil {
+		return err
+	}
+	if a.Kind != capstan.AnalysisPatch {
+		return nil // a diagnosis alone changes nothing; people see the failure
+	}
+	var cited []string
+	for _, e := range recs.Evidence {
+		if e.ProducedBy == node && e.Result != capstan.EvidencePassed {
+			cited = append(cited, e.ID)
+		}
+	}
+	return l.e.cfg.Hooks.ProposeFromAnalysis(ctx, l.org, l.opID, plan.Revision, node, a, cited)
+}
