@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -17,6 +17,9 @@ run: build ## Start the server on the embedded store with the bundled packs and 
 
 demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
 	scripts/demo.sh
+
+demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a second person's approval) against a running `make run`.
+	scripts/demo-patch.sh
 
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan

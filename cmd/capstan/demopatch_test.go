@@ -1,0 +1,38 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDemoPatch runs `make demo-patch`'s script against a real server:
+// the seed's §8 story, from the failure to success on revision 2.
+func TestDemoPatch(t *testing.T) {
+	p := start(t, t.TempDir())
+	defer p.kill()
+	cmd := exec.Command("bash", "../../scripts/demo-patch.sh")
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(4 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the demo did not finish: %s", out)
+	}
+	text := string(out)
+	require.NoError(t, err, text)
+	for _, want := range []string{"analysis  by ai-agent:rules", "missing   network.registry_access on compute.node/prod-worker-3",
+		"proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
+		"approved by dev-sre: APPLIED revision 2", "operation SUCCEEDED on revision 2", "+ node configure-registry-mirror from kubernetes@1.3.0/configure-registry-mirror"} {
+		require.True(t, strings.Contains(text, want), "%q missing from:\n%s", want, text)
+	}
+}
