@@ -71,3 +71,20 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 	}
 	return l.e.cfg.Hooks.ProposeFromAnalysis(ctx, l.org, l.opID, plan.Revision, node, a, cited)
 }
+
+// recheckPatches asks the service to judge the operation's proposals
+// again now that nodes moved: one whose node started or finished becomes
+// stale at once, not only when someone tries to approve it.
+func (l *loop) recheckPatches() {
+	if l.e.cfg.Hooks == nil {
+		return
+	}
+	l.assists.Add(1)
+	go func() {
+		defer l.assists.Done()
+		defer guard.Recover(l.e.cfg.Log, "executor.recheckPatches", nil)
+		if err := l.e.cfg.Hooks.RecheckPatches(l.life, l.org, l.opID); err != nil && l.life.Err() == nil {
+			l.e.cfg.Log.Warn("rechecking proposed patches failed", "operation", l.opID, "err", err.Error())
+		}
+	}()
+}

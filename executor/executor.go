@@ -66,6 +66,9 @@ type Hooks interface {
 	// revision base as a PlanPatch authored by the analyzer, for people
 	// to approve (assist.go).
 	ProposeFromAnalysis(ctx context.Context, org, operationID string, base int, node string, a capstan.Analysis, evidence []string) error
+	// RecheckPatches marks stale the operation's proposed patches that no
+	// longer apply after its nodes moved (assist.go).
+	RecheckPatches(ctx context.Context, org, operationID string) error
 }
 
 // Executor runs operations: one goroutine owns each running operation's

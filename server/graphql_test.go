@@ -583,3 +583,35 @@ func TestPlanPatchOverHTTP(t *testing.T) {
 	}
 	require.Subset(t, types, []string{"patch.proposed", "patch.decided", "patch.applied", "plan.revised"})
 }
+
+// A proposal whose node starts meanwhile becomes STALE by itself (the
+// executor asks the service to judge proposals again when nodes move).
+func TestPatchGoesStaleWhenItsNodeStarts(t *testing.T) {
+	_, ts := operationServer(t)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "m"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	started := post(t, ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	require.Empty(t, started.Errors)
+	opID := get(started.Data, "startOperation", "id")
+	deadline := time.Now().Add(20 * time.Second)
+	for get(post(t, ts, adminToken, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": opID}).Data, "operation", "status") != "WAITING" {
+		require.True(t, time.Now().Before(deadline))
+		time.Sleep(20 * time.Millisecond)
+	}
+	p := post(t, ts, adminToken, `mutation($op: ID!) { proposePlanPatch(input: {operation: $op, baseRevision: 1, reason: "more replicas",
+	  changes: [{op: SET_PARAMETERS, node: "helm-install", parameters: {replicas: 3}}]}) { id status } }`, map[string]any{"op": opID})
+	require.Empty(t, p.Errors)
+	patchID := get(p.Data, "proposePlanPatch", "id")
+	gate := post(t, ts, viewerToken, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-prod-storage", approve: true}) { status } }`, map[string]any{"op": opID})
+	require.Empty(t, gate.Errors)
+	for {
+		r := post(t, ts, adminToken, `query($id: ID!) { planPatch(id: $id) { status closedReason } }`, map[string]any{"id": patchID})
+		require.Empty(t, r.Errors)
+		if get(r.Data, "planPatch", "status") == "STALE" {
+			require.Contains(t, get(r.Data, "planPatch", "closedReason"), "helm-install")
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the patch never went stale")
+		time.Sleep(20 * time.Millisecond)
+	}
+}

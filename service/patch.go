@@ -437,3 +437,37 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 	}
 	return err
 }
+
+// RecheckPatches marks stale every proposed patch of the operation that
+// no longer applies to it (a node it changes started or finished), in one
+// commit with a patch.stale event each.
+func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
+	return onFreshState(func() error {
+		sc, err := s.scene(ctx, org, opID)
+		if err != nil || len(sc.op.OpenPatches) == 0 {
+			return err
+		}
+		ch := &capstan.OperationChange{Operation: sc.op}
+		open := slices.Clone(sc.op.OpenPatches)
+		for _, id := range open {
+			p, err := s.Store.GetPlanPatch(ctx, org, id)
+			if err != nil {
+				return err
+			}
+			why := s.noLongerApplies(ctx, org, sc, p)
+			if why == "" {
+				continue
+			}
+			if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
+				return err
+			}
+			sc.op.OpenPatches = slices.DeleteFunc(sc.op.OpenPatches, func(x string) bool { return x == p.ID })
+			ch.Patches = append(ch.Patches, *p)
+			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}})
+		}
+		if len(ch.Patches) == 0 {
+			return nil
+		}
+		return s.commit(ctx, org, ch)
+	})
+}

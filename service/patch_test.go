@@ -206,3 +206,40 @@ func TestPatchBecomesStaleWhenItsNodeStarts(t *testing.T) {
 	require.Equal(t, capstan.PatchStale, got.Status)
 	require.Empty(t, got.Decisions, "its approval lapsed with it")
 }
+
+// A patch that changes what a waiting gate's approvers saw dismisses
+// their decisions and the gate waits again (a review dismissed by new
+// commits).
+func TestPatchDismissesGateDecisions(t *testing.T) {
+	svc, store := setup(t)
+	op, p := running(t, svc, store, "staging", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded,
+		"create-bucket": capstan.NodeSucceeded, "approve-rollout": capstan.NodeWaitingApproval})
+	cur, err := store.GetOperation(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	spec := *p.Node("approve-rollout").Gate
+	spec.Approvals = 2
+	seen := capstan.UpstreamDigest(p, "approve-rollout")
+	require.NoError(t, store.ApplyOperationChange(context.Background(), testenv.Org, &capstan.OperationChange{Operation: cur,
+		Gates:  []capstan.Gate{{NodeID: "approve-rollout", Spec: spec, Status: capstan.GateWaiting, Decisions: []capstan.GateDecision{{Actor: "carol", Role: "sre", Approve: true, Digest: seen}}}},
+		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: "carol"}}}))
+
+	patch, err := svc.ProposePlanPatch(as("alice", capstan.RoleOperator), op.ID, 1, []capstan.PlanChange{
+		{Op: capstan.ChangeInsertBefore, Node: "approve-rollout", Template: "smoke-test", NodeID: "bucket-smoke"}}, "smoke the bucket before anyone approves")
+	require.NoError(t, err)
+	require.Equal(t, "gate:approve-rollout", patch.Approvals[0].Rule)
+	applied, err := svc.DecidePlanPatch(as("bob", capstan.RoleSRE), patch.ID, true, "", patch.Digest)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PatchApplied, applied.Status)
+
+	recs, err := store.OperationRecords(context.Background(), testenv.Org, op.ID)
+	require.NoError(t, err)
+	require.Len(t, recs.Gates, 1)
+	require.True(t, recs.Gates[0].Decisions[0].Dismissed, "carol approved what the gate waited for before the patch")
+	for _, r := range recs.NodeRuns {
+		if r.NodeID == "approve-rollout" {
+			require.Equal(t, capstan.NodePending, r.Status, "the gate waits for the inserted node, then for decisions again")
+		}
+	}
+	require.Contains(t, eventTypes(t, store, op.ID), "gate.approval_invalidated")
+	require.Equal(t, "", service.GateOutcome(recs.Gates[0], "alice", false), "a dismissed approval does not count")
+}
