@@ -168,6 +168,9 @@ const (
 	RuleInlineCode      = "inline-code"
 	RuleInlineCodeProd  = "inline-code-prod"
 	RuleRunChangeBefore = "run-change-before-start"
+	// RuleRejectedByPolicy is a pack patch policy's reject: no policy
+	// waives it.
+	RuleRejectedByPolicy = "rejected-by-policy"
 )
 
 // ForbiddenRules are the governance rules (SPEC §10): a change that breaks
@@ -184,7 +187,9 @@ type ChangeProblem struct {
 }
 
 // Forbidden reports whether the problem is a governance refusal.
-func (p ChangeProblem) Forbidden() bool { return slices.Contains(ForbiddenRules, p.Rule) }
+func (p ChangeProblem) Forbidden() bool {
+	return slices.Contains(ForbiddenRules, p.Rule) || p.Rule == RuleRejectedByPolicy
+}
 
 func (p ChangeProblem) String() string {
 	if p.Change == 0 {

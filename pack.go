@@ -25,7 +25,9 @@ type ScenarioPack struct {
 	// NodeTemplates are the nodes plan changes may insert by name.
 	NodeTemplates []NodeTemplate `json:"node_templates,omitempty"`
 	// FailureRules are known failures the rule analyzer recognizes.
-	FailureRules   []FailureRule `json:"failure_rules,omitempty"`
+	FailureRules []FailureRule `json:"failure_rules,omitempty"`
+	// PatchPolicies decide about plan changes (patch_policies).
+	PatchPolicies  []PatchPolicy `json:"patch_policies,omitempty"`
 	OrganizationID string        `json:"organization_id,omitempty"`
 	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
 	Digest      string    `json:"digest,omitempty"`
@@ -173,6 +175,58 @@ func (r *FailureRule) Validate() error {
 		}
 	}
 	return p.Err("failure rule " + r.ID)
+}
+
+// PatchPolicy is a CEL rule over a plan change set (SPEC §10). When When
+// holds (over `patch` and `intent`), Effect says what follows: approve (no
+// second person nor gate approval needed: an analyzer's patch still needs
+// a person), reject, require (Approvals of Roles), or allow (the
+// governance rules named in Allows are waived).
+type PatchPolicy struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description"`
+	When        string   `json:"when"`
+	Effect      string   `json:"effect"`
+	Roles       []string `json:"roles,omitempty"`
+	Approvals   int      `json:"approvals,omitempty"`
+	Allows      []string `json:"allows,omitempty"`
+	Pack        string   `json:"pack,omitempty"`
+}
+
+// Patch policy effects.
+const (
+	PatchApprove = "approve"
+	PatchReject  = "reject"
+	PatchRequire = "require"
+	PatchAllow   = "allow"
+)
+
+// Validate checks a patch policy's shape (its CEL is compiled by the
+// policy package).
+func (pp *PatchPolicy) Validate() error {
+	var p Problems
+	if !ValidKey(pp.ID) || strings.TrimSpace(pp.When) == "" || strings.TrimSpace(pp.Description) == "" {
+		p.Addf("needs an id, a description and a when expression")
+	}
+	switch pp.Effect {
+	case PatchApprove, PatchReject:
+	case PatchRequire:
+		if len(pp.Roles) == 0 || pp.Approvals < 1 {
+			p.Addf("require needs roles and at least one approval")
+		}
+	case PatchAllow:
+		for _, r := range pp.Allows {
+			if !slices.Contains(ForbiddenRules, r) {
+				p.Addf("allows %q, which is not one of %s", r, strings.Join(ForbiddenRules, ", "))
+			}
+		}
+		if len(pp.Allows) == 0 {
+			p.Addf("allow names the rules it waives")
+		}
+	default:
+		p.Addf("effect %q is not approve, reject, require or allow", pp.Effect)
+	}
+	return p.Err("patch policy " + pp.ID)
 }
 
 // Ref is pack@version/name.
@@ -670,6 +724,11 @@ func (pk *ScenarioPack) Validate(known map[string]*CapabilityDefinition) error {
 			if _, ok := n.Parameters[k]; !ok {
 				p.Addf("node template %s: parameter %s has no default in the node's parameters", t.Name, k)
 			}
+		}
+	}
+	for i := range pk.PatchPolicies {
+		if err := pk.PatchPolicies[i].Validate(); err != nil {
+			p = append(p, ErrorDetails(err)...)
 		}
 	}
 	for i := range pk.FailureRules {

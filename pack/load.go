@@ -152,6 +152,7 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 		merged.Policies = append(merged.Policies, part.Policies...)
 		merged.NodeTemplates = append(merged.NodeTemplates, part.NodeTemplates...)
 		merged.FailureRules = append(merged.FailureRules, part.FailureRules...)
+		merged.PatchPolicies = append(merged.PatchPolicies, part.PatchPolicies...)
 	}
 	if len(problems) > 0 {
 		return nil, problems

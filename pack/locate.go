@@ -270,4 +270,39 @@ func (c *meaningCheck) policies() {
 			c.at(f, l, fmt.Sprintf("policy %s applies to unknown capability %s", pol.ID, pol.Capability))
 		}
 	}
+	for _, pp := range c.pack.PatchPolicies {
+		if _, err := policy.CompilePatches([]capstan.PatchPolicy{pp}); err != nil {
+			f, l := findItem(c.files, "patch_policies", "id", pp.ID)
+			for _, d := range capstan.ErrorDetails(err) {
+				c.at(f, l, d)
+			}
+		}
+	}
+	c.failureRules()
+}
+
+// failureRules checks that each rule names a node of one of the pack's
+// scenarios and inserts only templates the pack publishes.
+func (c *meaningCheck) failureRules() {
+	nodes := map[string]bool{}
+	for _, s := range c.pack.Scenarios {
+		for _, n := range s.Plan.Nodes {
+			nodes[n.ID] = true
+		}
+	}
+	templates := map[string]bool{}
+	for _, t := range c.pack.NodeTemplates {
+		templates[t.Name] = true
+	}
+	for _, r := range c.pack.FailureRules {
+		f, l := findItem(c.files, "failure_rules", "id", r.ID)
+		if !nodes[r.Node] {
+			c.at(f, l, fmt.Sprintf("failure rule %s: no scenario of the pack has a node %s", r.ID, r.Node))
+		}
+		for _, ch := range r.Patch {
+			if ch.Template != "" && !templates[ch.Template] {
+				c.at(f, l, fmt.Sprintf("failure rule %s: the pack publishes no node template %s", r.ID, ch.Template))
+			}
+		}
+	}
 }

@@ -39,6 +39,9 @@ type ChangeSet struct {
 	// Restorable are nodes of the plan's earlier revisions: an inline
 	// spec equal to one of them (a revert) brings no new code.
 	Restorable []capstan.PlanNode
+	// Refusals are the reasons patch policies reject the set (each
+	// becomes a rejected-by-policy problem).
+	Refusals []string
 	// Reverting are the nodes a reverted patch added: removing them
 	// restores what was approved before, so no keep rule holds them.
 	Reverting map[string]bool
@@ -137,6 +140,9 @@ func ApplyChanges(cs ChangeSet) ChangeResult {
 		a.apply(c)
 	}
 	a.at = 0
+	for _, r := range cs.Refusals {
+		a.probs = append(a.probs, capstan.ChangeProblem{Rule: capstan.RuleRejectedByPolicy, Message: r})
+	}
 	a.checkResult()
 	res := ChangeResult{Problems: a.probs, Touched: sortedKeys(a.touched)}
 	if len(a.probs) > 0 {

@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/policy"
 )
 
 // JobAuthorRoles may write a node that runs a script, a command or a URL
@@ -13,42 +15,168 @@ var JobAuthorRoles = []string{capstan.RolePlatformAdmin}
 
 // changeSet gathers what the change validator needs to judge changes to
 // plan by actor: the installed node templates, the plan's scenario (is it
-// editable, which parameters), the intent's environment and mode, and the
+// editable, which parameters), the intent's environment and mode, the
+// packs' patch policies that hold for the set (their allows and rejects
+// go in; their approvals and requirements come back for a patch), and the
 // planner's resolution of every rebind.
-func (s *Service) changeSet(ctx context.Context, org, actor string, mayAuthor bool, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (planner.ChangeSet, error) {
-	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: actor, MayAuthorJobs: mayAuthor, Environment: in.Environment()}
-	templates, err := s.nodeTemplates(ctx, org)
+func (s *Service) changeSet(ctx context.Context, org string, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (planner.ChangeSet, []policy.PatchVerdict, error) {
+	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: by.id, MayAuthorJobs: by.mayAuthor, Environment: in.Environment()}
+	packs, err := s.Store.ListPacks(ctx, org)
 	if err != nil {
-		return cs, err
+		return cs, nil, err
 	}
-	cs.Templates = templates
+	cs.Templates = nodeTemplates(packs)
 	sc, err := s.Store.GetScenario(ctx, org, plan.ScenarioRef)
 	switch {
 	case capstan.ErrorCode(err) == capstan.ENOTFOUND:
 		cs.ParametersOnly = true // the scenario is gone: nothing says the plan is editable
 	case err != nil:
-		return cs, err
+		return cs, nil, err
 	default:
 		cs.ParametersOnly, cs.EditableParameters = !sc.Editable, sc.EditableParameters
 	}
 	if in.Mode != capstan.ModeAdvanced {
 		cs.ParametersOnly = true
 	}
+	verdicts, err := s.patchVerdicts(packs, by, plan, in, changes)
+	if err != nil {
+		return cs, nil, err
+	}
+	allowed := map[string]bool{}
+	for _, v := range verdicts {
+		switch v.Policy.Effect {
+		case capstan.PatchAllow:
+			for _, r := range v.Policy.Allows {
+				allowed[r] = true
+			}
+		case capstan.PatchReject:
+			why := "patch policy " + v.Policy.ID + " (" + v.Policy.Pack + "): " + v.Policy.Description
+			if v.Err != nil {
+				why = v.Err.Error()
+			}
+			cs.Refusals = append(cs.Refusals, why)
+		}
+	}
+	if len(allowed) > 0 {
+		cs.Allows = func(rule string) bool { return allowed[rule] }
+	}
 	pl, err := s.planner(ctx, org)
 	if err != nil {
-		return cs, err
+		return cs, nil, err
 	}
 	cs.Rebound, err = pl.Rebind(ctx, org, plan, in, changes)
-	return cs, err
+	return cs, verdicts, err
+}
+
+// changer is who proposes a change set.
+type changer struct {
+	id        string
+	roles     []string
+	mayAuthor bool
+}
+
+func changerOf(a *capstan.Actor) changer {
+	return changer{id: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a)}
+}
+
+// patchVerdicts evaluates the installed packs' patch policies (newest
+// version of each pack) on a change set.
+func (s *Service) patchVerdicts(packs []*capstan.ScenarioPack, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) ([]policy.PatchVerdict, error) {
+	var ps []capstan.PatchPolicy
+	for _, p := range newestPacks(packs) {
+		for _, pp := range p.PatchPolicies {
+			pp.Pack = p.Ref()
+			ps = append(ps, pp)
+		}
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	set, err := s.compilePatches(ps)
+	if err != nil {
+		return nil, err
+	}
+	return set.Evaluate(patchVars(by, plan, in, changes), map[string]any{"action": in.Action, "target": in.TargetResourceType,
+		"environment": in.Environment(), "mode": in.Mode}), nil
+}
+
+// patchVars is what patch policies see of a change set.
+func patchVars(by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) map[string]any {
+	ops, nodes, types, templates := []any{}, []any{}, []any{}, []any{}
+	inline := false
+	seen := map[string]bool{}
+	addNode := func(id string) {
+		if id == "" || seen[id] {
+			return
+		}
+		seen[id] = true
+		nodes = append(nodes, id)
+		if n := plan.Node(id); n != nil {
+			types = append(types, string(n.Type))
+		}
+	}
+	for _, c := range changes {
+		ops = append(ops, c.Op)
+		addNode(c.Node)
+		if c.Edge != nil {
+			addNode(c.Edge.From)
+			addNode(c.Edge.To)
+		}
+		if c.Template != "" {
+			templates = append(templates, c.Template)
+		}
+		inline = inline || c.Spec != nil
+	}
+	roles := []any{}
+	for _, r := range by.roles {
+		roles = append(roles, r)
+	}
+	return map[string]any{"author": by.id, "author_is_agent": capstan.IsAgent(by.id), "author_roles": roles, "environment": in.Environment(),
+		"ops": ops, "nodes": nodes, "node_types": types, "templates": templates, "inline": inline, "changes": len(changes),
+		"started": !plan.Status.Editable()}
+}
+
+// policyApprovals applies the patch policies' verdicts to a patch's
+// default approval rules: approve waives the second person and the gate
+// approvals (never a person for an analyzer's patch), require adds a rule.
+func policyApprovals(rules []capstan.ApprovalRule, verdicts []policy.PatchVerdict) []capstan.ApprovalRule {
+	out := rules
+	for _, v := range verdicts {
+		if v.Policy.Effect == capstan.PatchApprove {
+			out = slices.DeleteFunc(slices.Clone(out), func(r capstan.ApprovalRule) bool { return r.Rule != "agent-needs-person" })
+		}
+	}
+	for _, v := range verdicts {
+		if v.Policy.Effect == capstan.PatchRequire {
+			out = append(out, capstan.ApprovalRule{Rule: "policy:" + v.Policy.ID, Roles: v.Policy.Roles, Approvals: v.Policy.Approvals,
+				Reason: v.Policy.Description + " (" + v.Policy.Pack + ")"})
+		}
+	}
+	return out
+}
+
+func newestPacks(packs []*capstan.ScenarioPack) []*capstan.ScenarioPack {
+	best := map[string]*capstan.ScenarioPack{}
+	var order []string
+	for _, p := range packs {
+		b, ok := best[p.ID]
+		if !ok {
+			order = append(order, p.ID)
+		}
+		if !ok || capstan.CompareSemver(p.Version, b.Version) > 0 {
+			best[p.ID] = p
+		}
+	}
+	out := make([]*capstan.ScenarioPack, len(order))
+	for i, id := range order {
+		out[i] = best[id]
+	}
+	return out
 }
 
 // nodeTemplates returns the node templates of the installed packs by
 // name, each from the newest version of the packs that publish it.
-func (s *Service) nodeTemplates(ctx context.Context, org string) (map[string]*capstan.NodeTemplate, error) {
-	packs, err := s.Store.ListPacks(ctx, org)
-	if err != nil {
-		return nil, err
-	}
+func nodeTemplates(packs []*capstan.ScenarioPack) map[string]*capstan.NodeTemplate {
 	out := map[string]*capstan.NodeTemplate{}
 	version := map[string]string{}
 	for _, p := range packs {
@@ -62,7 +190,7 @@ func (s *Service) nodeTemplates(ctx context.Context, org string) (map[string]*ca
 			out[t.Name], version[t.Name] = &c, p.Version
 		}
 	}
-	return out, nil
+	return out
 }
 
 // mayAuthorJobs reports whether a person may bring inline run specs.

@@ -163,7 +163,7 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 	if !plan.Status.Editable() {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
 	}
-	cs, err := s.changeSet(ctx, org, a.ID, mayAuthorJobs(a), plan, in, edits)
+	cs, _, err := s.changeSet(ctx, org, changerOf(a), plan, in, edits)
 	if err != nil {
 		return nil, err
 	}

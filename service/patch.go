@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/policy"
 )
 
 // A PlanPatch changes a running operation's plan (invariant 4): it is
@@ -20,6 +21,7 @@ import (
 // proposal is a patch about to be proposed.
 type proposal struct {
 	author    string
+	roles     []string
 	mayAuthor bool
 	opID      string
 	base      int
@@ -81,7 +83,7 @@ func (s *Service) ProposePlanPatch(ctx context.Context, opID string, baseRevisio
 	if err != nil {
 		return nil, err
 	}
-	return s.Propose(ctx, a.OrganizationID, proposal{author: a.ID, mayAuthor: mayAuthorJobs(a), opID: opID, base: baseRevision,
+	return s.Propose(ctx, a.OrganizationID, proposal{author: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a), opID: opID, base: baseRevision,
 		changes: changes, reason: reason})
 }
 
@@ -105,7 +107,7 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	if pr.base != sc.plan.Revision {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "the plan is at revision %d, the patch was made on revision %d: reload and propose again", sc.plan.Revision, pr.base)
 	}
-	res, err := s.judge(ctx, org, sc, pr, pr.changes)
+	res, verdicts, err := s.judge(ctx, org, sc, pr, pr.changes)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +115,7 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	p := capstan.PlanPatch{Meta: capstan.Meta{ID: capstan.NewID()}, OperationID: sc.op.ID, PlanID: sc.plan.ID, BaseRevision: sc.plan.Revision,
 		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, Reason: pr.reason,
 		Changes: pr.changes, Status: capstan.PatchProposed, Reverts: pr.reverts, Analysis: pr.analysis,
-		Approvals: capstan.DefaultApprovalRules(sc.in.Environment(), pr.author, res.Gates)}
+		Approvals: policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), pr.author, res.Gates), verdicts)}
 	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: pr.author, At: now,
 		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "digest": p.Digest, "base_revision": p.BaseRevision, "changes": len(p.Changes), "reason": p.Reason,
 			"approvals": approvalRuleNames(p.Approvals)}}}}
@@ -134,24 +136,24 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 // judge runs the change validator on the scene's current state. A patch
 // is governed once, when proposed: judged again (on approval), only
 // whether it still applies counts, so every governance rule is waived.
-func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal, changes []capstan.PlanChange) (planner.ChangeResult, error) {
-	cs, err := s.changeSet(ctx, org, pr.author, pr.mayAuthor, sc.plan, sc.in, changes)
+func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal, changes []capstan.PlanChange) (planner.ChangeResult, []policy.PatchVerdict, error) {
+	cs, verdicts, err := s.changeSet(ctx, org, changer{id: pr.author, roles: pr.roles, mayAuthor: pr.mayAuthor}, sc.plan, sc.in, changes)
 	if err != nil {
-		return planner.ChangeResult{}, err
+		return planner.ChangeResult{}, nil, err
 	}
 	cs.Started, cs.Runs, cs.Restorable, cs.Reverting = true, sc.runs, pr.restorable, pr.reverting
 	res := planner.ApplyChanges(cs)
-	return res, res.Err("plan patch rejected")
+	return res, verdicts, res.Err("plan patch rejected")
 }
 
 // rejudge judges a proposed patch again on the scene, governance waived.
 func (s *Service) rejudge(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (planner.ChangeResult, error) {
-	cs, err := s.changeSet(ctx, org, p.Author, true, sc.plan, sc.in, p.Changes)
+	cs, _, err := s.changeSet(ctx, org, changer{id: p.Author, mayAuthor: true}, sc.plan, sc.in, p.Changes)
 	if err != nil {
 		return planner.ChangeResult{}, err
 	}
 	cs.Started, cs.Runs = true, sc.runs
-	cs.ParametersOnly = false
+	cs.ParametersOnly, cs.Refusals = false, nil
 	cs.Allows = func(string) bool { return true }
 	res := planner.ApplyChanges(cs)
 	return res, res.Err("plan patch rejected")

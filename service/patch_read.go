@@ -42,7 +42,7 @@ func (s *Service) RevertPlanPatch(ctx context.Context, patchID, reason string) (
 	for _, n := range capstan.Diff(before, after).NodesAdded {
 		reverting[n.ID] = true
 	}
-	return s.Propose(ctx, org, proposal{author: a.ID, mayAuthor: mayAuthorJobs(a), opID: p.OperationID, base: plan.Revision, changes: changes,
+	return s.Propose(ctx, org, proposal{author: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a), opID: p.OperationID, base: plan.Revision, changes: changes,
 		reason: reason, reverts: p.ID, restorable: before.Nodes, reverting: reverting})
 }
 
@@ -138,5 +138,9 @@ func (s *Service) NodeTemplates(ctx context.Context) (map[string]*capstan.NodeTe
 	if err != nil {
 		return nil, err
 	}
-	return s.nodeTemplates(ctx, org)
+	packs, err := s.Store.ListPacks(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	return nodeTemplates(packs), nil
 }
