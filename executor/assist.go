@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/internal/guard"
@@ -83,7 +84,11 @@ func (l *loop) recheckPatches() {
 	go func() {
 		defer l.assists.Done()
 		defer guard.Recover(l.e.cfg.Log, "executor.recheckPatches", nil)
-		if err := l.e.cfg.Hooks.RecheckPatches(l.life, l.org, l.opID); err != nil && l.life.Err() == nil {
+		// Not cancelled with the loop: the commit that ended the operation
+		// also ends its proposals, and the loop waits (bounded) for it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.life), 10*time.Second)
+		defer cancel()
+		if err := l.e.cfg.Hooks.RecheckPatches(ctx, l.org, l.opID); err != nil {
 			l.e.cfg.Log.Warn("rechecking proposed patches failed", "operation", l.opID, "err", err.Error())
 		}
 	}()

@@ -244,7 +244,7 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 	if len(l.assist) > 0 && l.cached != nil {
 		l.startAssists(l.cached.plan)
 	}
-	if len(ch.Operation.OpenPatches) > 0 && len(ch.NodeRuns) > 0 {
+	if len(ch.Operation.OpenPatches) > 0 && (len(ch.NodeRuns) > 0 || ch.Operation.Status.Terminal()) {
 		l.recheckPatches()
 	}
 	if l.cached == nil || ch.Operation != l.cached.op {

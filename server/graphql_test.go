@@ -608,7 +608,8 @@ func TestPatchGoesStaleWhenItsNodeStarts(t *testing.T) {
 		r := post(t, ts, adminToken, `query($id: ID!) { planPatch(id: $id) { status closedReason } }`, map[string]any{"id": patchID})
 		require.Empty(t, r.Errors)
 		if get(r.Data, "planPatch", "status") == "STALE" {
-			require.Contains(t, get(r.Data, "planPatch", "closedReason"), "helm-install")
+			// helm-install started (or, as fast as sim jobs run, the whole operation ended)
+			require.Regexp(t, "helm-install|the operation is succeeded", get(r.Data, "planPatch", "closedReason"))
 			return
 		}
 		require.True(t, time.Now().Before(deadline), "the patch never went stale")
