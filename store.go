@@ -64,6 +64,10 @@ type PackStore interface {
 	// the digest matches and ECONFLICT when it differs.
 	InstallPack(ctx context.Context, org string, p *ScenarioPack) (created bool, err error)
 	ListPacks(ctx context.Context, org string) ([]*ScenarioPack, error)
+	// ListPackRefs names the installed packs (id@version, sorted) without
+	// reading them: a pack's content never changes under its ref, so the
+	// refs say whether anything read from the packs is still current.
+	ListPackRefs(ctx context.Context, org string) ([]string, error)
 	ListResourceTypes(ctx context.Context, org string) ([]*ResourceType, error)
 	ListCapabilities(ctx context.Context, org string) ([]*CapabilityDefinition, error)
 	GetCapability(ctx context.Context, org, key string) (*CapabilityDefinition, error)

@@ -80,3 +80,8 @@ func BenchmarkManagedWriteFloor(b *testing.B) {
 	_, err = neo4j.ExecuteQuery(ctx, driver, "MATCH (n:WriteFloor {run: $run}) DELETE n", map[string]any{"run": run}, neo4j.EagerResultTransformer)
 	require.NoError(b, err)
 }
+
+// BenchmarkPatch500 is testenv.BenchmarkPatch on Neo4j. Target: <= 50 ms.
+func BenchmarkPatch500(b *testing.B) {
+	testenv.BenchmarkPatch(b, open(b), "patch-"+capstan.NewID()[12:])
+}

@@ -366,3 +366,22 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 	}
 	return scs[0], nil
 }
+
+// ListPackRefs names the installed packs without reading their content.
+func (s *Store) ListPackRefs(ctx context.Context, org string) ([]string, error) {
+	res, err := s.readOne(ctx, "cypher.ListPackRefs", func(tx runner) (any, error) {
+		recs, err := collect(ctx, tx, `MATCH (p:ScenarioPack) WHERE p.org = $org RETURN p.ref AS ref ORDER BY ref`, map[string]any{"org": org})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]string, 0, len(recs))
+		for _, r := range recs {
+			out = append(out, str(r.AsMap()["ref"]))
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.([]string), nil
+}

@@ -215,3 +215,16 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 	}
 	return &sc, err
 }
+
+// ListPackRefs names the installed packs from the keys alone.
+func (s *Store) ListPackRefs(ctx context.Context, org string) ([]string, error) {
+	var out []string
+	err := s.view(ctx, "embedded.ListPackRefs", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bPacks), prefix(org), nil, func(k, _ []byte) (bool, error) {
+			out = append(out, lastPart(k))
+			return true, nil
+		})
+	})
+	slices.Sort(out)
+	return out, err
+}

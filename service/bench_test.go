@@ -50,3 +50,9 @@ func BenchmarkPlanOnly10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPatch500 is testenv.BenchmarkPatch on the embedded store.
+// Target: <= 5 ms.
+func BenchmarkPatch500(b *testing.B) {
+	testenv.BenchmarkPatch(b, testenv.Store(b), testenv.Org)
+}

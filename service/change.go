@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/planner"
@@ -21,27 +22,21 @@ var JobAuthorRoles = []string{capstan.RolePlatformAdmin}
 // planner's resolution of every rebind.
 func (s *Service) changeSet(ctx context.Context, org string, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (planner.ChangeSet, []policy.PatchVerdict, error) {
 	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: by.id, MayAuthorJobs: by.mayAuthor, Environment: in.Environment()}
-	packs, err := s.Store.ListPacks(ctx, org)
+	pc, err := s.packContext(ctx, org)
 	if err != nil {
 		return cs, nil, err
 	}
-	cs.Templates = nodeTemplates(packs)
-	sc, err := s.Store.GetScenario(ctx, org, plan.ScenarioRef)
-	switch {
-	case capstan.ErrorCode(err) == capstan.ENOTFOUND:
+	cs.Templates = pc.templates
+	if mode, ok := pc.scenarios[plan.ScenarioRef]; ok {
+		cs.ParametersOnly, cs.EditableParameters = !mode.editable, mode.parameters
+	} else {
 		cs.ParametersOnly = true // the scenario is gone: nothing says the plan is editable
-	case err != nil:
-		return cs, nil, err
-	default:
-		cs.ParametersOnly, cs.EditableParameters = !sc.Editable, sc.EditableParameters
 	}
 	if in.Mode != capstan.ModeAdvanced {
 		cs.ParametersOnly = true
 	}
-	verdicts, err := s.patchVerdicts(packs, by, plan, in, changes)
-	if err != nil {
-		return cs, nil, err
-	}
+	verdicts := pc.patches.Evaluate(patchVars(by, plan, in, changes), map[string]any{"action": in.Action, "target": in.TargetResourceType,
+		"environment": in.Environment(), "mode": in.Mode})
 	allowed := map[string]bool{}
 	for _, v := range verdicts {
 		switch v.Policy.Effect {
@@ -79,9 +74,39 @@ func changerOf(a *capstan.Actor) changer {
 	return changer{id: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a)}
 }
 
-// patchVerdicts evaluates the installed packs' patch policies (newest
-// version of each pack) on a change set.
-func (s *Service) patchVerdicts(packs []*capstan.ScenarioPack, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) ([]policy.PatchVerdict, error) {
+// packContext is what change sets need from an organization's packs:
+// node templates, compiled patch policies, and each scenario's edit mode.
+// Packs never change under their ref, so it is read again only when the
+// installed refs differ.
+type packContext struct {
+	refs      string
+	templates map[string]*capstan.NodeTemplate
+	patches   policy.PatchSet
+	scenarios map[string]scenarioMode
+}
+
+type scenarioMode struct {
+	editable   bool
+	parameters []string
+}
+
+func (s *Service) packContext(ctx context.Context, org string) (*packContext, error) {
+	refs, err := s.Store.ListPackRefs(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	key := strings.Join(refs, "\x00")
+	s.mu.Lock()
+	pc := s.packCtx[org]
+	s.mu.Unlock()
+	if pc != nil && pc.refs == key {
+		return pc, nil
+	}
+	packs, err := s.Store.ListPacks(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	pc = &packContext{refs: key, templates: nodeTemplates(packs), scenarios: map[string]scenarioMode{}}
 	var ps []capstan.PatchPolicy
 	for _, p := range newestPacks(packs) {
 		for _, pp := range p.PatchPolicies {
@@ -89,15 +114,21 @@ func (s *Service) patchVerdicts(packs []*capstan.ScenarioPack, by changer, plan 
 			ps = append(ps, pp)
 		}
 	}
-	if len(ps) == 0 {
-		return nil, nil
-	}
-	set, err := s.compilePatches(ps)
-	if err != nil {
+	if pc.patches, err = policy.CompilePatches(ps); err != nil {
 		return nil, err
 	}
-	return set.Evaluate(patchVars(by, plan, in, changes), map[string]any{"action": in.Action, "target": in.TargetResourceType,
-		"environment": in.Environment(), "mode": in.Mode}), nil
+	for _, p := range packs {
+		for _, sc := range p.Scenarios {
+			pc.scenarios[sc.Ref()] = scenarioMode{editable: sc.Editable, parameters: sc.EditableParameters}
+		}
+	}
+	s.mu.Lock()
+	if s.packCtx == nil || len(s.packCtx) > 1024 {
+		s.packCtx = map[string]*packContext{}
+	}
+	s.packCtx[org] = pc
+	s.mu.Unlock()
+	return pc, nil
 }
 
 // patchVars is what patch policies see of a change set.

@@ -138,9 +138,9 @@ func (s *Service) NodeTemplates(ctx context.Context) (map[string]*capstan.NodeTe
 	if err != nil {
 		return nil, err
 	}
-	packs, err := s.Store.ListPacks(ctx, org)
+	pc, err := s.packContext(ctx, org)
 	if err != nil {
 		return nil, err
 	}
-	return nodeTemplates(packs), nil
+	return pc.templates, nil
 }

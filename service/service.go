@@ -30,8 +30,8 @@ type Service struct {
 	Launcher Launcher
 
 	mu       sync.Mutex
-	compiled map[string]policy.Set // by the policies' text, so edits recompile
-	patches  map[string]policy.PatchSet
+	compiled map[string]policy.Set   // by the policies' text, so edits recompile
+	packCtx  map[string]*packContext // by organization
 	progress progressCache
 }
 
@@ -187,33 +187,6 @@ func (s *Service) compile(ps []*capstan.Policy) (policy.Set, error) {
 		s.compiled = map[string]policy.Set{}
 	}
 	s.compiled[key] = set
-	s.mu.Unlock()
-	return set, nil
-}
-
-// compilePatches returns the compiled patch policies, reusing an earlier
-// compilation of the very same texts.
-func (s *Service) compilePatches(ps []capstan.PatchPolicy) (policy.PatchSet, error) {
-	var b strings.Builder
-	for _, p := range ps {
-		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%v\x00%d\x00%v\x00", p.Pack, p.ID, p.When, p.Effect, p.Roles, p.Approvals, p.Allows)
-	}
-	key := b.String()
-	s.mu.Lock()
-	set, ok := s.patches[key]
-	s.mu.Unlock()
-	if ok {
-		return set, nil
-	}
-	set, err := policy.CompilePatches(ps)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.patches == nil || len(s.patches) > 64 {
-		s.patches = map[string]policy.PatchSet{}
-	}
-	s.patches[key] = set
 	s.mu.Unlock()
 	return set, nil
 }

@@ -55,6 +55,12 @@ func testPackImmutable(t *testing.T, s capstan.Store) {
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 
 	packs, err := s.ListPacks(ctx, orgA)
+	refs, err := s.ListPackRefs(ctx, orgA)
+	require.NoError(t, err)
+	require.Len(t, refs, len(packs), "a ref per installed pack")
+	for _, p := range packs {
+		require.Contains(t, refs, p.Ref())
+	}
 	require.NoError(t, err)
 	require.Len(t, packs, 1)
 	require.Equal(t, "", packs[0].Description, "the conflicting install changed nothing")
