@@ -89,15 +89,11 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	c := *p
 	c.IntentID = i.ID
 	s.touch(&c.Meta, org, true)
-	snap, err := capstan.RevisionWrite(nil, &c, nil)
+	snap, snapData, err := capstan.RevisionWrite(nil, &c, nil)
 	if err != nil {
 		return err
 	}
 	c.Digest = snap.Digest
-	snapData, err := json.Marshal(snap)
-	if err != nil {
-		return capstan.Wrap("cypher.CreatePlan", err)
-	}
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return capstan.Wrap("cypher.CreatePlan", err)

@@ -38,7 +38,7 @@ func (s *Store) putRevision(ctx context.Context, tx neo4j.ManagedTransaction, or
 			}
 		}
 	}
-	snap, err := capstan.RevisionWrite(stored, p, existing)
+	snap, data, err := capstan.RevisionWrite(stored, p, existing)
 	if err != nil {
 		return err
 	}
@@ -47,10 +47,6 @@ func (s *Store) putRevision(ctx context.Context, tx neo4j.ManagedTransaction, or
 		return nil
 	}
 	p.Digest = snap.Digest
-	data, err := json.Marshal(snap)
-	if err != nil {
-		return err
-	}
 	_, err = tx.Run(ctx, qCreateRevision, map[string]any{"plan": uid(org, p.ID), "uid": revisionUID(org, p.ID, p.Revision), "org": org,
 		"plan_id": p.ID, "revision": p.Revision, "digest": snap.Digest, "json": string(data)})
 	return err

@@ -155,7 +155,7 @@ func (s *Store) putRevision(tx *bolt.Tx, org string, stored, p *capstan.Plan) er
 			existing.Digest = stored.Digest
 		}
 	}
-	snap, err := capstan.RevisionWrite(stored, p, existing)
+	snap, data, err := capstan.RevisionWrite(stored, p, existing)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (s *Store) putRevision(tx *bolt.Tx, org string, stored, p *capstan.Plan) er
 		return nil
 	}
 	p.Digest = snap.Digest
-	return putJSON(b, revisionKey(org, p.ID, p.Revision), snap)
+	return b.Put(revisionKey(org, p.ID, p.Revision), data)
 }
 
 // GetPlanRevision returns one revision of a plan.

@@ -1,0 +1,50 @@
+package executor_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+)
+
+func TestMatchRules(t *testing.T) {
+	rule := capstan.FailureRule{ID: "registry-unreachable", Node: "init", Evidence: "registry-reachable", Pack: "kubernetes@1.3.0",
+		Diagnosis: "no registry", MissingCapability: "network.registry_access",
+		Patch: []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "containerd", Template: "configure-registry-mirror"}, {Op: capstan.ChangeRetry, Node: "init"}}}
+	byError := capstan.FailureRule{ID: "oom", Node: "init", Error: "(?i)out of memory", Diagnosis: "too small"}
+	failed := []capstan.OperationNodeRun{{NodeID: "init", Status: capstan.NodeFailed, Error: "evidence registry-reachable failed"}}
+	evidence := []capstan.Evidence{{Meta: capstan.Meta{ID: "e1"}, ProducedBy: "init", Item: "registry-reachable", Result: capstan.EvidenceFailed,
+		Source: map[string]any{"type": "capability", "resource": "compute.node/worker-3"}}}
+	for _, c := range []struct {
+		name     string
+		rules    []capstan.FailureRule
+		runs     []capstan.OperationNodeRun
+		evidence []capstan.Evidence
+		want     string // the rule matched, "" for none
+	}{
+		{"the failed evidence item", []capstan.FailureRule{rule}, failed, evidence, "registry-unreachable"},
+		{"another node's rule", []capstan.FailureRule{{ID: "x", Node: "other", Evidence: "registry-reachable", Diagnosis: "d"}}, failed, evidence, ""},
+		{"the item passed", []capstan.FailureRule{rule}, failed, []capstan.Evidence{{ProducedBy: "init", Item: "registry-reachable", Result: capstan.EvidencePassed}}, ""},
+		{"an error pattern", []capstan.FailureRule{byError}, []capstan.OperationNodeRun{{NodeID: "init", Status: capstan.NodeFailed, Error: "kubelet: Out of memory"}}, nil, "oom"},
+		{"the first matching rule", []capstan.FailureRule{byError, rule}, failed, evidence, "registry-unreachable"},
+		{"a node that never ran", []capstan.FailureRule{rule}, nil, evidence, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, ok := executor.MatchRules(c.rules, "init", c.runs, c.evidence)
+			require.Equal(t, c.want != "", ok)
+			if !ok {
+				return
+			}
+			require.Contains(t, a.Recommendation+a.Diagnosis, map[string]string{"registry-unreachable": "no registry", "oom": "too small"}[c.want])
+			require.NoError(t, a.Check(func(string) bool { return true }))
+		})
+	}
+	a, _ := executor.MatchRules([]capstan.FailureRule{rule}, "init", failed, evidence)
+	require.Equal(t, executor.RuleAnalyzerName, a.Analyzer)
+	require.Equal(t, capstan.AnalysisPatch, a.Kind)
+	require.Equal(t, []string{"network.registry_access on compute.node/worker-3"}, a.Missing)
+	require.Len(t, a.ProposedPatch, 2)
+	require.Equal(t, "e1", a.Findings[0].Ref, "the finding cites the evidence")
+}
