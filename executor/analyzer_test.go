@@ -3,8 +3,11 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -180,4 +183,45 @@ func analysisOf(t *testing.T, store capstan.Store, opID string, want string) cap
 	}
 	t.Fatalf("no %s analysis evidence in %+v", want, recs.Evidence)
 	return capstan.Analysis{}
+}
+
+// TestAnalysisNodeProposalIsJudged: an ai_analysis node's accepted patch
+// analysis is handed to the service as a proposal by its analyzer; one the
+// validator refuses (here a retry of a node that succeeded) is recorded in
+// the timeline and changes nothing.
+func TestAnalysisNodeProposalIsJudged(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		analyzer := &scriptedAnalyzer{answers: []func() (capstan.Analysis, error){func() (capstan.Analysis, error) {
+			return capstan.Analysis{Analyzer: "ai-agent:scripted", Kind: capstan.AnalysisPatch, Diagnosis: "collect looked wrong", Recommendation: "run it again",
+				ProposedPatch: []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "collect", Reason: "again"}}}, nil
+		}}}
+		svc, _ := setup(t, store, org, func(c *executor.Config) { c.Analyzer = analyzer })
+		admin := as("alice", capstan.RoleAdmin)
+		// The analysis pack with a gate after the analysis: the operation
+		// waits there while the proposal is judged.
+		gated := strings.Replace(analysisPack, "id: analysischeck", "id: analysisgate", 1)
+		gated = strings.Replace(gated, "target_resource_type: analysed", "target_resource_type: analysed.gated", 1)
+		gated = strings.Replace(gated, "id: analysed.repair", "id: analysed.gated.repair", 1)
+		gated = strings.Replace(gated, "capabilities:\n  - {key: analysed.cap, category: test}\n", "", 1)
+		gated = strings.Replace(gated, "          after: [diagnose]\n", "          after: [hold]\n", 1)
+		gated = strings.Replace(gated, "output: diagnosis}\n", "output: diagnosis}\n        - {id: hold, type: gate, title: Hold, after: [diagnose], gate: {type: approval, reason: r, required_roles: [sre]}}\n", 1)
+		_, err := svc.InstallPackYAML(admin, "gated.yaml", []byte(gated))
+		require.NoError(t, err)
+		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "repair", TargetResourceType: "analysed.gated", Constraints: map[string]any{"environment": "dev"}})
+		require.NoError(t, err)
+		plan, err := svc.PlanIntent(admin, in.ID)
+		require.NoError(t, err)
+		require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
+		op, err := svc.StartOperation(admin, plan.ID, "")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+		deadline := time.Now().Add(10 * time.Second)
+		for !slices.Contains(timeline(t, store, op.ID), "analysis.proposal_refused") {
+			require.True(t, time.Now().Before(deadline), "the refused proposal is recorded: %v", timeline(t, store, op.ID))
+			time.Sleep(10 * time.Millisecond)
+		}
+		patches, err := store.ListPlanPatches(context.Background(), org, op.ID)
+		require.NoError(t, err)
+		require.Empty(t, patches, "a refused proposal leaves no patch")
+	})
 }

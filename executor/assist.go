@@ -15,6 +15,29 @@ import (
 // analyzer (Hooks.ProposeFromAnalysis), which judges it like any other
 // and never applies it without a person's approval.
 
+// assistance is what the loop hands on after a commit: a failed node to
+// analyze, or (analysis set) an ai_analysis node's accepted patch
+// analysis to propose.
+type assistance struct {
+	node     string
+	analysis *capstan.Analysis
+	evidence []string
+}
+
+// proposeFrom queues the proposal of an ai_analysis node whose accepted
+// output is a patch: like any analyzer's, it becomes a PlanPatch a person
+// approves.
+func (l *loop) proposeFrom(n *capstan.PlanNode, evidence []capstan.Evidence) {
+	if n.Type != capstan.NodeAIAnalysis {
+		return
+	}
+	for _, e := range evidence {
+		if a, ok := capstan.AnalysisOf(e); ok && e.Result == capstan.EvidencePassed && a.Kind == capstan.AnalysisPatch {
+			l.assist = append(l.assist, assistance{node: n.ID, analysis: &a})
+		}
+	}
+}
+
 // wantsAssist reports whether a node's failure is analyzed by itself.
 func wantsAssist(n *capstan.PlanNode) bool {
 	return n.Job != nil && n.Job.Controls.AIAssistanceAllowed
@@ -23,18 +46,24 @@ func wantsAssist(n *capstan.PlanNode) bool {
 // startAssists analyzes the nodes whose failure the last commit recorded,
 // each in a goroutine the loop waits for before it ends.
 func (l *loop) startAssists(plan *capstan.Plan) {
-	nodes := l.assist
+	todo := l.assist
 	l.assist = nil
 	if l.e.cfg.Hooks == nil {
 		return
 	}
-	for _, node := range nodes {
+	for _, as := range todo {
 		l.assists.Add(1)
 		go func() {
 			defer l.assists.Done()
 			defer guard.Recover(l.e.cfg.Log, "executor.assist", nil)
-			if err := l.analyzeFailure(l.life, node, plan); err != nil && l.life.Err() == nil {
-				l.e.cfg.Log.Warn("analyzing a failed node failed", "operation", l.opID, "node", node, "err", err.Error())
+			var err error
+			if as.analysis != nil {
+				err = l.e.cfg.Hooks.ProposeFromAnalysis(l.life, l.org, l.opID, plan.Revision, as.node, *as.analysis, nil)
+			} else {
+				err = l.analyzeFailure(l.life, as.node, plan)
+			}
+			if err != nil && l.life.Err() == nil {
+				l.e.cfg.Log.Warn("an analysis's proposal failed", "operation", l.opID, "node", as.node, "err", err.Error())
 			}
 		}()
 	}

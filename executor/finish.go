@@ -52,6 +52,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) erro
 	var err error
 	if verdict == "" {
 		err = l.succeeded(ch, &run, n, r)
+		l.proposeFrom(n, r.evidence)
 	} else {
 		err = l.failedAttempt(st, ch, &run, n, r, verdict, errKind)
 	}
@@ -112,7 +113,7 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 			return err
 		}
 		if wantsAssist(n) {
-			l.assist = append(l.assist, r.node)
+			l.assist = append(l.assist, assistance{node: r.node})
 		}
 		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
 	default:

@@ -61,7 +61,7 @@ type loop struct {
 	// assist holds the nodes whose failure the next commit records and
 	// that are then analyzed by themselves (assist.go); assists waits for
 	// those analyses.
-	assist  []string
+	assist  []assistance
 	assists sync.WaitGroup
 }
 
