@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
+	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/storetest"
 )
 
@@ -59,4 +60,9 @@ func TestUnreadableOperation(t *testing.T) {
 			map[string]any{"uid": org + "|" + id}, neo4j.EagerResultTransformer)
 		require.NoError(t, err)
 	})
+}
+
+// TestTwoPatchesOnOneBase runs the races of governed change on Neo4j.
+func TestTwoPatchesOnOneBase(t *testing.T) {
+	testenv.TwoPatchesOnOneBase(t, open(t), testenv.NewOrg())
 }

@@ -2,7 +2,6 @@ package service_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -133,56 +132,10 @@ func TestPlanPatchLifecycle(t *testing.T) {
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 }
 
-// Two patches on one base: the first applied makes the other stale, and
-// its approvals no longer apply anything.
+// Two patches on one base, the first approved by two people at once
+// (testenv.TwoPatchesOnOneBase, run on Neo4j by the cypher tests).
 func TestTwoPatchesOnOneBase(t *testing.T) {
-	svc, store := setup(t)
-	op, _ := running(t, svc, store, "prod", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded})
-	alice := as("alice", capstan.RoleOperator)
-	one, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test", NodeID: "smoke-1"}}, "one")
-	require.NoError(t, err)
-	two, err := svc.ProposePlanPatch(alice, op.ID, 1, []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test", NodeID: "smoke-2"}}, "two")
-	require.NoError(t, err)
-	require.Equal(t, "prod-second-person", one.Approvals[0].Rule)
-
-	// Two approvers at once on the first: each decision counts once.
-	var wg sync.WaitGroup
-	errs := map[string]error{}
-	var mu sync.Mutex
-	for _, who := range []string{"bob", "carol"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := svc.DecidePlanPatch(as(who, capstan.RoleSRE), one.ID, true, "", one.Digest)
-			mu.Lock()
-			errs[who] = err
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	got, err := svc.PlanPatch(alice, one.ID)
-	require.NoError(t, err)
-	require.Equal(t, capstan.PatchApplied, got.Status)
-	seen := map[string]int{}
-	for _, d := range got.Decisions {
-		seen[d.Actor]++
-	}
-	for who, err := range errs {
-		if err == nil {
-			require.Equal(t, 1, seen[who], "%s's approval counts once", who)
-		} else {
-			require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
-			require.Zero(t, seen[who])
-		}
-	}
-
-	stale, err := svc.PlanPatch(alice, two.ID)
-	require.NoError(t, err)
-	require.Equal(t, capstan.PatchStale, stale.Status)
-	require.Contains(t, stale.ClosedReason, "made revision 2")
-	_, err = svc.DecidePlanPatch(as("bob", capstan.RoleSRE), two.ID, true, "", two.Digest)
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
-	require.Contains(t, eventTypes(t, store, op.ID), "patch.stale")
+	testenv.TwoPatchesOnOneBase(t, testenv.Store(t), testenv.NewOrg())
 }
 
 // A patch whose node started after it was proposed no longer applies: the
