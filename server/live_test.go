@@ -545,3 +545,37 @@ func TestPanicInASubscriptionEndsItAlone(t *testing.T) {
 	require.Equal(t, "complete", end.Type, "the same connection still serves")
 	require.NotEmpty(t, events)
 }
+
+// TestPatchEventsAreLive: a subscriber of an operation's timeline sees a
+// patch proposed and applied as they happen, in order, and the progress
+// stream says a patch awaits approval while it does.
+func TestPatchEventsAreLive(t *testing.T) {
+	env := startLive(t, 0)
+	created := post(t, env.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "m2"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	planned := post(t, env.ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
+	started := post(t, env.ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
+	op := get(started.Data, "startOperation", "id").(string)
+	waitForStatus(t, env, op, "WAITING")
+
+	c := env.dial(t, adminToken)
+	require.NoError(t, c.Subscribe("1", eventsSubscription, map[string]any{"op": op}))
+	replayed, _ := readEvents(t, c, "1", len(env.storedEvents(t, op)))
+	p := post(t, env.ts, adminToken, `mutation($op: ID!) { proposePlanPatch(input: {operation: $op, baseRevision: 1, reason: "smoke",
+	  changes: [{op: INSERT_AFTER, node: "verify-s3", template: "smoke-test"}]}) { id digest } }`, map[string]any{"op": op})
+	require.Empty(t, p.Errors)
+	proposed, _ := readEvents(t, c, "1", 1)
+	require.Equal(t, "patch.proposed", proposed[0].OperationEvents.Node.Type)
+	progress := post(t, env.ts, adminToken, `query($id: ID!) { operation(id: $id) { progress { patchesAwaitingApproval } } }`, map[string]any{"id": op})
+	require.Equal(t, float64(1), get(progress.Data, "operation", "progress", "patchesAwaitingApproval"))
+
+	d := post(t, env.ts, sreToken, `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status } }`,
+		map[string]any{"p": get(p.Data, "proposePlanPatch", "id"), "d": get(p.Data, "proposePlanPatch", "digest")})
+	require.Empty(t, d.Errors)
+	applied, _ := readEvents(t, c, "1", 3)
+	var types []string
+	for _, e := range applied {
+		types = append(types, e.OperationEvents.Node.Type)
+	}
+	require.Equal(t, []string{"patch.decided", "patch.applied", "plan.revised"}, types)
+	requireContiguous(t, append(append(replayed, proposed...), applied...), 1)
+}

@@ -63,6 +63,7 @@ func TestSeedPatchStory(t *testing.T) {
 	require.Equal(t, []any{"network.registry_access on compute.node/prod-worker-3"}, get(patch, "analysis", "missingCapabilities"))
 	require.NotEmpty(t, get(patch, "analysis", "evidence"), "the proposal cites the failed evidence")
 	require.Equal(t, float64(1), get(op, "progress", "patchesAwaitingApproval"))
+	require.Contains(t, get(op, "progress", "needsAttention"), "plan patch "+patch["id"].(string)+" awaits approval", "simple mode says what waits, by the id the API takes")
 
 	// A person approves (the analyzer never could); revision 2 applies.
 	const decide = `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status appliedRevision } }`

@@ -90,6 +90,9 @@ func ProgressOf(op *capstan.Operation, plan *capstan.Plan, runs []capstan.Operat
 	if p.CurrentPhase == "" || op.Status.Terminal() {
 		p.CurrentPhase = string(op.Status)
 	}
+	for _, id := range op.OpenPatches {
+		p.NeedsAttention = append(p.NeedsAttention, fmt.Sprintf("%s awaits approval", capstan.Named("plan patch", id)))
+	}
 	if p.NeedsAttention == nil {
 		p.NeedsAttention = []string{}
 	}
