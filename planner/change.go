@@ -47,6 +47,9 @@ type ChangeSet struct {
 	Reverting map[string]bool
 }
 
+// MaxChanges bounds a change set: a person reviews every change of it.
+const MaxChanges = 100
+
 // Rebinding is the planner's resolution of one rebind: the new binding
 // (with its candidates and reasons) or why the provider does not qualify.
 type Rebinding struct {
@@ -124,8 +127,12 @@ func (a *applier) state(id string) runState { return classify(a.cs.Runs[id].Stat
 func ApplyChanges(cs ChangeSet) ChangeResult {
 	a := &applier{cs: cs, plan: shallowCopy(cs.Base), reset: map[string]string{}, skipped: map[string]string{},
 		touched: map[string]bool{}, removed: map[string]bool{}}
-	if len(cs.Changes) == 0 {
+	switch {
+	case len(cs.Changes) == 0:
 		a.problem(capstan.RuleShape, "no changes given")
+	case len(cs.Changes) > MaxChanges:
+		a.problem(capstan.RuleShape, "%d changes in one set: at most %d", len(cs.Changes), MaxChanges)
+		return ChangeResult{Problems: a.probs}
 	}
 	for i := range cs.Changes {
 		a.at = i + 1

@@ -168,3 +168,13 @@ func TestRemoveKeepsOrder(t *testing.T) {
 	require.True(t, slices.Contains(res.Plan.Edges, capstan.Edge{From: "deploy", To: "verify"}))
 	require.Empty(t, res.Gates)
 }
+
+func TestTooManyChangesAreRefusedAtOnce(t *testing.T) {
+	changes := make([]capstan.PlanChange, planner.MaxChanges+1)
+	for i := range changes {
+		changes[i] = capstan.PlanChange{Op: capstan.ChangeSetParameters, Parameters: map[string]any{"i": i}}
+	}
+	res := planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: changes})
+	require.Len(t, res.Problems, 1)
+	require.Equal(t, capstan.RuleShape, res.Problems[0].Rule)
+}

@@ -15,6 +15,9 @@ import (
 // Rebinding with a Problem, judged with the rest of the set.
 func (p *Planner) Rebind(ctx context.Context, org string, base *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (map[int]Rebinding, error) {
 	out := map[int]Rebinding{}
+	if len(changes) > MaxChanges {
+		return out, nil // ApplyChanges refuses the set whole
+	}
 	r := &resolution{planner: p, org: org, intent: in}
 	for i, c := range changes {
 		if c.Op != capstan.ChangeRebind || len(c.CheckShape()) > 0 {
