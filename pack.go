@@ -440,10 +440,35 @@ func (n *PlanNode) Validate() error {
 	if n.Type != NodeStage && len(n.Children) > 0 {
 		p.Addf("only a stage node has children")
 	}
+	// Each setting belongs to one type, so what a node runs and what
+	// proves it (RunProbes) is never ambiguous.
+	for _, x := range []struct {
+		set  bool
+		want NodeType
+		what string
+	}{{n.Job != nil, NodeJob, "a job contract"}, {len(n.Probes) > 0, NodeVerification, "probes"},
+		{n.Intervention != nil, NodeManualIntervention, "an intervention"}, {n.Gate != nil, NodeGate, "a gate"},
+		{n.SubOperation != nil, NodeSubOperation, "a sub_operation"}, {n.Analysis != nil, NodeAIAnalysis, "an analysis"}} {
+		if x.set && n.Type != x.want {
+			p.Addf("a %s node has no %s (only a %s node has)", n.Type, x.what, x.want)
+		}
+	}
 	for _, pr := range n.allProbes() {
 		validateProbe(pr, &p)
 	}
 	return p.Err("node " + n.ID)
+}
+
+// RunProbes are the probes that prove a node done: a job's evidence, a
+// verification's probes, an intervention's verification.
+func (n *PlanNode) RunProbes() []Probe {
+	switch {
+	case n.Job != nil:
+		return n.Job.Outputs.Evidence
+	case n.Intervention != nil:
+		return n.Intervention.Verification
+	}
+	return n.Probes
 }
 
 func (n *PlanNode) allProbes() []Probe {

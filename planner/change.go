@@ -119,7 +119,37 @@ func (a *applier) problem(rule, format string, args ...any) {
 	a.probs = append(a.probs, capstan.ChangeProblem{Change: a.at, Rule: rule, Message: fmt.Sprintf(format, args...)})
 }
 
-func (a *applier) state(id string) runState { return classify(a.cs.Runs[id].Status) }
+// state is a node's run state; a stage's is its children's: finished when
+// all are, started (active) when some are finished or running, stuck when
+// one waits for people, open otherwise.
+func (a *applier) state(id string) runState { return a.stateAt(id, 0) }
+
+func (a *applier) stateAt(id string, depth int) runState {
+	n := a.plan.Node(id)
+	if n == nil || n.Type != capstan.NodeStage || len(n.Children) == 0 || depth > 32 {
+		return classify(a.cs.Runs[id].Status)
+	}
+	finished, stuck := 0, false
+	for _, c := range n.Children {
+		switch s := a.stateAt(c, depth+1); s {
+		case runFinished:
+			finished++
+		case runActive, runGate:
+			return runActive
+		case runStuck:
+			stuck = true
+		}
+	}
+	switch {
+	case finished == len(n.Children):
+		return runFinished
+	case finished > 0:
+		return runActive
+	case stuck:
+		return runStuck
+	}
+	return runOpen
+}
 
 // ApplyChanges judges a change set against its base revision and, when
 // nothing is wrong, returns the next revision's content. Every problem of
@@ -218,8 +248,15 @@ func (a *applier) mayChange(id, what string) bool {
 
 // regains marks a stuck or waiting node that gains an upstream node: it
 // goes back to pending and waits for it.
-func (a *applier) regains(id string) {
-	if s := a.state(id); s == runStuck || s == runGate {
+func (a *applier) regains(id string) { a.regainsAt(id, 0) }
+
+func (a *applier) regainsAt(id string, depth int) {
+	if n := a.plan.Node(id); n != nil && n.Type == capstan.NodeStage && depth <= 32 {
+		for _, c := range n.Children { // a stage's children wait for what it waits for
+			a.regainsAt(c, depth+1)
+		}
+	}
+	if s := classify(a.cs.Runs[id].Status); s == runStuck || s == runGate {
 		a.reset[id] = "it now waits for a node the patch added"
 	}
 	a.touched[id] = true
@@ -262,6 +299,17 @@ func (a *applier) insert(c *capstan.PlanChange) {
 	}
 	p := a.plan
 	if parent := a.parentOf(c.Node); parent != nil {
+		// Joining a stage: what waits for the stage now waits for the new node.
+		for _, e := range p.Edges {
+			if e.From == parent.ID && !a.mayChange(e.To, "wait for "+id+", which joins stage "+parent.ID) {
+				return
+			}
+		}
+		for _, e := range p.Edges {
+			if e.From == parent.ID {
+				a.regains(e.To)
+			}
+		}
 		parent.Children = append(slices.Clone(parent.Children), id)
 	}
 	if c.Op == capstan.ChangeInsertAfter {
@@ -311,26 +359,7 @@ func (a *applier) remove(id string) {
 			return
 		}
 	}
-	var ins, outs []string
-	var kept []capstan.Edge
-	for _, e := range p.Edges {
-		switch {
-		case e.To == id:
-			ins = append(ins, e.From)
-		case e.From == id:
-			outs = append(outs, e.To)
-		default:
-			kept = append(kept, e)
-		}
-	}
-	for _, f := range ins {
-		for _, t := range outs {
-			if e := (capstan.Edge{From: f, To: t}); !slices.Contains(kept, e) {
-				kept = append(kept, e)
-			}
-		}
-	}
-	p.Edges = kept
+	bridge(p, id)
 	p.Nodes = slices.DeleteFunc(p.Nodes, func(x capstan.PlanNode) bool { return x.ID == id })
 	for i := range p.Nodes {
 		if s := &p.Nodes[i]; slices.Contains(s.Children, id) {
@@ -361,7 +390,7 @@ func (a *applier) replace(c *capstan.PlanChange) {
 	}
 	*old = n
 	a.touched[c.Node] = true
-	if a.state(c.Node) == runStuck {
+	if s := a.state(c.Node); s == runStuck || s == runGate { // a waiting gate waits again, as replaced
 		a.reset[c.Node] = "it was replaced"
 	}
 }
@@ -513,10 +542,41 @@ func (a *applier) rebind(c *capstan.PlanChange) {
 	a.touched["binding:"+c.Requirement] = true
 }
 
-// dropNode removes a node that a rebind made needless, with its edges.
+// dropNode removes a node that a rebind made needless, keeping the order
+// it stood in.
 func (a *applier) dropNode(id string) {
 	p := a.plan
+	bridge(p, id)
 	p.Nodes = slices.DeleteFunc(p.Nodes, func(n capstan.PlanNode) bool { return n.ID == id })
-	p.Edges = slices.DeleteFunc(p.Edges, func(e capstan.Edge) bool { return e.From == id || e.To == id })
+	for i := range p.Nodes {
+		if slices.Contains(p.Nodes[i].Children, id) {
+			p.Nodes[i].Children = slices.DeleteFunc(slices.Clone(p.Nodes[i].Children), func(c string) bool { return c == id })
+		}
+	}
 	a.removed[id], a.touched[id] = true, true
+}
+
+// bridge takes a node's edges out and joins what it waited for to what
+// waited for it, so removing it keeps the order it stood in.
+func bridge(p *capstan.Plan, id string) {
+	var ins, outs []string
+	var kept []capstan.Edge
+	for _, e := range p.Edges {
+		switch {
+		case e.To == id:
+			ins = append(ins, e.From)
+		case e.From == id:
+			outs = append(outs, e.To)
+		default:
+			kept = append(kept, e)
+		}
+	}
+	for _, f := range ins {
+		for _, t := range outs {
+			if e := (capstan.Edge{From: f, To: t}); !slices.Contains(kept, e) {
+				kept = append(kept, e)
+			}
+		}
+	}
+	p.Edges = kept
 }

@@ -178,3 +178,48 @@ func TestTooManyChangesAreRefusedAtOnce(t *testing.T) {
 	require.Len(t, res.Problems, 1)
 	require.Equal(t, capstan.RuleShape, res.Problems[0].Rule)
 }
+
+// Stages that contain themselves, directly or through another, are refused
+// with a problem, never a crash.
+func TestStageCyclesAreProblemsNotCrashes(t *testing.T) {
+	self := &capstan.PlanNode{ID: "s", Type: capstan.NodeStage, Title: "S", Children: []string{"s"}}
+	res := planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "prepare", Spec: self}}})
+	require.NotEmpty(t, res.Problems)
+	a := &capstan.PlanNode{ID: "sa", Type: capstan.NodeStage, Title: "A", Children: []string{"sb"}}
+	b := &capstan.PlanNode{ID: "sb", Type: capstan.NodeStage, Title: "B", Children: []string{"sa"}}
+	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: []capstan.PlanChange{
+		{Op: capstan.ChangeInsertAfter, Node: "prepare", Spec: a}, {Op: capstan.ChangeInsertAfter, Node: "prepare", Spec: b}}})
+	require.NotEmpty(t, res.Problems)
+	// Moving probes into a list that does not prove the node is refused by the node's own checks.
+	moved := &capstan.PlanNode{ID: "verify", Type: capstan.NodeVerification, Title: "V", Probes: []capstan.Probe{{Name: "healthy", Type: "sim"}},
+		Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}, Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "ok", Type: "sim"}}}}}
+	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: []capstan.PlanChange{{Op: capstan.ChangeReplace, Node: "verify", Spec: moved}}})
+	require.NotEmpty(t, res.Problems)
+	require.Nil(t, res.Plan)
+}
+
+// Stages are judged by their children: a stage whose child runs takes no
+// new upstream node, and a node that joins a stage may not make a started
+// node wait for it. A waiting gate that is replaced waits again.
+func TestStagesAndGatesKeepHistory(t *testing.T) {
+	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
+	res := planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Started: true, Templates: tpl,
+		Runs:    runs("prepare", "succeeded", "compile", "running"),
+		Changes: []capstan.PlanChange{{Op: capstan.ChangeInsertBefore, Node: "build", Template: "configure-registry-mirror"}}})
+	require.Len(t, res.Problems, 1)
+	require.Equal(t, capstan.RuleRunning, res.Problems[0].Rule, "%v", res.Problems)
+
+	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Started: true, Templates: tpl,
+		Runs:    runs("prepare", "succeeded", "compile", "succeeded", "package", "succeeded", "approve", "succeeded", "deploy", "running"),
+		Changes: []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "package", Template: "configure-registry-mirror"}}})
+	require.NotEmpty(t, res.Problems)
+	require.Equal(t, capstan.RuleHistory, res.Problems[0].Rule, "%v", res.Problems)
+
+	stronger := &capstan.PlanNode{ID: "approve", Type: capstan.NodeGate, Title: "approve",
+		Gate: &capstan.GateSpec{Type: "manual", Reason: "prod", RequiredRoles: []string{"sre"}, Approvals: 2}}
+	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Started: true,
+		Runs:    runs("prepare", "succeeded", "compile", "succeeded", "package", "succeeded", "approve", "waiting_approval"),
+		Changes: []capstan.PlanChange{{Op: capstan.ChangeReplace, Node: "approve", Spec: stronger}}})
+	require.Empty(t, res.Problems)
+	require.Equal(t, []capstan.OperationNodeRun{{NodeID: "approve", Status: capstan.NodePending, Attempts: 1}}, res.Runs, "the gate opens again with its new spec")
+}

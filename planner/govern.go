@@ -99,15 +99,15 @@ func weakerGate(was, g capstan.GateSpec) bool {
 }
 
 // lostProbes names the probes of old that n (nil: none) does not keep
-// unchanged: a job's evidence, a verification's probes, an
-// intervention's verification.
+// unchanged among the probes that prove it done (PlanNode.RunProbes: a
+// node's settings belong to its type, so those are the ones that run).
 func lostProbes(old, n *capstan.PlanNode) []string {
 	var keep []capstan.Probe
 	if n != nil {
-		keep = guardProbes(n)
+		keep = n.RunProbes()
 	}
 	var lost []string
-	for _, p := range guardProbes(old) {
+	for _, p := range old.RunProbes() {
 		if !slices.ContainsFunc(keep, func(k capstan.Probe) bool { return reflect.DeepEqual(k, p) }) {
 			lost = append(lost, p.Name)
 		}
@@ -297,16 +297,22 @@ func newReach(p *capstan.Plan) *reach {
 	for i := range p.Nodes {
 		byID[p.Nodes[i].ID] = &p.Nodes[i]
 	}
+	expanding := map[string]bool{}
 	expand = func(id string) []string {
 		if m, ok := members[id]; ok {
 			return m
 		}
 		out := []string{id}
+		if expanding[id] { // a stage that contains itself: ValidateGraph reports it
+			return out
+		}
+		expanding[id] = true
 		if n := byID[id]; n != nil {
 			for _, c := range n.Children {
 				out = append(out, expand(c)...)
 			}
 		}
+		expanding[id] = false
 		members[id] = out
 		return out
 	}
