@@ -41,7 +41,11 @@ type PlanChange struct {
 	// an insert or a replace takes its node from; NodeID is the id of an
 	// inserted node (default: the template's name).
 	Template string `json:"template,omitempty"`
-	NodeID   string `json:"node_id,omitempty"`
+	// TemplateRef pins the template version the change was made with
+	// (pack@version/name, filled in when the change is proposed): an
+	// approval holds for that node, not for whatever a later pack publishes.
+	TemplateRef string `json:"template_ref,omitempty"`
+	NodeID      string `json:"node_id,omitempty"`
 	// Spec is a node written inline instead of a template: one that runs
 	// a script, a command or a URL needs the job-authoring permission.
 	Spec *PlanNode `json:"spec,omitempty"`

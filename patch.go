@@ -35,13 +35,16 @@ type PlanPatch struct {
 	BaseRevision int    `json:"base_revision"`
 	BaseDigest   string `json:"base_digest"`
 	// Digest binds decisions to what was proposed: PatchDigest(BaseDigest, Changes).
-	Digest    string          `json:"digest"`
-	Author    string          `json:"author"`
-	Reason    string          `json:"reason"`
-	Changes   []PlanChange    `json:"changes"`
-	Status    PatchStatus     `json:"status"`
-	Approvals []ApprovalRule  `json:"approvals"`
-	Decisions []PatchDecision `json:"decisions,omitempty"`
+	Digest string `json:"digest"`
+	Author string `json:"author"`
+	// AuthorRoles are the author's roles when proposing: the patch is
+	// judged again with them when it applies.
+	AuthorRoles []string        `json:"author_roles,omitempty"`
+	Reason      string          `json:"reason"`
+	Changes     []PlanChange    `json:"changes"`
+	Status      PatchStatus     `json:"status"`
+	Approvals   []ApprovalRule  `json:"approvals"`
+	Decisions   []PatchDecision `json:"decisions,omitempty"`
 	// AppliedRevision is the plan revision the patch made.
 	AppliedRevision int `json:"applied_revision,omitempty"`
 	// Reverts is the patch this one undoes.
@@ -201,7 +204,7 @@ func (p *PlanPatch) CheckDecider(a *Actor, digest string) error {
 		return Errorf(EFORBIDDEN, "an analyzer (%s) proposes patches and never decides them", a.ID)
 	case a.ID == p.Author:
 		return Errorf(EFORBIDDEN, "%s proposed this patch: the proposer never decides it", a.ID)
-	case digest != "" && digest != p.Digest:
+	case digest != p.Digest:
 		return Errorf(ECONFLICT, "the patch's digest is %s, not the %s you decided on", p.Digest, digest)
 	}
 	for _, d := range p.Decisions {

@@ -20,7 +20,9 @@ const qCreateRevision = `
 MATCH (p:Plan {uid: $plan})
 CREATE (r:PlanRevision {uid: $uid, org: $org, plan_id: $plan_id, revision: $revision, digest: $digest, json: $json})-[:REVISION_OF]->(p)`
 
-func revisionUID(org, planID string, rev int) string { return uid(org, "revision", planID, fmt.Sprint(rev)) }
+func revisionUID(org, planID string, rev int) string {
+	return uid(org, "revision", planID, fmt.Sprint(rev))
+}
 
 // putRevision stores the snapshot of p's revision when it has none (p's
 // plan node must exist) and sets p's digest to its revision's.

@@ -142,7 +142,9 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 	return m, putJSON(tx.Bucket(bPlans), key(org, p.ID), &c)
 }
 
-func revisionKey(org, planID string, rev int) []byte { return key(org, planID, fmt.Sprintf("%08d", rev)) }
+func revisionKey(org, planID string, rev int) []byte {
+	return key(org, planID, fmt.Sprintf("%08d", rev))
+}
 
 // putRevision stores the snapshot of p's revision when it has none, and
 // sets p's digest to its revision's.

@@ -523,6 +523,7 @@ type ComplexityRoot struct {
 		Revision    func(childComplexity int) int
 		Spec        func(childComplexity int) int
 		Template    func(childComplexity int) int
+		TemplateRef func(childComplexity int) int
 	}
 
 	PlanDiff struct {
@@ -940,6 +941,7 @@ type PlanResolver interface {
 type PlanChangeResolver interface {
 	Node(ctx context.Context, obj *capstan.PlanChange) (*string, error)
 	Template(ctx context.Context, obj *capstan.PlanChange) (*string, error)
+	TemplateRef(ctx context.Context, obj *capstan.PlanChange) (*string, error)
 	NodeID(ctx context.Context, obj *capstan.PlanChange) (*string, error)
 
 	Requirement(ctx context.Context, obj *capstan.PlanChange) (*string, error)
@@ -2996,6 +2998,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanChange.Template(childComplexity), true
+	case "PlanChange.templateRef":
+		if e.ComplexityRoot.PlanChange.TemplateRef == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanChange.TemplateRef(childComplexity), true
 
 	case "PlanDiff.bindingsAdded":
 		if e.ComplexityRoot.PlanDiff.BindingsAdded == nil {
@@ -5191,6 +5199,8 @@ type PlanChange {
   node: String
   "The node template an insert or replace takes its node from."
   template: String
+  "The template version (pack@version/name) the change was made with: an approval holds for that node."
+  templateRef: String
   "The id of an inserted node."
   nodeId: String
   "A node written inline instead of a template."
@@ -6370,6 +6380,8 @@ func (ec *executionContext) childFields_PlanChange(ctx context.Context, field gr
 		return ec.fieldContext_PlanChange_node(ctx, field)
 	case "template":
 		return ec.fieldContext_PlanChange_template(ctx, field)
+	case "templateRef":
+		return ec.fieldContext_PlanChange_templateRef(ctx, field)
 	case "nodeId":
 		return ec.fieldContext_PlanChange_nodeId(ctx, field)
 	case "spec":
@@ -15513,6 +15525,29 @@ func (ec *executionContext) _PlanChange_template(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PlanChange_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
+}
+
+func (ec *executionContext) _PlanChange_templateRef(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanChange_templateRef(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanChange().TemplateRef(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanChange_templateRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanChange", field, true, true, "String")
 }
 
@@ -27582,6 +27617,12 @@ func (ec *executionContext) _PlanChange(ctx context.Context, sel ast.SelectionSe
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PlanChange_template(ctx, field, obj)
+				})
+		case "templateRef":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanChange_templateRef(ctx, field, obj)
 				})
 		case "nodeId":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,

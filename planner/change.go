@@ -57,6 +57,19 @@ type Rebinding struct {
 	Problem string
 }
 
+// PinTemplates fills in the template version each change that names a
+// template is made with (PlanChange.TemplateRef); unknown names are left
+// for the validator to report.
+func PinTemplates(changes []capstan.PlanChange, templates map[string]*capstan.NodeTemplate) []capstan.PlanChange {
+	out := slices.Clone(changes)
+	for i := range out {
+		if t := templates[out[i].Template]; t != nil && out[i].TemplateRef == "" {
+			out[i].TemplateRef = t.Ref()
+		}
+	}
+	return out
+}
+
 // ChangeResult is the validator's verdict. With no problems, Plan is the
 // content of the next revision (the base is never modified) and Runs the
 // node runs the changes move: retried or regained-upstream nodes back to
@@ -271,6 +284,10 @@ func (a *applier) newNode(c *capstan.PlanChange, id string) (capstan.PlanNode, b
 	t := a.cs.Templates[c.Template]
 	if t == nil {
 		a.problem(capstan.RuleTemplate, "no installed pack publishes a node template %q (%s)", c.Template, templateNames(a.cs.Templates))
+		return capstan.PlanNode{}, false
+	}
+	if c.TemplateRef != "" && c.TemplateRef != t.Ref() {
+		a.problem(capstan.RuleTemplate, "template %s is now %s; the change was made with %s", c.Template, t.Ref(), c.TemplateRef)
 		return capstan.PlanNode{}, false
 	}
 	n, probs := t.Instantiate(id, c.Parameters)

@@ -85,7 +85,7 @@ func TestApplyChangesRules(t *testing.T) {
 		{"lower the gate's roles", []capstan.PlanChange{{Op: "replace", Node: "approve", Spec: weakGate}}, midRun, nil, []string{"keep-gate-roles"}},
 		{"a policy allows lowering the gate", []capstan.PlanChange{{Op: "replace", Node: "approve", Spec: weakGate}}, midRun,
 			func(cs *planner.ChangeSet) { cs.Allows = func(r string) bool { return r == capstan.RuleKeepGateRoles } }, nil},
-		{"cut the gate off what it guards", []capstan.PlanChange{{Op: "remove_edge", Edge: &capstan.Edge{From: "approve", To: "deploy"}}}, midRun, nil, []string{"keep-gate", "keep-evidence"}},
+		{"cut the gate off what it guards", []capstan.PlanChange{{Op: "remove_edge", Edge: &capstan.Edge{From: "approve", To: "deploy"}}}, midRun, nil, []string{"keep-gate", "keep-evidence", "contract"}},
 		{"remove the verification", []capstan.PlanChange{{Op: "remove", Node: "verify"}}, midRun, nil, []string{"keep-evidence"}},
 		{"replace a job dropping its evidence", []capstan.PlanChange{{Op: "replace", Node: "deploy", Spec: &capstan.PlanNode{ID: "deploy", Type: capstan.NodeJob, Title: "d",
 			Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}}}}}, midRun, nil, []string{"keep-evidence"}},
@@ -222,4 +222,22 @@ func TestStagesAndGatesKeepHistory(t *testing.T) {
 		Changes: []capstan.PlanChange{{Op: capstan.ChangeReplace, Node: "approve", Spec: stronger}}})
 	require.Empty(t, res.Problems)
 	require.Equal(t, []capstan.OperationNodeRun{{NodeID: "approve", Status: capstan.NodePending, Attempts: 1}}, res.Runs, "the gate opens again with its new spec")
+}
+
+// A change may not leave a node needing an artifact nothing before it
+// makes, and a template change holds for the version it was made with.
+func TestContractsAndPinnedTemplates(t *testing.T) {
+	res := planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: []capstan.PlanChange{{Op: capstan.ChangeRemove, Node: "package"}}})
+	require.Len(t, res.Problems, 1)
+	require.Equal(t, capstan.RuleContract, res.Problems[0].Rule)
+	require.Contains(t, res.Problems[0].Message, "deploy needs artifact bundle")
+
+	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
+	pinned := planner.PinTemplates([]capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "prepare", Template: "configure-registry-mirror"}}, tpl)
+	require.Equal(t, "kubernetes@1.3.0/configure-registry-mirror", pinned[0].TemplateRef)
+	newer := mirrorTemplate()
+	newer.Pack = "kubernetes@1.4.0"
+	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: pinned, Templates: map[string]*capstan.NodeTemplate{"configure-registry-mirror": newer}})
+	require.Len(t, res.Problems, 1)
+	require.Contains(t, res.Problems[0].Message, "is now kubernetes@1.4.0/configure-registry-mirror")
 }

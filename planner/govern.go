@@ -210,6 +210,47 @@ func (a *applier) checkResult() {
 	}
 	a.checkOrder()
 	a.checkSkipped()
+	a.checkContracts()
+}
+
+// checkContracts refuses a result in which a node that still runs needs
+// an artifact no node before it makes (a plan that already had such a
+// problem keeps it).
+func (a *applier) checkContracts() {
+	before := contractProblems(a.cs.Base, newReach(a.cs.Base))
+	for _, p := range contractProblems(a.plan, a.reach()) {
+		if !slices.Contains(before, p) {
+			a.problem(capstan.RuleContract, "%s", p)
+		}
+	}
+}
+
+func contractProblems(p *capstan.Plan, r *reach) []string {
+	makers := map[string][]string{}
+	for _, n := range p.Nodes {
+		if n.Job != nil {
+			for _, art := range n.Job.Outputs.Artifacts {
+				makers[art.Name] = append(makers[art.Name], n.ID)
+			}
+		}
+	}
+	var out []string
+	for _, n := range p.Nodes {
+		needs := consumes(&n)
+		if n.Job != nil {
+			needs = n.Job.Inputs.Artifacts // capabilities come from bindings too
+		}
+		if len(needs) == 0 {
+			continue
+		}
+		up := r.from(n.ID, false)
+		for _, art := range needs {
+			if !slices.ContainsFunc(makers[art], func(m string) bool { return up[m] }) {
+				out = append(out, fmt.Sprintf("node %s needs artifact %s, which no node before it makes", n.ID, art))
+			}
+		}
+	}
+	return out
 }
 
 // reach indexes the working plan once for the checks that walk it.

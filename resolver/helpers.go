@@ -67,4 +67,3 @@ func (r *Resolver) desiredResult(ctx context.Context, p *capstan.Plan) map[strin
 	}
 	return in.DesiredResult
 }
-

@@ -386,6 +386,11 @@ func (r *planChangeResolver) Template(ctx context.Context, obj *capstan.PlanChan
 	return optionalString(obj.Template), nil
 }
 
+// TemplateRef is the resolver for the templateRef field.
+func (r *planChangeResolver) TemplateRef(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
+	return optionalString(obj.TemplateRef), nil
+}
+
 // NodeID is the resolver for the nodeId field.
 func (r *planChangeResolver) NodeID(ctx context.Context, obj *capstan.PlanChange) (*string, error) {
 	return optionalString(obj.NodeID), nil

@@ -163,6 +163,11 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 	if !plan.Status.Editable() {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
 	}
+	pc, err := s.packContext(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	edits = planner.PinTemplates(edits, pc.templates)
 	cs, _, err := s.changeSet(ctx, org, changerOf(a), plan, in, edits)
 	if err != nil {
 		return nil, err

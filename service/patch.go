@@ -107,13 +107,18 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	if pr.base != sc.plan.Revision {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "the plan is at revision %d, the patch was made on revision %d: reload and propose again", sc.plan.Revision, pr.base)
 	}
+	pc, err := s.packContext(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	pr.changes = planner.PinTemplates(pr.changes, pc.templates)
 	res, verdicts, err := s.judge(ctx, org, sc, pr, pr.changes)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC()
 	p := capstan.PlanPatch{Meta: capstan.Meta{ID: capstan.NewID()}, OperationID: sc.op.ID, PlanID: sc.plan.ID, BaseRevision: sc.plan.Revision,
-		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, Reason: pr.reason,
+		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, AuthorRoles: pr.roles, Reason: pr.reason,
 		Changes: pr.changes, Status: capstan.PatchProposed, Reverts: pr.reverts, Analysis: pr.analysis,
 		Approvals: policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), pr.author, res.Gates), verdicts)}
 	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: pr.author, At: now,
@@ -146,15 +151,22 @@ func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal,
 	return res, verdicts, res.Err("plan patch rejected")
 }
 
-// rejudge judges a proposed patch again on the scene, governance waived.
+// rejudge judges a proposed patch again on the scene, as its author with
+// the roles they proposed it with, under the policies installed now: what
+// applies is what the approvers saw, still allowed.
 func (s *Service) rejudge(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (planner.ChangeResult, error) {
-	cs, _, err := s.changeSet(ctx, org, changer{id: p.Author, mayAuthor: true}, sc.plan, sc.in, p.Changes)
+	author := &capstan.Actor{ID: p.Author, Roles: p.AuthorRoles}
+	by := changer{id: p.Author, roles: p.AuthorRoles, mayAuthor: !capstan.IsAgent(p.Author) && mayAuthorJobs(author)}
+	cs, _, err := s.changeSet(ctx, org, by, sc.plan, sc.in, p.Changes)
 	if err != nil {
 		return planner.ChangeResult{}, err
 	}
 	cs.Started, cs.Runs = true, sc.runs
-	cs.ParametersOnly, cs.Refusals = false, nil
-	cs.Allows = func(string) bool { return true }
+	if p.Reverts != "" {
+		if cs.Restorable, cs.Reverting, err = s.revertContext(ctx, org, p.Reverts); err != nil {
+			return planner.ChangeResult{}, err
+		}
+	}
 	res := planner.ApplyChanges(cs)
 	return res, res.Err("plan patch rejected")
 }
@@ -302,7 +314,11 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: sc.op}
-	if why := s.noLongerApplies(ctx, org, sc, p); why != "" {
+	why, err := s.noLongerApplies(ctx, org, sc, p)
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
 		if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
 			return nil, err
 		}
@@ -343,29 +359,29 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 }
 
 // noLongerApplies says why a proposed patch cannot apply to the operation
-// as it stands ("" when it can): another revision was made, or a node it
-// changes started or finished. Governance was judged when it was proposed.
-func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) string {
+// as it stands ("" when it can): the operation ended, another revision was
+// made, a node it changes started or finished, or a rule now refuses it.
+// An error that is not the validator's (a store that failed) is returned,
+// not taken as a reason.
+func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (string, error) {
 	if sc.op.Status.Terminal() {
-		return fmt.Sprintf("the operation is %s", sc.op.Status)
+		return fmt.Sprintf("the operation is %s", sc.op.Status), nil
 	}
 	if sc.plan.Revision != p.BaseRevision || sc.plan.Digest != p.BaseDigest {
-		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision)
+		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision), nil
 	}
 	res, err := s.rejudge(ctx, org, sc, p)
-	if err == nil {
-		return ""
+	switch {
+	case err == nil:
+		return "", nil
+	case len(res.Problems) == 0:
+		return "", err
 	}
-	var why []string
-	for _, pr := range res.Problems {
-		if !pr.Forbidden() {
-			why = append(why, pr.String())
-		}
+	why := make([]string, len(res.Problems))
+	for i, pr := range res.Problems {
+		why[i] = pr.String()
 	}
-	if len(why) == 0 && len(res.Problems) == 0 {
-		return capstan.ErrorMessage(err)
-	}
-	return strings.Join(why, "; ")
+	return strings.Join(why, "; "), nil
 }
 
 // WithdrawPlanPatch withdraws a proposed patch: its author may, and so may
@@ -456,7 +472,10 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 			if err != nil {
 				return err
 			}
-			why := s.noLongerApplies(ctx, org, sc, p)
+			why, err := s.noLongerApplies(ctx, org, sc, p)
+			if err != nil {
+				return err
+			}
 			if why == "" {
 				continue
 			}

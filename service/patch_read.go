@@ -38,12 +38,37 @@ func (s *Service) RevertPlanPatch(ctx context.Context, patchID, reason string) (
 	if err != nil {
 		return nil, err
 	}
+	restorable, reverting := revertOf(before, after)
+	return s.Propose(ctx, org, proposal{author: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a), opID: p.OperationID, base: plan.Revision, changes: changes,
+		reason: reason, reverts: p.ID, restorable: restorable, reverting: reverting})
+}
+
+// revertOf is what a revert of the patch that made after from before may
+// do beyond any change: restore before's nodes, remove the nodes it added.
+func revertOf(before, after *capstan.PlanRevision) ([]capstan.PlanNode, map[string]bool) {
 	reverting := map[string]bool{}
 	for _, n := range capstan.Diff(before, after).NodesAdded {
 		reverting[n.ID] = true
 	}
-	return s.Propose(ctx, org, proposal{author: a.ID, roles: a.Roles, mayAuthor: mayAuthorJobs(a), opID: p.OperationID, base: plan.Revision, changes: changes,
-		reason: reason, reverts: p.ID, restorable: before.Nodes, reverting: reverting})
+	return before.Nodes, reverting
+}
+
+// revertContext is revertOf for the applied patch a revert names.
+func (s *Service) revertContext(ctx context.Context, org, patchID string) ([]capstan.PlanNode, map[string]bool, error) {
+	p, err := s.Store.GetPlanPatch(ctx, org, patchID)
+	if err != nil {
+		return nil, nil, err
+	}
+	before, err := s.Store.GetPlanRevision(ctx, org, p.PlanID, p.AppliedRevision-1)
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := s.Store.GetPlanRevision(ctx, org, p.PlanID, p.AppliedRevision)
+	if err != nil {
+		return nil, nil, err
+	}
+	restorable, reverting := revertOf(before, after)
+	return restorable, reverting, nil
 }
 
 // PlanPatch returns a patch of the caller's organization.
