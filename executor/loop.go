@@ -281,7 +281,13 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 		}
 		runs = append(runs, r)
 	}
-	return newState(op, plan, runs, idx), nil
+	st := newState(op, plan, runs, idx)
+	for _, g := range recs.Gates {
+		if len(g.Decisions) > 0 {
+			st.decided[g.NodeID] = g
+		}
+	}
+	return st, nil
 }
 
 func (l *loop) event(typ string, payload map[string]any) capstan.OperationEvent {

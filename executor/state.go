@@ -23,11 +23,14 @@ type state struct {
 	// waitingRuns counts runs waiting for a person; childRuns the
 	// sub_operation runs following a child operation.
 	waitingRuns, childRuns int
+	// decided holds the gate records with decisions as last read: a gate
+	// a patch opened again keeps them (dismissed) as its history.
+	decided map[string]capstan.Gate
 }
 
 func newState(op *capstan.Operation, plan *capstan.Plan, runs []capstan.OperationNodeRun, idx *planIndex) *state {
 	st := &state{op: op, plan: plan, idx: idx, runs: map[string]capstan.OperationNodeRun{}, open: map[string]bool{},
-		frontier: map[string]bool{}, touched: map[string]bool{}}
+		frontier: map[string]bool{}, touched: map[string]bool{}, decided: map[string]capstan.Gate{}}
 	for _, r := range runs {
 		st.set(r)
 	}

@@ -93,7 +93,11 @@ func (l *loop) startReady(st *state, ch *capstan.OperationChange) (dispatch, chi
 			err = run.Move(capstan.NodeWaitingApproval)
 			run.StartedAt = l.now()
 			l.scheduleGate(n, run)
-			ch.Gates = append(ch.Gates, capstan.Gate{NodeID: id, Spec: *n.Gate, Status: "waiting"})
+			g := capstan.Gate{NodeID: id, Spec: *n.Gate, Status: capstan.GateWaiting}
+			if old, ok := st.decided[id]; ok { // opened again after a patch: its earlier decisions stay, dismissed
+				g.Meta, g.Decisions = old.Meta, old.Decisions
+			}
+			ch.Gates = append(ch.Gates, g)
 			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
 		case capstan.NodeSubOperation:
 			if l.e.cfg.Hooks == nil {

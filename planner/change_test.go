@@ -74,6 +74,7 @@ func TestApplyChangesRules(t *testing.T) {
 		{"an unknown template", []capstan.PlanChange{{Op: "insert_after", Node: "compile", Template: "rm-rf"}}, midRun, nil, []string{"template"}},
 		{"a template parameter it does not declare", []capstan.PlanChange{{Op: "insert_after", Node: "compile", Template: "configure-registry-mirror", Parameters: map[string]any{"script": "x"}}}, midRun, nil, []string{"template"}},
 		{"retry a failed node", []capstan.PlanChange{{Op: "retry", Node: "package"}}, midRun, nil, nil},
+		{"retry a rejected gate", []capstan.PlanChange{{Op: "retry", Node: "approve"}}, runs("prepare", "succeeded", "compile", "succeeded", "package", "succeeded", "approve", "failed"), nil, []string{"keep-gate"}},
 		{"retry a succeeded node", []capstan.PlanChange{{Op: "retry", Node: "compile"}}, midRun, nil, []string{"history"}},
 		{"retry before start", []capstan.PlanChange{{Op: "retry", Node: "package"}}, nil, func(cs *planner.ChangeSet) { cs.Started = false }, []string{"run-change-before-start", "history"}},
 		{"remove a finished node", []capstan.PlanChange{{Op: "remove", Node: "prepare"}}, midRun, nil, []string{"history"}},

@@ -45,6 +45,10 @@ func (a *applier) govern(c *capstan.PlanChange) {
 		return
 	}
 	switch c.Op {
+	case capstan.ChangeRetry:
+		if old.Type == capstan.NodeGate {
+			a.problem(capstan.RuleKeepGate, "gate %s is not asked again by a retry: its decisions stand", old.ID)
+		}
 	case capstan.ChangeRemove, capstan.ChangeSkip:
 		if !(c.Op == capstan.ChangeRemove && cs.Reverting[c.Node]) {
 			a.keepKind(old, c.Op, nil)
