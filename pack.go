@@ -648,6 +648,9 @@ func ValidateGraph(nodes []PlanNode, edges []Edge, reqs map[string]bool, p *Prob
 				parent[c] = n.ID
 			}
 		}
+		if dup := duplicate(n.Children); dup != "" {
+			p.Addf("stage %s lists child %s twice", n.ID, dup)
+		}
 		for _, a := range n.After {
 			if ids[a] == nil {
 				p.Addf("node %s: after %s, which does not exist", n.ID, a)
@@ -657,6 +660,20 @@ func ValidateGraph(nodes []PlanNode, edges []Edge, reqs map[string]bool, p *Prob
 			if reqs != nil && !reqs[r] {
 				p.Addf("node %s requires %s, which is not a requirement of the scenario", n.ID, r)
 			}
+		}
+	}
+	// Each node has one parent at most, so a walk up its parents either
+	// ends or comes back: a stage that contains itself through others.
+	for _, n := range nodes {
+		seen := map[string]bool{n.ID: true}
+		for up := parent[n.ID]; up != ""; up = parent[up] {
+			if seen[up] {
+				if up == n.ID {
+					p.Addf("stage %s contains itself through its children", n.ID)
+				}
+				break
+			}
+			seen[up] = true
 		}
 	}
 	for _, e := range edges {
@@ -767,4 +784,16 @@ func (pk *ScenarioPack) Validate(known map[string]*CapabilityDefinition) error {
 		}
 	}
 	return p.Err(fmt.Sprintf("pack %s", pk.Ref()))
+}
+
+// duplicate returns a value listed twice, or "".
+func duplicate(s []string) string {
+	seen := map[string]bool{}
+	for _, x := range s {
+		if seen[x] {
+			return x
+		}
+		seen[x] = true
+	}
+	return ""
 }

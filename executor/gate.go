@@ -71,6 +71,14 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	if run.Status != capstan.NodeWaitingApproval || st.op.Status.Terminal() {
 		return nil
 	}
+	if n := st.node(node); n != nil && n.Gate != nil && run.StartedAt != nil {
+		// A timer of an earlier opening (before a patch opened the gate
+		// again, perhaps with another timeout) is not this one's.
+		if d, err := time.ParseDuration(n.Gate.Timeout); err != nil || l.e.cfg.Clock.Now().Before(run.StartedAt.Add(d)) {
+			l.scheduleGate(n, run)
+			return nil
+		}
+	}
 	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
 	if err != nil {
 		return err

@@ -135,16 +135,19 @@ func (a *applier) problem(rule, format string, args ...any) {
 // state is a node's run state; a stage's is its children's: finished when
 // all are, started (active) when some are finished or running, stuck when
 // one waits for people, open otherwise.
-func (a *applier) state(id string) runState { return a.stateAt(id, 0) }
+func (a *applier) state(id string) runState { return a.stateAt(id, map[string]bool{}) }
 
-func (a *applier) stateAt(id string, depth int) runState {
+// stateAt walks each stage once (seen): a stage that contains itself is a
+// graph problem the result's checks report, never a long walk.
+func (a *applier) stateAt(id string, seen map[string]bool) runState {
 	n := a.plan.Node(id)
-	if n == nil || n.Type != capstan.NodeStage || len(n.Children) == 0 || depth > 32 {
+	if n == nil || n.Type != capstan.NodeStage || len(n.Children) == 0 || seen[id] {
 		return classify(a.cs.Runs[id].Status)
 	}
+	seen[id] = true
 	finished, stuck := 0, false
 	for _, c := range n.Children {
-		switch s := a.stateAt(c, depth+1); s {
+		switch s := a.stateAt(c, seen); s {
 		case runFinished:
 			finished++
 		case runActive, runGate:
@@ -261,18 +264,32 @@ func (a *applier) mayChange(id, what string) bool {
 
 // regains marks a stuck or waiting node that gains an upstream node: it
 // goes back to pending and waits for it.
-func (a *applier) regains(id string) { a.regainsAt(id, 0) }
+func (a *applier) regains(id string) { a.regainsAt(id, map[string]bool{}) }
 
-func (a *applier) regainsAt(id string, depth int) {
-	if n := a.plan.Node(id); n != nil && n.Type == capstan.NodeStage && depth <= 32 {
+func (a *applier) regainsAt(id string, seen map[string]bool) {
+	if seen[id] {
+		return
+	}
+	seen[id] = true
+	if n := a.plan.Node(id); n != nil && n.Type == capstan.NodeStage {
 		for _, c := range n.Children { // a stage's children wait for what it waits for
-			a.regainsAt(c, depth+1)
+			a.regainsAt(c, seen)
 		}
+	}
+	if a.rejectedGate(id) {
+		a.problem(capstan.RuleKeepGate, "gate %s was rejected: a patch does not ask it again", id)
+		return
 	}
 	if s := classify(a.cs.Runs[id].Status); s == runStuck || s == runGate {
 		a.reset[id] = "it now waits for a node the patch added"
 	}
 	a.touched[id] = true
+}
+
+// rejectedGate reports whether id is a gate its approvers rejected.
+func (a *applier) rejectedGate(id string) bool {
+	n := a.cs.Base.Node(id)
+	return n != nil && n.Type == capstan.NodeGate && a.cs.Runs[id].Status == capstan.NodeFailed
 }
 
 func (a *applier) newNode(c *capstan.PlanChange, id string) (capstan.PlanNode, bool) {
@@ -316,16 +333,25 @@ func (a *applier) insert(c *capstan.PlanChange) {
 	}
 	p := a.plan
 	if parent := a.parentOf(c.Node); parent != nil {
-		// Joining a stage: what waits for the stage now waits for the new node.
-		for _, e := range p.Edges {
-			if e.From == parent.ID && !a.mayChange(e.To, "wait for "+id+", which joins stage "+parent.ID) {
+		// Joining a stage: what waits for the stage, or for any stage
+		// around it, now waits for the new node.
+		var after []string
+		seen := map[string]bool{}
+		for st := parent; st != nil && !seen[st.ID]; st = a.parentOf(st.ID) {
+			seen[st.ID] = true
+			for _, e := range p.Edges {
+				if e.From == st.ID {
+					after = append(after, e.To)
+				}
+			}
+		}
+		for _, d := range after {
+			if !a.mayChange(d, "wait for "+id+", which joins stage "+parent.ID) {
 				return
 			}
 		}
-		for _, e := range p.Edges {
-			if e.From == parent.ID {
-				a.regains(e.To)
-			}
+		for _, d := range after {
+			a.regains(d)
 		}
 		parent.Children = append(slices.Clone(parent.Children), id)
 	}
@@ -407,7 +433,9 @@ func (a *applier) replace(c *capstan.PlanChange) {
 	}
 	*old = n
 	a.touched[c.Node] = true
-	if s := a.state(c.Node); s == runStuck || s == runGate { // a waiting gate waits again, as replaced
+	if a.rejectedGate(c.Node) {
+		a.problem(capstan.RuleKeepGate, "gate %s was rejected: a patch does not ask it again", c.Node)
+	} else if s := a.state(c.Node); s == runStuck || s == runGate { // a waiting gate waits again, as replaced
 		a.reset[c.Node] = "it was replaced"
 	}
 }

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"encoding/json"
+	"strings"
 	"slices"
 	"testing"
 
@@ -241,4 +242,34 @@ func TestContractsAndPinnedTemplates(t *testing.T) {
 	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: pinned, Templates: map[string]*capstan.NodeTemplate{"configure-registry-mirror": newer}})
 	require.Len(t, res.Problems, 1)
 	require.Contains(t, res.Problems[0].Message, "is now kubernetes@1.4.0/configure-registry-mirror")
+}
+
+// A stage that contains itself many times over is refused quickly; two
+// stages that contain each other are refused even with no edge between
+// them; a revert of an insert into a stage is a plain remove.
+func TestStageContainmentAndReverts(t *testing.T) {
+	many := &capstan.PlanNode{ID: "s", Type: capstan.NodeStage, Title: "S", Children: []string{"s", "s", "s"}}
+	res := planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Started: true, Runs: runs("prepare", "succeeded"), Changes: []capstan.PlanChange{
+		{Op: capstan.ChangeInsertAfter, Node: "verify", Spec: many}, {Op: capstan.ChangeAddEdge, Edge: &capstan.Edge{From: "prepare", To: "s"}}}})
+	require.NotEmpty(t, res.Problems)
+	a := &capstan.PlanNode{ID: "sa", Type: capstan.NodeStage, Title: "A", Children: []string{"sb"}}
+	b := &capstan.PlanNode{ID: "sb", Type: capstan.NodeStage, Title: "B", Children: []string{"sa"}}
+	base := changeBase()
+	base.Nodes = append(base.Nodes, *a, *b)
+	var probs capstan.Problems
+	capstan.ValidateGraph(base.Nodes, base.Edges, nil, &probs)
+	require.Contains(t, strings.Join(probs, "; "), "contains itself through its children")
+
+	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
+	before := changeBase()
+	res = planner.ApplyChanges(planner.ChangeSet{Base: before, Templates: tpl, Changes: []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "compile", Template: "configure-registry-mirror"}}})
+	require.Empty(t, res.Problems)
+	after := *res.Plan
+	after.Revision = 2
+	inv := planner.Inverse(capstan.Snapshot(before, ""), capstan.Snapshot(&after, ""))
+	require.Equal(t, []capstan.PlanChange{{Op: capstan.ChangeRemove, Node: "configure-registry-mirror", Reason: "revert"},
+		{Op: capstan.ChangeAddEdge, Edge: &capstan.Edge{From: "compile", To: "package"}, Reason: "revert"}}[:1], inv[:1])
+	for _, c := range inv {
+		require.NotEqual(t, "build", c.Node, "the stage's children follow the remove: no replace of the stage")
+	}
 }

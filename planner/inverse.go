@@ -25,6 +25,9 @@ func Inverse(from, to *capstan.PlanRevision) []capstan.PlanChange {
 	}
 	for _, c := range d.NodesChanged {
 		n := old[c.ID]
+		if n.Type == capstan.NodeStage && childrenOnly(c) {
+			continue // removing and inserting nodes keep a stage's children
+		}
 		out = append(out, capstan.PlanChange{Op: capstan.ChangeReplace, Node: c.ID, Spec: &n, Reason: "revert"})
 	}
 	removed := map[string]bool{}
@@ -111,4 +114,13 @@ func bridged(edges []capstan.Edge, e capstan.Edge, added map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+func childrenOnly(d capstan.EntityDiff) bool {
+	for _, f := range d.Fields {
+		if f.Path != "children" {
+			return false
+		}
+	}
+	return true
 }

@@ -155,20 +155,26 @@ func (s *Service) judge(ctx context.Context, org string, sc *scene, pr proposal,
 // the roles they proposed it with, under the policies installed now: what
 // applies is what the approvers saw, still allowed.
 func (s *Service) rejudge(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (planner.ChangeResult, error) {
+	res, _, err := s.rejudgeWith(ctx, org, sc, p)
+	return res, err
+}
+
+// rejudgeWith is rejudge with the patch policies that hold now.
+func (s *Service) rejudgeWith(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (planner.ChangeResult, []policy.PatchVerdict, error) {
 	author := &capstan.Actor{ID: p.Author, Roles: p.AuthorRoles}
 	by := changer{id: p.Author, roles: p.AuthorRoles, mayAuthor: !capstan.IsAgent(p.Author) && mayAuthorJobs(author)}
-	cs, _, err := s.changeSet(ctx, org, by, sc.plan, sc.in, p.Changes)
+	cs, verdicts, err := s.changeSet(ctx, org, by, sc.plan, sc.in, p.Changes)
 	if err != nil {
-		return planner.ChangeResult{}, err
+		return planner.ChangeResult{}, nil, err
 	}
 	cs.Started, cs.Runs = true, sc.runs
 	if p.Reverts != "" {
 		if cs.Restorable, cs.Reverting, err = s.revertContext(ctx, org, p.Reverts); err != nil {
-			return planner.ChangeResult{}, err
+			return planner.ChangeResult{}, nil, err
 		}
 	}
 	res := planner.ApplyChanges(cs)
-	return res, res.Err("plan patch rejected")
+	return res, verdicts, res.Err("plan patch rejected")
 }
 
 // apply adds an approved patch's application to ch: the next revision,
@@ -331,6 +337,14 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		return &ch.Patches[0], capstan.Errorf(capstan.ECONFLICT, "the patch no longer applies and is now stale: %s", why)
 	}
 	now := s.Now().UTC()
+	// Who must approve is decided again on the patch as it would apply now:
+	// a policy installed meanwhile may ask for more (never for less: the
+	// rules it was proposed with stay).
+	res, verdicts, err := s.rejudgeWith(ctx, org, sc, p)
+	if err != nil {
+		return nil, err // noLongerApplies just passed on this same scene
+	}
+	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), p.Author, res.Gates), verdicts))
 	roles := slices.Clone(a.Roles)
 	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: a.ID, Roles: roles, Approve: approve, Comment: comment, Digest: p.Digest, At: now})
 	ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.decided", Actor: a.ID, At: now,
@@ -343,10 +357,6 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
 		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.rejected", Actor: a.ID, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID)}})
 	case p.Approved():
-		res, err := s.rejudge(ctx, org, sc, p)
-		if err != nil {
-			return nil, err // noLongerApplies just passed on this same scene
-		}
 		if err := s.apply(ctx, org, sc, p, res, a.ID, ch); err != nil {
 			return nil, err
 		}
@@ -371,9 +381,11 @@ func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p 
 		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision), nil
 	}
 	res, err := s.rejudge(ctx, org, sc, p)
-	switch {
+	switch code := capstan.ErrorCode(err); {
 	case err == nil:
 		return "", nil
+	case len(res.Problems) == 0 && (code == capstan.ENOTFOUND || code == capstan.EINVALID):
+		return capstan.ErrorMessage(err), nil // what it names is gone or no longer valid (a capability, a policy)
 	case len(res.Problems) == 0:
 		return "", err
 	}
@@ -467,14 +479,17 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 		}
 		ch := &capstan.OperationChange{Operation: sc.op}
 		open := slices.Clone(sc.op.OpenPatches)
+		var failed error // one patch that cannot be judged now keeps no other from being judged
 		for _, id := range open {
 			p, err := s.Store.GetPlanPatch(ctx, org, id)
 			if err != nil {
-				return err
+				failed = err
+				continue
 			}
 			why, err := s.noLongerApplies(ctx, org, sc, p)
 			if err != nil {
-				return err
+				failed = err
+				continue
 			}
 			if why == "" {
 				continue
@@ -487,8 +502,22 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}})
 		}
 		if len(ch.Patches) == 0 {
-			return nil
+			return failed
 		}
-		return s.commit(ctx, org, ch)
+		if err := s.commit(ctx, org, ch); err != nil {
+			return err
+		}
+		return failed
 	})
+}
+
+// mergeRules adds to rules those of more that it does not name yet.
+func mergeRules(rules, more []capstan.ApprovalRule) []capstan.ApprovalRule {
+	out := slices.Clone(rules)
+	for _, r := range more {
+		if !slices.ContainsFunc(out, func(x capstan.ApprovalRule) bool { return x.Rule == r.Rule }) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
