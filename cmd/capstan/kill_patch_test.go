@@ -76,6 +76,7 @@ func runKilledPatches(t *testing.T, args []string) {
 	}
 	next := 0
 	for round := range 3 {
+		revBefore := currentRevision(p.url, op)
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		wg.Add(1)
@@ -97,7 +98,15 @@ func runKilledPatches(t *testing.T, args []string) {
 					map[string]any{"op": op, "base": rev, "id": fmt.Sprintf("n-%d-%d", round, next)})
 			}
 		}()
-		time.Sleep(time.Duration(150+rand.IntN(250)) * time.Millisecond)
+		// Kill once this round applied at least one patch (Neo4j takes
+		// tens of milliseconds a patch, the embedded store a few), at a
+		// random moment of the proposals that follow.
+		deadline := time.Now().Add(30 * time.Second)
+		for currentRevision(p.url, op) <= revBefore {
+			require.True(t, time.Now().Before(deadline), "no patch applied in round %d:\n%s", round+1, p.output())
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 		<-p.done
 		close(stop)
