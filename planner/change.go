@@ -121,8 +121,9 @@ type applier struct {
 	reset, skipped map[string]string
 	touched        map[string]bool
 	removed        map[string]bool
-	// now indexes the working plan's reachability once it is final.
-	now *reach
+	// now and was index the working plan's (once it is final) and the
+	// base's reachability.
+	now, was *reach
 }
 
 func (a *applier) problem(rule, format string, args ...any) {

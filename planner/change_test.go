@@ -2,8 +2,8 @@ package planner_test
 
 import (
 	"encoding/json"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"

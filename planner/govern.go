@@ -221,12 +221,24 @@ func (a *applier) checkResult() {
 // an artifact no node before it makes (a plan that already had such a
 // problem keeps it).
 func (a *applier) checkContracts() {
-	before := contractProblems(a.cs.Base, newReach(a.cs.Base))
-	for _, p := range contractProblems(a.plan, a.reach()) {
+	after := contractProblems(a.plan, a.reach())
+	if len(after) == 0 {
+		return
+	}
+	before := contractProblems(a.cs.Base, a.baseReach())
+	for _, p := range after {
 		if !slices.Contains(before, p) {
 			a.problem(capstan.RuleContract, "%s", p)
 		}
 	}
+}
+
+// baseReach indexes the base revision's reachability once.
+func (a *applier) baseReach() *reach {
+	if a.was == nil {
+		a.was = newReach(a.cs.Base)
+	}
+	return a.was
 }
 
 func contractProblems(p *capstan.Plan, r *reach) []string {
@@ -300,7 +312,7 @@ func bindingProblems(p *capstan.Plan) []string {
 // node it came before, or a verification no longer after a node it came
 // after: an edge removed around a gate would let work bypass it.
 func (a *applier) checkOrder() {
-	was, now := newReach(a.cs.Base), a.reach()
+	was, now := a.baseReach(), a.reach()
 	for _, n := range a.cs.Base.Nodes {
 		if a.removed[n.ID] {
 			continue
