@@ -273,3 +273,36 @@ func TestStageContainmentAndReverts(t *testing.T) {
 		require.NotEqual(t, "build", c.Node, "the stage's children follow the remove: no replace of the stage")
 	}
 }
+
+// FuzzApplyChanges: any change set (as JSON) against a running plan is
+// judged, never a panic; the base is never modified; an accepted result
+// is a plan without graph problems.
+func FuzzApplyChanges(f *testing.F) {
+	f.Add([]byte(`[{"op":"insert_after","node":"compile","template":"configure-registry-mirror"},{"op":"retry","node":"package"}]`))
+	f.Add([]byte(`[{"op":"insert_after","node":"verify","spec":{"id":"s","type":"stage","title":"S","children":["s","s"]}},{"op":"add_edge","edge":{"from":"prepare","to":"s"}}]`))
+	f.Add([]byte(`[{"op":"replace","node":"approve","spec":{"id":"approve","type":"gate","title":"G","gate":{"required_roles":["viewer"]}}}]`))
+	f.Add([]byte(`[{"op":"remove_edge","edge":{"from":"approve","to":"deploy"}},{"op":"skip","node":"package","reason":"x"},{"op":"rebind","requirement":"r","provider":"a/b"}]`))
+	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var changes []capstan.PlanChange
+		if json.Unmarshal(data, &changes) != nil {
+			return
+		}
+		base := changeBase()
+		before, _ := json.Marshal(base)
+		res := planner.ApplyChanges(planner.ChangeSet{Base: base, Changes: changes, Started: true, Templates: tpl,
+			Runs: runs("prepare", "succeeded", "compile", "succeeded", "package", "failed")})
+		after, _ := json.Marshal(base)
+		if string(before) != string(after) {
+			t.Fatal("the base revision was modified")
+		}
+		if len(res.Problems) == 0 {
+			if res.Plan == nil {
+				t.Fatal("accepted without a plan")
+			}
+			if probs := planner.GraphProblems(res.Plan); len(probs) > 0 {
+				t.Fatalf("accepted a plan with graph problems: %v", probs)
+			}
+		}
+	})
+}

@@ -1,0 +1,25 @@
+package catalog_test
+
+import (
+	"testing"
+
+	"github.com/capstan-dev/capstan/catalog"
+)
+
+// FuzzParse: the catalog parser answers any bytes with resources or a
+// typed error, never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add(catalog.Demo)
+	f.Add([]byte("clusters: [{name: c, nodes: [c]}]\ncompute_nodes: [{name: c, registry_access: true}]"))
+	f.Add([]byte("{\"internal_services\": [{\"name\": \"x\", \"type\": \"\"}]}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rs, err := catalog.Parse(data)
+		if err == nil {
+			for _, r := range rs {
+				if r == nil {
+					t.Fatal("a nil resource")
+				}
+			}
+		}
+	})
+}

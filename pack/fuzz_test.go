@@ -1,0 +1,28 @@
+package pack_test
+
+import (
+	"testing"
+
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/packs"
+)
+
+// FuzzParse: the pack parser answers any bytes with a pack or problems,
+// never a panic.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"minio.yaml", "tempo.yaml", "platform.yaml"} {
+		data, err := packs.FS.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("id: x\nversion: 1.0.0\nscenarios: [{id: s, action: a, target_resource_type: t, plan: {nodes: [{id: n, type: stage, title: N, children: [n]}]}}]"))
+	f.Add([]byte("&a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, problems := pack.Parse("fuzz.yaml", data, nil)
+		if p == nil && len(problems) == 0 {
+			t.Fatal("neither a pack nor a problem")
+		}
+	})
+}
