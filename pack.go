@@ -37,6 +37,27 @@ type ScenarioPack struct {
 // Ref returns id@version.
 func (p *ScenarioPack) Ref() string { return p.ID + "@" + p.Version }
 
+// NewestPacks keeps the newest installed version of each pack, in the
+// order the packs' ids first appear.
+func NewestPacks(packs []*ScenarioPack) []*ScenarioPack {
+	best := map[string]*ScenarioPack{}
+	var order []string
+	for _, p := range packs {
+		b, ok := best[p.ID]
+		if !ok {
+			order = append(order, p.ID)
+		}
+		if !ok || CompareSemver(p.Version, b.Version) > 0 {
+			best[p.ID] = p
+		}
+	}
+	out := make([]*ScenarioPack, len(order))
+	for i, id := range order {
+		out[i] = best[id]
+	}
+	return out
+}
+
 // Scenario is a versioned action template. It holds no runtime state
 // (invariant 2): it has no status and is never written by planning or runs.
 type Scenario struct {
@@ -453,7 +474,7 @@ func (n *PlanNode) Validate() error {
 			p.Addf("a %s node has no %s (only a %s node has)", n.Type, x.what, x.want)
 		}
 	}
-	for _, pr := range n.allProbes() {
+	for _, pr := range n.AllProbes() {
 		validateProbe(pr, &p)
 	}
 	return p.Err("node " + n.ID)
@@ -471,7 +492,9 @@ func (n *PlanNode) RunProbes() []Probe {
 	return n.Probes
 }
 
-func (n *PlanNode) allProbes() []Probe {
+// AllProbes are every probe of a node: what proves it, and what proves
+// its rollback.
+func (n *PlanNode) AllProbes() []Probe {
 	probes := append([]Probe(nil), n.Probes...)
 	if n.Job != nil {
 		probes = append(probes, n.Job.Outputs.Evidence...)

@@ -87,10 +87,15 @@ scenarios:
 `
 
 func startAnalysis(t *testing.T, svc *service.Service) *capstan.Operation {
+	return startAnalysisOf(t, svc, analysisPack, "analysed")
+}
+
+// startAnalysisOf installs a pack and starts its repair of target.
+func startAnalysisOf(t *testing.T, svc *service.Service, pack, target string) *capstan.Operation {
 	admin := as("alice", capstan.RoleAdmin)
-	_, err := svc.InstallPackYAML(admin, "analysis.yaml", []byte(analysisPack))
+	_, err := svc.InstallPackYAML(admin, "analysis.yaml", []byte(pack))
 	require.NoError(t, err)
-	in, err := svc.CreateIntent(admin, service.IntentInput{Action: "repair", TargetResourceType: "analysed", Constraints: map[string]any{"environment": "dev"}})
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: "repair", TargetResourceType: target, Constraints: map[string]any{"environment": "dev"}})
 	require.NoError(t, err)
 	plan, err := svc.PlanIntent(admin, in.ID)
 	require.NoError(t, err)
@@ -196,7 +201,6 @@ func TestAnalysisNodeProposalIsJudged(t *testing.T) {
 				ProposedPatch: []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "collect", Reason: "again"}}}, nil
 		}}}
 		svc, _ := setup(t, store, org, func(c *executor.Config) { c.Analyzer = analyzer })
-		admin := as("alice", capstan.RoleAdmin)
 		// The analysis pack with a gate after the analysis: the operation
 		// waits there while the proposal is judged.
 		gated := strings.Replace(analysisPack, "id: analysischeck", "id: analysisgate", 1)
@@ -205,15 +209,7 @@ func TestAnalysisNodeProposalIsJudged(t *testing.T) {
 		gated = strings.Replace(gated, "capabilities:\n  - {key: analysed.cap, category: test}\n", "", 1)
 		gated = strings.Replace(gated, "          after: [diagnose]\n", "          after: [hold]\n", 1)
 		gated = strings.Replace(gated, "output: diagnosis}\n", "output: diagnosis}\n        - {id: hold, type: gate, title: Hold, after: [diagnose], gate: {type: approval, reason: r, required_roles: [sre]}}\n", 1)
-		_, err := svc.InstallPackYAML(admin, "gated.yaml", []byte(gated))
-		require.NoError(t, err)
-		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "repair", TargetResourceType: "analysed.gated", Constraints: map[string]any{"environment": "dev"}})
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(admin, in.ID)
-		require.NoError(t, err)
-		require.Equal(t, capstan.PlanReady, plan.Status, "%v", plan.Problems)
-		op, err := svc.StartOperation(admin, plan.ID, "")
-		require.NoError(t, err)
+		op := startAnalysisOf(t, svc, gated, "analysed.gated")
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
 		deadline := time.Now().Add(10 * time.Second)
 		for !slices.Contains(timeline(t, store, op.ID), "analysis.proposal_refused") {

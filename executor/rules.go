@@ -89,23 +89,11 @@ func changeList(cs []capstan.PlanChange) string {
 	return strings.Join(out, "; ")
 }
 
-// FailureRules gathers the rules of the installed packs, newest pack
-// version first for each pack id, each with its pack's ref.
+// FailureRules gathers the rules of the newest version of each installed
+// pack, each with its pack's ref.
 func FailureRules(packs []*capstan.ScenarioPack) []capstan.FailureRule {
-	sorted := slices.Clone(packs)
-	slices.SortFunc(sorted, func(a, b *capstan.ScenarioPack) int {
-		if a.ID != b.ID {
-			return strings.Compare(a.ID, b.ID)
-		}
-		return -capstan.CompareSemver(a.Version, b.Version)
-	})
 	var out []capstan.FailureRule
-	seen := map[string]bool{}
-	for _, p := range sorted {
-		if seen[p.ID] {
-			continue // an older version of a pack already counted
-		}
-		seen[p.ID] = true
+	for _, p := range capstan.NewestPacks(packs) {
 		for _, r := range p.FailureRules {
 			r.Pack = p.Ref()
 			out = append(out, r)

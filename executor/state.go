@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"slices"
+
 	"github.com/capstan-dev/capstan"
 )
 
@@ -142,17 +144,5 @@ func (st *state) made() []string {
 }
 
 func hasCapabilityProbe(n *capstan.PlanNode) bool {
-	probes := append([]capstan.Probe(nil), n.Probes...)
-	if n.Job != nil {
-		probes = append(probes, n.Job.Outputs.Evidence...)
-	}
-	if n.Intervention != nil {
-		probes = append(probes, n.Intervention.Verification...)
-	}
-	for _, p := range probes {
-		if p.Type == "capability" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(n.AllProbes(), func(p capstan.Probe) bool { return p.Type == "capability" })
 }

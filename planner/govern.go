@@ -119,17 +119,6 @@ func lostProbes(old, n *capstan.PlanNode) []string {
 	return lost
 }
 
-func guardProbes(n *capstan.PlanNode) []capstan.Probe {
-	out := slices.Clone(n.Probes)
-	if n.Job != nil {
-		out = append(out, n.Job.Outputs.Evidence...)
-	}
-	if n.Intervention != nil {
-		out = append(out, n.Intervention.Verification...)
-	}
-	return out
-}
-
 // runsCode reports whether a node written inline would run something on
 // the server's hosts or network: a script, a command or a URL.
 func runsCode(n *capstan.PlanNode) bool {
@@ -141,19 +130,12 @@ func runsCode(n *capstan.PlanNode) bool {
 			return true
 		}
 	}
-	for _, p := range append(guardProbes(n), rollbackProbes(n)...) {
+	for _, p := range n.AllProbes() {
 		if p.Script != "" || p.URL != "" || p.Type == "command" || p.Type == "http" {
 			return true
 		}
 	}
 	return false
-}
-
-func rollbackProbes(n *capstan.PlanNode) []capstan.Probe {
-	if n.Job == nil {
-		return nil
-	}
-	return n.Job.Controls.Rollback.Evidence
 }
 
 func pastTense(op string) string {

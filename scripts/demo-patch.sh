@@ -15,19 +15,7 @@ url=${CAPSTAN_URL:-http://127.0.0.1:8080/graphql}
 admin=${CAPSTAN_DEV_TOKEN:?set CAPSTAN_DEV_TOKEN to the token make run uses}
 sre="$admin-sre"
 
-gql() { # token query variables-json
-  python3 - "$url" "$1" "$2" "${3:-{\}}" <<'PY'
-import json, sys, urllib.request
-url, token, query, variables = sys.argv[1:]
-req = urllib.request.Request(url, json.dumps({"query": query, "variables": json.loads(variables)}).encode(),
-                             {"Content-Type": "application/json", "Authorization": "Bearer " + token})
-out = json.load(urllib.request.urlopen(req))
-if out.get("errors"):
-    sys.exit("GraphQL error: " + json.dumps(out["errors"]))
-print(json.dumps(out["data"]))
-PY
-}
-field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d'+sys.argv[1]))" "$1"; }
+. "$(dirname "$0")/lib.sh"
 
 intent=$(gql "$admin" 'mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
   desiredResult: {name: "demo-k8s"}, constraints: {environment: "prod"},

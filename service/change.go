@@ -108,7 +108,7 @@ func (s *Service) packContext(ctx context.Context, org string) (*packContext, er
 	}
 	pc = &packContext{refs: key, templates: nodeTemplates(packs), scenarios: map[string]scenarioMode{}}
 	var ps []capstan.PatchPolicy
-	for _, p := range newestPacks(packs) {
+	for _, p := range capstan.NewestPacks(packs) {
 		for _, pp := range p.PatchPolicies {
 			pp.Pack = p.Ref()
 			ps = append(ps, pp)
@@ -182,25 +182,6 @@ func policyApprovals(rules []capstan.ApprovalRule, verdicts []policy.PatchVerdic
 			out = append(out, capstan.ApprovalRule{Rule: "policy:" + v.Policy.ID, Roles: v.Policy.Roles, Approvals: v.Policy.Approvals,
 				Reason: v.Policy.Description + " (" + v.Policy.Pack + ")"})
 		}
-	}
-	return out
-}
-
-func newestPacks(packs []*capstan.ScenarioPack) []*capstan.ScenarioPack {
-	best := map[string]*capstan.ScenarioPack{}
-	var order []string
-	for _, p := range packs {
-		b, ok := best[p.ID]
-		if !ok {
-			order = append(order, p.ID)
-		}
-		if !ok || capstan.CompareSemver(p.Version, b.Version) > 0 {
-			best[p.ID] = p
-		}
-	}
-	out := make([]*capstan.ScenarioPack, len(order))
-	for i, id := range order {
-		out[i] = best[id]
 	}
 	return out
 }

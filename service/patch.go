@@ -192,7 +192,7 @@ func (s *Service) apply(ctx context.Context, org string, sc *scene, p *capstan.P
 	p.AppliedRevision, p.ClosedAt = next.Revision, &now
 	ch.Plan = next
 	sc.op.PlanRevision = next.Revision
-	sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+	dropOpen(sc.op, p.ID)
 	ch.Events = append(ch.Events,
 		capstan.OperationEvent{Type: "patch.applied", Actor: actor, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "revision": next.Revision, "digest": next.Digest}},
 		capstan.OperationEvent{Type: "plan.revised", Actor: actor, At: now, Payload: map[string]any{"revision": next.Revision, "digest": next.Digest,
@@ -320,7 +320,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: sc.op}
-	why, err := s.noLongerApplies(ctx, org, sc, p)
+	why, j, err := s.noLongerApplies(ctx, org, sc, p)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
 			return nil, err
 		}
-		sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+		dropOpen(sc.op, p.ID)
 		ch.Patches = []capstan.PlanPatch{*p}
 		ch.Events = []capstan.OperationEvent{{Type: "patch.stale", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}}}
 		if err := s.commit(ctx, org, ch); err != nil {
@@ -340,11 +340,8 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 	// Who must approve is decided again on the patch as it would apply now:
 	// a policy installed meanwhile may ask for more (never for less: the
 	// rules it was proposed with stay).
-	res, verdicts, err := s.rejudgeWith(ctx, org, sc, p)
-	if err != nil {
-		return nil, err // noLongerApplies just passed on this same scene
-	}
-	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), p.Author, res.Gates), verdicts))
+	res := j.res
+	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), p.Author, res.Gates), j.verdicts))
 	roles := slices.Clone(a.Roles)
 	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: a.ID, Roles: roles, Approve: approve, Comment: comment, Digest: p.Digest, At: now})
 	ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.decided", Actor: a.ID, At: now,
@@ -354,7 +351,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		if err := closePatch(p, capstan.PatchRejected, "rejected by "+a.ID, now); err != nil {
 			return nil, err
 		}
-		sc.op.OpenPatches = slices.DeleteFunc(slices.Clone(sc.op.OpenPatches), func(id string) bool { return id == p.ID })
+		dropOpen(sc.op, p.ID)
 		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.rejected", Actor: a.ID, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID)}})
 	case p.Approved():
 		if err := s.apply(ctx, org, sc, p, res, a.ID, ch); err != nil {
@@ -369,31 +366,38 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 }
 
 // noLongerApplies says why a proposed patch cannot apply to the operation
-// as it stands ("" when it can): the operation ended, another revision was
-// made, a node it changes started or finished, or a rule now refuses it.
-// An error that is not the validator's (a store that failed) is returned,
-// not taken as a reason.
-func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (string, error) {
+// as it stands ("" when it can, with the judgement it applies by): the
+// operation ended, another revision was made, a node it changes started or
+// finished, or a rule now refuses it. An error that is not the validator's
+// (a store that failed) is returned, not taken as a reason.
+func (s *Service) noLongerApplies(ctx context.Context, org string, sc *scene, p *capstan.PlanPatch) (string, judgement, error) {
 	if sc.op.Status.Terminal() {
-		return fmt.Sprintf("the operation is %s", sc.op.Status), nil
+		return fmt.Sprintf("the operation is %s", sc.op.Status), judgement{}, nil
 	}
 	if sc.plan.Revision != p.BaseRevision || sc.plan.Digest != p.BaseDigest {
-		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision), nil
+		return fmt.Sprintf("the plan is at revision %d; the patch was made on revision %d", sc.plan.Revision, p.BaseRevision), judgement{}, nil
 	}
-	res, err := s.rejudge(ctx, org, sc, p)
+	res, verdicts, err := s.rejudgeWith(ctx, org, sc, p)
 	switch code := capstan.ErrorCode(err); {
 	case err == nil:
-		return "", nil
+		return "", judgement{res: res, verdicts: verdicts}, nil
 	case len(res.Problems) == 0 && (code == capstan.ENOTFOUND || code == capstan.EINVALID):
-		return capstan.ErrorMessage(err), nil // what it names is gone or no longer valid (a capability, a policy)
+		return capstan.ErrorMessage(err), judgement{}, nil // what it names is gone or no longer valid (a capability, a policy)
 	case len(res.Problems) == 0:
-		return "", err
+		return "", judgement{}, err
 	}
 	why := make([]string, len(res.Problems))
 	for i, pr := range res.Problems {
 		why[i] = pr.String()
 	}
-	return strings.Join(why, "; "), nil
+	return strings.Join(why, "; "), judgement{}, nil
+}
+
+// judgement is a patch judged again: what it would make, and the patch
+// policies that hold for it now.
+type judgement struct {
+	res      planner.ChangeResult
+	verdicts []policy.PatchVerdict
 }
 
 // WithdrawPlanPatch withdraws a proposed patch: its author may, and so may
@@ -419,7 +423,7 @@ func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string)
 		if err := closePatch(p, capstan.PatchWithdrawn, orText(reason, "withdrawn by "+a.ID), s.Now()); err != nil {
 			return nil, err
 		}
-		op.OpenPatches = slices.DeleteFunc(slices.Clone(op.OpenPatches), func(id string) bool { return id == p.ID })
+		dropOpen(op, p.ID)
 		ch := &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{*p},
 			Events: []capstan.OperationEvent{{Type: "patch.withdrawn", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": p.ClosedReason}}}}
 		if err := s.commit(ctx, org, ch); err != nil {
@@ -486,7 +490,7 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 				failed = err
 				continue
 			}
-			why, err := s.noLongerApplies(ctx, org, sc, p)
+			why, _, err := s.noLongerApplies(ctx, org, sc, p)
 			if err != nil {
 				failed = err
 				continue
@@ -497,7 +501,7 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 			if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
 				return err
 			}
-			sc.op.OpenPatches = slices.DeleteFunc(sc.op.OpenPatches, func(x string) bool { return x == p.ID })
+			dropOpen(sc.op, p.ID)
 			ch.Patches = append(ch.Patches, *p)
 			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}})
 		}
@@ -520,4 +524,9 @@ func mergeRules(rules, more []capstan.ApprovalRule) []capstan.ApprovalRule {
 		}
 	}
 	return out
+}
+
+// dropOpen takes a patch off its operation's open proposals.
+func dropOpen(op *capstan.Operation, patchID string) {
+	op.OpenPatches = slices.DeleteFunc(slices.Clone(op.OpenPatches), func(id string) bool { return id == patchID })
 }

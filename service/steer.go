@@ -100,7 +100,7 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 		return nil, capstan.Errorf(capstan.ECONFLICT, "node %s is %s, not waiting for an intervention", nodeID, run.Status)
 	}
 	var verify []string
-	for _, p := range probesOf(node) {
+	for _, p := range node.RunProbes() {
 		verify = append(verify, p.Name)
 	}
 	iv := capstan.Intervention{Type: typ, Actor: a.ID, TargetNode: nodeID, Note: note, RequiresVerification: verify, At: s.Now().UTC()}
@@ -113,16 +113,6 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 		return nil, err
 	}
 	return &ch.Interventions[0], nil
-}
-
-func probesOf(n *capstan.PlanNode) []capstan.Probe {
-	switch {
-	case n.Intervention != nil:
-		return n.Intervention.Verification
-	case n.Job != nil:
-		return n.Job.Outputs.Evidence
-	}
-	return n.Probes
 }
 
 // RetryNode gives a failed node another attempt.
