@@ -21,4 +21,6 @@ USER capstan
 WORKDIR /var/lib/capstan
 EXPOSE 8080
 ENTRYPOINT ["capstan"]
-CMD ["serve", "--listen", "0.0.0.0:8080", "--data-dir", "/var/lib/capstan"]
+# A container listens on 0.0.0.0, so it needs a tokens file (dev mode
+# listens on loopback only): mount one at /etc/capstan/tokens.yaml.
+CMD ["serve", "--listen", "0.0.0.0:8080", "--data-dir", "/var/lib/capstan", "--tokens", "/etc/capstan/tokens.yaml"]

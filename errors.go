@@ -14,7 +14,10 @@ const (
 	EFORBIDDEN       = "FORBIDDEN"
 	EUNAUTHENTICATED = "UNAUTHENTICATED"
 	EUNAVAILABLE     = "UNAVAILABLE"
-	EINTERNAL        = "INTERNAL"
+	// ERATELIMITED: the caller asked more than its rate limit allows;
+	// retry later (extensions.retryAfterSeconds, HTTP Retry-After).
+	ERATELIMITED = "RATE_LIMITED"
+	EINTERNAL    = "INTERNAL"
 )
 
 // Error is the one error type of Capstan. Code is machine readable, Message is

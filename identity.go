@@ -14,6 +14,10 @@ const (
 	RoleViewer        = "viewer"
 )
 
+// BuiltinRoles are the roles Capstan itself knows; a tokens file declares
+// any other role it grants (gates and policies of packs may ask for them).
+var BuiltinRoles = []string{RoleAdmin, RolePlatformAdmin, RoleSRE, RoleOperator, RoleViewer}
+
 // Actor is an authenticated caller: who, in which organization, with which roles.
 type Actor struct {
 	ID             string   `json:"actor"`

@@ -4652,6 +4652,14 @@ var sources = []*ast.Source{
 #   listing every problem when there are several).
 
 scalar Time
+
+"""
+How many elements a list field returns, for the cost limit (Apollo's demand
+control directive): its slicing argument's value (` + "`" + `first` + "`" + `), else
+assumedSize, else 10. With sizedFields, the slicing argument sizes those
+fields of the result (a connection's edges) instead of the result.
+"""
+directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 "A JSON object."
 scalar Map
 "Any JSON value."
@@ -4674,20 +4682,20 @@ type Query {
   node(id: ID!): Node
   "The authenticated caller."
   viewer: Viewer!
-  resources(filter: ResourceFilter, first: Int = 50, after: String): ResourceConnection!
+  resources(filter: ResourceFilter, first: Int = 50, after: String): ResourceConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "A resource by global id or by key (type/name)."
   resource(id: ID, key: String): Resource
-  resourceTypes(first: Int = 50, after: String): ResourceTypeConnection!
-  capabilities(category: String, first: Int = 50, after: String): CapabilityDefinitionConnection!
-  scenarioPacks(first: Int = 50, after: String): ScenarioPackConnection!
-  scenarios(filter: ScenarioFilter, first: Int = 50, after: String): ScenarioConnection!
-  intents(filter: IntentFilter, first: Int = 50, after: String): IntentConnection!
+  resourceTypes(first: Int = 50, after: String): ResourceTypeConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  capabilities(category: String, first: Int = 50, after: String): CapabilityDefinitionConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  scenarioPacks(first: Int = 50, after: String): ScenarioPackConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  scenarios(filter: ScenarioFilter, first: Int = 50, after: String): ScenarioConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  intents(filter: IntentFilter, first: Int = 50, after: String): IntentConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   intent(id: ID!): Intent
   plan(id: ID!): Plan
   "What a resource depends on (OUTGOING) or what depends on it (INCOMING), up to depth hops (1-10)."
   dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph!
   operation(id: ID!): Operation
-  operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection!
+  operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "One immutable revision of a plan."
   planRevision(plan: ID!, revision: Int!): PlanRevision
   "What changed between two revisions of a plan (either order)."
@@ -4833,7 +4841,7 @@ type DependencyGraph {
   root: Resource!
   direction: Direction!
   depth: Int!
-  edges: [DependencyEdge!]!
+  edges: [DependencyEdge!]! @listSize(assumedSize: 100)
 }
 
 "One hop of a dependency walk: from depends on to through relationship."
@@ -5122,11 +5130,11 @@ type Plan implements Node {
   digest: String!
   "Every revision, oldest first."
   revisions: [PlanRevision!]!
-  nodes: [PlanNode!]!
-  edges: [Edge!]!
+  nodes: [PlanNode!]! @listSize(assumedSize: 100)
+  edges: [Edge!]! @listSize(assumedSize: 100)
   "Node keys in a stable topological order."
   order: [String!]!
-  bindings: [ResourceBinding!]!
+  bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
   parameters: Map
   customizations: Customizations!
   "Every reason an invalid plan cannot run."
@@ -5272,9 +5280,9 @@ type PlanRevision {
   "The change set that made it."
   changes: [PlanChange!]!
   scenarioRef: String!
-  nodes: [PlanNode!]!
-  edges: [Edge!]!
-  bindings: [ResourceBinding!]!
+  nodes: [PlanNode!]! @listSize(assumedSize: 100)
+  edges: [Edge!]! @listSize(assumedSize: 100)
+  bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
   parameters: Map
 }
 
@@ -5284,11 +5292,11 @@ type PlanDiff {
   to: Int!
   fromDigest: String!
   toDigest: String!
-  nodesAdded: [PlanNode!]!
-  nodesRemoved: [PlanNode!]!
-  nodesChanged: [EntityDiff!]!
-  edgesAdded: [Edge!]!
-  edgesRemoved: [Edge!]!
+  nodesAdded: [PlanNode!]! @listSize(assumedSize: 100)
+  nodesRemoved: [PlanNode!]! @listSize(assumedSize: 100)
+  nodesChanged: [EntityDiff!]! @listSize(assumedSize: 100)
+  edgesAdded: [Edge!]! @listSize(assumedSize: 100)
+  edgesRemoved: [Edge!]! @listSize(assumedSize: 100)
   bindingsAdded: [String!]!
   bindingsRemoved: [String!]!
   bindingsChanged: [EntityDiff!]!
@@ -5421,17 +5429,17 @@ type Operation implements Node {
   progress: OperationProgress!
   "The organization (tenant) the operation belongs to."
   organizationId: String!
-  nodeRuns: [OperationNodeRun!]!
+  nodeRuns: [OperationNodeRun!]! @listSize(assumedSize: 100)
   gates: [Gate!]!
-  evidence: [Evidence!]!
-  artifacts: [Artifact!]!
+  evidence: [Evidence!]! @listSize(assumedSize: 100)
+  artifacts: [Artifact!]! @listSize(assumedSize: 100)
   interventions: [Intervention!]!
   "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
   analyses: [Analysis!]!
   "Its PlanPatches, oldest first."
   patches: [PlanPatch!]!
   "The append-only timeline, from the event after the cursor."
-  timeline(after: String, first: Int = 100): OperationEventConnection!
+  timeline(after: String, first: Int = 100): OperationEventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   createdAt: Time!
   updatedAt: Time!
   version: Int!

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -37,9 +40,10 @@ type tokenTable struct {
 	expires  map[[32]byte]time.Time
 }
 
-// NewTokens builds the token table, rejecting incomplete or duplicate entries.
-func NewTokens(entries []Token) (*Tokens, error) {
-	tbl, err := newTable(entries)
+// NewTokens builds the token table, rejecting incomplete or duplicate
+// entries and roles other than the built-in ones and extraRoles.
+func NewTokens(entries []Token, extraRoles ...string) (*Tokens, error) {
+	tbl, err := newTable(entries, extraRoles)
 	t := &Tokens{}
 	t.table.Store(tbl)
 	return t, err
@@ -51,10 +55,25 @@ func (t *Tokens) Replace(from *Tokens) {
 	t.table.Store(from.table.Load())
 }
 
-func newTable(entries []Token) (*tokenTable, error) {
+func newTable(entries []Token, extraRoles []string) (*tokenTable, error) {
 	t := &tokenTable{byDigest: map[[32]byte]*capstan.Actor{}, expires: map[[32]byte]time.Time{}}
 	var p capstan.Problems
+	known := map[string]bool{}
+	for _, r := range capstan.BuiltinRoles {
+		known[r] = true
+	}
+	for _, r := range extraRoles {
+		if !capstan.ValidKey(r) {
+			p.Addf("roles: %q is not a valid role name", r)
+		}
+		known[r] = true
+	}
 	for i, e := range entries {
+		for _, r := range e.Roles {
+			if !known[r] {
+				p.Addf("entry %d: unknown role %q (built-in: %s; declare others under roles:)", i+1, r, strings.Join(capstan.BuiltinRoles, ", "))
+			}
+		}
 		switch {
 		case len(e.Token) < 16:
 			p.Addf("entry %d: token must be at least 16 characters", i+1)
@@ -79,19 +98,25 @@ func newTable(entries []Token) (*tokenTable, error) {
 	return t, p.Err("tokens")
 }
 
-// LoadTokens reads a tokens file: YAML or JSON, {tokens: [{token, actor, organization, roles}]}.
+// LoadTokens reads a tokens file: YAML or JSON, {roles: [extra role
+// names], tokens: [{token, actor, organization, roles, expires_at}]}.
+// Unknown keys and undeclared roles are errors: a typo must not quietly
+// grant less, or more, than meant.
 func LoadTokens(path string) (*Tokens, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "tokens file: %v", err)
 	}
 	var f struct {
-		Tokens []Token `yaml:"tokens"`
+		Roles  []string `yaml:"roles"`
+		Tokens []Token  `yaml:"tokens"`
 	}
-	if err := yaml.Unmarshal(data, &f); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, capstan.Errorf(capstan.EINVALID, "tokens file %s: %v", path, err)
 	}
-	return NewTokens(f.Tokens)
+	return NewTokens(f.Tokens, f.Roles...)
 }
 
 // Lookup returns the actor of a valid (known, unexpired) token, or nil.

@@ -29,10 +29,11 @@ import (
 	"github.com/capstan-dev/capstan/service"
 )
 
-// Limits on requests.
+// Limits on requests (the GraphQL ones are Limits, in bounds.go).
 const (
-	MaxBodyBytes    = 20 << 20
-	MaxComplexity   = 20000
+	MaxBodyBytes = 20 << 20
+	// RequestDeadline covers one request: reading it, parsing,
+	// validation, execution and writing the response.
 	RequestDeadline = 30 * time.Second
 )
 
@@ -65,23 +66,57 @@ type Config struct {
 	Done <-chan struct{}
 	// Profiling mounts net/http/pprof at /debug/pprof/ (diagnostics only).
 	Profiling bool
+	// Limits bound each GraphQL request (zero: DefaultLimits).
+	Limits Limits
+	// RateLimit bounds each token's requests and cost per second (zero:
+	// none).
+	RateLimit RateLimit
+	// Introspection turns on schema introspection and "Did you mean"
+	// suggestions in validation errors (dev mode, or when configured).
+	Introspection bool
+	// NoGraphiQL leaves GraphiQL out.
+	NoGraphiQL bool
+	// NoMetrics leaves /metrics out of Handler (MetricsHandler serves it
+	// on a listener of its own).
+	NoMetrics bool
+
+	rate *rateLimiter
+}
+
+func (cfg Config) limits() Limits {
+	if cfg.Limits == (Limits{}) {
+		return DefaultLimits
+	}
+	return cfg.Limits
 }
 
 // GraphQL returns the GraphQL handler. HTTP requests must carry an actor in
 // their context (Handler puts it there from the bearer token); WebSocket
 // connections authenticate in their connection_init message.
 func GraphQL(cfg Config) http.Handler {
+	return graphQL(cfg, newRateLimiter(cfg.RateLimit))
+}
+
+func graphQL(cfg Config, rate *rateLimiter) http.Handler {
+	cfg.rate = rate
 	svc, log := cfg.Service, cfg.Log
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow, Log: log}}))
 	ws := newLiveTransport(cfg)
 	srv.AddTransport(ws)
 	srv.AddTransport(&sseTransport{watcher: ws.watcher, ping: cmp.Or(cfg.PingInterval, PingInterval)})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
+	srv.AddTransport(queriesOnlyGET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.Introspection{})
-	srv.Use(&complexityLimit{limit: MaxComplexity})
+	limits := cfg.limits()
+	srv.SetParserTokenLimit(limits.MaxTokens)
+	srv.Use(newShapeLimit(limits, cfg.Introspection))
+	if cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.SetDisableSuggestion(!cfg.Introspection)
+	srv.Use(&costLimit{limit: limits.MaxCost, rate: cfg.rate})
+	srv.AroundResponses(capResponses(limits.MaxResponseBytes))
 	srv.AroundOperations(refuseUntilReady(cfg.Ready))
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
 	srv.SetErrorPresenter(presentError(log))
@@ -109,8 +144,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
+		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE) {
+			return gqlErr // the limits' own
+		}
 		if code, ok := gqlErr.Extensions["code"].(string); ok && code != "" {
-			// Parse and validation failures of the request itself.
+			// Parse and validation failures of the request itself, and
+			// the limits of bounds.go (the reason names the limit).
 			gqlErr.Extensions["code"] = capstan.EINVALID
 			gqlErr.Extensions["reason"] = code
 			return gqlErr
@@ -140,23 +179,29 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 // Handler returns the whole HTTP surface.
 func Handler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
-	gql := GraphQL(cfg)
+	rate := newRateLimiter(cfg.RateLimit)
+	gql := graphQL(cfg, rate)
+	limited := rate.limitRate(gql)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWebSocket(r) { // authenticated by its connection_init message
 			gql.ServeHTTP(w, r)
 			return
 		}
 		if isSSE(r) { // a stream: no request deadline
-			limitBody(cfg.Tokens.Authenticate(gql)).ServeHTTP(w, r)
+			limitBody(cfg.Tokens.Authenticate(limited)).ServeHTTP(w, r)
 			return
 		}
-		limitBody(withDeadline(cfg.Tokens.Authenticate(gql))).ServeHTTP(w, r)
+		limitBody(withDeadline(cfg.Tokens.Authenticate(limited))).ServeHTTP(w, r)
 	}))
-	page, assets := graphiql()
-	mux.Handle("GET /{$}", page)
-	mux.Handle("GET /graphiql", page)
-	mux.Handle("GET /graphiql/assets/", assets)
-	mux.Handle("GET /metrics", metrics(cfg.Broker))
+	if !cfg.NoGraphiQL {
+		page, assets := graphiql()
+		mux.Handle("GET /{$}", page)
+		mux.Handle("GET /graphiql", page)
+		mux.Handle("GET /graphiql/assets/", assets)
+	}
+	if !cfg.NoMetrics {
+		mux.Handle("GET /metrics", metrics(cfg.Broker))
+	}
 	if cfg.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -195,10 +240,24 @@ func limitBody(next http.Handler) http.Handler {
 	})
 }
 
+// withDeadline gives a request one deadline: its context's (parsing,
+// validation, execution) and its connection's (reading the body, writing
+// the response to a slow reader).
 func withDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), RequestDeadline)
+		deadline := time.Now().Add(RequestDeadline)
+		ctx, cancel := context.WithDeadline(r.Context(), deadline)
 		defer cancel()
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(deadline)
+		_ = rc.SetWriteDeadline(deadline.Add(5 * time.Second))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// MetricsHandler serves /metrics alone, for a listener of its own.
+func MetricsHandler(broker *live.Broker) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics(broker))
+	return mux
 }

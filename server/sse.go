@@ -75,6 +75,7 @@ func (t *sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	defer t.watcher.forget(watched)
 
 	s := &sseStream{w: w, rc: http.NewResponseController(w)}
+	_ = s.rc.SetReadDeadline(time.Time{}) // the request is read; the stream may outlive the server's ReadTimeout
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no") // proxies: do not hold the stream back

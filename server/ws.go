@@ -59,6 +59,7 @@ type liveTransport struct {
 	watcher  *tokenWatcher
 	alive    *keepalive
 	initWait time.Duration
+	rate     *rateLimiter
 }
 
 func newLiveTransport(cfg Config) *liveTransport {
@@ -83,6 +84,7 @@ func newLiveTransport(cfg Config) *liveTransport {
 		watcher:  &tokenWatcher{tokens: cfg.Tokens, every: recheck, done: done, conns: map[*watchedConn]struct{}{}},
 		alive:    newKeepalive(cmp.Or(cfg.PingInterval, PingInterval), done, (*wsConn).ping),
 		initWait: cmp.Or(cfg.InitTimeout, InitTimeout),
+		rate:     cfg.rate,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	gorilla "github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/internal/guard"
@@ -250,8 +251,22 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 	defer guard.Recover(c.t.log, "websocket subscription", c.internalError)
 	id := sub.id
+	actor, _ := capstan.ActorFrom(c.ctx)
+	if wait, ok := c.t.rate.allowRequest(actor); !ok {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+		refused := rateLimited("too many operations for this token; retry in "+wait.Round(time.Millisecond).String(), wait)
+		c.enqueue(encode(c.nextType(), id, &graphql.Response{Errors: gqlerror.List{refused}}))
+		c.enqueue(encode("complete", id, nil))
+		return
+	}
+	// One deadline covers a query's or mutation's parsing, validation and
+	// execution; a subscription lives as long as its connection.
+	opCtx, stop := context.WithTimeout(c.ctx, RequestDeadline)
+	defer stop()
 	// The trace start is the operation's own (gqlgen reads it here only).
-	rc, errs := c.exec.CreateOperationContext(graphql.StartOperationTrace(c.ctx), params)
+	rc, errs := c.exec.CreateOperationContext(graphql.StartOperationTrace(opCtx), params)
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(c.ctx, rc), errs)
 		c.mu.Lock()
@@ -265,7 +280,11 @@ func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 		c.enqueue(encode("complete", id, nil))
 		return
 	}
-	subCtx, cancel := context.WithCancelCause(graphql.WithOperationContext(c.ctx, rc))
+	runCtx := c.ctx
+	if rc.Operation.Operation != ast.Subscription {
+		runCtx = opCtx
+	}
+	subCtx, cancel := context.WithCancelCause(graphql.WithOperationContext(runCtx, rc))
 	subCtx, hook := live.WithHook(subCtx, func() { c.ready(sub) })
 	c.mu.Lock()
 	sub.cancel, sub.hook = cancel, hook
@@ -279,6 +298,14 @@ func (c *wsConn) dispatch(sub *wsSub, params *graphql.RawParams) {
 	}
 	responses, respCtx := c.exec.DispatchOperation(subCtx, rc)
 	sub.readCtx = context.WithoutCancel(respCtx)
+	if rc.Operation.Operation != ast.Subscription {
+		// Results are read after a client's complete too, but not after
+		// the deadline.
+		deadline, _ := opCtx.Deadline()
+		readCtx, stopRead := context.WithDeadline(sub.readCtx, deadline)
+		defer stopRead()
+		sub.readCtx = readCtx
+	}
 	if rc.Operation.Operation != ast.Subscription || !hook.Attached() {
 		c.once(sub, responses)
 		return

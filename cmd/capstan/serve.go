@@ -41,6 +41,15 @@ type serveConfig struct {
 	allowedOrigins                                    []string
 	workers                                           int
 	executorLease                                     time.Duration
+	// introspection: "auto" (on in dev mode only), "on" or "off".
+	introspection string
+	graphiql      bool
+	// metricsListen: "" (on the main listener), "off", or an address.
+	metricsListen string
+	rate          server.RateLimit
+	// readHeaderTimeout and idleTimeout bound a connection's headers and
+	// its idle keep-alive time.
+	readHeaderTimeout, idleTimeout time.Duration
 }
 
 func envOr(name, def string) string {
@@ -53,6 +62,13 @@ func envOr(name, def string) string {
 func envInt(name string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return n
+	}
+	return def
+}
+
+func envFloat(name string, def float64) float64 {
+	if f, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return f
 	}
 	return def
 }
@@ -81,6 +97,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
 	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", executor.DefaultLeaseTerm),
 		"with --store neo4j: the term of the lease that keeps a second Capstan process from running the database's operations; it is renewed every third of it (CAPSTAN_EXECUTOR_LEASE)")
+	fs.StringVar(&c.introspection, "introspection", envOr("CAPSTAN_INTROSPECTION", "auto"), "schema introspection and field suggestions: auto (dev mode only), on or off (CAPSTAN_INTROSPECTION)")
+	fs.BoolVar(&c.graphiql, "graphiql", envOr("CAPSTAN_GRAPHIQL", "true") == "true", "serve GraphiQL at / and /graphiql (CAPSTAN_GRAPHIQL)")
+	fs.StringVar(&c.metricsListen, "metrics-listen", envOr("CAPSTAN_METRICS_LISTEN", ""), "where /metrics is served: empty for the main listener, off, or an address of its own (CAPSTAN_METRICS_LISTEN)")
+	fs.Float64Var(&c.rate.Requests, "rate-limit", envFloat("CAPSTAN_RATE_LIMIT", server.DefaultRateLimit.Requests), "GraphQL requests per second per token, bursts of twice that; 0 for no limit (CAPSTAN_RATE_LIMIT)")
+	fs.Float64Var(&c.rate.Cost, "cost-rate-limit", envFloat("CAPSTAN_COST_RATE_LIMIT", server.DefaultRateLimit.Cost), "summed operation cost per second per token, bursts of twice that; 0 for no limit (CAPSTAN_COST_RATE_LIMIT)")
+	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", envDuration("CAPSTAN_READ_HEADER_TIMEOUT", 10*time.Second), "time a connection has to send a request's headers (CAPSTAN_READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDuration("CAPSTAN_IDLE_TIMEOUT", 60*time.Second), "time an idle keep-alive connection stays open (CAPSTAN_IDLE_TIMEOUT)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -88,6 +111,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
+	switch c.introspection {
+	case "auto", "on", "off":
+	default:
+		return c, fmt.Errorf("--introspection must be auto, on or off, not %q", c.introspection)
+	}
+	c.rate.RequestBurst = int(2 * c.rate.Requests)
+	c.rate.CostBurst = max(int(2*c.rate.Cost), server.DefaultLimits.MaxCost)
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.allowedOrigins = append(c.allowedOrigins, o)
@@ -125,6 +155,9 @@ func openStore(cfg serveConfig, log *slog.Logger) (capstan.Store, error) {
 }
 
 func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io.Writer) error {
+	if cfg.tokens == "" && !loopback(cfg.listen) {
+		return fmt.Errorf("dev mode (no --tokens file) listens on loopback addresses only, not %s: its tokens are printed to the console and it serves introspection; give a --tokens file to listen elsewhere", cfg.listen)
+	}
 	tokens, err := loadTokens(cfg, log, stderr)
 	if err != nil {
 		return err
@@ -168,14 +201,24 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}()
 	go reloadTokensOnHUP(ctx, cfg, tokens, log)
 	closing := make(chan struct{})
-	srv := &http.Server{
-		Handler: server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
-			Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1"}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	srv := httpServer(cfg, server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
+		Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
+		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
+		NoGraphiQL: !cfg.graphiql, NoMetrics: cfg.metricsListen != ""}))
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.metricsListen != "" && cfg.metricsListen != "off" {
+		mln, err := net.Listen("tcp", cfg.metricsListen)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+		msrv := httpServer(cfg, server.MetricsHandler(broker))
+		defer msrv.Close()
+		log.Info("metrics listening", "metrics", "http://"+mln.Addr().String()+"/metrics")
+		go func() { errc <- msrv.Serve(mln) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -201,6 +244,34 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// httpServer bounds every connection: its headers (size and time), the
+// whole request's read, and how long an idle keep-alive connection stays
+// open. Writes are bounded per request (server.Handler: the request
+// deadline), so streams are not cut by a server-wide write timeout.
+func httpServer(cfg serveConfig, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		ReadTimeout:       server.RequestDeadline,
+		IdleTimeout:       cfg.idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// loopback reports whether a listen address is a loopback one
+// (127.0.0.0/8, ::1 or localhost).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // reloadTokensOnHUP reads the tokens file again on SIGHUP: removed or

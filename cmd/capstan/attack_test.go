@@ -1,0 +1,318 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/gqlws"
+)
+
+// The attack suite: one test per class of hostile request, each against
+// a real `capstan serve` over HTTP or WebSocket, each asserting the
+// typed error and that the server still answers afterwards.
+
+const (
+	attackAdmin  = "attack-admin-token-0123456789"
+	attackViewer = "attack-viewer-token-0123456789"
+	attackOther  = "attack-other-org-token-0123456789"
+)
+
+// startGuarded starts `capstan serve` with a tokens file (not dev mode:
+// introspection and suggestions off) and extra flags.
+func startGuarded(t *testing.T, extra ...string) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.yaml")
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: %q, actor: alice, organization: acme, roles: [admin]}
+  - {token: %q, actor: victor, organization: acme, roles: [viewer]}
+  - {token: %q, actor: olga, organization: other, roles: [admin]}
+`, attackAdmin, attackViewer, attackOther)), 0o600))
+	return start(t, dir, append([]string{"--tokens", tokens}, extra...)...)
+}
+
+type gqlReply struct {
+	status int
+	header http.Header
+	Data   map[string]any
+	Errors []map[string]any
+}
+
+func (r gqlReply) code() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	ext, _ := r.Errors[0]["extensions"].(map[string]any)
+	if reason, ok := ext["reason"].(string); ok {
+		return ext["code"].(string) + "/" + reason
+	}
+	code, _ := ext["code"].(string)
+	return code
+}
+
+func postAs(t *testing.T, p *proc, bearer, query string, vars map[string]any) gqlReply {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	return doGQL(t, req)
+}
+
+func doGQL(t *testing.T, req *http.Request) gqlReply {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out := gqlReply{status: resp.StatusCode, header: resp.Header}
+	data, _ := io.ReadAll(resp.Body)
+	require.NoError(t, json.Unmarshal(data, &out), "%s", data)
+	return out
+}
+
+// healthy checks the server still serves a typical query.
+func healthy(t *testing.T, p *proc) {
+	t.Helper()
+	r := postAs(t, p, attackAdmin, `{ viewer { actor organization } resources(first: 5) { totalCount } }`, nil)
+	require.Empty(t, r.Errors)
+	require.Equal(t, "alice", r.Data["viewer"].(map[string]any)["actor"])
+}
+
+func aliased(n int, field string) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "a%d: %s ", i, field)
+	}
+	return b.String()
+}
+
+func TestAttackExpensiveRequests(t *testing.T) {
+	p := startGuarded(t, "--rate-limit", "0", "--cost-rate-limit", "0")
+	multiplying := `{ resource(key: "kubernetes.cluster/prod-k8s") { ...F0 } } `
+	for i := range 6 {
+		multiplying += fmt.Sprintf("fragment F%d on Resource { %s } ", i, strings.Repeat(fmt.Sprintf("relationships { target { ...F%d } } ", i+1), 5))
+	}
+	multiplying += "fragment F6 on Resource { key }"
+	attacks := []struct {
+		name, query, code string
+	}{
+		{"tens of thousands of duplicated fields", "{ viewer { " + strings.Repeat("actor ", 40000) + "} }", "INVALID/QUERY_TOO_LARGE"},
+		{"tens of thousands of short fields", "{viewer{" + strings.Repeat("a ", 30000) + "}}", "INVALID/TOKEN_LIMIT"},
+		{"duplicated fields under the token limit", "{ viewer { " + strings.Repeat("actor ", 5000) + "} }", "INVALID/FIELD_REPEAT_LIMIT"},
+		{"a thousand aliases of a full page", "{ " + aliased(1000, "resources(first: 500) { edges { node { key } } }") + "}", "INVALID/TOKEN_LIMIT"},
+		{"a hundred aliases of a full page", "{ " + aliased(100, "resources(first: 500) { edges { node { key } } }") + "}", "INVALID/ROOT_FIELD_LIMIT"},
+		{"aliases of full pages under the alias limit", "{ " + aliased(20, "resources(first: 500) { edges { node { key name relationships { type target { key } } } } }") + "}", "INVALID/COST_LIMIT"},
+		{"nesting", `{ resource(key: "x") { ` + strings.Repeat("relationships { target { ", 10) + "key" + strings.Repeat(" } }", 10) + " } }", "INVALID/DEPTH_LIMIT"},
+		{"fragments that multiply", multiplying, "INVALID/FIELD_LIMIT"},
+		{"a huge document", "{ viewer { actor } }" + strings.Repeat(" ", 70<<10), "INVALID/QUERY_TOO_LARGE"},
+		{"a page too large", `{ resources(first: 100000) { totalCount } }`, "INVALID"},
+	}
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			r := postAs(t, p, attackAdmin, a.query, nil)
+			require.Equal(t, a.code, r.code(), "%v", r.Errors)
+			require.Nil(t, r.Data["resources"])
+			healthy(t, p)
+		})
+	}
+}
+
+func TestAttackSchemaDiscovery(t *testing.T) {
+	p := startGuarded(t)
+	r := postAs(t, p, attackViewer, `{ __schema { types { name } } }`, nil)
+	require.Equal(t, "INVALID/INTROSPECTION_DISABLED", r.code(), "introspection is off without dev mode: %v", r.Errors)
+	require.Nil(t, r.Data)
+	r = postAs(t, p, attackViewer, `{ resourc { id } }`, nil)
+	require.NotEmpty(t, r.Errors)
+	require.NotContains(t, fmt.Sprint(r.Errors), "Did you mean", "no suggestions without dev mode")
+	healthy(t, p)
+}
+
+func TestAttackMutationOverGET(t *testing.T) {
+	p := startGuarded(t)
+	q := url.Values{"query": {`mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance", desiredResult: {name: "x"}}) { id } }`}}
+	req, _ := http.NewRequest(http.MethodGet, p.url+"/graphql?"+q.Encode(), nil)
+	req.Header.Set("Authorization", "Bearer "+attackAdmin)
+	r := doGQL(t, req)
+	require.Equal(t, http.StatusMethodNotAllowed, r.status)
+	require.Equal(t, "POST", r.header.Get("Allow"))
+	require.Equal(t, "INVALID", r.code())
+	got := postAs(t, p, attackAdmin, `{ intents { totalCount } }`, nil)
+	require.Equal(t, float64(0), got.Data["intents"].(map[string]any)["totalCount"], "nothing was created")
+
+	q = url.Values{"query": {`{ viewer { actor } }`}}
+	req, _ = http.NewRequest(http.MethodGet, p.url+"/graphql?"+q.Encode(), nil)
+	req.Header.Set("Authorization", "Bearer "+attackAdmin)
+	require.Empty(t, doGQL(t, req).Errors, "a query over GET is fine")
+}
+
+func TestAttackRateLimit(t *testing.T) {
+	p := startGuarded(t, "--rate-limit", "5")
+	limited := 0
+	var last gqlReply
+	for range 40 {
+		r := postAs(t, p, attackViewer, `{ viewer { actor } }`, nil)
+		if r.status == http.StatusTooManyRequests {
+			limited++
+			last = r
+		}
+	}
+	require.Greater(t, limited, 20, "a burst of 10 at most, then 5 per second")
+	require.Equal(t, "RATE_LIMITED", last.code())
+	require.NotEmpty(t, last.header.Get("Retry-After"))
+	healthy(t, p) // another token keeps its own budget
+
+	// Cost: two heavy queries in a row spend the token's budget.
+	p = startGuarded(t, "--cost-rate-limit", "1000")
+	heavy := `{ resources(first: 500) { edges { node { key name relationships { type targetKey } } } } }`
+	codes := []string{}
+	for range 8 {
+		codes = append(codes, postAs(t, p, attackViewer, heavy, nil).code())
+	}
+	require.Contains(t, codes, "RATE_LIMITED", "%v", codes)
+	healthy(t, p)
+
+	// WebSocket: subscribe messages count as requests.
+	p = startGuarded(t, "--rate-limit", "2")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := gqlws.Dial(ctx, p.url+"/graphql", attackViewer)
+	require.NoError(t, err)
+	defer c.Close()
+	for i := range 12 {
+		require.NoError(t, c.Subscribe(fmt.Sprint(i), `{ viewer { actor } }`, nil))
+	}
+	refused := 0
+	for completes := 0; completes < 12; {
+		m, err := c.Next()
+		require.NoError(t, err)
+		if m.Type == "complete" {
+			completes++
+		}
+		if m.Type == "next" && strings.Contains(string(m.Payload), "RATE_LIMITED") {
+			refused++
+		}
+	}
+	require.Greater(t, refused, 4)
+	healthy(t, p)
+}
+
+func TestAttackWebSocketBounds(t *testing.T) {
+	p := startGuarded(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := gqlws.Dial(ctx, p.url+"/graphql", attackViewer)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Subscribe("deep", `subscription { operations { `+strings.Repeat("resource { relationships { target { ", 6)+"key"+strings.Repeat(" } } }", 6)+" } }", nil))
+	m, err := c.Next()
+	require.NoError(t, err)
+	require.Contains(t, string(m.Payload), "DEPTH_LIMIT", "%s: %s", m.Type, m.Payload)
+	require.NoError(t, c.Subscribe("ok", `{ viewer { actor } }`, nil))
+	for {
+		m, err = c.Next()
+		require.NoError(t, err, "the connection survives a refused operation")
+		if m.ID == "ok" && m.Type == "next" {
+			require.Contains(t, string(m.Payload), "victor")
+			break
+		}
+	}
+}
+
+// TestAttackIdleConnections holds 200 unauthenticated keep-alive
+// connections and half-sent requests: the server closes them.
+func TestAttackIdleConnections(t *testing.T) {
+	p := startGuarded(t, "--idle-timeout", "1s", "--read-header-timeout", "1s")
+	addr := strings.TrimPrefix(p.url, "http://")
+	var wg sync.WaitGroup
+	closed := make(chan bool, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				closed <- false
+				return
+			}
+			defer conn.Close()
+			if i%2 == 0 { // keep-alive after one request
+				fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+			} else { // headers never finished
+				fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+			}
+			_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			_, err = io.Copy(io.Discard, conn) // until the server closes
+			closed <- err == nil
+		}()
+	}
+	wg.Wait()
+	close(closed)
+	n := 0
+	for ok := range closed {
+		if ok {
+			n++
+		}
+	}
+	require.Equal(t, 200, n, "every idle or slow connection is closed by the server")
+	healthy(t, p)
+
+	// Headers past MaxHeaderBytes are refused.
+	req, _ := http.NewRequest(http.MethodGet, p.url+"/healthz", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", 100<<10))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+}
+
+func TestAttackConfiguration(t *testing.T) {
+	t.Run("dev mode refuses a non-loopback address", func(t *testing.T) {
+		out, err := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
+		require.Error(t, err)
+		require.Contains(t, string(out), "dev mode (no --tokens file) listens on loopback addresses only")
+	})
+	t.Run("unknown roles are a load error", func(t *testing.T) {
+		dir := t.TempDir()
+		tokens := filepath.Join(dir, "tokens.yaml")
+		require.NoError(t, os.WriteFile(tokens, []byte(`tokens:
+  - {token: "typo-role-token-0123456789", actor: a, organization: acme, roles: [admn]}
+`), 0o600))
+		out, err := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--tokens", tokens).CombinedOutput()
+		require.Error(t, err)
+		require.Contains(t, string(out), `unknown role \"admn\"`)
+	})
+	t.Run("GraphiQL off and metrics on a listener of their own", func(t *testing.T) {
+		p := startGuarded(t, "--graphiql=false", "--metrics-listen", "127.0.0.1:0")
+		for _, path := range []string{"/", "/graphiql", "/metrics"} {
+			resp, err := http.Get(p.url + path)
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		}
+		m := regexp.MustCompile(`"metrics":"(http://[^"]+)"`).FindStringSubmatch(p.output())
+		require.NotNil(t, m, p.output())
+		resp, err := http.Get(m[1])
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, string(body), "capstan_")
+	})
+}

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"math"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// DefaultListSize is the size assumed for a list field the schema gives
+// no @listSize.
+const DefaultListSize = 10
+
+// costLimit refuses operations whose cost exceeds the limit and charges
+// the cost to the caller's rate limit. Cost follows Apollo's demand
+// control: every field costs 1, and what is selected under a list costs
+// once per element — the value of its slicing argument (`first`), or
+// the size @listSize assumes, or DefaultListSize. A connection's slicing
+// argument sizes its `edges` (sizedFields), not the connection. Nothing
+// is recorded in the operation's stats: a subscription keeps its
+// operation context for as long as it lives.
+type costLimit struct {
+	limit  int
+	schema *ast.Schema
+	rate   *rateLimiter
+}
+
+var (
+	_ graphql.HandlerExtension        = (*costLimit)(nil)
+	_ graphql.OperationContextMutator = (*costLimit)(nil)
+)
+
+func (c *costLimit) ExtensionName() string { return "CostLimit" }
+
+func (c *costLimit) Validate(schema graphql.ExecutableSchema) error {
+	c.schema = schema.Schema()
+	return nil
+}
+
+func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if err := ctx.Err(); err != nil { // the request's deadline covers validation too
+		err := gqlerror.Errorf("request deadline exceeded")
+		err.Extensions = map[string]any{"code": capstan.EUNAVAILABLE}
+		return err
+	}
+	op := oc.Doc.Operations.ForName(oc.OperationName)
+	n := OperationCost(op, oc.Variables)
+	if n > c.limit {
+		return limitError(ReasonCostLimit, "operation costs %d, more than the limit of %d (lists count once per element: lower `first`)", n, c.limit)
+	}
+	return c.rate.chargeCost(ctx, n)
+}
+
+// OperationCost is an operation's cost (see costLimit). It saturates at
+// math.MaxInt32.
+func OperationCost(op *ast.OperationDefinition, vars map[string]any) int {
+	if op == nil {
+		return 0
+	}
+	return setCost(op.SelectionSet, vars, nil)
+}
+
+func setCost(set ast.SelectionSet, vars map[string]any, sized map[string]int) int {
+	total := 0
+	for _, sel := range set {
+		switch sel := sel.(type) {
+		case *ast.Field:
+			size, isSized := sized[sel.Name]
+			if !isSized {
+				size = -1
+			}
+			total = add(total, fieldCost(sel, vars, size))
+		case *ast.InlineFragment:
+			total = add(total, setCost(sel.SelectionSet, vars, sized))
+		case *ast.FragmentSpread:
+			if sel.Definition != nil {
+				total = add(total, setCost(sel.Definition.SelectionSet, vars, sized))
+			}
+		}
+	}
+	return total
+}
+
+// fieldCost is 1 for the field and, for a composite field, what it
+// selects once per element it returns: sized elements when its parent's
+// slicing argument sizes it (sized ≥ 0), else its own list size.
+func fieldCost(f *ast.Field, vars map[string]any, sized int) int {
+	if len(f.SelectionSet) == 0 || f.Definition == nil {
+		return 1
+	}
+	size, sizedFields := listSize(f, vars)
+	if sized >= 0 {
+		size = sized
+	}
+	if len(sizedFields) > 0 {
+		sized := make(map[string]int, len(sizedFields))
+		for _, name := range sizedFields {
+			sized[name] = size
+		}
+		return add(1, setCost(f.SelectionSet, vars, sized))
+	}
+	return add(1, mul(size, setCost(f.SelectionSet, vars, nil)))
+}
+
+// listSize is how many elements a field returns and, when its slicing
+// argument sizes some of its fields instead, which.
+func listSize(f *ast.Field, vars map[string]any) (int, []string) {
+	d := f.Definition.Directives.ForName("listSize")
+	if d == nil {
+		if f.Definition.Type.Elem != nil {
+			return DefaultListSize, nil
+		}
+		return 1, nil
+	}
+	size := 1
+	if f.Definition.Type.Elem != nil {
+		size = DefaultListSize
+	}
+	if a := d.Arguments.ForName("assumedSize"); a != nil {
+		if v, err := a.Value.Value(nil); err == nil {
+			size = intOf(v, size)
+		}
+	}
+	args := f.ArgumentMap(vars)
+	if a := d.Arguments.ForName("slicingArguments"); a != nil {
+		for _, child := range a.Value.Children {
+			if v, ok := args[child.Value.Raw]; ok && v != nil {
+				size = intOf(v, size)
+			}
+		}
+	}
+	var sizedFields []string
+	if a := d.Arguments.ForName("sizedFields"); a != nil {
+		for _, child := range a.Value.Children {
+			sizedFields = append(sizedFields, child.Value.Raw)
+		}
+	}
+	return max(size, 0), sizedFields
+}
+
+func intOf(v any, def int) int {
+	switch v := v.(type) {
+	case int:
+		return min(max(v, 0), math.MaxInt32)
+	case int64:
+		return int(min(max(v, 0), math.MaxInt32))
+	case float64:
+		return int(min(max(v, 0), math.MaxInt32))
+	case interface{ Int64() (int64, error) }: // json.Number
+		if n, err := v.Int64(); err == nil {
+			return int(min(max(n, 0), math.MaxInt32))
+		}
+	}
+	return def
+}
+
+func add(a, b int) int { return min(a+b, math.MaxInt32) }
+
+func mul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt32/b {
+		return math.MaxInt32
+	}
+	return a * b
+}
