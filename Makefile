@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -62,6 +62,15 @@ floors: ## Measure this machine's floors under the benchmark targets: a durable 
 	$(GO) test -run '^$$' -bench 'BenchmarkDurableWriteFloor' -benchtime 2000x ./executor/
 	$(GO) test -run '^$$' -bench 'BenchmarkManagedWriteFloor' -benchtime 2000x ./cypher/
 	$(GO) run ./cmd/capstan-load -floor -subscribers 10000
+
+FUZZ_EXECS ?= 1000000
+FUZZ_TARGETS := ./pack:FuzzParse ./catalog:FuzzParse .:FuzzCheckConstraint ./planner:FuzzApplyChanges ./server:FuzzGraphQLRequest ./server:FuzzWebSocketMessage
+
+fuzz: ## Run every fuzz target for FUZZ_EXECS executions (default 10^6 each); make test runs only their seed corpora (testdata/fuzz).
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name in $$pkg ($(FUZZ_EXECS) execs)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_EXECS)x $$pkg 2>&1 | grep -v 'new interesting' | tail -n 4 || exit 1; \
+	done
 
 load: build ## Live-subscription load test on 127.0.0.1 (SUBSCRIBERS=1000 OPERATIONS=100 STEP=50ms).
 	$(GO) run ./cmd/capstan-load -capstan $(BIN) -subscribers $(or $(SUBSCRIBERS),1000) -operations $(or $(OPERATIONS),100) -step $(or $(STEP),50ms)

@@ -17,8 +17,6 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add([]byte("id: x\nversion: 1.0.0\nscenarios: [{id: s, action: a, target_resource_type: t, plan: {nodes: [{id: n, type: stage, title: N, children: [n]}]}}]"))
-	f.Add([]byte("&a [*a]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, problems := pack.Parse("fuzz.yaml", data, nil)
 		if p == nil && len(problems) == 0 {

@@ -278,10 +278,6 @@ func TestStageContainmentAndReverts(t *testing.T) {
 // judged, never a panic; the base is never modified; an accepted result
 // is a plan without graph problems.
 func FuzzApplyChanges(f *testing.F) {
-	f.Add([]byte(`[{"op":"insert_after","node":"compile","template":"configure-registry-mirror"},{"op":"retry","node":"package"}]`))
-	f.Add([]byte(`[{"op":"insert_after","node":"verify","spec":{"id":"s","type":"stage","title":"S","children":["s","s"]}},{"op":"add_edge","edge":{"from":"prepare","to":"s"}}]`))
-	f.Add([]byte(`[{"op":"replace","node":"approve","spec":{"id":"approve","type":"gate","title":"G","gate":{"required_roles":["viewer"]}}}]`))
-	f.Add([]byte(`[{"op":"remove_edge","edge":{"from":"approve","to":"deploy"}},{"op":"skip","node":"package","reason":"x"},{"op":"rebind","requirement":"r","provider":"a/b"}]`))
 	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var changes []capstan.PlanChange

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -329,8 +331,9 @@ func responseKey(f *ast.Field) string {
 // checkRepeats refuses a selection set (or one nested in it) where one
 // response key appears more than MaxRepeats times.
 func (s *shape) checkRepeats(set ast.SelectionSet) *gqlerror.Error {
-	for key, n := range s.flatKeys(set) {
-		if n > s.l.MaxRepeats {
+	keys := s.flatKeys(set)
+	for _, key := range slices.Sorted(maps.Keys(keys)) { // the same key named every time
+		if keys[key] > s.l.MaxRepeats {
 			return limitError(ReasonRepeatLimit, "field %q is selected more than %d times in one selection set", key, s.l.MaxRepeats)
 		}
 	}

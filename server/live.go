@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,25 +33,6 @@ type liveConn struct {
 }
 
 type liveConnKey struct{}
-
-// bearer reads the token of a connection_init payload: Authorization
-// (any case, with or without "Bearer "), or authToken / token.
-func bearer(p map[string]any) string {
-	for k, v := range p {
-		s, ok := v.(string)
-		if !ok {
-			continue
-		}
-		switch strings.ToLower(k) {
-		case "authorization", "authtoken", "token":
-			if t, found := strings.CutPrefix(s, "Bearer "); found {
-				return strings.TrimSpace(t)
-			}
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
 
 // tokenWatcher ends connections whose token stopped being valid (expired,
 // removed by a reload), and every connection when the server shuts down.

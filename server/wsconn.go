@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,8 +123,8 @@ func (c *wsConn) internalError(error) {
 }
 
 func (c *wsConn) decodeAndHandle(data []byte) bool {
-	var m wsMessage
-	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+	m, err := decodeClientMessage(data)
+	if err != nil {
 		c.closeNow(closeBadRequest, "Invalid message received")
 		return false
 	}
@@ -171,12 +170,11 @@ func (c *wsConn) handle(m wsMessage) bool {
 
 // init authenticates the connection from its connection_init payload.
 func (c *wsConn) init(payload json.RawMessage) bool {
-	var p map[string]any
-	if len(payload) > 0 && json.Unmarshal(payload, &p) != nil {
+	token, err := decodeInit(payload)
+	if err != nil {
 		c.closeNow(closeBadRequest, "Invalid connection_init payload")
 		return false
 	}
-	token := bearer(p)
 	a := c.t.tokens.Lookup(token)
 	if a == nil {
 		const msg = "UNAUTHENTICATED: connection_init needs a valid token"
@@ -230,10 +228,8 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 		return false
 	}
 	start := graphql.Now()
-	var params graphql.RawParams
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	if err := dec.Decode(&params); err != nil {
+	params, err := decodeSubscribe(payload)
+	if err != nil {
 		c.closeNow(closeBadRequest, "Invalid subscribe payload")
 		return false
 	}
@@ -242,7 +238,7 @@ func (c *wsConn) subscribe(id string, payload json.RawMessage) bool {
 	c.mu.Lock()
 	c.subs[id] = sub
 	c.mu.Unlock()
-	go c.dispatch(sub, &params)
+	go c.dispatch(sub, params)
 	return true
 }
 
