@@ -45,7 +45,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Env: env, Made: scope.made, Providers: providers(scope.plan)}
+	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan)}
 	for _, p := range probes {
 		result, source := l.e.cfg.Prober.Run(ctx, p, target)
 		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})

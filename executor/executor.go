@@ -50,6 +50,9 @@ type Config struct {
 	LeaseHolder string
 	// LeaseTerm is how long the lease lasts unrenewed (DefaultLeaseTerm).
 	LeaseTerm time.Duration
+	// Sandbox confines shell jobs and command probes (nil: they run as the
+	// server's user with only an allow-listed environment).
+	Sandbox *Sandbox
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -109,10 +112,13 @@ func New(cfg Config) *Executor {
 		cfg.Workers = 8
 	}
 	if cfg.Runners == nil {
-		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox")}, "sim": SimRunner{}, "http": HTTPRunner{}}
+		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{}}
 	}
 	if cfg.Prober.Resources == nil {
 		cfg.Prober.Resources = cfg.Store
+	}
+	if cfg.Prober.Sandbox == nil {
+		cfg.Prober.Sandbox = cfg.Sandbox
 	}
 	if cfg.Analyzer == nil {
 		cfg.Analyzer = DeterministicAnalyzer{}

@@ -19,6 +19,8 @@ type Prober struct {
 		GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error)
 	}
 	Client *http.Client
+	// Sandbox confines command probes as it does shell jobs.
+	Sandbox *Sandbox
 }
 
 // ProbeTarget is what a probe runs against: the sandbox and environment
@@ -26,7 +28,9 @@ type Prober struct {
 // of a resource_state probe that names none).
 type ProbeTarget struct {
 	Org, Resource, Dir string
-	Env                map[string]string
+	// Outputs is the operation's artifacts directory.
+	Outputs string
+	Env     map[string]string
 	// Providers are the resource keys bound to the plan's requirements;
 	// Made are the capabilities the operation's succeeded nodes made
 	// (capability probes).
@@ -40,7 +44,7 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 	case "sim":
 		return capstan.EvidencePassed, map[string]any{"type": "sim"}
 	case "command":
-		return commandProbe(ctx, pr, t)
+		return p.commandProbe(ctx, pr, t)
 	case "http":
 		return p.httpProbe(ctx, pr)
 	case "resource_state":
@@ -51,8 +55,8 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 	return capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
 }
 
-func commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
-	res := ShellRunner{}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
+func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+	res := ShellRunner{Sandbox: p.Sandbox}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Outputs: t.Outputs, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
 	out := trimmed(res.Output)
 	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode, "output": out}
 	if res.ExitCode != pr.ExpectExit {

@@ -55,49 +55,87 @@ const MaxOutput = 64 << 10
 const DefaultTimeout = 10 * time.Minute
 
 // ShellRunner runs a job's script with bash in its own process group, so
-// a timeout or a cancel kills every process it started.
+// a timeout or a cancel kills every process it started; with a Sandbox,
+// confined by it (sandbox.go).
 type ShellRunner struct {
 	// Dir is the working directory (a sandbox for demos).
 	Dir string
+	// Sandbox confines the job (nil: the server's user, no limits).
+	Sandbox *Sandbox
 }
+
+// diskCheckEvery is how often a sandboxed job's disk use is measured.
+const diskCheckEvery = 250 * time.Millisecond
 
 // Run runs the script.
 func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 	timeout := parseOr(j.Spec.Timeout, DefaultTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.Command("bash", "-c", j.Spec.Script)
-	cmd.Dir = r.Dir
+	dir := r.Dir
 	if j.Dir != "" {
-		cmd.Dir = j.Dir
+		dir = j.Dir
 	}
-	cmd.Env = jobEnviron(cmd.Dir, j.Env)
+	job, err := r.Sandbox.command(j.Spec.Script, dir, j.Outputs, j.Env)
+	if err != nil {
+		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
+	}
+	defer job.release()
+	cmd := job.cmd
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		kind := "timeout"
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			kind = "cancelled"
-		}
-		return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: kind, Err: fmt.Errorf("job %s: %s", j.NodeID, kind)}
+	var quota <-chan time.Time
+	if r.Sandbox != nil {
+		tick := time.NewTicker(diskCheckEvery)
+		defer tick.Stop()
+		quota = tick.C
 	}
-	res := Result{Output: out.Bytes()}
+	for {
+		select {
+		case err = <-done:
+			return exited(j, out.Bytes(), err)
+		case <-quota:
+			if diskUsage(r.Sandbox.cfg.DiskQuota, dir, j.Outputs) <= r.Sandbox.cfg.DiskQuota {
+				continue
+			}
+			kill(cmd, done)
+			return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: "disk_quota",
+				Err: fmt.Errorf("job %s: the operation's sandbox passed its disk quota of %d bytes", j.NodeID, r.Sandbox.cfg.DiskQuota)}
+		case <-ctx.Done():
+			kill(cmd, done)
+			kind := "timeout"
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				kind = "cancelled"
+			}
+			return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: kind, Err: fmt.Errorf("job %s: %s", j.NodeID, kind)}
+		}
+	}
+}
+
+// kill ends a job's process group (in a PID namespace, the job is its
+// init: every process it left dies with it) and waits for it.
+func kill(cmd *exec.Cmd, done <-chan error) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+}
+
+// exited classifies how a job's process ended.
+func exited(j Job, output []byte, err error) Result {
+	res := Result{Output: output}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		res.ExitCode = exit.ExitCode()
 		res.ErrKind = fmt.Sprintf("exit:%d", res.ExitCode)
 		res.Err = fmt.Errorf("job %s exited %d", j.NodeID, res.ExitCode)
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.ErrKind = "signal:" + ws.Signal().String()
+			res.Err = fmt.Errorf("job %s was killed by %s (a limit of its sandbox?)", j.NodeID, ws.Signal())
+		}
 	} else if err != nil {
 		res.ExitCode, res.ErrKind, res.Err = -1, "runner", err
 	}

@@ -54,7 +54,6 @@ func checkRequest(t *testing.T, params *graphql.RawParams) {
 	}
 }
 
-
 func FuzzGraphQLRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var params graphql.RawParams // as gqlgen's POST transport decodes it
@@ -66,7 +65,6 @@ func FuzzGraphQLRequest(f *testing.F) {
 		checkRequest(t, &params)
 	})
 }
-
 
 func FuzzWebSocketMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {

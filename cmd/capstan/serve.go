@@ -50,6 +50,10 @@ type serveConfig struct {
 	// readHeaderTimeout and idleTimeout bound a connection's headers and
 	// its idle keep-alive time.
 	readHeaderTimeout, idleTimeout time.Duration
+	// sandbox: "on" (confine jobs; the default) or "off".
+	sandbox    string
+	jobUIDBase int
+	jobNetwork bool
 }
 
 func envOr(name, def string) string {
@@ -104,12 +108,18 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Float64Var(&c.rate.Cost, "cost-rate-limit", envFloat("CAPSTAN_COST_RATE_LIMIT", server.DefaultRateLimit.Cost), "summed operation cost per second per token, bursts of twice that; 0 for no limit (CAPSTAN_COST_RATE_LIMIT)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", envDuration("CAPSTAN_READ_HEADER_TIMEOUT", 10*time.Second), "time a connection has to send a request's headers (CAPSTAN_READ_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDuration("CAPSTAN_IDLE_TIMEOUT", 60*time.Second), "time an idle keep-alive connection stays open (CAPSTAN_IDLE_TIMEOUT)")
+	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
+	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
+	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if c.sandbox != "on" && c.sandbox != "off" {
+		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
 	}
 	switch c.introspection {
 	case "auto", "on", "off":
@@ -174,8 +184,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
+	sandbox := jobSandbox(cfg)
+	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease})
+		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
@@ -244,6 +256,20 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
+}
+
+// jobSandbox confines jobs unless --sandbox off: they never see the data
+// directory or the tokens file.
+func jobSandbox(cfg serveConfig) *executor.Sandbox {
+	if cfg.sandbox == "off" {
+		return nil
+	}
+	hide := []string{cfg.dataDir}
+	if cfg.tokens != "" {
+		hide = append(hide, cfg.tokens)
+	}
+	return executor.NewSandbox(executor.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
+		Network: cfg.jobNetwork, Hide: hide})
 }
 
 // httpServer bounds every connection: its headers (size and time), the

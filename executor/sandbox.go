@@ -1,0 +1,302 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// SandboxConfig says how jobs and command probes are confined. See
+// docs/SANDBOX.md for what is isolated and what a deployment should add.
+type SandboxConfig struct {
+	// UIDBase is the first of Slots user ids jobs run as when the server
+	// runs as root: every job running at once has a uid of its own, so one
+	// job's process limit (counted per uid) or signals never touch
+	// another's. Default 100000.
+	UIDBase uint32
+	// Slots is how many uids there are (default 64); a job waits for a free
+	// one. At least the executor's Workers.
+	Slots int
+	// GID is the group of every job (default 65534, nogroup): the jobs of
+	// one operation share its sandbox through it.
+	GID uint32
+	// Limits bound each job's processes.
+	Limits JobLimits
+	// Network keeps the host's network for jobs; without it a job has a
+	// network namespace of its own with nothing in it.
+	Network bool
+	// Hide lists paths jobs must not see (the data directory, the tokens
+	// file, the secret store): covered in the job's mount namespace.
+	Hide []string
+	// DiskQuota bounds the bytes an operation's sandbox and outputs hold;
+	// a job that passes it is killed (default 1 GiB).
+	DiskQuota int64
+}
+
+// JobLimits are resource limits (hard, per process) of a job.
+type JobLimits struct {
+	CPUSeconds  int   // default 600
+	MemoryBytes int64 // address space; default 2 GiB
+	Processes   int   // per uid; default 256
+	FileBytes   int64 // largest file written; default 256 MiB
+	OpenFiles   int   // default 256
+}
+
+// Sandbox confines job processes: an allow-listed environment, its own
+// process group, resource limits; as root also another user and, where
+// the kernel allows, mount, PID, IPC, UTS and network namespaces.
+type Sandbox struct {
+	cfg        SandboxConfig
+	root       bool
+	namespaces bool
+	uids       chan uint32
+}
+
+// Where a job sees its sandbox and outputs inside its mount namespace.
+const (
+	jobHome    = "/tmp/job"
+	jobOutputs = "/tmp/outputs"
+)
+
+// NewSandbox checks what this host allows: as root, a job runs as
+// another user; namespaces are used when a probe process can enter them
+// (and setpriv and mount are installed).
+func NewSandbox(cfg SandboxConfig) *Sandbox {
+	if cfg.UIDBase == 0 {
+		cfg.UIDBase = 100000
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = 64
+	}
+	if cfg.GID == 0 {
+		cfg.GID = 65534
+	}
+	if cfg.DiskQuota <= 0 {
+		cfg.DiskQuota = 1 << 30
+	}
+	l := &cfg.Limits
+	l.CPUSeconds = orDefault(l.CPUSeconds, 600)
+	l.MemoryBytes = orDefault(l.MemoryBytes, 2<<30)
+	l.Processes = orDefault(l.Processes, 256)
+	l.FileBytes = orDefault(l.FileBytes, 256<<20)
+	l.OpenFiles = orDefault(l.OpenFiles, 256)
+	for i, p := range cfg.Hide {
+		if abs, err := filepath.Abs(p); err == nil {
+			cfg.Hide[i] = abs
+		}
+	}
+	s := &Sandbox{cfg: cfg, root: os.Geteuid() == 0, uids: make(chan uint32, cfg.Slots)}
+	for i := range cfg.Slots {
+		s.uids <- cfg.UIDBase + uint32(i)
+	}
+	s.namespaces = s.root && namespacesWork()
+	return s
+}
+
+func orDefault[T int | int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Describe says what the sandbox does on this host (logged at start).
+func (s *Sandbox) Describe() string {
+	switch {
+	case s == nil:
+		return "off: jobs run as the server's user"
+	case s.namespaces:
+		net := "no network"
+		if s.cfg.Network {
+			net = "the host's network"
+		}
+		return fmt.Sprintf("uids %d-%d, mount/pid/ipc/uts namespaces, %s, limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, net, s.cfg.Limits)
+	case s.root:
+		return fmt.Sprintf("uids %d-%d and limits %+v; no namespaces on this host", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, s.cfg.Limits)
+	}
+	return fmt.Sprintf("limits %+v; not root, so jobs run as the server's user", s.cfg.Limits)
+}
+
+// namespacesWork runs `true` the way jobs run, to learn whether the kernel
+// (and a container around us) allows new namespaces and the tools exist.
+func namespacesWork() bool {
+	for _, tool := range []string{"setpriv", "mount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return false
+		}
+	}
+	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -t tmpfs capstan-probe /tmp")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: nsFlags(false)}
+	cmd.Env = []string{"PATH=" + jobPath}
+	return cmd.Run() == nil
+}
+
+func nsFlags(network bool) uintptr {
+	f := uintptr(syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS)
+	if !network {
+		f |= syscall.CLONE_NEWNET
+	}
+	return f
+}
+
+// sandboxedJob is one job's process, ready to start, and what it holds.
+type sandboxedJob struct {
+	cmd     *exec.Cmd
+	uid     uint32
+	release func()
+}
+
+// command prepares bash running script in dir (the operation's sandbox)
+// with outputs (its artifacts directory) and env (the job's own
+// variables, host paths). Release must be called once the process ended.
+func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*sandboxedJob, error) {
+	if s == nil {
+		cmd := exec.Command("bash", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = jobEnviron(dir, own)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
+	}
+	if !s.root {
+		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`exec bash -c "$1"`, "capstan-job", script)
+		cmd.Dir = dir
+		cmd.Env = jobEnviron(dir, own)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
+	}
+	uid := <-s.uids
+	release := func() { s.uids <- uid }
+	if err := s.own(uid, dir, outputs); err != nil {
+		release()
+		return nil, err
+	}
+	if !s.namespaces {
+		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`umask 007; exec bash -c "$1"`, "capstan-job", script)
+		cmd.Dir = dir
+		cmd.Env = jobEnviron(dir, own)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+			Credential: &syscall.Credential{Uid: uid, Gid: s.cfg.GID, Groups: []uint32{}}}
+		return &sandboxedJob{cmd: cmd, uid: uid, release: release}, nil
+	}
+	args := append([]string{"-c", s.namespacePrologue(uid), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
+	cmd := exec.Command("bash", args...)
+	cmd.Dir = dir
+	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
+	return &sandboxedJob{cmd: cmd, uid: uid, release: release}, nil
+}
+
+// own gives the operation's sandbox and outputs (and what is in them) to
+// the job's uid and the jobs' group, group-writable, so the next job of
+// the operation (another uid) reads and writes them too.
+func (s *Sandbox) own(uid uint32, dirs ...string) error {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		err := filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				return os.Lchown(path, int(uid), int(s.cfg.GID))
+			}
+			if err := os.Chown(path, int(uid), int(s.cfg.GID)); err != nil {
+				return err
+			}
+			if e.IsDir() {
+				return os.Chmod(path, 0o2770)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sandbox %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// limitsPrologue sets the job's hard limits (bash's ulimit: -v and -f in
+// KiB); every value is a number the sandbox computed, never job input.
+func (s *Sandbox) limitsPrologue() string {
+	l := s.cfg.Limits
+	return fmt.Sprintf("ulimit -HS -t %d -v %d -u %d -f %d -n %d -c 0 || exit 126; ",
+		l.CPUSeconds, l.MemoryBytes>>10, l.Processes, l.FileBytes>>10, l.OpenFiles)
+}
+
+// namespacePrologue runs as root inside the job's new namespaces, then
+// becomes the job: a fresh /tmp holding only the operation's sandbox
+// ($2, at /tmp/job) and outputs ($3, at /tmp/outputs); the hidden paths
+// ($4…) covered; /proc showing only the job's own processes; the limits;
+// and, as uid, without capabilities or a way to regain them, the script
+// ($1). The job is PID 1 of its namespace: when it ends, every process
+// it left behind is killed.
+func (s *Sandbox) namespacePrologue(uid uint32) string {
+	return `set -e
+script=$1 work=$2 outputs=$3; shift 3
+exec 3<"$work" 4<"$outputs"
+mount --make-rprivate /
+mount -t tmpfs -o size=1m,mode=0755 capstan-job /tmp
+mkdir ` + jobHome + ` ` + jobOutputs + `
+mount -c --bind /proc/self/fd/3 ` + jobHome + `
+mount -c --bind /proc/self/fd/4 ` + jobOutputs + `
+exec 3<&- 4<&-
+for p in "$@"; do
+  if [ -d "$p" ]; then mount -t tmpfs -o size=4k,mode=000 capstan-hidden "$p"
+  elif [ -e "$p" ]; then mount --bind /dev/null "$p"
+  fi
+done
+mount -t proc -o nosuid,nodev,noexec proc /proc
+cd ` + jobHome + `
+umask 007
+` + s.limitsPrologue() + fmt.Sprintf(`
+exec setpriv --reuid=%d --regid=%d --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all -- bash -c "$script"`, uid, s.cfg.GID)
+}
+
+// inNamespace rewrites the job's variables that name host paths of its
+// sandbox or outputs to where the job sees them.
+func inNamespace(own map[string]string, dir, outputs string) map[string]string {
+	out := make(map[string]string, len(own))
+	for k, v := range own {
+		switch {
+		case outputs != "" && (v == outputs || strings.HasPrefix(v, outputs+"/")):
+			v = jobOutputs + strings.TrimPrefix(v, outputs)
+		case dir != "" && (v == dir || strings.HasPrefix(v, dir+"/")):
+			v = jobHome + strings.TrimPrefix(v, dir)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// diskUsage sums the sizes of files under dirs, giving up (and
+// reporting more than limit) after limit bytes or 100,000 entries.
+func diskUsage(limit int64, dirs ...string) int64 {
+	var total int64
+	entries := 0
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			entries++
+			if info, err := e.Info(); err == nil && !e.IsDir() {
+				total += info.Size()
+			}
+			if total > limit || entries > 100000 {
+				total = limit + 1
+				return filepath.SkipAll
+			}
+			return nil
+		})
+	}
+	return total
+}

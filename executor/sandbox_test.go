@@ -1,0 +1,173 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// hostileHost is a server's files as the sandbox sees them: a data
+// directory with a store and two operations' sandboxes, a tokens file,
+// and secrets in the server's environment.
+type hostileHost struct {
+	data, tokens  string
+	work, outputs string // operation A's
+	other         string // operation B's sandbox
+	sb            *Sandbox
+}
+
+const (
+	storeSecret = "STORE-SECRET-4711"
+	tokenSecret = "TOKEN-SECRET-4711"
+	envSecret   = "NEO4J-SECRET-4711"
+	otherSecret = "OTHER-OPERATION-SECRET-4711"
+)
+
+func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox's user switch and namespaces need the server to run as root (CI does)")
+	}
+	t.Setenv("CAPSTAN_NEO4J_PASSWORD", envSecret)
+	root := t.TempDir()
+	h := &hostileHost{data: filepath.Join(root, "data"), tokens: filepath.Join(root, "tokens.yaml")}
+	h.work = filepath.Join(h.data, "executor", "sandbox", "opA")
+	h.outputs = filepath.Join(h.data, "executor", "outputs", "opA")
+	h.other = filepath.Join(h.data, "executor", "sandbox", "opB")
+	for _, d := range []string{h.work, h.outputs, h.other} {
+		require.NoError(t, os.MkdirAll(d, 0o750))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(h.data, "store.db"), []byte(storeSecret), 0o600))
+	require.NoError(t, os.WriteFile(h.tokens, []byte(tokenSecret), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.other, "secret"), []byte(otherSecret), 0o666))
+	h.sb = NewSandbox(SandboxConfig{Limits: limits, DiskQuota: quota, Hide: []string{h.data, h.tokens}, Slots: 4})
+	require.True(t, h.sb.namespaces, "this host allows namespaces: %s", h.sb.Describe())
+	return h
+}
+
+func (h *hostileHost) run(t *testing.T, script string, timeout time.Duration) Result {
+	t.Helper()
+	env := map[string]string{"CAPSTAN_OUTPUTS": h.outputs, "CAPSTAN_PARAM_NAME": "tempo", "DATA": h.data, "TOKENS": h.tokens,
+		"OTHER": h.other, "SERVER_PID": fmt.Sprint(os.Getpid())}
+	return ShellRunner{Sandbox: h.sb}.Run(context.Background(), Job{NodeID: "hostile", Dir: h.work, Outputs: h.outputs,
+		Spec: capstan.RunSpec{Script: script, Timeout: timeout.String()}, Env: env})
+}
+
+func noSecrets(t *testing.T, out []byte) {
+	t.Helper()
+	for _, s := range []string{storeSecret, tokenSecret, envSecret, otherSecret} {
+		require.NotContains(t, string(out), s)
+	}
+}
+
+func TestSandboxedJobStillWorks(t *testing.T) {
+	h := newHostileHost(t, JobLimits{}, 0)
+	res := h.run(t, `set -e; id -u; echo "$HOME $PWD"; echo "made for $CAPSTAN_PARAM_NAME" > "$CAPSTAN_OUTPUTS/endpoint"; echo kept > notes`, 10*time.Second)
+	require.NoError(t, res.Err, "%s", res.Output)
+	require.Contains(t, string(res.Output), "/tmp/job /tmp/job")
+	require.NotContains(t, string(res.Output), "\n0\n", "not root")
+	data, err := os.ReadFile(filepath.Join(h.outputs, "endpoint"))
+	require.NoError(t, err)
+	require.Equal(t, "made for tempo\n", string(data))
+	// The operation's next job (another uid) reads and changes what the
+	// first one left.
+	res = h.run(t, `set -e; cat notes; echo more >> notes; cat "$CAPSTAN_OUTPUTS/endpoint"`, 10*time.Second)
+	require.NoError(t, res.Err, "%s", res.Output)
+	require.Contains(t, string(res.Output), "kept\nmade for tempo")
+}
+
+func TestHostileJobs(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer listener.Close()
+	go func() {
+		for {
+			c, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("CONTROL-PLANE\n"))
+			c.Close()
+		}
+	}()
+	h := newHostileHost(t, JobLimits{CPUSeconds: 2, MemoryBytes: 256 << 20, Processes: 64, FileBytes: 8 << 20}, 32<<20)
+	attacks := []struct {
+		name, script string
+		timeout      time.Duration
+		kind         string // the failure expected ("" when the job may end well but learn nothing)
+	}{
+		{"read the server's environment", `env; cat /proc/$SERVER_PID/environ; cat /proc/1/environ | tr '\0' '\n'`, 5 * time.Second, ""},
+		{"read the data directory", `cat "$DATA/store.db"; ls -la "$DATA" "$DATA/executor"; find / -name store.db 2>/dev/null | xargs cat`, 20 * time.Second, ""},
+		{"read the tokens file", `cat "$TOKENS"`, 5 * time.Second, ""},
+		{"read another operation's sandbox", `cat "$OTHER/secret"; cat ../*/secret; ls -la /tmp`, 5 * time.Second, ""},
+		{"reach the control plane", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3`, listener.Addr().(*net.TCPAddr).Port), 5 * time.Second, "exit:1"},
+		{"kill the server", `kill -9 $SERVER_PID && echo KILLED`, 5 * time.Second, "exit:1"},
+		{"become root again", `umount /tmp; mount -t proc proc /mnt; su -c id root </dev/null; touch /etc/capstan-was-here`, 5 * time.Second, "exit:1"},
+		{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 30`, 4 * time.Second, "timeout"},
+		{"run forever", `sleep 1000`, time.Second, "timeout"},
+		{"burn the CPU", `while :; do :; done`, 30 * time.Second, "signal:killed"},
+		{"one huge file", `head -c 100M /dev/zero > big`, 30 * time.Second, "exit:153"}, // 128 + SIGXFSZ
+		{"fill the disk", `for i in $(seq 1 1000); do head -c 4M /dev/zero > "fill-$i" || true; done; sleep 5`, 30 * time.Second, "disk_quota"},
+		{"take the memory", `python3 -c 'x = bytearray(1 << 30); print("GOT IT")'`, 30 * time.Second, "exit:1"},
+	}
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			res := h.run(t, a.script, a.timeout)
+			noSecrets(t, res.Output)
+			require.NotContains(t, string(res.Output), "CONTROL-PLANE")
+			require.NotContains(t, string(res.Output), "KILLED")
+			require.NotContains(t, string(res.Output), "GOT IT")
+			if a.kind != "" {
+				require.Equal(t, a.kind, res.ErrKind, "%s", res.Output)
+			}
+			_, err := os.Stat("/etc/capstan-was-here")
+			require.True(t, os.IsNotExist(err))
+			require.NoError(t, os.RemoveAll(h.work))
+			require.NoError(t, os.MkdirAll(h.work, 0o750))
+		})
+	}
+}
+
+// TestADaemonDoesNotOutliveItsJob: what a job leaves running is killed
+// when the job ends, and a fork bomb in one operation does not keep
+// another's job from running.
+func TestADaemonDoesNotOutliveItsJob(t *testing.T) {
+	h := newHostileHost(t, JobLimits{Processes: 32}, 0)
+	marker := fmt.Sprintf("capstan-daemon-%d", time.Now().UnixNano())
+	res := h.run(t, `setsid bash -c 'exec -a `+marker+` sleep 300' </dev/null >/dev/null 2>&1 & disown; echo started`, 10*time.Second)
+	require.NoError(t, res.Err, "%s", res.Output)
+	require.Eventually(t, func() bool { return !processRunning(marker) }, 5*time.Second, 50*time.Millisecond, "the daemon died with its job")
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.run(t, `bomb() { bomb | bomb & }; bomb; sleep 30`, 5*time.Second)
+	}()
+	time.Sleep(500 * time.Millisecond) // the bomb has taken its uid's processes
+	other := h.run(t, `for i in 1 2 3 4 5 6 7 8; do /bin/true; done; echo fine`, 10*time.Second)
+	require.NoError(t, other.Err, "%s", other.Output)
+	require.Contains(t, string(other.Output), "fine")
+	wg.Wait()
+}
+
+func processRunning(marker string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), marker) {
+			return true
+		}
+	}
+	return false
+}
