@@ -47,7 +47,13 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 	}
 	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan)}
 	for _, p := range probes {
-		result, source := l.e.cfg.Prober.Run(ctx, p, target)
+		result, source, output := l.e.cfg.Prober.Run(ctx, p, target)
+		if len(output) > 0 {
+			if d := l.diagnostics(n.ID, "probe-"+p.Name, attempt, redact(output, r.secrets)); d != nil {
+				r.artifacts = append(r.artifacts, *d)
+				source["output_artifact"] = d.Name
+			}
+		}
 		r.evidence = append(r.evidence, capstan.Evidence{ProducedBy: n.ID, Capability: p.Capability, Item: p.Name, Result: result, Source: source, ObservedAt: *l.now()})
 	}
 	return r
@@ -94,17 +100,16 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	}
 	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
 		Outputs: l.outputs(), Artifacts: declared})
-	var secrets [][]byte
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
-		r.artifacts, missing, secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now())
+		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now())
 		r.evidence = append(r.evidence, missing...)
 	}
 	name := "output"
 	if kind == kindCompensate {
 		name = "compensation"
 	}
-	if d := l.diagnostics(n.ID, name, attempt, redact(r.res.Output, secrets)); d != nil {
+	if d := l.diagnostics(n.ID, name, attempt, redact(r.res.Output, r.secrets)); d != nil {
 		r.artifacts = append(r.artifacts, *d)
 	}
 	return r.res.Err == nil

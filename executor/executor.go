@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -53,6 +54,8 @@ type Config struct {
 	// Sandbox confines shell jobs and command probes (nil: they run as the
 	// server's user with only an allow-listed environment).
 	Sandbox *Sandbox
+	// Egress bounds where http jobs and probes may call (nil: anywhere).
+	Egress *Egress
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -111,8 +114,15 @@ func New(cfg Config) *Executor {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8
 	}
+	var client *http.Client
+	if cfg.Egress != nil {
+		client = cfg.Egress.Client()
+	}
 	if cfg.Runners == nil {
-		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{}}
+		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{Client: client}}
+	}
+	if cfg.Prober.Client == nil {
+		cfg.Prober.Client = client
 	}
 	if cfg.Prober.Resources == nil {
 		cfg.Prober.Resources = cfg.Store

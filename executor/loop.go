@@ -96,6 +96,9 @@ type nodeResult struct {
 	evidence []capstan.Evidence
 	// artifacts are the job's declared outputs and its diagnostics (refs only).
 	artifacts []capstan.Artifact
+	// secrets are the values of the secret artifacts the job wrote, to
+	// redact from its output and its probes' (never stored).
+	secrets [][]byte
 }
 
 func newLoop(e *Executor, org, opID string) *loop {

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"net/http"
@@ -38,59 +39,69 @@ type ProbeTarget struct {
 	Made      []string
 }
 
-// Run runs one probe and returns its verdict and what it observed.
-func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any) {
+// Run runs one probe and returns its verdict, what it observed, and the
+// raw output of a command or the body of an http response: kept as a
+// diagnostics artifact, never inlined into the evidence.
+func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
 	switch pr.Type {
 	case "sim":
-		return capstan.EvidencePassed, map[string]any{"type": "sim"}
+		return capstan.EvidencePassed, map[string]any{"type": "sim"}, nil
 	case "command":
 		return p.commandProbe(ctx, pr, t)
 	case "http":
 		return p.httpProbe(ctx, pr)
 	case "resource_state":
-		return p.resourceProbe(ctx, pr, t)
+		result, source = p.resourceProbe(ctx, pr, t)
 	case "capability":
-		return p.capabilityProbe(ctx, pr, t)
+		result, source = p.capabilityProbe(ctx, pr, t)
+	default:
+		result, source = capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
 	}
-	return capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
+	return result, source, nil
 }
 
-func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
 	res := ShellRunner{Sandbox: p.Sandbox}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Outputs: t.Outputs, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
-	out := trimmed(res.Output)
-	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode, "output": out}
+	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode}
 	if res.ExitCode != pr.ExpectExit {
-		return capstan.EvidenceFailed, source
+		return capstan.EvidenceFailed, source, res.Output
 	}
 	if pr.OutputPattern != "" {
 		re, err := regexp.Compile(pr.OutputPattern)
-		if err != nil || !re.MatchString(out) {
-			return capstan.EvidenceFailed, source
+		if err != nil || !re.MatchString(trimmed(res.Output)) {
+			source["matched"] = false
+			return capstan.EvidenceFailed, source, res.Output
 		}
+		source["matched"] = true
 	}
-	return capstan.EvidencePassed, source
+	return capstan.EvidencePassed, source, res.Output
 }
 
-func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe) (string, map[string]any) {
+func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe) (string, map[string]any, []byte) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	status, out, err := send(ctx, p.Client, http.MethodGet, pr.URL, nil, nil)
 	source := map[string]any{"type": "http", "url": pr.URL, "status": status}
 	if err != nil {
-		source["error"] = err.Error()
-		return capstan.EvidenceFailed, source
+		source["error"] = capstan.ErrorMessage(err)
+		var ce *capstan.Error
+		if !errors.As(err, &ce) {
+			source["error"] = err.Error()
+		}
+		return capstan.EvidenceFailed, source, nil
 	}
 	if !statusMatches(status, pr.ExpectStatus) {
-		return capstan.EvidenceFailed, source
+		return capstan.EvidenceFailed, source, out
 	}
 	if pr.OutputPattern != "" {
 		re, err := regexp.Compile(pr.OutputPattern)
 		if err != nil || !re.Match(out) {
-			source["output"] = trimmed(out)
-			return capstan.EvidenceFailed, source
+			source["matched"] = false
+			return capstan.EvidenceFailed, source, out
 		}
+		source["matched"] = true
 	}
-	return capstan.EvidencePassed, source
+	return capstan.EvidencePassed, source, out
 }
 
 // resourceProbe compares one field of a resource's observed state (a dotted

@@ -55,7 +55,7 @@ func TestProbes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, source := p.Run(context.Background(), c.probe, target)
+			got, source, _ := p.Run(context.Background(), c.probe, target)
 			require.Equal(t, c.want, got, "%v", source)
 		})
 	}

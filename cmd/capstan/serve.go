@@ -54,6 +54,7 @@ type serveConfig struct {
 	sandbox    string
 	jobUIDBase int
 	jobNetwork bool
+	egress     []string
 }
 
 func envOr(name, def string) string {
@@ -111,6 +112,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
+	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -128,6 +130,14 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	c.rate.RequestBurst = int(2 * c.rate.Requests)
 	c.rate.CostBurst = max(int(2*c.rate.Cost), server.DefaultLimits.MaxCost)
+	for _, e := range strings.Split(*egress, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			c.egress = append(c.egress, e)
+		}
+	}
+	if _, err := executor.ParseEgress(c.egress); err != nil {
+		return c, err
+	}
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.allowedOrigins = append(c.allowedOrigins, o)
@@ -185,9 +195,13 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
 	sandbox := jobSandbox(cfg)
+	egress, err := executor.ParseEgress(cfg.egress)
+	if err != nil {
+		return err
+	}
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox})
+		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
