@@ -1,0 +1,145 @@
+package secret
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Mask replaces a secret value (or any encoding of it) in an output.
+const Mask = "[redacted]"
+
+// Redactor masks secret values in outputs: each value as it is and in
+// the encodings an output commonly carries it — base64 (standard and URL
+// alphabets, at any alignment inside a longer encoded text), URL escaping
+// (query and path), JSON string escaping, hex. It is immutable.
+type Redactor struct {
+	patterns [][]byte // longest first, so a longer encoding is masked whole
+}
+
+// NewRedactor builds a redactor for values (shorter than MinValueLen
+// ones are ignored).
+func NewRedactor(values [][]byte) *Redactor {
+	seen := map[string]bool{}
+	var patterns [][]byte
+	add := func(p []byte) {
+		if len(p) >= MinValueLen/2 && !seen[string(p)] {
+			seen[string(p)] = true
+			patterns = append(patterns, p)
+		}
+	}
+	for _, v := range values {
+		v = bytes.TrimSpace(v)
+		if len(v) < MinValueLen {
+			continue
+		}
+		for _, e := range encodings(v) {
+			add(e)
+		}
+	}
+	sort.Slice(patterns, func(i, j int) bool { return len(patterns[i]) > len(patterns[j]) })
+	return &Redactor{patterns: patterns}
+}
+
+func encodings(v []byte) [][]byte {
+	s := string(v)
+	out := [][]byte{v, []byte(url.QueryEscape(s)), []byte(url.PathEscape(s)), []byte(hex.EncodeToString(v)),
+		[]byte(strings.ToUpper(hex.EncodeToString(v)))}
+	if j, err := json.Marshal(s); err == nil {
+		out = append(out, j[1:len(j)-1])
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		out = append(out, base64Cores(enc, v)...)
+	}
+	return out
+}
+
+// base64Cores are the characters of v's base64 encoding that depend on
+// v's bytes alone, for each of the three alignments v can have inside a
+// longer encoded text.
+func base64Cores(enc *base64.Encoding, v []byte) [][]byte {
+	var out [][]byte
+	for k := 0; k < 3; k++ {
+		padded := append(make([]byte, k), v...)
+		full := enc.EncodeToString(padded)
+		start := (k*8 + 5) / 6
+		end := (k + len(v)) * 8 / 6
+		if end > start {
+			out = append(out, []byte(full[start:end]))
+		}
+	}
+	return out
+}
+
+// Empty reports whether there is nothing to mask.
+func (r *Redactor) Empty() bool { return r == nil || len(r.patterns) == 0 }
+
+// Bytes masks b (b itself is never changed).
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r.Empty() {
+		return b
+	}
+	out := b
+	for _, p := range r.patterns {
+		if bytes.Contains(out, p) {
+			out = bytes.ReplaceAll(out, p, []byte(Mask))
+		}
+	}
+	return out
+}
+
+// String masks s.
+func (r *Redactor) String(s string) string {
+	if r.Empty() {
+		return s
+	}
+	for _, p := range r.patterns {
+		if strings.Contains(s, string(p)) {
+			s = strings.ReplaceAll(s, string(p), Mask)
+		}
+	}
+	return s
+}
+
+// Value masks every string inside a JSON-like value (maps, slices,
+// strings), keys included, returning a new value when anything changed.
+func (r *Redactor) Value(v any) any {
+	if r.Empty() {
+		return v
+	}
+	switch v := v.(type) {
+	case string:
+		return r.String(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[r.String(k)] = r.Value(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = r.Value(x)
+		}
+		return out
+	case []string:
+		out := make([]string, len(v))
+		for i, x := range v {
+			out[i] = r.String(x)
+		}
+		return out
+	}
+	return v
+}
+
+// Map masks a map[string]any.
+func (r *Redactor) Map(m map[string]any) map[string]any {
+	if m == nil || r.Empty() {
+		return m
+	}
+	return r.Value(m).(map[string]any)
+}
