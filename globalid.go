@@ -16,6 +16,8 @@ const (
 	KindPlan         = "Plan"
 	KindOperation    = "Operation"
 	KindPatch        = "PlanPatch"
+	// KindArtifact's local id is <operation id>/<artifact id>.
+	KindArtifact = "Artifact"
 )
 
 // GlobalID is the one form of an id the product shows — GraphQL fields,
@@ -40,6 +42,25 @@ func PatchGID(id string) string {
 		return ""
 	}
 	return GlobalID(KindPatch, id)
+}
+
+// ArtifactGID is the global id of an operation's artifact.
+func ArtifactGID(operationID, id string) string {
+	return GlobalID(KindArtifact, operationID+"/"+id)
+}
+
+// ParseArtifactGID returns the operation and artifact an artifact's
+// global id names.
+func ParseArtifactGID(gid string) (operationID, id string, err error) {
+	_, local, err := ParseGlobalID(gid, KindArtifact)
+	if err != nil {
+		return "", "", err
+	}
+	operationID, id, ok := strings.Cut(local, "/")
+	if !ok || operationID == "" || id == "" {
+		return "", "", Errorf(EINVALID, "%q is not an artifact id", gid)
+	}
+	return operationID, id, nil
 }
 
 // ParseGlobalID decodes a global id; want, when set, is the kind it must

@@ -190,7 +190,9 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 			if err != nil {
 				return in, err
 			}
-			a.Content = content[max(0, len(content)-maxAnalysisContent):]
+			// Masked again as it is read: a value that became a secret
+			// after the file was written is not shown either.
+			a.Content = l.redactor().Bytes(content[max(0, len(content)-maxAnalysisContent):])
 		}
 		in.Artifacts = append(in.Artifacts, a)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // attempt runs on a worker: the job (or its compensation) unless only the
@@ -23,6 +24,10 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		probes = n.Intervention.Verification
 	}
 	env := l.jobEnv(n)
+	if err := l.resolveSecrets(ctx, env); err != nil {
+		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
+		return r
+	}
 	if scope.plan != nil {
 		bindings, err := l.bindingEnv(ctx, scope.plan, n)
 		if err != nil {
@@ -102,8 +107,12 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		Outputs: l.outputs(), Artifacts: declared})
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
-		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now())
+		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
+		if err := l.keepSecrets(ctx, n.ID, r.artifacts, r.secrets); err != nil {
+			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
+			return false
+		}
 	}
 	name := "output"
 	if kind == kindCompensate {
@@ -117,37 +126,51 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 
 // collectArtifacts records a job's declared artifacts as references to
 // the files it wrote in its outputs directory. A non-secret artifact the
-// job did not write is its standard output; a secret one must be written
-// (its value never leaves the file: invariant 10), or the job has failed
-// evidence. The secret values are returned only to redact diagnostics.
-func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
+// job did not write is its standard output, masked (every secret value of
+// the organization, and the values of the secret artifacts it wrote); a
+// secret one must be written (its value never leaves the file and the
+// secret store: invariant 10), or the job has failed evidence. The secret
+// values are returned, in the order of the secret artifacts, to keep and
+// to redact diagnostics.
+func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
+	written := map[string]bool{}
+	for _, a := range declared {
+		if a.Sensitivity != capstan.SensitivitySecret {
+			continue
+		}
+		path := filepath.Join(dir, a.Name)
+		if data, err := os.ReadFile(path); err == nil {
+			_ = os.Chmod(path, 0o600)
+			secrets = append(secrets, bytes.TrimSpace(data))
+			written[a.Name] = true
+		}
+	}
+	masked := org.Bytes(redact(stdout, secrets))
 	for _, a := range declared {
 		path := filepath.Join(dir, a.Name)
-		data, err := os.ReadFile(path)
 		switch {
-		case err == nil && a.Sensitivity == capstan.SensitivitySecret:
-			_ = os.Chmod(path, 0o600)
-			if len(bytes.TrimSpace(data)) > 0 {
-				secrets = append(secrets, bytes.TrimSpace(data))
-			}
-		case err == nil:
-		case a.Sensitivity != capstan.SensitivitySecret && os.WriteFile(path, stdout, 0o640) == nil:
-		default:
+		case a.Sensitivity == capstan.SensitivitySecret && written[a.Name]:
+		case a.Sensitivity == capstan.SensitivitySecret:
 			missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
 				Source: map[string]any{"type": "artifact", "note": "the job did not write $CAPSTAN_OUTPUTS/" + a.Name}})
 			continue
+		default:
+			if _, err := os.Stat(path); err != nil && os.WriteFile(path, masked, 0o640) != nil {
+				missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
+					Source: map[string]any{"type": "artifact", "note": "the job's output could not be kept as " + a.Name}})
+				continue
+			}
 		}
 		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + path, ProducedBy: node})
 	}
 	return arts, missing, secrets
 }
 
-// redact hides secret values a job may have printed.
+// redact hides the values of the secret artifacts a job wrote (and their
+// encodings) in what it printed; with a secret store every other secret
+// of the organization is masked too (diagnostics).
 func redact(out []byte, secrets [][]byte) []byte {
-	for _, s := range secrets {
-		out = bytes.ReplaceAll(out, s, []byte("[redacted secret]"))
-	}
-	return out
+	return secret.NewRedactor(secrets).Bytes(out)
 }
 
 // sandbox is the operation's working directory for jobs and probes.

@@ -81,7 +81,7 @@ func ReadArtifact(ref string) ([]byte, error) {
 
 // diagnostics keeps a job's output in the operation's log and returns its artifact.
 func (l *loop) diagnostics(node, name string, attempt int, out []byte) *capstan.Artifact {
-	ref, err := l.diag.append(out)
+	ref, err := l.diag.append(l.redactor().Bytes(out))
 	if err != nil {
 		l.e.cfg.Log.Warn("job output not kept", "operation", l.opID, "node", node, "err", err.Error())
 		return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // Clock gives the executor its time; tests inject one.
@@ -56,6 +57,18 @@ type Config struct {
 	Sandbox *Sandbox
 	// Egress bounds where http jobs and probes may call (nil: anywhere).
 	Egress *Egress
+	// Secrets resolves secret:<name> parameters, keeps the values of
+	// secret artifacts, and masks every secret value of the organization
+	// in what jobs and probes print (nil: no secret store; secret
+	// artifacts are masked in their own job's output only).
+	Secrets Secrets
+}
+
+// Secrets is the secret store as the executor uses it (secret.Vault).
+type Secrets interface {
+	Get(ctx context.Context, org, name string) ([]byte, error)
+	Put(ctx context.Context, org, name string, value []byte) error
+	Redactor(ctx context.Context, org string) (*secret.Redactor, error)
 }
 
 // Hooks are what the executor asks of the service: child operations for

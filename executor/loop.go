@@ -123,6 +123,11 @@ func (l *loop) run(ctx context.Context) {
 		}
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
+				if l.e.cfg.Secrets != nil {
+					if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
+						l.dropSecretFiles(recs.Artifacts)
+					}
+				}
 				if st.op.ParentID != "" {
 					l.e.Notify(l.org, st.op.ParentID) // the parent follows its child
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -32,6 +33,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Artifact() ArtifactResolver
 	BoundProvider() BoundProviderResolver
 	CandidateVerdict() CandidateVerdictResolver
 	CapabilityDefinition() CapabilityDefinitionResolver
@@ -54,6 +56,7 @@ type ResolverRoot interface {
 	RunSpec() RunSpecResolver
 	Scenario() ScenarioResolver
 	ScenarioPack() ScenarioPackResolver
+	Secret() SecretResolver
 	Subscription() SubscriptionResolver
 }
 
@@ -356,8 +359,10 @@ type ComplexityRoot struct {
 		InstallScenarioPack func(childComplexity int, input model.InstallScenarioPackInput) int
 		PlanIntent          func(childComplexity int, input model.PlanIntentInput) int
 		ProposePlanPatch    func(childComplexity int, input model.ProposePlanPatchInput) int
+		PutSecret           func(childComplexity int, input model.PutSecretInput) int
 		RecordIntervention  func(childComplexity int, input model.RecordInterventionInput) int
 		RetryNode           func(childComplexity int, input model.RetryNodeInput) int
+		RevealSecret        func(childComplexity int, input model.RevealSecretInput) int
 		RevertPlanPatch     func(childComplexity int, input model.RevertPlanPatchInput) int
 		StartOperation      func(childComplexity int, input model.StartOperationInput) int
 		WithdrawPlanPatch   func(childComplexity int, input model.WithdrawPlanPatchInput) int
@@ -673,6 +678,7 @@ type ComplexityRoot struct {
 		Resources     func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
 		ScenarioPacks func(childComplexity int, first *int, after *string) int
 		Scenarios     func(childComplexity int, filter *model.ScenarioFilter, first *int, after *string) int
+		Secrets       func(childComplexity int) int
 		Viewer        func(childComplexity int) int
 	}
 
@@ -759,6 +765,12 @@ type ComplexityRoot struct {
 		OnExhausted        func(childComplexity int) int
 	}
 
+	RevealedSecret struct {
+		Artifact  func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		Value     func(childComplexity int) int
+	}
+
 	RollbackPolicy struct {
 		Compensation func(childComplexity int) int
 		Evidence     func(childComplexity int) int
@@ -828,6 +840,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Secret struct {
+		Name      func(childComplexity int) int
+		Ref       func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
 	SubOperationBinding struct {
 		Attributes         func(childComplexity int) int
 		ExpectedCapability func(childComplexity int) int
@@ -858,6 +876,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ArtifactResolver interface {
+	ID(ctx context.Context, obj *capstan.Artifact) (string, error)
+}
 type BoundProviderResolver interface {
 	Resource(ctx context.Context, obj *capstan.BoundProvider) (*capstan.Resource, error)
 }
@@ -883,6 +904,8 @@ type IntentResolver interface {
 	Plans(ctx context.Context, obj *capstan.Intent) ([]capstan.Plan, error)
 }
 type MutationResolver interface {
+	PutSecret(ctx context.Context, input model.PutSecretInput) (*secret.Entry, error)
+	RevealSecret(ctx context.Context, input model.RevealSecretInput) (*service.Revealed, error)
 	ImportCatalog(ctx context.Context, input model.ImportCatalogInput) (*capstan.ImportResult, error)
 	InstallScenarioPack(ctx context.Context, input model.InstallScenarioPackInput) (*capstan.ScenarioPack, error)
 	CreateIntent(ctx context.Context, input model.CreateIntentInput) (*capstan.Intent, error)
@@ -992,6 +1015,7 @@ type QueryResolver interface {
 	PlanDiff(ctx context.Context, plan string, from int, to int) (*capstan.PlanDiff, error)
 	PlanPatch(ctx context.Context, id string) (*capstan.PlanPatch, error)
 	NodeTemplates(ctx context.Context) ([]capstan.NodeTemplate, error)
+	Secrets(ctx context.Context) ([]secret.Entry, error)
 }
 type RelationshipResolver interface {
 	Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error)
@@ -1016,6 +1040,9 @@ type ScenarioResolver interface {
 }
 type ScenarioPackResolver interface {
 	ID(ctx context.Context, obj *capstan.ScenarioPack) (string, error)
+}
+type SecretResolver interface {
+	Ref(ctx context.Context, obj *secret.Entry) (string, error)
 }
 type SubscriptionResolver interface {
 	OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error)
@@ -2221,6 +2248,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ProposePlanPatch(childComplexity, args["input"].(model.ProposePlanPatchInput)), true
+	case "Mutation.putSecret":
+		if e.ComplexityRoot.Mutation.PutSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_putSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PutSecret(childComplexity, args["input"].(model.PutSecretInput)), true
 	case "Mutation.recordIntervention":
 		if e.ComplexityRoot.Mutation.RecordIntervention == nil {
 			break
@@ -2243,6 +2281,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryNode(childComplexity, args["input"].(model.RetryNodeInput)), true
+	case "Mutation.revealSecret":
+		if e.ComplexityRoot.Mutation.RevealSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revealSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevealSecret(childComplexity, args["input"].(model.RevealSecretInput)), true
 	case "Mutation.revertPlanPatch":
 		if e.ComplexityRoot.Mutation.RevertPlanPatch == nil {
 			break
@@ -3792,6 +3841,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Scenarios(childComplexity, args["filter"].(*model.ScenarioFilter), args["first"].(*int), args["after"].(*string)), true
+	case "Query.secrets":
+		if e.ComplexityRoot.Query.Secrets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Secrets(childComplexity), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -4144,6 +4199,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RetryPolicy.OnExhausted(childComplexity), true
 
+	case "RevealedSecret.artifact":
+		if e.ComplexityRoot.RevealedSecret.Artifact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevealedSecret.Artifact(childComplexity), true
+	case "RevealedSecret.expiresAt":
+		if e.ComplexityRoot.RevealedSecret.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevealedSecret.ExpiresAt(childComplexity), true
+	case "RevealedSecret.value":
+		if e.ComplexityRoot.RevealedSecret.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevealedSecret.Value(childComplexity), true
+
 	case "RollbackPolicy.compensation":
 		if e.ComplexityRoot.RollbackPolicy.Compensation == nil {
 			break
@@ -4422,6 +4496,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ScenarioPackEdge.Node(childComplexity), true
 
+	case "Secret.name":
+		if e.ComplexityRoot.Secret.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Secret.Name(childComplexity), true
+	case "Secret.ref":
+		if e.ComplexityRoot.Secret.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Secret.Ref(childComplexity), true
+	case "Secret.updatedAt":
+		if e.ComplexityRoot.Secret.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Secret.UpdatedAt(childComplexity), true
+
 	case "SubOperationBinding.attributes":
 		if e.ComplexityRoot.SubOperationBinding.Attributes == nil {
 			break
@@ -4542,9 +4635,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PlanChangeInput", ec.unmarshalInputPlanChangeInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
 			graphql.NewInputUnmarshaler("ProposePlanPatchInput", ec.unmarshalInputProposePlanPatchInput),
+			graphql.NewInputUnmarshaler("PutSecretInput", ec.unmarshalInputPutSecretInput),
 			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
 			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
+			graphql.NewInputUnmarshaler("RevealSecretInput", ec.unmarshalInputRevealSecretInput),
 			graphql.NewInputUnmarshaler("RevertPlanPatchInput", ec.unmarshalInputRevertPlanPatchInput),
 			graphql.NewInputUnmarshaler("ScenarioFilter", ec.unmarshalInputScenarioFilter),
 			graphql.NewInputUnmarshaler("StartOperationInput", ec.unmarshalInputStartOperationInput),
@@ -4703,6 +4798,8 @@ type Query {
   planPatch(id: ID!): PlanPatch
   "The node templates installed packs publish: what a plan change may insert by name."
   nodeTemplates: [NodeTemplate!]!
+  "The organization's secrets, by name: never a value (admin, platform_admin, sre, operator)."
+  secrets: [Secret!]!
 }
 
 """
@@ -4746,6 +4843,10 @@ type OperationProgress {
 }
 
 type Mutation {
+  "Stores (or replaces) a secret of the caller's organization, encrypted outside the graph store; plans refer to it as secret:<name> (admin, platform_admin)."
+  putSecret(input: PutSecretInput!): Secret!
+  "Shows a secret artifact's value to a person the reveal policy allows (role × environment), for a reason recorded in the operation's timeline."
+  revealSecret(input: RevealSecretInput!): RevealedSecret!
   "Imports the existing platform's catalog (YAML or JSON): upserts resources by key, all or nothing."
   importCatalog(input: ImportCatalogInput!): ImportCatalogResult!
   "Lints and installs a single-file scenario pack (YAML)."
@@ -5489,6 +5590,32 @@ type Evidence {
 }
 
 type Artifact { id: ID! type: String! name: String! sensitivity: String! storageRef: String! producedBy: String! }
+
+"A stored secret: its name and reference, never its value."
+type Secret {
+  name: String!
+  "What a plan parameter or catalog attribute writes to use it: secret:<name>."
+  ref: String!
+  updatedAt: Time!
+}
+input PutSecretInput {
+  "Lower-case letters, digits and . _ / - (at most 128)."
+  name: String!
+  "At least 8 bytes: shorter values would be masked wherever the same characters appear."
+  value: String!
+}
+input RevealSecretInput {
+  "The secret artifact (Artifact.id)."
+  artifact: ID!
+  "Why: recorded with the reveal in the operation's timeline."
+  reason: String!
+}
+"A revealed secret value: show it, then drop it after expiresAt."
+type RevealedSecret {
+  artifact: Artifact!
+  value: String!
+  expiresAt: Time!
+}
 enum AnalysisKind { DIAGNOSIS RECOMMENDATION PATCH REVIEW }
 "What an analyzer answered an ai_analysis node. A proposed patch is only a proposal: a person applies it as a PlanPatch."
 type Analysis {
@@ -6840,6 +6967,18 @@ func (ec *executionContext) childFields_RetryPolicy(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type RetryPolicy", field.Name)
 }
 
+func (ec *executionContext) childFields_RevealedSecret(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "artifact":
+		return ec.fieldContext_RevealedSecret_artifact(ctx, field)
+	case "value":
+		return ec.fieldContext_RevealedSecret_value(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_RevealedSecret_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevealedSecret", field.Name)
+}
+
 func (ec *executionContext) childFields_RollbackPolicy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "strategy":
@@ -6980,6 +7119,18 @@ func (ec *executionContext) childFields_ScenarioPackEdge(ctx context.Context, fi
 		return ec.fieldContext_ScenarioPackEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ScenarioPackEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Secret(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Secret_name(ctx, field)
+	case "ref":
+		return ec.fieldContext_Secret_ref(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Secret_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Secret", field.Name)
 }
 
 func (ec *executionContext) childFields_SubOperationBinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7262,6 +7413,20 @@ func (ec *executionContext) field_Mutation_proposePlanPatch_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_putSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PutSecretInput, error) {
+			return ec.unmarshalNPutSecretInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPutSecretInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordIntervention_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7282,6 +7447,20 @@ func (ec *executionContext) field_Mutation_retryNode_args(ctx context.Context, r
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RetryNodeInput, error) {
 			return ec.unmarshalNRetryNodeInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRetryNodeInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revealSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevealSecretInput, error) {
+			return ec.unmarshalNRevealSecretInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRevealSecretInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8370,7 +8549,7 @@ func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Artifact_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return ec.Resolvers.Artifact().ID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -8381,7 +8560,7 @@ func (ec *executionContext) _Artifact_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Artifact_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Artifact", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("Artifact", field, true, true, "ID")
 }
 
 func (ec *executionContext) _Artifact_type(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
@@ -12155,6 +12334,94 @@ func (ec *executionContext) fieldContext_JobOutputs_evidence(_ context.Context, 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Probe(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_putSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_putSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PutSecret(ctx, fc.Args["input"].(model.PutSecretInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *secret.Entry) graphql.Marshaler {
+			return ec.marshalNSecret2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_putSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Secret(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_putSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revealSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revealSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevealSecret(ctx, fc.Args["input"].(model.RevealSecretInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *service.Revealed) graphql.Marshaler {
+			return ec.marshalNRevealedSecret2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋserviceᚐRevealed(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revealSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevealedSecret(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revealSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -19122,6 +19389,38 @@ func (ec *executionContext) fieldContext_Query_nodeTemplates(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_secrets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_secrets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Secrets(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []secret.Entry) graphql.Marshaler {
+			return ec.marshalNSecret2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_secrets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Secret(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20644,6 +20943,84 @@ func (ec *executionContext) fieldContext_RetryPolicy_onExhausted(_ context.Conte
 	return graphql.NewScalarFieldContext("RetryPolicy", field, false, false, "String")
 }
 
+func (ec *executionContext) _RevealedSecret_artifact(ctx context.Context, field graphql.CollectedField, obj *service.Revealed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevealedSecret_artifact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Artifact, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.Artifact) graphql.Marshaler {
+			return ec.marshalNArtifact2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐArtifact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevealedSecret_artifact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevealedSecret",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Artifact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevealedSecret_value(ctx context.Context, field graphql.CollectedField, obj *service.Revealed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevealedSecret_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevealedSecret_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevealedSecret", field, false, false, "String")
+}
+
+func (ec *executionContext) _RevealedSecret_expiresAt(ctx context.Context, field graphql.CollectedField, obj *service.Revealed) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevealedSecret_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevealedSecret_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevealedSecret", field, false, false, "Time")
+}
+
 func (ec *executionContext) _RollbackPolicy_strategy(ctx context.Context, field graphql.CollectedField, obj *capstan.RollbackPolicy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21858,6 +22235,75 @@ func (ec *executionContext) fieldContext_ScenarioPackEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Secret_name(ctx context.Context, field graphql.CollectedField, obj *secret.Entry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Secret_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Secret_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Secret", field, false, false, "String")
+}
+
+func (ec *executionContext) _Secret_ref(ctx context.Context, field graphql.CollectedField, obj *secret.Entry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Secret_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Secret().Ref(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Secret_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Secret", field, true, true, "String")
+}
+
+func (ec *executionContext) _Secret_updatedAt(ctx context.Context, field graphql.CollectedField, obj *secret.Entry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Secret_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Secret_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Secret", field, false, false, "Time")
 }
 
 func (ec *executionContext) _SubOperationBinding_scenario(ctx context.Context, field graphql.CollectedField, obj *capstan.SubOperationBinding) (ret graphql.Marshaler) {
@@ -24139,6 +24585,55 @@ func UnmarshalProposePlanPatchInput(ctx context.Context, raw any) (model.Propose
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputPutSecretInput(ctx context.Context, obj any) (model.PutSecretInput, error) {
+	var it model.PutSecretInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPutSecretInput unmarshals raw into the PutSecretInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPutSecretInput(ctx context.Context, raw any) (model.PutSecretInput, error) {
+	var out model.PutSecretInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PutSecretInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRecordInterventionInput(ctx context.Context, obj any) (model.RecordInterventionInput, error) {
 	var it model.RecordInterventionInput
 	if obj == nil {
@@ -24315,6 +24810,55 @@ func (ec *executionContext) unmarshalInputRetryNodeInput(ctx context.Context, ob
 func UnmarshalRetryNodeInput(ctx context.Context, raw any) (model.RetryNodeInput, error) {
 	var out model.RetryNodeInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RetryNodeInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRevealSecretInput(ctx context.Context, obj any) (model.RevealSecretInput, error) {
+	var it model.RevealSecretInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"artifact", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "artifact":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("artifact"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Artifact = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevealSecretInput unmarshals raw into the RevealSecretInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevealSecretInput(ctx context.Context, raw any) (model.RevealSecretInput, error) {
+	var out model.RevealSecretInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevealSecretInput", raw, &out)
 	return out, err
 }
 
@@ -24841,34 +25385,35 @@ func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Artifact")
 		case "id":
-			out.Values[i] = ec._Artifact_id(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Artifact_id(ctx, field, obj)
+				})
 		case "type":
 			out.Values[i] = ec._Artifact_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Artifact_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "sensitivity":
 			out.Values[i] = ec._Artifact_sensitivity(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "storageRef":
 			out.Values[i] = ec._Artifact_storageRef(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "producedBy":
 			out.Values[i] = ec._Artifact_producedBy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -26547,6 +27092,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "putSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_putSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revealSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revealSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "importCatalog":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_importCatalog(ctx, field)
@@ -28621,6 +29180,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_nodeTemplates(ctx, field)
 				})
+		case "secrets":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_secrets(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -29195,6 +29760,49 @@ func (ec *executionContext) _RetryPolicy(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var revealedSecretImplementors = []string{"RevealedSecret"}
+
+func (ec *executionContext) _RevealedSecret(ctx context.Context, sel ast.SelectionSet, obj *service.Revealed) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revealedSecretImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevealedSecret")
+		case "artifact":
+			out.Values[i] = ec._RevealedSecret_artifact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._RevealedSecret_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._RevealedSecret_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var rollbackPolicyImplementors = []string{"RollbackPolicy"}
 
 func (ec *executionContext) _RollbackPolicy(ctx context.Context, sel ast.SelectionSet, obj *capstan.RollbackPolicy) graphql.Marshaler {
@@ -29639,6 +30247,50 @@ func (ec *executionContext) _ScenarioPackEdge(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._ScenarioPackEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var secretImplementors = []string{"Secret"}
+
+func (ec *executionContext) _Secret(ctx context.Context, sel ast.SelectionSet, obj *secret.Entry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, secretImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Secret")
+		case "name":
+			out.Values[i] = ec._Secret_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ref":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Secret_ref(ctx, field, obj)
+				})
+		case "updatedAt":
+			out.Values[i] = ec._Secret_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -31878,6 +32530,11 @@ func (ec *executionContext) marshalNProvidedCapability2ᚕgithubᚗcomᚋcapstan
 	return ret
 }
 
+func (ec *executionContext) unmarshalNPutSecretInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPutSecretInput(ctx context.Context, v any) (model.PutSecretInput, error) {
+	res, err := ec.unmarshalInputPutSecretInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNRecordInterventionInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRecordInterventionInput(ctx context.Context, v any) (model.RecordInterventionInput, error) {
 	res, err := ec.unmarshalInputRecordInterventionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32056,6 +32713,19 @@ func (ec *executionContext) marshalNRetryPolicy2githubᚗcomᚋcapstanᚑdevᚋc
 	return ec._RetryPolicy(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNRevealSecretInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRevealSecretInput(ctx context.Context, v any) (model.RevealSecretInput, error) {
+	res, err := ec.unmarshalInputRevealSecretInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRevealedSecret2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋserviceᚐRevealed(ctx context.Context, sel ast.SelectionSet, v *service.Revealed) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevealedSecret!")
+		return graphql.Null
+	}
+	return ec._RevealedSecret(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRevertPlanPatchInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRevertPlanPatchInput(ctx context.Context, v any) (model.RevertPlanPatchInput, error) {
 	res, err := ec.unmarshalInputRevertPlanPatchInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32159,6 +32829,34 @@ func (ec *executionContext) marshalNScenarioPackEdge2ᚕgithubᚗcomᚋcapstan�
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSecret2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntry(ctx context.Context, sel ast.SelectionSet, v secret.Entry) graphql.Marshaler {
+	return ec._Secret(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSecret2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []secret.Entry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSecret2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSecret2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋsecretᚐEntry(ctx context.Context, sel ast.SelectionSet, v *secret.Entry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Secret!")
+		return graphql.Null
+	}
+	return ec._Secret(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNStartOperationInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐStartOperationInput(ctx context.Context, v any) (model.StartOperationInput, error) {

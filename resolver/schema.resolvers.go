@@ -14,8 +14,14 @@ import (
 	"github.com/capstan-dev/capstan/graph"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
 )
+
+// ID is the resolver for the id field.
+func (r *artifactResolver) ID(ctx context.Context, obj *capstan.Artifact) (string, error) {
+	return capstan.ArtifactGID(obj.OperationID, obj.ID), nil
+}
 
 // Resource is the resolver for the resource field.
 func (r *boundProviderResolver) Resource(ctx context.Context, obj *capstan.BoundProvider) (*capstan.Resource, error) {
@@ -79,6 +85,20 @@ func (r *intentResolver) LatestPlan(ctx context.Context, obj *capstan.Intent) (*
 func (r *intentResolver) Plans(ctx context.Context, obj *capstan.Intent) ([]capstan.Plan, error) {
 	plans, err := r.Service.Plans(ctx, obj.ID)
 	return derefAll(plans), err
+}
+
+// PutSecret is the resolver for the putSecret field.
+func (r *mutationResolver) PutSecret(ctx context.Context, input model.PutSecretInput) (*secret.Entry, error) {
+	e, err := r.Service.PutSecret(ctx, input.Name, input.Value)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// RevealSecret is the resolver for the revealSecret field.
+func (r *mutationResolver) RevealSecret(ctx context.Context, input model.RevealSecretInput) (*service.Revealed, error) {
+	return r.Service.RevealSecret(ctx, input.Artifact, input.Reason)
 }
 
 // ImportCatalog is the resolver for the importCatalog field.
@@ -662,6 +682,12 @@ func (r *queryResolver) NodeTemplates(ctx context.Context) ([]capstan.NodeTempla
 	return r.nodeTemplates(ctx)
 }
 
+// Secrets is the resolver for the secrets field.
+func (r *queryResolver) Secrets(ctx context.Context) ([]secret.Entry, error) {
+	entries, err := r.Service.ListSecrets(ctx)
+	return nonNil(entries), err
+}
+
 // Target is the resolver for the target field.
 func (r *relationshipResolver) Target(ctx context.Context, obj *capstan.Relationship) (*capstan.Resource, error) {
 	return r.resourceByKey(ctx, obj.Target)
@@ -721,6 +747,11 @@ func (r *scenarioPackResolver) ID(ctx context.Context, obj *capstan.ScenarioPack
 	return globalID(kindPack, obj.Ref()), nil
 }
 
+// Ref is the resolver for the ref field.
+func (r *secretResolver) Ref(ctx context.Context, obj *secret.Entry) (string, error) {
+	return secret.Ref(obj.Name), nil
+}
+
 // OperationEvents is the resolver for the operationEvents field.
 func (r *subscriptionResolver) OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error) {
 	return r.operationEvents(ctx, operation, after)
@@ -735,6 +766,9 @@ func (r *subscriptionResolver) OperationProgress(ctx context.Context, operation 
 func (r *subscriptionResolver) Operations(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
 	return r.operationsStream(ctx, filter)
 }
+
+// Artifact returns graph.ArtifactResolver implementation.
+func (r *Resolver) Artifact() graph.ArtifactResolver { return &artifactResolver{r} }
 
 // BoundProvider returns graph.BoundProviderResolver implementation.
 func (r *Resolver) BoundProvider() graph.BoundProviderResolver { return &boundProviderResolver{r} }
@@ -816,10 +850,14 @@ func (r *Resolver) Scenario() graph.ScenarioResolver { return &scenarioResolver{
 // ScenarioPack returns graph.ScenarioPackResolver implementation.
 func (r *Resolver) ScenarioPack() graph.ScenarioPackResolver { return &scenarioPackResolver{r} }
 
+// Secret returns graph.SecretResolver implementation.
+func (r *Resolver) Secret() graph.SecretResolver { return &secretResolver{r} }
+
 // Subscription returns graph.SubscriptionResolver implementation.
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
+	artifactResolver              struct{ *Resolver }
 	boundProviderResolver         struct{ *Resolver }
 	candidateVerdictResolver      struct{ *Resolver }
 	capabilityDefinitionResolver  struct{ *Resolver }
@@ -842,5 +880,6 @@ type (
 	runSpecResolver               struct{ *Resolver }
 	scenarioResolver              struct{ *Resolver }
 	scenarioPackResolver          struct{ *Resolver }
+	secretResolver                struct{ *Resolver }
 	subscriptionResolver          struct{ *Resolver }
 )

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/pack"
 	"github.com/capstan-dev/capstan/planner"
@@ -28,6 +29,9 @@ type Service struct {
 	Log   *slog.Logger
 	// Launcher runs started operations; nil means they only get stored.
 	Launcher Launcher
+	// Secrets is the secret store (nil: putSecret and revealSecret are
+	// UNAVAILABLE).
+	Secrets *secret.Vault
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile

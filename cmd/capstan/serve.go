@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -55,6 +56,9 @@ type serveConfig struct {
 	jobUIDBase int
 	jobNetwork bool
 	egress     []string
+	// secretStore and secretKeyFile: the embedded secret store's file
+	// and its key's (the key may come from CAPSTAN_SECRET_KEY instead).
+	secretStore, secretKeyFile string
 }
 
 func envOr(name, def string) string {
@@ -113,12 +117,20 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
+	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
+	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
 	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if c.secretStore == "" {
+		c.secretStore = filepath.Join(c.dataDir, "secrets", "secrets.json")
+	}
+	if c.secretKeyFile == "" {
+		c.secretKeyFile = filepath.Join(c.dataDir, "secrets", "secret.key")
 	}
 	if c.sandbox != "on" && c.sandbox != "off" {
 		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
@@ -182,6 +194,17 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
+	vault, err := openVault(cfg)
+	if err != nil {
+		return err
+	}
+	// Every log line is masked: no secret value of any organization.
+	log = slog.New(secret.NewLogHandler(log.Handler(), vault))
+	for _, org := range tokens.Organizations() {
+		if _, err := vault.Redactor(ctx, org); err != nil {
+			return err
+		}
+	}
 	store, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -190,10 +213,13 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// One executor per database: Neo4j's lease keeps a second process out
 	// (the embedded store's data directory is locked to one already).
 	lease, _ := store.(executor.Lease)
+	// What operations record is masked before it is stored.
+	store = secret.MaskingStore{Store: store, Vault: vault}
 	// Every committed operation change is published to live subscribers.
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
+	svc.Secrets = vault
 	sandbox := jobSandbox(cfg)
 	egress, err := executor.ParseEgress(cfg.egress)
 	if err != nil {
@@ -201,7 +227,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress})
+		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
@@ -272,13 +298,27 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	return srv.Shutdown(shutdown)
 }
 
+// openVault opens the secret store (its key from CAPSTAN_SECRET_KEY or
+// the key file).
+func openVault(cfg serveConfig) (*secret.Vault, error) {
+	key, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := secret.OpenFile(cfg.secretStore, key)
+	if err != nil {
+		return nil, err
+	}
+	return secret.NewVault(fs), nil
+}
+
 // jobSandbox confines jobs unless --sandbox off: they never see the data
 // directory or the tokens file.
 func jobSandbox(cfg serveConfig) *executor.Sandbox {
 	if cfg.sandbox == "off" {
 		return nil
 	}
-	hide := []string{cfg.dataDir}
+	hide := []string{cfg.dataDir, filepath.Dir(cfg.secretStore), cfg.secretKeyFile}
 	if cfg.tokens != "" {
 		hide = append(hide, cfg.tokens)
 	}

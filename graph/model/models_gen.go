@@ -216,6 +216,13 @@ type ProposePlanPatchInput struct {
 	Reason       string            `json:"reason"`
 }
 
+type PutSecretInput struct {
+	// Lower-case letters, digits and . _ / - (at most 128).
+	Name string `json:"name"`
+	// At least 8 bytes: shorter values would be masked wherever the same characters appear.
+	Value string `json:"value"`
+}
+
 type Query struct {
 }
 
@@ -258,6 +265,13 @@ type ResourceTypeEdge struct {
 type RetryNodeInput struct {
 	Operation string `json:"operation"`
 	Node      string `json:"node"`
+}
+
+type RevealSecretInput struct {
+	// The secret artifact (Artifact.id).
+	Artifact string `json:"artifact"`
+	// Why: recorded with the reveal in the operation's timeline.
+	Reason string `json:"reason"`
 }
 
 type RevertPlanPatchInput struct {

@@ -1,0 +1,91 @@
+package executor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
+)
+
+// resolveSecrets replaces every secret:<name> value of a job's variables
+// with the secret's value: it exists only in the job's environment,
+// inside its sandbox.
+func (l *loop) resolveSecrets(ctx context.Context, env map[string]string) error {
+	for k, v := range env {
+		if !strings.HasPrefix(v, secret.RefPrefix) {
+			continue
+		}
+		name, ok := secret.ParseRef(v)
+		if !ok {
+			return capstan.Errorf(capstan.EINVALID, "%s refers to %q, which is not a secret name", k, v)
+		}
+		if l.e.cfg.Secrets == nil {
+			return capstan.Errorf(capstan.EUNAVAILABLE, "%s refers to secret %q, but this server has no secret store", k, name)
+		}
+		value, err := l.e.cfg.Secrets.Get(ctx, l.org, name)
+		if err != nil {
+			return err
+		}
+		env[k] = string(value)
+	}
+	return nil
+}
+
+// secretArtifactName is where a job's secret artifact is kept in the
+// secret store.
+func secretArtifactName(opID, node, artifact string) string {
+	return "operations/" + strings.ToLower(opID) + "/" + strings.ToLower(node) + "/" + strings.ToLower(artifact)
+}
+
+// keepSecrets puts the values of a job's secret artifacts into the secret
+// store, encrypted, and points the artifacts at them: the file in the
+// operation's outputs stays for the jobs downstream until the operation
+// ends (dropSecretFiles).
+func (l *loop) keepSecrets(ctx context.Context, node string, arts []capstan.Artifact, values [][]byte) error {
+	if l.e.cfg.Secrets == nil {
+		return nil
+	}
+	i := 0
+	for k := range arts {
+		a := &arts[k]
+		if a.Sensitivity != capstan.SensitivitySecret {
+			continue
+		}
+		value := values[i]
+		i++
+		name := secretArtifactName(l.opID, node, a.Name)
+		if len(value) < secret.MinValueLen {
+			return capstan.Errorf(capstan.EINVALID, "secret artifact %s has fewer than %d bytes", a.Name, secret.MinValueLen)
+		}
+		if err := l.e.cfg.Secrets.Put(ctx, l.org, name, value); err != nil {
+			return err
+		}
+		a.StorageRef = secret.Ref(name)
+	}
+	return nil
+}
+
+// redactor masks every secret value of the organization (nil: none).
+func (l *loop) redactor() *secret.Redactor {
+	if l.e.cfg.Secrets == nil {
+		return nil
+	}
+	r, err := l.e.cfg.Secrets.Redactor(context.Background(), l.org)
+	if err != nil {
+		l.e.cfg.Log.Warn("secret values not loaded for masking", "operation", l.opID, "err", capstan.ErrorMessage(err))
+	}
+	return r
+}
+
+// dropSecretFiles removes the files of an ended operation's secret
+// artifacts from its outputs; their values stay in the secret store.
+func (l *loop) dropSecretFiles(arts []capstan.Artifact) {
+	for _, a := range arts {
+		if a.Sensitivity == capstan.SensitivitySecret && strings.HasPrefix(a.StorageRef, secret.RefPrefix) {
+			_ = os.Remove(filepath.Join(l.outputs(), a.Name))
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package capstan
+
+import "time"
+
+// RevealWindow is how long a revealed secret value is valid for its
+// reader: clients show it, then drop it (the console masks it again).
+const RevealWindow = 5 * time.Minute
+
+// RevealRoles are the roles that may reveal a secret artifact of an
+// operation in an environment (invariant 10): in production only admins,
+// elsewhere also SREs. Operators and viewers never see a secret value.
+func RevealRoles(environment string) []string {
+	if IsProduction(environment) {
+		return []string{RoleAdmin, RolePlatformAdmin}
+	}
+	return []string{RoleAdmin, RolePlatformAdmin, RoleSRE}
+}
+
+// MayReveal decides whether a may reveal a secret artifact of an
+// operation in environment, with the reason it gave: EFORBIDDEN without
+// one of RevealRoles, EINVALID without a reason (every reveal is
+// audited with it).
+func MayReveal(a *Actor, environment, reason string) error {
+	if len(reason) < 3 || len(reason) > 500 {
+		return Errorf(EINVALID, "a reveal needs a reason of 3 to 500 characters: it is recorded in the operation's timeline")
+	}
+	if roles := RevealRoles(environment); !a.HasRole(roles...) {
+		return Errorf(EFORBIDDEN, "revealing a secret in environment %q needs one of the roles %v", environment, roles)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package secret
+
+import (
+	"context"
+	"slices"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// MaskingStore masks every secret value of an operation's organization
+// in what an operation change records — evidence sources, timeline
+// payloads, intervention notes, node run errors, gate and patch comments
+// and reasons — before the store keeps it. Every writer (the executor,
+// the service) goes through it, so no stored output, and no GraphQL
+// response or subscription payload read from it, holds a secret value.
+type MaskingStore struct {
+	capstan.Store
+	Vault *Vault
+}
+
+// ApplyOperationChange masks, then writes.
+func (s MaskingStore) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
+	r, err := s.Vault.Redactor(ctx, org)
+	if err != nil {
+		return err
+	}
+	if r.Empty() {
+		return s.Store.ApplyOperationChange(ctx, org, ch)
+	}
+	masked := MaskChange(r, *ch)
+	if err := s.Store.ApplyOperationChange(ctx, org, &masked); err != nil {
+		return err
+	}
+	// The store sets ids, versions and sequences on what it wrote, in
+	// place: the caller sees them, on the masked records it now holds.
+	copy(ch.NodeRuns, masked.NodeRuns)
+	copy(ch.Gates, masked.Gates)
+	copy(ch.Evidence, masked.Evidence)
+	copy(ch.Interventions, masked.Interventions)
+	copy(ch.Events, masked.Events)
+	copy(ch.Patches, masked.Patches)
+	ch.Operation, ch.Plan, ch.Intent, ch.Resources, ch.Artifacts = masked.Operation, masked.Plan, masked.Intent, masked.Resources, masked.Artifacts
+	return nil
+}
+
+// MaskChange returns the change with its outputs masked; ch is not modified.
+func MaskChange(r *Redactor, ch capstan.OperationChange) capstan.OperationChange {
+	ch.Evidence = slices.Clone(ch.Evidence)
+	for i := range ch.Evidence {
+		ch.Evidence[i].Source = r.Map(ch.Evidence[i].Source)
+	}
+	ch.Events = slices.Clone(ch.Events)
+	for i := range ch.Events {
+		ch.Events[i].Payload = r.Map(ch.Events[i].Payload)
+	}
+	ch.Interventions = slices.Clone(ch.Interventions)
+	for i := range ch.Interventions {
+		ch.Interventions[i].Note = r.String(ch.Interventions[i].Note)
+	}
+	ch.NodeRuns = slices.Clone(ch.NodeRuns)
+	for i := range ch.NodeRuns {
+		ch.NodeRuns[i].Error = r.String(ch.NodeRuns[i].Error)
+	}
+	ch.Gates = slices.Clone(ch.Gates)
+	for i := range ch.Gates {
+		g := &ch.Gates[i]
+		g.Decisions = slices.Clone(g.Decisions)
+		for j := range g.Decisions {
+			g.Decisions[j].Comment = r.String(g.Decisions[j].Comment)
+		}
+	}
+	ch.Patches = slices.Clone(ch.Patches)
+	for i := range ch.Patches {
+		p := &ch.Patches[i]
+		p.Reason, p.ClosedReason = r.String(p.Reason), r.String(p.ClosedReason)
+		p.Decisions = slices.Clone(p.Decisions)
+		for j := range p.Decisions {
+			p.Decisions[j].Comment = r.String(p.Decisions[j].Comment)
+		}
+	}
+	return ch
+}

@@ -1,0 +1,130 @@
+package service
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
+)
+
+// SecretWriterRoles may store secrets.
+var SecretWriterRoles = []string{capstan.RoleAdmin, capstan.RolePlatformAdmin}
+
+// SecretReaderRoles may list secret names (never values).
+var SecretReaderRoles = []string{capstan.RoleAdmin, capstan.RolePlatformAdmin, capstan.RoleSRE, capstan.RoleOperator}
+
+// reservedSecrets is where jobs' secret artifacts are kept: people do not
+// write there.
+const reservedSecrets = "operations/"
+
+func (s *Service) vault() (*secret.Vault, error) {
+	if s.Secrets == nil {
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "this server has no secret store")
+	}
+	return s.Secrets, nil
+}
+
+// PutSecret stores (or replaces) a secret of the caller's organization;
+// plans refer to it as secret:<name>.
+func (s *Service) PutSecret(ctx context.Context, name, value string) (secret.Entry, error) {
+	a, err := requireRole(ctx, SecretWriterRoles...)
+	if err != nil {
+		return secret.Entry{}, err
+	}
+	v, err := s.vault()
+	if err != nil {
+		return secret.Entry{}, err
+	}
+	if strings.HasPrefix(name, reservedSecrets) {
+		return secret.Entry{}, capstan.Errorf(capstan.EINVALID, "secret names under %q are the jobs' own", reservedSecrets)
+	}
+	if err := v.Put(ctx, a.OrganizationID, name, []byte(value)); err != nil {
+		return secret.Entry{}, err
+	}
+	s.Log.Info("secret stored", "organization", a.OrganizationID, "name", name, "actor", a.ID)
+	return secret.Entry{Name: name, UpdatedAt: s.Now().UTC()}, nil
+}
+
+// ListSecrets names the organization's secrets (no values).
+func (s *Service) ListSecrets(ctx context.Context) ([]secret.Entry, error) {
+	a, err := requireRole(ctx, SecretReaderRoles...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.vault()
+	if err != nil {
+		return nil, err
+	}
+	return v.List(ctx, a.OrganizationID)
+}
+
+// Revealed is a secret artifact's value, shown once to one person.
+type Revealed struct {
+	Artifact  capstan.Artifact
+	Value     string
+	ExpiresAt time.Time
+}
+
+// RevealSecret shows a secret artifact's value to a person the reveal
+// policy allows (capstan.MayReveal: role × environment), for the reason
+// they give; the reveal (who, which artifact, why — never the value) is
+// recorded in the operation's timeline before the value is returned.
+func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) (*Revealed, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org := a.OrganizationID
+	opID, artID, err := capstan.ParseArtifactGID(artifactGID)
+	if err != nil {
+		return nil, err
+	}
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	var art *capstan.Artifact
+	for i := range recs.Artifacts {
+		if recs.Artifacts[i].ID == artID {
+			art = &recs.Artifacts[i]
+		}
+	}
+	if art == nil {
+		return nil, capstan.Errorf(capstan.ENOTFOUND, "no artifact %s", artifactGID)
+	}
+	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := capstan.MayReveal(a, in.Environment(), reason); err != nil {
+		return nil, err
+	}
+	if art.Sensitivity != capstan.SensitivitySecret {
+		return nil, capstan.Errorf(capstan.EINVALID, "artifact %s is %s, not secret: there is nothing to reveal", art.Name, art.Sensitivity)
+	}
+	name, ok := secret.ParseRef(art.StorageRef)
+	if !ok {
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "artifact %s was kept before the secret store and cannot be revealed", art.Name)
+	}
+	v, err := s.vault()
+	if err != nil {
+		return nil, err
+	}
+	value, err := v.Get(ctx, org, name)
+	if err != nil {
+		return nil, err
+	}
+	expires := s.Now().UTC().Add(capstan.RevealWindow)
+	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "secret.revealed", Actor: a.ID,
+		Payload: map[string]any{"artifact": artifactGID, "name": art.Name, "produced_by": art.ProducedBy, "reason": reason, "expires_at": expires.Format(time.RFC3339)}}}}
+	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
+		return nil, err
+	}
+	return &Revealed{Artifact: *art, Value: string(value), ExpiresAt: expires}, nil
+}
