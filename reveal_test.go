@@ -9,7 +9,9 @@ import (
 )
 
 func TestMayReveal(t *testing.T) {
-	actor := func(roles ...string) *capstan.Actor { return &capstan.Actor{ID: "a", OrganizationID: "o", Roles: roles} }
+	actor := func(roles ...string) *capstan.Actor {
+		return &capstan.Actor{ID: "a", OrganizationID: "o", Roles: roles}
+	}
 	tests := []struct {
 		name   string
 		actor  *capstan.Actor

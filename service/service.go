@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/pack"
 	"github.com/capstan-dev/capstan/planner"
 	"github.com/capstan-dev/capstan/policy"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // Service implements Capstan's use cases.
