@@ -4751,10 +4751,18 @@ scalar Time
 """
 How many elements a list field returns, for the cost limit (Apollo's demand
 control directive): its slicing argument's value (` + "`" + `first` + "`" + `), else
-assumedSize, else 10. With sizedFields, the slicing argument sizes those
-fields of the result (a connection's edges) instead of the result.
+assumedSize, else 10 (a plan's node lists assume 500). With sizedFields, the
+slicing argument sizes those fields of the result (a connection's edges)
+instead of the result.
 """
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+
+"""
+What resolving a field costs beyond 1, for the cost limit (Apollo's demand
+control directive): fields computed from whole plans or graphs weigh more.
+"""
+directive @cost(weight: Int!) on FIELD_DEFINITION
+
 "A JSON object."
 scalar Map
 "Any JSON value."
@@ -4788,13 +4796,13 @@ type Query {
   intent(id: ID!): Intent
   plan(id: ID!): Plan
   "What a resource depends on (OUTGOING) or what depends on it (INCOMING), up to depth hops (1-10)."
-  dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph!
+  dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph! @cost(weight: 200)
   operation(id: ID!): Operation
   operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "One immutable revision of a plan."
-  planRevision(plan: ID!, revision: Int!): PlanRevision
+  planRevision(plan: ID!, revision: Int!): PlanRevision @cost(weight: 1000)
   "What changed between two revisions of a plan (either order)."
-  planDiff(plan: ID!, from: Int!, to: Int!): PlanDiff!
+  planDiff(plan: ID!, from: Int!, to: Int!): PlanDiff! @cost(weight: 1000)
   planPatch(id: ID!): PlanPatch
   "The node templates installed packs publish: what a plan change may insert by name."
   nodeTemplates: [NodeTemplate!]!
@@ -4942,7 +4950,7 @@ type DependencyGraph {
   root: Resource!
   direction: Direction!
   depth: Int!
-  edges: [DependencyEdge!]! @listSize(assumedSize: 100)
+  edges: [DependencyEdge!]! @listSize(assumedSize: 500)
 }
 
 "One hop of a dependency walk: from depends on to through relationship."
@@ -5231,8 +5239,8 @@ type Plan implements Node {
   digest: String!
   "Every revision, oldest first."
   revisions: [PlanRevision!]!
-  nodes: [PlanNode!]! @listSize(assumedSize: 100)
-  edges: [Edge!]! @listSize(assumedSize: 100)
+  nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  edges: [Edge!]! @listSize(assumedSize: 500)
   "Node keys in a stable topological order."
   order: [String!]!
   bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
@@ -5241,9 +5249,9 @@ type Plan implements Node {
   "Every reason an invalid plan cannot run."
   problems: [String!]!
   "Simple mode: the plan at a glance."
-  summary: PlanSummary!
+  summary: PlanSummary! @cost(weight: 500)
   "Advanced mode: requirements, their providers and the scenarios that will create missing ones."
-  capabilityGraph: CapabilityGraph!
+  capabilityGraph: CapabilityGraph! @cost(weight: 5000)
   createdAt: Time!
   updatedAt: Time!
   version: Int!
@@ -5381,8 +5389,8 @@ type PlanRevision {
   "The change set that made it."
   changes: [PlanChange!]!
   scenarioRef: String!
-  nodes: [PlanNode!]! @listSize(assumedSize: 100)
-  edges: [Edge!]! @listSize(assumedSize: 100)
+  nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  edges: [Edge!]! @listSize(assumedSize: 500)
   bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
   parameters: Map
 }
@@ -5393,11 +5401,11 @@ type PlanDiff {
   to: Int!
   fromDigest: String!
   toDigest: String!
-  nodesAdded: [PlanNode!]! @listSize(assumedSize: 100)
-  nodesRemoved: [PlanNode!]! @listSize(assumedSize: 100)
-  nodesChanged: [EntityDiff!]! @listSize(assumedSize: 100)
-  edgesAdded: [Edge!]! @listSize(assumedSize: 100)
-  edgesRemoved: [Edge!]! @listSize(assumedSize: 100)
+  nodesAdded: [PlanNode!]! @listSize(assumedSize: 500)
+  nodesRemoved: [PlanNode!]! @listSize(assumedSize: 500)
+  nodesChanged: [EntityDiff!]! @listSize(assumedSize: 500)
+  edgesAdded: [Edge!]! @listSize(assumedSize: 500)
+  edgesRemoved: [Edge!]! @listSize(assumedSize: 500)
   bindingsAdded: [String!]!
   bindingsRemoved: [String!]!
   bindingsChanged: [EntityDiff!]!
@@ -5496,7 +5504,7 @@ type PlanPatch implements Node {
   "The analysis an analyzer's proposal rests on."
   analysis: PatchAnalysis
   "What it changes: between the revisions it joined, or (proposed) what it would make of its base."
-  diff: PlanDiff
+  diff: PlanDiff @cost(weight: 1000)
   "Why it was rejected, withdrawn or became stale."
   closedReason: String
   closedAt: Time
@@ -5530,10 +5538,10 @@ type Operation implements Node {
   progress: OperationProgress!
   "The organization (tenant) the operation belongs to."
   organizationId: String!
-  nodeRuns: [OperationNodeRun!]! @listSize(assumedSize: 100)
+  nodeRuns: [OperationNodeRun!]! @listSize(assumedSize: 500)
   gates: [Gate!]!
-  evidence: [Evidence!]! @listSize(assumedSize: 100)
-  artifacts: [Artifact!]! @listSize(assumedSize: 100)
+  evidence: [Evidence!]! @listSize(assumedSize: 500)
+  artifacts: [Artifact!]! @listSize(assumedSize: 500)
   interventions: [Intervention!]!
   "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
   analyses: [Analysis!]!

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vikstrous/dataloadgen"
 
 	"github.com/capstan-dev/capstan"
@@ -15,6 +17,9 @@ import (
 type loaders struct {
 	byID  *dataloadgen.Loader[string, *capstan.Resource]
 	byKey *dataloadgen.Loader[string, *capstan.Resource]
+	// records reads an operation's records once per query, however many
+	// of its fields (or aliases of it) the query selects.
+	records *dataloadgen.Loader[string, *capstan.OperationRecords]
 }
 
 type loadersKey struct{}
@@ -30,7 +35,30 @@ func newLoaders(store capstan.Store, org string) *loaders {
 			rs, err := store.GetResourcesByKey(ctx, org, keys)
 			return rs, fanErr(err, len(keys))
 		}, wait),
+		records: dataloadgen.NewLoader(func(ctx context.Context, ids []string) ([]*capstan.OperationRecords, []error) {
+			out, errs := make([]*capstan.OperationRecords, len(ids)), make([]error, len(ids))
+			for i, id := range ids {
+				out[i], errs[i] = store.OperationRecords(ctx, org, id)
+			}
+			return out, errs
+		}, wait),
 	}
+}
+
+// operationRecords reads an operation's records: once per query (a
+// mutation reads them fresh, after what it changed).
+func (r *Resolver) operationRecords(ctx context.Context, id string) (*capstan.OperationRecords, error) {
+	if !graphql.HasOperationContext(ctx) || graphql.GetOperationContext(ctx).Operation == nil || graphql.GetOperationContext(ctx).Operation.Operation != ast.Query {
+		return r.Service.OperationRecords(ctx, id)
+	}
+	if _, err := capstan.ActorFrom(ctx); err != nil {
+		return nil, err
+	}
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		return r.Service.OperationRecords(ctx, id)
+	}
+	return l.records.Load(ctx, id)
 }
 
 func fanErr(err error, n int) []error {

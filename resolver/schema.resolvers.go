@@ -259,7 +259,7 @@ func (r *operationResolver) CurrentNodes(ctx context.Context, obj *capstan.Opera
 	if err != nil {
 		return nil, err
 	}
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (r *operationResolver) Progress(ctx context.Context, obj *capstan.Operation
 
 // NodeRuns is the resolver for the nodeRuns field.
 func (r *operationResolver) NodeRuns(ctx context.Context, obj *capstan.Operation) ([]capstan.OperationNodeRun, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (r *operationResolver) NodeRuns(ctx context.Context, obj *capstan.Operation
 
 // Gates is the resolver for the gates field.
 func (r *operationResolver) Gates(ctx context.Context, obj *capstan.Operation) ([]capstan.Gate, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func (r *operationResolver) Gates(ctx context.Context, obj *capstan.Operation) (
 
 // Evidence is the resolver for the evidence field.
 func (r *operationResolver) Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (r *operationResolver) Evidence(ctx context.Context, obj *capstan.Operation
 
 // Artifacts is the resolver for the artifacts field.
 func (r *operationResolver) Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func (r *operationResolver) Artifacts(ctx context.Context, obj *capstan.Operatio
 
 // Interventions is the resolver for the interventions field.
 func (r *operationResolver) Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (r *operationResolver) Interventions(ctx context.Context, obj *capstan.Oper
 
 // Analyses is the resolver for the analyses field.
 func (r *operationResolver) Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error) {
-	recs, err := r.Service.OperationRecords(ctx, obj.ID)
+	recs, err := r.operationRecords(ctx, obj.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -76,8 +76,9 @@ func TestOperationCost(t *testing.T) {
 		{"the default first", `{ resources { edges { cursor } } }`, nil, 1 + 1 + 50},
 		{"first from a variable", `query($n: Int) { resources(first: $n) { edges { cursor } } }`, map[string]any{"n": 200}, 1 + 1 + 200},
 		{"an unannotated list assumes 10", `{ resource(key: "x") { relationships { type } } }`, nil, 1 + 1 + 10*1},
-		{"assumedSize", `query($id: ID!) { plan(id: $id) { nodes { key } } }`, map[string]any{"id": "x"}, 1 + 1 + 100*1},
-		{"lists multiply", `{ operations(first: 10) { edges { node { nodeRuns { node } } } } }`, nil, 1 + 1 + 10*(1+(1+100*1))},
+		{"assumedSize", `query($id: ID!) { plan(id: $id) { nodes { key } } }`, map[string]any{"id": "x"}, 1 + 1 + 500*1},
+		{"lists multiply", `{ operations(first: 10) { edges { node { nodeRuns { node } } } } }`, nil, 1 + 1 + 10*(1+(1+500*1))},
+		{"@cost weighs computed fields", `query($id: ID!) { plan(id: $id) { capabilityGraph { edges { from } } } }`, map[string]any{"id": "x"}, 1 + 5000 + (1 + 10*1)},
 		{"aliases each cost", `{ a: resources(first: 500) { edges { cursor } } b: resources(first: 500) { edges { cursor } } }`, nil, 2 * (1 + 1 + 500)},
 		{"fragments cost where they are spread", `{ resources(first: 2) { edges { ...E } } } fragment E on ResourceEdge { node { key } }`, nil, 1 + 1 + 2*2},
 	}

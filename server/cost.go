@@ -17,7 +17,8 @@ const DefaultListSize = 10
 
 // costLimit refuses operations whose cost exceeds the limit and charges
 // the cost to the caller's rate limit. Cost follows Apollo's demand
-// control: every field costs 1, and what is selected under a list costs
+// control: every field costs 1 (or its @cost weight), and what is
+// selected under a list costs
 // once per element — the value of its slicing argument (`first`), or
 // the size @listSize assumes, or DefaultListSize. A connection's slicing
 // argument sizes its `edges` (sizedFields), not the connection. Nothing
@@ -89,8 +90,19 @@ func setCost(set ast.SelectionSet, vars map[string]any, sized map[string]int) in
 // selects once per element it returns: sized elements when its parent's
 // slicing argument sizes it (sized ≥ 0), else its own list size.
 func fieldCost(f *ast.Field, vars map[string]any, sized int) int {
-	if len(f.SelectionSet) == 0 || f.Definition == nil {
+	if f.Definition == nil {
 		return 1
+	}
+	weight := 1
+	if d := f.Definition.Directives.ForName("cost"); d != nil {
+		if a := d.Arguments.ForName("weight"); a != nil {
+			if v, err := a.Value.Value(nil); err == nil {
+				weight = max(intOf(v, 1), 1)
+			}
+		}
+	}
+	if len(f.SelectionSet) == 0 {
+		return weight
 	}
 	size, sizedFields := listSize(f, vars)
 	if sized >= 0 {
@@ -101,9 +113,9 @@ func fieldCost(f *ast.Field, vars map[string]any, sized int) int {
 		for _, name := range sizedFields {
 			sized[name] = size
 		}
-		return add(1, setCost(f.SelectionSet, vars, sized))
+		return add(weight, setCost(f.SelectionSet, vars, sized))
 	}
-	return add(1, mul(size, setCost(f.SelectionSet, vars, nil)))
+	return add(weight, mul(size, setCost(f.SelectionSet, vars, nil)))
 }
 
 // listSize is how many elements a field returns and, when its slicing

@@ -15,12 +15,14 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/server"
 )
 
 // The attack suite: one test per class of hostile request, each against
@@ -44,7 +46,8 @@ func startGuarded(t *testing.T, extra ...string) *proc {
   - {token: %q, actor: victor, organization: acme, roles: [viewer]}
   - {token: %q, actor: olga, organization: other, roles: [admin]}
 `, attackAdmin, attackViewer, attackOther)), 0o600))
-	return start(t, dir, append([]string{"--tokens", tokens}, extra...)...)
+	defaults := []string{"--rate-limit", fmt.Sprint(server.DefaultRateLimit.Requests), "--cost-rate-limit", fmt.Sprint(server.DefaultRateLimit.Cost)}
+	return start(t, dir, append(append([]string{"--tokens", tokens}, defaults...), extra...)...)
 }
 
 type gqlReply struct {
@@ -163,7 +166,25 @@ func TestAttackMutationOverGET(t *testing.T) {
 }
 
 func TestAttackRateLimit(t *testing.T) {
-	p := startGuarded(t, "--rate-limit", "5")
+	// The defaults: a burst of 100, then 50 a second.
+	p := startGuarded(t)
+	var refusedAtDefaults atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if postAs(t, p, attackViewer, `{ viewer { actor } }`, nil).status == http.StatusTooManyRequests {
+					refusedAtDefaults.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Greater(t, refusedAtDefaults.Load(), int32(0), "400 requests at once pass the default burst and rate")
+
+	p = startGuarded(t, "--rate-limit", "5")
 	limited := 0
 	var last gqlReply
 	for range 40 {

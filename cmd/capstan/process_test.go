@@ -58,9 +58,12 @@ func start(t *testing.T, dataDir string, extra ...string) *proc {
 }
 
 // launch starts `capstan serve` and waits until it listens (not until ready).
+// The crash, soak and walk-through tests poll as fast as they can, so the
+// per-token rate limits are off unless extra turns them on (the attack
+// suite runs with the defaults).
 func launch(t *testing.T, dataDir string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir}, extra...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
 	stderr, err := cmd.StderrPipe()

@@ -84,3 +84,7 @@ func BenchmarkPatch(b *testing.B, store capstan.Store, org string) {
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BigPack is a pack of one editable scenario (action big, target thing)
+// of n sim jobs in layers of ten.
+func BigPack(n int) string { return bigPack(n) }
