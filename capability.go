@@ -43,6 +43,9 @@ type ConstraintSpec struct {
 	Match          string `json:"match,omitempty"`
 	RequiredInProd bool   `json:"required_in_prod,omitempty"`
 	Description    string `json:"description,omitempty"`
+	// Sensitive marks an attribute whose value is a credential: a catalog
+	// gives it as a secret:<name> reference, never the value.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // BuiltinConstraints are constraint keys every capability understands: the

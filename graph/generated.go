@@ -198,6 +198,7 @@ type ComplexityRoot struct {
 		Match          func(childComplexity int) int
 		Name           func(childComplexity int) int
 		RequiredInProd func(childComplexity int) int
+		Sensitive      func(childComplexity int) int
 		Type           func(childComplexity int) int
 	}
 
@@ -1594,6 +1595,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConstraintSpec.RequiredInProd(childComplexity), true
+	case "ConstraintSpec.sensitive":
+		if e.ComplexityRoot.ConstraintSpec.Sensitive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConstraintSpec.Sensitive(childComplexity), true
 	case "ConstraintSpec.type":
 		if e.ComplexityRoot.ConstraintSpec.Type == nil {
 			break
@@ -4998,6 +5005,8 @@ type ConstraintSpec {
   enum: [Any!]
   match: String
   requiredInProd: Boolean!
+  "A credential: catalogs give it as a secret:<name> reference, never the value."
+  sensitive: Boolean!
   description: String
 }
 
@@ -5921,6 +5930,8 @@ func (ec *executionContext) childFields_ConstraintSpec(ctx context.Context, fiel
 		return ec.fieldContext_ConstraintSpec_match(ctx, field)
 	case "requiredInProd":
 		return ec.fieldContext_ConstraintSpec_requiredInProd(ctx, field)
+	case "sensitive":
+		return ec.fieldContext_ConstraintSpec_sensitive(ctx, field)
 	case "description":
 		return ec.fieldContext_ConstraintSpec_description(ctx, field)
 	}
@@ -10107,6 +10118,29 @@ func (ec *executionContext) _ConstraintSpec_requiredInProd(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ConstraintSpec_requiredInProd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConstraintSpec", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _ConstraintSpec_sensitive(ctx context.Context, field graphql.CollectedField, obj *model.ConstraintSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConstraintSpec_sensitive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sensitive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConstraintSpec_sensitive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConstraintSpec", field, false, false, "Boolean")
 }
 
@@ -26052,6 +26086,11 @@ func (ec *executionContext) _ConstraintSpec(ctx context.Context, sel ast.Selecti
 			}
 		case "requiredInProd":
 			out.Values[i] = ec._ConstraintSpec_requiredInProd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sensitive":
+			out.Values[i] = ec._ConstraintSpec_sensitive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,7 +140,48 @@ func (s *Service) importCatalog(ctx context.Context, org string, data []byte) (c
 	if err != nil {
 		return capstan.ImportResult{}, err
 	}
+	defs, err := s.Store.ListCapabilities(ctx, org)
+	if err != nil {
+		return capstan.ImportResult{}, err
+	}
+	if err := SensitiveAsReferences(rs, defs); err != nil {
+		return capstan.ImportResult{}, err
+	}
 	return s.Store.ImportResources(ctx, org, rs)
+}
+
+// SensitiveAsReferences refuses resources that give an attribute a
+// capability marks sensitive as a value rather than a secret:<name>
+// reference: catalogs are shown to viewers, credentials never are.
+func SensitiveAsReferences(rs []*capstan.Resource, defs []*capstan.CapabilityDefinition) error {
+	byKey := map[string]*capstan.CapabilityDefinition{}
+	for _, d := range defs {
+		byKey[d.Key] = d
+	}
+	var p capstan.Problems
+	for _, r := range rs {
+		for _, pc := range r.ProvidedCapabilities {
+			def := byKey[pc.Capability]
+			if def == nil {
+				continue
+			}
+			for _, key := range slices.Sorted(maps.Keys(pc.Attributes)) {
+				spec, ok := def.ConstraintSchema[key]
+				if !ok || !spec.Sensitive {
+					continue
+				}
+				if v, isString := pc.Attributes[key].(string); !isString || !isSecretRef(v) {
+					p.Addf("%s: attribute %s of %s is sensitive: give a secret:<name> reference (putSecret), not a value", r.Key(), key, pc.Capability)
+				}
+			}
+		}
+	}
+	return p.Err("catalog")
+}
+
+func isSecretRef(v string) bool {
+	_, ok := secret.ParseRef(v)
+	return ok
 }
 
 // SeedDemoCatalog imports the bundled demo catalog into org when org has no

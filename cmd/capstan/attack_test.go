@@ -337,3 +337,47 @@ func TestAttackConfiguration(t *testing.T) {
 		require.Contains(t, string(body), "capstan_")
 	})
 }
+
+// forgeryPack's probes aim at the control plane's own
+// loopback port and at the cloud metadata address.
+const forgeryPack = `id: forgery
+version: 1.0.0
+scenarios:
+  - id: thing.forge
+    action: install
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: read-metrics
+          type: verification
+          title: Read the control plane's metrics
+          probes:
+            - {name: own-metrics, type: http, url: "http://localhost:8080/metrics", output_pattern: "never"}
+            - {name: loopback, type: http, url: "http://127.0.0.1:8080/metrics"}
+            - {name: metadata, type: http, url: "http://169.254.169.254/latest/meta-data/iam/"}
+`
+
+func TestAttackRequestForgery(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "forgery.yaml"), []byte(forgeryPack), 0o644))
+	p := startGuarded(t, "--packs", dir, "--egress-allow", "localhost,*.example.com")
+	in := postAs(t, p, attackAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "thing", desiredResult: {name: "f1"}, constraints: {environment: "dev"}}) { id } }`, nil)
+	plan := postAs(t, p, attackAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": in.Data["createIntent"].(map[string]any)["id"]})
+	require.Equal(t, "READY", plan.Data["planIntent"].(map[string]any)["status"], "%v", plan.Errors)
+	op := postAs(t, p, attackAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan.Data["planIntent"].(map[string]any)["id"]}).Data["startOperation"].(map[string]any)["id"]
+	var got gqlReply
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got = postAs(t, p, attackViewer, `query($op: ID!) { operation(id: $op) { status nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"op": op})
+		if s := got.Data["operation"].(map[string]any)["status"]; s == "FAILED" || s == "SUCCEEDED" {
+			break
+		}
+	}
+	text := fmt.Sprint(got.Data)
+	require.Equal(t, "FAILED", got.Data["operation"].(map[string]any)["status"], text)
+	require.Contains(t, text, "169.254.169.254", "the refused call is named")
+	require.Contains(t, text, "not in the allow-list")
+	require.Contains(t, text, "loopback, link-local or metadata address", "a listed name that resolves to loopback is refused")
+	require.NotContains(t, text, "go_goroutines", "no byte of the control plane's metrics reached evidence")
+	require.NotContains(t, text, "capstan_")
+	healthy(t, p)
+}

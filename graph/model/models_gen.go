@@ -30,7 +30,9 @@ type ConstraintSpec struct {
 	Enum           []any   `json:"enum,omitempty"`
 	Match          *string `json:"match,omitempty"`
 	RequiredInProd bool    `json:"requiredInProd"`
-	Description    *string `json:"description,omitempty"`
+	// A credential: catalogs give it as a secret:<name> reference, never the value.
+	Sensitive   bool    `json:"sensitive"`
+	Description *string `json:"description,omitempty"`
 }
 
 type CreateIntentInput struct {
