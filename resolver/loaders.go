@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -18,8 +19,34 @@ type loaders struct {
 	byID  *dataloadgen.Loader[string, *capstan.Resource]
 	byKey *dataloadgen.Loader[string, *capstan.Resource]
 	// records reads an operation's records once per query, however many
-	// of its fields (or aliases of it) the query selects.
-	records *dataloadgen.Loader[string, *capstan.OperationRecords]
+	// of its fields (or aliases of it) the query selects; at once (no
+	// batching wait), so they are as fresh as the operation read with them.
+	records *recordsMemo
+}
+
+type recordsMemo struct {
+	store capstan.Store
+	org   string
+	mu    sync.Mutex
+	byID  map[string]*recordsEntry
+}
+
+type recordsEntry struct {
+	once sync.Once
+	recs *capstan.OperationRecords
+	err  error
+}
+
+func (m *recordsMemo) load(ctx context.Context, id string) (*capstan.OperationRecords, error) {
+	m.mu.Lock()
+	e := m.byID[id]
+	if e == nil {
+		e = &recordsEntry{}
+		m.byID[id] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.recs, e.err = m.store.OperationRecords(ctx, m.org, id) })
+	return e.recs, e.err
 }
 
 type loadersKey struct{}
@@ -35,13 +62,7 @@ func newLoaders(store capstan.Store, org string) *loaders {
 			rs, err := store.GetResourcesByKey(ctx, org, keys)
 			return rs, fanErr(err, len(keys))
 		}, wait),
-		records: dataloadgen.NewLoader(func(ctx context.Context, ids []string) ([]*capstan.OperationRecords, []error) {
-			out, errs := make([]*capstan.OperationRecords, len(ids)), make([]error, len(ids))
-			for i, id := range ids {
-				out[i], errs[i] = store.OperationRecords(ctx, org, id)
-			}
-			return out, errs
-		}, wait),
+		records: &recordsMemo{store: store, org: org, byID: map[string]*recordsEntry{}},
 	}
 }
 
@@ -58,7 +79,7 @@ func (r *Resolver) operationRecords(ctx context.Context, id string) (*capstan.Op
 	if !ok {
 		return r.Service.OperationRecords(ctx, id)
 	}
-	return l.records.Load(ctx, id)
+	return l.records.load(ctx, id)
 }
 
 func fanErr(err error, n int) []error {
