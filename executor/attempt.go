@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -133,18 +134,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 // values are returned, in the order of the secret artifacts, to keep and
 // to redact diagnostics.
 func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
-	written := map[string]bool{}
-	for _, a := range declared {
-		if a.Sensitivity != capstan.SensitivitySecret {
-			continue
-		}
-		path := filepath.Join(dir, a.Name)
-		if data, err := os.ReadFile(path); err == nil {
-			_ = os.Chmod(path, 0o600)
-			secrets = append(secrets, bytes.TrimSpace(data))
-			written[a.Name] = true
-		}
-	}
+	secrets, written := secretValues(declared, dir)
 	masked := org.Bytes(redact(stdout, secrets))
 	for _, a := range declared {
 		path := filepath.Join(dir, a.Name)
@@ -152,10 +142,18 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 		case a.Sensitivity == capstan.SensitivitySecret && written[a.Name]:
 		case a.Sensitivity == capstan.SensitivitySecret:
 			missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
-				Source: map[string]any{"type": "artifact", "note": "the job did not write $CAPSTAN_OUTPUTS/" + a.Name}})
+				Source: map[string]any{"type": "artifact", "note": "the job did not write $CAPSTAN_OUTPUTS/" + a.Name + " as a regular file of at most 64 KiB"}})
 			continue
+		case jobFileExists(path):
+			if f, err := openJobFile(path); err == nil {
+				f.Close()
+			} else {
+				missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
+					Source: map[string]any{"type": "artifact", "note": "$CAPSTAN_OUTPUTS/" + a.Name + " is not a regular file"}})
+				continue
+			}
 		default:
-			if _, err := os.Stat(path); err != nil && os.WriteFile(path, masked, 0o640) != nil {
+			if createJobFile(path, masked, 0o640) != nil {
 				missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
 					Source: map[string]any{"type": "artifact", "note": "the job's output could not be kept as " + a.Name}})
 				continue
@@ -164,6 +162,30 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + path, ProducedBy: node})
 	}
 	return arts, missing, secrets
+}
+
+// secretValues reads the secret artifacts a job wrote (regular files of
+// at most secret.MaxValueLen, never through a symlink), in declaration
+// order, and makes them readable by their owner alone.
+func secretValues(declared []capstan.ArtifactSpec, dir string) (values [][]byte, written map[string]bool) {
+	written = map[string]bool{}
+	for _, a := range declared {
+		if a.Sensitivity != capstan.SensitivitySecret {
+			continue
+		}
+		f, err := openJobFile(filepath.Join(dir, a.Name))
+		if err != nil {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(f, secret.MaxValueLen+1))
+		if err == nil && len(data) <= secret.MaxValueLen {
+			_ = f.Chmod(0o600)
+			values = append(values, bytes.TrimSpace(data))
+			written[a.Name] = true
+		}
+		f.Close()
+	}
+	return values, written
 }
 
 // redact hides the values of the secret artifacts a job wrote (and their

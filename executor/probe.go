@@ -1,8 +1,8 @@
 package executor
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"

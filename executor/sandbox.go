@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -191,30 +190,28 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 	return &sandboxedJob{cmd: cmd, uid: uid, release: release}, nil
 }
 
-// own gives the operation's sandbox and outputs (and what is in them) to
-// the job's uid and the jobs' group, group-writable, so the next job of
-// the operation (another uid) reads and writes them too.
-func (s *Sandbox) own(uid uint32, dirs ...string) error {
+// own gives the operation's sandbox and outputs directories to root and
+// the jobs' group, setgid and group-writable: every job of the operation
+// (each with a uid of its own) reads and writes them, and what a job
+// creates there (umask 007) belongs to the group too. Nothing inside is
+// touched: a job may have left symlinks anywhere in them, and the server
+// never follows one (safefile.go).
+func (s *Sandbox) own(_ uint32, dirs ...string) error {
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
-		err := filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if e.Type()&fs.ModeSymlink != 0 {
-				return os.Lchown(path, int(uid), int(s.cfg.GID))
-			}
-			if err := os.Chown(path, int(uid), int(s.cfg.GID)); err != nil {
-				return err
-			}
-			if e.IsDir() {
-				return os.Chmod(path, 0o2770)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		info, err := os.Lstat(d)
+		if err != nil {
+			return fmt.Errorf("sandbox %s: %w", d, err)
+		}
+		if !info.IsDir() {
+			return fmt.Errorf("sandbox %s: not a directory", d)
+		}
+		if err := os.Lchown(d, 0, int(s.cfg.GID)); err != nil {
+			return fmt.Errorf("sandbox %s: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o2770); err != nil {
 			return fmt.Errorf("sandbox %s: %w", d, err)
 		}
 	}

@@ -4923,8 +4923,8 @@ type Resource implements Node {
   observedState: Map
   lifecycleStatus: LifecycleStatus!
   healthStatus: HealthStatus!
-  providedCapabilities: [ProvidedCapability!]!
-  relationships: [Relationship!]!
+  providedCapabilities: [ProvidedCapability!]! @listSize(assumedSize: 50)
+  relationships: [Relationship!]! @listSize(assumedSize: 50)
   "The operation changing the resource now (invariant 1: a resource points at its operation, never holds its state)."
   activeOperation: Operation
   "The last operation that changed the resource."

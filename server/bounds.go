@@ -42,6 +42,12 @@ type Limits struct {
 	// MaxResponseBytes bounds the data of one response (or one
 	// subscription event).
 	MaxResponseBytes int
+	// MaxResolverCalls bounds the resolvers (fields computed or loaded,
+	// not plain struct fields) one query or mutation runs: the backstop
+	// when the cost's list sizes underestimate the data (a resource with
+	// thousands of relationships). Past it, each further resolver answers
+	// an error and resolves nothing under it.
+	MaxResolverCalls int64
 }
 
 // DefaultLimits are the limits of `capstan serve`. The heaviest request
@@ -56,6 +62,7 @@ var DefaultLimits = Limits{
 	MaxRepeats:       10,
 	MaxCost:          50000,
 	MaxResponseBytes: 8 << 20,
+	MaxResolverCalls: 100000,
 }
 
 // Reasons (extensions.reason) of requests refused by a limit; their code
@@ -70,6 +77,7 @@ const (
 	ReasonRepeatLimit      = "FIELD_REPEAT_LIMIT"
 	ReasonCostLimit        = "COST_LIMIT"
 	ReasonResponseTooLarge = "RESPONSE_TOO_LARGE"
+	ReasonResolverLimit    = "RESOLVER_LIMIT"
 	// ReasonIntrospectionOff: __schema or __type without introspection on.
 	ReasonIntrospectionOff = "INTROSPECTION_DISABLED"
 )

@@ -74,8 +74,12 @@ func TestOperationCost(t *testing.T) {
 		// resources 1, totalCount 1, edges 1 + 5 × (node 1 + key 1).
 		{"a connection sizes its edges by first", `{ resources(first: 5) { totalCount edges { node { key } } } }`, nil, 1 + 1 + 1 + 5*2},
 		{"the default first", `{ resources { edges { cursor } } }`, nil, 1 + 1 + 50},
+		{"a null first is the default", `{ resources(first: null) { edges { cursor } } }`, nil, 1 + 1 + 50},
+		{"a null variable is the default", `query($n: Int) { resources(first: $n) { edges { cursor } } }`, map[string]any{"n": nil}, 1 + 1 + 50},
 		{"first from a variable", `query($n: Int) { resources(first: $n) { edges { cursor } } }`, map[string]any{"n": 200}, 1 + 1 + 200},
-		{"an unannotated list assumes 10", `{ resource(key: "x") { relationships { type } } }`, nil, 1 + 1 + 10*1},
+		{"nested catalog lists multiply", `{ resource(key: "x") { relationships { target { dependencies: relationships { type } } } } }`, nil, 1 + 1 + 50*(1+(1+50*1))},
+		{"a catalog list assumes 50", `{ resource(key: "x") { relationships { type } } }`, nil, 1 + 1 + 50*1},
+		{"a plain list assumes 10", `{ scenarioPacks { edges { node { scenarios { id } } } } }`, nil, 1 + 1 + 50*(1+(1+10*1))},
 		{"assumedSize", `query($id: ID!) { plan(id: $id) { nodes { key } } }`, map[string]any{"id": "x"}, 1 + 1 + 500*1},
 		{"lists multiply", `{ operations(first: 10) { edges { node { nodeRuns { node } } } } }`, nil, 1 + 1 + 10*(1+(1+500*1))},
 		{"@cost weighs computed fields", `query($id: ID!) { plan(id: $id) { capabilityGraph { edges { from } } } }`, map[string]any{"id": "x"}, 1 + 5000 + (1 + 10*1)},

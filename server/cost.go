@@ -140,8 +140,14 @@ func listSize(f *ast.Field, vars map[string]any) (int, []string) {
 	args := f.ArgumentMap(vars)
 	if a := d.Arguments.ForName("slicingArguments"); a != nil {
 		for _, child := range a.Value.Children {
-			if v, ok := args[child.Value.Raw]; ok && v != nil {
+			name := child.Value.Raw
+			if v, ok := args[name]; ok && v != nil {
 				size = intOf(v, size)
+			} else if def := f.Definition.Arguments.ForName(name); def != nil && def.DefaultValue != nil {
+				// An explicit null (or a null variable) pages by the default.
+				if dv, err := def.DefaultValue.Value(nil); err == nil {
+					size = intOf(dv, size)
+				}
 			}
 		}
 	}

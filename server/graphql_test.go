@@ -616,3 +616,22 @@ func TestPatchGoesStaleWhenItsNodeStarts(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestResolverBudgetBoundsWhatTheCostUnderestimates(t *testing.T) {
+	store := testenv.Store(t)
+	svc := testenv.Demo(t, store)
+	tokens, err := server.NewTokens([]server.Token{{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}}})
+	require.NoError(t, err)
+	limits := server.DefaultLimits
+	limits.MaxResolverCalls = 5
+	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: limits}))
+	defer ts.Close()
+	small := post(t, ts, adminToken, `{ viewer { actor } }`, nil)
+	require.Empty(t, small.Errors)
+	big := post(t, ts, adminToken, `{ resources(first: 30) { edges { node { key relationships { target { key } } } } } }`, nil)
+	require.NotEmpty(t, big.Errors)
+	require.Equal(t, "INVALID", big.code())
+	require.Contains(t, big.Errors[0].Message, "resolved more than 5 fields")
+	again := post(t, ts, adminToken, `{ viewer { actor } }`, nil)
+	require.Empty(t, again.Errors, "each query has its own budget")
+}

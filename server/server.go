@@ -117,6 +117,8 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.Use(&costLimit{limit: limits.MaxCost, rate: cfg.rate})
 	srv.AroundResponses(capResponses(limits.MaxResponseBytes))
+	srv.AroundOperations(resolverBudget)
+	srv.AroundFields(spendResolver(limits.MaxResolverCalls))
 	srv.AroundOperations(refuseUntilReady(cfg.Ready))
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
 	srv.SetErrorPresenter(presentError(log))

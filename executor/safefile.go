@@ -1,0 +1,80 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// Files in a job's outputs are the job's: it may leave a symlink (to
+// /etc/shadow, to the secret key), a FIFO, a device or a huge file where
+// an artifact should be. The server, which may run as root outside the
+// job's namespaces, reads and creates them only through these functions:
+// never following a symlink, never blocking on a FIFO, only regular
+// files, and at most a bounded number of bytes.
+
+// errNotRegular is a path that is not a regular file of its own.
+var errNotRegular = errors.New("not a regular file")
+
+// openJobFile opens path for reading without following a final symlink
+// or blocking, and only when it is a regular file.
+func openJobFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%s: a symlink: %w", path, errNotRegular)
+		}
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, errNotRegular)
+	}
+	return f, nil
+}
+
+// readJobFile reads at most limit bytes of a job's regular file; a larger
+// file is an error.
+func readJobFile(path string, limit int64) ([]byte, error) {
+	f, err := openJobFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// createJobFile creates a new file in a job's directory with data; it
+// fails if anything (a symlink included) is there already.
+func createJobFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// jobFileExists reports whether a job left something at path (not
+// following a symlink).
+func jobFileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
