@@ -25,10 +25,6 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		probes = n.Intervention.Verification
 	}
 	env := l.jobEnv(n)
-	if err := l.resolveSecrets(ctx, env); err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
-		return r
-	}
 	if scope.plan != nil {
 		bindings, err := l.bindingEnv(ctx, scope.plan, n)
 		if err != nil {
@@ -38,6 +34,10 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		for k, v := range bindings {
 			env[k] = v
 		}
+	}
+	if err := l.resolveSecrets(ctx, env); err != nil {
+		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
+		return r
 	}
 	if n.Job != nil {
 		probes = n.Job.Outputs.Evidence
@@ -112,8 +112,14 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		r.evidence = append(r.evidence, missing...)
 		if err := l.keepSecrets(ctx, n.ID, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
+			dropFiles(l.outputs(), declared)
 			return false
 		}
+	} else {
+		// A failed job's secret artifacts are not kept, but what it
+		// printed of them is masked, and their files go.
+		r.secrets, _ = secretValues(declared, l.outputs())
+		dropFiles(l.outputs(), declared)
 	}
 	name := "output"
 	if kind == kindCompensate {

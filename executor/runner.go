@@ -82,6 +82,10 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 	}
 	defer job.release()
 	cmd := job.cmd
+	// A process the job left holding its output pipe (outside the process
+	// group, without a PID namespace) must not keep Wait, and the worker,
+	// waiting.
+	cmd.WaitDelay = 2 * time.Second
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -229,10 +229,12 @@ func (s *Sandbox) limitsPrologue() string {
 // namespacePrologue runs as root inside the job's new namespaces, then
 // becomes the job: a fresh /tmp holding only the operation's sandbox
 // ($2, at /tmp/job) and outputs ($3, at /tmp/outputs); the hidden paths
-// ($4…) covered; /proc showing only the job's own processes; the limits;
-// and, as uid, without capabilities or a way to regain them, the script
-// ($1). The job is PID 1 of its namespace: when it ends, every process
-// it left behind is killed.
+// ($4…) covered; fresh /dev/shm, /var/tmp and /run/lock (nothing shared
+// with other jobs), /run covered without network; /proc showing only the
+// job's own processes; the limits; and, as uid, without capabilities or a
+// way to regain them, the script ($1). The job is PID 1 of its namespace:
+// when it ends, every process it left behind is killed, and it is killed
+// when the server dies (PDEATHSIG, set again after the uid changes).
 func (s *Sandbox) namespacePrologue(uid uint32) string {
 	return `set -e
 script=$1 work=$2 outputs=$3; shift 3
@@ -248,11 +250,24 @@ for p in "$@"; do
   elif [ -e "$p" ]; then mount --bind /dev/null "$p"
   fi
 done
-mount -t proc -o nosuid,nodev,noexec proc /proc
+for p in /dev/shm /var/tmp /run/lock; do
+  if [ -d "$p" ]; then mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-private "$p"; fi
+done
+` + s.hideRun() + `mount -t proc -o nosuid,nodev,noexec proc /proc
 cd ` + jobHome + `
 umask 007
 ` + s.limitsPrologue() + fmt.Sprintf(`
-exec setpriv --reuid=%d --regid=%d --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all -- bash -c "$script"`, uid, s.cfg.GID)
+exec setpriv --reuid=%d --regid=%d --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all --pdeathsig KILL -- bash -c "$script"`, uid, s.cfg.GID)
+}
+
+// hideRun covers /run (the host's sockets: D-Bus, a container runtime's)
+// when the job has no network; with the host's network it stays, as the
+// resolver configuration may live there.
+func (s *Sandbox) hideRun() string {
+	if s.cfg.Network {
+		return ""
+	}
+	return "mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-run /run\n"
 }
 
 // inNamespace rewrites the job's variables that name host paths of its

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,27 +12,73 @@ import (
 )
 
 // resolveSecrets replaces every secret:<name> value of a job's variables
-// with the secret's value: it exists only in the job's environment,
-// inside its sandbox.
+// — and every one inside a binding's attributes (JSON) that the secret
+// store keeps — with the secret's value: it exists only in the job's
+// environment, inside its sandbox.
 func (l *loop) resolveSecrets(ctx context.Context, env map[string]string) error {
 	for k, v := range env {
-		if !strings.HasPrefix(v, secret.RefPrefix) {
-			continue
+		switch {
+		case strings.HasPrefix(v, secret.RefPrefix):
+			value, err := l.secretValue(ctx, k, v)
+			if err != nil {
+				return err
+			}
+			env[k] = value
+		case strings.HasPrefix(k, "CAPSTAN_BINDING_") && strings.HasSuffix(k, "_ATTRIBUTES") && strings.Contains(v, `"`+secret.RefPrefix):
+			var attrs map[string]any
+			if json.Unmarshal([]byte(v), &attrs) != nil {
+				continue
+			}
+			for ak, av := range attrs {
+				if ref, ok := av.(string); ok && strings.HasPrefix(ref, secret.RefPrefix) {
+					// A catalog's reference may name a secret of the
+					// provider's own secret manager: one Capstan does not
+					// keep stays a reference for the job to follow.
+					value, err := l.secretValue(ctx, k+"."+ak, ref)
+					switch capstan.ErrorCode(err) {
+					case "":
+						attrs[ak] = value
+					case capstan.ENOTFOUND, capstan.EUNAVAILABLE, capstan.EINVALID:
+					default:
+						return err
+					}
+				}
+			}
+			data, err := json.Marshal(attrs)
+			if err != nil {
+				return capstan.Wrap("executor.resolveSecrets", err)
+			}
+			env[k] = string(data)
 		}
-		name, ok := secret.ParseRef(v)
-		if !ok {
-			return capstan.Errorf(capstan.EINVALID, "%s refers to %q, which is not a secret name", k, v)
-		}
-		if l.e.cfg.Secrets == nil {
-			return capstan.Errorf(capstan.EUNAVAILABLE, "%s refers to secret %q, but this server has no secret store", k, name)
-		}
-		value, err := l.e.cfg.Secrets.Get(ctx, l.org, name)
-		if err != nil {
-			return err
-		}
-		env[k] = string(value)
 	}
 	return nil
+}
+
+// secretValue is the value a secret:<name> reference (named by what,
+// for errors) refers to.
+func (l *loop) secretValue(ctx context.Context, what, ref string) (string, error) {
+	name, ok := secret.ParseRef(ref)
+	if !ok {
+		return "", capstan.Errorf(capstan.EINVALID, "%s refers to %q, which is not a secret name", what, ref)
+	}
+	if l.e.cfg.Secrets == nil {
+		return "", capstan.Errorf(capstan.EUNAVAILABLE, "%s refers to secret %q, but this server has no secret store", what, name)
+	}
+	value, err := l.e.cfg.Secrets.Get(ctx, l.org, name)
+	if err != nil {
+		return "", err
+	}
+	return string(value), nil
+}
+
+// dropFiles removes the secret artifacts' files a job left in outputs
+// (a symlink is removed, never followed).
+func dropFiles(outputs string, declared []capstan.ArtifactSpec) {
+	for _, a := range declared {
+		if a.Sensitivity == capstan.SensitivitySecret {
+			_ = os.Remove(filepath.Join(outputs, a.Name))
+		}
+	}
 }
 
 // secretArtifactName is where a job's secret artifact is kept in the

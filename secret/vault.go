@@ -30,24 +30,23 @@ func (v *Vault) Put(ctx context.Context, org, name string, value []byte) error {
 }
 
 // Redactor masks every secret value of an organization: every value an
-// operation of it can reach.
+// operation of it can reach. It is built under the vault's lock, so a Put
+// that lands meanwhile invalidates it only after it is stored, never
+// before (a stale redactor never outlives a Put).
 func (v *Vault) Redactor(ctx context.Context, org string) (*Redactor, error) {
 	if v == nil {
 		return nil, nil
 	}
 	v.mu.Lock()
-	r, ok := v.byOrg[org]
-	v.mu.Unlock()
-	if ok {
+	defer v.mu.Unlock()
+	if r, ok := v.byOrg[org]; ok {
 		return r, nil
 	}
 	values, err := v.Store.Values(ctx, org)
 	if err != nil {
 		return nil, err
 	}
-	r = NewRedactor(values)
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	r := NewRedactor(values)
 	v.byOrg[org] = r
 	var all [][]byte
 	for o := range v.byOrg {

@@ -4,9 +4,13 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
@@ -231,6 +235,15 @@ func isWebSocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
+// MaxJSONValues bounds the JSON values (numbers, strings, array and
+// object elements) of a request body: 20 MiB of `[0,0,…]` variables would
+// decode to some 400 MiB of heap, while a catalog import's 20 MiB
+// document is one string.
+const MaxJSONValues = 100000
+
+// bodyScanFrom is the body size from which its values are counted first.
+const bodyScanFrom = 64 << 10
+
 func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > MaxBodyBytes {
@@ -238,8 +251,34 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		if r.Method == http.MethodPost && (r.ContentLength < 0 || r.ContentLength > bodyScanFrom) {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeError(w, http.StatusRequestEntityTooLarge, capstan.EINVALID, "request body is larger than 20 MiB")
+				return
+			}
+			if tooManyValues(body, MaxJSONValues) {
+				writeError(w, http.StatusRequestEntityTooLarge, capstan.EINVALID, fmt.Sprintf("request body has more than %d JSON values", MaxJSONValues))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// tooManyValues counts a JSON document's tokens, stopping past limit
+// (what is not JSON is left to the GraphQL transport to refuse).
+func tooManyValues(body []byte, limit int) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for n := 0; ; n++ {
+		if n > limit {
+			return true
+		}
+		if _, err := dec.Token(); err != nil {
+			return false
+		}
+	}
 }
 
 // withDeadline gives a request one deadline: its context's (parsing,

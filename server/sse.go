@@ -98,7 +98,10 @@ func (t *sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	wake := &sseSignals{c: make(chan struct{}, 1)}
 	subCtx, hook := live.WithHook(graphql.WithOperationContext(ctx, rc), wake.signal)
 	responses, respCtx := exec.DispatchOperation(subCtx, rc)
-	readCtx := context.WithoutCancel(respCtx) // results are read after the end too
+	readCtx := context.WithoutCancel(respCtx) // a stream's results are read after its end too
+	if rc.Operation.Operation != ast.Subscription {
+		readCtx = respCtx // a query or mutation resolves here: under the deadline, stopped if the client leaves
+	}
 	if rc.Operation.Operation != ast.Subscription || !hook.Attached() {
 		for resp := responses(readCtx); resp != nil; resp = responses(readCtx) {
 			if s.next(resp) != nil {

@@ -381,3 +381,16 @@ func TestAttackRequestForgery(t *testing.T) {
 	require.NotContains(t, text, "capstan_")
 	healthy(t, p)
 }
+
+func TestAttackHugeVariables(t *testing.T) {
+	p := startGuarded(t)
+	zeros := strings.Repeat("0,", 2_000_000)
+	body := `{"query":"{ viewer { actor } }","variables":{"x":[` + zeros + `0]}}`
+	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+attackViewer)
+	r := doGQL(t, req)
+	require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
+	require.Equal(t, "INVALID", r.code())
+	healthy(t, p)
+}
