@@ -38,6 +38,13 @@ func TestEgressAllows(t *testing.T) {
 		{"api.example.com", "0.0.0.0", false},
 		{"localhost", "127.0.0.1", true}, // listed by CIDR
 		{"anything", "::ffff:10.0.0.1", true},
+		{"api.example.com", "10.1.2.3", true},            // a private address a CIDR lists
+		{"api.example.com", "192.168.1.10", false},       // a listed name rebound to a private address
+		{"api.example.com", "fd12::1", false},            // ULA
+		{"api.example.com", "fd20:ce::254", false},       // GCP metadata
+		{"api.example.com", "168.63.129.16", false},      // Azure
+		{"api.example.com", "64:ff9b::a9fe:a9fe", false}, // NAT64 of 169.254.169.254
+		{"api.example.com", "2002:a9fe:a9fe::1", false},  // 6to4 of it
 	}
 	for _, tc := range tests {
 		err := e.Allows(tc.host, netip.MustParseAddr(tc.addr))
@@ -48,6 +55,11 @@ func TestEgressAllows(t *testing.T) {
 	}
 	_, err = ParseEgress([]string{"10.0.0.0/33", "[bad", "host:80"})
 	require.Error(t, err)
+	everything, err := ParseEgress([]string{"0.0.0.0/0", "::/0"})
+	require.NoError(t, err)
+	require.NoError(t, everything.Allows("x", netip.MustParseAddr("203.0.113.9")))
+	require.Error(t, everything.Allows("x", netip.MustParseAddr("169.254.169.254")), "0.0.0.0/0 does not list the metadata address")
+	require.Error(t, everything.Allows("x", netip.MustParseAddr("::1")))
 	none, err := ParseEgress(nil)
 	require.NoError(t, err)
 	require.Error(t, none.Allows("api.example.com", netip.MustParseAddr("203.0.113.5")), "an empty list allows nothing")

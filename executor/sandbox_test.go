@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,4 +171,75 @@ func processRunning(marker string) bool {
 		}
 	}
 	return false
+}
+
+// TestHiddenPathsOutsideTmp: a data directory and tokens file that file
+// permissions would let any user read (0755/0644, outside /tmp, which
+// the sandbox replaces anyway) are still out of a job's sight: the
+// mount namespace covers them. Without Hide, the same job reads them.
+func TestHiddenPathsOutsideTmp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox's namespaces need the server to run as root (CI does)")
+	}
+	root, err := os.MkdirTemp("/var/lib", "capstan-sandbox-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	require.NoError(t, os.Chmod(root, 0o755))
+	data := filepath.Join(root, "data")
+	work, outputs := filepath.Join(data, "executor", "sandbox", "op"), filepath.Join(data, "executor", "outputs", "op")
+	for _, d := range []string{work, outputs} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(data, "store.db"), []byte(storeSecret), 0o644))
+	tokens := filepath.Join(root, "tokens.yaml")
+	require.NoError(t, os.WriteFile(tokens, []byte(tokenSecret), 0o644))
+	script := fmt.Sprintf(`cat %q %q; ls %q`, filepath.Join(data, "store.db"), tokens, data)
+	run := func(hide []string) Result {
+		sb := NewSandbox(SandboxConfig{Hide: hide, Slots: 2})
+		return ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "10s"}})
+	}
+	control := run(nil)
+	require.Contains(t, string(control.Output), storeSecret, "without Hide the files are readable: the test means something")
+	hidden := run([]string{data, tokens})
+	noSecrets(t, hidden.Output)
+}
+
+// TestArtifactsAreNeverFollowed: what a job leaves where its artifacts
+// belong — a symlink to a file it must not read, a dangling symlink to a
+// file it wants root to create, a FIFO — is refused, never followed,
+// never waited on.
+func TestArtifactsAreNeverFollowed(t *testing.T) {
+	outside := t.TempDir()
+	keyFile := filepath.Join(outside, "secret.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte("THE-SECRET-KEY-4711"), 0o600))
+	planted := filepath.Join(outside, "ld.so.preload")
+	outputs := t.TempDir()
+	require.NoError(t, os.Symlink(keyFile, filepath.Join(outputs, "token")))
+	require.NoError(t, os.Symlink(planted, filepath.Join(outputs, "report")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(outputs, "cred"), 0o600))
+	declared := []capstan.ArtifactSpec{{Name: "token", Type: "t", Sensitivity: capstan.SensitivitySecret},
+		{Name: "report", Type: "r", Sensitivity: capstan.SensitivityInternal}, {Name: "cred", Type: "c", Sensitivity: capstan.SensitivitySecret}}
+	done := make(chan struct{})
+	var arts []capstan.Artifact
+	var missing []capstan.Evidence
+	var secrets [][]byte
+	go func() {
+		defer close(done)
+		arts, missing, secrets = collectArtifacts("job", declared, outputs, []byte("/attacker/lib.so\n"), time.Now(), nil)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a FIFO held the server")
+	}
+	require.Empty(t, secrets, "the key file was not read")
+	require.Empty(t, arts)
+	require.Len(t, missing, 3)
+	_, err := os.Stat(planted)
+	require.True(t, os.IsNotExist(err), "nothing was created through the dangling symlink")
+	info, err := os.Stat(keyFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file's mode was not touched")
+	_, err = ReadArtifact("file:" + filepath.Join(outputs, "report"))
+	require.Error(t, err, "the analyzer does not read through it either")
 }

@@ -110,3 +110,19 @@ func TestLogsAreMasked(t *testing.T) {
 	require.NotContains(t, buf.String(), "correct-horse")
 	require.Contains(t, buf.String(), Mask)
 }
+
+func TestReplacedValuesStayMasked(t *testing.T) {
+	s, err := OpenFile(filepath.Join(t.TempDir(), "s.json"), bytes.Repeat([]byte{2}, KeySize))
+	require.NoError(t, err)
+	v := NewVault(s)
+	ctx := context.Background()
+	require.NoError(t, v.Put(ctx, "acme", "db", []byte("first-password-1")))
+	require.NoError(t, v.Put(ctx, "acme", "db", []byte("second-password-2")))
+	got, err := v.Get(ctx, "acme", "db")
+	require.NoError(t, err)
+	require.Equal(t, "second-password-2", string(got))
+	r, err := v.Redactor(ctx, "acme")
+	require.NoError(t, err)
+	require.Equal(t, Mask+" "+Mask, r.String("first-password-1 second-password-2"))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(v.Put(ctx, "acme", "x", []byte("short\n\n\n\n\n"))), "spaces do not make a value long enough")
+}

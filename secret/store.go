@@ -4,6 +4,7 @@
 package secret
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -85,7 +86,13 @@ type sealedSecret struct {
 	Nonce      []byte    `json:"nonce"`
 	Ciphertext []byte    `json:"ciphertext"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	// Previous are the values this one replaced (the last few): no longer
+	// handed out, still masked — they may still be live somewhere.
+	Previous []sealedSecret `json:"previous,omitempty"`
 }
+
+// keptPrevious is how many replaced values of a secret are still masked.
+const keptPrevious = 3
 
 // KeySize is the size of the key: AES-256.
 const KeySize = 32
@@ -187,6 +194,10 @@ func (s *FileStore) Put(_ context.Context, org, name string, value []byte) error
 		s.file.Secrets[org] = byName
 	}
 	prev, had := byName[name]
+	if had {
+		older := append([]sealedSecret{{Nonce: prev.Nonce, Ciphertext: prev.Ciphertext, UpdatedAt: prev.UpdatedAt}}, prev.Previous...)
+		sealed.Previous = older[:min(len(older), keptPrevious)]
+	}
 	byName[name] = sealed
 	if err := s.write(); err != nil {
 		if had {
@@ -204,8 +215,8 @@ func CheckValue(name string, value []byte) error {
 	switch {
 	case !ValidName(name):
 		return capstan.Errorf(capstan.EINVALID, "secret name %q must be lower-case letters, digits and . _ / - (at most 128)", name)
-	case len(value) < MinValueLen:
-		return capstan.Errorf(capstan.EINVALID, "a secret value must have at least %d bytes", MinValueLen)
+	case len(bytes.TrimSpace(value)) < MinValueLen:
+		return capstan.Errorf(capstan.EINVALID, "a secret value must have at least %d bytes besides surrounding spaces", MinValueLen)
 	case len(value) > MaxValueLen:
 		return capstan.Errorf(capstan.EINVALID, "a secret value must have at most %d bytes", MaxValueLen)
 	}
@@ -271,17 +282,20 @@ func (s *FileStore) List(_ context.Context, org string) ([]Entry, error) {
 	return out, nil
 }
 
-// Values opens every value of an organization.
+// Values opens every value of an organization, the replaced ones kept
+// for masking included.
 func (s *FileStore) Values(_ context.Context, org string) ([][]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([][]byte, 0, len(s.file.Secrets[org]))
 	for name, sealed := range s.file.Secrets[org] {
-		v, err := s.open(org, name, sealed)
-		if err != nil {
-			return nil, capstan.Wrap("secret.Values", err)
+		for _, one := range append([]sealedSecret{sealed}, sealed.Previous...) {
+			v, err := s.open(org, name, one)
+			if err != nil {
+				return nil, capstan.Wrap("secret.Values", err)
+			}
+			out = append(out, v)
 		}
-		out = append(out, v)
 	}
 	return out, nil
 }
