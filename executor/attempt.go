@@ -172,7 +172,7 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 
 // secretValues reads the secret artifacts a job wrote (regular files of
 // at most secret.MaxValueLen, never through a symlink), in declaration
-// order, and makes them readable by their owner alone.
+// order, and makes them readable by the operation's jobs alone.
 func secretValues(declared []capstan.ArtifactSpec, dir string) (values [][]byte, written map[string]bool) {
 	written = map[string]bool{}
 	for _, a := range declared {
@@ -185,7 +185,7 @@ func secretValues(declared []capstan.ArtifactSpec, dir string) (values [][]byte,
 		}
 		data, err := io.ReadAll(io.LimitReader(f, secret.MaxValueLen+1))
 		if err == nil && len(data) <= secret.MaxValueLen {
-			_ = f.Chmod(0o600)
+			_ = f.Chmod(0o640) // the operation's next jobs (other uids, the same group) read it; no one else sees it
 			values = append(values, bytes.TrimSpace(data))
 			written[a.Name] = true
 		}
