@@ -107,7 +107,7 @@ func heavyCandidates(e *heavyEnv) map[string]string {
 	const opFields = `nodeRuns { node status attempts error startedAt finishedAt revision } evidence { producedBy item result source observedAt } artifacts { id name storageRef }`
 	const planFields = `nodes { key type title parameters job { run { runner } controls { retry { maximumAttempts } } } } edges { from to }`
 	return map[string]string{
-		"a page of resources":              `resources(first: 500) { totalCount edges { cursor node { id key name type environment lifecycleStatus healthStatus relationships { type targetKey target { key name } } providedCapabilities { capability scope attributes } } } }`,
+		"a page of resources":              `resources(first: 100) { totalCount edges { cursor node { id key name type environment lifecycleStatus healthStatus relationships { type targetKey target { key name } } providedCapabilities { capability scope attributes } } } }`,
 		"a 500-node operation":             fmt.Sprintf(`operation(id: %q) { %s }`, e.op, opFields),
 		"a 500-node plan":                  fmt.Sprintf(`plan(id: %q) { %s }`, e.plan, planFields),
 		"a timeline page":                  fmt.Sprintf(`operation(id: %q) { timeline(first: 500) { edges { cursor node { sequence type actor at payload } } } }`, e.op),
