@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"golang.org/x/time/rate"
 
@@ -26,10 +29,13 @@ type RateLimit struct {
 	// limit, so any admitted request can run once).
 	Cost      float64
 	CostBurst int
+	// Subscriptions bounds the subscriptions one token holds open at once,
+	// over every connection and stream (0: no limit).
+	Subscriptions int
 }
 
 // DefaultRateLimit is the rate limit of `capstan serve`.
-var DefaultRateLimit = RateLimit{Requests: 50, RequestBurst: 100, Cost: 100000, CostBurst: 200000}
+var DefaultRateLimit = RateLimit{Requests: 50, RequestBurst: 100, Cost: 100000, CostBurst: 200000, Subscriptions: 1000}
 
 // rateLimiter keeps a pair of token buckets per actor (one actor per
 // token). Actors come only from the tokens file, so the map is bounded
@@ -40,7 +46,10 @@ type rateLimiter struct {
 	buckets map[string]*actorBuckets
 }
 
-type actorBuckets struct{ requests, cost *rate.Limiter }
+type actorBuckets struct {
+	requests, cost *rate.Limiter
+	subscriptions  atomic.Int32
+}
 
 func newRateLimiter(cfg RateLimit) *rateLimiter {
 	return &rateLimiter{cfg: cfg, buckets: map[string]*actorBuckets{}}
@@ -110,6 +119,25 @@ func rateLimited(msg string, retry time.Duration) *gqlerror.Error {
 		err.Extensions["retryAfterSeconds"] = math.Ceil(retry.Seconds())
 	}
 	return err
+}
+
+// limitTokenSubscriptions refuses a subscription past the token's
+// limit; each one frees its place when its context ends (the client
+// completes it, the stream or the connection ends).
+func (l *rateLimiter) limitTokenSubscriptions(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	max := l.cfg.Subscriptions
+	oc := graphql.GetOperationContext(ctx)
+	a, err := capstan.ActorFrom(ctx)
+	if max <= 0 || err != nil || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		return next(ctx)
+	}
+	b := l.of(a)
+	if b.subscriptions.Add(1) > int32(max) {
+		b.subscriptions.Add(-1)
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{rateLimited(fmt.Sprintf("this token holds %d subscriptions open, its limit", max), 0)}})
+	}
+	context.AfterFunc(ctx, func() { b.subscriptions.Add(-1) })
+	return next(ctx)
 }
 
 // limitRate refuses a request over its actor's request rate with 429.

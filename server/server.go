@@ -125,6 +125,7 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.AroundFields(spendResolver(limits.MaxResolverCalls))
 	srv.AroundOperations(refuseUntilReady(cfg.Ready))
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
+	srv.AroundOperations(rate.limitTokenSubscriptions)
 	srv.SetErrorPresenter(presentError(log))
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		log.Error("resolver panic", "panic", p, "stack", string(debug.Stack()))

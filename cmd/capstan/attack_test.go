@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,8 @@ func startGuarded(t *testing.T, extra ...string) *proc {
   - {token: %q, actor: victor, organization: acme, roles: [viewer]}
   - {token: %q, actor: olga, organization: other, roles: [admin]}
 `, attackAdmin, attackViewer, attackOther)), 0o600))
-	defaults := []string{"--rate-limit", fmt.Sprint(server.DefaultRateLimit.Requests), "--cost-rate-limit", fmt.Sprint(server.DefaultRateLimit.Cost)}
+	defaults := []string{"--rate-limit", fmt.Sprint(server.DefaultRateLimit.Requests), "--cost-rate-limit", fmt.Sprint(server.DefaultRateLimit.Cost),
+		"--subscription-limit", fmt.Sprint(server.DefaultRateLimit.Subscriptions)}
 	return start(t, dir, append(append([]string{"--tokens", tokens}, defaults...), extra...)...)
 }
 
@@ -393,4 +395,58 @@ func TestAttackHugeVariables(t *testing.T) {
 	require.Equal(t, http.StatusRequestEntityTooLarge, r.status)
 	require.Equal(t, "INVALID", r.code())
 	healthy(t, p)
+}
+
+// TestAttackSubscriptionHoarding: one token holds at most its limit of
+// subscriptions open over all its connections; a completed one frees
+// its place.
+func TestAttackSubscriptionHoarding(t *testing.T) {
+	p := startGuarded(t, "--subscription-limit", "3")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	first, err := gqlws.Dial(ctx, p.url+"/graphql", attackViewer)
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := gqlws.Dial(ctx, p.url+"/graphql", attackViewer)
+	require.NoError(t, err)
+	defer second.Close()
+	const sub = `subscription { operations { id status } }`
+	require.NoError(t, first.Subscribe("a", sub, nil))
+	require.NoError(t, first.Subscribe("b", sub, nil))
+	require.NoError(t, second.Subscribe("c", sub, nil))
+	time.Sleep(300 * time.Millisecond) // all three are open
+	require.NoError(t, second.Subscribe("d", sub, nil))
+	refused := nextFor(t, second, "d")
+	require.Contains(t, string(refused.Payload), "RATE_LIMITED", "%s: %s", refused.Type, refused.Payload)
+
+	other, err := gqlws.Dial(ctx, p.url+"/graphql", attackAdmin)
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, other.Subscribe("x", sub, nil))
+	require.NoError(t, other.Subscribe("y", `{ viewer { actor } }`, nil))
+	require.NotContains(t, string(nextFor(t, other, "x", "y").Payload), "RATE_LIMITED", "another token has its own limit")
+
+	// A completed subscription frees its place: e is accepted (silent),
+	// f, the fourth again, is refused.
+	require.NoError(t, first.Complete("a"))
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, second.Subscribe("e", sub, nil))
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, second.Subscribe("f", sub, nil))
+	m := nextFor(t, second, "e", "f")
+	require.Equal(t, "f", m.ID, "e was accepted: %s", m.Payload)
+	require.Contains(t, string(m.Payload), "RATE_LIMITED")
+	healthy(t, p)
+}
+
+// nextFor reads a connection's messages until one for any of ids.
+func nextFor(t *testing.T, c *gqlws.Conn, ids ...string) gqlws.Message {
+	t.Helper()
+	for {
+		m, err := c.Next()
+		require.NoError(t, err)
+		if slices.Contains(ids, m.ID) {
+			return m
+		}
+	}
 }

@@ -63,7 +63,7 @@ func start(t *testing.T, dataDir string, extra ...string) *proc {
 // suite runs with the defaults).
 func launch(t *testing.T, dataDir string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0"}, extra...)
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
 	stderr, err := cmd.StderrPipe()

@@ -110,6 +110,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.graphiql, "graphiql", envOr("CAPSTAN_GRAPHIQL", "true") == "true", "serve GraphiQL at / and /graphiql (CAPSTAN_GRAPHIQL)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", envOr("CAPSTAN_METRICS_LISTEN", ""), "where /metrics is served: empty for the main listener, off, or an address of its own (CAPSTAN_METRICS_LISTEN)")
 	fs.Float64Var(&c.rate.Requests, "rate-limit", envFloat("CAPSTAN_RATE_LIMIT", server.DefaultRateLimit.Requests), "GraphQL requests per second per token, bursts of twice that; 0 for no limit (CAPSTAN_RATE_LIMIT)")
+	fs.IntVar(&c.rate.Subscriptions, "subscription-limit", envInt("CAPSTAN_SUBSCRIPTION_LIMIT", server.DefaultRateLimit.Subscriptions), "subscriptions one token holds open at once, over every connection; 0 for no limit (CAPSTAN_SUBSCRIPTION_LIMIT)")
 	fs.Float64Var(&c.rate.Cost, "cost-rate-limit", envFloat("CAPSTAN_COST_RATE_LIMIT", server.DefaultRateLimit.Cost), "summed operation cost per second per token, bursts of twice that; 0 for no limit (CAPSTAN_COST_RATE_LIMIT)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", envDuration("CAPSTAN_READ_HEADER_TIMEOUT", 10*time.Second), "time a connection has to send a request's headers (CAPSTAN_READ_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDuration("CAPSTAN_IDLE_TIMEOUT", 60*time.Second), "time an idle keep-alive connection stays open (CAPSTAN_IDLE_TIMEOUT)")
