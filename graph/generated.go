@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/resolver/events"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
 	gqlparser "github.com/vektah/gqlparser/v2"
@@ -34,24 +35,30 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Artifact() ArtifactResolver
+	BindingEvent() BindingEventResolver
 	BoundProvider() BoundProviderResolver
 	CandidateVerdict() CandidateVerdictResolver
 	CapabilityDefinition() CapabilityDefinitionResolver
 	CapabilityRequirement() CapabilityRequirementResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
+	NodeEvent() NodeEventResolver
 	Operation() OperationResolver
 	OperationNodeRun() OperationNodeRunResolver
 	OperationProgress() OperationProgressResolver
+	OperationStatusEvent() OperationStatusEventResolver
+	PatchEvent() PatchEventResolver
 	Plan() PlanResolver
 	PlanChange() PlanChangeResolver
 	PlanPatch() PlanPatchResolver
+	PlanRevisedEvent() PlanRevisedEventResolver
 	PlanRevision() PlanRevisionResolver
 	ProvidedCapability() ProvidedCapabilityResolver
 	Query() QueryResolver
 	Relationship() RelationshipResolver
 	Resource() ResourceResolver
 	ResourceBinding() ResourceBindingResolver
+	ResourceEvent() ResourceEventResolver
 	ResourceType() ResourceTypeResolver
 	RunSpec() RunSpecResolver
 	Scenario() ScenarioResolver
@@ -75,6 +82,17 @@ type ComplexityRoot struct {
 		ProposedPatch  func(childComplexity int) int
 		Question       func(childComplexity int) int
 		Recommendation func(childComplexity int) int
+	}
+
+	AnalysisEvent struct {
+		Actor     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Diagnosis func(childComplexity int) int
+		Node      func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Problems  func(childComplexity int) int
+		Sequence  func(childComplexity int) int
+		Type      func(childComplexity int) int
 	}
 
 	AnalysisFinding struct {
@@ -110,6 +128,17 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 		Sensitivity func(childComplexity int) int
 		Type        func(childComplexity int) int
+	}
+
+	BindingEvent struct {
+		Actor    func(childComplexity int) int
+		At       func(childComplexity int) int
+		Binding  func(childComplexity int) int
+		Child    func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Provider func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
 	}
 
 	BoundProvider struct {
@@ -242,6 +271,17 @@ type ComplexityRoot struct {
 		Source     func(childComplexity int) int
 	}
 
+	EvidenceEvent struct {
+		Actor    func(childComplexity int) int
+		At       func(childComplexity int) int
+		Item     func(childComplexity int) int
+		Node     func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Result   func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
 	FieldDiff struct {
 		New  func(childComplexity int) int
 		Old  func(childComplexity int) int
@@ -263,6 +303,18 @@ type ComplexityRoot struct {
 		Digest    func(childComplexity int) int
 		Dismissed func(childComplexity int) int
 		Role      func(childComplexity int) int
+	}
+
+	GateEvent struct {
+		Actor    func(childComplexity int) int
+		Approve  func(childComplexity int) int
+		At       func(childComplexity int) int
+		Digest   func(childComplexity int) int
+		Node     func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Role     func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
 	}
 
 	GateSpec struct {
@@ -318,6 +370,17 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
+	InterventionEvent struct {
+		Actor            func(childComplexity int) int
+		At               func(childComplexity int) int
+		InterventionType func(childComplexity int) int
+		Node             func(childComplexity int) int
+		Payload          func(childComplexity int) int
+		Sequence         func(childComplexity int) int
+		Type             func(childComplexity int) int
+		Verify           func(childComplexity int) int
+	}
+
 	InterventionSpec struct {
 		Instructions func(childComplexity int) int
 		Verification func(childComplexity int) int
@@ -369,6 +432,21 @@ type ComplexityRoot struct {
 		WithdrawPlanPatch   func(childComplexity int, input model.WithdrawPlanPatchInput) int
 	}
 
+	NodeEvent struct {
+		Actor     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Attempt   func(childComplexity int) int
+		Child     func(childComplexity int) int
+		Node      func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		Revision  func(childComplexity int) int
+		RunStatus func(childComplexity int) int
+		Sequence  func(childComplexity int) int
+		Type      func(childComplexity int) int
+		Wait      func(childComplexity int) int
+	}
+
 	NodeTemplate struct {
 		Description func(childComplexity int) int
 		Name        func(childComplexity int) int
@@ -417,14 +495,6 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
-	OperationEvent struct {
-		Actor    func(childComplexity int) int
-		At       func(childComplexity int) int
-		Payload  func(childComplexity int) int
-		Sequence func(childComplexity int) int
-		Type     func(childComplexity int) int
-	}
-
 	OperationEventConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -461,6 +531,28 @@ type ComplexityRoot struct {
 		TotalNodes              func(childComplexity int) int
 	}
 
+	OperationStatusEvent struct {
+		Actor           func(childComplexity int) int
+		At              func(childComplexity int) int
+		FailedNode      func(childComplexity int) int
+		OperationStatus func(childComplexity int) int
+		Parent          func(childComplexity int) int
+		Payload         func(childComplexity int) int
+		Plan            func(childComplexity int) int
+		Reason          func(childComplexity int) int
+		Revision        func(childComplexity int) int
+		Sequence        func(childComplexity int) int
+		Type            func(childComplexity int) int
+	}
+
+	OtherEvent struct {
+		Actor    func(childComplexity int) int
+		At       func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
 	OutstandingApproval struct {
 		Approvals func(childComplexity int) int
 		Rule      func(childComplexity int) int
@@ -489,6 +581,18 @@ type ComplexityRoot struct {
 		Comment func(childComplexity int) int
 		Digest  func(childComplexity int) int
 		Roles   func(childComplexity int) int
+	}
+
+	PatchEvent struct {
+		Actor    func(childComplexity int) int
+		At       func(childComplexity int) int
+		Digest   func(childComplexity int) int
+		Patch    func(childComplexity int) int
+		Payload  func(childComplexity int) int
+		Reason   func(childComplexity int) int
+		Revision func(childComplexity int) int
+		Sequence func(childComplexity int) int
+		Type     func(childComplexity int) int
 	}
 
 	Plan struct {
@@ -591,6 +695,18 @@ type ComplexityRoot struct {
 		Status          func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		Version         func(childComplexity int) int
+	}
+
+	PlanRevisedEvent struct {
+		Actor        func(childComplexity int) int
+		At           func(childComplexity int) int
+		Digest       func(childComplexity int) int
+		ParentDigest func(childComplexity int) int
+		Patch        func(childComplexity int) int
+		Payload      func(childComplexity int) int
+		Revision     func(childComplexity int) int
+		Sequence     func(childComplexity int) int
+		Type         func(childComplexity int) int
 	}
 
 	PlanRevision struct {
@@ -737,6 +853,19 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ResourceEvent struct {
+		Actor     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Health    func(childComplexity int) int
+		Lifecycle func(childComplexity int) int
+		Outcome   func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		Resource  func(childComplexity int) int
+		Sequence  func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
 	ResourceType struct {
 		AllowedActions      func(childComplexity int) int
 		DefaultCapabilities func(childComplexity int) int
@@ -847,6 +976,19 @@ type ComplexityRoot struct {
 		UpdatedAt func(childComplexity int) int
 	}
 
+	SecretRevealedEvent struct {
+		Actor      func(childComplexity int) int
+		Artifact   func(childComplexity int) int
+		At         func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		Name       func(childComplexity int) int
+		Payload    func(childComplexity int) int
+		ProducedBy func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		Sequence   func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
 	SubOperationBinding struct {
 		Attributes         func(childComplexity int) int
 		ExpectedCapability func(childComplexity int) int
@@ -879,6 +1021,10 @@ type ComplexityRoot struct {
 
 type ArtifactResolver interface {
 	ID(ctx context.Context, obj *capstan.Artifact) (string, error)
+}
+type BindingEventResolver interface {
+	Provider(ctx context.Context, obj *events.BindingEvent) (*capstan.Resource, error)
+	Child(ctx context.Context, obj *events.BindingEvent) (*capstan.Operation, error)
 }
 type BoundProviderResolver interface {
 	Resource(ctx context.Context, obj *capstan.BoundProvider) (*capstan.Resource, error)
@@ -922,6 +1068,9 @@ type MutationResolver interface {
 	RetryNode(ctx context.Context, input model.RetryNodeInput) (*capstan.Operation, error)
 	CancelOperation(ctx context.Context, input model.CancelOperationInput) (*capstan.Operation, error)
 }
+type NodeEventResolver interface {
+	Child(ctx context.Context, obj *events.NodeEvent) (*capstan.Operation, error)
+}
 type OperationResolver interface {
 	ID(ctx context.Context, obj *capstan.Operation) (string, error)
 	Intent(ctx context.Context, obj *capstan.Operation) (*capstan.Intent, error)
@@ -947,6 +1096,14 @@ type OperationNodeRunResolver interface {
 }
 type OperationProgressResolver interface {
 	Cursor(ctx context.Context, obj *service.Progress) (string, error)
+}
+type OperationStatusEventResolver interface {
+	Plan(ctx context.Context, obj *events.OperationStatusEvent) (*capstan.Plan, error)
+
+	Parent(ctx context.Context, obj *events.OperationStatusEvent) (*capstan.Operation, error)
+}
+type PatchEventResolver interface {
+	Patch(ctx context.Context, obj *events.PatchEvent) (*capstan.PlanPatch, error)
 }
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
@@ -986,6 +1143,9 @@ type PlanPatchResolver interface {
 	Reverts(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanPatch, error)
 
 	Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error)
+}
+type PlanRevisedEventResolver interface {
+	Patch(ctx context.Context, obj *events.PlanRevisedEvent) (*capstan.PlanPatch, error)
 }
 type PlanRevisionResolver interface {
 	Kind(ctx context.Context, obj *capstan.PlanRevision) (*string, error)
@@ -1029,6 +1189,9 @@ type ResourceResolver interface {
 }
 type ResourceBindingResolver interface {
 	OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error)
+}
+type ResourceEventResolver interface {
+	Resource(ctx context.Context, obj *events.ResourceEvent) (*capstan.Resource, error)
 }
 type ResourceTypeResolver interface {
 	ID(ctx context.Context, obj *capstan.ResourceType) (string, error)
@@ -1129,6 +1292,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Analysis.Recommendation(childComplexity), true
+
+	case "AnalysisEvent.actor":
+		if e.ComplexityRoot.AnalysisEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Actor(childComplexity), true
+	case "AnalysisEvent.at":
+		if e.ComplexityRoot.AnalysisEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.At(childComplexity), true
+	case "AnalysisEvent.diagnosis":
+		if e.ComplexityRoot.AnalysisEvent.Diagnosis == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Diagnosis(childComplexity), true
+	case "AnalysisEvent.node":
+		if e.ComplexityRoot.AnalysisEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Node(childComplexity), true
+	case "AnalysisEvent.payload":
+		if e.ComplexityRoot.AnalysisEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Payload(childComplexity), true
+	case "AnalysisEvent.problems":
+		if e.ComplexityRoot.AnalysisEvent.Problems == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Problems(childComplexity), true
+	case "AnalysisEvent.sequence":
+		if e.ComplexityRoot.AnalysisEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Sequence(childComplexity), true
+	case "AnalysisEvent.type":
+		if e.ComplexityRoot.AnalysisEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisEvent.Type(childComplexity), true
 
 	case "AnalysisFinding.detail":
 		if e.ComplexityRoot.AnalysisFinding.Detail == nil {
@@ -1254,6 +1466,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ArtifactSpec.Type(childComplexity), true
+
+	case "BindingEvent.actor":
+		if e.ComplexityRoot.BindingEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Actor(childComplexity), true
+	case "BindingEvent.at":
+		if e.ComplexityRoot.BindingEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.At(childComplexity), true
+	case "BindingEvent.binding":
+		if e.ComplexityRoot.BindingEvent.Binding == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Binding(childComplexity), true
+	case "BindingEvent.child":
+		if e.ComplexityRoot.BindingEvent.Child == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Child(childComplexity), true
+	case "BindingEvent.payload":
+		if e.ComplexityRoot.BindingEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Payload(childComplexity), true
+	case "BindingEvent.provider":
+		if e.ComplexityRoot.BindingEvent.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Provider(childComplexity), true
+	case "BindingEvent.sequence":
+		if e.ComplexityRoot.BindingEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Sequence(childComplexity), true
+	case "BindingEvent.type":
+		if e.ComplexityRoot.BindingEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BindingEvent.Type(childComplexity), true
 
 	case "BoundProvider.capability":
 		if e.ComplexityRoot.BoundProvider.Capability == nil {
@@ -1746,6 +2007,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Evidence.Source(childComplexity), true
 
+	case "EvidenceEvent.actor":
+		if e.ComplexityRoot.EvidenceEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Actor(childComplexity), true
+	case "EvidenceEvent.at":
+		if e.ComplexityRoot.EvidenceEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.At(childComplexity), true
+	case "EvidenceEvent.item":
+		if e.ComplexityRoot.EvidenceEvent.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Item(childComplexity), true
+	case "EvidenceEvent.node":
+		if e.ComplexityRoot.EvidenceEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Node(childComplexity), true
+	case "EvidenceEvent.payload":
+		if e.ComplexityRoot.EvidenceEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Payload(childComplexity), true
+	case "EvidenceEvent.result":
+		if e.ComplexityRoot.EvidenceEvent.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Result(childComplexity), true
+	case "EvidenceEvent.sequence":
+		if e.ComplexityRoot.EvidenceEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Sequence(childComplexity), true
+	case "EvidenceEvent.type":
+		if e.ComplexityRoot.EvidenceEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EvidenceEvent.Type(childComplexity), true
+
 	case "FieldDiff.new":
 		if e.ComplexityRoot.FieldDiff.New == nil {
 			break
@@ -1832,6 +2142,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GateDecision.Role(childComplexity), true
+
+	case "GateEvent.actor":
+		if e.ComplexityRoot.GateEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Actor(childComplexity), true
+	case "GateEvent.approve":
+		if e.ComplexityRoot.GateEvent.Approve == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Approve(childComplexity), true
+	case "GateEvent.at":
+		if e.ComplexityRoot.GateEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.At(childComplexity), true
+	case "GateEvent.digest":
+		if e.ComplexityRoot.GateEvent.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Digest(childComplexity), true
+	case "GateEvent.node":
+		if e.ComplexityRoot.GateEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Node(childComplexity), true
+	case "GateEvent.payload":
+		if e.ComplexityRoot.GateEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Payload(childComplexity), true
+	case "GateEvent.role":
+		if e.ComplexityRoot.GateEvent.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Role(childComplexity), true
+	case "GateEvent.sequence":
+		if e.ComplexityRoot.GateEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Sequence(childComplexity), true
+	case "GateEvent.type":
+		if e.ComplexityRoot.GateEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.Type(childComplexity), true
 
 	case "GateSpec.approvals":
 		if e.ComplexityRoot.GateSpec.Approvals == nil {
@@ -2048,6 +2413,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Intervention.Type(childComplexity), true
+
+	case "InterventionEvent.actor":
+		if e.ComplexityRoot.InterventionEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Actor(childComplexity), true
+	case "InterventionEvent.at":
+		if e.ComplexityRoot.InterventionEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.At(childComplexity), true
+	case "InterventionEvent.interventionType":
+		if e.ComplexityRoot.InterventionEvent.InterventionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.InterventionType(childComplexity), true
+	case "InterventionEvent.node":
+		if e.ComplexityRoot.InterventionEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Node(childComplexity), true
+	case "InterventionEvent.payload":
+		if e.ComplexityRoot.InterventionEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Payload(childComplexity), true
+	case "InterventionEvent.sequence":
+		if e.ComplexityRoot.InterventionEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Sequence(childComplexity), true
+	case "InterventionEvent.type":
+		if e.ComplexityRoot.InterventionEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Type(childComplexity), true
+	case "InterventionEvent.verify":
+		if e.ComplexityRoot.InterventionEvent.Verify == nil {
+			break
+		}
+
+		return e.ComplexityRoot.InterventionEvent.Verify(childComplexity), true
 
 	case "InterventionSpec.instructions":
 		if e.ComplexityRoot.InterventionSpec.Instructions == nil {
@@ -2333,6 +2747,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.WithdrawPlanPatch(childComplexity, args["input"].(model.WithdrawPlanPatchInput)), true
 
+	case "NodeEvent.actor":
+		if e.ComplexityRoot.NodeEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Actor(childComplexity), true
+	case "NodeEvent.at":
+		if e.ComplexityRoot.NodeEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.At(childComplexity), true
+	case "NodeEvent.attempt":
+		if e.ComplexityRoot.NodeEvent.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Attempt(childComplexity), true
+	case "NodeEvent.child":
+		if e.ComplexityRoot.NodeEvent.Child == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Child(childComplexity), true
+	case "NodeEvent.node":
+		if e.ComplexityRoot.NodeEvent.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Node(childComplexity), true
+	case "NodeEvent.payload":
+		if e.ComplexityRoot.NodeEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Payload(childComplexity), true
+	case "NodeEvent.reason":
+		if e.ComplexityRoot.NodeEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Reason(childComplexity), true
+	case "NodeEvent.revision":
+		if e.ComplexityRoot.NodeEvent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Revision(childComplexity), true
+	case "NodeEvent.runStatus":
+		if e.ComplexityRoot.NodeEvent.RunStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.RunStatus(childComplexity), true
+	case "NodeEvent.sequence":
+		if e.ComplexityRoot.NodeEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Sequence(childComplexity), true
+	case "NodeEvent.type":
+		if e.ComplexityRoot.NodeEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Type(childComplexity), true
+	case "NodeEvent.wait":
+		if e.ComplexityRoot.NodeEvent.Wait == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NodeEvent.Wait(childComplexity), true
+
 	case "NodeTemplate.description":
 		if e.ComplexityRoot.NodeTemplate.Description == nil {
 			break
@@ -2558,37 +3045,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OperationEdge.Node(childComplexity), true
 
-	case "OperationEvent.actor":
-		if e.ComplexityRoot.OperationEvent.Actor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationEvent.Actor(childComplexity), true
-	case "OperationEvent.at":
-		if e.ComplexityRoot.OperationEvent.At == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationEvent.At(childComplexity), true
-	case "OperationEvent.payload":
-		if e.ComplexityRoot.OperationEvent.Payload == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationEvent.Payload(childComplexity), true
-	case "OperationEvent.sequence":
-		if e.ComplexityRoot.OperationEvent.Sequence == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationEvent.Sequence(childComplexity), true
-	case "OperationEvent.type":
-		if e.ComplexityRoot.OperationEvent.Type == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OperationEvent.Type(childComplexity), true
-
 	case "OperationEventConnection.edges":
 		if e.ComplexityRoot.OperationEventConnection.Edges == nil {
 			break
@@ -2737,6 +3193,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OperationProgress.TotalNodes(childComplexity), true
 
+	case "OperationStatusEvent.actor":
+		if e.ComplexityRoot.OperationStatusEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Actor(childComplexity), true
+	case "OperationStatusEvent.at":
+		if e.ComplexityRoot.OperationStatusEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.At(childComplexity), true
+	case "OperationStatusEvent.failedNode":
+		if e.ComplexityRoot.OperationStatusEvent.FailedNode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.FailedNode(childComplexity), true
+	case "OperationStatusEvent.operationStatus":
+		if e.ComplexityRoot.OperationStatusEvent.OperationStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.OperationStatus(childComplexity), true
+	case "OperationStatusEvent.parent":
+		if e.ComplexityRoot.OperationStatusEvent.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Parent(childComplexity), true
+	case "OperationStatusEvent.payload":
+		if e.ComplexityRoot.OperationStatusEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Payload(childComplexity), true
+	case "OperationStatusEvent.plan":
+		if e.ComplexityRoot.OperationStatusEvent.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Plan(childComplexity), true
+	case "OperationStatusEvent.reason":
+		if e.ComplexityRoot.OperationStatusEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Reason(childComplexity), true
+	case "OperationStatusEvent.revision":
+		if e.ComplexityRoot.OperationStatusEvent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Revision(childComplexity), true
+	case "OperationStatusEvent.sequence":
+		if e.ComplexityRoot.OperationStatusEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Sequence(childComplexity), true
+	case "OperationStatusEvent.type":
+		if e.ComplexityRoot.OperationStatusEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperationStatusEvent.Type(childComplexity), true
+
+	case "OtherEvent.actor":
+		if e.ComplexityRoot.OtherEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OtherEvent.Actor(childComplexity), true
+	case "OtherEvent.at":
+		if e.ComplexityRoot.OtherEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OtherEvent.At(childComplexity), true
+	case "OtherEvent.payload":
+		if e.ComplexityRoot.OtherEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OtherEvent.Payload(childComplexity), true
+	case "OtherEvent.sequence":
+		if e.ComplexityRoot.OtherEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OtherEvent.Sequence(childComplexity), true
+	case "OtherEvent.type":
+		if e.ComplexityRoot.OtherEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OtherEvent.Type(childComplexity), true
+
 	case "OutstandingApproval.approvals":
 		if e.ComplexityRoot.OutstandingApproval.Approvals == nil {
 			break
@@ -2848,6 +3402,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PatchDecision.Roles(childComplexity), true
+
+	case "PatchEvent.actor":
+		if e.ComplexityRoot.PatchEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Actor(childComplexity), true
+	case "PatchEvent.at":
+		if e.ComplexityRoot.PatchEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.At(childComplexity), true
+	case "PatchEvent.digest":
+		if e.ComplexityRoot.PatchEvent.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Digest(childComplexity), true
+	case "PatchEvent.patch":
+		if e.ComplexityRoot.PatchEvent.Patch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Patch(childComplexity), true
+	case "PatchEvent.payload":
+		if e.ComplexityRoot.PatchEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Payload(childComplexity), true
+	case "PatchEvent.reason":
+		if e.ComplexityRoot.PatchEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Reason(childComplexity), true
+	case "PatchEvent.revision":
+		if e.ComplexityRoot.PatchEvent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Revision(childComplexity), true
+	case "PatchEvent.sequence":
+		if e.ComplexityRoot.PatchEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Sequence(childComplexity), true
+	case "PatchEvent.type":
+		if e.ComplexityRoot.PatchEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchEvent.Type(childComplexity), true
 
 	case "Plan.bindings":
 		if e.ComplexityRoot.Plan.Bindings == nil {
@@ -3375,6 +3984,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanPatch.Version(childComplexity), true
+
+	case "PlanRevisedEvent.actor":
+		if e.ComplexityRoot.PlanRevisedEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Actor(childComplexity), true
+	case "PlanRevisedEvent.at":
+		if e.ComplexityRoot.PlanRevisedEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.At(childComplexity), true
+	case "PlanRevisedEvent.digest":
+		if e.ComplexityRoot.PlanRevisedEvent.Digest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Digest(childComplexity), true
+	case "PlanRevisedEvent.parentDigest":
+		if e.ComplexityRoot.PlanRevisedEvent.ParentDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.ParentDigest(childComplexity), true
+	case "PlanRevisedEvent.patch":
+		if e.ComplexityRoot.PlanRevisedEvent.Patch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Patch(childComplexity), true
+	case "PlanRevisedEvent.payload":
+		if e.ComplexityRoot.PlanRevisedEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Payload(childComplexity), true
+	case "PlanRevisedEvent.revision":
+		if e.ComplexityRoot.PlanRevisedEvent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Revision(childComplexity), true
+	case "PlanRevisedEvent.sequence":
+		if e.ComplexityRoot.PlanRevisedEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Sequence(childComplexity), true
+	case "PlanRevisedEvent.type":
+		if e.ComplexityRoot.PlanRevisedEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanRevisedEvent.Type(childComplexity), true
 
 	case "PlanRevision.actor":
 		if e.ComplexityRoot.PlanRevision.Actor == nil {
@@ -4100,6 +4764,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceEdge.Node(childComplexity), true
 
+	case "ResourceEvent.actor":
+		if e.ComplexityRoot.ResourceEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Actor(childComplexity), true
+	case "ResourceEvent.at":
+		if e.ComplexityRoot.ResourceEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.At(childComplexity), true
+	case "ResourceEvent.health":
+		if e.ComplexityRoot.ResourceEvent.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Health(childComplexity), true
+	case "ResourceEvent.lifecycle":
+		if e.ComplexityRoot.ResourceEvent.Lifecycle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Lifecycle(childComplexity), true
+	case "ResourceEvent.outcome":
+		if e.ComplexityRoot.ResourceEvent.Outcome == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Outcome(childComplexity), true
+	case "ResourceEvent.payload":
+		if e.ComplexityRoot.ResourceEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Payload(childComplexity), true
+	case "ResourceEvent.reason":
+		if e.ComplexityRoot.ResourceEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Reason(childComplexity), true
+	case "ResourceEvent.resource":
+		if e.ComplexityRoot.ResourceEvent.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Resource(childComplexity), true
+	case "ResourceEvent.sequence":
+		if e.ComplexityRoot.ResourceEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Sequence(childComplexity), true
+	case "ResourceEvent.type":
+		if e.ComplexityRoot.ResourceEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Type(childComplexity), true
+
 	case "ResourceType.allowedActions":
 		if e.ComplexityRoot.ResourceType.AllowedActions == nil {
 			break
@@ -4521,6 +5246,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Secret.UpdatedAt(childComplexity), true
+
+	case "SecretRevealedEvent.actor":
+		if e.ComplexityRoot.SecretRevealedEvent.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Actor(childComplexity), true
+	case "SecretRevealedEvent.artifact":
+		if e.ComplexityRoot.SecretRevealedEvent.Artifact == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Artifact(childComplexity), true
+	case "SecretRevealedEvent.at":
+		if e.ComplexityRoot.SecretRevealedEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.At(childComplexity), true
+	case "SecretRevealedEvent.expiresAt":
+		if e.ComplexityRoot.SecretRevealedEvent.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.ExpiresAt(childComplexity), true
+	case "SecretRevealedEvent.name":
+		if e.ComplexityRoot.SecretRevealedEvent.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Name(childComplexity), true
+	case "SecretRevealedEvent.payload":
+		if e.ComplexityRoot.SecretRevealedEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Payload(childComplexity), true
+	case "SecretRevealedEvent.producedBy":
+		if e.ComplexityRoot.SecretRevealedEvent.ProducedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.ProducedBy(childComplexity), true
+	case "SecretRevealedEvent.reason":
+		if e.ComplexityRoot.SecretRevealedEvent.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Reason(childComplexity), true
+	case "SecretRevealedEvent.sequence":
+		if e.ComplexityRoot.SecretRevealedEvent.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Sequence(childComplexity), true
+	case "SecretRevealedEvent.type":
+		if e.ComplexityRoot.SecretRevealedEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SecretRevealedEvent.Type(childComplexity), true
 
 	case "SubOperationBinding.attributes":
 		if e.ComplexityRoot.SubOperationBinding.Attributes == nil {
@@ -5651,7 +6437,147 @@ type Analysis {
 type AnalysisFinding { node: String source: String! detail: String! ref: String }
 type Intervention { id: ID! type: String! actor: String! targetNode: String! note: String! at: Time! }
 
-type OperationEvent { sequence: Int! type: String! actor: String! at: Time! payload: Map }
+"""
+One entry of an operation's append-only timeline: the typed event contract
+(docs/EVENTS.md, version 1). Each family of kinds has a type of its own
+with typed fields and references; a field name means one thing with one
+type in every event type, so one selection can spread them all without
+aliases. ` + "`" + `type` + "`" + ` is the kind (node.succeeded, gate.decided, …); ` + "`" + `payload` + "`" + `
+keeps every raw field, for kinds or fields a client does not know yet.
+"""
+interface OperationEvent {
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: family.what (operation.running, node.failed, patch.applied, …)."
+  type: String!
+  "Who caused it: a person, executor, or an ai-agent:* analyzer."
+  actor: String!
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+}
+
+"operation.*: the operation was created or reached a status."
+type OperationStatusEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "The status reached (none for operation.created)."
+  operationStatus: OperationStatus
+  reason: String
+  "The node whose failure ended it, if one did."
+  failedNode: String
+  "operation.created: the plan it runs and its revision."
+  plan: Plan
+  revision: Int
+  "operation.created: the operation whose sub_operation node started it."
+  parent: Operation
+}
+
+"node.*: a node run moved (running, succeeded, failed, retrying, waiting, skipped, …)."
+type NodeEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  node: String!
+  "The node run's status reached (none for node.retry_requested, node.needs_attention, node.recovered, node.reset)."
+  runStatus: NodeRunStatus
+  attempt: Int
+  "The plan revision the run started on."
+  revision: Int
+  reason: String
+  "node.retrying: how long until the next attempt (a Go duration)."
+  wait: String
+  "The child operation of a sub_operation node."
+  child: Operation
+}
+
+"gate.*: a gate waits, was decided, timed out, or a decision was invalidated by a patch."
+type GateEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  node: String!
+  approve: Boolean
+  role: String
+  "The gate's upstream digest the decision bound to."
+  digest: String
+}
+
+"patch.*: a PlanPatch was proposed, decided, applied, rejected, withdrawn or went stale."
+type PatchEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  patch: PlanPatch
+  "patch.applied: the revision it made."
+  revision: Int
+  digest: String
+  reason: String
+}
+
+"plan.revised: the operation's plan reached a new revision."
+type PlanRevisedEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  revision: Int
+  digest: String
+  "The digest of the revision it replaced."
+  parentDigest: String
+  "The patch that made it."
+  patch: PlanPatch
+}
+
+"evidence.recorded: a probe's result."
+type EvidenceEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  node: String!
+  item: String!
+  result: EvidenceResult!
+}
+
+"resource.*: the operation's resource changed (or kept) its lifecycle."
+type ResourceEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  resource: Resource
+  lifecycle: LifecycleStatus
+  health: HealthStatus
+  "resource.concluded: how the operation ended for it."
+  outcome: OperationStatus
+  reason: String
+}
+
+"binding.*: a requirement got its provider (the resource a sub-operation created)."
+type BindingEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  binding: String
+  provider: Resource
+  child: Operation
+}
+
+"intervention.recorded: a person acted on a node."
+type InterventionEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  node: String!
+  interventionType: String
+  "The probes that must pass before the node succeeds."
+  verify: [String!]!
+}
+
+"analysis.*: an analyzer's output, refused as a proposal (why in problems)."
+type AnalysisEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  node: String!
+  diagnosis: String
+  problems: [String!]!
+}
+
+"secret.revealed: a person saw a secret artifact's value (never in the event)."
+type SecretRevealedEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "The artifact's global id (Artifact.id)."
+  artifact: ID!
+  name: String
+  producedBy: String
+  reason: String
+  expiresAt: Time
+}
+
+"A kind this contract version has no type for: read payload."
+type OtherEvent implements OperationEvent {
+  sequence: Int! type: String! actor: String! at: Time! payload: Map
+}
 type OperationEventConnection { edges: [OperationEventEdge!]! pageInfo: PageInfo! }
 type OperationEventEdge { cursor: String! node: OperationEvent! }
 `, BuiltIn: false},
@@ -6328,22 +7254,6 @@ func (ec *executionContext) childFields_OperationEdge(ctx context.Context, field
 		return ec.fieldContext_OperationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperationEdge", field.Name)
-}
-
-func (ec *executionContext) childFields_OperationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "sequence":
-		return ec.fieldContext_OperationEvent_sequence(ctx, field)
-	case "type":
-		return ec.fieldContext_OperationEvent_type(ctx, field)
-	case "actor":
-		return ec.fieldContext_OperationEvent_actor(ctx, field)
-	case "at":
-		return ec.fieldContext_OperationEvent_at(ctx, field)
-	case "payload":
-		return ec.fieldContext_OperationEvent_payload(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type OperationEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_OperationEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8306,6 +9216,190 @@ func (ec *executionContext) fieldContext_Analysis_observedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Analysis", field, false, false, "Time")
 }
 
+func (ec *executionContext) _AnalysisEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnalysisEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AnalysisEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _AnalysisEvent_node(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _AnalysisEvent_diagnosis(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_diagnosis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diagnosis(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_diagnosis(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _AnalysisEvent_problems(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisEvent_problems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Problems(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisEvent_problems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisEvent", field, true, false, "String")
+}
+
 func (ec *executionContext) _AnalysisFinding_node(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8764,6 +9858,208 @@ func (ec *executionContext) _ArtifactSpec_sensitivity(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ArtifactSpec_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ArtifactSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _BindingEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _BindingEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _BindingEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _BindingEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _BindingEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _BindingEvent_binding(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_binding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Binding(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_binding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BindingEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _BindingEvent_provider(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BindingEvent().Provider(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BindingEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BindingEvent_child(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BindingEvent_child(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BindingEvent().Child(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BindingEvent_child(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BindingEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _BoundProvider_resourceKey(ctx context.Context, field graphql.CollectedField, obj *capstan.BoundProvider) (ret graphql.Marshaler) {
@@ -10718,6 +12014,190 @@ func (ec *executionContext) fieldContext_Evidence_observedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Time")
 }
 
+func (ec *executionContext) _EvidenceEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _EvidenceEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EvidenceEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _EvidenceEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _EvidenceEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _EvidenceEvent_node(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _EvidenceEvent_item(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _EvidenceEvent_result(ctx context.Context, field graphql.CollectedField, obj *events.EvidenceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EvidenceEvent_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEvidenceResult2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EvidenceEvent_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EvidenceEvent", field, true, false, "EvidenceResult")
+}
+
 func (ec *executionContext) _FieldDiff_path(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDiff) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11056,6 +12536,213 @@ func (ec *executionContext) _GateDecision_dismissed(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_GateDecision_dismissed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GateDecision", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _GateEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _GateEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _GateEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _GateEvent_node(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _GateEvent_approve(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_approve(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Approve(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_approve(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _GateEvent_role(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _GateEvent_digest(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "String")
 }
 
 func (ec *executionContext) _GateSpec_type(ctx context.Context, field graphql.CollectedField, obj *capstan.GateSpec) (ret graphql.Marshaler) {
@@ -11906,6 +13593,190 @@ func (ec *executionContext) _Intervention_at(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Intervention_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Intervention", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InterventionEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _InterventionEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _InterventionEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _InterventionEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _InterventionEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _InterventionEvent_node(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _InterventionEvent_interventionType(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_interventionType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InterventionType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_interventionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _InterventionEvent_verify(ctx context.Context, field graphql.CollectedField, obj *events.InterventionEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_InterventionEvent_verify(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Verify(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_InterventionEvent_verify(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("InterventionEvent", field, true, false, "String")
 }
 
 func (ec *executionContext) _InterventionSpec_instructions(ctx context.Context, field graphql.CollectedField, obj *capstan.InterventionSpec) (ret graphql.Marshaler) {
@@ -13084,6 +14955,291 @@ func (ec *executionContext) fieldContext_Mutation_cancelOperation(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _NodeEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _NodeEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _NodeEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _NodeEvent_node(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_runStatus(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_runStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.NodeRunStatus) graphql.Marshaler {
+			return ec.marshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_runStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "NodeRunStatus")
+}
+
+func (ec *executionContext) _NodeEvent_attempt(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "Int")
+}
+
+func (ec *executionContext) _NodeEvent_revision(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "Int")
+}
+
+func (ec *executionContext) _NodeEvent_reason(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_wait(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_wait(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wait(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_wait(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("NodeEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _NodeEvent_child(ctx context.Context, field graphql.CollectedField, obj *events.NodeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_NodeEvent_child(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.NodeEvent().Child(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_NodeEvent_child(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "NodeEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _NodeTemplate_name(ctx context.Context, field graphql.CollectedField, obj *capstan.NodeTemplate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14077,121 +16233,6 @@ func (ec *executionContext) fieldContext_OperationEdge_node(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _OperationEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OperationEvent_sequence(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Sequence, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_OperationEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Int")
-}
-
-func (ec *executionContext) _OperationEvent_type(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OperationEvent_type(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_OperationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "String")
-}
-
-func (ec *executionContext) _OperationEvent_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OperationEvent_actor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Actor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_OperationEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "String")
-}
-
-func (ec *executionContext) _OperationEvent_at(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OperationEvent_at(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.At, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_OperationEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Time")
-}
-
-func (ec *executionContext) _OperationEvent_payload(ctx context.Context, field graphql.CollectedField, obj *capstan.OperationEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OperationEvent_payload(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Payload, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalOMap2map(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_OperationEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OperationEvent", field, false, false, "Map")
-}
-
 func (ec *executionContext) _OperationEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OperationEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14291,8 +16332,8 @@ func (ec *executionContext) _OperationEventEdge_node(ctx context.Context, field 
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *capstan.OperationEvent) graphql.Marshaler {
-			return ec.marshalNOperationEvent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v events.Event) graphql.Marshaler {
+			return ec.marshalNOperationEvent2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋresolverᚋeventsᚐEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14305,7 +16346,7 @@ func (ec *executionContext) fieldContext_OperationEventEdge_node(_ context.Conte
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OperationEvent(ctx, field)
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
 		},
 	}
 	return fc, nil
@@ -14789,6 +16830,392 @@ func (ec *executionContext) fieldContext_OperationProgress_cursor(_ context.Cont
 	return graphql.NewScalarFieldContext("OperationProgress", field, true, true, "String")
 }
 
+func (ec *executionContext) _OperationStatusEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OperationStatusEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationStatusEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OperationStatusEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OperationStatusEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _OperationStatusEvent_operationStatus(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_operationStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperationStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.OperationStatus) graphql.Marshaler {
+			return ec.marshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_operationStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, true, false, "OperationStatus")
+}
+
+func (ec *executionContext) _OperationStatusEvent_reason(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _OperationStatusEvent_failedNode(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_failedNode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedNode(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_failedNode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _OperationStatusEvent_plan(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperationStatusEvent().Plan(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
+			return ec.marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationStatusEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperationStatusEvent_revision(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperationStatusEvent", field, true, false, "Int")
+}
+
+func (ec *executionContext) _OperationStatusEvent_parent(ctx context.Context, field graphql.CollectedField, obj *events.OperationStatusEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperationStatusEvent_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperationStatusEvent().Parent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperationStatusEvent_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperationStatusEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OtherEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.OtherEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OtherEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OtherEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OtherEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OtherEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.OtherEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OtherEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OtherEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OtherEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OtherEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.OtherEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OtherEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OtherEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OtherEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _OtherEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.OtherEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OtherEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OtherEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OtherEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OtherEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.OtherEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OtherEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OtherEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OtherEvent", field, false, false, "Map")
+}
+
 func (ec *executionContext) _OutstandingApproval_rule(ctx context.Context, field graphql.CollectedField, obj *model.OutstandingApproval) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15210,6 +17637,222 @@ func (ec *executionContext) _PatchDecision_at(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_PatchDecision_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PatchDecision", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PatchEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PatchEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PatchEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _PatchEvent_patch(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_patch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PatchEvent().Patch(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_patch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PatchEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PatchEvent_revision(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "Int")
+}
+
+func (ec *executionContext) _PatchEvent_digest(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _PatchEvent_reason(ctx context.Context, field graphql.CollectedField, obj *events.PatchEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "String")
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
@@ -17508,6 +20151,222 @@ func (ec *executionContext) _PlanPatch_version(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_PlanPatch_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanPatch", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_revision(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, true, false, "Int")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_digest(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_digest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digest(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_digest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_parentDigest(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_parentDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentDigest(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_parentDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanRevisedEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _PlanRevisedEvent_patch(ctx context.Context, field graphql.CollectedField, obj *events.PlanRevisedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanRevisedEvent_patch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanRevisedEvent().Patch(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanPatch) graphql.Marshaler {
+			return ec.marshalOPlanPatch2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanPatch(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanRevisedEvent_patch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanRevisedEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanPatch(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PlanRevision_revision(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanRevision) (ret graphql.Marshaler) {
@@ -20567,6 +23426,245 @@ func (ec *executionContext) fieldContext_ResourceEdge_node(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _ResourceEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ResourceEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _ResourceEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _ResourceEvent_resource(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceEvent().Resource(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceEvent_lifecycle(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_lifecycle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lifecycle(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.LifecycleStatus) graphql.Marshaler {
+			return ec.marshalOLifecycleStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_lifecycle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "LifecycleStatus")
+}
+
+func (ec *executionContext) _ResourceEvent_health(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "HealthStatus")
+}
+
+func (ec *executionContext) _ResourceEvent_outcome(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_outcome(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outcome(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.OperationStatus) graphql.Marshaler {
+			return ec.marshalOOperationStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_outcome(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "OperationStatus")
+}
+
+func (ec *executionContext) _ResourceEvent_reason(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "String")
+}
+
 func (ec *executionContext) _ResourceType_id(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceType) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22346,6 +25444,236 @@ func (ec *executionContext) _Secret_updatedAt(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Secret_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Secret", field, false, false, "Time")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_type(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_actor(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Actor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, false, false, "String")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_at(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, false, false, "Time")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_payload(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOMap2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, false, false, "Map")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_artifact(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_artifact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Artifact(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_artifact(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, true, false, "ID")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_name(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_producedBy(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_producedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProducedBy(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_producedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_reason(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _SecretRevealedEvent_expiresAt(ctx context.Context, field graphql.CollectedField, obj *events.SecretRevealedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SecretRevealedEvent_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SecretRevealedEvent_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SecretRevealedEvent", field, true, false, "Time")
 }
 
 func (ec *executionContext) _SubOperationBinding_scenario(ctx context.Context, field graphql.CollectedField, obj *capstan.SubOperationBinding) (ret graphql.Marshaler) {
@@ -25194,6 +28522,79 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	}
 }
 
+func (ec *executionContext) _OperationEvent(ctx context.Context, sel ast.SelectionSet, obj events.Event) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *events.SecretRevealedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SecretRevealedEvent(ctx, sel, obj)
+	case *events.ResourceEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ResourceEvent(ctx, sel, obj)
+	case *events.PlanRevisedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PlanRevisedEvent(ctx, sel, obj)
+	case *events.PatchEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PatchEvent(ctx, sel, obj)
+	case *events.OtherEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OtherEvent(ctx, sel, obj)
+	case *events.OperationStatusEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OperationStatusEvent(ctx, sel, obj)
+	case *events.NodeEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._NodeEvent(ctx, sel, obj)
+	case *events.InterventionEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._InterventionEvent(ctx, sel, obj)
+	case *events.GateEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._GateEvent(ctx, sel, obj)
+	case *events.EvidenceEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._EvidenceEvent(ctx, sel, obj)
+	case *events.BindingEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BindingEvent(ctx, sel, obj)
+	case *events.AnalysisEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AnalysisEvent(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of OperationEvent must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -25256,6 +28657,74 @@ func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "observedAt":
 			out.Values[i] = ec._Analysis_observedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var analysisEventImplementors = []string{"AnalysisEvent", "OperationEvent"}
+
+func (ec *executionContext) _AnalysisEvent(ctx context.Context, sel ast.SelectionSet, obj *events.AnalysisEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisEvent")
+		case "sequence":
+			out.Values[i] = ec._AnalysisEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._AnalysisEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._AnalysisEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._AnalysisEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._AnalysisEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AnalysisEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diagnosis":
+			out.Values[i] = ec._AnalysisEvent_diagnosis(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "problems":
+			out.Values[i] = ec._AnalysisEvent_problems(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25500,6 +28969,76 @@ func (ec *executionContext) _ArtifactSpec(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var bindingEventImplementors = []string{"BindingEvent", "OperationEvent"}
+
+func (ec *executionContext) _BindingEvent(ctx context.Context, sel ast.SelectionSet, obj *events.BindingEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, bindingEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BindingEvent")
+		case "sequence":
+			out.Values[i] = ec._BindingEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._BindingEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._BindingEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._BindingEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._BindingEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "binding":
+			out.Values[i] = ec._BindingEvent_binding(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provider":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BindingEvent_provider(ctx, field, obj)
+				})
+		case "child":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._BindingEvent_child(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26394,6 +29933,74 @@ func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var evidenceEventImplementors = []string{"EvidenceEvent", "OperationEvent"}
+
+func (ec *executionContext) _EvidenceEvent(ctx context.Context, sel ast.SelectionSet, obj *events.EvidenceEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, evidenceEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EvidenceEvent")
+		case "sequence":
+			out.Values[i] = ec._EvidenceEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._EvidenceEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._EvidenceEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._EvidenceEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._EvidenceEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EvidenceEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "item":
+			out.Values[i] = ec._EvidenceEvent_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "result":
+			out.Values[i] = ec._EvidenceEvent_result(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var fieldDiffImplementors = []string{"FieldDiff"}
 
 func (ec *executionContext) _FieldDiff(ctx context.Context, sel ast.SelectionSet, obj *capstan.FieldDiff) graphql.Marshaler {
@@ -26529,6 +30136,79 @@ func (ec *executionContext) _GateDecision(ctx context.Context, sel ast.Selection
 		case "dismissed":
 			out.Values[i] = ec._GateDecision_dismissed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var gateEventImplementors = []string{"GateEvent", "OperationEvent"}
+
+func (ec *executionContext) _GateEvent(ctx context.Context, sel ast.SelectionSet, obj *events.GateEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gateEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GateEvent")
+		case "sequence":
+			out.Values[i] = ec._GateEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._GateEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._GateEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._GateEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._GateEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._GateEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approve":
+			out.Values[i] = ec._GateEvent_approve(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._GateEvent_role(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "digest":
+			out.Values[i] = ec._GateEvent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -26875,6 +30555,74 @@ func (ec *executionContext) _Intervention(ctx context.Context, sel ast.Selection
 			}
 		case "at":
 			out.Values[i] = ec._Intervention_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var interventionEventImplementors = []string{"InterventionEvent", "OperationEvent"}
+
+func (ec *executionContext) _InterventionEvent(ctx context.Context, sel ast.SelectionSet, obj *events.InterventionEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, interventionEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("InterventionEvent")
+		case "sequence":
+			out.Values[i] = ec._InterventionEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._InterventionEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._InterventionEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._InterventionEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._InterventionEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._InterventionEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "interventionType":
+			out.Values[i] = ec._InterventionEvent_interventionType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "verify":
+			out.Values[i] = ec._InterventionEvent_verify(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27268,6 +31016,95 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
+var nodeEventImplementors = []string{"NodeEvent", "OperationEvent"}
+
+func (ec *executionContext) _NodeEvent(ctx context.Context, sel ast.SelectionSet, obj *events.NodeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, nodeEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("NodeEvent")
+		case "sequence":
+			out.Values[i] = ec._NodeEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._NodeEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._NodeEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._NodeEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._NodeEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.Values[i] = ec._NodeEvent_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "runStatus":
+			out.Values[i] = ec._NodeEvent_runStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempt":
+			out.Values[i] = ec._NodeEvent_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._NodeEvent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._NodeEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wait":
+			out.Values[i] = ec._NodeEvent_wait(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "child":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._NodeEvent_child(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var nodeTemplateImplementors = []string{"NodeTemplate"}
 
 func (ec *executionContext) _NodeTemplate(ctx context.Context, sel ast.SelectionSet, obj *capstan.NodeTemplate) graphql.Marshaler {
@@ -27575,59 +31412,6 @@ func (ec *executionContext) _OperationEdge(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var operationEventImplementors = []string{"OperationEvent"}
-
-func (ec *executionContext) _OperationEvent(ctx context.Context, sel ast.SelectionSet, obj *capstan.OperationEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, operationEventImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("OperationEvent")
-		case "sequence":
-			out.Values[i] = ec._OperationEvent_sequence(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "type":
-			out.Values[i] = ec._OperationEvent_type(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "actor":
-			out.Values[i] = ec._OperationEvent_actor(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "at":
-			out.Values[i] = ec._OperationEvent_at(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "payload":
-			out.Values[i] = ec._OperationEvent_payload(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
 var operationEventConnectionImplementors = []string{"OperationEventConnection"}
 
 func (ec *executionContext) _OperationEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OperationEventConnection) graphql.Marshaler {
@@ -27862,6 +31646,144 @@ func (ec *executionContext) _OperationProgress(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var operationStatusEventImplementors = []string{"OperationStatusEvent", "OperationEvent"}
+
+func (ec *executionContext) _OperationStatusEvent(ctx context.Context, sel ast.SelectionSet, obj *events.OperationStatusEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operationStatusEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperationStatusEvent")
+		case "sequence":
+			out.Values[i] = ec._OperationStatusEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._OperationStatusEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._OperationStatusEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._OperationStatusEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._OperationStatusEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operationStatus":
+			out.Values[i] = ec._OperationStatusEvent_operationStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._OperationStatusEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedNode":
+			out.Values[i] = ec._OperationStatusEvent_failedNode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "plan":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OperationStatusEvent_plan(ctx, field, obj)
+				})
+		case "revision":
+			out.Values[i] = ec._OperationStatusEvent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parent":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OperationStatusEvent_parent(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var otherEventImplementors = []string{"OtherEvent", "OperationEvent"}
+
+func (ec *executionContext) _OtherEvent(ctx context.Context, sel ast.SelectionSet, obj *events.OtherEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, otherEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OtherEvent")
+		case "sequence":
+			out.Values[i] = ec._OtherEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._OtherEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._OtherEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._OtherEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._OtherEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var outstandingApprovalImplementors = []string{"OutstandingApproval"}
 
 func (ec *executionContext) _OutstandingApproval(ctx context.Context, sel ast.SelectionSet, obj *model.OutstandingApproval) graphql.Marshaler {
@@ -28046,6 +31968,80 @@ func (ec *executionContext) _PatchDecision(ctx context.Context, sel ast.Selectio
 			out.Values[i] = ec._PatchDecision_at(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var patchEventImplementors = []string{"PatchEvent", "OperationEvent"}
+
+func (ec *executionContext) _PatchEvent(ctx context.Context, sel ast.SelectionSet, obj *events.PatchEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, patchEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PatchEvent")
+		case "sequence":
+			out.Values[i] = ec._PatchEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._PatchEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._PatchEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._PatchEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._PatchEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "patch":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PatchEvent_patch(ctx, field, obj)
+				})
+		case "revision":
+			out.Values[i] = ec._PatchEvent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._PatchEvent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._PatchEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28646,6 +32642,80 @@ func (ec *executionContext) _PlanPatch(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planRevisedEventImplementors = []string{"PlanRevisedEvent", "OperationEvent"}
+
+func (ec *executionContext) _PlanRevisedEvent(ctx context.Context, sel ast.SelectionSet, obj *events.PlanRevisedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planRevisedEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanRevisedEvent")
+		case "sequence":
+			out.Values[i] = ec._PlanRevisedEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._PlanRevisedEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._PlanRevisedEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._PlanRevisedEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._PlanRevisedEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._PlanRevisedEvent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "digest":
+			out.Values[i] = ec._PlanRevisedEvent_digest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parentDigest":
+			out.Values[i] = ec._PlanRevisedEvent_parentDigest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "patch":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanRevisedEvent_patch(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29609,6 +33679,85 @@ func (ec *executionContext) _ResourceEdge(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var resourceEventImplementors = []string{"ResourceEvent", "OperationEvent"}
+
+func (ec *executionContext) _ResourceEvent(ctx context.Context, sel ast.SelectionSet, obj *events.ResourceEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceEvent")
+		case "sequence":
+			out.Values[i] = ec._ResourceEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ResourceEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actor":
+			out.Values[i] = ec._ResourceEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._ResourceEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._ResourceEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resource":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceEvent_resource(ctx, field, obj)
+				})
+		case "lifecycle":
+			out.Values[i] = ec._ResourceEvent_lifecycle(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "health":
+			out.Values[i] = ec._ResourceEvent_health(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outcome":
+			out.Values[i] = ec._ResourceEvent_outcome(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._ResourceEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var resourceTypeImplementors = []string{"ResourceType", "Node"}
 
 func (ec *executionContext) _ResourceType(ctx context.Context, sel ast.SelectionSet, obj *capstan.ResourceType) graphql.Marshaler {
@@ -30338,6 +34487,84 @@ func (ec *executionContext) _Secret(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = ec._Secret_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var secretRevealedEventImplementors = []string{"SecretRevealedEvent", "OperationEvent"}
+
+func (ec *executionContext) _SecretRevealedEvent(ctx context.Context, sel ast.SelectionSet, obj *events.SecretRevealedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, secretRevealedEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SecretRevealedEvent")
+		case "sequence":
+			out.Values[i] = ec._SecretRevealedEvent_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SecretRevealedEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actor":
+			out.Values[i] = ec._SecretRevealedEvent_actor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._SecretRevealedEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "payload":
+			out.Values[i] = ec._SecretRevealedEvent_payload(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "artifact":
+			out.Values[i] = ec._SecretRevealedEvent_artifact(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._SecretRevealedEvent_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "producedBy":
+			out.Values[i] = ec._SecretRevealedEvent_producedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._SecretRevealedEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._SecretRevealedEvent_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32056,7 +36283,7 @@ func (ec *executionContext) marshalNOperationEdge2ᚕgithubᚗcomᚋcapstanᚑde
 	return ret
 }
 
-func (ec *executionContext) marshalNOperationEvent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationEvent(ctx context.Context, sel ast.SelectionSet, v *capstan.OperationEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNOperationEvent2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋresolverᚋeventsᚐEvent(ctx context.Context, sel ast.SelectionSet, v events.Event) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "OperationEvent!")
 		return graphql.Null
@@ -33588,6 +37815,56 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋcapstanᚑdevᚋcapstan�
 	}
 	return ec._Node(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx context.Context, v any) (*capstan.NodeRunStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx context.Context, sel ast.SelectionSet, v *capstan.NodeRunStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus[*v])
+	return res
+}
+
+var (
+	unmarshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus = map[string]capstan.NodeRunStatus{
+		"PENDING":              capstan.NodePending,
+		"READY":                capstan.NodeReady,
+		"RUNNING":              capstan.NodeRunning,
+		"VERIFYING":            capstan.NodeVerifying,
+		"SUCCEEDED":            capstan.NodeSucceeded,
+		"FAILED":               capstan.NodeFailed,
+		"RETRYING":             capstan.NodeRetrying,
+		"WAITING_APPROVAL":     capstan.NodeWaitingApproval,
+		"WAITING_INTERVENTION": capstan.NodeWaitingIntervention,
+		"SKIPPED":              capstan.NodeSkipped,
+		"CANCELLED":            capstan.NodeCancelled,
+		"ROLLED_BACK":          capstan.NodeRolledBack,
+	}
+	marshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus = map[capstan.NodeRunStatus]string{
+		capstan.NodePending:             "PENDING",
+		capstan.NodeReady:               "READY",
+		capstan.NodeRunning:             "RUNNING",
+		capstan.NodeVerifying:           "VERIFYING",
+		capstan.NodeSucceeded:           "SUCCEEDED",
+		capstan.NodeFailed:              "FAILED",
+		capstan.NodeRetrying:            "RETRYING",
+		capstan.NodeWaitingApproval:     "WAITING_APPROVAL",
+		capstan.NodeWaitingIntervention: "WAITING_INTERVENTION",
+		capstan.NodeSkipped:             "SKIPPED",
+		capstan.NodeCancelled:           "CANCELLED",
+		capstan.NodeRolledBack:          "ROLLED_BACK",
+	}
+)
 
 func (ec *executionContext) marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
 	if v == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/resolver/events"
 	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
 )
@@ -51,7 +52,7 @@ func newEdgeStream(ctx context.Context) *edgeStream {
 }
 
 func edge(e capstan.OperationEvent) *model.OperationEventEdge {
-	return &model.OperationEventEdge{Cursor: eventCursor(e.Sequence), Node: &e}
+	return &model.OperationEventEdge{Cursor: eventCursor(e.Sequence), Node: events.Of(e)}
 }
 
 func (s *edgeStream) TrySend(e *live.Shared) bool { return s.push(e) == nil }

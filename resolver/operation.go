@@ -6,6 +6,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/resolver/events"
 )
 
 const kindOperation = capstan.KindOperation
@@ -105,7 +106,7 @@ func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *s
 	if err != nil {
 		return nil, err
 	}
-	events, err := r.Service.Timeline(ctx, op.ID, seq, n+1)
+	stored, err := r.Service.Timeline(ctx, op.ID, seq, n+1)
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +114,10 @@ func (r *Resolver) timeline(ctx context.Context, op *capstan.Operation, after *s
 	if seq > 0 {
 		start = strconv.FormatInt(seq, 10)
 	}
-	page, cursors, info := storePage(events, n, start, func(e capstan.OperationEvent) string { return strconv.FormatInt(e.Sequence, 10) })
+	page, cursors, info := storePage(stored, n, start, func(e capstan.OperationEvent) string { return strconv.FormatInt(e.Sequence, 10) })
 	c := &model.OperationEventConnection{PageInfo: info, Edges: []model.OperationEventEdge{}}
 	for i := range page {
-		c.Edges = append(c.Edges, model.OperationEventEdge{Cursor: cursors[i], Node: &page[i]})
+		c.Edges = append(c.Edges, model.OperationEventEdge{Cursor: cursors[i], Node: events.Of(page[i])})
 	}
 	return c, nil
 }
@@ -128,4 +129,57 @@ func (r *Resolver) operationRef(ctx context.Context, id string) (*capstan.Operat
 		return nil, nil
 	}
 	return r.Service.Operation(ctx, id)
+}
+
+// eventRef is the local id a timeline event's reference (a global id of
+// kind) names; "" when it names none or another kind.
+func eventRef(gid, kind string) string {
+	if gid == "" {
+		return ""
+	}
+	if _, id, err := capstan.ParseGlobalID(gid, kind); err == nil {
+		return id
+	}
+	return ""
+}
+
+// missingAsNil answers a reference whose entity is gone (or not the
+// caller's) with null, as a dangling reference in an old event is.
+func missingAsNil[T any](v *T, err error) (*T, error) {
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil, nil
+	}
+	return v, err
+}
+
+func (r *Resolver) eventOperation(ctx context.Context, gid string) (*capstan.Operation, error) {
+	id := eventRef(gid, capstan.KindOperation)
+	if id == "" {
+		return nil, nil
+	}
+	return missingAsNil(r.Service.Operation(ctx, id))
+}
+
+func (r *Resolver) eventPlan(ctx context.Context, gid string) (*capstan.Plan, error) {
+	id := eventRef(gid, capstan.KindPlan)
+	if id == "" {
+		return nil, nil
+	}
+	return missingAsNil(r.Service.Plan(ctx, id))
+}
+
+func (r *Resolver) eventPatch(ctx context.Context, gid string) (*capstan.PlanPatch, error) {
+	id := eventRef(gid, capstan.KindPatch)
+	if id == "" {
+		return nil, nil
+	}
+	return missingAsNil(r.Service.PlanPatch(ctx, id))
+}
+
+func (r *Resolver) eventResource(ctx context.Context, gid string) (*capstan.Resource, error) {
+	id := eventRef(gid, capstan.KindResource)
+	if id == "" {
+		return nil, nil
+	}
+	return missingAsNil(r.resourceByID(ctx, id))
 }

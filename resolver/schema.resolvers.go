@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-dev/capstan/graph"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/planner"
+	"github.com/capstan-dev/capstan/resolver/events"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -21,6 +22,16 @@ import (
 // ID is the resolver for the id field.
 func (r *artifactResolver) ID(ctx context.Context, obj *capstan.Artifact) (string, error) {
 	return capstan.ArtifactGID(obj.OperationID, obj.ID), nil
+}
+
+// Provider is the resolver for the provider field.
+func (r *bindingEventResolver) Provider(ctx context.Context, obj *events.BindingEvent) (*capstan.Resource, error) {
+	return r.eventResource(ctx, obj.ProviderID())
+}
+
+// Child is the resolver for the child field.
+func (r *bindingEventResolver) Child(ctx context.Context, obj *events.BindingEvent) (*capstan.Operation, error) {
+	return r.eventOperation(ctx, obj.ChildID())
 }
 
 // Resource is the resolver for the resource field.
@@ -219,6 +230,11 @@ func (r *mutationResolver) CancelOperation(ctx context.Context, input model.Canc
 	return r.Service.CancelOperation(ctx, id, deref(input.Reason))
 }
 
+// Child is the resolver for the child field.
+func (r *nodeEventResolver) Child(ctx context.Context, obj *events.NodeEvent) (*capstan.Operation, error) {
+	return r.eventOperation(ctx, obj.ChildID())
+}
+
 // ID is the resolver for the id field.
 func (r *operationResolver) ID(ctx context.Context, obj *capstan.Operation) (string, error) {
 	return globalID(kindOperation, obj.ID), nil
@@ -347,6 +363,21 @@ func (r *operationNodeRunResolver) ChildOperation(ctx context.Context, obj *caps
 // Cursor is the resolver for the cursor field.
 func (r *operationProgressResolver) Cursor(ctx context.Context, obj *service.Progress) (string, error) {
 	return eventCursor(obj.Sequence), nil
+}
+
+// Plan is the resolver for the plan field.
+func (r *operationStatusEventResolver) Plan(ctx context.Context, obj *events.OperationStatusEvent) (*capstan.Plan, error) {
+	return r.eventPlan(ctx, obj.PlanID())
+}
+
+// Parent is the resolver for the parent field.
+func (r *operationStatusEventResolver) Parent(ctx context.Context, obj *events.OperationStatusEvent) (*capstan.Operation, error) {
+	return r.eventOperation(ctx, obj.ParentID())
+}
+
+// Patch is the resolver for the patch field.
+func (r *patchEventResolver) Patch(ctx context.Context, obj *events.PatchEvent) (*capstan.PlanPatch, error) {
+	return r.eventPatch(ctx, obj.PatchID())
 }
 
 // ID is the resolver for the id field.
@@ -482,6 +513,11 @@ func (r *planPatchResolver) Reverts(ctx context.Context, obj *capstan.PlanPatch)
 // Diff is the resolver for the diff field.
 func (r *planPatchResolver) Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error) {
 	return r.Service.PatchDiff(ctx, obj)
+}
+
+// Patch is the resolver for the patch field.
+func (r *planRevisedEventResolver) Patch(ctx context.Context, obj *events.PlanRevisedEvent) (*capstan.PlanPatch, error) {
+	return r.eventPatch(ctx, obj.PatchID())
 }
 
 // Kind is the resolver for the kind field.
@@ -720,6 +756,14 @@ func (r *resourceBindingResolver) OmittedReasons(ctx context.Context, obj *capst
 	return out, nil
 }
 
+// Resource is the resolver for the resource field.
+func (r *resourceEventResolver) Resource(ctx context.Context, obj *events.ResourceEvent) (*capstan.Resource, error) {
+	if obj.ResourceKey() == "" {
+		return nil, nil
+	}
+	return missingAsNil(r.resourceByKey(ctx, obj.ResourceKey()))
+}
+
 // ID is the resolver for the id field.
 func (r *resourceTypeResolver) ID(ctx context.Context, obj *capstan.ResourceType) (string, error) {
 	return globalID(kindResourceType, obj.Key), nil
@@ -770,6 +814,9 @@ func (r *subscriptionResolver) Operations(ctx context.Context, filter *model.Ope
 // Artifact returns graph.ArtifactResolver implementation.
 func (r *Resolver) Artifact() graph.ArtifactResolver { return &artifactResolver{r} }
 
+// BindingEvent returns graph.BindingEventResolver implementation.
+func (r *Resolver) BindingEvent() graph.BindingEventResolver { return &bindingEventResolver{r} }
+
 // BoundProvider returns graph.BoundProviderResolver implementation.
 func (r *Resolver) BoundProvider() graph.BoundProviderResolver { return &boundProviderResolver{r} }
 
@@ -794,6 +841,9 @@ func (r *Resolver) Intent() graph.IntentResolver { return &intentResolver{r} }
 // Mutation returns graph.MutationResolver implementation.
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+// NodeEvent returns graph.NodeEventResolver implementation.
+func (r *Resolver) NodeEvent() graph.NodeEventResolver { return &nodeEventResolver{r} }
+
 // Operation returns graph.OperationResolver implementation.
 func (r *Resolver) Operation() graph.OperationResolver { return &operationResolver{r} }
 
@@ -807,6 +857,14 @@ func (r *Resolver) OperationProgress() graph.OperationProgressResolver {
 	return &operationProgressResolver{r}
 }
 
+// OperationStatusEvent returns graph.OperationStatusEventResolver implementation.
+func (r *Resolver) OperationStatusEvent() graph.OperationStatusEventResolver {
+	return &operationStatusEventResolver{r}
+}
+
+// PatchEvent returns graph.PatchEventResolver implementation.
+func (r *Resolver) PatchEvent() graph.PatchEventResolver { return &patchEventResolver{r} }
+
 // Plan returns graph.PlanResolver implementation.
 func (r *Resolver) Plan() graph.PlanResolver { return &planResolver{r} }
 
@@ -815,6 +873,11 @@ func (r *Resolver) PlanChange() graph.PlanChangeResolver { return &planChangeRes
 
 // PlanPatch returns graph.PlanPatchResolver implementation.
 func (r *Resolver) PlanPatch() graph.PlanPatchResolver { return &planPatchResolver{r} }
+
+// PlanRevisedEvent returns graph.PlanRevisedEventResolver implementation.
+func (r *Resolver) PlanRevisedEvent() graph.PlanRevisedEventResolver {
+	return &planRevisedEventResolver{r}
+}
 
 // PlanRevision returns graph.PlanRevisionResolver implementation.
 func (r *Resolver) PlanRevision() graph.PlanRevisionResolver { return &planRevisionResolver{r} }
@@ -838,6 +901,9 @@ func (r *Resolver) ResourceBinding() graph.ResourceBindingResolver {
 	return &resourceBindingResolver{r}
 }
 
+// ResourceEvent returns graph.ResourceEventResolver implementation.
+func (r *Resolver) ResourceEvent() graph.ResourceEventResolver { return &resourceEventResolver{r} }
+
 // ResourceType returns graph.ResourceTypeResolver implementation.
 func (r *Resolver) ResourceType() graph.ResourceTypeResolver { return &resourceTypeResolver{r} }
 
@@ -858,24 +924,30 @@ func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscript
 
 type (
 	artifactResolver              struct{ *Resolver }
+	bindingEventResolver          struct{ *Resolver }
 	boundProviderResolver         struct{ *Resolver }
 	candidateVerdictResolver      struct{ *Resolver }
 	capabilityDefinitionResolver  struct{ *Resolver }
 	capabilityRequirementResolver struct{ *Resolver }
 	intentResolver                struct{ *Resolver }
 	mutationResolver              struct{ *Resolver }
+	nodeEventResolver             struct{ *Resolver }
 	operationResolver             struct{ *Resolver }
 	operationNodeRunResolver      struct{ *Resolver }
 	operationProgressResolver     struct{ *Resolver }
+	operationStatusEventResolver  struct{ *Resolver }
+	patchEventResolver            struct{ *Resolver }
 	planResolver                  struct{ *Resolver }
 	planChangeResolver            struct{ *Resolver }
 	planPatchResolver             struct{ *Resolver }
+	planRevisedEventResolver      struct{ *Resolver }
 	planRevisionResolver          struct{ *Resolver }
 	providedCapabilityResolver    struct{ *Resolver }
 	queryResolver                 struct{ *Resolver }
 	relationshipResolver          struct{ *Resolver }
 	resourceResolver              struct{ *Resolver }
 	resourceBindingResolver       struct{ *Resolver }
+	resourceEventResolver         struct{ *Resolver }
 	resourceTypeResolver          struct{ *Resolver }
 	runSpecResolver               struct{ *Resolver }
 	scenarioResolver              struct{ *Resolver }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/resolver/events"
 )
 
 type CancelOperationInput struct {
@@ -145,8 +146,8 @@ type OperationEventConnection struct {
 }
 
 type OperationEventEdge struct {
-	Cursor string                  `json:"cursor"`
-	Node   *capstan.OperationEvent `json:"node"`
+	Cursor string       `json:"cursor"`
+	Node   events.Event `json:"node"`
 }
 
 type OperationFilter struct {
