@@ -7,12 +7,12 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql console neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-run: build ## Start the server on the embedded store with the bundled packs and demo catalog.
+run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /).
 	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
 
 demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
@@ -33,7 +33,7 @@ neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is 
 test-short: js-deps ## Run the tests without the race detector (faster local loop).
 	$(GO) test -count=1 ./...
 
-js-deps: web/livetest/node_modules/.package-lock.json web/graphiql/node_modules/.package-lock.json ## Install the JavaScript packages (pinned): the live-client test, the GraphiQL build.
+js-deps: web/livetest/node_modules/.package-lock.json web/graphiql/node_modules/.package-lock.json web/console/node_modules/.package-lock.json ## Install the JavaScript packages (pinned): the live-client test, the GraphiQL and console builds.
 
 web/livetest/node_modules/.package-lock.json: web/livetest/package-lock.json
 	cd web/livetest && npm ci --no-audit --no-fund
@@ -41,16 +41,27 @@ web/livetest/node_modules/.package-lock.json: web/livetest/package-lock.json
 web/graphiql/node_modules/.package-lock.json: web/graphiql/package-lock.json
 	cd web/graphiql && npm ci --no-audit --no-fund
 
+web/console/node_modules/.package-lock.json: web/console/package-lock.json
+	cd web/console && npm ci --no-audit --no-fund
+
+CONSOLE_SOURCES := $(shell find web/console/src web/console/index.html web/console/vite.config.ts web/console/codegen.yml web/console/package-lock.json schema.graphqls -type f -not -path 'web/console/src/gql/*' 2>/dev/null)
+
+server/console/index.html: web/console/node_modules/.package-lock.json $(CONSOLE_SOURCES)
+	cd web/console && npx graphql-codegen --config codegen.yml && npm run build
+
+console: server/console/index.html ## Build the console (web/console: TypeScript types from schema.graphqls, then Vite) into server/console when stale.
+
 graphiql: web/graphiql/node_modules/.package-lock.json ## Rebuild the embedded GraphiQL page (server/graphiql) from web/graphiql.
 	cd web/graphiql && node build.mjs
 
 generate: ## Regenerate graph/ from schema.graphqls with gqlgen.
 	$(GO) run github.com/99designs/gqlgen generate
 
-check-generated: graphiql ## Fail when graph/ or the embedded GraphiQL is not what gqlgen and the GraphiQL build generate.
+check-generated: graphiql web/console/node_modules/.package-lock.json ## Fail when graph/, the embedded GraphiQL, the console's TypeScript types or its build are not what gqlgen, codegen and the builds generate.
 	@$(GO) run github.com/99designs/gqlgen generate
-	@git diff --exit-code --stat -- graph resolver server/graphiql || (echo "generated code is stale: run make generate graphiql and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- graph resolver server/graphiql)" || (git status --porcelain -- graph resolver server/graphiql; echo "generated files not committed" && exit 1)
+	@cd web/console && npx graphql-codegen --config codegen.yml >/dev/null && npm run build >/dev/null
+	@git diff --exit-code --stat -- graph resolver server/graphiql server/console web/console/src/gql || (echo "generated code is stale: run make generate graphiql console and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql)" || (git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql; echo "generated files not committed" && exit 1)
 
 lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/

@@ -1,5 +1,6 @@
 // Package server serves Capstan over HTTP: GraphQL at /graphql (queries and
-// mutations over HTTP, subscriptions over WebSocket), GraphiQL at /,
+// mutations over HTTP, subscriptions over WebSocket), the console at /,
+// GraphiQL at /graphiql,
 // liveness at /healthz, readiness at /readyz, Prometheus metrics at /metrics.
 package server
 
@@ -78,8 +79,10 @@ type Config struct {
 	// Introspection turns on schema introspection and "Did you mean"
 	// suggestions in validation errors (dev mode, or when configured).
 	Introspection bool
-	// NoGraphiQL leaves GraphiQL out.
+	// NoGraphiQL leaves GraphiQL (/graphiql) out.
 	NoGraphiQL bool
+	// NoConsole leaves the console (/) out.
+	NoConsole bool
 	// NoMetrics leaves /metrics out of Handler (MetricsHandler serves it
 	// on a listener of its own).
 	NoMetrics bool
@@ -200,9 +203,13 @@ func Handler(cfg Config) http.Handler {
 		}
 		limitBody(withDeadline(cfg.Tokens.Authenticate(limited))).ServeHTTP(w, r)
 	}))
+	if !cfg.NoConsole {
+		page, assets := console()
+		mux.Handle("GET /{$}", page)
+		mux.Handle("GET /assets/", assets)
+	}
 	if !cfg.NoGraphiQL {
 		page, assets := graphiql()
-		mux.Handle("GET /{$}", page)
 		mux.Handle("GET /graphiql", page)
 		mux.Handle("GET /graphiql/assets/", assets)
 	}

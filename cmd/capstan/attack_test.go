@@ -321,8 +321,8 @@ func TestAttackConfiguration(t *testing.T) {
 		require.Error(t, err)
 		require.Contains(t, string(out), `unknown role \"admn\"`)
 	})
-	t.Run("GraphiQL off and metrics on a listener of their own", func(t *testing.T) {
-		p := startGuarded(t, "--graphiql=false", "--metrics-listen", "127.0.0.1:0")
+	t.Run("console and GraphiQL off and metrics on a listener of their own", func(t *testing.T) {
+		p := startGuarded(t, "--graphiql=false", "--console=false", "--metrics-listen", "127.0.0.1:0")
 		for _, path := range []string{"/", "/graphiql", "/metrics"} {
 			resp, err := http.Get(p.url + path)
 			require.NoError(t, err)

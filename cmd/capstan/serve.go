@@ -45,6 +45,7 @@ type serveConfig struct {
 	// introspection: "auto" (on in dev mode only), "on" or "off".
 	introspection string
 	graphiql      bool
+	console       bool
 	// metricsListen: "" (on the main listener), "off", or an address.
 	metricsListen string
 	rate          server.RateLimit
@@ -107,7 +108,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", executor.DefaultLeaseTerm),
 		"with --store neo4j: the term of the lease that keeps a second Capstan process from running the database's operations; it is renewed every third of it (CAPSTAN_EXECUTOR_LEASE)")
 	fs.StringVar(&c.introspection, "introspection", envOr("CAPSTAN_INTROSPECTION", "auto"), "schema introspection and field suggestions: auto (dev mode only), on or off (CAPSTAN_INTROSPECTION)")
-	fs.BoolVar(&c.graphiql, "graphiql", envOr("CAPSTAN_GRAPHIQL", "true") == "true", "serve GraphiQL at / and /graphiql (CAPSTAN_GRAPHIQL)")
+	fs.BoolVar(&c.graphiql, "graphiql", envOr("CAPSTAN_GRAPHIQL", "true") == "true", "serve GraphiQL at /graphiql (CAPSTAN_GRAPHIQL)")
+	fs.BoolVar(&c.console, "console", envOr("CAPSTAN_CONSOLE", "true") == "true", "serve the console at / (CAPSTAN_CONSOLE)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", envOr("CAPSTAN_METRICS_LISTEN", ""), "where /metrics is served: empty for the main listener, off, or an address of its own (CAPSTAN_METRICS_LISTEN)")
 	fs.Float64Var(&c.rate.Requests, "rate-limit", envFloat("CAPSTAN_RATE_LIMIT", server.DefaultRateLimit.Requests), "GraphQL requests per second per token, bursts of twice that; 0 for no limit (CAPSTAN_RATE_LIMIT)")
 	fs.IntVar(&c.rate.Subscriptions, "subscription-limit", envInt("CAPSTAN_SUBSCRIPTION_LIMIT", server.DefaultRateLimit.Subscriptions), "subscriptions one token holds open at once, over every connection; 0 for no limit (CAPSTAN_SUBSCRIPTION_LIMIT)")
@@ -257,7 +259,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	srv := httpServer(cfg, server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
 		Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
-		NoGraphiQL: !cfg.graphiql, NoMetrics: cfg.metricsListen != ""}))
+		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != ""}))
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -400,7 +402,7 @@ func loadTokens(cfg serveConfig, log *slog.Logger, stderr io.Writer) (*server.To
 	log.Warn("dev mode: no --tokens file; an admin and a second approver (sre) of the demo organization")
 	fmt.Fprintf(stderr, "\nCapstan dev mode: no --tokens file. The demo organization's admin and a second approver (sre):\n\n"+
 		"  token:      %s\n  header:     {\"Authorization\": \"Bearer %s\"}\n  sre token:  %s\n\n"+
-		"GraphiQL: http://%s/ (paste the header into its Headers tab)\n\n", token, token, sre, cfg.listen)
+		"Console: http://%s/ (sign in with the token); GraphiQL: http://%[4]s/graphiql (paste the header into its Headers tab)\n\n", token, token, sre, cfg.listen)
 	return server.NewTokens([]server.Token{
 		{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}},
 		{Token: sre, Actor: "dev-sre", Organization: DemoOrg, Roles: []string{capstan.RoleSRE}},

@@ -1,0 +1,60 @@
+import { useMemo, useState } from "react";
+import { ApolloProvider, useQuery } from "@apollo/client/react";
+import { graphql } from "./gql";
+import { newClient } from "./apollo";
+import { forgetToken, saveToken, savedToken } from "./session";
+import { SignIn } from "./SignIn";
+import { Operations } from "./Operations";
+
+const ViewerQuery = graphql(`
+  query Viewer {
+    viewer {
+      actor
+      organization
+      roles
+    }
+  }
+`);
+
+export function App() {
+  const [token, setToken] = useState<string | null>(savedToken());
+  const client = useMemo(() => (token ? newClient(token) : null), [token]);
+  if (!token || !client) {
+    return <SignIn onToken={(t) => { saveToken(t); setToken(t); }} />;
+  }
+  const signOut = () => {
+    forgetToken();
+    client.stop();
+    setToken(null);
+  };
+  return (
+    <ApolloProvider client={client}>
+      <Shell onSignOut={signOut} />
+    </ApolloProvider>
+  );
+}
+
+function Shell({ onSignOut }: { onSignOut: () => void }) {
+  const { data, error } = useQuery(ViewerQuery);
+  if (error) {
+    return <SignIn onToken={() => onSignOut()} error={error.message} />;
+  }
+  const viewer = data?.viewer;
+  return (
+    <div className="shell">
+      <header>
+        <strong>Capstan</strong>
+        {viewer && (
+          <span className="viewer" aria-label="signed in as">
+            {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}
+          </span>
+        )}
+        <a href="/graphiql">GraphiQL</a>
+        <button type="button" onClick={onSignOut}>Sign out</button>
+      </header>
+      <main>
+        <Operations />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,3 @@
+/* eslint-disable */
+export * from "./fragment-masking";
+export * from "./gql";
