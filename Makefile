@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql console neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -48,6 +48,10 @@ CONSOLE_SOURCES := $(shell find web/console/src web/console/index.html web/conso
 
 server/console/index.html: web/console/node_modules/.package-lock.json $(CONSOLE_SOURCES)
 	cd web/console && npx graphql-codegen --config codegen.yml && npm run build
+
+screenshots: console ## Save the console's screenshots (taken by its browser test) to docs/console/.
+	mkdir -p docs/console
+	CAPSTAN_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./cmd/capstan/
 
 console: server/console/index.html ## Build the console (web/console: TypeScript types from schema.graphqls, then Vite) into server/console when stale.
 

@@ -1,4 +1,4 @@
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { ApolloProvider, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import { newClient } from "./apollo";
@@ -18,15 +18,17 @@ const ViewerQuery = graphql(`
 
 export function App() {
   const [token, setToken] = useState<string | null>(savedToken());
+  const [refusal, setRefusal] = useState<string | undefined>();
   const client = useMemo(() => (token ? newClient(token) : null), [token]);
-  if (!token || !client) {
-    return <SignIn onToken={(t) => { saveToken(t); setToken(t); }} />;
-  }
-  const signOut = () => {
+  const signOut = (why?: string) => {
     forgetToken();
-    client.stop();
+    client?.stop();
+    setRefusal(why);
     setToken(null);
   };
+  if (!token || !client) {
+    return <SignIn error={refusal} onToken={(t) => { saveToken(t); setRefusal(undefined); setToken(t); }} />;
+  }
   return (
     <ApolloProvider client={client}>
       <Shell onSignOut={signOut} />
@@ -34,11 +36,11 @@ export function App() {
   );
 }
 
-function Shell({ onSignOut }: { onSignOut: () => void }) {
+function Shell({ onSignOut }: { onSignOut: (why?: string) => void }) {
   const { data, error } = useQuery(ViewerQuery);
-  if (error) {
-    return <SignIn onToken={() => onSignOut()} error={error.message} />;
-  }
+  useEffect(() => {
+    if (error) onSignOut(`Not signed in: ${error.message}`);
+  }, [error, onSignOut]);
   const viewer = data?.viewer;
   return (
     <div className="shell">
@@ -50,7 +52,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </span>
         )}
         <a href="/graphiql">GraphiQL</a>
-        <button type="button" onClick={onSignOut}>Sign out</button>
+        <button type="button" onClick={() => onSignOut()}>Sign out</button>
       </header>
       <main>
         <Operations />

@@ -106,7 +106,11 @@ export function Operations() {
           ))}
         </tbody>
       </table>
-      <p>{data?.operations.totalCount ?? 0} operations</p>
+      <p>{plural(data?.operations.totalCount ?? 0, "operation")}</p>
     </section>
   );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

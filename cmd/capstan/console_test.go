@@ -1,0 +1,53 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestConsoleInABrowser runs web/console/e2e/console.mjs: playwright-core
+// drives Debian's Chromium through the console served by a real server —
+// sign-in, the viewer, the live dashboard following an operation to
+// SUCCEEDED after a second person approves its gate, sign-out. `make test`
+// installs the console's npm dependencies (pinned) first.
+func TestConsoleInABrowser(t *testing.T) {
+	dir, err := filepath.Abs("../../web/console")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "node_modules", "playwright-core"))
+	require.NoError(t, err, "the console's dependencies are missing: run `make js-deps` (npm ci in web/console)")
+	node, err := exec.LookPath("node")
+	require.NoError(t, err, "Node.js 20+ is needed for the console test")
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium, err = exec.LookPath("chromium")
+		require.NoError(t, err, "the console test needs Chromium: apt-get install chromium (or set CHROMIUM)")
+	}
+
+	p := start(t, t.TempDir())
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "console"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
+	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
+	waitForGate(t, p, op, "approve-prod-storage")
+
+	shots := os.Getenv("CAPSTAN_SCREENSHOTS") // `make screenshots`: docs/console
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	cmd := exec.Command(node, "e2e/console.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_SRE_TOKEN="+token+"-sre",
+		"CAPSTAN_OPERATION="+op, "CHROMIUM="+chromium, "CAPSTAN_SCREENSHOTS="+shots)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "OK: ")
+	for _, shot := range []string{"dashboard.png", "dashboard-live.png"} {
+		info, err := os.Stat(filepath.Join(shots, shot))
+		require.NoError(t, err)
+		require.Greater(t, info.Size(), int64(1000))
+	}
+	t.Logf("%s", out)
+}

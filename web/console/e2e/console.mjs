@@ -1,0 +1,74 @@
+// The console in a real browser: playwright-core drives Debian's Chromium
+// against a real `capstan serve` (cmd/capstan's TestConsoleInABrowser
+// starts it and an operation that waits at its gate). It signs in, reads
+// the viewer, finds the waiting operation first on the live dashboard,
+// approves the gate through the API as a second person, and sees the row
+// turn SUCCEEDED without a reload; a bad token is refused on the sign-in
+// page. Screenshots go to CAPSTAN_SCREENSHOTS when set.
+import { chromium } from "playwright-core";
+
+const url = process.env.CAPSTAN_URL;
+const token = process.env.CAPSTAN_TOKEN;
+const sreToken = process.env.CAPSTAN_SRE_TOKEN;
+const op = process.env.CAPSTAN_OPERATION;
+const shots = process.env.CAPSTAN_SCREENSHOTS;
+
+function fail(msg) {
+  console.error("FAIL: " + msg);
+  process.exit(1);
+}
+
+async function gql(bearer, query, variables) {
+  const resp = await fetch(url + "/graphql", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: "Bearer " + bearer },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await resp.json();
+  if (body.errors) fail(JSON.stringify(body.errors));
+  return body.data;
+}
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
+try {
+  const page = await browser.newPage();
+  const consoleErrors = [];
+  page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+
+  // A bad token: the sign-in page says so.
+  await page.goto(url + "/");
+  await page.getByLabel("Bearer token").fill("not-a-token-at-all-0000");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("alert").waitFor({ timeout: 10000 });
+
+  // The real token: the viewer and the dashboard.
+  await page.getByLabel("Bearer token").fill(token);
+  await page.keyboard.press("Enter"); // keyboard works as well as the mouse
+  const viewer = page.getByLabel("signed in as");
+  await viewer.waitFor({ timeout: 10000 });
+  const who = await viewer.textContent();
+  if (!who.includes("demo") || !who.includes("admin")) fail("viewer line: " + who);
+  const firstRow = page.locator("tbody tr").first();
+  await firstRow.waitFor({ timeout: 10000 });
+  if ((await firstRow.getAttribute("data-status")) !== "WAITING") fail("the waiting operation is not first: " + (await firstRow.textContent()));
+  if (shots) await page.screenshot({ path: shots + "/dashboard.png", fullPage: true });
+
+  // A second person approves; the row follows live, no reload.
+  const ops = await gql(token, `query($id: ID!) { operation(id: $id) { gates { node status } } }`, { id: op });
+  const gate = ops.operation.gates.find((g) => g.status === "WAITING");
+  if (!gate) fail("no waiting gate");
+  await gql(sreToken, `mutation($op: ID!, $node: String!) { decideGate(input: {operation: $op, node: $node, approve: true}) { status } }`, { op, node: gate.node });
+  await page.locator('tbody tr[data-status="SUCCEEDED"]').first().waitFor({ timeout: 30000 });
+  if (shots) await page.screenshot({ path: shots + "/dashboard-live.png", fullPage: true });
+
+  // Signing out forgets the token.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByLabel("Bearer token").waitFor();
+  const kept = await page.evaluate(() => sessionStorage.getItem("capstan.token"));
+  if (kept !== null) fail("the token outlived sign-out");
+  const unexpected = consoleErrors.filter((e) => !e.includes("401") && !e.includes("UNAUTHENTICATED"));
+  if (unexpected.length > 0) fail("console errors: " + unexpected.join("\n"));
+  console.log("OK: signed in, followed the operation live to SUCCEEDED, signed out");
+} finally {
+  await browser.close();
+}
