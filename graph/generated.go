@@ -306,15 +306,16 @@ type ComplexityRoot struct {
 	}
 
 	GateEvent struct {
-		Actor    func(childComplexity int) int
-		Approve  func(childComplexity int) int
-		At       func(childComplexity int) int
-		Digest   func(childComplexity int) int
-		Node     func(childComplexity int) int
-		Payload  func(childComplexity int) int
-		Role     func(childComplexity int) int
-		Sequence func(childComplexity int) int
-		Type     func(childComplexity int) int
+		Actor     func(childComplexity int) int
+		Approve   func(childComplexity int) int
+		At        func(childComplexity int) int
+		Digest    func(childComplexity int) int
+		Node      func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Role      func(childComplexity int) int
+		RunStatus func(childComplexity int) int
+		Sequence  func(childComplexity int) int
+		Type      func(childComplexity int) int
 	}
 
 	GateSpec struct {
@@ -2185,6 +2186,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GateEvent.Role(childComplexity), true
+	case "GateEvent.runStatus":
+		if e.ComplexityRoot.GateEvent.RunStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateEvent.RunStatus(childComplexity), true
 	case "GateEvent.sequence":
 		if e.ComplexityRoot.GateEvent.Sequence == nil {
 			break
@@ -6492,6 +6499,8 @@ type NodeEvent implements OperationEvent {
 type GateEvent implements OperationEvent {
   sequence: Int! type: String! actor: String! at: Time! payload: Map
   node: String!
+  "The gate node's run status a closing decision moved it to (approved: SUCCEEDED; rejected: FAILED)."
+  runStatus: NodeRunStatus
   approve: Boolean
   role: String
   "The gate's upstream digest the decision bound to."
@@ -12674,6 +12683,29 @@ func (ec *executionContext) _GateEvent_node(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_GateEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _GateEvent_runStatus(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateEvent_runStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunStatus(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.NodeRunStatus) graphql.Marshaler {
+			return ec.marshalONodeRunStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNodeRunStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GateEvent_runStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateEvent", field, true, false, "NodeRunStatus")
 }
 
 func (ec *executionContext) _GateEvent_approve(ctx context.Context, field graphql.CollectedField, obj *events.GateEvent) (ret graphql.Marshaler) {
@@ -30194,6 +30226,11 @@ func (ec *executionContext) _GateEvent(ctx context.Context, sel ast.SelectionSet
 		case "node":
 			out.Values[i] = ec._GateEvent_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runStatus":
+			out.Values[i] = ec._GateEvent_runStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "approve":

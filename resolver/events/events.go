@@ -127,6 +127,22 @@ func (e *NodeEvent) Reason() *string { return e.str("reason") }
 func (e *NodeEvent) Wait() *string   { return e.str("wait") }
 func (e *NodeEvent) ChildID() string { return deref(e.str("child")) }
 
+// RunStatus is what a closing gate event (gate.approved, gate.rejected,
+// gate.timed_out_approved, gate.timed_out_rejected) moved the gate's node
+// run to.
+func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
+	var s capstan.NodeRunStatus
+	switch e.suffix() {
+	case "approved", "timed_out_approved":
+		s = capstan.NodeSucceeded
+	case "rejected", "timed_out_rejected":
+		s = capstan.NodeFailed
+	default:
+		return nil
+	}
+	return &s
+}
+
 func (e *GateEvent) Node() string    { return e.nodeID() }
 func (e *GateEvent) Approve() *bool  { return e.boolean("approve") }
 func (e *GateEvent) Role() *string   { return e.str("role") }

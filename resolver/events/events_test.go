@@ -67,6 +67,9 @@ func TestTypedFieldsReadThePayload(t *testing.T) {
 	gate := events.Of(capstan.OperationEvent{Type: "gate.decided", Payload: map[string]any{"node": "approve", "approve": true, "role": "sre", "digest": "abc"}}).(*events.GateEvent)
 	require.True(t, *gate.Approve())
 	require.Equal(t, "sre", *gate.Role())
+	require.Nil(t, gate.RunStatus(), "a decision that does not close the gate moves no run")
+	require.Equal(t, capstan.NodeSucceeded, *events.Of(capstan.OperationEvent{Type: "gate.approved"}).(*events.GateEvent).RunStatus())
+	require.Equal(t, capstan.NodeFailed, *events.Of(capstan.OperationEvent{Type: "gate.timed_out_rejected"}).(*events.GateEvent).RunStatus())
 
 	res := events.Of(capstan.OperationEvent{Type: "resource.concluded", Payload: map[string]any{"resource": "tempo.instance/t", "lifecycle": "active", "health": "healthy", "outcome": "succeeded"}}).(*events.ResourceEvent)
 	require.Equal(t, capstan.LifecycleActive, *res.Lifecycle())

@@ -11,5 +11,6 @@ export default defineConfig({
     emptyOutDir: true,
     assetsDir: "assets",
     sourcemap: false,
+    chunkSizeWarningLimit: 1024, // one bundle, served from the binary with immutable caching
   },
 });

@@ -2,8 +2,9 @@
 // against a real `capstan serve` (cmd/capstan's TestConsoleInABrowser
 // starts it and an operation that waits at its gate). It signs in, reads
 // the viewer, finds the waiting operation first on the live dashboard,
-// approves the gate through the API as a second person, and sees the row
-// turn SUCCEEDED without a reload; a bad token is refused on the sign-in
+// opens it (simple mode, then the DAG with the gate drawn waiting),
+// approves the gate through the API as a second person, and sees the gate
+// node, the operation and its dashboard row turn SUCCEEDED without a reload; a bad token is refused on the sign-in
 // page. Screenshots go to CAPSTAN_SCREENSHOTS when set.
 import { chromium } from "playwright-core";
 
@@ -53,11 +54,27 @@ try {
   if ((await firstRow.getAttribute("data-status")) !== "WAITING") fail("the waiting operation is not first: " + (await firstRow.textContent()));
   if (shots) await page.screenshot({ path: shots + "/dashboard.png", fullPage: true });
 
-  // A second person approves; the row follows live, no reload.
-  const ops = await gql(token, `query($id: ID!) { operation(id: $id) { gates { node status } } }`, { id: op });
-  const gate = ops.operation.gates.find((g) => g.status === "WAITING");
+  // The operation: simple mode, then the DAG.
+  await firstRow.getByRole("link").click();
+  await page.getByText("Current phase").waitFor({ timeout: 10000 });
+  if (shots) await page.screenshot({ path: shots + "/operation-simple.png", fullPage: true });
+  await page.getByRole("tab", { name: "Advanced" }).click();
+  const plan = await gql(token, `query($id: ID!) { operation(id: $id) { plan { nodes { key } } gates { node status } } }`, { id: op });
+  const drawn = page.locator(".react-flow__node");
+  await drawn.first().waitFor({ timeout: 10000 });
+  if ((await drawn.count()) !== plan.operation.plan.nodes.length) fail(`the DAG draws ${await drawn.count()} of ${plan.operation.plan.nodes.length} nodes`);
+  const gate = plan.operation.gates.find((g) => g.status === "WAITING");
   if (!gate) fail("no waiting gate");
+  const gateNode = page.locator(`.react-flow__node[data-id="${gate.node}"]`);
+  if (!(await gateNode.getAttribute("class")).includes("status-waiting_approval")) fail("the gate is not drawn as waiting: " + (await gateNode.getAttribute("class")));
+  if (shots) await page.screenshot({ path: shots + "/operation-dag.png", fullPage: true });
+
+  // A second person approves; the DAG and then the dashboard follow live,
+  // no reload.
   await gql(sreToken, `mutation($op: ID!, $node: String!) { decideGate(input: {operation: $op, node: $node, approve: true}) { status } }`, { op, node: gate.node });
+  await page.locator(`.react-flow__node.status-succeeded[data-id="${gate.node}"]`).waitFor({ timeout: 30000 });
+  await page.locator("#operation-title .status-succeeded").waitFor({ timeout: 30000 });
+  await page.getByRole("link", { name: "← Operations" }).click();
   await page.locator('tbody tr[data-status="SUCCEEDED"]').first().waitFor({ timeout: 30000 });
   if (shots) await page.screenshot({ path: shots + "/dashboard-live.png", fullPage: true });
 

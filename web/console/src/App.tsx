@@ -5,6 +5,7 @@ import { newClient } from "./apollo";
 import { forgetToken, saveToken, savedToken } from "./session";
 import { SignIn } from "./SignIn";
 import { Operations } from "./Operations";
+import { OperationPage } from "./OperationPage";
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -38,6 +39,7 @@ export function App() {
 
 function Shell({ onSignOut }: { onSignOut: (why?: string) => void }) {
   const { data, error } = useQuery(ViewerQuery);
+  const route = useHashRoute();
   useEffect(() => {
     if (error) onSignOut(`Not signed in: ${error.message}`);
   }, [error, onSignOut]);
@@ -55,8 +57,20 @@ function Shell({ onSignOut }: { onSignOut: (why?: string) => void }) {
         <button type="button" onClick={() => onSignOut()}>Sign out</button>
       </header>
       <main>
-        <Operations />
+        {route.startsWith("#/operations/") ? <OperationPage id={decodeURIComponent(route.slice("#/operations/".length))} /> : <Operations />}
       </main>
     </div>
   );
+}
+
+// useHashRoute follows location.hash: #/ is the dashboard, #/operations/<id>
+// an operation (the server serves the console at / only).
+function useHashRoute(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const follow = () => setHash(location.hash);
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  return hash;
 }

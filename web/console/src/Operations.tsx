@@ -96,7 +96,7 @@ export function Operations() {
         <tbody>
           {rows.map((r) => (
             <tr key={r.id} data-status={r.status}>
-              <td>{r.action} {r.resource?.key ?? ""}</td>
+              <td><a href={`#/operations/${encodeURIComponent(r.id)}`}>{r.action} {r.resource?.key ?? ""}</a></td>
               <td><span className={`status status-${r.status.toLowerCase()}`}>{r.status}</span></td>
               <td>{r.progress.currentPhase}</td>
               <td><progress max={1} value={r.progress.progress} aria-label="progress" /></td>
