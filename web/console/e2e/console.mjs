@@ -69,6 +69,17 @@ try {
   if (!(await gateNode.getAttribute("class")).includes("status-waiting_approval")) fail("the gate is not drawn as waiting: " + (await gateNode.getAttribute("class")));
   if (shots) await page.screenshot({ path: shots + "/operation-dag.png", fullPage: true });
 
+  // The gate's drawer: the starter of a production operation may not
+  // approve it; the buttons say why.
+  await gateNode.click();
+  const drawer = page.getByRole("dialog");
+  await drawer.getByRole("heading", { name: /Gate: waiting/ }).waitFor({ timeout: 10000 });
+  const approve = drawer.getByRole("button", { name: "Approve" });
+  if (!(await approve.isDisabled())) fail("the starter may approve their own production gate in the console");
+  if (!(await drawer.textContent()).includes("a second person decides")) fail("the drawer does not say why");
+  if (shots) await page.screenshot({ path: shots + "/operation-gate.png", fullPage: true });
+  await drawer.getByRole("button", { name: "close" }).click();
+
   // A second person approves; the DAG and then the dashboard follow live,
   // no reload.
   await gql(sreToken, `mutation($op: ID!, $node: String!) { decideGate(input: {operation: $op, node: $node, approve: true}) { status } }`, { op, node: gate.node });

@@ -4,6 +4,7 @@ import { ReactFlow, Background, Controls, Position, type Node, type Edge } from 
 import "@xyflow/react/dist/style.css";
 import { graphql } from "./gql";
 import { layoutPlan, nodeWidth } from "./layout";
+import { NodeDrawer } from "./NodeDrawer";
 
 const OperationDetail = graphql(`
   query OperationDetail($id: ID!) {
@@ -88,6 +89,7 @@ const colours: Record<string, string> = {
 // or advanced mode (the DAG with live node states).
 export function OperationPage({ id }: { id: string }) {
   const [mode, setMode] = useState<"simple" | "advanced">("simple");
+  const [selected, setSelected] = useState<string | null>(null);
   const { data, error, loading } = useQuery(OperationDetail, { variables: { id } });
   const [live, setLive] = useState<{ runs: Map<string, Run>; status?: string; cursor?: string }>({ runs: new Map() });
   useSubscription(OperationLive, {
@@ -154,12 +156,14 @@ export function OperationPage({ id }: { id: string }) {
         </dl>
       ) : (
         <div className="dag" style={{ height: 480 }} aria-label={`plan revision ${plan.revision}`}>
-          <ReactFlow nodes={nodes} edges={edges} fitView nodesDraggable={false} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
+          <ReactFlow nodes={nodes} edges={edges} fitView nodesDraggable={false} nodesConnectable={false} proOptions={{ hideAttribution: true }}
+            onNodeClick={(_, n) => setSelected(n.id)}>
             <Background />
             <Controls showInteractive={false} />
           </ReactFlow>
         </div>
       )}
+      {selected && <NodeDrawer key={selected} operation={op.id} node={selected} onClose={() => setSelected(null)} />}
     </section>
   );
 }
