@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,9 @@ import (
 
 // TestConsoleInABrowser runs web/console/e2e/console.mjs: playwright-core
 // drives Debian's Chromium through the console served by a real server —
-// sign-in, the viewer, the live dashboard following an operation to
-// SUCCEEDED after a second person approves its gate, sign-out. `make test`
+// sign-in, the viewer, the live dashboard, an operation's DAG and gate
+// drawer (refused to its starter and to a viewer, each with the reason),
+// following it to SUCCEEDED after a second person approves, sign-out. `make test`
 // installs the console's npm dependencies (pinned) first.
 func TestConsoleInABrowser(t *testing.T) {
 	dir, err := filepath.Abs("../../web/console")
@@ -27,7 +29,15 @@ func TestConsoleInABrowser(t *testing.T) {
 		require.NoError(t, err, "the console test needs Chromium: apt-get install chromium (or set CHROMIUM)")
 	}
 
-	p := start(t, t.TempDir())
+	data := t.TempDir()
+	tokens := filepath.Join(data, "tokens.yaml")
+	viewerToken := token + "-viewer"
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: %q, actor: alice, organization: demo, roles: [admin]}
+  - {token: %q, actor: bob, organization: demo, roles: [sre]}
+  - {token: %q, actor: victor, organization: demo, roles: [viewer]}
+`, token, token+"-sre", viewerToken)), 0o600))
+	p := start(t, filepath.Join(data, "data"), "--tokens", tokens)
 	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "console"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
 	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
@@ -40,7 +50,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	cmd := exec.Command(node, "e2e/console.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_SRE_TOKEN="+token+"-sre",
-		"CAPSTAN_OPERATION="+op, "CHROMIUM="+chromium, "CAPSTAN_SCREENSHOTS="+shots)
+		"CAPSTAN_VIEWER_TOKEN="+viewerToken, "CAPSTAN_OPERATION="+op, "CHROMIUM="+chromium, "CAPSTAN_SCREENSHOTS="+shots)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "OK: ")

@@ -11,6 +11,7 @@ import { chromium } from "playwright-core";
 const url = process.env.CAPSTAN_URL;
 const token = process.env.CAPSTAN_TOKEN;
 const sreToken = process.env.CAPSTAN_SRE_TOKEN;
+const viewerToken = process.env.CAPSTAN_VIEWER_TOKEN;
 const op = process.env.CAPSTAN_OPERATION;
 const shots = process.env.CAPSTAN_SCREENSHOTS;
 
@@ -79,6 +80,25 @@ try {
   if (!(await drawer.textContent()).includes("a second person decides")) fail("the drawer does not say why");
   if (shots) await page.screenshot({ path: shots + "/operation-gate.png", fullPage: true });
   await drawer.getByRole("button", { name: "close" }).click();
+
+  // A viewer, in a browser session of its own, sees the same gate and may
+  // not decide it either.
+  if (viewerToken) {
+    const other = await browser.newContext();
+    const vpage = await other.newPage();
+    await vpage.goto(url + "/");
+    await vpage.getByLabel("Bearer token").fill(viewerToken);
+    await vpage.getByRole("button", { name: "Sign in" }).click();
+    await vpage.getByLabel("signed in as").waitFor({ timeout: 10000 });
+    await vpage.goto(url + "/#/operations/" + encodeURIComponent(op));
+    await vpage.getByRole("tab", { name: "Advanced" }).click();
+    await vpage.locator(`.react-flow__node[data-id="${gate.node}"]`).click();
+    const vdrawer = vpage.getByRole("dialog");
+    await vdrawer.getByRole("heading", { name: /Gate: waiting/ }).waitFor({ timeout: 10000 });
+    if (!(await vdrawer.getByRole("button", { name: "Approve" }).isDisabled())) fail("a viewer may approve in the console");
+    if (!(await vdrawer.textContent()).includes("needs one of the roles")) fail("the viewer is not told why");
+    await other.close();
+  }
 
   // A second person approves; the DAG and then the dashboard follow live,
   // no reload.
