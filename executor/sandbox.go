@@ -146,7 +146,6 @@ func nsFlags(network bool) uintptr {
 // sandboxedJob is one job's process, ready to start, and what it holds.
 type sandboxedJob struct {
 	cmd     *exec.Cmd
-	uid     uint32
 	release func()
 }
 
@@ -170,7 +169,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 	}
 	uid := <-s.uids
 	release := func() { s.uids <- uid }
-	if err := s.own(uid, dir, outputs); err != nil {
+	if err := s.own(dir, outputs); err != nil {
 		release()
 		return nil, err
 	}
@@ -180,14 +179,14 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd.Env = jobEnviron(dir, own)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 			Credential: &syscall.Credential{Uid: uid, Gid: s.cfg.GID, Groups: []uint32{}}}
-		return &sandboxedJob{cmd: cmd, uid: uid, release: release}, nil
+		return &sandboxedJob{cmd: cmd, release: release}, nil
 	}
 	args := append([]string{"-c", s.namespacePrologue(uid), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
 	cmd := exec.Command("bash", args...)
 	cmd.Dir = dir
 	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
-	return &sandboxedJob{cmd: cmd, uid: uid, release: release}, nil
+	return &sandboxedJob{cmd: cmd, release: release}, nil
 }
 
 // own gives the operation's sandbox and outputs directories to root and
@@ -196,7 +195,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 // creates there (umask 007) belongs to the group too. Nothing inside is
 // touched: a job may have left symlinks anywhere in them, and the server
 // never follows one (safefile.go).
-func (s *Sandbox) own(_ uint32, dirs ...string) error {
+func (s *Sandbox) own(dirs ...string) error {
 	for _, d := range dirs {
 		if d == "" {
 			continue

@@ -6,9 +6,9 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
-	"github.com/capstan-dev/capstan/resolver/events"
 	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
+	"github.com/capstan-dev/capstan/resolver/events"
 )
 
 // eventBuffer is how far a subscriber may fall behind live events before

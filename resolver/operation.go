@@ -152,34 +152,28 @@ func missingAsNil[T any](v *T, err error) (*T, error) {
 	return v, err
 }
 
-func (r *Resolver) eventOperation(ctx context.Context, gid string) (*capstan.Operation, error) {
-	id := eventRef(gid, capstan.KindOperation)
+// eventEntity loads what a timeline event's reference (a global id of
+// kind) names: nil for none, for another kind, or for an entity gone.
+func eventEntity[T any](ctx context.Context, gid, kind string, load func(context.Context, string) (*T, error)) (*T, error) {
+	id := eventRef(gid, kind)
 	if id == "" {
 		return nil, nil
 	}
-	return missingAsNil(r.Service.Operation(ctx, id))
+	return missingAsNil(load(ctx, id))
+}
+
+func (r *Resolver) eventOperation(ctx context.Context, gid string) (*capstan.Operation, error) {
+	return eventEntity(ctx, gid, capstan.KindOperation, r.Service.Operation)
 }
 
 func (r *Resolver) eventPlan(ctx context.Context, gid string) (*capstan.Plan, error) {
-	id := eventRef(gid, capstan.KindPlan)
-	if id == "" {
-		return nil, nil
-	}
-	return missingAsNil(r.Service.Plan(ctx, id))
+	return eventEntity(ctx, gid, capstan.KindPlan, r.Service.Plan)
 }
 
 func (r *Resolver) eventPatch(ctx context.Context, gid string) (*capstan.PlanPatch, error) {
-	id := eventRef(gid, capstan.KindPatch)
-	if id == "" {
-		return nil, nil
-	}
-	return missingAsNil(r.Service.PlanPatch(ctx, id))
+	return eventEntity(ctx, gid, capstan.KindPatch, r.Service.PlanPatch)
 }
 
 func (r *Resolver) eventResource(ctx context.Context, gid string) (*capstan.Resource, error) {
-	id := eventRef(gid, capstan.KindResource)
-	if id == "" {
-		return nil, nil
-	}
-	return missingAsNil(r.resourceByID(ctx, id))
+	return eventEntity(ctx, gid, capstan.KindResource, r.resourceByID)
 }

@@ -9,13 +9,16 @@ import (
 // its values changes, and one over every organization seen (for logs).
 type Vault struct {
 	Store
-	mu    sync.Mutex
-	byOrg map[string]*Redactor
-	all   *Redactor
+	mu     sync.Mutex
+	byOrg  map[string]*Redactor
+	values map[string][][]byte // of the organizations in byOrg, for all
+	all    *Redactor
 }
 
 // NewVault wraps a store.
-func NewVault(s Store) *Vault { return &Vault{Store: s, byOrg: map[string]*Redactor{}} }
+func NewVault(s Store) *Vault {
+	return &Vault{Store: s, byOrg: map[string]*Redactor{}, values: map[string][][]byte{}}
+}
 
 // Put stores a value and starts masking it at once.
 func (v *Vault) Put(ctx context.Context, org, name string, value []byte) error {
@@ -24,6 +27,7 @@ func (v *Vault) Put(ctx context.Context, org, name string, value []byte) error {
 	}
 	v.mu.Lock()
 	delete(v.byOrg, org)
+	delete(v.values, org)
 	v.mu.Unlock()
 	_, err := v.Redactor(ctx, org)
 	return err
@@ -47,13 +51,10 @@ func (v *Vault) Redactor(ctx context.Context, org string) (*Redactor, error) {
 		return nil, err
 	}
 	r := NewRedactor(values)
-	v.byOrg[org] = r
+	v.byOrg[org], v.values[org] = r, values
 	var all [][]byte
-	for o := range v.byOrg {
-		vals, err := v.Store.Values(ctx, o)
-		if err == nil {
-			all = append(all, vals...)
-		}
+	for _, vals := range v.values {
+		all = append(all, vals...)
 	}
 	v.all = NewRedactor(all)
 	return r, nil

@@ -2,7 +2,6 @@ package server
 
 import (
 	"embed"
-	"io/fs"
 	"net/http"
 )
 
@@ -18,28 +17,8 @@ var consoleFiles embed.FS
 // this server (HTTP and its WebSocket).
 const consoleCSP = "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
-// console serves the single-page app at / and its assets under /assets/.
+// console serves the single-page app at / and its assets under /assets/
+// (their names carry content hashes: cached for good).
 func console() (page, assets http.Handler) {
-	root, err := fs.Sub(consoleFiles, "console")
-	if err != nil {
-		panic(err) // cannot happen: the directory is embedded at build time
-	}
-	index, err := fs.ReadFile(root, "index.html")
-	if err != nil {
-		panic(err) // cannot happen: the build writes index.html
-	}
-	page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", consoleCSP)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Write(index)
-	})
-	files := http.FileServerFS(root)
-	assets = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable") // names carry content hashes
-		files.ServeHTTP(w, r)
-	})
-	return page, assets
+	return embeddedApp(consoleFiles, "console", consoleCSP, "/", "public, max-age=31536000, immutable")
 }

@@ -18,10 +18,17 @@ var graphiqlFiles embed.FS
 // server (HTTP and its WebSocket); fonts and images are inlined data.
 const graphiqlCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
 
-// graphiql serves the page (at / and /graphiql) and its assets under
+// graphiql serves the page (at /graphiql) and its assets under
 // /graphiql/assets/.
 func graphiql() (page, assets http.Handler) {
-	root, err := fs.Sub(graphiqlFiles, "graphiql")
+	return embeddedApp(graphiqlFiles, "graphiql", graphiqlCSP, "/graphiql/", "public, max-age=3600")
+}
+
+// embeddedApp serves a page built into the binary (dir of files, its
+// index.html under csp) and its assets (paths below prefix, cached as
+// assetCache says).
+func embeddedApp(files embed.FS, dir, csp, prefix, assetCache string) (page, assets http.Handler) {
+	root, err := fs.Sub(files, dir)
 	if err != nil {
 		panic(err) // cannot happen: the directory is embedded at build time
 	}
@@ -31,15 +38,16 @@ func graphiql() (page, assets http.Handler) {
 	}
 	page = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Security-Policy", graphiqlCSP)
+		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache")
 		w.Write(index)
 	})
-	files := http.StripPrefix("/graphiql/", http.FileServerFS(root))
+	fileServer := http.StripPrefix(prefix, http.FileServerFS(root))
 	assets = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		files.ServeHTTP(w, r)
+		w.Header().Set("Cache-Control", assetCache)
+		fileServer.ServeHTTP(w, r)
 	})
 	return page, assets
 }

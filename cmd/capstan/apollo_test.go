@@ -15,12 +15,7 @@ import (
 // the timeline it received is complete and ordered. `make test` installs
 // its npm dependencies (pinned in package-lock.json) first.
 func TestApolloClientFollowsAnOperation(t *testing.T) {
-	dir, err := filepath.Abs("../../web/livetest")
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "@apollo", "client"))
-	require.NoError(t, err, "the JavaScript client's dependencies are missing: run `make js-deps` (npm ci in web/livetest)")
-	node, err := exec.LookPath("node")
-	require.NoError(t, err, "Node.js 20+ is needed for the Apollo client test")
+	dir, node := nodeProject(t, "web/livetest", "@apollo/client")
 
 	p := start(t, t.TempDir())
 	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "apollo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
@@ -34,4 +29,17 @@ func TestApolloClientFollowsAnOperation(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "OK: ")
 	t.Logf("%s", out)
+}
+
+// nodeProject is a JavaScript project of the repository (rel) with its
+// dependencies installed (pkg one of them) and the node binary to run it.
+func nodeProject(t *testing.T, rel, pkg string) (dir, node string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("../..", rel))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "node_modules", pkg))
+	require.NoError(t, err, "%s's dependencies are missing: run `make js-deps` (npm ci in %s)", rel, rel)
+	node, err = exec.LookPath("node")
+	require.NoError(t, err, "Node.js 20+ is needed to run %s", rel)
+	return dir, node
 }

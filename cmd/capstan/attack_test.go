@@ -1,9 +1,7 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -52,13 +50,6 @@ func startGuarded(t *testing.T, extra ...string) *proc {
 	return start(t, dir, append(append([]string{"--tokens", tokens}, defaults...), extra...)...)
 }
 
-type gqlReply struct {
-	status int
-	header http.Header
-	Data   map[string]any
-	Errors []map[string]any
-}
-
 func (r gqlReply) code() string {
 	if len(r.Errors) == 0 {
 		return ""
@@ -69,26 +60,6 @@ func (r gqlReply) code() string {
 	}
 	code, _ := ext["code"].(string)
 	return code
-}
-
-func postAs(t *testing.T, p *proc, bearer, query string, vars map[string]any) gqlReply {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	return doGQL(t, req)
-}
-
-func doGQL(t *testing.T, req *http.Request) gqlReply {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	out := gqlReply{status: resp.StatusCode, header: resp.Header}
-	data, _ := io.ReadAll(resp.Body)
-	require.NoError(t, json.Unmarshal(data, &out), "%s", data)
-	return out
 }
 
 // healthy checks the server still serves a typical query.

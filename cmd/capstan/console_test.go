@@ -17,14 +17,10 @@ import (
 // following it to SUCCEEDED after a second person approves, sign-out. `make test`
 // installs the console's npm dependencies (pinned) first.
 func TestConsoleInABrowser(t *testing.T) {
-	dir, err := filepath.Abs("../../web/console")
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "playwright-core"))
-	require.NoError(t, err, "the console's dependencies are missing: run `make js-deps` (npm ci in web/console)")
-	node, err := exec.LookPath("node")
-	require.NoError(t, err, "Node.js 20+ is needed for the console test")
+	dir, node := nodeProject(t, "web/console", "playwright-core")
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
+		var err error
 		chromium, err = exec.LookPath("chromium")
 		require.NoError(t, err, "the console test needs Chromium: apt-get install chromium (or set CHROMIUM)")
 	}

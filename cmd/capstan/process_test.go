@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -160,19 +161,40 @@ func (p *proc) try(t *testing.T, query string, vars map[string]any) (map[string]
 // tryAs is try with another bearer token.
 func (p *proc) tryAs(t *testing.T, bearer, query string, vars map[string]any) (map[string]any, []map[string]any) {
 	t.Helper()
+	r := postAs(t, p, bearer, query, vars)
+	return r.Data, r.Errors
+}
+
+// gqlReply is one GraphQL response over HTTP: its status and headers, the
+// decoded data and errors, and the body as it came.
+type gqlReply struct {
+	status int
+	header http.Header
+	raw    []byte
+	Data   map[string]any
+	Errors []map[string]any
+}
+
+// postAs sends one GraphQL request with a bearer token.
+func postAs(t *testing.T, p *proc, bearer, query string, vars map[string]any) gqlReply {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
+	return doGQL(t, req)
+}
+
+func doGQL(t *testing.T, req *http.Request) gqlReply {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var out struct {
-		Data   map[string]any
-		Errors []map[string]any
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	return out.Data, out.Errors
+	out := gqlReply{status: resp.StatusCode, header: resp.Header}
+	out.raw, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(out.raw, &out), "%s", out.raw)
+	return out
 }
 
 func (p *proc) readyz(t *testing.T) int {

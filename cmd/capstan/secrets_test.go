@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -100,18 +99,10 @@ func (r *recorder) add(s string) {
 
 func (r *recorder) post(t *testing.T, p *proc, bearer, query string, vars map[string]any) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	r.add(string(data))
+	reply := postAs(t, p, bearer, query, vars)
+	r.add(string(reply.raw))
 	var out map[string]any
-	require.NoError(t, json.Unmarshal(data, &out), "%s", data)
+	require.NoError(t, json.Unmarshal(reply.raw, &out), "%s", reply.raw)
 	return out
 }
 
@@ -241,7 +232,6 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 	leaked("/metrics", string(metrics))
 	leaked("the server's log", p.output())
 	require.Contains(t, fmt.Sprint(rec.bodies), secret.Mask, "what the jobs printed is there, masked")
-
 
 	// At rest: the store, the diagnostics and the secret store hold no
 	// value in the clear; the token's file left the outputs with the
