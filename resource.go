@@ -371,3 +371,10 @@ func (l Lifecycles) String() string {
 	}
 	return "one of " + strings.Join(l.Strings(), ", ")
 }
+
+// ResourceMatches reports whether r's key or name contains search,
+// ignoring case: the explorer's resource search, on every store alike.
+func ResourceMatches(r *Resource, search string) bool {
+	s := strings.ToLower(search)
+	return strings.Contains(strings.ToLower(r.Key()), s) || strings.Contains(strings.ToLower(r.Name), s)
+}

@@ -24,6 +24,12 @@ func MayReveal(a *Actor, environment, reason string) error {
 	if len(reason) < 3 || len(reason) > 500 {
 		return Errorf(EINVALID, "a reveal needs a reason of 3 to 500 characters: it is recorded in the operation's timeline")
 	}
+	return MayRevealIn(a, environment)
+}
+
+// MayRevealIn is MayReveal's role check alone: whether a may reveal a
+// secret artifact of an operation in environment (given a reason).
+func MayRevealIn(a *Actor, environment string) error {
 	if roles := RevealRoles(environment); !a.HasRole(roles...) {
 		return Errorf(EFORBIDDEN, "revealing a secret in environment %q needs one of the roles %v", environment, roles)
 	}

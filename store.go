@@ -118,7 +118,9 @@ type ResourceFilter struct {
 	Environment string
 	Capability  string
 	Lifecycle   LifecycleStatus
-	After       string
+	// Search keeps resources whose key or name contains it, ignoring case.
+	Search string
+	After  string
 	Limit       int
 }
 

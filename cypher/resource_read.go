@@ -3,6 +3,7 @@ package cypher
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -203,6 +204,7 @@ const qResourceFilter = `
 MATCH (r:Resource)
 WHERE r.ukey STARTS WITH $prefix AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
   AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
+  AND ($search = '' OR toLower(r.key) CONTAINS $search OR toLower(r.name) CONTAINS $search)
   AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
 // QueryListResources is exported for the query-plan test.
@@ -220,7 +222,7 @@ RETURN count(r) AS total`
 // ListResources returns a page of resources ordered by key and the total.
 func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
 	params := map[string]any{"prefix": uid(org, ""), "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
-		"cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
+		"search": strings.ToLower(f.Search), "cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
 	if f.Capability != "" {
 		params["cap"] = uid(org, f.Capability)
 	}

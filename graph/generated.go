@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	CandidateVerdict() CandidateVerdictResolver
 	CapabilityDefinition() CapabilityDefinitionResolver
 	CapabilityRequirement() CapabilityRequirementResolver
+	Gate() GateResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
 	NodeEvent() NodeEventResolver
@@ -48,6 +49,7 @@ type ResolverRoot interface {
 	OperationProgress() OperationProgressResolver
 	OperationStatusEvent() OperationStatusEventResolver
 	PatchEvent() PatchEventResolver
+	Permission() PermissionResolver
 	Plan() PlanResolver
 	PlanChange() PlanChangeResolver
 	PlanPatch() PlanPatchResolver
@@ -116,12 +118,13 @@ type ComplexityRoot struct {
 	}
 
 	Artifact struct {
-		ID          func(childComplexity int) int
-		Name        func(childComplexity int) int
-		ProducedBy  func(childComplexity int) int
-		Sensitivity func(childComplexity int) int
-		StorageRef  func(childComplexity int) int
-		Type        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Name            func(childComplexity int) int
+		ProducedBy      func(childComplexity int) int
+		Sensitivity     func(childComplexity int) int
+		StorageRef      func(childComplexity int) int
+		Type            func(childComplexity int) int
+		ViewerMayReveal func(childComplexity int) int
 	}
 
 	ArtifactSpec struct {
@@ -289,10 +292,12 @@ type ComplexityRoot struct {
 	}
 
 	Gate struct {
-		Decisions func(childComplexity int) int
-		NodeID    func(childComplexity int) int
-		Spec      func(childComplexity int) int
-		Status    func(childComplexity int) int
+		Decisions        func(childComplexity int) int
+		NodeID           func(childComplexity int) int
+		Spec             func(childComplexity int) int
+		Status           func(childComplexity int) int
+		ViewerMayApprove func(childComplexity int) int
+		ViewerMayReject  func(childComplexity int) int
 	}
 
 	GateDecision struct {
@@ -596,6 +601,12 @@ type ComplexityRoot struct {
 		Type     func(childComplexity int) int
 	}
 
+	Permission struct {
+		Action  func(childComplexity int) int
+		Allowed func(childComplexity int) int
+		Reason  func(childComplexity int) int
+	}
+
 	Plan struct {
 		Bindings        func(childComplexity int) int
 		CapabilityGraph func(childComplexity int) int
@@ -696,6 +707,7 @@ type ComplexityRoot struct {
 		Status          func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		Version         func(childComplexity int) int
+		ViewerMayDecide func(childComplexity int) int
 	}
 
 	PlanRevisedEvent struct {
@@ -1012,6 +1024,7 @@ type ComplexityRoot struct {
 	Viewer struct {
 		Actor        func(childComplexity int) int
 		Organization func(childComplexity int) int
+		Permissions  func(childComplexity int) int
 		Roles        func(childComplexity int) int
 	}
 }
@@ -1022,6 +1035,8 @@ type ComplexityRoot struct {
 
 type ArtifactResolver interface {
 	ID(ctx context.Context, obj *capstan.Artifact) (string, error)
+
+	ViewerMayReveal(ctx context.Context, obj *capstan.Artifact) (*capstan.Permission, error)
 }
 type BindingEventResolver interface {
 	Provider(ctx context.Context, obj *events.BindingEvent) (*capstan.Resource, error)
@@ -1042,6 +1057,10 @@ type CapabilityDefinitionResolver interface {
 }
 type CapabilityRequirementResolver interface {
 	Lifecycles(ctx context.Context, obj *capstan.CapabilityRequirement) ([]capstan.LifecycleStatus, error)
+}
+type GateResolver interface {
+	ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
+	ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
 }
 type IntentResolver interface {
 	ID(ctx context.Context, obj *capstan.Intent) (string, error)
@@ -1106,6 +1125,9 @@ type OperationStatusEventResolver interface {
 type PatchEventResolver interface {
 	Patch(ctx context.Context, obj *events.PatchEvent) (*capstan.PlanPatch, error)
 }
+type PermissionResolver interface {
+	Reason(ctx context.Context, obj *capstan.Permission) (*string, error)
+}
 type PlanResolver interface {
 	ID(ctx context.Context, obj *capstan.Plan) (string, error)
 
@@ -1144,6 +1166,7 @@ type PlanPatchResolver interface {
 	Reverts(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanPatch, error)
 
 	Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error)
+	ViewerMayDecide(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error)
 }
 type PlanRevisedEventResolver interface {
 	Patch(ctx context.Context, obj *events.PlanRevisedEvent) (*capstan.PlanPatch, error)
@@ -1448,6 +1471,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Artifact.Type(childComplexity), true
+	case "Artifact.viewerMayReveal":
+		if e.ComplexityRoot.Artifact.ViewerMayReveal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.ViewerMayReveal(childComplexity), true
 
 	case "ArtifactSpec.name":
 		if e.ComplexityRoot.ArtifactSpec.Name == nil {
@@ -2100,6 +2129,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Gate.Status(childComplexity), true
+	case "Gate.viewerMayApprove":
+		if e.ComplexityRoot.Gate.ViewerMayApprove == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.ViewerMayApprove(childComplexity), true
+	case "Gate.viewerMayReject":
+		if e.ComplexityRoot.Gate.ViewerMayReject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Gate.ViewerMayReject(childComplexity), true
 
 	case "GateDecision.actor":
 		if e.ComplexityRoot.GateDecision.Actor == nil {
@@ -3465,6 +3506,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PatchEvent.Type(childComplexity), true
 
+	case "Permission.action":
+		if e.ComplexityRoot.Permission.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Action(childComplexity), true
+	case "Permission.allowed":
+		if e.ComplexityRoot.Permission.Allowed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Allowed(childComplexity), true
+	case "Permission.reason":
+		if e.ComplexityRoot.Permission.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Permission.Reason(childComplexity), true
+
 	case "Plan.bindings":
 		if e.ComplexityRoot.Plan.Bindings == nil {
 			break
@@ -3991,6 +4051,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanPatch.Version(childComplexity), true
+	case "PlanPatch.viewerMayDecide":
+		if e.ComplexityRoot.PlanPatch.ViewerMayDecide == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ViewerMayDecide(childComplexity), true
 
 	case "PlanRevisedEvent.actor":
 		if e.ComplexityRoot.PlanRevisedEvent.Actor == nil {
@@ -5405,6 +5471,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Viewer.Organization(childComplexity), true
+	case "Viewer.permissions":
+		if e.ComplexityRoot.Viewer.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Permissions(childComplexity), true
 	case "Viewer.roles":
 		if e.ComplexityRoot.Viewer.Roles == nil {
 			break
@@ -5689,6 +5761,42 @@ type Viewer {
   actor: String!
   organization: String!
   roles: [String!]!
+  """
+  The caller's verdict on every action that depends on roles alone, in a
+  fixed order: what a client shows, hides or disables, with the reason.
+  The mutations make the same checks. Actions that depend on their object
+  are answered by the object (Gate.viewerMayApprove, PlanPatch.viewerMayDecide,
+  Artifact.viewerMayReveal).
+  """
+  permissions: [Permission!]!
+}
+
+"Something a caller asks Capstan to do, as permission verdicts name it."
+enum Action {
+  CREATE_INTENT
+  PLAN_INTENT
+  EDIT_PLAN
+  START_OPERATION
+  RETRY_NODE
+  RECORD_INTERVENTION
+  CANCEL_OPERATION
+  PROPOSE_PATCH
+  WITHDRAW_PATCH
+  REVERT_PATCH
+  PUT_SECRET
+  LIST_SECRETS
+  IMPORT_CATALOG
+  INSTALL_SCENARIO_PACK
+  DECIDE_GATE
+  DECIDE_PATCH
+  REVEAL_SECRET
+}
+
+"The caller's verdict on one action: allowed, or refused with the reason the mutation would give."
+type Permission {
+  action: Action!
+  allowed: Boolean!
+  reason: String
 }
 
 # ---------- catalog ----------
@@ -5703,6 +5811,8 @@ input ResourceFilter {
   environment: String
   capability: String
   lifecycleStatus: LifecycleStatus
+  "Resources whose key or name contains this text, ignoring case."
+  search: String
 }
 
 type Resource implements Node {
@@ -6307,6 +6417,8 @@ type PlanPatch implements Node {
   analysis: PatchAnalysis
   "What it changes: between the revisions it joined, or (proposed) what it would make of its base."
   diff: PlanDiff @cost(weight: 1000)
+  "Whether the caller may approve or reject it on its current digest, or why not."
+  viewerMayDecide: Permission!
   "Why it was rejected, withdrawn or became stale."
   closedReason: String
   closedAt: Time
@@ -6376,7 +6488,16 @@ type OperationNodeRun {
 "Where a gate stands: waiting for decisions, decided, or ended by its timeout."
 enum GateStatus { WAITING APPROVED REJECTED TIMED_OUT_APPROVED TIMED_OUT_REJECTED }
 
-type Gate { node: String! status: GateStatus! spec: GateSpec! decisions: [GateDecision!]! }
+type Gate {
+  node: String!
+  status: GateStatus!
+  spec: GateSpec!
+  decisions: [GateDecision!]!
+  "Whether the caller may approve the gate now, or why not (roles, a decision already given, the starter of a production operation)."
+  viewerMayApprove: Permission!
+  "Whether the caller may reject the gate now, or why not (the starter may always reject)."
+  viewerMayReject: Permission!
+}
 type GateDecision {
   actor: String!
   role: String!
@@ -6399,7 +6520,16 @@ type Evidence {
   observedAt: Time!
 }
 
-type Artifact { id: ID! type: String! name: String! sensitivity: String! storageRef: String! producedBy: String! }
+type Artifact {
+  id: ID!
+  type: String!
+  name: String!
+  sensitivity: String!
+  storageRef: String!
+  producedBy: String!
+  "Whether the caller may reveal its value (revealSecret, with a reason), or why not."
+  viewerMayReveal: Permission!
+}
 
 "A stored secret: its name and reference, never its value."
 type Secret {
@@ -6677,6 +6807,8 @@ func (ec *executionContext) childFields_Artifact(ctx context.Context, field grap
 		return ec.fieldContext_Artifact_storageRef(ctx, field)
 	case "producedBy":
 		return ec.fieldContext_Artifact_producedBy(ctx, field)
+	case "viewerMayReveal":
+		return ec.fieldContext_Artifact_viewerMayReveal(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Artifact", field.Name)
 }
@@ -6975,6 +7107,10 @@ func (ec *executionContext) childFields_Gate(ctx context.Context, field graphql.
 		return ec.fieldContext_Gate_spec(ctx, field)
 	case "decisions":
 		return ec.fieldContext_Gate_decisions(ctx, field)
+	case "viewerMayApprove":
+		return ec.fieldContext_Gate_viewerMayApprove(ctx, field)
+	case "viewerMayReject":
+		return ec.fieldContext_Gate_viewerMayReject(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Gate", field.Name)
 }
@@ -7397,6 +7533,18 @@ func (ec *executionContext) childFields_PatchDecision(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type PatchDecision", field.Name)
 }
 
+func (ec *executionContext) childFields_Permission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_Permission_action(ctx, field)
+	case "allowed":
+		return ec.fieldContext_Permission_allowed(ctx, field)
+	case "reason":
+		return ec.fieldContext_Permission_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Permission", field.Name)
+}
+
 func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7587,6 +7735,8 @@ func (ec *executionContext) childFields_PlanPatch(ctx context.Context, field gra
 		return ec.fieldContext_PlanPatch_analysis(ctx, field)
 	case "diff":
 		return ec.fieldContext_PlanPatch_diff(ctx, field)
+	case "viewerMayDecide":
+		return ec.fieldContext_PlanPatch_viewerMayDecide(ctx, field)
 	case "closedReason":
 		return ec.fieldContext_PlanPatch_closedReason(ctx, field)
 	case "closedAt":
@@ -8105,6 +8255,8 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 		return ec.fieldContext_Viewer_organization(ctx, field)
 	case "roles":
 		return ec.fieldContext_Viewer_roles(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Viewer_permissions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
@@ -9798,6 +9950,38 @@ func (ec *executionContext) _Artifact_producedBy(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Artifact_producedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_viewerMayReveal(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_viewerMayReveal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Artifact().ViewerMayReveal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_viewerMayReveal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Artifact",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ArtifactSpec_name(ctx context.Context, field graphql.CollectedField, obj *capstan.ArtifactSpec) (ret graphql.Marshaler) {
@@ -12381,6 +12565,70 @@ func (ec *executionContext) fieldContext_Gate_decisions(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_GateDecision(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Gate_viewerMayApprove(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_viewerMayApprove(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Gate().ViewerMayApprove(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_viewerMayApprove(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Gate",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Gate_viewerMayReject(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Gate_viewerMayReject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Gate().ViewerMayReject(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Gate_viewerMayReject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Gate",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17887,6 +18135,75 @@ func (ec *executionContext) fieldContext_PatchEvent_reason(_ context.Context, fi
 	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "String")
 }
 
+func (ec *executionContext) _Permission_action(ctx context.Context, field graphql.CollectedField, obj *capstan.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.Action) graphql.Marshaler {
+			return ec.marshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "Action")
+}
+
+func (ec *executionContext) _Permission_allowed(ctx context.Context, field graphql.CollectedField, obj *capstan.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_allowed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Allowed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_allowed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Permission_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.Permission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Permission_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Permission().Reason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Permission_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Permission", field, true, true, "String")
+}
+
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20065,6 +20382,38 @@ func (ec *executionContext) fieldContext_PlanPatch_diff(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PlanDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_viewerMayDecide(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_viewerMayDecide(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().ViewerMayDecide(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_viewerMayDecide(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26070,6 +26419,38 @@ func (ec *executionContext) fieldContext_Viewer_roles(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, "String")
 }
 
+func (ec *executionContext) _Viewer_permissions(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permissions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Viewer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28114,7 +28495,7 @@ func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "environment", "capability", "lifecycleStatus"}
+	fieldsInOrder := [...]string{"type", "environment", "capability", "lifecycleStatus", "search"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28149,6 +28530,13 @@ func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.LifecycleStatus = data
+		case "search":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Search = data
 		}
 	}
 	return it, nil
@@ -28958,6 +29346,12 @@ func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "viewerMayReveal":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Artifact_viewerMayReveal(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30090,23 +30484,35 @@ func (ec *executionContext) _Gate(ctx context.Context, sel ast.SelectionSet, obj
 		case "node":
 			out.Values[i] = ec._Gate_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Gate_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "spec":
 			out.Values[i] = ec._Gate_spec(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "decisions":
 			out.Values[i] = ec._Gate_decisions(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "viewerMayApprove":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Gate_viewerMayApprove(ctx, field, obj)
+				})
+		case "viewerMayReject":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Gate_viewerMayReject(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32097,6 +32503,50 @@ func (ec *executionContext) _PatchEvent(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var permissionImplementors = []string{"Permission"}
+
+func (ec *executionContext) _Permission(ctx context.Context, sel ast.SelectionSet, obj *capstan.Permission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, permissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Permission")
+		case "action":
+			out.Values[i] = ec._Permission_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "allowed":
+			out.Values[i] = ec._Permission_allowed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Permission_reason(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var planImplementors = []string{"Plan", "Node"}
 
 func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj *capstan.Plan) graphql.Marshaler {
@@ -32653,6 +33103,12 @@ func (ec *executionContext) _PlanPatch(ctx context.Context, sel ast.SelectionSet
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PlanPatch_diff(ctx, field, obj)
+				})
+		case "viewerMayDecide":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_viewerMayDecide(ctx, field, obj)
 				})
 		case "closedReason":
 			out.Values[i] = ec._PlanPatch_closedReason(ctx, field, obj)
@@ -34761,6 +35217,11 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "permissions":
+			out.Values[i] = ec._Viewer_permissions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35139,6 +35600,62 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) unmarshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction(ctx context.Context, v any) (capstan.Action, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction(ctx context.Context, sel ast.SelectionSet, v capstan.Action) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Action!")
+	}
+	return res
+}
+
+var (
+	unmarshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction = map[string]capstan.Action{
+		"CREATE_INTENT":         capstan.ActionCreateIntent,
+		"PLAN_INTENT":           capstan.ActionPlanIntent,
+		"EDIT_PLAN":             capstan.ActionEditPlan,
+		"START_OPERATION":       capstan.ActionStartOperation,
+		"RETRY_NODE":            capstan.ActionRetryNode,
+		"RECORD_INTERVENTION":   capstan.ActionRecordIntervention,
+		"CANCEL_OPERATION":      capstan.ActionCancelOperation,
+		"PROPOSE_PATCH":         capstan.ActionProposePatch,
+		"WITHDRAW_PATCH":        capstan.ActionWithdrawPatch,
+		"REVERT_PATCH":          capstan.ActionRevertPatch,
+		"PUT_SECRET":            capstan.ActionPutSecret,
+		"LIST_SECRETS":          capstan.ActionListSecrets,
+		"IMPORT_CATALOG":        capstan.ActionImportCatalog,
+		"INSTALL_SCENARIO_PACK": capstan.ActionInstallScenarioPack,
+		"DECIDE_GATE":           capstan.ActionDecideGate,
+		"DECIDE_PATCH":          capstan.ActionDecidePatch,
+		"REVEAL_SECRET":         capstan.ActionRevealSecret,
+	}
+	marshalNAction2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAction = map[capstan.Action]string{
+		capstan.ActionCreateIntent:        "CREATE_INTENT",
+		capstan.ActionPlanIntent:          "PLAN_INTENT",
+		capstan.ActionEditPlan:            "EDIT_PLAN",
+		capstan.ActionStartOperation:      "START_OPERATION",
+		capstan.ActionRetryNode:           "RETRY_NODE",
+		capstan.ActionRecordIntervention:  "RECORD_INTERVENTION",
+		capstan.ActionCancelOperation:     "CANCEL_OPERATION",
+		capstan.ActionProposePatch:        "PROPOSE_PATCH",
+		capstan.ActionWithdrawPatch:       "WITHDRAW_PATCH",
+		capstan.ActionRevertPatch:         "REVERT_PATCH",
+		capstan.ActionPutSecret:           "PUT_SECRET",
+		capstan.ActionListSecrets:         "LIST_SECRETS",
+		capstan.ActionImportCatalog:       "IMPORT_CATALOG",
+		capstan.ActionInstallScenarioPack: "INSTALL_SCENARIO_PACK",
+		capstan.ActionDecideGate:          "DECIDE_GATE",
+		capstan.ActionDecidePatch:         "DECIDE_PATCH",
+		capstan.ActionRevealSecret:        "REVEAL_SECRET",
+	}
+)
 
 func (ec *executionContext) marshalNAnalysis2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRecordedAnalysis(ctx context.Context, sel ast.SelectionSet, v capstan.RecordedAnalysis) graphql.Marshaler {
 	return ec._Analysis(ctx, sel, &v)
@@ -36478,6 +36995,34 @@ func (ec *executionContext) marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑde
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNPermission2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx context.Context, sel ast.SelectionSet, v capstan.Permission) graphql.Marshaler {
+	return ec._Permission(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPermission2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Permission) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPermission2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx context.Context, sel ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Permission!")
+		return graphql.Null
+	}
+	return ec._Permission(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPlan2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v capstan.Plan) graphql.Marshaler {

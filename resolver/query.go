@@ -64,6 +64,7 @@ func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, 
 	if filter != nil {
 		f.Type, f.Environment, f.Capability = deref(filter.Type), deref(filter.Environment), deref(filter.Capability)
 		f.Lifecycle = deref(filter.LifecycleStatus)
+		f.Search = deref(filter.Search)
 	}
 	if n == 0 {
 		f.Limit = 1

@@ -24,6 +24,12 @@ func (r *artifactResolver) ID(ctx context.Context, obj *capstan.Artifact) (strin
 	return capstan.ArtifactGID(obj.OperationID, obj.ID), nil
 }
 
+// ViewerMayReveal is the resolver for the viewerMayReveal field.
+func (r *artifactResolver) ViewerMayReveal(ctx context.Context, obj *capstan.Artifact) (*capstan.Permission, error) {
+	p, err := r.Service.RevealPermission(ctx, *obj)
+	return &p, err
+}
+
 // Provider is the resolver for the provider field.
 func (r *bindingEventResolver) Provider(ctx context.Context, obj *events.BindingEvent) (*capstan.Resource, error) {
 	return r.eventResource(ctx, obj.ProviderID())
@@ -68,6 +74,18 @@ func (r *capabilityDefinitionResolver) Constraints(ctx context.Context, obj *cap
 // Lifecycles is the resolver for the lifecycles field.
 func (r *capabilityRequirementResolver) Lifecycles(ctx context.Context, obj *capstan.CapabilityRequirement) ([]capstan.LifecycleStatus, error) {
 	return nonNil([]capstan.LifecycleStatus(obj.Lifecycles)), nil
+}
+
+// ViewerMayApprove is the resolver for the viewerMayApprove field.
+func (r *gateResolver) ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
+	approve, _, err := r.Service.GatePermissions(ctx, *obj)
+	return &approve, err
+}
+
+// ViewerMayReject is the resolver for the viewerMayReject field.
+func (r *gateResolver) ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
+	_, reject, err := r.Service.GatePermissions(ctx, *obj)
+	return &reject, err
 }
 
 // ID is the resolver for the id field.
@@ -380,6 +398,14 @@ func (r *patchEventResolver) Patch(ctx context.Context, obj *events.PatchEvent) 
 	return r.eventPatch(ctx, obj.PatchID())
 }
 
+// Reason is the resolver for the reason field.
+func (r *permissionResolver) Reason(ctx context.Context, obj *capstan.Permission) (*string, error) {
+	if obj.Allowed {
+		return nil, nil
+	}
+	return &obj.Reason, nil
+}
+
 // ID is the resolver for the id field.
 func (r *planResolver) ID(ctx context.Context, obj *capstan.Plan) (string, error) {
 	return globalID(kindPlan, obj.ID), nil
@@ -515,6 +541,12 @@ func (r *planPatchResolver) Diff(ctx context.Context, obj *capstan.PlanPatch) (*
 	return r.Service.PatchDiff(ctx, obj)
 }
 
+// ViewerMayDecide is the resolver for the viewerMayDecide field.
+func (r *planPatchResolver) ViewerMayDecide(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
+	p, err := r.Service.PatchPermission(ctx, obj)
+	return &p, err
+}
+
 // Patch is the resolver for the patch field.
 func (r *planRevisedEventResolver) Patch(ctx context.Context, obj *events.PlanRevisedEvent) (*capstan.PlanPatch, error) {
 	return r.eventPatch(ctx, obj.PatchID())
@@ -571,7 +603,7 @@ func (r *queryResolver) Viewer(ctx context.Context) (*model.Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.Viewer{Actor: a.ID, Organization: a.OrganizationID, Roles: nonNil(a.Roles)}, nil
+	return &model.Viewer{Actor: a.ID, Organization: a.OrganizationID, Roles: nonNil(a.Roles), Permissions: a.Permissions()}, nil
 }
 
 // Resources is the resolver for the resources field.
@@ -835,6 +867,9 @@ func (r *Resolver) CapabilityRequirement() graph.CapabilityRequirementResolver {
 	return &capabilityRequirementResolver{r}
 }
 
+// Gate returns graph.GateResolver implementation.
+func (r *Resolver) Gate() graph.GateResolver { return &gateResolver{r} }
+
 // Intent returns graph.IntentResolver implementation.
 func (r *Resolver) Intent() graph.IntentResolver { return &intentResolver{r} }
 
@@ -864,6 +899,9 @@ func (r *Resolver) OperationStatusEvent() graph.OperationStatusEventResolver {
 
 // PatchEvent returns graph.PatchEventResolver implementation.
 func (r *Resolver) PatchEvent() graph.PatchEventResolver { return &patchEventResolver{r} }
+
+// Permission returns graph.PermissionResolver implementation.
+func (r *Resolver) Permission() graph.PermissionResolver { return &permissionResolver{r} }
 
 // Plan returns graph.PlanResolver implementation.
 func (r *Resolver) Plan() graph.PlanResolver { return &planResolver{r} }
@@ -929,6 +967,7 @@ type (
 	candidateVerdictResolver      struct{ *Resolver }
 	capabilityDefinitionResolver  struct{ *Resolver }
 	capabilityRequirementResolver struct{ *Resolver }
+	gateResolver                  struct{ *Resolver }
 	intentResolver                struct{ *Resolver }
 	mutationResolver              struct{ *Resolver }
 	nodeEventResolver             struct{ *Resolver }
@@ -937,6 +976,7 @@ type (
 	operationProgressResolver     struct{ *Resolver }
 	operationStatusEventResolver  struct{ *Resolver }
 	patchEventResolver            struct{ *Resolver }
+	permissionResolver            struct{ *Resolver }
 	planResolver                  struct{ *Resolver }
 	planChangeResolver            struct{ *Resolver }
 	planPatchResolver             struct{ *Resolver }

@@ -21,7 +21,7 @@ type IntentInput struct {
 
 // CreateIntent stores a submitted intent for the caller.
 func (s *Service) CreateIntent(ctx context.Context, in IntentInput) (*capstan.Intent, error) {
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionCreateIntent)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) CreateIntent(ctx context.Context, in IntentInput) (*capstan.In
 // intent's new status in one transaction. An invalid plan is stored too,
 // with every reason; the intent then stays submitted.
 func (s *Service) PlanIntent(ctx context.Context, intentID string) (*capstan.Plan, error) {
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionPlanIntent)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) resolve(ctx context.Context, org string, in *capstan.Intent) (
 // (planner.ApplyChanges), judged all at once. version is the plan version
 // the caller read (ECONFLICT when stale).
 func (s *Service) EditPlan(ctx context.Context, planID string, version int64, edits []capstan.PlanChange) (*capstan.Plan, error) {
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionEditPlan)
 	if err != nil {
 		return nil, err
 	}

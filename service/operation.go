@@ -19,7 +19,7 @@ type Launcher interface {
 // StartOperation starts a ready plan. The same idempotency key returns
 // the same operation, never a second run.
 func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey string) (*capstan.Operation, error) {
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionStartOperation)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func (s *Service) scene(ctx context.Context, org, opID string) (*scene, error) {
 // the plan revision the proposer saw. A proposal the validator refuses
 // leaves nothing behind; one that needs no approval applies at once.
 func (s *Service) ProposePlanPatch(ctx context.Context, opID string, baseRevision int, changes []capstan.PlanChange, reason string) (*capstan.PlanPatch, error) {
-	a, err := requireRole(ctx, capstan.PatchProposerRoles...)
+	a, err := requireAction(ctx, capstan.ActionProposePatch)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +403,7 @@ type judgement struct {
 // WithdrawPlanPatch withdraws a proposed patch: its author may, and so may
 // a platform admin (an analyzer's proposal is withdrawn by any proposer).
 func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string) (*capstan.PlanPatch, error) {
-	a, err := requireRole(ctx, capstan.PatchProposerRoles...)
+	a, err := requireAction(ctx, capstan.ActionWithdrawPatch)
 	if err != nil {
 		return nil, err
 	}

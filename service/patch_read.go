@@ -10,7 +10,7 @@ import (
 // RevertPlanPatch proposes the inverse of an applied patch as a new patch,
 // through the same validation and approval as any other.
 func (s *Service) RevertPlanPatch(ctx context.Context, patchID, reason string) (*capstan.PlanPatch, error) {
-	a, err := requireRole(ctx, capstan.PatchProposerRoles...)
+	a, err := requireAction(ctx, capstan.ActionRevertPatch)
 	if err != nil {
 		return nil, err
 	}

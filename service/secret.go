@@ -9,12 +9,6 @@ import (
 	"github.com/capstan-dev/capstan/secret"
 )
 
-// SecretWriterRoles may store secrets.
-var SecretWriterRoles = []string{capstan.RoleAdmin, capstan.RolePlatformAdmin}
-
-// SecretReaderRoles may list secret names (never values).
-var SecretReaderRoles = []string{capstan.RoleAdmin, capstan.RolePlatformAdmin, capstan.RoleSRE, capstan.RoleOperator}
-
 // reservedSecrets is where jobs' secret artifacts are kept: people do not
 // write there.
 const reservedSecrets = "operations/"
@@ -29,7 +23,7 @@ func (s *Service) vault() (*secret.Vault, error) {
 // PutSecret stores (or replaces) a secret of the caller's organization;
 // plans refer to it as secret:<name>.
 func (s *Service) PutSecret(ctx context.Context, name, value string) (secret.Entry, error) {
-	a, err := requireRole(ctx, SecretWriterRoles...)
+	a, err := requireAction(ctx, capstan.ActionPutSecret)
 	if err != nil {
 		return secret.Entry{}, err
 	}
@@ -49,7 +43,7 @@ func (s *Service) PutSecret(ctx context.Context, name, value string) (secret.Ent
 
 // ListSecrets names the organization's secrets (no values).
 func (s *Service) ListSecrets(ctx context.Context) ([]secret.Entry, error) {
-	a, err := requireRole(ctx, SecretReaderRoles...)
+	a, err := requireAction(ctx, capstan.ActionListSecrets)
 	if err != nil {
 		return nil, err
 	}

@@ -58,13 +58,15 @@ func Org(ctx context.Context) (string, error) {
 	return a.OrganizationID, nil
 }
 
-func requireRole(ctx context.Context, roles ...string) (*capstan.Actor, error) {
+// requireAction returns the caller if they may take a role-only action
+// (capstan.ActionRoles), EFORBIDDEN naming the roles otherwise.
+func requireAction(ctx context.Context, act capstan.Action) (*capstan.Actor, error) {
 	a, err := capstan.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if !a.HasRole(roles...) {
-		return nil, capstan.Errorf(capstan.EFORBIDDEN, "this needs one of the roles %v", roles)
+	if err := a.May(act); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -84,7 +86,7 @@ func (s *Service) knownCapabilities(ctx context.Context, org string) (map[string
 
 // InstallPackYAML lints a single-file pack and installs it.
 func (s *Service) InstallPackYAML(ctx context.Context, name string, data []byte) (*capstan.ScenarioPack, error) {
-	a, err := requireRole(ctx, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionInstallScenarioPack)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +130,7 @@ func (s *Service) InstallPacks(ctx context.Context, org string, fsys fs.FS, path
 
 // ImportCatalog parses a catalog document and upserts its resources.
 func (s *Service) ImportCatalog(ctx context.Context, data []byte) (capstan.ImportResult, error) {
-	a, err := requireRole(ctx, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionImportCatalog)
 	if err != nil {
 		return capstan.ImportResult{}, err
 	}

@@ -37,10 +37,11 @@ func decidedOnFreshState[T any](decide func() (T, error)) (T, error) {
 	return out, err
 }
 
-// steer loads an operation and one node's run for a steering action.
-func (s *Service) steer(ctx context.Context, opID, nodeID string) (*capstan.Actor, *capstan.Operation, *capstan.PlanNode, capstan.OperationNodeRun, error) {
+// steer loads an operation and one node's run for a steering action
+// (capstan.ActionRecordIntervention or capstan.ActionRetryNode).
+func (s *Service) steer(ctx context.Context, steerAction capstan.Action, opID, nodeID string) (*capstan.Actor, *capstan.Operation, *capstan.PlanNode, capstan.OperationNodeRun, error) {
 	var run capstan.OperationNodeRun
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, steerAction)
 	if err != nil {
 		return nil, nil, nil, run, err
 	}
@@ -84,7 +85,7 @@ func (s *Service) RecordIntervention(ctx context.Context, opID, nodeID, typ, not
 }
 
 func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
-	a, op, node, run, err := s.steer(ctx, opID, nodeID)
+	a, op, node, run, err := s.steer(ctx, capstan.ActionRecordIntervention, opID, nodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func (s *Service) RetryNode(ctx context.Context, opID, nodeID string) (*capstan.
 }
 
 func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
-	a, op, _, run, err := s.steer(ctx, opID, nodeID)
+	a, op, _, run, err := s.steer(ctx, capstan.ActionRetryNode, opID, nodeID)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +141,7 @@ func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.
 // CancelOperation asks a running operation to stop: its jobs are killed
 // and its unfinished nodes end cancelled.
 func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*capstan.Operation, error) {
-	a, err := requireRole(ctx, capstan.RoleOperator, capstan.RoleSRE, capstan.RolePlatformAdmin)
+	a, err := requireAction(ctx, capstan.ActionCancelOperation)
 	if err != nil {
 		return nil, err
 	}

@@ -174,6 +174,14 @@ func testListResources(t *testing.T, s capstan.Store) {
 	page, _, err = s.ListResources(ctx, orgA, capstan.ResourceFilter{Type: "kubernetes.cluster"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"kubernetes.cluster/k"}, keys(page))
+	page, total, err = s.ListResources(ctx, orgA, capstan.ResourceFilter{Search: "CLUSTER/"})
+	require.NoError(t, err)
+	require.Equal(t, 1, total, "search ignores case")
+	require.Equal(t, []string{"kubernetes.cluster/k"}, keys(page))
+	page, total, err = s.ListResources(ctx, orgA, capstan.ResourceFilter{Search: "node/", Environment: "staging"})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	require.Equal(t, []string{"compute.node/c"}, keys(page))
 }
 
 func keys(rs []*capstan.Resource) []string {

@@ -252,6 +252,8 @@ type ResourceFilter struct {
 	Environment     *string                  `json:"environment,omitempty"`
 	Capability      *string                  `json:"capability,omitempty"`
 	LifecycleStatus *capstan.LifecycleStatus `json:"lifecycleStatus,omitempty"`
+	// Resources whose key or name contains this text, ignoring case.
+	Search *string `json:"search,omitempty"`
 }
 
 type ResourceTypeConnection struct {
@@ -327,6 +329,12 @@ type Viewer struct {
 	Actor        string   `json:"actor"`
 	Organization string   `json:"organization"`
 	Roles        []string `json:"roles"`
+	// The caller's verdict on every action that depends on roles alone, in a
+	// fixed order: what a client shows, hides or disables, with the reason.
+	// The mutations make the same checks. Actions that depend on their object
+	// are answered by the object (Gate.viewerMayApprove, PlanPatch.viewerMayDecide,
+	// Artifact.viewerMayReveal).
+	Permissions []capstan.Permission `json:"permissions"`
 }
 
 type WithdrawPlanPatchInput struct {
