@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -24,7 +24,7 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: js-deps check-generated vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
+test: js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
 	$(GO) test -json -race -count=1 -timeout 30m ./... | $(GO) run ./internal/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
@@ -66,6 +66,9 @@ check-generated: graphiql web/console/node_modules/.package-lock.json ## Fail wh
 	@cd web/console && npx graphql-codegen --config codegen.yml >/dev/null && npm run build >/dev/null
 	@git diff --exit-code --stat -- graph resolver server/graphiql server/console web/console/src/gql || (echo "generated code is stale: run make generate graphiql console and commit" && exit 1)
 	@test -z "$$(git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql)" || (git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql; echo "generated files not committed" && exit 1)
+
+lint-schema: web/console/node_modules/.package-lock.json ## Every type, field, enum value, argument and input field of schema.graphqls has a description (graphql-schema-linter).
+	cd web/console && npx graphql-schema-linter --rules types-have-descriptions,fields-have-descriptions,enum-values-have-descriptions,arguments-have-descriptions,input-object-values-have-descriptions ../../schema.graphqls
 
 lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/

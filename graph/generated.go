@@ -5618,6 +5618,7 @@ var sources = []*ast.Source{
 #   FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE or INTERNAL (and extensions.details
 #   listing every problem when there are several).
 
+"A point in time as an RFC 3339 string (UTC), e.g. 2026-12-04T10:15:00Z."
 scalar Time
 
 """
@@ -5627,55 +5628,173 @@ assumedSize, else 10 (a plan's node lists assume 500). With sizedFields, the
 slicing argument sizes those fields of the result (a connection's edges)
 instead of the result.
 """
-directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+directive @listSize(
+  "The list length assumed when no slicing argument sizes it."
+  assumedSize: Int,
+  "Arguments whose value is the list length (here always first)."
+  slicingArguments: [String!],
+  "Fields of the result that the slicing argument sizes (a connection's edges) instead of the result itself."
+  sizedFields: [String!],
+  "Whether exactly one slicing argument must be given; every field here has a default for first."
+  requireOneSlicingArgument: Boolean = true
+) on FIELD_DEFINITION
 
 """
 What resolving a field costs beyond 1, for the cost limit (Apollo's demand
 control directive): fields computed from whole plans or graphs weigh more.
 """
-directive @cost(weight: Int!) on FIELD_DEFINITION
+directive @cost(
+  "The field's cost, counted in place of the default 1."
+  weight: Int!
+) on FIELD_DEFINITION
 
 "A JSON object."
 scalar Map
 "Any JSON value."
 scalar Any
 
+"A stored entity that Query.node can fetch by its global id."
 interface Node {
   "Opaque global identifier; resolve it with Query.node."
   id: ID!
 }
 
+"Relay paging state of one page of a connection."
 type PageInfo {
+  "True when more items follow the last edge of this page."
   hasNextPage: Boolean!
+  "True when this page was asked for with an after cursor (items precede it)."
   hasPreviousPage: Boolean!
+  "Opaque cursor of the first edge; null on an empty page."
   startCursor: String
+  "Opaque cursor of the last edge; pass it as after to get the next page. Null on an empty page."
   endCursor: String
 }
 
+"""
+Read access to the caller's organization. Every query needs a valid bearer
+token (UNAUTHENTICATED otherwise) and sees only its own organization's
+entities; any role, viewer included, may read everything but secrets.
+"""
 type Query {
-  "Fetches any entity by its global id."
-  node(id: ID!): Node
+  "Fetches any entity by its global id; null when nothing of the caller's organization has that id (INVALID for a malformed id)."
+  node(
+    "Global id of any Node (Resource, ResourceType, CapabilityDefinition, ScenarioPack, Scenario, Intent, Plan, Operation, PlanPatch)."
+    id: ID!
+  ): Node
   "The authenticated caller."
   viewer: Viewer!
-  resources(filter: ResourceFilter, first: Int = 50, after: String): ResourceConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "The organization's resources, ordered by key, matching every filter given."
+  resources(
+    "Conditions a resource must all meet; none lists every resource."
+    filter: ResourceFilter,
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor); none starts at the beginning."
+    after: String
+  ): ResourceConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
   "A resource by global id or by key (type/name)."
-  resource(id: ID, key: String): Resource
-  resourceTypes(first: Int = 50, after: String): ResourceTypeConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  capabilities(category: String, first: Int = 50, after: String): CapabilityDefinitionConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  scenarioPacks(first: Int = 50, after: String): ScenarioPackConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  scenarios(filter: ScenarioFilter, first: Int = 50, after: String): ScenarioConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  intents(filter: IntentFilter, first: Int = 50, after: String): IntentConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  intent(id: ID!): Intent
-  plan(id: ID!): Plan
+  resource(
+    "Global id of the resource; give either id or key, not both (INVALID)."
+    id: ID,
+    "Domain key of the resource, type/name (kubernetes.cluster/prod-k8s); give either id or key, not both."
+    key: String
+  ): Resource
+  "The resource types installed packs define, ordered by key."
+  resourceTypes(
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): ResourceTypeConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "The capability definitions installed packs define, ordered by key."
+  capabilities(
+    "Only definitions of this category (exact match); none lists all."
+    category: String,
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): CapabilityDefinitionConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "The scenario packs installed in the organization, every installed version of each."
+  scenarioPacks(
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): ScenarioPackConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "The installed scenarios, every version, matching every filter given."
+  scenarios(
+    "Conditions a scenario must all meet; none lists every scenario."
+    filter: ScenarioFilter,
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): ScenarioConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "The organization's intents, oldest first."
+  intents(
+    "Conditions an intent must meet; none lists every intent."
+    filter: IntentFilter,
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): IntentConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "An intent by global id; null when the organization has none with that id."
+  intent(
+    "Global id of the intent."
+    id: ID!
+  ): Intent
+  "A plan by global id; null when the organization has none with that id."
+  plan(
+    "Global id of the plan."
+    id: ID!
+  ): Plan
   "What a resource depends on (OUTGOING) or what depends on it (INCOMING), up to depth hops (1-10)."
-  dependencies(resource: ID!, direction: Direction = OUTGOING, depth: Int = 3): DependencyGraph! @cost(weight: 200)
-  operation(id: ID!): Operation
-  operations(filter: OperationFilter, first: Int = 50, after: String): OperationConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
-  "One immutable revision of a plan."
-  planRevision(plan: ID!, revision: Int!): PlanRevision @cost(weight: 1000)
-  "What changed between two revisions of a plan (either order)."
-  planDiff(plan: ID!, from: Int!, to: Int!): PlanDiff! @cost(weight: 1000)
-  planPatch(id: ID!): PlanPatch
+  dependencies(
+    "Global id of the resource to start from (NOT_FOUND when it does not exist)."
+    resource: ID!,
+    "OUTGOING follows the resource's own relationships; INCOMING follows the relationships of others that point at it."
+    direction: Direction = OUTGOING,
+    "How many hops to walk, 1 to 10 (INVALID otherwise)."
+    depth: Int = 3
+  ): DependencyGraph! @cost(weight: 200)
+  "An operation by global id; null when the organization has none with that id."
+  operation(
+    "Global id of the operation."
+    id: ID!
+  ): Operation
+  "The organization's operations, oldest first, matching every filter given."
+  operations(
+    "Conditions an operation must all meet; none lists every operation."
+    filter: OperationFilter,
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor)."
+    after: String
+  ): OperationConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "One immutable revision of a plan; null when the plan has no such revision."
+  planRevision(
+    "Global id of the plan."
+    plan: ID!,
+    "The revision number, 1 for the plan as planned."
+    revision: Int!
+  ): PlanRevision @cost(weight: 1000)
+  "What changed between two revisions of a plan (either order); NOT_FOUND when either revision does not exist."
+  planDiff(
+    "Global id of the plan."
+    plan: ID!,
+    "The revision compared from (the old side of each change)."
+    from: Int!,
+    "The revision compared to (the new side of each change)."
+    to: Int!
+  ): PlanDiff! @cost(weight: 1000)
+  "A plan patch by global id; null when the organization has none with that id."
+  planPatch(
+    "Global id of the PlanPatch."
+    id: ID!
+  ): PlanPatch
   "The node templates installed packs publish: what a plan change may insert by name."
   nodeTemplates: [NodeTemplate!]!
   "The organization's secrets, by name: never a value (admin, platform_admin, sre, operator)."
@@ -5696,70 +5815,182 @@ type Subscription {
   falls too far behind gets an error with extensions.code OVERFLOW and
   extensions.cursor, the cursor to resume from.
   """
-  operationEvents(operation: ID!, after: String): OperationEventEdge!
+  operationEvents(
+    "Global id of the operation (of the caller's organization)."
+    operation: ID!,
+    "Timeline cursor to continue after (from an edge, OperationProgress.cursor or an OVERFLOW error); none replays from the first event."
+    after: String
+  ): OperationEventEdge!
   "The simple-mode summary, at most one message per coalescing window."
-  operationProgress(operation: ID!): OperationProgress!
+  operationProgress(
+    "Global id of the operation (of the caller's organization); the stream sends its progress now, then after changes, and completes after its final state."
+    operation: ID!
+  ): OperationProgress!
   "Status changes of the organization's operations that match the filter."
-  operations(filter: OperationFilter): Operation!
+  operations(
+    "Conditions an operation must all meet to be sent; none sends every status change."
+    filter: OperationFilter
+  ): Operation!
 }
 
 "An operation as simple mode shows it."
 type OperationProgress {
+  "The operation this view is of."
   operation: Operation!
+  "The operation's status."
   status: OperationStatus!
+  "What the intent asked for (Intent.desiredResult)."
   desiredResult: Map
+  "Title of the first node, in plan order, that runs or waits; else the operation's status in lower case (succeeded, failed, …)."
   currentPhase: String!
   "Share of nodes done, 0 to 1."
   progress: Float!
+  "Nodes done (succeeded, skipped or rolled back), stages not counted."
   completedNodes: Int!
+  "Nodes of the plan, stages not counted."
   totalNodes: Int!
+  "One line per thing waiting for a person: a gate awaiting approval, a failed or waiting node with its error, a patch awaiting approval."
   needsAttention: [String!]!
   "Proposed patches waiting for approval."
   patchesAwaitingApproval: Int!
+  "Health of the resource the operation changes; null when it changes none."
   resourceHealth: HealthStatus
+  "Lifecycle of the resource the operation changes; null when it changes none."
   resourceLifecycle: LifecycleStatus
   "The timeline cursor this view reflects."
   cursor: String!
 }
 
+"""
+Changes to the caller's organization. Each needs a valid bearer token and
+the roles it names (FORBIDDEN otherwise); viewers change nothing.
+"""
 type Mutation {
-  "Stores (or replaces) a secret of the caller's organization, encrypted outside the graph store; plans refer to it as secret:<name> (admin, platform_admin)."
-  putSecret(input: PutSecretInput!): Secret!
-  "Shows a secret artifact's value to a person the reveal policy allows (role × environment), for a reason recorded in the operation's timeline."
-  revealSecret(input: RevealSecretInput!): RevealedSecret!
-  "Imports the existing platform's catalog (YAML or JSON): upserts resources by key, all or nothing."
-  importCatalog(input: ImportCatalogInput!): ImportCatalogResult!
-  "Lints and installs a single-file scenario pack (YAML)."
-  installScenarioPack(input: InstallScenarioPackInput!): ScenarioPack!
-  "Records what the caller wants; the intent starts submitted."
-  createIntent(input: CreateIntentInput!): Intent!
-  "Resolves the intent's capability requirements and builds a plan (ready or invalid, with every reason)."
-  planIntent(input: PlanIntentInput!): Plan!
-  "Changes a plan before it starts, as its next revision: the change vocabulary and rules of a PlanPatch; all changes apply or none."
-  editPlan(input: EditPlanInput!): Plan!
-  "Proposes changes to a running operation's plan, made on baseRevision. Refused whole (every problem listed) or stored PROPOSED; applied at once when no rule asks for an approval."
-  proposePlanPatch(input: ProposePlanPatchInput!): PlanPatch!
-  "Approves or rejects a proposed patch, bound to the digest the decider saw; the approval that meets its last rule applies it."
-  decidePlanPatch(input: DecidePlanPatchInput!): PlanPatch!
-  "Withdraws a proposed patch (its author, or a platform admin)."
-  withdrawPlanPatch(input: WithdrawPlanPatchInput!): PlanPatch!
-  "Proposes the inverse of an applied patch as a new patch, through the same approval."
-  revertPlanPatch(input: RevertPlanPatchInput!): PlanPatch!
-  "Starts a ready plan; the same idempotency key returns the same operation."
-  startOperation(input: StartOperationInput!): Operation!
-  "Approves or rejects a waiting gate (one of its required roles)."
-  decideGate(input: DecideGateInput!): Gate!
-  "Records a manual fix of a node; its verification runs again (invariant 8)."
-  recordIntervention(input: RecordInterventionInput!): Intervention!
-  "Gives a failed node another attempt."
-  retryNode(input: RetryNodeInput!): Operation!
-  "Stops an operation: running jobs are killed, unfinished nodes end cancelled."
-  cancelOperation(input: CancelOperationInput!): Operation!
+  "Stores (or replaces) a secret of the caller's organization, encrypted outside the graph store; plans refer to it as secret:<name> (admin, platform_admin). INVALID for a bad name or value, UNAVAILABLE when the server has no secret store."
+  putSecret(
+    "The secret's name and value."
+    input: PutSecretInput!
+  ): Secret!
+  """
+  Shows a secret artifact's value to a person the reveal policy allows (role
+  × environment), for a reason recorded in the operation's timeline. In prod
+  admin or platform_admin, elsewhere also sre (FORBIDDEN otherwise); INVALID
+  without a reason of 3 to 500 characters or for an artifact that is not
+  secret; NOT_FOUND for an unknown artifact.
+  """
+  revealSecret(
+    "The secret artifact and why it is revealed."
+    input: RevealSecretInput!
+  ): RevealedSecret!
+  "Imports the existing platform's catalog (YAML or JSON): upserts resources by key, all or nothing (platform_admin or admin; INVALID lists every problem)."
+  importCatalog(
+    "The catalog document."
+    input: ImportCatalogInput!
+  ): ImportCatalogResult!
+  "Lints and installs a single-file scenario pack (YAML) (platform_admin or admin): INVALID lists every lint problem; CONFLICT when the same key@version is installed with other content."
+  installScenarioPack(
+    "The pack document and the file name its problems cite."
+    input: InstallScenarioPackInput!
+  ): ScenarioPack!
+  "Records what the caller wants; the intent starts submitted (operator, sre, platform_admin or admin)."
+  createIntent(
+    "What the caller wants."
+    input: CreateIntentInput!
+  ): Intent!
+  """
+  Resolves the intent's capability requirements and builds a plan (ready or
+  invalid, with every reason); the intent's earlier unstarted plan is
+  superseded (operator, sre, platform_admin or admin). NOT_FOUND when no
+  installed scenario fits, INVALID when the resource type does not allow the
+  action, CONFLICT when the intent is neither submitted nor planned.
+  """
+  planIntent(
+    "The intent to plan."
+    input: PlanIntentInput!
+  ): Plan!
+  """
+  Changes a plan before it starts, as its next revision: the change
+  vocabulary and rules of a PlanPatch; all changes apply or none (operator,
+  sre, platform_admin or admin). CONFLICT for a stale version or a started
+  plan; INVALID, or FORBIDDEN for a governance rule, with every problem in
+  extensions.details.
+  """
+  editPlan(
+    "The plan, the version the changes were made on, and the changes."
+    input: EditPlanInput!
+  ): Plan!
+  """
+  Proposes changes to a running operation's plan, made on baseRevision.
+  Refused whole (every problem listed) or stored PROPOSED; applied at once
+  when no rule asks for an approval (operator, sre, platform_admin or
+  admin). CONFLICT when the operation finished or the plan moved past
+  baseRevision; INVALID or FORBIDDEN when the changes are refused.
+  """
+  proposePlanPatch(
+    "The operation, the revision the changes were made on, the changes and why."
+    input: ProposePlanPatchInput!
+  ): PlanPatch!
+  """
+  Approves or rejects a proposed patch, bound to the digest the decider saw;
+  the approval that meets its last rule applies it. Needs sre,
+  platform_admin (or admin) or a role one of its rules names; its author and
+  ai-agent actors are FORBIDDEN. CONFLICT when it is no longer proposed, the
+  digest differs, the decider already decided, or it no longer applies (it
+  then becomes STALE).
+  """
+  decidePlanPatch(
+    "The patch, the decision, and the digest the decider saw."
+    input: DecidePlanPatchInput!
+  ): PlanPatch!
+  "Withdraws a proposed patch: its author, a platform admin, or (for an analyzer's proposal) any operator, sre or platform_admin. CONFLICT when it is no longer proposed."
+  withdrawPlanPatch(
+    "The patch and an optional reason."
+    input: WithdrawPlanPatchInput!
+  ): PlanPatch!
+  "Proposes the inverse of an applied patch as a new patch, through the same approval (operator, sre, platform_admin or admin). CONFLICT unless the patch is APPLIED; INVALID when it only retried or skipped nodes."
+  revertPlanPatch(
+    "The applied patch to revert and why."
+    input: RevertPlanPatchInput!
+  ): PlanPatch!
+  "Starts a ready plan; the same idempotency key returns the same operation (operator, sre, platform_admin or admin). CONFLICT unless the plan is READY or APPROVED and the latest plan of a PLANNED intent."
+  startOperation(
+    "The plan to start and an optional idempotency key."
+    input: StartOperationInput!
+  ): Operation!
+  """
+  Approves or rejects a waiting gate (one of its required roles; admin holds
+  all). FORBIDDEN without such a role, and in prod for an approval by the
+  operation's starter; CONFLICT when the gate no longer waits or the caller
+  already decided it; NOT_FOUND when the operation has no such gate.
+  """
+  decideGate(
+    "The operation, the gate node and the decision."
+    input: DecideGateInput!
+  ): Gate!
+  "Records a manual fix of a node; its verification runs again (invariant 8) (operator, sre, platform_admin or admin). CONFLICT unless the node failed or waits for an intervention, or when the operation finished."
+  recordIntervention(
+    "The operation, the node, and what was done."
+    input: RecordInterventionInput!
+  ): Intervention!
+  "Gives a failed node another attempt (operator, sre, platform_admin or admin). CONFLICT unless the node failed, or when the operation finished."
+  retryNode(
+    "The operation and the failed node."
+    input: RetryNodeInput!
+  ): Operation!
+  "Stops an operation: running jobs are killed, unfinished nodes end cancelled (operator, sre, platform_admin or admin). A pending operation is cancelled at once, a started one goes CANCELLING; CONFLICT when it already ended."
+  cancelOperation(
+    "The operation and an optional reason."
+    input: CancelOperationInput!
+  ): Operation!
 }
 
+"Who the bearer token authenticates."
 type Viewer {
+  "The caller's actor id, as timelines and decisions record it."
   actor: String!
+  "The organization (tenant) the caller acts in."
   organization: String!
+  "The caller's roles (admin, platform_admin, sre, operator, viewer, or roles the tokens file declares)."
   roles: [String!]!
   """
   The caller's verdict on every action that depends on roles alone, in a
@@ -5773,151 +6004,331 @@ type Viewer {
 
 "Something a caller asks Capstan to do, as permission verdicts name it."
 enum Action {
+  "createIntent: operator, sre or platform_admin (admin holds every role)."
   CREATE_INTENT
+  "planIntent: operator, sre or platform_admin."
   PLAN_INTENT
+  "editPlan: operator, sre or platform_admin."
   EDIT_PLAN
+  "startOperation: operator, sre or platform_admin."
   START_OPERATION
+  "retryNode: operator, sre or platform_admin."
   RETRY_NODE
+  "recordIntervention: operator, sre or platform_admin."
   RECORD_INTERVENTION
+  "cancelOperation: operator, sre or platform_admin."
   CANCEL_OPERATION
+  "proposePlanPatch: operator, sre or platform_admin."
   PROPOSE_PATCH
+  "withdrawPlanPatch: operator, sre or platform_admin; the patch further limits it to its author or a platform admin (any of these roles for an analyzer's patch)."
   WITHDRAW_PATCH
+  "revertPlanPatch: operator, sre or platform_admin."
   REVERT_PATCH
+  "putSecret: admin or platform_admin."
   PUT_SECRET
+  "Query.secrets: admin, platform_admin, sre or operator."
   LIST_SECRETS
+  "importCatalog: platform_admin (or admin)."
   IMPORT_CATALOG
+  "installScenarioPack: platform_admin (or admin)."
   INSTALL_SCENARIO_PACK
+  "decideGate: decided per gate (its required roles; in prod the starter may not approve); see Gate.viewerMayApprove."
   DECIDE_GATE
+  "decidePlanPatch: decided per patch (approver roles, not its author, not an analyzer); see PlanPatch.viewerMayDecide."
   DECIDE_PATCH
+  "revealSecret: decided per artifact (a secret one; admin or platform_admin in prod, also sre elsewhere); see Artifact.viewerMayReveal."
   REVEAL_SECRET
 }
 
 "The caller's verdict on one action: allowed, or refused with the reason the mutation would give."
 type Permission {
+  "The action judged."
   action: Action!
+  "Whether the caller may take it now."
   allowed: Boolean!
+  "Why not, in the words the refusing mutation would use; null when allowed."
   reason: String
 }
 
 # ---------- catalog ----------
 
-enum LifecycleStatus { PLANNED PROVISIONING ACTIVE UPDATING DEGRADED REPAIRING DELETING DELETED FAILED }
-enum HealthStatus { UNKNOWN HEALTHY DEGRADED UNHEALTHY DRIFTED }
-enum RelationshipType { RUNS_ON DEPENDS_ON USES CONNECTS_TO PART_OF }
-enum Direction { OUTGOING INCOMING }
+"Where a resource is in its life; it never replaces an operation's status (a resource points at its active or last operation)."
+enum LifecycleStatus {
+  "Known but not yet built."
+  PLANNED
+  "Being created by an operation."
+  PROVISIONING
+  "In service: only active resources serve as providers unless a requirement accepts others."
+  ACTIVE
+  "Being changed by an operation."
+  UPDATING
+  "In service but not as it should be."
+  DEGRADED
+  "Being repaired by an operation."
+  REPAIRING
+  "Being deleted by an operation."
+  DELETING
+  "Deleted; it may be created again."
+  DELETED
+  "Its creation or change failed."
+  FAILED
+}
+"The observed health of a resource: an observation, not a workflow (any health may follow any other)."
+enum HealthStatus {
+  "Not observed (yet)."
+  UNKNOWN
+  "Observed working as desired."
+  HEALTHY
+  "Observed working, but not fully."
+  DEGRADED
+  "Observed not working."
+  UNHEALTHY
+  "Observed state differs from desired state."
+  DRIFTED
+}
+"The kind of a directed relationship from one resource to another."
+enum RelationshipType {
+  "The resource runs on the target (a service on a cluster, a cluster on a node)."
+  RUNS_ON
+  "The resource depends on the target."
+  DEPENDS_ON
+  "The resource uses the target (a provider bound to one of its requirements)."
+  USES
+  "The resource connects to the target."
+  CONNECTS_TO
+  "The resource is part of the target."
+  PART_OF
+}
+"Which way a dependency walk follows relationships."
+enum Direction {
+  "From the resource along its own relationships: what it depends on."
+  OUTGOING
+  "Against relationships that point at the resource: what depends on it."
+  INCOMING
+}
 
+"Conditions on resources; every condition given must hold."
 input ResourceFilter {
+  "Only resources of this type key (kubernetes.cluster)."
   type: String
+  "Only resources in this environment (prod, staging)."
   environment: String
+  "Only resources that directly provide this capability key (object_storage.s3)."
   capability: String
+  "Only resources in this lifecycle status."
   lifecycleStatus: LifecycleStatus
   "Resources whose key or name contains this text, ignoring case."
   search: String
 }
 
+"A managed thing (a cluster, a node, a database): its current state only; its history lives in operations (invariant 1)."
 type Resource implements Node {
+  "Opaque global id of the resource."
   id: ID!
   "Domain key: type/name."
   key: String!
+  "The resource type key (kubernetes.cluster)."
   type: String!
+  "The name, unique within its type and organization."
   name: String!
+  "The environment it belongs to (prod, staging); empty when it has none."
   environment: String!
+  "The state the resource should have (free-form JSON)."
   desiredState: Map
+  "The state last observed (free-form JSON); an operation's end records what its evidence observed."
   observedState: Map
+  "Where the resource is in its life."
   lifecycleStatus: LifecycleStatus!
+  "Its observed health."
   healthStatus: HealthStatus!
+  "The capabilities it provides, with their scope and attributes."
   providedCapabilities: [ProvidedCapability!]! @listSize(assumedSize: 50)
+  "Its outgoing relationships to other resources."
   relationships: [Relationship!]! @listSize(assumedSize: 50)
   "The operation changing the resource now (invariant 1: a resource points at its operation, never holds its state)."
   activeOperation: Operation
   "The last operation that changed the resource."
   lastOperation: Operation
+  "Where it came from: catalog:<table> for an imported resource, operation:<operation global id> for one an operation created."
   source: String
   "The organization (tenant) the resource belongs to."
   organizationId: String!
+  "When it was stored first."
   createdAt: Time!
+  "When it was last written."
   updatedAt: Time!
+  "Optimistic-concurrency version: 1 when created, one more on every write."
   version: Int!
 }
 
+"That a resource provides a capability, within a scope and with attributes."
 type ProvidedCapability {
+  "The capability key (object_storage.s3)."
   capability: String!
+  "The capability's definition; null when no installed pack defines it."
   definition: CapabilityDefinition
+  "Where it is provided (environment, region)."
   scope: Map
+  "What it offers (encryption, access_mode, endpoint_ref, …); sensitive ones are secret:<name> references."
   attributes: Map
 }
 
+"A directed relationship from the owning resource to another."
 type Relationship {
+  "What the relationship means."
   type: RelationshipType!
+  "The target's resource key (type/name)."
   targetKey: String!
+  "The target resource; null when no resource of the organization has that key."
   target: Resource
 }
 
-type ResourceConnection { edges: [ResourceEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type ResourceEdge { cursor: String! node: Resource! }
+"A page of resources."
+type ResourceConnection {
+  "The resources of this page, in order."
+  edges: [ResourceEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many resources match the filter, over all pages."
+  totalCount: Int!
+}
+"A resource and its cursor."
+type ResourceEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The resource."
+  node: Resource!
+}
 
+"The resources reached by a dependency walk from one resource."
 type DependencyGraph {
+  "The resource the walk started from."
   root: Resource!
+  "The direction walked."
   direction: Direction!
+  "The maximum number of hops walked."
   depth: Int!
+  "One edge per relationship followed."
   edges: [DependencyEdge!]! @listSize(assumedSize: 500)
 }
 
 "One hop of a dependency walk: from depends on to through relationship."
 type DependencyEdge {
+  "Resource key of the resource that holds the relationship."
   from: String!
+  "Resource key of the resource the relationship points at."
   to: String!
+  "The relationship's type."
   relationship: RelationshipType!
   "Hops from the root to the resource this edge reached."
   depth: Int!
+  "The resource this edge reached (to when walking OUTGOING, from when walking INCOMING)."
   resource: Resource!
 }
 
-type ImportCatalogResult { created: Int! updated: Int! }
+"What a catalog import did."
+type ImportCatalogResult {
+  "Resources created (their key was new)."
+  created: Int!
+  "Existing resources (same key) updated."
+  updated: Int!
+}
 
+"A catalog document to import."
 input ImportCatalogInput {
   "The catalog document, YAML or JSON (clusters, compute_nodes, internal_services, external_services, marketplace_services)."
   document: String!
 }
 
+"A class of resource and the actions intents may ask of it."
 type ResourceType implements Node {
+  "Opaque global id of the resource type."
   id: ID!
+  "The type key (kubernetes.cluster)."
   key: String!
+  "A human-readable name."
   displayName: String!
+  "The actions an intent may ask for this type (create, upgrade, repair, delete, …); planIntent refuses others."
   allowedActions: [String!]!
+  "Capability keys the pack says resources of this type provide by default."
   defaultCapabilities: [String!]!
+  "The pack (key@version) that defines it."
   pack: String
 }
 
-type ResourceTypeConnection { edges: [ResourceTypeEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type ResourceTypeEdge { cursor: String! node: ResourceType! }
+"A page of resource types."
+type ResourceTypeConnection {
+  "The resource types of this page, in order."
+  edges: [ResourceTypeEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many resource types there are, over all pages."
+  totalCount: Int!
+}
+"A resource type and its cursor."
+type ResourceTypeEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The resource type."
+  node: ResourceType!
+}
 
+"The meaning of a capability key: its constraints and what it implies."
 type CapabilityDefinition implements Node {
+  "Opaque global id of the definition."
   id: ID!
+  "The capability key, a stable contract (object_storage.s3)."
   key: String!
+  "The category it belongs to (Query.capabilities filters by it)."
   category: String!
+  "What the capability means."
   description: String
+  "The constraints requirements of this capability may set, by name."
   constraints: [ConstraintSpec!]!
+  "Capability keys a provider of this one also provides (kubernetes.cluster implies workload.runtime)."
   implies: [String!]!
+  "The pack (key@version) that defines it."
   pack: String
 }
 
+"One constraint a capability understands."
 type ConstraintSpec {
+  "The constraint's name, as requirements, scopes and attributes use it."
   name: String!
+  "The value type: string, integer, number or boolean."
   type: String!
+  "The allowed values; null allows any value of the type."
   enum: [Any!]
+  "How a provider's value must compare with the wanted one: exact (the default when null), minimum or maximum."
   match: String
+  "Whether a production requirement must set it (invariant 12: planning fails otherwise)."
   requiredInProd: Boolean!
   "A credential: catalogs give it as a secret:<name> reference, never the value."
   sensitive: Boolean!
+  "What the constraint means."
   description: String
 }
 
-type CapabilityDefinitionConnection { edges: [CapabilityDefinitionEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type CapabilityDefinitionEdge { cursor: String! node: CapabilityDefinition! }
+"A page of capability definitions."
+type CapabilityDefinitionConnection {
+  "The definitions of this page, in order."
+  edges: [CapabilityDefinitionEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many definitions match, over all pages."
+  totalCount: Int!
+}
+"A capability definition and its cursor."
+type CapabilityDefinitionEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The capability definition."
+  node: CapabilityDefinition!
+}
 
 # ---------- packs and scenarios ----------
 
+"A scenario pack to install."
 input InstallScenarioPackInput {
   "A single-file pack in the pack format (see pack/pack.schema.json)."
   document: String!
@@ -5925,73 +6336,153 @@ input InstallScenarioPackInput {
   name: String
 }
 
+"An installed package of resource types, capabilities, scenarios and policies; immutable once installed (a new version installs beside the old ones)."
 type ScenarioPack implements Node {
+  "Opaque global id of the pack version."
   id: ID!
+  "The pack's key (kubernetes)."
   key: String!
+  "The pack's semver version."
   version: String!
   "key@version"
   ref: String!
+  "Where the pack comes from, as it declares (bundled, internal, a marketplace)."
   source: String
+  "What the pack is for."
   description: String
+  "Hex SHA-256 of the pack's canonical content: the same key@version with another digest is a conflict."
   digest: String!
+  "When it was installed in the organization."
   installedAt: Time
+  "Capability keys the pack declares it provides."
   provides: [String!]!
+  "The resource types it defines."
   resourceTypes: [ResourceType!]!
+  "The capability definitions it defines."
   capabilities: [CapabilityDefinition!]!
+  "The scenarios it ships."
   scenarios: [Scenario!]!
+  "The provider policies it ships."
   policies: [Policy!]!
 }
 
-type ScenarioPackConnection { edges: [ScenarioPackEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type ScenarioPackEdge { cursor: String! node: ScenarioPack! }
+"A page of scenario packs."
+type ScenarioPackConnection {
+  "The packs of this page, in order."
+  edges: [ScenarioPackEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many pack versions are installed, over all pages."
+  totalCount: Int!
+}
+"A scenario pack and its cursor."
+type ScenarioPackEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The scenario pack."
+  node: ScenarioPack!
+}
 
+"A CEL rule over candidate providers: when ` + "`" + `when` + "`" + ` holds for a requirement of ` + "`" + `capability` + "`" + `, a candidate passes only if ` + "`" + `require` + "`" + ` holds."
 type Policy {
+  "The policy's key, unique within its pack."
   key: String!
+  "What the policy demands, in words."
   description: String!
+  "The capability key whose requirements it judges; null for every capability."
   capability: String
+  "CEL condition (over intent, requirement and provider) that makes the policy apply; null always applies."
   when: String
+  "CEL expression (over intent, requirement and provider) that must hold for a candidate to pass."
   require: String!
+  "The pack (key@version) that ships it."
   pack: String
 }
 
+"Conditions on scenarios; every condition given must hold."
 input ScenarioFilter {
+  "Only scenarios with this key (tempo.install)."
   key: String
+  "Only scenarios of this action (install, create, repair, …)."
   action: String
+  "Only scenarios for this resource type key."
   targetResourceType: String
   "Scenarios whose result provides this capability."
   provides: String
 }
 
+"A versioned action template: what it needs, what it provides, and its plan template. It holds no runtime state (invariant 2)."
 type Scenario implements Node {
+  "Opaque global id of the scenario version."
   id: ID!
+  "The scenario's key (tempo.install)."
   key: String!
+  "Its semver version (the pack's)."
   version: String!
   "key@version, as plans record it."
   ref: String!
+  "The pack (key@version) that ships it."
   pack: String!
+  "The action it performs (install, create, repair, …)."
   action: String!
+  "The resource type key it acts on."
   targetResourceType: String!
+  "What the scenario does."
   description: String
+  "The capabilities it needs, resolved into bindings when planned."
   requires: [CapabilityRequirement!]!
+  "The capabilities its result provides."
   provides: [ProvidedCapability!]!
+  "The DAG a plan copies."
   plan: PlanTemplate!
+  "Whether advanced-mode plans of it take every change; otherwise (and in simple mode) only its editable parameters change."
   editable: Boolean!
 }
 
-type ScenarioConnection { edges: [ScenarioEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type ScenarioEdge { cursor: String! node: Scenario! }
+"A page of scenarios."
+type ScenarioConnection {
+  "The scenarios of this page, in order."
+  edges: [ScenarioEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many scenarios match the filter, over all pages."
+  totalCount: Int!
+}
+"A scenario and its cursor."
+type ScenarioEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The scenario."
+  node: Scenario!
+}
 
-enum Strategy { EXISTING EXISTING_OR_CREATE CREATE EXPLICIT }
+"How a requirement may be met."
+enum Strategy {
+  "Only by an existing resource."
+  EXISTING
+  "By an existing resource, else by a sub-operation of a scenario that creates one."
+  EXISTING_OR_CREATE
+  "Always by a sub-operation that creates a new provider."
+  CREATE
+  "By the provider the user named (CreateIntentInput.providers or REBIND)."
+  EXPLICIT
+}
 
 "A scenario's need for a capability, resolved at planning into a ResourceBinding."
 type CapabilityRequirement {
+  "The requirement's key within its scenario (object-storage)."
   key: String!
+  "The capability key it needs."
   capability: String!
+  "The scope the scenario states for the requirement, as written; matching itself uses the constraints (environment, region, …)."
   scope: String
+  "Why the scenario needs it."
   description: String
   "Literal values or references (same-as-workload, ${intent.x})."
   constraints: Map
+  "How it may be met."
   strategy: Strategy!
+  "Whether its provider hosts the workload: same-as-workload references resolve from it."
   workload: Boolean!
   "Only when the user chose the provider explicitly (invariant 6)."
   provider: String
@@ -5999,95 +6490,272 @@ type CapabilityRequirement {
   lifecycles: [LifecycleStatus!]!
 }
 
-type PlanTemplate { nodes: [PlanNode!]! edges: [Edge!]! }
+"The DAG of a scenario: nodes and the edges between them."
+type PlanTemplate {
+  "The template's nodes."
+  nodes: [PlanNode!]!
+  "The edges: to runs after from."
+  edges: [Edge!]!
+}
 
-enum NodeType { STAGE JOB GATE SUB_OPERATION VERIFICATION MANUAL_INTERVENTION AI_ANALYSIS }
+"What a plan node is and does."
+enum NodeType {
+  "Groups child nodes; runs nothing itself."
+  STAGE
+  "Runs a job (shell, http or sim) and proves it with evidence probes."
+  JOB
+  "Waits for approvals from required roles."
+  GATE
+  "Runs a child operation of another scenario, whose new resource resolves a pending binding."
+  SUB_OPERATION
+  "Runs probes only."
+  VERIFICATION
+  "Waits for a person to record an intervention, then runs its verification."
+  MANUAL_INTERVENTION
+  "Asks an analyzer for structured output (diagnosis, recommendation, patch or review)."
+  AI_ANALYSIS
+}
 
+"One node of a plan or plan template; its settings (job, gate, …) match its type."
 type PlanNode {
+  "The node's key, unique within its plan."
   key: String!
+  "What the node is."
   type: NodeType!
+  "A short human-readable title (simple mode shows it as the phase)."
   title: String!
+  "What the node does."
   description: String
+  "Keys of the nodes a stage groups (stages only)."
   children: [String!]!
+  "Keys of nodes that must finish first, as the pack wrote them (the loader turns them into edges)."
   after: [String!]!
+  "Requirement keys whose bindings the node consumes."
   requires: [String!]!
+  "Capability keys the node makes true."
   produces: [String!]!
+  "The node's parameters (a job sees them as CAPSTAN_PARAM_* variables); values may be secret:<name> references."
   parameters: Map
+  "The job contract (JOB nodes)."
   job: JobContract
+  "The gate settings (GATE nodes)."
   gate: GateSpec
+  "The probes a VERIFICATION node runs."
   probes: [Probe!]!
+  "The scenario a SUB_OPERATION node runs."
   subOperation: SubOperationSpec
+  "The instructions and verification of a MANUAL_INTERVENTION node."
   intervention: InterventionSpec
+  "The question of an AI_ANALYSIS node."
   analysis: AnalysisSpec
   "The node template (pack@version/name) a plan change inserted it from."
   template: String
 }
 
-type Edge { from: String! to: String! }
+"An edge of a plan graph: to runs after from."
+type Edge {
+  "Key of the node that runs first."
+  from: String!
+  "Key of the node that waits for from."
+  to: String!
+}
 
-type JobContract { run: RunSpec! inputs: JobInputs! outputs: JobOutputs! controls: JobControls! }
+"The input and output contract of a job."
+type JobContract {
+  "How the job runs."
+  run: RunSpec!
+  "What the job consumes."
+  inputs: JobInputs!
+  "What the job must produce; only passed evidence makes it succeed (invariant 5)."
+  outputs: JobOutputs!
+  "Retry, rollback and assistance controls."
+  controls: JobControls!
+}
+"How a job (or a compensation) runs: with the shell, http or sim runner."
 type RunSpec {
+  "The runner: shell (a bash script in the job sandbox), http (one HTTP request) or sim (scripted outcomes for demos and tests)."
   runner: String!
+  "The bash script a shell runner runs."
   script: String
+  "The HTTP method of an http runner (default POST)."
   method: String
+  "The URL an http runner calls (through the egress allow-list)."
   url: String
+  "Request headers of an http runner, by name."
   headers: Map
+  "The response status an http runner expects (default: any 2xx)."
   expectStatus: Int
+  "Sim runner: the outcome of each attempt in order (succeed, fail, fail_retryable, hang); the last repeats."
   outcomes: [String!]
+  "Sim runner: how long an attempt takes, as a Go duration (4s)."
   duration: String
+  "How long an attempt may run, as a Go duration (30s); default 10m for shell and http."
   timeout: String
 }
-type JobInputs { parameters: Map capabilities: [String!]! artifacts: [String!]! }
-type JobOutputs { capabilities: [String!]! artifacts: [ArtifactSpec!]! evidence: [Probe!]! }
-type ArtifactSpec { name: String! type: String! sensitivity: String! }
+"What a job consumes."
+type JobInputs {
+  "Default parameters of the job (the node's parameters override them); each reaches the job as CAPSTAN_PARAM_<NAME>."
+  parameters: Map
+  "Capability keys the job consumes: it uses the bindings of requirements of these capabilities."
+  capabilities: [String!]!
+  "Names of artifacts of earlier jobs it reads (their paths in CAPSTAN_ARTIFACT_<NAME>)."
+  artifacts: [String!]!
+}
+"What a job must produce."
+type JobOutputs {
+  "Capability keys the job makes true."
+  capabilities: [String!]!
+  "Artifacts the job writes (to $CAPSTAN_OUTPUTS/<name>); a missing one is failed evidence."
+  artifacts: [ArtifactSpec!]!
+  "Probes that must all pass for the job to succeed (invariant 5)."
+  evidence: [Probe!]!
+}
+"An artifact a job declares it produces."
+type ArtifactSpec {
+  "The artifact's name: the file the job writes under $CAPSTAN_OUTPUTS."
+  name: String!
+  "What it is (kubeconfig.admin, report, …)."
+  type: String!
+  "public, internal or secret; a secret artifact's value goes to the secret store and is shown only through revealSecret."
+  sensitivity: String!
+}
+"Retry, rollback and assistance controls of a job."
 type JobControls {
+  "When and how often a failed attempt is retried."
   retry: RetryPolicy!
+  "How a succeeded job is undone when the operation rolls back."
   rollback: RollbackPolicy!
+  "Whether a person may fix the node by hand (recordIntervention)."
   manualInterventionAllowed: Boolean!
+  "Whether a failure past its retries is analyzed and may get a proposed patch from an analyzer."
   aiAssistanceAllowed: Boolean!
+  "Whether the job may run again without proof that it did not already take effect (a restart may re-run it)."
   idempotent: Boolean!
 }
+"When a failed attempt is retried (Temporal's vocabulary); with no field set a job gets one attempt."
 type RetryPolicy {
+  "Wait before the second attempt, as a Go duration (default 1s)."
   initialInterval: String
+  "Factor each wait grows by, at least 1 (default 2)."
   backoffCoefficient: Float
+  "Cap on the wait, as a Go duration (default 100 times the initial interval)."
   maximumInterval: String
+  "Attempts in all, the first included; 0 means unlimited."
   maximumAttempts: Int
+  "Error kinds that end retrying at once (exit:3, timeout, http:500, …)."
   nonRetryableErrors: [String!]!
+  "What happens when no attempt is left: fail (the default: the node fails) or wait (the operation waits for a person)."
   onExhausted: String
 }
-type RollbackPolicy { strategy: String compensation: RunSpec evidence: [Probe!]! }
+"How a succeeded job is undone when its operation rolls back."
+type RollbackPolicy {
+  "compensate runs the compensation, in reverse order of completion; otherwise nothing is undone."
+  strategy: String
+  "What the compensation runs."
+  compensation: RunSpec
+  "Probes that prove the compensation worked."
+  evidence: [Probe!]!
+}
+"One evidence check; its result is recorded as Evidence."
 type Probe {
+  "The probe's name: the evidence item it records."
   name: String!
+  "command, http, resource_state, capability or sim (always passes)."
   type: String!
+  "The capability key the probe proves; a capability probe passes when it is provided or made."
   capability: String
+  "Command probe: the bash script run in the job sandbox (1 minute timeout)."
   script: String
+  "Command probe: the exit code that passes (default 0)."
   expectExit: Int
+  "Command and http probes: a regular expression the output must match."
   outputPattern: String
+  "Http probe: the URL fetched with GET."
   url: String
+  "Http probe: the status that passes (default: any 2xx)."
   expectStatus: Int
+  "Resource_state probe: the resource key observed (default: the operation's resource)."
   resource: String
+  "Resource_state probe: a dotted path in observed state, or lifecycle_status or health_status."
   field: String
+  "Resource_state probe: the value the field must have; without one the field must be set."
   equals: Any
 }
+"The settings of a gate node."
 type GateSpec {
+  "The gate's kind (approval)."
   type: String!
+  "Why the gate exists, shown to approvers."
   reason: String!
+  "Roles that may decide it; each decider holds one."
   requiredRoles: [String!]!
+  "Distinct approvers needed (default 1); in prod one must be someone other than the operation's starter."
   approvals: Int
+  "How long the gate waits from when it opens, as a Go duration (24h); null waits without end."
   timeout: String
+  "What a timeout does: approve approves; anything else (reject) rejects."
   onTimeout: String
 }
-type SubOperationSpec { scenario: String! requirement: String expectedCapability: String }
-type InterventionSpec { instructions: String! verification: [Probe!]! }
-type AnalysisSpec { question: String! inputs: [String!]! output: String }
+"The settings of a sub_operation node."
+type SubOperationSpec {
+  "The scenario ref (key@version) the child operation runs."
+  scenario: String!
+  "The requirement key whose pending binding the child's new resource resolves."
+  requirement: String
+  "The capability key the new resource must provide."
+  expectedCapability: String
+}
+"The settings of a manual_intervention node."
+type InterventionSpec {
+  "What the person should do."
+  instructions: String!
+  "Probes run after the intervention is recorded; only passed evidence lets the node succeed."
+  verification: [Probe!]!
+}
+"The settings of an ai_analysis node."
+type AnalysisSpec {
+  "The question the analyzer answers."
+  question: String!
+  "Names of job output artifacts given to the analyzer (secret ones by reference only)."
+  inputs: [String!]!
+  "The evidence item the answer is recorded under (default analysis)."
+  output: String
+}
 
 # ---------- intents and plans ----------
 
-enum IntentStatus { DRAFT SUBMITTED PLANNED EXECUTING COMPLETED FAILED CANCELLED }
-enum IntentMode { SIMPLE ADVANCED }
+"Where an intent stands."
+enum IntentStatus {
+  "Being written; createIntent submits at once."
+  DRAFT
+  "Waiting for a ready plan (it stays submitted while its latest plan is invalid)."
+  SUBMITTED
+  "Its latest plan is ready to start."
+  PLANNED
+  "Its operation runs."
+  EXECUTING
+  "Its operation succeeded."
+  COMPLETED
+  "Its operation failed or was rolled back."
+  FAILED
+  "It, or its operation, was cancelled."
+  CANCELLED
+}
+"How much of the plan the user sees and may change."
+enum IntentMode {
+  "The plan at a glance; edits change only the scenario's editable parameters."
+  SIMPLE
+  "The capability graph, DAG and contracts; editable scenarios take every change."
+  ADVANCED
+}
 
-input IntentFilter { status: IntentStatus }
+"Conditions on intents."
+input IntentFilter {
+  "Only intents in this status."
+  status: IntentStatus
+}
 
+"A provider the user chooses for one requirement (invariant 6: the only way to name one before resolution)."
 input ExplicitProviderInput {
   "The requirement's binding key, e.g. secrets or object-storage/cluster."
   requirement: String!
@@ -6095,55 +6763,138 @@ input ExplicitProviderInput {
   provider: String!
 }
 
+"What a caller wants: an action on a type of resource, not how to do it."
 input CreateIntentInput {
+  "The action (install, create, upgrade, repair, …); planning refuses one the target type does not allow."
   action: String!
+  "The resource type key to act on (kubernetes.cluster)."
   targetResourceType: String!
+  "What the result should be (free-form JSON); its name field names the resource the operation creates or changes."
   desiredResult: Map
   "Context such as environment and cluster."
   constraints: Map
+  "Providers chosen explicitly, one per requirement."
   providers: [ExplicitProviderInput!]
   "Pin a scenario (key or key@version); by default the newest for action and target."
   scenario: String
+  "Simple or advanced mode (default SIMPLE)."
   mode: IntentMode = SIMPLE
 }
 
-input PlanIntentInput { intent: ID! }
+"The intent to plan."
+input PlanIntentInput {
+  "Global id of the intent."
+  intent: ID!
+}
 
+"What a user wants, not how: it outlives its plans and operations as an audit object."
 type Intent implements Node {
+  "Opaque global id of the intent."
   id: ID!
   "The organization (tenant) the intent belongs to."
   organizationId: String!
+  "Who created it."
   actor: String!
+  "The action asked for."
   action: String!
+  "The resource type key acted on."
   targetResourceType: String!
+  "What the result should be (free-form JSON)."
   desiredResult: Map
+  "Context such as environment, cluster and region."
   constraints: Map
+  "Providers chosen explicitly: requirement key to resource key."
   providers: Map
+  "The pinned scenario (key or key@version) as given; null when none was pinned."
   scenario: String
+  "Simple or advanced."
   mode: IntentMode!
+  "Where it stands."
   status: IntentStatus!
+  "Its newest plan; null before planIntent."
   latestPlan: Plan
+  "Every plan made for it, oldest first."
   plans: [Plan!]!
+  "When it was created."
   createdAt: Time!
+  "When it was last written."
   updatedAt: Time!
+  "Optimistic-concurrency version: 1 when created, one more on every write."
   version: Int!
 }
 
-type IntentConnection { edges: [IntentEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type IntentEdge { cursor: String! node: Intent! }
+"A page of intents."
+type IntentConnection {
+  "The intents of this page, in order."
+  edges: [IntentEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many intents match the filter, over all pages."
+  totalCount: Int!
+}
+"An intent and its cursor."
+type IntentEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The intent."
+  node: Intent!
+}
 
-enum PlanStatus { DRAFT RESOLVING READY INVALID APPROVED RUNNING COMPLETED FAILED CANCELLED SUPERSEDED }
-enum BindingStatus { RESOLVED PENDING_SUB_OPERATION UNRESOLVED FAILED }
-enum CandidateKind { RESOURCE SCENARIO }
+"Where a plan stands."
+enum PlanStatus {
+  "Created, not yet resolved."
+  DRAFT
+  "Its requirements are being resolved."
+  RESOLVING
+  "Every requirement is met and the graph is valid: it can start."
+  READY
+  "It cannot run: problems lists every reason (an edit or a new planIntent may fix it)."
+  INVALID
+  "Approved before start where a policy asks for it; it can start."
+  APPROVED
+  "Its operation runs."
+  RUNNING
+  "Its operation succeeded."
+  COMPLETED
+  "Its operation failed or was rolled back."
+  FAILED
+  "It, or its operation, was cancelled."
+  CANCELLED
+  "Replaced by a newer plan of its intent before it started."
+  SUPERSEDED
+}
+"Where a resource binding stands."
+enum BindingStatus {
+  "Bound to an existing provider."
+  RESOLVED
+  "A sub-operation will create the provider; its new resource resolves the binding."
+  PENDING_SUB_OPERATION
+  "Not bound to anything; the plan is invalid."
+  UNRESOLVED
+  "Resolution failed (reason says why); the plan is invalid."
+  FAILED
+}
+"What a candidate for a binding is."
+enum CandidateKind {
+  "An existing resource that provides the capability."
+  RESOURCE
+  "A scenario that could create a provider."
+  SCENARIO
+}
 
+"A scenario made concrete for one intent (invariant 3): its DAG, the binding of every requirement, and its revisions."
 type Plan implements Node {
+  "Opaque global id of the plan."
   id: ID!
   "The organization (tenant) the plan belongs to."
   organizationId: String!
+  "The intent it was made for."
   intent: Intent!
   "scenario@version the plan was made from."
   scenarioRef: String!
+  "The scenario it was made from; null when it is no longer installed."
   scenario: Scenario
+  "Where it stands."
   status: PlanStatus!
   "The current revision: 1 as planned, one more per editPlan batch and applied patch."
   revision: Int!
@@ -6151,12 +6902,17 @@ type Plan implements Node {
   digest: String!
   "Every revision, oldest first."
   revisions: [PlanRevision!]!
+  "The nodes of the current revision."
   nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  "The edges of the current revision: to runs after from."
   edges: [Edge!]! @listSize(assumedSize: 500)
   "Node keys in a stable topological order."
   order: [String!]!
+  "One binding per requirement, sub-operations' requirements included."
   bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
+  "Plan-wide parameters set by SET_PARAMETERS changes without a node."
   parameters: Map
+  "The scenario it started from and every change made to it since."
   customizations: Customizations!
   "Every reason an invalid plan cannot run."
   problems: [String!]!
@@ -6164,22 +6920,33 @@ type Plan implements Node {
   summary: PlanSummary! @cost(weight: 500)
   "Advanced mode: requirements, their providers and the scenarios that will create missing ones."
   capabilityGraph: CapabilityGraph! @cost(weight: 5000)
+  "When it was created."
   createdAt: Time!
+  "When it was last written."
   updatedAt: Time!
+  "Optimistic-concurrency version (editPlan takes it): one more on every write."
   version: Int!
 }
 
+"How one requirement is met: by a provider, or by a sub-operation that will create one, and why (invariant 7)."
 type ResourceBinding {
   "The requirement's path: object-storage, or object-storage/cluster inside a sub-operation."
   key: String!
+  "Key of the binding whose sub-operation this requirement belongs to; null at the top level."
   parent: String
+  "The scenario ref (key@version) the requirement belongs to."
   scenario: String!
+  "The requirement as resolved (explicit ones carry their provider)."
   requirement: CapabilityRequirement!
   "Constraints with every reference resolved."
   constraints: Map
+  "Where the binding stands."
   status: BindingStatus!
+  "The provider chosen (RESOLVED)."
   provider: BoundProvider
+  "The sub-operation that will create the provider (PENDING_SUB_OPERATION)."
   subOperation: SubOperationBinding
+  "Whether the user chose the provider."
   explicit: Boolean!
   "Why this provider or sub-operation (invariant 7)."
   reason: String!
@@ -6193,36 +6960,113 @@ type ResourceBinding {
   rankedBelow: Int!
 }
 
-type BoundProvider { resourceKey: String! capability: String! resource: Resource }
-type SubOperationBinding { scenario: String! expectedCapability: String! attributes: Map nodeKey: String }
+"The resource a binding chose."
+type BoundProvider {
+  "The provider's resource key (type/name)."
+  resourceKey: String!
+  "The capability key through which it provides the requirement."
+  capability: String!
+  "The provider resource; null when it no longer exists."
+  resource: Resource
+}
+"The scenario a binding's sub-operation runs to create the provider."
+type SubOperationBinding {
+  "The scenario ref (key@version) that will create the provider."
+  scenario: String!
+  "The capability key the new resource will provide."
+  expectedCapability: String!
+  "The attributes the scenario declares the new resource's capability will have."
+  attributes: Map
+  "Key of the sub_operation node that runs it."
+  nodeKey: String
+}
 
+"One candidate a binding considered, with every check and why it was or was not chosen."
 type CandidateVerdict {
+  "An existing resource or a scenario that could create one."
   kind: CandidateKind!
   "Resource key or scenario ref."
   ref: String!
+  "The candidate resource (RESOURCE); null for a scenario."
   resource: Resource
+  "The capability key the candidate provides."
   capability: String!
   "Implication path when the candidate provides the capability through another."
   via: [String!]!
+  "The candidate resource's lifecycle status; null for a scenario."
   lifecycle: LifecycleStatus
+  "Each constraint checked (lifecycle first) with its wanted and found value."
   checks: [ConstraintCheck!]!
+  "Each policy evaluated on it (only for candidates that met every constraint)."
   policies: [PolicyVerdict!]!
+  "Whether it met every constraint and policy."
   accepted: Boolean!
+  "Whether it is the one chosen."
   selected: Boolean!
+  "Its place among accepted candidates (1 is chosen): existing before scenarios, direct before implied, then by key; null when not accepted."
   rank: Int
+  "Why it was selected, ranked below, or rejected."
   reason: String!
 }
 
-type ConstraintCheck { key: String! want: Any got: Any passed: Boolean! reason: String! }
-type PolicyVerdict { policy: String! passed: Boolean! reason: String! }
+"One constraint checked on a candidate."
+type ConstraintCheck {
+  "The constraint's name (lifecycle for the lifecycle check)."
+  key: String!
+  "The value wanted."
+  want: Any
+  "The value the candidate has; null when it declares none."
+  got: Any
+  "Whether it passed."
+  passed: Boolean!
+  "The check in words."
+  reason: String!
+}
+"One policy's verdict on a candidate."
+type PolicyVerdict {
+  "The policy's key."
+  policy: String!
+  "Whether the candidate passed it."
+  passed: Boolean!
+  "The verdict in words."
+  reason: String!
+}
 
-type Customizations { baseTemplate: String! changes: [PlanChange!]! }
+"A plan's base template and the changes made to it."
+type Customizations {
+  "The scenario ref the plan was made from."
+  baseTemplate: String!
+  "Every change of every editPlan batch and applied patch, oldest first, each stamped."
+  changes: [PlanChange!]!
+}
 
 "The one change vocabulary of plan edits, patches and analyzer proposals."
-enum PlanChangeOp { INSERT_AFTER INSERT_BEFORE REMOVE REPLACE RETRY SKIP SET_PARAMETERS ADD_EDGE REMOVE_EDGE REBIND }
+enum PlanChangeOp {
+  "Insert a node (template or inline spec) that runs after the anchor node; what waited for the anchor and has not started waits for the new node."
+  INSERT_AFTER
+  "Insert a node (template or inline spec) that the anchor node then waits for."
+  INSERT_BEFORE
+  "Remove a node; a running or finished node cannot be removed (finished nodes are history)."
+  REMOVE
+  "Replace a node with a template or inline spec, keeping its key; a running or finished node cannot be replaced."
+  REPLACE
+  "Run a failed node of a started operation again (patches only)."
+  RETRY
+  "Skip a node of a started operation, with a reason (patches only)."
+  SKIP
+  "Set a node's parameters, or the plan's when no node is given (a null value removes a key)."
+  SET_PARAMETERS
+  "Add an edge: edge.to then runs after edge.from."
+  ADD_EDGE
+  "Remove an edge."
+  REMOVE_EDGE
+  "Bind a requirement to another provider, resolved as planning resolves (constraints and policies)."
+  REBIND
+}
 
 "One change of a plan. Stamped with actor, time and revision once it made a revision."
 type PlanChange {
+  "What the change does."
   op: PlanChangeOp!
   "The node removed, replaced, retried, skipped or given parameters, or the anchor of an insert."
   node: String
@@ -6234,20 +7078,35 @@ type PlanChange {
   nodeId: String
   "A node written inline instead of a template."
   spec: PlanNode
+  "Parameters set (a null removes the key), or a template's parameters."
   parameters: Map
+  "The edge added or removed."
   edge: Edge
   "The requirement (binding key) a rebind binds to provider (a resource key)."
   requirement: String
+  "The resource key a rebind binds the requirement to."
   provider: String
+  "Why the change was made."
   reason: String
+  "Who made the revision the change is part of."
   actor: String
+  "When that revision was made."
   at: Time
+  "The revision the change made."
   revision: Int
 }
 
-input EdgeInput { from: String! to: String! }
+"An edge of a plan change: to runs after from."
+input EdgeInput {
+  "Key of the node that runs first."
+  from: String!
+  "Key of the node that waits for from."
+  to: String!
+}
 
+"One change of the vocabulary; which fields it needs depends on op."
 input PlanChangeInput {
+  "What the change does."
   op: PlanChangeOp!
   "The node the change is about, or the anchor of an insert."
   node: String
@@ -6259,7 +7118,9 @@ input PlanChangeInput {
   spec: Map
   "Keys to set (a null removes the key), or a template's parameters."
   parameters: Map
+  "The edge to add or remove, for ADD_EDGE and REMOVE_EDGE."
   edge: EdgeInput
+  "The requirement (binding key) to rebind, for REBIND."
   requirement: String
   "Resource key of the provider, for REBIND."
   provider: String
@@ -6267,147 +7128,374 @@ input PlanChangeInput {
   reason: String
 }
 
+"A batch of changes to a plan that has not started."
 input EditPlanInput {
+  "Global id of the plan."
   plan: ID!
   "The plan version the changes were made on; a stale version is a CONFLICT."
   version: Int!
+  "The changes, applied all or none as the next revision."
   changes: [PlanChangeInput!]!
 }
 
 "A node a pack publishes for plan changes to insert by name: the code it runs comes from the pack."
 type NodeTemplate {
+  "The name changes insert it by."
   name: String!
   "pack@version that publishes it."
   pack: String!
+  "What the node does."
   description: String
   "The parameters an insert may set."
   parameters: [String!]!
+  "The node an insert adds (its parameters are the defaults)."
   node: PlanNode!
 }
 
-enum RevisionKind { PLANNED EDIT PATCH }
+"How a plan revision came to be."
+enum RevisionKind {
+  "Revision 1, as planIntent made it."
+  PLANNED
+  "An editPlan batch before start."
+  EDIT
+  "An applied PlanPatch after start."
+  PATCH
+}
 
 "An immutable snapshot of a plan at one revision."
 type PlanRevision {
+  "The revision number (1 as planned)."
   revision: Int!
+  "SHA-256 of the revision's canonical content (sha256:<hex>)."
   digest: String!
   "The digest of the revision it was made from."
   parent: String
+  "How it was made; null when not recorded."
   kind: RevisionKind
+  "Who made it; null when not recorded."
   actor: String
+  "When it was made; null when not recorded."
   at: Time
   "The patch that made it (kind PATCH)."
   patch: PlanPatch
   "The change set that made it."
   changes: [PlanChange!]!
+  "The scenario ref the plan was made from."
   scenarioRef: String!
+  "The nodes at this revision."
   nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  "The edges at this revision."
   edges: [Edge!]! @listSize(assumedSize: 500)
+  "The bindings at this revision."
   bindings: [ResourceBinding!]! @listSize(assumedSize: 20)
+  "The plan-wide parameters at this revision."
   parameters: Map
 }
 
 "What changed between two revisions."
 type PlanDiff {
+  "The revision compared from."
   from: Int!
+  "The revision compared to."
   to: Int!
+  "The digest of the from revision."
   fromDigest: String!
+  "The digest of the to revision."
   toDigest: String!
+  "Nodes only the to revision has."
   nodesAdded: [PlanNode!]! @listSize(assumedSize: 500)
+  "Nodes only the from revision has."
   nodesRemoved: [PlanNode!]! @listSize(assumedSize: 500)
+  "Nodes both have, with each changed field."
   nodesChanged: [EntityDiff!]! @listSize(assumedSize: 500)
+  "Edges only the to revision has."
   edgesAdded: [Edge!]! @listSize(assumedSize: 500)
+  "Edges only the from revision has."
   edgesRemoved: [Edge!]! @listSize(assumedSize: 500)
+  "Keys of bindings only the to revision has."
   bindingsAdded: [String!]!
+  "Keys of bindings only the from revision has."
   bindingsRemoved: [String!]!
+  "Bindings both have whose provider decision changed (status, provider, sub-operation, constraints, requirement, reason)."
   bindingsChanged: [EntityDiff!]!
+  "Changed plan-wide parameters (paths parameters.<name>)."
   parameters: [FieldDiff!]!
   "Gates added, removed or changed."
   gates: [String!]!
 }
 "The changed fields of one node or binding."
-type EntityDiff { key: String! fields: [FieldDiff!]! }
+type EntityDiff {
+  "The node or binding key."
+  key: String!
+  "Each changed field."
+  fields: [FieldDiff!]!
+}
 "One changed field: its path (job.run.script, gate.required_roles) with the old and new value."
-type FieldDiff { path: String! old: Any new: Any }
+type FieldDiff {
+  "Dotted path of the field."
+  path: String!
+  "The value before; null when absent."
+  old: Any
+  "The value after; null when absent."
+  new: Any
+}
 
+"A plan at a glance (simple mode): before start what it foresees, after start what its operation does."
 type PlanSummary {
+  "What the intent asked for."
   desiredResult: Map
+  "The scenario ref the plan was made from."
   scenario: String!
+  "The plan's status."
   status: PlanStatus!
+  "ready to start or planning failed before start; then the operation's current phase."
   currentPhase: String!
+  "Nodes to run, stages not counted."
   steps: Int!
+  "Share of nodes done, 0 to 1 (0 before start)."
   progress: Float!
+  "What needs a person: problems and gates ahead before start, then the operation's needs."
   needsAttention: [String!]!
   "One line per top-level requirement: how it will be met."
   bindings: [String!]!
 }
 
-enum CapabilityVertexKind { REQUIREMENT RESOURCE SCENARIO }
+"What a vertex of the capability graph stands for."
+enum CapabilityVertexKind {
+  "A requirement (its binding)."
+  REQUIREMENT
+  "An existing resource bound to a requirement."
+  RESOURCE
+  "The plan's scenario, or one a sub-operation will run."
+  SCENARIO
+}
 
-type CapabilityGraph { vertices: [CapabilityVertex!]! edges: [CapabilityGraphEdge!]! }
-type CapabilityVertex { key: String! kind: CapabilityVertexKind! label: String! status: String }
-type CapabilityGraphEdge { from: String! to: String! label: String! }
+"The resolved capability graph (advanced mode): scenarios, their requirements, and what each is bound to."
+type CapabilityGraph {
+  "Every scenario, requirement and resource."
+  vertices: [CapabilityVertex!]!
+  "requires, bound to and created by relations between vertices."
+  edges: [CapabilityGraphEdge!]!
+}
+"A scenario, requirement or resource of the capability graph."
+type CapabilityVertex {
+  "Unique key: scenario:<ref>, requirement:<binding key> or resource:<resource key>."
+  key: String!
+  "What it stands for."
+  kind: CapabilityVertexKind!
+  "Display label: the scenario ref, the requirement's capability, or the resource key."
+  label: String!
+  "The binding's status for a requirement, the plan's status (or pending) for a scenario; null for a resource."
+  status: String
+}
+"A relation between two capability graph vertices."
+type CapabilityGraphEdge {
+  "Key of the vertex it starts at."
+  from: String!
+  "Key of the vertex it points at."
+  to: String!
+  "The relation: requires, bound to or created by."
+  label: String!
+}
 
 # ---------- operations ----------
 
-enum OperationStatus { PENDING RUNNING WAITING SUCCEEDED FAILED CANCELLING CANCELLED ROLLING_BACK ROLLED_BACK }
-enum NodeRunStatus { PENDING READY RUNNING VERIFYING SUCCEEDED FAILED RETRYING WAITING_APPROVAL WAITING_INTERVENTION SKIPPED CANCELLED ROLLED_BACK }
-enum EvidenceResult { PASSED FAILED INCONCLUSIVE }
+"Where an operation stands."
+enum OperationStatus {
+  "Stored, not yet running."
+  PENDING
+  "The executor runs its nodes."
+  RUNNING
+  "Waiting for a person: a gate decision, an intervention, or a failed node past its retries."
+  WAITING
+  "Every node finished as it should."
+  SUCCEEDED
+  "Ended without doing its work: a node failed (or a gate rejected or timed out) with nothing to roll back, or its rollback failed."
+  FAILED
+  "A cancel was asked: running jobs are being killed."
+  CANCELLING
+  "Cancelled; unfinished nodes ended cancelled."
+  CANCELLED
+  "Compensating succeeded jobs, in reverse order of completion, after a failure."
+  ROLLING_BACK
+  "Every compensation ran: the operation's work was undone."
+  ROLLED_BACK
+}
+"Where one node's run stands in one operation."
+enum NodeRunStatus {
+  "Waiting for the nodes before it."
+  PENDING
+  "Every node before it is done; about to run."
+  READY
+  "Its job (or child operation, or analysis) runs."
+  RUNNING
+  "Its evidence probes run (after its job, or after a recorded intervention)."
+  VERIFYING
+  "Done, proven by passed evidence (invariant 5)."
+  SUCCEEDED
+  "Its run or its evidence failed; error says why."
+  FAILED
+  "Waiting for its next attempt."
+  RETRYING
+  "A gate waiting for decisions."
+  WAITING_APPROVAL
+  "Waiting for a person to record an intervention."
+  WAITING_INTERVENTION
+  "Skipped by an applied patch; counts as done for the nodes after it."
+  SKIPPED
+  "Ended by a cancel."
+  CANCELLED
+  "Undone by its compensation during a rollback."
+  ROLLED_BACK
+}
+"The verdict of one piece of evidence."
+enum EvidenceResult {
+  "The check passed."
+  PASSED
+  "The check failed."
+  FAILED
+  "The check could not decide (the thing observed was unreachable or missing)."
+  INCONCLUSIVE
+}
 
-input StartOperationInput { plan: ID! idempotencyKey: String }
-input DecideGateInput { operation: ID! node: String! approve: Boolean! comment: String }
+"A ready plan to start."
+input StartOperationInput {
+  "Global id of the plan."
+  plan: ID!
+  "Any string unique per intended start: the same key returns the operation it started before, never a second run."
+  idempotencyKey: String
+}
+"A decision on a waiting gate."
+input DecideGateInput {
+  "Global id of the operation."
+  operation: ID!
+  "Key of the gate node."
+  node: String!
+  "true approves; false rejects (any rejection closes the gate rejected)."
+  approve: Boolean!
+  "A note recorded with the decision."
+  comment: String
+}
+"Conditions on operations; every condition given must hold."
 input OperationFilter {
+  "Only operations in this status."
   status: OperationStatus
+  "Only operations of the intent with this global id."
   intent: ID
+  "Only operations of the plan with this global id."
   plan: ID
   "Operations that create or change this resource."
   resource: ID
   "Operations with a PlanPatch awaiting approval."
   awaitingPatch: Boolean
-  "Operations started after (before) this time."
+  "Only operations created after this time."
   createdAfter: Time
+  "Only operations created before this time."
   createdBefore: Time
 }
-input RecordInterventionInput { operation: ID! node: String! type: String! = "manually_fixed" note: String! }
-input RetryNodeInput { operation: ID! node: String! }
-input CancelOperationInput { operation: ID! reason: String }
+"A manual fix of a node, to record."
+input RecordInterventionInput {
+  "Global id of the operation."
+  operation: ID!
+  "Key of the failed or waiting node that was fixed."
+  node: String!
+  "What was done; only manually_fixed (the default) is accepted (INVALID otherwise)."
+  type: String! = "manually_fixed"
+  "What the person did, for the record."
+  note: String!
+}
+"A failed node to retry."
+input RetryNodeInput {
+  "Global id of the operation."
+  operation: ID!
+  "Key of the failed node."
+  node: String!
+}
+"An operation to cancel."
+input CancelOperationInput {
+  "Global id of the operation."
+  operation: ID!
+  "Why, recorded in the timeline."
+  reason: String
+}
+"Changes proposed to a running operation's plan."
 input ProposePlanPatchInput {
+  "Global id of the operation."
   operation: ID!
   "The plan revision the changes were made on; another one is a CONFLICT."
   baseRevision: Int!
+  "The changes, applied all or none as one revision."
   changes: [PlanChangeInput!]!
+  "Why the patch is needed; must not be blank."
   reason: String!
 }
+"A decision on a proposed patch."
 input DecidePlanPatchInput {
+  "Global id of the PlanPatch."
   patch: ID!
+  "true approves; false rejects (the patch then closes REJECTED)."
   approve: Boolean!
+  "A note recorded with the decision."
   comment: String
   "The patch digest the decider saw; another one is a CONFLICT."
   digest: String!
 }
-input WithdrawPlanPatchInput { patch: ID! reason: String }
-input RevertPlanPatchInput { patch: ID! reason: String! }
+"A proposed patch to withdraw."
+input WithdrawPlanPatchInput {
+  "Global id of the PlanPatch."
+  patch: ID!
+  "Why; by default withdrawn by <actor>."
+  reason: String
+}
+"An applied patch to revert."
+input RevertPlanPatchInput {
+  "Global id of the applied PlanPatch."
+  patch: ID!
+  "Why it is reverted: the new patch's reason."
+  reason: String!
+}
 
-enum PlanPatchStatus { PROPOSED APPLIED REJECTED WITHDRAWN STALE }
+"Where a PlanPatch stands: it applies in the same commit as its last needed approval, so approval is no status of its own."
+enum PlanPatchStatus {
+  "Waiting for the approvals its rules ask for."
+  PROPOSED
+  "Applied: it made a new revision."
+  APPLIED
+  "A decider rejected it."
+  REJECTED
+  "Its author (or a platform admin) withdrew it."
+  WITHDRAWN
+  "It no longer applies (another revision was made, a node it changes moved, or the operation ended)."
+  STALE
+}
 
 "A structured change to a running plan (invariant 4), applied only with the approvals its rules ask for."
 type PlanPatch implements Node {
+  "Opaque global id of the patch."
   id: ID!
+  "The operation whose plan it changes."
   operation: Operation!
+  "The plan it changes."
   plan: Plan!
+  "The plan revision it was made on."
   baseRevision: Int!
+  "The digest of that revision."
   baseDigest: String!
   "SHA-256 of the base revision's digest and the canonical changes: decisions bind to it."
   digest: String!
   "A person, or ai-agent:<analyzer>."
   author: String!
+  "Why it was proposed."
   reason: String!
+  "The changes, in order."
   changes: [PlanChange!]!
+  "Where it stands."
   status: PlanPatchStatus!
   "Who must approve, and which rule asks for it."
   approvals: [ApprovalRule!]!
   "The approvals each rule still needs."
   outstanding: [OutstandingApproval!]!
+  "Every decision recorded, oldest first."
   decisions: [PatchDecision!]!
   "The revision it made, once applied."
   appliedRevision: Int
@@ -6421,30 +7509,89 @@ type PlanPatch implements Node {
   viewerMayDecide: Permission!
   "Why it was rejected, withdrawn or became stale."
   closedReason: String
+  "When it left PROPOSED (applied, rejected, withdrawn or stale)."
   closedAt: Time
+  "When it was proposed."
   createdAt: Time!
+  "When it was last written."
   updatedAt: Time!
+  "Optimistic-concurrency version: one more on every write."
   version: Int!
 }
-type ApprovalRule { rule: String! reason: String! roles: [String!]! approvals: Int! }
-type OutstandingApproval { rule: String! approvals: Int! }
-type PatchDecision { actor: String! roles: [String!]! approve: Boolean! comment: String digest: String! at: Time! }
-type PatchAnalysis { analyzer: String! node: String diagnosis: String! missingCapabilities: [String!]! findings: [AnalysisFinding!]! evidence: [String!]! }
-
-type Operation implements Node {
-  id: ID!
-  intent: Intent!
-  plan: Plan!
-  planRevision: Int!
-  action: String!
-  status: OperationStatus!
+"One thing a patch needs before it applies: approvals distinct people, each holding one of roles, other than the author."
+type ApprovalRule {
+  "What asks for it: prod-second-person, agent-needs-person, gate:<node> or policy:<id>."
+  rule: String!
+  "Why, in words."
+  reason: String!
+  "Roles an approver must hold one of (admin holds all)."
+  roles: [String!]!
+  "How many approvals it needs."
+  approvals: Int!
+}
+"A rule not yet met and what it still needs."
+type OutstandingApproval {
+  "The rule's name (ApprovalRule.rule)."
+  rule: String!
+  "Approvals it still needs."
+  approvals: Int!
+}
+"One person's decision on a patch."
+type PatchDecision {
+  "Who decided."
   actor: String!
+  "The roles they held when deciding."
+  roles: [String!]!
+  "Whether they approved."
+  approve: Boolean!
+  "Their note."
+  comment: String
+  "The patch digest they decided on."
+  digest: String!
+  "When they decided."
+  at: Time!
+}
+"The analysis an analyzer's patch proposal rests on."
+type PatchAnalysis {
+  "The analyzer's actor id (ai-agent:<name>)."
+  analyzer: String!
+  "The node the analysis is about (a failed job or an ai_analysis node)."
+  node: String
+  "What went wrong, in words."
+  diagnosis: String!
+  "Capabilities it found missing (network.registry_access on a host)."
+  missingCapabilities: [String!]!
+  "The observations it rests on."
+  findings: [AnalysisFinding!]!
+  "Ids of the evidence it cites (Evidence.id)."
+  evidence: [String!]!
+}
+
+"One run of a plan, separate from the resource it changes (invariant 1)."
+type Operation implements Node {
+  "Opaque global id of the operation."
+  id: ID!
+  "The intent it carries out."
+  intent: Intent!
+  "The plan it runs."
+  plan: Plan!
+  "The plan revision it runs now (an applied patch moves it on)."
+  planRevision: Int!
+  "The intent's action."
+  action: String!
+  "Where it stands."
+  status: OperationStatus!
+  "Who started it."
+  actor: String!
+  "The key startOperation was given; null when none."
   idempotencyKey: String
   "The resource the operation creates or changes; its lifecycle points back here while it runs."
   resource: Resource
   "The operation whose sub_operation node started this one."
   parent: Operation
+  "When it began running."
   startedAt: Time
+  "When it ended."
   completedAt: Time
   "The nodes running or waiting now (the seed's current_node), in plan order."
   currentNodes: [String!]!
@@ -6452,32 +7599,65 @@ type Operation implements Node {
   progress: OperationProgress!
   "The organization (tenant) the operation belongs to."
   organizationId: String!
+  "The run of each node that has one."
   nodeRuns: [OperationNodeRun!]! @listSize(assumedSize: 500)
+  "Its gates and their decisions."
   gates: [Gate!]!
+  "Every piece of evidence recorded for its nodes."
   evidence: [Evidence!]! @listSize(assumedSize: 500)
+  "Every artifact its jobs produced."
   artifacts: [Artifact!]! @listSize(assumedSize: 500)
+  "Every intervention recorded."
   interventions: [Intervention!]!
   "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
   analyses: [Analysis!]!
   "Its PlanPatches, oldest first."
   patches: [PlanPatch!]!
   "The append-only timeline, from the event after the cursor."
-  timeline(after: String, first: Int = 100): OperationEventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  timeline(
+    "Timeline cursor to continue after; none starts at the first event."
+    after: String,
+    "Page size, 0 to 500."
+    first: Int = 100
+  ): OperationEventConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+  "When it was stored."
   createdAt: Time!
+  "When it was last written."
   updatedAt: Time!
+  "Optimistic-concurrency version: one more on every write."
   version: Int!
 }
 
-type OperationConnection { edges: [OperationEdge!]! pageInfo: PageInfo! totalCount: Int! }
-type OperationEdge { cursor: String! node: Operation! }
+"A page of operations."
+type OperationConnection {
+  "The operations of this page, in order."
+  edges: [OperationEdge!]!
+  "Where this page is in the list."
+  pageInfo: PageInfo!
+  "How many operations match the filter, over all pages."
+  totalCount: Int!
+}
+"An operation and its cursor."
+type OperationEdge {
+  "Opaque cursor of this edge, for after."
+  cursor: String!
+  "The operation."
+  node: Operation!
+}
 
 "The runtime state of one plan node in one operation."
 type OperationNodeRun {
+  "The node's key."
   node: String!
+  "Where the run stands."
   status: NodeRunStatus!
+  "Attempts started so far."
   attempts: Int!
+  "When the current run started."
   startedAt: Time
+  "When it finished."
   finishedAt: Time
+  "Why it failed (secrets masked); null when it did not."
   error: String
   "The plan revision the node's current run started on."
   revision: Int
@@ -6486,23 +7666,45 @@ type OperationNodeRun {
 }
 
 "Where a gate stands: waiting for decisions, decided, or ended by its timeout."
-enum GateStatus { WAITING APPROVED REJECTED TIMED_OUT_APPROVED TIMED_OUT_REJECTED }
+enum GateStatus {
+  "Waiting for decisions."
+  WAITING
+  "Enough distinct approvers approved."
+  APPROVED
+  "A decider rejected it."
+  REJECTED
+  "Its timeout expired and its spec approves on timeout."
+  TIMED_OUT_APPROVED
+  "Its timeout expired without approval and was taken as a rejection."
+  TIMED_OUT_REJECTED
+}
 
+"A gate node of an operation and its decisions."
 type Gate {
+  "Key of the gate node."
   node: String!
+  "Where it stands."
   status: GateStatus!
+  "Its settings: roles, approvals, timeout."
   spec: GateSpec!
+  "Every decision recorded, oldest first (dismissed ones included)."
   decisions: [GateDecision!]!
   "Whether the caller may approve the gate now, or why not (roles, a decision already given, the starter of a production operation)."
   viewerMayApprove: Permission!
   "Whether the caller may reject the gate now, or why not (the starter may always reject)."
   viewerMayReject: Permission!
 }
+"One decision on a gate."
 type GateDecision {
+  "Who decided."
   actor: String!
+  "The required role they decided with."
   role: String!
+  "When they decided."
   at: Time!
+  "Whether they approved."
   approve: Boolean!
+  "Their note."
   comment: String
   "The gate's upstream digest the approver saw."
   digest: String
@@ -6510,22 +7712,37 @@ type GateDecision {
   dismissed: Boolean!
 }
 
+"Proof about one contract item of a node: the verdict and its source (invariant 5)."
 type Evidence {
+  "Identifier of this evidence within its operation (PatchAnalysis.evidence cites it); not a global id."
   id: ID!
+  "Key of the node that produced it."
   producedBy: String!
+  "The capability key it proves, if any."
   capability: String
+  "The contract item: a probe's name, artifact <name>, provider-created, or an analysis output."
   item: String!
+  "The verdict."
   result: EvidenceResult!
+  "What was checked and what it observed, as JSON with a type (command, http, resource_state, capability, sim, artifact, analysis, …); raw output is kept as a diagnostics artifact, not here."
   source: Map!
+  "When it was observed."
   observedAt: Time!
 }
 
+"An output of a job other nodes may consume; a secret one holds only a reference to its value (invariant 10)."
 type Artifact {
+  "Opaque global id of the artifact; revealSecret takes it."
   id: ID!
+  "What it is (kubeconfig.admin, report, diagnostics, …)."
   type: String!
+  "Its name (a job's declared artifact name, or a diagnostics name)."
   name: String!
+  "public, internal or secret."
   sensitivity: String!
+  "Where its content is kept (a file reference, or secret:<name> for a secret one)."
   storageRef: String!
+  "Key of the node that produced it."
   producedBy: String!
   "Whether the caller may reveal its value (revealSecret, with a reason), or why not."
   viewerMayReveal: Permission!
@@ -6533,17 +7750,21 @@ type Artifact {
 
 "A stored secret: its name and reference, never its value."
 type Secret {
+  "The secret's name."
   name: String!
   "What a plan parameter or catalog attribute writes to use it: secret:<name>."
   ref: String!
+  "When its value was last stored."
   updatedAt: Time!
 }
+"A secret to store."
 input PutSecretInput {
   "Lower-case letters, digits and . _ / - (at most 128)."
   name: String!
   "At least 8 bytes: shorter values would be masked wherever the same characters appear."
   value: String!
 }
+"A secret artifact to reveal."
 input RevealSecretInput {
   "The secret artifact (Artifact.id)."
   artifact: ID!
@@ -6552,27 +7773,73 @@ input RevealSecretInput {
 }
 "A revealed secret value: show it, then drop it after expiresAt."
 type RevealedSecret {
+  "The secret artifact revealed."
   artifact: Artifact!
+  "The secret value."
   value: String!
+  "When the reader should drop it: 5 minutes after the reveal."
   expiresAt: Time!
 }
-enum AnalysisKind { DIAGNOSIS RECOMMENDATION PATCH REVIEW }
+"What an analysis delivers (invariant 9): never free text that changes state."
+enum AnalysisKind {
+  "Says what went wrong."
+  DIAGNOSIS
+  "Recommends what a person should do."
+  RECOMMENDATION
+  "Proposes plan changes, which a person may apply as a PlanPatch."
+  PATCH
+  "Reviews the run."
+  REVIEW
+}
 "What an analyzer answered an ai_analysis node. A proposed patch is only a proposal: a person applies it as a PlanPatch."
 type Analysis {
+  "Key of the ai_analysis node."
   node: String!
+  "The analyzer that answered."
   analyzer: String!
+  "What the analysis delivers."
   kind: AnalysisKind!
+  "The node's question."
   question: String!
+  "What went wrong (or what was found), in words."
   diagnosis: String!
+  "What to do, in words."
   recommendation: String!
+  "The observations it rests on."
   findings: [AnalysisFinding!]!
+  "Proposed changes (kind PATCH only), in the PlanPatch vocabulary."
   proposedPatch: [PlanChange!]!
+  "Capabilities it found missing."
   missingCapabilities: [String!]!
+  "When it was recorded."
   observedAt: Time!
 }
 "An observation an analysis rests on and where it was seen (a node, evidence, an artifact reference)."
-type AnalysisFinding { node: String source: String! detail: String! ref: String }
-type Intervention { id: ID! type: String! actor: String! targetNode: String! note: String! at: Time! }
+type AnalysisFinding {
+  "Key of the node it concerns, if any."
+  node: String
+  "Where it was seen (a node's output, evidence, …)."
+  source: String!
+  "What was observed."
+  detail: String!
+  "A reference to what it cites (an evidence item or artifact), if any."
+  ref: String
+}
+"A person's recorded action on a node; it never skips verification (invariant 8)."
+type Intervention {
+  "Identifier of the intervention within its operation; not a global id."
+  id: ID!
+  "What was done (manually_fixed)."
+  type: String!
+  "Who did it."
+  actor: String!
+  "Key of the node acted on."
+  targetNode: String!
+  "What the person wrote about it."
+  note: String!
+  "When it was recorded."
+  at: Time!
+}
 
 """
 One entry of an operation's append-only timeline: the typed event contract
@@ -6587,8 +7854,9 @@ interface OperationEvent {
   sequence: Int!
   "The kind: family.what (operation.running, node.failed, patch.applied, …)."
   type: String!
-  "Who caused it: a person, executor, or an ai-agent:* analyzer."
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
   actor: String!
+  "When it was recorded."
   at: Time!
   "Every field of the event as recorded, typed fields included."
   payload: Map
@@ -6596,14 +7864,25 @@ interface OperationEvent {
 
 "operation.*: the operation was created or reached a status."
 type OperationStatusEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: operation.created, operation.<status> or operation.needs_attention."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
   "The status reached (none for operation.created)."
   operationStatus: OperationStatus
+  "Why, when recorded (a cancel's reason, a failure's verdict)."
   reason: String
-  "The node whose failure ended it, if one did."
+  "The node whose failure ended it (or rolls it back, or needs attention), if one did."
   failedNode: String
   "operation.created: the plan it runs and its revision."
   plan: Plan
+  "operation.created: the plan revision it starts on."
   revision: Int
   "operation.created: the operation whose sub_operation node started it."
   parent: Operation
@@ -6611,13 +7890,25 @@ type OperationStatusEvent implements OperationEvent {
 
 "node.*: a node run moved (running, succeeded, failed, retrying, waiting, skipped, …)."
 type NodeEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: node.<status>, node.retry_requested, node.needs_attention, node.recovered or node.reset."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "Key of the node."
   node: String!
   "The node run's status reached (none for node.retry_requested, node.needs_attention, node.recovered, node.reset)."
   runStatus: NodeRunStatus
+  "The attempt number, starting at 1, when recorded."
   attempt: Int
   "The plan revision the run started on."
   revision: Int
+  "Why, when recorded (a failure's verdict, a skip's reason)."
   reason: String
   "node.retrying: how long until the next attempt (a Go duration)."
   wait: String
@@ -6627,11 +7918,23 @@ type NodeEvent implements OperationEvent {
 
 "gate.*: a gate waits, was decided, timed out, or a decision was invalidated by a patch."
 type GateEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: gate.waiting, gate.decided, gate.approved, gate.rejected, gate.timed_out or gate.approval_invalidated."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "Key of the gate node."
   node: String!
   "The gate node's run status a closing decision moved it to (approved: SUCCEEDED; rejected: FAILED)."
   runStatus: NodeRunStatus
+  "gate.decided: whether the decision approved."
   approve: Boolean
+  "gate.decided: the required role the decider decided with."
   role: String
   "The gate's upstream digest the decision bound to."
   digest: String
@@ -6639,18 +7942,41 @@ type GateEvent implements OperationEvent {
 
 "patch.*: a PlanPatch was proposed, decided, applied, rejected, withdrawn or went stale."
 type PatchEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: patch.proposed, patch.decided, patch.applied, patch.rejected, patch.withdrawn or patch.stale."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "The patch; null when it is gone."
   patch: PlanPatch
   "patch.applied: the revision it made."
   revision: Int
+  "The patch's digest (proposed, decided), or the digest of the revision it made (applied)."
   digest: String
+  "Why: the proposal's reason, or why it was withdrawn or went stale."
   reason: String
 }
 
 "plan.revised: the operation's plan reached a new revision."
 type PlanRevisedEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: plan.revised."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "The new revision's number."
   revision: Int
+  "The new revision's digest."
   digest: String
   "The digest of the revision it replaced."
   parentDigest: String
@@ -6660,35 +7986,83 @@ type PlanRevisedEvent implements OperationEvent {
 
 "evidence.recorded: a probe's result."
 type EvidenceEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: evidence.recorded."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "Key of the node the evidence is about."
   node: String!
+  "The contract item (the probe's name)."
   item: String!
+  "The verdict."
   result: EvidenceResult!
 }
 
 "resource.*: the operation's resource changed (or kept) its lifecycle."
 type ResourceEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: resource.changing, resource.concluded or resource.lifecycle_kept."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "The resource; null when it is gone."
   resource: Resource
+  "The lifecycle status it moved to (or kept)."
   lifecycle: LifecycleStatus
+  "Its health, when recorded."
   health: HealthStatus
   "resource.concluded: how the operation ended for it."
   outcome: OperationStatus
+  "Why, when recorded."
   reason: String
 }
 
 "binding.*: a requirement got its provider (the resource a sub-operation created)."
 type BindingEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: binding.resolved."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "The binding key that was resolved."
   binding: String
+  "The resource now bound; null when it is gone."
   provider: Resource
+  "The child operation that created it."
   child: Operation
 }
 
 "intervention.recorded: a person acted on a node."
 type InterventionEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: intervention.recorded."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "Key of the node acted on."
   node: String!
+  "What was done (manually_fixed)."
   interventionType: String
   "The probes that must pass before the node succeeds."
   verify: [String!]!
@@ -6696,29 +8070,75 @@ type InterventionEvent implements OperationEvent {
 
 "analysis.*: an analyzer's output, refused as a proposal (why in problems)."
 type AnalysisEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: analysis.proposal_refused."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
+  "Key of the node the analysis was about."
   node: String!
+  "The analyzer's diagnosis."
   diagnosis: String
+  "Why the proposal was refused, one problem per line."
   problems: [String!]!
 }
 
 "secret.revealed: a person saw a secret artifact's value (never in the event)."
 type SecretRevealedEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind: secret.revealed."
+  type: String!
+  "Who caused it: the person who revealed the value."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded, typed fields included."
+  payload: Map
   "The artifact's global id (Artifact.id)."
   artifact: ID!
+  "The artifact's name."
   name: String
+  "Key of the node that produced the artifact."
   producedBy: String
+  "The reason the person gave."
   reason: String
+  "When the revealed value expires."
   expiresAt: Time
 }
 
 "A kind this contract version has no type for: read payload."
 type OtherEvent implements OperationEvent {
-  sequence: Int! type: String! actor: String! at: Time! payload: Map
+  "Its place in the operation's timeline: 1, 2, 3, … without gaps."
+  sequence: Int!
+  "The kind (suboperation.started, or one newer than this contract)."
+  type: String!
+  "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
+  actor: String!
+  "When it was recorded."
+  at: Time!
+  "Every field of the event as recorded."
+  payload: Map
 }
-type OperationEventConnection { edges: [OperationEventEdge!]! pageInfo: PageInfo! }
-type OperationEventEdge { cursor: String! node: OperationEvent! }
+"A page of an operation's timeline."
+type OperationEventConnection {
+  "The events of this page, in sequence order."
+  edges: [OperationEventEdge!]!
+  "Where this page is in the timeline."
+  pageInfo: PageInfo!
+}
+"A timeline event and its cursor."
+type OperationEventEdge {
+  "Opaque timeline cursor of this event: pass it as after to continue after it."
+  cursor: String!
+  "The event, typed by its family."
+  node: OperationEvent!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)

@@ -9,55 +9,87 @@ import (
 	"github.com/capstan-dev/capstan/resolver/events"
 )
 
+// An operation to cancel.
 type CancelOperationInput struct {
-	Operation string  `json:"operation"`
-	Reason    *string `json:"reason,omitempty"`
+	// Global id of the operation.
+	Operation string `json:"operation"`
+	// Why, recorded in the timeline.
+	Reason *string `json:"reason,omitempty"`
 }
 
+// A page of capability definitions.
 type CapabilityDefinitionConnection struct {
-	Edges      []CapabilityDefinitionEdge `json:"edges"`
-	PageInfo   *PageInfo                  `json:"pageInfo"`
-	TotalCount int                        `json:"totalCount"`
+	// The definitions of this page, in order.
+	Edges []CapabilityDefinitionEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many definitions match, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// A capability definition and its cursor.
 type CapabilityDefinitionEdge struct {
-	Cursor string                        `json:"cursor"`
-	Node   *capstan.CapabilityDefinition `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The capability definition.
+	Node *capstan.CapabilityDefinition `json:"node"`
 }
 
+// One constraint a capability understands.
 type ConstraintSpec struct {
-	Name           string  `json:"name"`
-	Type           string  `json:"type"`
-	Enum           []any   `json:"enum,omitempty"`
-	Match          *string `json:"match,omitempty"`
-	RequiredInProd bool    `json:"requiredInProd"`
+	// The constraint's name, as requirements, scopes and attributes use it.
+	Name string `json:"name"`
+	// The value type: string, integer, number or boolean.
+	Type string `json:"type"`
+	// The allowed values; null allows any value of the type.
+	Enum []any `json:"enum,omitempty"`
+	// How a provider's value must compare with the wanted one: exact (the default when null), minimum or maximum.
+	Match *string `json:"match,omitempty"`
+	// Whether a production requirement must set it (invariant 12: planning fails otherwise).
+	RequiredInProd bool `json:"requiredInProd"`
 	// A credential: catalogs give it as a secret:<name> reference, never the value.
-	Sensitive   bool    `json:"sensitive"`
+	Sensitive bool `json:"sensitive"`
+	// What the constraint means.
 	Description *string `json:"description,omitempty"`
 }
 
+// What a caller wants: an action on a type of resource, not how to do it.
 type CreateIntentInput struct {
-	Action             string         `json:"action"`
-	TargetResourceType string         `json:"targetResourceType"`
-	DesiredResult      map[string]any `json:"desiredResult,omitempty"`
+	// The action (install, create, upgrade, repair, …); planning refuses one the target type does not allow.
+	Action string `json:"action"`
+	// The resource type key to act on (kubernetes.cluster).
+	TargetResourceType string `json:"targetResourceType"`
+	// What the result should be (free-form JSON); its name field names the resource the operation creates or changes.
+	DesiredResult map[string]any `json:"desiredResult,omitempty"`
 	// Context such as environment and cluster.
-	Constraints map[string]any          `json:"constraints,omitempty"`
-	Providers   []ExplicitProviderInput `json:"providers,omitempty"`
+	Constraints map[string]any `json:"constraints,omitempty"`
+	// Providers chosen explicitly, one per requirement.
+	Providers []ExplicitProviderInput `json:"providers,omitempty"`
 	// Pin a scenario (key or key@version); by default the newest for action and target.
 	Scenario *string `json:"scenario,omitempty"`
-	Mode     *string `json:"mode,omitempty"`
+	// Simple or advanced mode (default SIMPLE).
+	Mode *string `json:"mode,omitempty"`
 }
 
+// A decision on a waiting gate.
 type DecideGateInput struct {
-	Operation string  `json:"operation"`
-	Node      string  `json:"node"`
-	Approve   bool    `json:"approve"`
-	Comment   *string `json:"comment,omitempty"`
+	// Global id of the operation.
+	Operation string `json:"operation"`
+	// Key of the gate node.
+	Node string `json:"node"`
+	// true approves; false rejects (any rejection closes the gate rejected).
+	Approve bool `json:"approve"`
+	// A note recorded with the decision.
+	Comment *string `json:"comment,omitempty"`
 }
 
+// A decision on a proposed patch.
 type DecidePlanPatchInput struct {
-	Patch   string  `json:"patch"`
-	Approve bool    `json:"approve"`
+	// Global id of the PlanPatch.
+	Patch string `json:"patch"`
+	// true approves; false rejects (the patch then closes REJECTED).
+	Approve bool `json:"approve"`
+	// A note recorded with the decision.
 	Comment *string `json:"comment,omitempty"`
 	// The patch digest the decider saw; another one is a CONFLICT.
 	Digest string `json:"digest"`
@@ -65,33 +97,49 @@ type DecidePlanPatchInput struct {
 
 // One hop of a dependency walk: from depends on to through relationship.
 type DependencyEdge struct {
-	From         string                   `json:"from"`
-	To           string                   `json:"to"`
+	// Resource key of the resource that holds the relationship.
+	From string `json:"from"`
+	// Resource key of the resource the relationship points at.
+	To string `json:"to"`
+	// The relationship's type.
 	Relationship capstan.RelationshipType `json:"relationship"`
 	// Hops from the root to the resource this edge reached.
-	Depth    int               `json:"depth"`
+	Depth int `json:"depth"`
+	// The resource this edge reached (to when walking OUTGOING, from when walking INCOMING).
 	Resource *capstan.Resource `json:"resource"`
 }
 
+// The resources reached by a dependency walk from one resource.
 type DependencyGraph struct {
-	Root      *capstan.Resource `json:"root"`
+	// The resource the walk started from.
+	Root *capstan.Resource `json:"root"`
+	// The direction walked.
 	Direction capstan.Direction `json:"direction"`
-	Depth     int               `json:"depth"`
-	Edges     []DependencyEdge  `json:"edges"`
+	// The maximum number of hops walked.
+	Depth int `json:"depth"`
+	// One edge per relationship followed.
+	Edges []DependencyEdge `json:"edges"`
 }
 
+// An edge of a plan change: to runs after from.
 type EdgeInput struct {
+	// Key of the node that runs first.
 	From string `json:"from"`
-	To   string `json:"to"`
+	// Key of the node that waits for from.
+	To string `json:"to"`
 }
 
+// A batch of changes to a plan that has not started.
 type EditPlanInput struct {
+	// Global id of the plan.
 	Plan string `json:"plan"`
 	// The plan version the changes were made on; a stale version is a CONFLICT.
-	Version int               `json:"version"`
+	Version int `json:"version"`
+	// The changes, applied all or none as the next revision.
 	Changes []PlanChangeInput `json:"changes"`
 }
 
+// A provider the user chooses for one requirement (invariant 6: the only way to name one before resolution).
 type ExplicitProviderInput struct {
 	// The requirement's binding key, e.g. secrets or object-storage/cluster.
 	Requirement string `json:"requirement"`
@@ -99,11 +147,13 @@ type ExplicitProviderInput struct {
 	Provider string `json:"provider"`
 }
 
+// A catalog document to import.
 type ImportCatalogInput struct {
 	// The catalog document, YAML or JSON (clusters, compute_nodes, internal_services, external_services, marketplace_services).
 	Document string `json:"document"`
 }
 
+// A scenario pack to install.
 type InstallScenarioPackInput struct {
 	// A single-file pack in the pack format (see pack/pack.schema.json).
 	Document string `json:"document"`
@@ -111,71 +161,110 @@ type InstallScenarioPackInput struct {
 	Name *string `json:"name,omitempty"`
 }
 
+// A page of intents.
 type IntentConnection struct {
-	Edges      []IntentEdge `json:"edges"`
-	PageInfo   *PageInfo    `json:"pageInfo"`
-	TotalCount int          `json:"totalCount"`
+	// The intents of this page, in order.
+	Edges []IntentEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many intents match the filter, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// An intent and its cursor.
 type IntentEdge struct {
-	Cursor string          `json:"cursor"`
-	Node   *capstan.Intent `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The intent.
+	Node *capstan.Intent `json:"node"`
 }
 
+// Conditions on intents.
 type IntentFilter struct {
+	// Only intents in this status.
 	Status *capstan.IntentStatus `json:"status,omitempty"`
 }
 
+// Changes to the caller's organization. Each needs a valid bearer token and
+// the roles it names (FORBIDDEN otherwise); viewers change nothing.
 type Mutation struct {
 }
 
+// A page of operations.
 type OperationConnection struct {
-	Edges      []OperationEdge `json:"edges"`
-	PageInfo   *PageInfo       `json:"pageInfo"`
-	TotalCount int             `json:"totalCount"`
+	// The operations of this page, in order.
+	Edges []OperationEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many operations match the filter, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// An operation and its cursor.
 type OperationEdge struct {
-	Cursor string             `json:"cursor"`
-	Node   *capstan.Operation `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The operation.
+	Node *capstan.Operation `json:"node"`
 }
 
+// A page of an operation's timeline.
 type OperationEventConnection struct {
-	Edges    []OperationEventEdge `json:"edges"`
-	PageInfo *PageInfo            `json:"pageInfo"`
+	// The events of this page, in sequence order.
+	Edges []OperationEventEdge `json:"edges"`
+	// Where this page is in the timeline.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A timeline event and its cursor.
 type OperationEventEdge struct {
-	Cursor string       `json:"cursor"`
-	Node   events.Event `json:"node"`
+	// Opaque timeline cursor of this event: pass it as after to continue after it.
+	Cursor string `json:"cursor"`
+	// The event, typed by its family.
+	Node events.Event `json:"node"`
 }
 
+// Conditions on operations; every condition given must hold.
 type OperationFilter struct {
+	// Only operations in this status.
 	Status *capstan.OperationStatus `json:"status,omitempty"`
-	Intent *string                  `json:"intent,omitempty"`
-	Plan   *string                  `json:"plan,omitempty"`
+	// Only operations of the intent with this global id.
+	Intent *string `json:"intent,omitempty"`
+	// Only operations of the plan with this global id.
+	Plan *string `json:"plan,omitempty"`
 	// Operations that create or change this resource.
 	Resource *string `json:"resource,omitempty"`
 	// Operations with a PlanPatch awaiting approval.
 	AwaitingPatch *bool `json:"awaitingPatch,omitempty"`
-	// Operations started after (before) this time.
-	CreatedAfter  *time.Time `json:"createdAfter,omitempty"`
+	// Only operations created after this time.
+	CreatedAfter *time.Time `json:"createdAfter,omitempty"`
+	// Only operations created before this time.
 	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
 }
 
+// A rule not yet met and what it still needs.
 type OutstandingApproval struct {
-	Rule      string `json:"rule"`
-	Approvals int    `json:"approvals"`
+	// The rule's name (ApprovalRule.rule).
+	Rule string `json:"rule"`
+	// Approvals it still needs.
+	Approvals int `json:"approvals"`
 }
 
+// Relay paging state of one page of a connection.
 type PageInfo struct {
-	HasNextPage     bool    `json:"hasNextPage"`
-	HasPreviousPage bool    `json:"hasPreviousPage"`
-	StartCursor     *string `json:"startCursor,omitempty"`
-	EndCursor       *string `json:"endCursor,omitempty"`
+	// True when more items follow the last edge of this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when this page was asked for with an after cursor (items precede it).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// Opaque cursor of the first edge; null on an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// Opaque cursor of the last edge; pass it as after to get the next page. Null on an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// One change of the vocabulary; which fields it needs depends on op.
 type PlanChangeInput struct {
+	// What the change does.
 	Op string `json:"op"`
 	// The node the change is about, or the anchor of an insert.
 	Node *string `json:"node,omitempty"`
@@ -186,39 +275,56 @@ type PlanChangeInput struct {
 	// A node in the pack format (snake_case keys) instead of a template: one that runs a script, a command or a URL needs the job-authoring permission.
 	Spec map[string]any `json:"spec,omitempty"`
 	// Keys to set (a null removes the key), or a template's parameters.
-	Parameters  map[string]any `json:"parameters,omitempty"`
-	Edge        *EdgeInput     `json:"edge,omitempty"`
-	Requirement *string        `json:"requirement,omitempty"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+	// The edge to add or remove, for ADD_EDGE and REMOVE_EDGE.
+	Edge *EdgeInput `json:"edge,omitempty"`
+	// The requirement (binding key) to rebind, for REBIND.
+	Requirement *string `json:"requirement,omitempty"`
 	// Resource key of the provider, for REBIND.
 	Provider *string `json:"provider,omitempty"`
 	// Why; required for SKIP.
 	Reason *string `json:"reason,omitempty"`
 }
 
+// The intent to plan.
 type PlanIntentInput struct {
+	// Global id of the intent.
 	Intent string `json:"intent"`
 }
 
+// A plan at a glance (simple mode): before start what it foresees, after start what its operation does.
 type PlanSummary struct {
-	DesiredResult  map[string]any     `json:"desiredResult,omitempty"`
-	Scenario       string             `json:"scenario"`
-	Status         capstan.PlanStatus `json:"status"`
-	CurrentPhase   string             `json:"currentPhase"`
-	Steps          int                `json:"steps"`
-	Progress       float64            `json:"progress"`
-	NeedsAttention []string           `json:"needsAttention"`
+	// What the intent asked for.
+	DesiredResult map[string]any `json:"desiredResult,omitempty"`
+	// The scenario ref the plan was made from.
+	Scenario string `json:"scenario"`
+	// The plan's status.
+	Status capstan.PlanStatus `json:"status"`
+	// ready to start or planning failed before start; then the operation's current phase.
+	CurrentPhase string `json:"currentPhase"`
+	// Nodes to run, stages not counted.
+	Steps int `json:"steps"`
+	// Share of nodes done, 0 to 1 (0 before start).
+	Progress float64 `json:"progress"`
+	// What needs a person: problems and gates ahead before start, then the operation's needs.
+	NeedsAttention []string `json:"needsAttention"`
 	// One line per top-level requirement: how it will be met.
 	Bindings []string `json:"bindings"`
 }
 
+// Changes proposed to a running operation's plan.
 type ProposePlanPatchInput struct {
+	// Global id of the operation.
 	Operation string `json:"operation"`
 	// The plan revision the changes were made on; another one is a CONFLICT.
-	BaseRevision int               `json:"baseRevision"`
-	Changes      []PlanChangeInput `json:"changes"`
-	Reason       string            `json:"reason"`
+	BaseRevision int `json:"baseRevision"`
+	// The changes, applied all or none as one revision.
+	Changes []PlanChangeInput `json:"changes"`
+	// Why the patch is needed; must not be blank.
+	Reason string `json:"reason"`
 }
 
+// A secret to store.
 type PutSecretInput struct {
 	// Lower-case letters, digits and . _ / - (at most 128).
 	Name string `json:"name"`
@@ -226,52 +332,83 @@ type PutSecretInput struct {
 	Value string `json:"value"`
 }
 
+// Read access to the caller's organization. Every query needs a valid bearer
+// token (UNAUTHENTICATED otherwise) and sees only its own organization's
+// entities; any role, viewer included, may read everything but secrets.
 type Query struct {
 }
 
+// A manual fix of a node, to record.
 type RecordInterventionInput struct {
+	// Global id of the operation.
 	Operation string `json:"operation"`
-	Node      string `json:"node"`
-	Type      string `json:"type"`
-	Note      string `json:"note"`
+	// Key of the failed or waiting node that was fixed.
+	Node string `json:"node"`
+	// What was done; only manually_fixed (the default) is accepted (INVALID otherwise).
+	Type string `json:"type"`
+	// What the person did, for the record.
+	Note string `json:"note"`
 }
 
+// A page of resources.
 type ResourceConnection struct {
-	Edges      []ResourceEdge `json:"edges"`
-	PageInfo   *PageInfo      `json:"pageInfo"`
-	TotalCount int            `json:"totalCount"`
+	// The resources of this page, in order.
+	Edges []ResourceEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many resources match the filter, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// A resource and its cursor.
 type ResourceEdge struct {
-	Cursor string            `json:"cursor"`
-	Node   *capstan.Resource `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The resource.
+	Node *capstan.Resource `json:"node"`
 }
 
+// Conditions on resources; every condition given must hold.
 type ResourceFilter struct {
-	Type            *string                  `json:"type,omitempty"`
-	Environment     *string                  `json:"environment,omitempty"`
-	Capability      *string                  `json:"capability,omitempty"`
+	// Only resources of this type key (kubernetes.cluster).
+	Type *string `json:"type,omitempty"`
+	// Only resources in this environment (prod, staging).
+	Environment *string `json:"environment,omitempty"`
+	// Only resources that directly provide this capability key (object_storage.s3).
+	Capability *string `json:"capability,omitempty"`
+	// Only resources in this lifecycle status.
 	LifecycleStatus *capstan.LifecycleStatus `json:"lifecycleStatus,omitempty"`
 	// Resources whose key or name contains this text, ignoring case.
 	Search *string `json:"search,omitempty"`
 }
 
+// A page of resource types.
 type ResourceTypeConnection struct {
-	Edges      []ResourceTypeEdge `json:"edges"`
-	PageInfo   *PageInfo          `json:"pageInfo"`
-	TotalCount int                `json:"totalCount"`
+	// The resource types of this page, in order.
+	Edges []ResourceTypeEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many resource types there are, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// A resource type and its cursor.
 type ResourceTypeEdge struct {
-	Cursor string                `json:"cursor"`
-	Node   *capstan.ResourceType `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The resource type.
+	Node *capstan.ResourceType `json:"node"`
 }
 
+// A failed node to retry.
 type RetryNodeInput struct {
+	// Global id of the operation.
 	Operation string `json:"operation"`
-	Node      string `json:"node"`
+	// Key of the failed node.
+	Node string `json:"node"`
 }
 
+// A secret artifact to reveal.
 type RevealSecretInput struct {
 	// The secret artifact (Artifact.id).
 	Artifact string `json:"artifact"`
@@ -279,43 +416,67 @@ type RevealSecretInput struct {
 	Reason string `json:"reason"`
 }
 
+// An applied patch to revert.
 type RevertPlanPatchInput struct {
-	Patch  string `json:"patch"`
+	// Global id of the applied PlanPatch.
+	Patch string `json:"patch"`
+	// Why it is reverted: the new patch's reason.
 	Reason string `json:"reason"`
 }
 
+// A page of scenarios.
 type ScenarioConnection struct {
-	Edges      []ScenarioEdge `json:"edges"`
-	PageInfo   *PageInfo      `json:"pageInfo"`
-	TotalCount int            `json:"totalCount"`
+	// The scenarios of this page, in order.
+	Edges []ScenarioEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many scenarios match the filter, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// A scenario and its cursor.
 type ScenarioEdge struct {
-	Cursor string            `json:"cursor"`
-	Node   *capstan.Scenario `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The scenario.
+	Node *capstan.Scenario `json:"node"`
 }
 
+// Conditions on scenarios; every condition given must hold.
 type ScenarioFilter struct {
-	Key                *string `json:"key,omitempty"`
-	Action             *string `json:"action,omitempty"`
+	// Only scenarios with this key (tempo.install).
+	Key *string `json:"key,omitempty"`
+	// Only scenarios of this action (install, create, repair, …).
+	Action *string `json:"action,omitempty"`
+	// Only scenarios for this resource type key.
 	TargetResourceType *string `json:"targetResourceType,omitempty"`
 	// Scenarios whose result provides this capability.
 	Provides *string `json:"provides,omitempty"`
 }
 
+// A page of scenario packs.
 type ScenarioPackConnection struct {
-	Edges      []ScenarioPackEdge `json:"edges"`
-	PageInfo   *PageInfo          `json:"pageInfo"`
-	TotalCount int                `json:"totalCount"`
+	// The packs of this page, in order.
+	Edges []ScenarioPackEdge `json:"edges"`
+	// Where this page is in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many pack versions are installed, over all pages.
+	TotalCount int `json:"totalCount"`
 }
 
+// A scenario pack and its cursor.
 type ScenarioPackEdge struct {
-	Cursor string                `json:"cursor"`
-	Node   *capstan.ScenarioPack `json:"node"`
+	// Opaque cursor of this edge, for after.
+	Cursor string `json:"cursor"`
+	// The scenario pack.
+	Node *capstan.ScenarioPack `json:"node"`
 }
 
+// A ready plan to start.
 type StartOperationInput struct {
-	Plan           string  `json:"plan"`
+	// Global id of the plan.
+	Plan string `json:"plan"`
+	// Any string unique per intended start: the same key returns the operation it started before, never a second run.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -325,10 +486,14 @@ type StartOperationInput struct {
 type Subscription struct {
 }
 
+// Who the bearer token authenticates.
 type Viewer struct {
-	Actor        string   `json:"actor"`
-	Organization string   `json:"organization"`
-	Roles        []string `json:"roles"`
+	// The caller's actor id, as timelines and decisions record it.
+	Actor string `json:"actor"`
+	// The organization (tenant) the caller acts in.
+	Organization string `json:"organization"`
+	// The caller's roles (admin, platform_admin, sre, operator, viewer, or roles the tokens file declares).
+	Roles []string `json:"roles"`
 	// The caller's verdict on every action that depends on roles alone, in a
 	// fixed order: what a client shows, hides or disables, with the reason.
 	// The mutations make the same checks. Actions that depend on their object
@@ -337,7 +502,10 @@ type Viewer struct {
 	Permissions []capstan.Permission `json:"permissions"`
 }
 
+// A proposed patch to withdraw.
 type WithdrawPlanPatchInput struct {
-	Patch  string  `json:"patch"`
+	// Global id of the PlanPatch.
+	Patch string `json:"patch"`
+	// Why; by default withdrawn by <actor>.
 	Reason *string `json:"reason,omitempty"`
 }
