@@ -1,11 +1,15 @@
 import { useEffect, useMemo, useState } from "react";
 import { ApolloProvider, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
-import { newClient } from "./apollo";
+import { newClient, type Console, type LinkState } from "./apollo";
 import { forgetToken, saveToken, savedToken } from "./session";
 import { SignIn } from "./SignIn";
 import { Operations } from "./Operations";
 import { OperationPage } from "./OperationPage";
+import { Plans } from "./Plans";
+import { PlanReview } from "./PlanReview";
+import { Explorer } from "./Explorer";
+import { ViewerProvider } from "./viewer";
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -13,6 +17,11 @@ const ViewerQuery = graphql(`
       actor
       organization
       roles
+      permissions {
+        action
+        allowed
+        reason
+      }
     }
   }
 `);
@@ -20,51 +29,79 @@ const ViewerQuery = graphql(`
 export function App() {
   const [token, setToken] = useState<string | null>(savedToken());
   const [refusal, setRefusal] = useState<string | undefined>();
-  const client = useMemo(() => (token ? newClient(token) : null), [token]);
+  const conn = useMemo(() => (token ? newClient(token) : null), [token]);
+  useEffect(() => () => conn?.dispose(), [conn]);
   const signOut = (why?: string) => {
     forgetToken();
-    client?.stop();
     setRefusal(why);
     setToken(null);
   };
-  if (!token || !client) {
+  if (!token || !conn) {
     return <SignIn error={refusal} onToken={(t) => { saveToken(t); setRefusal(undefined); setToken(t); }} />;
   }
   return (
-    <ApolloProvider client={client}>
-      <Shell onSignOut={signOut} />
+    <ApolloProvider client={conn.client}>
+      <Shell conn={conn} onSignOut={signOut} />
     </ApolloProvider>
   );
 }
 
-function Shell({ onSignOut }: { onSignOut: (why?: string) => void }) {
+const pages: { prefix: string; label: string }[] = [
+  { prefix: "#/operations", label: "Operations" }, { prefix: "#/plans", label: "Plans" }, { prefix: "#/explorer", label: "Explorer" },
+];
+
+function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) => void }) {
   const { data, error } = useQuery(ViewerQuery);
   const route = useHashRoute();
+  const link = useLinkState(conn);
   useEffect(() => {
     if (error) onSignOut(`Not signed in: ${error.message}`);
   }, [error, onSignOut]);
   const viewer = data?.viewer;
+  const current = route === "" || route === "#/" ? "#/operations" : route;
   return (
     <div className="shell">
+      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById("main")?.focus(); }}>Skip to content</a>
       <header>
         <strong>Capstan</strong>
+        <nav aria-label="pages">
+          {pages.map((p) => (
+            <a key={p.prefix} href={`${p.prefix}`} aria-current={current.startsWith(p.prefix) ? "page" : undefined}>{p.label}</a>
+          ))}
+          <a href="/graphiql">GraphiQL</a>
+        </nav>
+        <span className={`link link-${link}`} role="status" aria-label="live updates">{link === "live" ? "● live" : link === "connecting" ? "○ connecting" : "○ reconnecting"}</span>
         {viewer && (
           <span className="viewer" aria-label="signed in as">
             {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}
           </span>
         )}
-        <a href="/graphiql">GraphiQL</a>
         <button type="button" onClick={() => onSignOut()}>Sign out</button>
       </header>
-      <main>
-        {route.startsWith("#/operations/") ? <OperationPage id={decodeURIComponent(route.slice("#/operations/".length))} /> : <Operations />}
+      <main id="main" tabIndex={-1}>
+        {viewer ? <ViewerProvider viewer={viewer}><Page route={current} /></ViewerProvider> : <p>Loading…</p>}
       </main>
     </div>
   );
 }
 
-// useHashRoute follows location.hash: #/ is the dashboard, #/operations/<id>
-// an operation (the server serves the console at / only).
+// Page picks the page for a route: #/operations, #/operations/<id>,
+// #/plans, #/plans/<id>, #/explorer, #/explorer/<resource id>. Ids are the
+// API's global ids.
+function Page({ route }: { route: string }) {
+  const [, page, id] = route.split("/").map(decodeURIComponent);
+  switch (page) {
+    case "plans":
+      return id ? <PlanReview id={id} /> : <Plans />;
+    case "explorer":
+      return <Explorer id={id || undefined} />;
+    default:
+      return id ? <OperationPage id={id} /> : <Operations />;
+  }
+}
+
+// useHashRoute follows location.hash (the server serves the console at /
+// only).
 function useHashRoute(): string {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
@@ -73,4 +110,10 @@ function useHashRoute(): string {
     return () => window.removeEventListener("hashchange", follow);
   }, []);
   return hash;
+}
+
+function useLinkState(conn: Console): LinkState {
+  const [state, setState] = useState<LinkState>("connecting");
+  useEffect(() => conn.onLinkState(setState), [conn]);
+  return state;
 }

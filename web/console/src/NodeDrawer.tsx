@@ -1,27 +1,36 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
+import { ActionButton, ReadOnlyNote, may, readOnly, useViewer, type Verdict } from "./viewer";
 
 const NodeDetail = graphql(`
   query NodeDetail($id: ID!) {
-    viewer {
-      actor
-      roles
-    }
     operation(id: $id) {
       id
-      actor
-      intent {
-        constraints
-      }
       plan {
         nodes {
           key
           type
           title
+          description
+          parameters
           job {
             run {
               runner
+              timeout
+            }
+            inputs {
+              parameters
+            }
+            outputs {
+              evidence {
+                name
+              }
+              artifacts {
+                name
+                type
+                sensitivity
+              }
             }
             controls {
               retry {
@@ -29,7 +38,16 @@ const NodeDetail = graphql(`
               }
             }
           }
+          intervention {
+            instructions
+          }
         }
+      }
+      nodeRuns {
+        node
+        status
+        attempts
+        error
       }
       gates {
         node
@@ -43,13 +61,26 @@ const NodeDetail = graphql(`
           actor
           role
           approve
+          comment
+          dismissed
+        }
+        viewerMayApprove {
+          allowed
+          reason
+        }
+        viewerMayReject {
+          allowed
+          reason
         }
       }
       evidence {
         id
         producedBy
+        capability
         item
         result
+        source
+        observedAt
       }
       artifacts {
         id
@@ -57,82 +88,235 @@ const NodeDetail = graphql(`
         type
         sensitivity
         producedBy
+        viewerMayReveal {
+          allowed
+          reason
+        }
+      }
+      interventions {
+        id
+        type
+        actor
+        targetNode
+        note
+        at
       }
     }
   }
 `);
 
 const DecideGate = graphql(`
-  mutation DecideGate($op: ID!, $node: String!, $approve: Boolean!) {
-    decideGate(input: { operation: $op, node: $node, approve: $approve }) {
+  mutation DecideGate($op: ID!, $node: String!, $approve: Boolean!, $comment: String) {
+    decideGate(input: { operation: $op, node: $node, approve: $approve, comment: $comment }) {
       node
       status
     }
   }
 `);
 
-// mayDecide says whether the viewer may decide a gate, or why not: one of
-// its required roles (admin holds every role), and not twice.
-// In production the person who started the operation does not approve its
-// gates: a second person does.
-export function mayDecide(
-  roles: string[], actor: string, starter: string, prod: boolean,
-  gate: { status: string; spec: { requiredRoles: string[] }; decisions: { actor: string }[] },
-): string | null {
-  if (gate.status !== "WAITING") return `the gate is ${gate.status.toLowerCase()}`;
-  if (!roles.includes("admin") && !gate.spec.requiredRoles.some((r) => roles.includes(r))) return `needs one of the roles ${gate.spec.requiredRoles.join(", ")}`;
-  if (gate.decisions.some((d) => d.actor === actor)) return "you decided it already";
-  if (prod && actor === starter) return "you started this production operation: a second person decides its gates";
-  return null;
-}
+const RevealSecret = graphql(`
+  mutation RevealSecret($artifact: ID!, $reason: String!) {
+    revealSecret(input: { artifact: $artifact, reason: $reason }) {
+      value
+      expiresAt
+    }
+  }
+`);
+
+const RetryNode = graphql(`
+  mutation RetryNode($op: ID!, $node: String!) {
+    retryNode(input: { operation: $op, node: $node }) {
+      id
+      status
+    }
+  }
+`);
+
+const RecordIntervention = graphql(`
+  mutation RecordIntervention($op: ID!, $node: String!, $type: String!, $note: String!) {
+    recordIntervention(input: { operation: $op, node: $node, type: $type, note: $note }) {
+      id
+    }
+  }
+`);
 
 // NodeDrawer shows one node of an operation: its job contract, evidence,
-// artifacts (secret ones masked) and gate, with approve and reject for
-// those who may.
-export function NodeDrawer({ operation, node, onClose }: { operation: string; node: string; onClose: () => void }) {
-  const { data } = useQuery(NodeDetail, { variables: { id: operation }, fetchPolicy: "cache-and-network" });
-  const [decide, { error: decideError, loading: deciding }] = useMutation(DecideGate);
-  const [done, setDone] = useState<string | null>(null);
+// artifacts (secret ones masked; revealed with a reason where policy
+// allows), its gate, interventions, and the actions the viewer may take —
+// each as the server judges it (viewerMay… fields, Viewer.permissions).
+export function NodeDrawer({ operation, node, runStatus, onClose }: { operation: string; node: string; runStatus?: string; onClose: () => void }) {
+  const { data, refetch } = useQuery(NodeDetail, { variables: { id: operation }, fetchPolicy: "cache-and-network" });
+  const viewer = useViewer();
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => { heading.current?.focus(); }, [data !== undefined]); // eslint-disable-line react-hooks/exhaustive-deps
+  // The live status moved: read the node's records again.
+  useEffect(() => { void refetch(); }, [runStatus, refetch]);
   const op = data?.operation;
   const spec = op?.plan.nodes.find((n) => n.key === node);
-  if (!op || !spec || !data) return null;
+  if (!op || !spec) return null;
+  const run = op.nodeRuns.find((r) => r.node === node);
   const gate = op.gates.find((g) => g.node === node);
   const evidence = op.evidence.filter((e) => e.producedBy === node);
   const artifacts = op.artifacts.filter((a) => a.producedBy === node);
-  const env = (op.intent.constraints as Record<string, unknown> | null)?.environment;
-  const refusal = gate ? mayDecide(data.viewer.roles, data.viewer.actor, op.actor, env === "prod" || env === "production", gate) : null;
-  const act = async (approve: boolean) => {
-    const r = await decide({ variables: { op: operation, node, approve } });
-    if (r.data) setDone(`${approve ? "approved" : "rejected"}: the gate is ${r.data.decideGate.status.toLowerCase()}`);
-  };
+  const interventions = op.interventions.filter((i) => i.targetNode === node);
   return (
-    <aside className="drawer" role="dialog" aria-labelledby="drawer-title">
-      <h3 id="drawer-title">{spec.title}</h3>
-      <button type="button" onClick={onClose} aria-label="close">×</button>
-      <p><code>{spec.key}</code> · {spec.type.toLowerCase()}</p>
+    <aside className="drawer" role="dialog" aria-labelledby="drawer-title" onKeyDown={(e) => { if (e.key === "Escape") onClose(); }}>
+      <h3 id="drawer-title" tabIndex={-1} ref={heading}>{spec.title}</h3>
+      <button type="button" className="close" onClick={onClose} aria-label="close">×</button>
+      <p><code>{spec.key}</code> · {spec.type.toLowerCase()} · {(runStatus ?? run?.status ?? "PENDING").toLowerCase().replace(/_/g, " ")}
+        {run && run.attempts > 1 && ` · attempt ${run.attempts}`}</p>
+      {spec.description && <p>{spec.description}</p>}
+      {run?.error && <p className="error">{run.error}</p>}
+      <ReadOnlyNote />
       {spec.job && (
-        <p>Runs with <strong>{spec.job.run.runner}</strong>, at most {spec.job.controls.retry.maximumAttempts ?? 1} attempts.</p>
-      )}
-      {gate && (
-        <section aria-label="gate">
-          <h4>Gate: {gate.status.toLowerCase()}</h4>
-          <p>{gate.spec.reason}</p>
-          <p>Decisions: {gate.decisions.length ? gate.decisions.map((d) => `${d.actor} (${d.role}) ${d.approve ? "approved" : "rejected"}`).join("; ") : "none yet"}</p>
-          <button type="button" disabled={refusal !== null || deciding} title={refusal ?? ""} onClick={() => act(true)}>Approve</button>
-          <button type="button" disabled={refusal !== null || deciding} title={refusal ?? ""} onClick={() => act(false)}>Reject</button>
-          {refusal && <p className="why">You may not decide it: {refusal}.</p>}
-          {done && <p role="status">{done}</p>}
-          {decideError && <p role="alert" className="error">{decideError.message}</p>}
+        <section aria-label="job contract">
+          <h4>Job contract</h4>
+          <p>Runs with <strong>{spec.job.run.runner}</strong>{spec.job.run.timeout && `, timeout ${spec.job.run.timeout}`}, at most {spec.job.controls.retry.maximumAttempts ?? 1} attempts.</p>
+          <p>Inputs: {Object.keys(spec.job.inputs.parameters ?? {}).join(", ") || "none"} · Evidence it owes: {spec.job.outputs.evidence.length ? spec.job.outputs.evidence.map((p) => p.name).join(", ") : "none"}</p>
+          {spec.job.outputs.artifacts.length > 0 && <p>Artifacts it leaves: {spec.job.outputs.artifacts.map((a) => `${a.name} (${a.sensitivity})`).join(", ")}</p>}
         </section>
       )}
+      {gate && <GateSection operation={operation} gate={gate} onDecided={() => void refetch()} />}
+      {run?.status === "FAILED" && <RetrySection operation={operation} node={node} verdict={may(viewer, "RETRY_NODE")} />}
+      {(run?.status === "WAITING_INTERVENTION" || runStatus === "WAITING_INTERVENTION") && (
+        <InterventionForm operation={operation} node={node} instructions={spec.intervention?.instructions}
+          verdict={may(viewer, "RECORD_INTERVENTION")} onDone={() => void refetch()} />
+      )}
       <h4>Evidence</h4>
-      <ul>{evidence.length ? evidence.map((e) => <li key={e.id}>{e.item}: {e.result.toLowerCase()}</li>) : <li>none yet</li>}</ul>
+      <ul>
+        {evidence.length ? evidence.map((e) => (
+          <li key={e.id}>
+            <strong>{e.item}</strong>: <span className={`result-${e.result.toLowerCase()}`}>{e.result.toLowerCase()}</span>
+            {e.capability && ` (${e.capability})`} · source <code>{sourceOf(e.source)}</code>
+          </li>
+        )) : <li>none yet</li>}
+      </ul>
       <h4>Artifacts</h4>
       <ul>
-        {artifacts.length ? artifacts.map((a) => (
-          <li key={a.id}>{a.name} ({a.type}, {a.sensitivity}){a.sensitivity === "secret" && <> · <span aria-label="masked secret">••••••••</span></>}</li>
-        )) : <li>none</li>}
+        {artifacts.length ? artifacts.map((a) => <ArtifactItem key={a.id} artifact={a} />) : <li>none</li>}
       </ul>
+      {interventions.length > 0 && (
+        <>
+          <h4>Interventions</h4>
+          <ul>{interventions.map((i) => <li key={i.id}>{i.actor}: {i.type} — {i.note}</li>)}</ul>
+        </>
+      )}
     </aside>
+  );
+}
+
+function sourceOf(source: Record<string, unknown>): string {
+  const kind = source.kind ?? source.type ?? source.runner;
+  return kind ? String(kind) : JSON.stringify(source).slice(0, 80);
+}
+
+type GateView = {
+  node: string; status: string; spec: { reason: string; requiredRoles: string[]; approvals?: number | null };
+  decisions: { actor: string; role: string; approve: boolean; comment?: string | null; dismissed: boolean }[];
+  viewerMayApprove: Verdict; viewerMayReject: Verdict;
+};
+
+function GateSection({ operation, gate, onDecided }: { operation: string; gate: GateView; onDecided: () => void }) {
+  const [decide, { error, loading }] = useMutation(DecideGate);
+  const [comment, setComment] = useState("");
+  const [done, setDone] = useState<string | null>(null);
+  const viewer = useViewer();
+  const act = async (approve: boolean) => {
+    const r = await decide({ variables: { op: operation, node: gate.node, approve, comment: comment || null } });
+    if (r.data) {
+      setDone(`${approve ? "approved" : "rejected"}: the gate is ${r.data.decideGate.status.toLowerCase()}`);
+      onDecided();
+    }
+  };
+  return (
+    <section aria-label="gate">
+      <h4>Gate: {gate.status.toLowerCase()}</h4>
+      <p>{gate.spec.reason}</p>
+      <p>Decided by one of {gate.spec.requiredRoles.join(", ")}{(gate.spec.approvals ?? 1) > 1 && `, ${gate.spec.approvals} approvals`}.</p>
+      <p>Decisions: {gate.decisions.length ? gate.decisions.map((d) => `${d.actor} (${d.role}) ${d.approve ? "approved" : "rejected"}${d.dismissed ? " — dismissed by a patch" : ""}${d.comment ? `: ${d.comment}` : ""}`).join("; ") : "none yet"}</p>
+      {!readOnly(viewer) && gate.status === "WAITING" && (
+        <label>Comment <input value={comment} onChange={(e) => setComment(e.target.value)} /></label>
+      )}
+      <ActionButton verdict={gate.viewerMayApprove} busy={loading} onClick={() => void act(true)}>Approve</ActionButton>
+      <ActionButton verdict={gate.viewerMayReject} busy={loading} onClick={() => void act(false)}>Reject</ActionButton>
+      {done && <p role="status">{done}</p>}
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </section>
+  );
+}
+
+function RetrySection({ operation, node, verdict }: { operation: string; node: string; verdict: Verdict }) {
+  const [retry, { error, loading, data }] = useMutation(RetryNode);
+  return (
+    <section aria-label="retry">
+      <ActionButton verdict={verdict} busy={loading} onClick={() => void retry({ variables: { op: operation, node } })}>Retry node</ActionButton>
+      {data && <p role="status">Retrying: the operation is {data.retryNode.status.toLowerCase()}.</p>}
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </section>
+  );
+}
+
+// InterventionForm records a manual fix (manually_fixed: the one type that
+// changes a node); the node's verification then runs again (invariant 8).
+function InterventionForm({ operation, node, instructions, verdict, onDone }: { operation: string; node: string; instructions?: string; verdict: Verdict; onDone: () => void }) {
+  const [record, { error, loading, data }] = useMutation(RecordIntervention);
+  const type = "manually_fixed";
+  const [note, setNote] = useState("");
+  const viewer = useViewer();
+  if (readOnly(viewer)) return null;
+  return (
+    <section aria-label="intervention">
+      <h4>Record an intervention</h4>
+      {instructions && <p>{instructions}</p>}
+      <label>What was done <input value={note} onChange={(e) => setNote(e.target.value)} /></label>
+      <ActionButton verdict={note.trim() ? verdict : { allowed: false, reason: "say what was done" }} busy={loading}
+        onClick={() => void record({ variables: { op: operation, node, type, note } }).then(onDone)}>Record</ActionButton>
+      {data && <p role="status">Recorded; the node's verification runs again.</p>}
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </section>
+  );
+}
+
+type ArtifactView = { id: string; name: string; type: string; sensitivity: string; viewerMayReveal: Verdict };
+
+// ArtifactItem shows an artifact; a secret one is masked, and revealed
+// (where policy allows) only after the viewer gives a reason — recorded in
+// the timeline — for the five minutes the server allows, then masked again.
+function ArtifactItem({ artifact }: { artifact: ArtifactView }) {
+  const [reveal, { error, loading }] = useMutation(RevealSecret);
+  const [asking, setAsking] = useState(false);
+  const [reason, setReason] = useState("");
+  const [shown, setShown] = useState<{ value: string; until: number } | null>(null);
+  useEffect(() => {
+    if (!shown) return;
+    const t = setTimeout(() => setShown(null), Math.max(0, shown.until - Date.now()));
+    return () => clearTimeout(t);
+  }, [shown]);
+  const secret = artifact.sensitivity === "secret";
+  return (
+    <li>
+      {artifact.name} ({artifact.type}, {artifact.sensitivity})
+      {secret && !shown && <> · <span aria-label="masked secret">••••••••</span></>}
+      {secret && shown && <> · <code aria-label="revealed secret">{shown.value}</code> <button type="button" onClick={() => setShown(null)}>Hide</button></>}
+      {secret && !shown && !asking && (
+        <ActionButton verdict={artifact.viewerMayReveal} onClick={() => setAsking(true)}>Reveal…</ActionButton>
+      )}
+      {asking && !shown && (
+        <form onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await reveal({ variables: { artifact: artifact.id, reason } });
+          if (r.data) {
+            setShown({ value: r.data.revealSecret.value, until: Date.parse(r.data.revealSecret.expiresAt) });
+            setAsking(false);
+            setReason("");
+          }
+        }}>
+          <label>Why do you need it? (recorded) <input value={reason} onChange={(e) => setReason(e.target.value)} minLength={3} maxLength={500} required /></label>
+          <button type="submit" disabled={loading}>Reveal</button>
+          <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+        </form>
+      )}
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </li>
   );
 }

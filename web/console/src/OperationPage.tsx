@@ -1,10 +1,12 @@
-import { useMemo, useState } from "react";
-import { useQuery, useSubscription } from "@apollo/client/react";
-import { ReactFlow, Background, Controls, Position, type Node, type Edge } from "@xyflow/react";
-import "@xyflow/react/dist/style.css";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
-import { layoutPlan, nodeWidth } from "./layout";
+import { Dag } from "./Dag";
 import { NodeDrawer } from "./NodeDrawer";
+import { Patches } from "./Patches";
+import { TimelineView } from "./TimelineView";
+import { useTimeline } from "./useTimeline";
+import { ActionButton, may, useViewer } from "./viewer";
 
 const OperationDetail = graphql(`
   query OperationDetail($id: ID!) {
@@ -16,6 +18,7 @@ const OperationDetail = graphql(`
       planRevision
       currentNodes
       resource {
+        id
         key
         lifecycleStatus
         healthStatus
@@ -52,118 +55,127 @@ const OperationDetail = graphql(`
   }
 `);
 
-// The operation's timeline from a cursor: node events recolour the DAG.
-const OperationLive = graphql(`
-  subscription OperationLive($id: ID!, $after: String) {
-    operationEvents(operation: $id, after: $after) {
-      cursor
-      node {
-        __typename
-        sequence
-        type
-        ... on NodeEvent {
-          node
-          runStatus
-          attempt
-        }
-        ... on GateEvent {
-          node
-          runStatus
-        }
-        ... on OperationStatusEvent {
-          operationStatus
-        }
-      }
+const CancelOperation = graphql(`
+  mutation CancelOperation($id: ID!, $reason: String) {
+    cancelOperation(input: { operation: $id, reason: $reason }) {
+      id
+      status
     }
   }
 `);
 
-type Run = { status: string; attempts: number };
+type Run = { status: string; attempts: number; revision?: number | null };
+type Tab = "simple" | "advanced" | "timeline" | "patches";
+const tabs: { id: Tab; label: string }[] = [
+  { id: "simple", label: "Simple" }, { id: "advanced", label: "Advanced" }, { id: "timeline", label: "Timeline" }, { id: "patches", label: "Patches" },
+];
 
-const colours: Record<string, string> = {
-  SUCCEEDED: "#d1f0d9", RUNNING: "#cfe2ff", VERIFYING: "#cfe2ff", FAILED: "#ffd7d5", RETRYING: "#ffe7b3",
-  WAITING_APPROVAL: "#fff1b8", WAITING_INTERVENTION: "#fff1b8", SKIPPED: "#eaeef2", CANCELLED: "#eaeef2", ROLLED_BACK: "#eaeef2",
-};
-
-// OperationPage shows one operation: simple mode (the result at a glance)
-// or advanced mode (the DAG with live node states).
+// OperationPage shows one operation: simple mode (the result at a
+// glance), advanced mode (the DAG with live node states and a drawer per
+// node), its timeline and its patches. One timeline subscription feeds
+// them all; a new plan revision is read again (and laid out once).
 export function OperationPage({ id }: { id: string }) {
-  const [mode, setMode] = useState<"simple" | "advanced">("simple");
+  const [tab, setTab] = useState<Tab>("simple");
   const [selected, setSelected] = useState<string | null>(null);
-  const { data, error, loading } = useQuery(OperationDetail, { variables: { id } });
-  const [live, setLive] = useState<{ runs: Map<string, Run>; status?: string; cursor?: string }>({ runs: new Map() });
-  useSubscription(OperationLive, {
-    variables: { id, after: null },
-    onData: ({ data: msg }) => {
-      const edge = msg.data?.operationEvents;
-      if (!edge) return;
-      setLive((prev) => {
-        const runs = new Map(prev.runs);
-        const ev = edge.node;
-        let status = prev.status;
-        if (ev.__typename === "NodeEvent" && ev.runStatus) {
-          runs.set(ev.node, { status: ev.runStatus, attempts: ev.attempt ?? runs.get(ev.node)?.attempts ?? 0 });
-        }
-        if (ev.__typename === "GateEvent" && ev.runStatus) {
-          runs.set(ev.node, { status: ev.runStatus, attempts: runs.get(ev.node)?.attempts ?? 1 });
-        }
-        if (ev.__typename === "OperationStatusEvent" && ev.operationStatus) status = ev.operationStatus;
-        return { runs, status, cursor: edge.cursor };
-      });
-    },
-  });
+  const { data, error, loading, refetch } = useQuery(OperationDetail, { variables: { id } });
+  const timeline = useTimeline(id);
+  const viewer = useViewer();
+  const [cancel, cancelled] = useMutation(CancelOperation);
+
+  // Runs, status and revision as the timeline tells them, over what the
+  // query read.
+  const live = useMemo(() => {
+    const runs = new Map<string, Run>();
+    let status: string | undefined;
+    let revision = 0;
+    for (const e of timeline.events) {
+      if ((e.__typename === "NodeEvent" || e.__typename === "GateEvent") && e.runStatus) {
+        const prev = runs.get(e.node);
+        runs.set(e.node, {
+          status: e.runStatus,
+          attempts: (e.__typename === "NodeEvent" ? e.attempt : null) ?? prev?.attempts ?? 1,
+          revision: (e.__typename === "NodeEvent" ? e.revision : null) ?? prev?.revision,
+        });
+      }
+      if (e.__typename === "OperationStatusEvent" && e.operationStatus) status = e.operationStatus;
+      if (e.__typename === "PlanRevisedEvent" && e.revision) revision = Math.max(revision, e.revision);
+    }
+    return { runs, status, revision };
+  }, [timeline.events]);
+
   const op = data?.operation;
-  const plan = op?.plan;
-  // Layout once per revision.
-  const placed = useMemo(() => (plan ? layoutPlan(plan.nodes, plan.edges) : new Map()), [plan?.id, plan?.revision]); // eslint-disable-line
-  if (loading) return <p>Loading…</p>;
+  // A revision the page has not read yet: read the plan again.
+  const asked = useRef(0);
+  useEffect(() => {
+    if (op && live.revision > op.plan.revision && asked.current < live.revision) {
+      asked.current = live.revision;
+      void refetch();
+    }
+  }, [live.revision, op, refetch]);
+  // A finished operation's final progress and resource health.
+  useEffect(() => {
+    if (timeline.done) void refetch();
+  }, [timeline.done, refetch]);
+
+  if (loading && !op) return <p>Loading…</p>;
   if (error) return <p role="alert" className="error">{error.message}</p>;
-  if (!op || !plan) return <p role="alert">No such operation.</p>;
+  if (!op) return <p role="alert">No such operation.</p>;
+  const plan = op.plan;
   const runOf = (key: string): Run | undefined => live.runs.get(key) ?? op.nodeRuns.find((r) => r.node === key);
   const status = live.status ?? op.status;
-  const nodes: Node[] = plan.nodes.map((n) => {
-    const run = runOf(n.key);
-    const s = run?.status ?? "PENDING";
-    return {
-      id: n.key,
-      position: placed.get(n.key) ?? { x: 0, y: 0 },
-      sourcePosition: Position.Right,
-      targetPosition: Position.Left,
-      data: { label: `${n.title}${run && run.attempts > 1 ? ` (attempt ${run.attempts})` : ""}` },
-      style: { width: nodeWidth, background: colours[s] ?? "#fff", border: "1px solid #8c959f", fontSize: 12 },
-      ariaLabel: `${n.key}: ${s.toLowerCase()}`,
-      className: `dag-node status-${s.toLowerCase()}`,
-    };
-  });
-  const edges: Edge[] = plan.edges.map((e) => ({ id: `${e.from}->${e.to}`, source: e.from, target: e.to }));
+  const ended = ["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"].includes(status);
   return (
     <section aria-labelledby="operation-title">
       <p><a href="#/">← Operations</a></p>
       <h2 id="operation-title">
         {op.action} {op.resource?.key ?? ""} <span className={`status status-${status.toLowerCase()}`}>{status}</span>
       </h2>
-      <div role="tablist" aria-label="mode">
-        <button role="tab" aria-selected={mode === "simple"} onClick={() => setMode("simple")}>Simple</button>
-        <button role="tab" aria-selected={mode === "advanced"} onClick={() => setMode("advanced")}>Advanced</button>
-      </div>
-      {mode === "simple" ? (
-        <dl className="simple">
-          <dt>Desired result</dt><dd><code>{JSON.stringify(op.progress.desiredResult ?? {})}</code></dd>
-          <dt>Current phase</dt><dd>{op.progress.currentPhase}</dd>
-          <dt>Progress</dt><dd><progress max={1} value={op.progress.progress} aria-label="progress" /> {op.progress.completedNodes}/{op.progress.totalNodes}</dd>
-          <dt>Needs attention</dt><dd>{op.progress.needsAttention.length ? op.progress.needsAttention.join("; ") : "nothing"}</dd>
-          <dt>Resource health</dt><dd>{op.progress.resourceHealth ?? op.resource?.healthStatus ?? "unknown"}</dd>
-        </dl>
-      ) : (
-        <div className="dag" style={{ height: 480 }} aria-label={`plan revision ${plan.revision}`}>
-          <ReactFlow nodes={nodes} edges={edges} fitView nodesDraggable={false} nodesConnectable={false} proOptions={{ hideAttribution: true }}
-            onNodeClick={(_, n) => setSelected(n.id)}>
-            <Background />
-            <Controls showInteractive={false} />
-          </ReactFlow>
-        </div>
+      <p className="muted">
+        Started by {op.actor} · plan revision {plan.revision} · <a href={`#/plans/${encodeURIComponent(plan.id)}`}>plan</a>
+        {op.resource && <> · <a href={`#/explorer/${encodeURIComponent(op.resource.id)}`}>resource</a></>}
+      </p>
+      {!ended && (
+        <ActionButton verdict={may(viewer, "CANCEL_OPERATION")} busy={cancelled.loading} onClick={() => {
+          const reason = window.prompt("Why cancel this operation? (recorded in its timeline)");
+          if (reason !== null) void cancel({ variables: { id: op.id, reason } });
+        }}>Cancel operation</ActionButton>
       )}
-      {selected && <NodeDrawer key={selected} operation={op.id} node={selected} onClose={() => setSelected(null)} />}
+      {cancelled.error && <p role="alert" className="error">{cancelled.error.message}</p>}
+      <div role="tablist" aria-label="view">
+        {tabs.map((t) => (
+          <button key={t.id} role="tab" id={`tab-${t.id}`} aria-selected={tab === t.id} aria-controls={`panel-${t.id}`} onClick={() => setTab(t.id)}>{t.label}</button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === "simple" && (
+          <dl className="simple">
+            <dt>Desired result</dt><dd><code>{JSON.stringify(op.progress.desiredResult ?? {})}</code></dd>
+            <dt>Current phase</dt><dd>{op.progress.currentPhase}</dd>
+            <dt>Progress</dt><dd><progress max={1} value={op.progress.progress} aria-label="progress" /> {op.progress.completedNodes}/{op.progress.totalNodes}</dd>
+            <dt>Needs attention</dt><dd>{op.progress.needsAttention.length ? op.progress.needsAttention.join("; ") : "nothing"}</dd>
+            <dt>Resource health</dt><dd>{op.progress.resourceHealth ?? op.resource?.healthStatus ?? "unknown"}</dd>
+          </dl>
+        )}
+        {tab === "advanced" && (
+          <>
+            <p className="muted">Now: {op.currentNodes.length ? op.currentNodes.join(", ") : "no node running"}. Select a node (or Tab to it and press Enter) for its contract, evidence, artifacts and gate.</p>
+            <Dag layoutKey={`${plan.id}@${plan.revision}`} nodes={plan.nodes} edges={plan.edges} label={`plan revision ${plan.revision}`}
+              onSelect={setSelected}
+              marks={(key) => {
+                const run = runOf(key);
+                const notes = [];
+                if (run && run.attempts > 1) notes.push(`attempt ${run.attempts}`);
+                if (run?.revision && run.revision !== plan.revision) notes.push(`ran on r${run.revision}`);
+                return { status: run?.status, note: notes.join(", ") || undefined };
+              }} />
+          </>
+        )}
+        {tab === "timeline" && <TimelineView timeline={timeline} />}
+        {tab === "patches" && <Patches operation={op.id} revision={plan.revision} nodes={plan.nodes.map((n) => n.key)} events={timeline.events.length} />}
+      </div>
+      {selected && tab === "advanced" && (
+        <NodeDrawer key={selected} operation={op.id} node={selected} runStatus={runOf(selected)?.status} onClose={() => setSelected(null)} />
+      )}
     </section>
   );
 }

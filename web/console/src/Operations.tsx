@@ -1,12 +1,17 @@
-import { useMemo, useState } from "react";
-import { useQuery, useSubscription } from "@apollo/client/react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useApolloClient, useQuery, useSubscription } from "@apollo/client/react";
+import { useVirtualizer } from "@tanstack/react-virtual";
 import { graphql, useFragment as readFragment } from "./gql";
-import type { OperationRowFragment, OperationStatus } from "./gql/graphql";
+import type { OperationFilter, OperationRowFragment, OperationStatus } from "./gql/graphql";
 
 const OperationsQuery = graphql(`
-  query Operations($filter: OperationFilter) {
-    operations(filter: $filter, first: 100) {
+  query Operations($filter: OperationFilter, $after: String) {
+    operations(filter: $filter, first: 100, after: $after) {
       totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       edges {
         node {
           ...OperationRow
@@ -24,6 +29,7 @@ const OperationRow = graphql(`
     actor
     createdAt
     resource {
+      id
       key
     }
     progress {
@@ -38,14 +44,23 @@ const OperationRow = graphql(`
 // Every change of an operation of the organization arrives here; Apollo's
 // cache updates the row by its id.
 const OperationsLive = graphql(`
-  subscription OperationsLive {
-    operations {
+  subscription OperationsLive($filter: OperationFilter) {
+    operations(filter: $filter) {
       ...OperationRow
     }
   }
 `);
 
+const ResourceByKey = graphql(`
+  query ResourceByKey($key: String!) {
+    resource(key: $key) {
+      id
+    }
+  }
+`);
+
 const statuses: OperationStatus[] = ["PENDING", "RUNNING", "WAITING", "SUCCEEDED", "FAILED", "CANCELLING", "CANCELLED", "ROLLING_BACK", "ROLLED_BACK"];
+const windows: { label: string; hours: number }[] = [{ label: "any time", hours: 0 }, { label: "last hour", hours: 1 }, { label: "last day", hours: 24 }, { label: "last week", hours: 168 }];
 
 type Row = OperationRowFragment;
 
@@ -58,55 +73,116 @@ export function needsAttention(r: Row): number {
   return 3;
 }
 
-// Operations is the dashboard: every operation of the organization, live,
-// needs-attention first, filtered by status.
+const rowHeight = 36;
+
+// Operations is the dashboard: every operation of the organization (read
+// page by page), live, needs-attention first, filtered by status,
+// resource and time. Rows are virtualized: a thousand operations cost the
+// DOM of the thirty in view. A lost connection ends the live feed; the
+// dashboard reads the list again and follows anew.
 export function Operations() {
+  const client = useApolloClient();
   const [status, setStatus] = useState<OperationStatus | "">("");
-  const filter = status ? { status } : undefined;
-  const { data, loading, error, refetch } = useQuery(OperationsQuery, { variables: { filter } });
-  useSubscription(OperationsLive, {
-    onData: ({ data: live }) => {
-      const id = live.data ? readFragment(OperationRow, live.data.operations).id : undefined;
-      const known = data?.operations.edges.some((e) => readFragment(OperationRow, e.node).id === id);
-      if (id && !known) void refetch(); // a new operation: the page gains a row
+  const [resourceKey, setResourceKey] = useState("");
+  const [resource, setResource] = useState<{ key: string; id: string | null } | null>(null);
+  const [hours, setHours] = useState(0);
+  // The window's start is fixed when chosen, so the filter (and its cache
+  // entry) stays the same while the dashboard is open.
+  const since = useMemo(() => (hours ? new Date(Date.now() - hours * 3600_000).toISOString() : null), [hours]);
+  const filter: OperationFilter = { ...(status ? { status } : {}), ...(resource?.id ? { resource: resource.id } : {}), ...(since ? { createdAfter: since } : {}) };
+  const unknownResource = resource !== null && resource.id === null;
+  const { data, loading, error, refetch, fetchMore } = useQuery(OperationsQuery, { variables: { filter }, skip: unknownResource, notifyOnNetworkStatusChange: false });
+  const page = data?.operations;
+  // Read every page: the dashboard shows every operation.
+  useEffect(() => {
+    if (page?.pageInfo.hasNextPage) {
+      void fetchMore({
+        variables: { after: page.pageInfo.endCursor },
+        updateQuery: (prev, { fetchMoreResult }) => ({ operations: { ...fetchMoreResult.operations, edges: [...prev.operations.edges, ...fetchMoreResult.operations.edges] } }),
+      });
+    }
+  }, [page?.pageInfo.endCursor, page?.pageInfo.hasNextPage, fetchMore]);
+  const known = useRef(new Set<string>());
+  const [linkLost, setLinkLost] = useState<string | null>(null);
+  const live = useSubscription(OperationsLive, {
+    variables: { filter },
+    skip: unknownResource,
+    onData: ({ data: msg }) => {
+      setLinkLost(null);
+      const id = msg.data ? readFragment(OperationRow, msg.data.operations).id : undefined;
+      if (id && !known.current.has(id)) void refetch(); // a new operation: the list gains a row
     },
+    onError: (err) => setLinkLost(err.message),
   });
+  // Resume after a lost connection: follow again and read the list again
+  // (what changed meanwhile is in the list, not in the feed).
+  useEffect(() => {
+    if (!linkLost) return;
+    const t = setTimeout(() => { live.restart(); void refetch(); }, 1000);
+    return () => clearTimeout(t);
+  }, [linkLost]); // eslint-disable-line react-hooks/exhaustive-deps
   const rows = useMemo(() => {
-    const list = (data?.operations.edges ?? []).map((e) => readFragment(OperationRow, e.node));
+    const list = (page?.edges ?? []).map((e) => readFragment(OperationRow, e.node));
+    known.current = new Set(list.map((r) => r.id));
     return [...list].sort((a, b) => needsAttention(a) - needsAttention(b) || b.createdAt.localeCompare(a.createdAt));
-  }, [data]);
+  }, [page]);
+  const scroller = useRef<HTMLDivElement>(null);
+  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => rowHeight, overscan: 10 });
+  const items = virtual.getVirtualItems();
+  const top = items.length ? items[0].start : 0;
+  const bottom = items.length ? virtual.getTotalSize() - items[items.length - 1].end : 0;
   return (
     <section aria-labelledby="operations-title">
       <h2 id="operations-title">Operations</h2>
-      <label>
-        Status{" "}
-        <select value={status} onChange={(e) => setStatus(e.target.value as OperationStatus | "")}>
-          <option value="">any</option>
-          {statuses.map((s) => (
-            <option key={s} value={s}>{s.toLowerCase()}</option>
-          ))}
-        </select>
-      </label>
-      {loading && <p>Loading…</p>}
+      <form className="filters" aria-label="filters" onSubmit={async (e) => {
+        e.preventDefault();
+        if (!resourceKey.trim()) { setResource(null); return; }
+        const r = await client.query({ query: ResourceByKey, variables: { key: resourceKey.trim() } });
+        setResource({ key: resourceKey.trim(), id: r.data?.resource?.id ?? null });
+      }}>
+        <label>Status{" "}
+          <select value={status} onChange={(e) => setStatus(e.target.value as OperationStatus | "")}>
+            <option value="">any</option>
+            {statuses.map((s) => <option key={s} value={s}>{s.toLowerCase().replace(/_/g, " ")}</option>)}
+          </select>
+        </label>
+        <label>Resource <input value={resourceKey} onChange={(e) => setResourceKey(e.target.value)} placeholder="minio.instance/demo" /></label>
+        <label>Created{" "}
+          <select value={hours} onChange={(e) => setHours(Number(e.target.value))}>
+            {windows.map((w) => <option key={w.hours} value={w.hours}>{w.label}</option>)}
+          </select>
+        </label>
+        <button type="submit">Apply</button>
+      </form>
+      {unknownResource && <p role="alert" className="error">No resource {resource?.key}.</p>}
+      {loading && !page && <p>Loading…</p>}
       {error && <p role="alert" className="error">{error.message}</p>}
-      <table>
-        <thead>
-          <tr><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Phase</th><th scope="col">Progress</th><th scope="col">Needs attention</th><th scope="col">By</th></tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.id} data-status={r.status}>
-              <td><a href={`#/operations/${encodeURIComponent(r.id)}`}>{r.action} {r.resource?.key ?? ""}</a></td>
-              <td><span className={`status status-${r.status.toLowerCase()}`}>{r.status}</span></td>
-              <td>{r.progress.currentPhase}</td>
-              <td><progress max={1} value={r.progress.progress} aria-label="progress" /></td>
-              <td>{r.progress.needsAttention.join("; ")}</td>
-              <td>{r.actor}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p>{plural(data?.operations.totalCount ?? 0, "operation")}</p>
+      {linkLost && <p role="status" className="why">Live updates interrupted ({linkLost}); resuming…</p>}
+      <div ref={scroller} className="rows" tabIndex={-1}>
+        <table>
+          <thead>
+            <tr><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Phase</th><th scope="col">Progress</th><th scope="col">Needs attention</th><th scope="col">By</th></tr>
+          </thead>
+          <tbody>
+            {top > 0 && <tr aria-hidden="true" className="spacer" style={{ height: top }} />}
+            {items.map((v) => {
+              const r = rows[v.index];
+              return (
+                <tr key={r.id} data-status={r.status} style={{ height: rowHeight }}>
+                  <td><a href={`#/operations/${encodeURIComponent(r.id)}`}>{r.action} {r.resource?.key ?? ""}</a></td>
+                  <td><span className={`status status-${r.status.toLowerCase()}`}>{r.status}</span></td>
+                  <td>{r.progress.currentPhase}</td>
+                  <td><progress max={1} value={r.progress.progress} aria-label={`progress of ${r.action} ${r.resource?.key ?? ""}`} /></td>
+                  <td>{[...r.progress.needsAttention, ...(r.progress.patchesAwaitingApproval ? [`${r.progress.patchesAwaitingApproval} patch(es) await approval`] : [])].join("; ")}</td>
+                  <td>{r.actor}</td>
+                </tr>
+              );
+            })}
+            {bottom > 0 && <tr aria-hidden="true" className="spacer" style={{ height: bottom }} />}
+          </tbody>
+        </table>
+      </div>
+      <p role="status">{plural(page?.totalCount ?? 0, "operation")}{page && rows.length < page.totalCount && ` (${rows.length} read)`}</p>
     </section>
   );
 }

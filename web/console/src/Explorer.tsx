@@ -1,0 +1,167 @@
+import { useState } from "react";
+import { useQuery } from "@apollo/client/react";
+import { graphql } from "./gql";
+import type { Direction } from "./gql/graphql";
+
+const SearchResources = graphql(`
+  query SearchResources($search: String, $after: String) {
+    resources(filter: { search: $search }, first: 50, after: $after) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        node {
+          id
+          key
+          name
+          environment
+          lifecycleStatus
+          healthStatus
+        }
+      }
+    }
+  }
+`);
+
+const ResourceDetail = graphql(`
+  query ResourceDetail($id: ID!, $direction: Direction!, $depth: Int!) {
+    resource(id: $id) {
+      id
+      key
+      type
+      name
+      environment
+      lifecycleStatus
+      healthStatus
+      source
+      providedCapabilities {
+        capability
+        scope
+        attributes
+      }
+      activeOperation {
+        id
+        action
+        status
+      }
+    }
+    dependencies(resource: $id, direction: $direction, depth: $depth) {
+      depth
+      edges {
+        from
+        to
+        relationship
+        depth
+        resource {
+          id
+          key
+          lifecycleStatus
+          healthStatus
+        }
+      }
+    }
+    operations(filter: { resource: $id }, first: 50) {
+      totalCount
+      edges {
+        node {
+          id
+          action
+          status
+          actor
+          createdAt
+          plan {
+            id
+            bindings {
+              key
+              provider {
+                resourceKey
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+`);
+
+// Explorer finds resources by key or name and shows one: its capabilities,
+// its dependencies either way to a chosen depth, the bindings of the plans
+// that changed it, and its operation history.
+export function Explorer({ id }: { id?: string }) {
+  const [search, setSearch] = useState("");
+  const { data, error } = useQuery(SearchResources, { variables: { search: search || null } });
+  return (
+    <section aria-labelledby="explorer-title">
+      <h2 id="explorer-title">Explorer</h2>
+      <div className="explorer">
+        <div>
+          <label>Search resources <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="key or name" /></label>
+          {error && <p role="alert" className="error">{error.message}</p>}
+          <p className="muted" role="status">{data?.resources.totalCount ?? 0} found</p>
+          <ul className="results" aria-label="resources">
+            {data?.resources.edges.map(({ node: r }) => (
+              <li key={r.id} aria-current={r.id === id ? "true" : undefined}>
+                <a href={`#/explorer/${encodeURIComponent(r.id)}`}>{r.key}</a> <span className="muted">{r.environment} · {r.lifecycleStatus.toLowerCase()} · {r.healthStatus.toLowerCase()}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+        {id ? <ResourceView id={id} /> : <p>Choose a resource.</p>}
+      </div>
+    </section>
+  );
+}
+
+function ResourceView({ id }: { id: string }) {
+  const [direction, setDirection] = useState<Direction>("OUTGOING");
+  const [depth, setDepth] = useState(3);
+  const { data, error, loading } = useQuery(ResourceDetail, { variables: { id, direction, depth } });
+  if (error) return <p role="alert" className="error">{error.message}</p>;
+  const r = data?.resource;
+  if (!r) return <p>{loading ? "Loading…" : "No such resource."}</p>;
+  const ops = data.operations.edges.map((e) => e.node);
+  return (
+    <article aria-labelledby="resource-title">
+      <h3 id="resource-title">{r.key}</h3>
+      <p>{r.name} · {r.type} · {r.environment} · <span className={`status status-${r.lifecycleStatus.toLowerCase()}`}>{r.lifecycleStatus}</span> · health {r.healthStatus.toLowerCase()}{r.source && ` · from ${r.source}`}</p>
+      {r.activeOperation && <p>Now changed by <a href={`#/operations/${encodeURIComponent(r.activeOperation.id)}`}>{r.activeOperation.action} ({r.activeOperation.status.toLowerCase()})</a></p>}
+      <h4>Capabilities</h4>
+      <ul>{r.providedCapabilities.map((c) => <li key={c.capability}><code>{c.capability}</code> {c.scope && <span className="muted">{JSON.stringify(c.scope)}</span>}</li>)}</ul>
+      <h4>Dependencies</h4>
+      <fieldset className="inline">
+        <legend>Direction and depth</legend>
+        <label><input type="radio" name="direction" checked={direction === "OUTGOING"} onChange={() => setDirection("OUTGOING")} /> what it depends on</label>
+        <label><input type="radio" name="direction" checked={direction === "INCOMING"} onChange={() => setDirection("INCOMING")} /> what depends on it</label>
+        <label>Depth <input type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
+      </fieldset>
+      <table aria-label="dependencies">
+        <thead><tr><th scope="col">Depth</th><th scope="col">From</th><th scope="col">Relationship</th><th scope="col">To</th><th scope="col">State</th></tr></thead>
+        <tbody>
+          {data.dependencies.edges.length === 0 && <tr><td colSpan={5}>none</td></tr>}
+          {data.dependencies.edges.map((e) => (
+            <tr key={`${e.from}-${e.relationship}-${e.to}`}>
+              <td>{e.depth}</td><td>{e.from}</td><td>{e.relationship.toLowerCase().replace(/_/g, " ")}</td>
+              <td><a href={`#/explorer/${encodeURIComponent(e.resource.id)}`}>{e.to}</a></td>
+              <td>{e.resource.lifecycleStatus.toLowerCase()} · {e.resource.healthStatus.toLowerCase()}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h4>Bindings</h4>
+      <p className="muted">The providers each plan that changed this resource bound.</p>
+      <ul>
+        {ops.flatMap((o) => o.plan.bindings.map((b) => (
+          <li key={`${o.id}/${b.key}`}>{b.key} → {b.provider?.resourceKey ?? "a new resource"} <span className="muted">(plan of {o.action})</span></li>
+        )))}
+      </ul>
+      <h4>Operation history ({data.operations.totalCount})</h4>
+      <ul>
+        {ops.map((o) => (
+          <li key={o.id}><a href={`#/operations/${encodeURIComponent(o.id)}`}>{o.action}</a> · <span className={`status status-${o.status.toLowerCase()}`}>{o.status}</span> · {o.actor} · <time dateTime={o.createdAt}>{new Date(o.createdAt).toLocaleString()}</time></li>
+        ))}
+      </ul>
+    </article>
+  );
+}

@@ -1,0 +1,252 @@
+import { useState } from "react";
+import { useMutation, useQuery } from "@apollo/client/react";
+import { graphql } from "./gql";
+import type { PlanChangeOp, PlanReviewQuery } from "./gql/graphql";
+import { Dag } from "./Dag";
+import { ActionButton, ReadOnlyNote, may, useViewer } from "./viewer";
+
+const PlanReviewDoc = graphql(`
+  query PlanReview($id: ID!) {
+    nodeTemplates {
+      name
+      pack
+      description
+      parameters
+    }
+    plan(id: $id) {
+      id
+      status
+      revision
+      version
+      digest
+      scenarioRef
+      problems
+      parameters
+      intent {
+        id
+        action
+        targetResourceType
+        desiredResult
+        constraints
+        actor
+      }
+      summary {
+        currentPhase
+        steps
+        bindings
+      }
+      nodes {
+        key
+        type
+        title
+        parameters
+        template
+      }
+      edges {
+        from
+        to
+      }
+      bindings {
+        key
+        status
+        explicit
+        reason
+        requirement {
+          capability
+        }
+        provider {
+          resourceKey
+          capability
+        }
+        subOperation {
+          scenario
+        }
+        candidates {
+          kind
+          ref
+          capability
+          via
+          accepted
+          selected
+          rank
+          reason
+          checks {
+            key
+            want
+            got
+            passed
+            reason
+          }
+          policies {
+            policy
+            passed
+            reason
+          }
+        }
+        omittedCandidates
+        omittedReasons
+        rankedBelow
+      }
+      customizations {
+        changes {
+          op
+          node
+          template
+          actor
+          revision
+        }
+      }
+    }
+  }
+`);
+
+const EditPlan = graphql(`
+  mutation EditPlan($plan: ID!, $version: Int!, $changes: [PlanChangeInput!]!) {
+    editPlan(input: { plan: $plan, version: $version, changes: $changes }) {
+      id
+      status
+      revision
+      version
+    }
+  }
+`);
+
+const StartOperation = graphql(`
+  mutation StartOperation($plan: ID!, $key: String) {
+    startOperation(input: { plan: $plan, idempotencyKey: $key }) {
+      id
+    }
+  }
+`);
+
+type Plan = NonNullable<PlanReviewQuery["plan"]>;
+
+// PlanReview shows a plan before it runs: every requirement's binding with
+// each candidate and why it was accepted or rejected, the DAG, edits
+// through node templates and parameters, and start.
+export function PlanReview({ id }: { id: string }) {
+  const { data, error, loading, refetch } = useQuery(PlanReviewDoc, { variables: { id } });
+  const viewer = useViewer();
+  const [start, started] = useMutation(StartOperation);
+  // One key per page visit: a double click starts one operation.
+  const [key] = useState(() => `console-${crypto.randomUUID()}`);
+  if (loading && !data) return <p>Loading…</p>;
+  if (error) return <p role="alert" className="error">{error.message}</p>;
+  const plan = data?.plan;
+  if (!plan) return <p role="alert">No such plan.</p>;
+  const startable = plan.status === "READY" ? may(viewer, "START_OPERATION") : { allowed: false, reason: `the plan is ${plan.status.toLowerCase()}` };
+  return (
+    <section aria-labelledby="plan-title">
+      <p><a href="#/plans">← Plans</a></p>
+      <h2 id="plan-title">Plan: {plan.intent.action} {plan.intent.targetResourceType} <span className={`status status-${plan.status.toLowerCase()}`}>{plan.status}</span></h2>
+      <p className="muted">{plan.scenarioRef} · revision {plan.revision} · {plan.summary.steps} steps · intent by {plan.intent.actor}</p>
+      <dl className="simple">
+        <dt>Desired result</dt><dd><code>{JSON.stringify(plan.intent.desiredResult ?? {})}</code></dd>
+        <dt>Constraints</dt><dd><code>{JSON.stringify(plan.intent.constraints ?? {})}</code></dd>
+      </dl>
+      {plan.problems.length > 0 && <ul role="alert" className="error">{plan.problems.map((p) => <li key={p}>{p}</li>)}</ul>}
+      <ReadOnlyNote />
+      <ActionButton verdict={startable} busy={started.loading} onClick={async () => {
+        const r = await start({ variables: { plan: plan.id, key } });
+        if (r.data) location.hash = `#/operations/${encodeURIComponent(r.data.startOperation.id)}`;
+      }}>Start operation</ActionButton>
+      {started.error && <p role="alert" className="error">{started.error.message}</p>}
+      <Bindings plan={plan} />
+      <h3>DAG</h3>
+      <Dag layoutKey={`${plan.id}@${plan.revision}`} nodes={plan.nodes} edges={plan.edges} height={360} label={`plan revision ${plan.revision}`}
+        marks={(k) => ({ note: plan.nodes.find((n) => n.key === k)?.template ? "from a template" : undefined })} />
+      <EditForm plan={plan} templates={data.nodeTemplates} onEdited={() => void refetch()} />
+      {plan.customizations.changes.length > 0 && (
+        <>
+          <h3>Edits so far</h3>
+          <ol>{plan.customizations.changes.map((c, i) => <li key={i}><code>{c.op}</code> {c.node} {c.template && `(${c.template})`} by {c.actor} in revision {c.revision}</li>)}</ol>
+        </>
+      )}
+    </section>
+  );
+}
+
+// Bindings is the resolved capability graph as a reader checks it: each
+// requirement, its provider (or the scenario that creates one) and why,
+// every candidate with its constraint checks and policy verdicts.
+function Bindings({ plan }: { plan: Plan }) {
+  return (
+    <section aria-labelledby="bindings-title">
+      <h3 id="bindings-title">Capability graph: {plan.bindings.length} requirements</h3>
+      {plan.bindings.map((b) => (
+        <details key={b.key} className="binding" open={b.status !== "RESOLVED"}>
+          <summary>
+            <strong>{b.key}</strong> ({b.requirement.capability}) → {b.provider ? b.provider.resourceKey : b.subOperation ? `new, by ${b.subOperation.scenario}` : "unresolved"}
+            {" "}<span className={`status status-${b.status.toLowerCase()}`}>{b.status}</span>{b.explicit && " · chosen explicitly"}
+          </summary>
+          <p>{b.reason}</p>
+          <table>
+            <caption>Candidates for {b.key}</caption>
+            <thead><tr><th scope="col">Candidate</th><th scope="col">Verdict</th><th scope="col">Why</th><th scope="col">Checks</th><th scope="col">Policies</th></tr></thead>
+            <tbody>
+              {b.candidates.map((c) => (
+                <tr key={`${c.kind}/${c.ref}`} className={c.selected ? "selected" : c.accepted ? "accepted" : "rejected"}>
+                  <td>{c.ref}{c.via.length > 0 && <span className="muted"> via {c.via.join(" → ")}</span>}</td>
+                  <td>{c.selected ? "selected" : c.accepted ? `accepted (rank ${c.rank ?? "?"})` : "rejected"}</td>
+                  <td>{c.reason}</td>
+                  <td>{c.checks.map((k) => <div key={k.key} className={k.passed ? "passed" : "failed"}>{k.passed ? "✓" : "✗"} {k.key}: {k.reason}</div>)}</td>
+                  <td>{c.policies.map((p) => <div key={p.policy} className={p.passed ? "passed" : "failed"}>{p.passed ? "✓" : "✗"} {p.policy}: {p.reason}</div>)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {(b.omittedCandidates > 0 || b.rankedBelow > 0) && (
+            <p className="muted">{b.omittedCandidates} more rejected{b.omittedReasons && ` (${Object.entries(b.omittedReasons).map(([k, n]) => `${k}: ${n}`).join(", ")})`}; {b.rankedBelow} ranked below.</p>
+          )}
+        </details>
+      ))}
+    </section>
+  );
+}
+
+const editOps: PlanChangeOp[] = ["INSERT_AFTER", "INSERT_BEFORE", "SET_PARAMETERS", "REMOVE"];
+
+// EditForm edits a plan before it runs: insert a node from a template,
+// set a node's parameters, remove a node — on the version shown (a
+// concurrent edit is refused, CONFLICT).
+function EditForm({ plan, templates, onEdited }: { plan: Plan; templates: { name: string; pack: string; parameters: string[] }[]; onEdited: () => void }) {
+  const viewer = useViewer();
+  const [edit, { error, loading, data }] = useMutation(EditPlan);
+  const [op, setOp] = useState<PlanChangeOp>("INSERT_AFTER");
+  const [node, setNode] = useState(plan.nodes[plan.nodes.length - 1]?.key ?? "");
+  const [template, setTemplate] = useState(templates[0]?.name ?? "");
+  const [params, setParams] = useState("");
+  const verdict = plan.status === "READY" || plan.status === "INVALID" ? may(viewer, "EDIT_PLAN") : { allowed: false, reason: `the plan is ${plan.status.toLowerCase()}` };
+  if (viewer.permissions.every((p) => !p.allowed)) return null;
+  let parsed: Record<string, unknown> | undefined;
+  let bad = "";
+  if (params.trim()) {
+    try { parsed = JSON.parse(params); } catch (e) { bad = `parameters are not JSON: ${(e as Error).message}`; }
+  }
+  const inserts = op === "INSERT_AFTER" || op === "INSERT_BEFORE";
+  const chosen = templates.find((t) => t.name === template);
+  return (
+    <form className="propose" aria-label="edit the plan" onSubmit={async (e) => {
+      e.preventDefault();
+      const change = { op, node, ...(inserts ? { template } : {}), ...(parsed ? { parameters: parsed } : {}) };
+      const r = await edit({ variables: { plan: plan.id, version: plan.version, changes: [change] } });
+      if (r.data) onEdited();
+    }}>
+      <fieldset>
+        <legend>Edit (revision {plan.revision}, version {plan.version})</legend>
+        <label>Change <select value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{editOps.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
+        <label>Node <select value={node} onChange={(e) => setNode(e.target.value)}>{plan.nodes.map((n) => <option key={n.key} value={n.key}>{n.title} ({n.key})</option>)}</select></label>
+        {inserts && (
+          <label>Template <select value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
+        )}
+        <label>Parameters (JSON{chosen && chosen.parameters.length > 0 && inserts ? `: ${chosen.parameters.join(", ")}` : ""}) <input value={params} onChange={(e) => setParams(e.target.value)} /></label>
+        <span className="action">
+          <button type="submit" disabled={!verdict.allowed || !!bad || loading}>Apply edit</button>
+          {(!verdict.allowed || bad) && <span className="why">{bad || verdict.reason}</span>}
+        </span>
+      </fieldset>
+      {data && <p role="status">Revision {data.editPlan.revision}: the plan is {data.editPlan.status.toLowerCase()}.</p>}
+      {error && <p role="alert" className="error">{error.message}</p>}
+    </form>
+  );
+}
