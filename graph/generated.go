@@ -616,6 +616,7 @@ type ComplexityRoot struct {
 		Edges           func(childComplexity int) int
 		ID              func(childComplexity int) int
 		Intent          func(childComplexity int) int
+		Node            func(childComplexity int, key string) int
 		Nodes           func(childComplexity int) int
 		Order           func(childComplexity int) int
 		OrganizationID  func(childComplexity int) int
@@ -1136,6 +1137,8 @@ type PlanResolver interface {
 	Scenario(ctx context.Context, obj *capstan.Plan) (*capstan.Scenario, error)
 
 	Revisions(ctx context.Context, obj *capstan.Plan) ([]capstan.PlanRevision, error)
+
+	Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error)
 
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
 
@@ -3573,6 +3576,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Intent(childComplexity), true
+	case "Plan.node":
+		if e.ComplexityRoot.Plan.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Plan_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Plan.Node(childComplexity, args["key"].(string)), true
 	case "Plan.nodes":
 		if e.ComplexityRoot.Plan.Nodes == nil {
 			break
@@ -6904,6 +6918,11 @@ type Plan implements Node {
   revisions: [PlanRevision!]!
   "The nodes of the current revision."
   nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  "One node of the current revision by its key (null when it has none): what a node's page reads instead of every node."
+  node(
+    "The node's key (PlanNode.key)."
+    key: String!
+  ): PlanNode
   "The edges of the current revision: to runs after from."
   edges: [Edge!]! @listSize(assumedSize: 500)
   "Node keys in a stable topological order."
@@ -8987,6 +9006,8 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_revisions(ctx, field)
 	case "nodes":
 		return ec.fieldContext_Plan_nodes(ctx, field)
+	case "node":
+		return ec.fieldContext_Plan_node(ctx, field)
 	case "edges":
 		return ec.fieldContext_Plan_edges(ctx, field)
 	case "order":
@@ -10040,6 +10061,20 @@ func (ec *executionContext) field_Operation_timeline_args(ctx context.Context, r
 		return nil, err
 	}
 	args["first"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Plan_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "key",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["key"] = arg0
 	return args, nil
 }
 
@@ -19886,6 +19921,50 @@ func (ec *executionContext) fieldContext_Plan_nodes(_ context.Context, field gra
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PlanNode(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Plan_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Plan().Node(ctx, obj, fc.Args["key"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanNode) graphql.Marshaler {
+			return ec.marshalOPlanNode2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanNode(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Plan_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -34032,6 +34111,12 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_node(ctx, field, obj)
+				})
 		case "edges":
 			out.Values[i] = ec._Plan_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -430,6 +430,11 @@ func (r *planResolver) Revisions(ctx context.Context, obj *capstan.Plan) ([]caps
 	return r.planRevisions(ctx, obj)
 }
 
+// Node is the resolver for the node field.
+func (r *planResolver) Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error) {
+	return obj.Node(key), nil
+}
+
 // Order is the resolver for the order field.
 func (r *planResolver) Order(ctx context.Context, obj *capstan.Plan) ([]string, error) {
 	return dag.Order(obj.Nodes, obj.Edges)

@@ -36,6 +36,12 @@ type Limits struct {
 	// MaxRepeats bounds how often one response key appears in one
 	// selection set (fragments at that level included).
 	MaxRepeats int
+	// MaxTypenameRepeats is MaxRepeats for __typename: Apollo Client adds
+	// it to every selection set and inline fragment, so a selection that
+	// spreads every type of an interface (the twelve OperationEvent
+	// types) repeats it once per type. It has no arguments and no
+	// selection, so each pair the overlap check compares is cheap.
+	MaxTypenameRepeats int
 	// MaxCost bounds an operation's cost, lists multiplied by their sizes
 	// (see cost.go).
 	MaxCost int
@@ -53,16 +59,17 @@ type Limits struct {
 // DefaultLimits are the limits of `capstan serve`. The heaviest request
 // they admit is found and measured by BenchmarkHeaviestAdmittedRequest.
 var DefaultLimits = Limits{
-	MaxQueryBytes:    64 << 10,
-	MaxTokens:        15000,
-	MaxDepth:         15,
-	MaxAliases:       30,
-	MaxRootFields:    20,
-	MaxFields:        1000,
-	MaxRepeats:       10,
-	MaxCost:          50000,
-	MaxResponseBytes: 8 << 20,
-	MaxResolverCalls: 100000,
+	MaxQueryBytes:      64 << 10,
+	MaxTokens:          15000,
+	MaxDepth:           15,
+	MaxAliases:         30,
+	MaxRootFields:      20,
+	MaxFields:          1000,
+	MaxRepeats:         10,
+	MaxTypenameRepeats: 64,
+	MaxCost:            50000,
+	MaxResponseBytes:   8 << 20,
+	MaxResolverCalls:   100000,
 }
 
 // Reasons (extensions.reason) of requests refused by a limit; their code
@@ -283,6 +290,9 @@ func (s *shape) measureFragment(name string) measure {
 
 func (s *shape) saturate(n, limit int) int { return min(n, limit+1) }
 
+// saturation is where repeat counts stop growing: past every repeat limit.
+func (s *shape) saturation() int { return max(s.l.MaxRepeats, s.l.MaxTypenameRepeats) }
+
 // flatKeys counts the response keys of one selection set, the fields of
 // its inline fragments and spread fragments included.
 func (s *shape) flatKeys(set ast.SelectionSet) map[string]int {
@@ -292,9 +302,9 @@ func (s *shape) flatKeys(set ast.SelectionSet) map[string]int {
 		case *ast.Field:
 			keys[responseKey(sel)]++
 		case *ast.InlineFragment:
-			addKeys(keys, s.flatKeys(sel.SelectionSet), s.l.MaxRepeats)
+			addKeys(keys, s.flatKeys(sel.SelectionSet), s.saturation())
 		case *ast.FragmentSpread:
-			addKeys(keys, s.fragmentKeys(sel.Name), s.l.MaxRepeats)
+			addKeys(keys, s.fragmentKeys(sel.Name), s.saturation())
 		}
 	}
 	return keys
@@ -336,13 +346,21 @@ func responseKey(f *ast.Field) string {
 	return f.Name
 }
 
+// repeatLimit is how often key may appear in one selection set.
+func (s *shape) repeatLimit(key string) int {
+	if key == "__typename" {
+		return max(s.l.MaxRepeats, s.l.MaxTypenameRepeats)
+	}
+	return s.l.MaxRepeats
+}
+
 // checkRepeats refuses a selection set (or one nested in it) where one
 // response key appears more than MaxRepeats times.
 func (s *shape) checkRepeats(set ast.SelectionSet) *gqlerror.Error {
 	keys := s.flatKeys(set)
 	for _, key := range slices.Sorted(maps.Keys(keys)) { // the same key named every time
-		if keys[key] > s.l.MaxRepeats {
-			return limitError(ReasonRepeatLimit, "field %q is selected more than %d times in one selection set", key, s.l.MaxRepeats)
+		if limit := s.repeatLimit(key); keys[key] > limit {
+			return limitError(ReasonRepeatLimit, "field %q is selected more than %d times in one selection set", key, limit)
 		}
 	}
 	for _, sel := range set {

@@ -70,7 +70,7 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
           ))}
           <a href="/graphiql">GraphiQL</a>
         </nav>
-        <span className={`link link-${link}`} role="status" aria-label="live updates">{link === "live" ? "● live" : link === "connecting" ? "○ connecting" : "○ reconnecting"}</span>
+        <span className={`link link-${link}`} role="status" aria-label="live updates">{link === "live" ? "● live" : link === "idle" ? "○ idle" : link === "connecting" ? "○ connecting" : "○ reconnecting"}</span>
         {viewer && (
           <span className="viewer" aria-label="signed in as">
             {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}
@@ -92,11 +92,12 @@ function Page({ route }: { route: string }) {
   const [, page, id] = route.split("/").map(decodeURIComponent);
   switch (page) {
     case "plans":
-      return id ? <PlanReview id={id} /> : <Plans />;
+      return id ? <PlanReview key={id} id={id} /> : <Plans />;
     case "explorer":
       return <Explorer id={id || undefined} />;
     default:
-      return id ? <OperationPage id={id} /> : <Operations />;
+      // One mount per operation: its tab, drawer, timeline and DAG start afresh.
+      return id ? <OperationPage key={id} id={id} /> : <Operations />;
   }
 }
 

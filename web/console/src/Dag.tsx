@@ -39,8 +39,9 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
   });
   return (
     <div className="dag" style={{ height }} role="group" aria-label={label}
-      onKeyDown={(e) => {
-        // Keyboard: Tab reaches each node, Enter opens it.
+      onKeyDownCapture={(e) => {
+        // Keyboard: Tab reaches each node, Enter opens it (captured before
+        // React Flow's own key handling).
         const id = (e.target as HTMLElement).closest?.(".react-flow__node")?.getAttribute("data-id");
         if (id && e.key === "Enter") onSelect?.(id);
       }}>

@@ -4,11 +4,12 @@ import { graphql } from "./gql";
 import { ActionButton, ReadOnlyNote, may, readOnly, useViewer, type Verdict } from "./viewer";
 
 const NodeDetail = graphql(`
-  query NodeDetail($id: ID!) {
+  query NodeDetail($id: ID!, $node: String!) {
     operation(id: $id) {
       id
       plan {
-        nodes {
+        id
+        node(key: $node) {
           key
           type
           title
@@ -145,14 +146,15 @@ const RecordIntervention = graphql(`
 // allows), its gate, interventions, and the actions the viewer may take —
 // each as the server judges it (viewerMay… fields, Viewer.permissions).
 export function NodeDrawer({ operation, node, runStatus, onClose }: { operation: string; node: string; runStatus?: string; onClose: () => void }) {
-  const { data, refetch } = useQuery(NodeDetail, { variables: { id: operation }, fetchPolicy: "cache-and-network" });
+  const { data, error, refetch } = useQuery(NodeDetail, { variables: { id: operation, node }, fetchPolicy: "cache-and-network" });
   const viewer = useViewer();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => { heading.current?.focus(); }, [data !== undefined]); // eslint-disable-line react-hooks/exhaustive-deps
   // The live status moved: read the node's records again.
   useEffect(() => { void refetch(); }, [runStatus, refetch]);
   const op = data?.operation;
-  const spec = op?.plan.nodes.find((n) => n.key === node);
+  const spec = op?.plan.node;
+  if (error && !op) return <aside className="drawer" role="dialog" aria-label="node"><p role="alert" className="error">{error.message}</p><button type="button" className="close" onClick={onClose} aria-label="close">×</button></aside>;
   if (!op || !spec) return null;
   const run = op.nodeRuns.find((r) => r.node === node);
   const gate = op.gates.find((g) => g.node === node);

@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
+import type { IntentMode } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
 
 const IntentsQuery = graphql(`
@@ -91,6 +92,7 @@ function NewIntent() {
   const [type, setType] = useState("");
   const [desired, setDesired] = useState('{"name": ""}');
   const [constraints, setConstraints] = useState('{"environment": "staging"}');
+  const [mode, setMode] = useState<IntentMode>("SIMPLE");
   if (viewer.permissions.every((p) => !p.allowed)) return null;
   let bad = "";
   const parse = (what: string, text: string) => {
@@ -107,8 +109,12 @@ function NewIntent() {
         <label>Resource type <input value={type} onChange={(e) => setType(e.target.value)} placeholder="minio.instance" /></label>
         <label>Desired result (JSON) <input value={desired} onChange={(e) => setDesired(e.target.value)} /></label>
         <label>Constraints (JSON) <input value={constraints} onChange={(e) => setConstraints(e.target.value)} /></label>
+        <label>Mode <select value={mode} onChange={(e) => setMode(e.target.value as IntentMode)}>
+          <option value="SIMPLE">simple (parameters only)</option>
+          <option value="ADVANCED">advanced (the DAG may be edited)</option>
+        </select></label>
         <ActionButton verdict={verdict} busy={created.loading || planned.loading} onClick={async () => {
-          const c = await create({ variables: { input: { action, targetResourceType: type, desiredResult, constraints: cons } } });
+          const c = await create({ variables: { input: { action, targetResourceType: type, desiredResult, constraints: cons, mode } } });
           if (!c.data) return;
           const p = await plan({ variables: { intent: c.data.createIntent.id } });
           if (p.data) location.hash = `#/plans/${encodeURIComponent(p.data.planIntent.id)}`;

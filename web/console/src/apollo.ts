@@ -2,10 +2,30 @@ import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from "@apollo/clien
 import { GraphQLWsLink } from "@apollo/client/link/subscriptions";
 import { getMainDefinition } from "@apollo/client/utilities";
 import { createClient } from "graphql-ws";
+import type { FieldPolicy, Reference } from "@apollo/client";
 
-// Link is the state of the console's WebSocket: live, or reconnecting
-// (shown in the header).
-export type LinkState = "connecting" | "live" | "reconnecting";
+// byKey merges a list of objects without an id (a plan's nodes, an
+// operation's node runs) element by element, matched by a key field:
+// pages that select different fields of the same nodes then complete each
+// other in the cache instead of replacing each other's list (which would
+// leave every page's query partial, read again and again).
+function byKey(key: string): FieldPolicy<unknown[]> {
+  return {
+    merge(existing, incoming, { readField, mergeObjects }) {
+      if (!existing) return incoming;
+      const old = new Map(existing.map((e) => [readField(key, e as Reference), e]));
+      return incoming.map((i) => {
+        const e = old.get(readField(key, i as Reference));
+        return e ? mergeObjects(e as Reference, i as Reference) : i;
+      });
+    },
+  };
+}
+
+// LinkState is the state of the console's WebSocket (shown in the
+// header): live; idle when no view follows anything (graphql-ws closes a
+// socket nobody uses, normally); reconnecting after it was lost.
+export type LinkState = "connecting" | "live" | "idle" | "reconnecting";
 
 export type Console = { client: ApolloClient; onLinkState: (f: (s: LinkState) => void) => () => void; dispose: () => void };
 
@@ -27,7 +47,7 @@ export function newClient(token: string): Console {
     url: wsURL,
     connectionParams: { Authorization: `Bearer ${token}` },
     retryAttempts: 0,
-    on: { connecting: () => tell("connecting"), connected: () => tell("live"), closed: () => tell("reconnecting") },
+    on: { connecting: () => tell("connecting"), connected: () => tell("live"), closed: (e) => tell((e as CloseEvent | undefined)?.code === 1000 ? "idle" : "reconnecting") },
   });
   const link = ApolloLink.split(
     ({ query }) => {
@@ -40,6 +60,11 @@ export function newClient(token: string): Console {
   const client = new ApolloClient({
     link,
     cache: new InMemoryCache({
+      typePolicies: {
+        Plan: { fields: { nodes: byKey("key"), bindings: byKey("key") } },
+        PlanRevision: { keyFields: false, fields: { nodes: byKey("key") } },
+        Operation: { fields: { nodeRuns: byKey("node"), gates: byKey("node"), evidence: byKey("id"), artifacts: byKey("id"), interventions: byKey("id") } },
+      },
       // Timeline events are an interface: one type per family of kinds.
       possibleTypes: {
         OperationEvent: ["OperationStatusEvent", "NodeEvent", "GateEvent", "PatchEvent", "PlanRevisedEvent", "EvidenceEvent",
