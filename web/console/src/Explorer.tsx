@@ -97,7 +97,7 @@ export function Explorer({ id }: { id?: string }) {
       <h2 id="explorer-title">Explorer</h2>
       <div className="explorer">
         <div>
-          <label>Search resources <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="key or name" /></label>
+          <label>Search resources <input aria-label="Search resources" type="search" value={search} onChange={(e) => setSearch(e.target.value)} placeholder="key or name" /></label>
           {error && <p role="alert" className="error">{error.message}</p>}
           <p className="muted" role="status">{data?.resources.totalCount ?? 0} found</p>
           <ul className="results" aria-label="resources">
@@ -134,7 +134,7 @@ function ResourceView({ id }: { id: string }) {
         <legend>Direction and depth</legend>
         <label><input type="radio" name="direction" checked={direction === "OUTGOING"} onChange={() => setDirection("OUTGOING")} /> what it depends on</label>
         <label><input type="radio" name="direction" checked={direction === "INCOMING"} onChange={() => setDirection("INCOMING")} /> what depends on it</label>
-        <label>Depth <input type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
+        <label>Depth <input aria-label="Depth" type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
       </fieldset>
       <table aria-label="dependencies">
         <thead><tr><th scope="col">Depth</th><th scope="col">From</th><th scope="col">Relationship</th><th scope="col">To</th><th scope="col">State</th></tr></thead>

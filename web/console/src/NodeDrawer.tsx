@@ -237,7 +237,7 @@ function GateSection({ operation, gate, onDecided }: { operation: string; gate: 
       <p>Decided by one of {gate.spec.requiredRoles.join(", ")}{(gate.spec.approvals ?? 1) > 1 && `, ${gate.spec.approvals} approvals`}.</p>
       <p>Decisions: {gate.decisions.length ? gate.decisions.map((d) => `${d.actor} (${d.role}) ${d.approve ? "approved" : "rejected"}${d.dismissed ? " — dismissed by a patch" : ""}${d.comment ? `: ${d.comment}` : ""}`).join("; ") : "none yet"}</p>
       {!readOnly(viewer) && gate.status === "WAITING" && (
-        <label>Comment <input value={comment} onChange={(e) => setComment(e.target.value)} /></label>
+        <label>Comment <input aria-label="Comment" value={comment} onChange={(e) => setComment(e.target.value)} /></label>
       )}
       <ActionButton verdict={gate.viewerMayApprove} busy={loading} onClick={() => void act(true)}>Approve</ActionButton>
       <ActionButton verdict={gate.viewerMayReject} busy={loading} onClick={() => void act(false)}>Reject</ActionButton>
@@ -270,7 +270,7 @@ function InterventionForm({ operation, node, instructions, verdict, onDone }: { 
     <section aria-label="intervention">
       <h4>Record an intervention</h4>
       {instructions && <p>{instructions}</p>}
-      <label>What was done <input value={note} onChange={(e) => setNote(e.target.value)} /></label>
+      <label>What was done <input aria-label="What was done" value={note} onChange={(e) => setNote(e.target.value)} /></label>
       <ActionButton verdict={note.trim() ? verdict : { allowed: false, reason: "say what was done" }} busy={loading}
         onClick={() => void record({ variables: { op: operation, node, type, note } }).then(onDone)}>Record</ActionButton>
       {data && <p role="status">Recorded; the node's verification runs again.</p>}
@@ -313,7 +313,7 @@ function ArtifactItem({ artifact }: { artifact: ArtifactView }) {
             setReason("");
           }
         }}>
-          <label>Why do you need it? (recorded) <input value={reason} onChange={(e) => setReason(e.target.value)} minLength={3} maxLength={500} required /></label>
+          <label>Why do you need it? (recorded) <input aria-label="Why do you need it? (recorded)" value={reason} onChange={(e) => setReason(e.target.value)} minLength={3} maxLength={500} required /></label>
           <button type="submit" disabled={loading}>Reveal</button>
           <button type="button" onClick={() => setAsking(false)}>Cancel</button>
         </form>

@@ -141,14 +141,14 @@ export function Operations() {
         setResource({ key: resourceKey.trim(), id: r.data?.resource?.id ?? null });
       }}>
         <label>Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.target.value as OperationStatus | "")}>
+          <select aria-label="Status" value={status} onChange={(e) => setStatus(e.target.value as OperationStatus | "")}>
             <option value="">any</option>
             {statuses.map((s) => <option key={s} value={s}>{s.toLowerCase().replace(/_/g, " ")}</option>)}
           </select>
         </label>
-        <label>Resource <input value={resourceKey} onChange={(e) => setResourceKey(e.target.value)} placeholder="minio.instance/demo" /></label>
+        <label>Resource <input aria-label="Resource" value={resourceKey} onChange={(e) => setResourceKey(e.target.value)} placeholder="minio.instance/demo" /></label>
         <label>Created{" "}
-          <select value={hours} onChange={(e) => setHours(Number(e.target.value))}>
+          <select aria-label="Created" value={hours} onChange={(e) => setHours(Number(e.target.value))}>
             {windows.map((w) => <option key={w.hours} value={w.hours}>{w.label}</option>)}
           </select>
         </label>

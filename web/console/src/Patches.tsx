@@ -233,7 +233,7 @@ function PatchDetail({ patch, plan, onChanged }: { patch: Patch; plan: string; o
       <p>Decisions: {patch.decisions.length ? patch.decisions.map((d) => `${d.actor} ${d.approve ? "approved" : "rejected"}${d.comment ? `: ${d.comment}` : ""}`).join("; ") : "none yet"}</p>
       {patch.status === "PROPOSED" && (
         <>
-          {!patch.viewerMayDecide.allowed || <label>Comment <input value={comment} onChange={(e) => setComment(e.target.value)} /></label>}
+          {!patch.viewerMayDecide.allowed || <label>Comment <input aria-label="Comment" value={comment} onChange={(e) => setComment(e.target.value)} /></label>}
           <ActionButton verdict={patch.viewerMayDecide} busy={decided.loading} onClick={() => void act(true)}>Approve patch</ActionButton>
           <ActionButton verdict={patch.viewerMayDecide} busy={decided.loading} onClick={() => void act(false)}>Reject patch</ActionButton>
           <ActionButton verdict={patch.author === viewer.actor || viewer.roles.includes("admin") || viewer.roles.includes("platform_admin") ? may(viewer, "WITHDRAW_PATCH") : { allowed: false, reason: "only its author or a platform admin withdraws it" }}
@@ -335,16 +335,16 @@ function ProposeForm({ operation, revision, nodes, templates, onProposed }: {
     }}>
       <fieldset>
         <legend>Propose a patch on revision {revision}</legend>
-        <label>Change <select value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{ops.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
-        <label>Node <select value={node} onChange={(e) => setNode(e.target.value)}>{nodes.map((n) => <option key={n}>{n}</option>)}</select></label>
+        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{ops.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
+        <label>Node <select aria-label="Node" value={node} onChange={(e) => setNode(e.target.value)}>{nodes.map((n) => <option key={n}>{n}</option>)}</select></label>
         {inserts && (
           <>
-            <label>Template <select value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
-            <label>New node id <input value={nodeId} onChange={(e) => setNodeId(e.target.value)} placeholder="from the template" /></label>
+            <label>Template <select aria-label="Template" value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
+            <label>New node id <input aria-label="New node id" value={nodeId} onChange={(e) => setNodeId(e.target.value)} placeholder="from the template" /></label>
           </>
         )}
-        <label>Parameters (JSON) <input value={params} onChange={(e) => setParams(e.target.value)} placeholder='{"mirror": "…"}' /></label>
-        <label>Reason <input value={reason} onChange={(e) => setReason(e.target.value)} /></label>
+        <label>Parameters (JSON) <input aria-label="Parameters (JSON)" value={params} onChange={(e) => setParams(e.target.value)} placeholder='{"mirror": "…"}' /></label>
+        <label>Reason <input aria-label="Reason" value={reason} onChange={(e) => setReason(e.target.value)} /></label>
         <span className="action">
           <button type="submit" disabled={!ready.allowed || loading}>Propose</button>
           {!ready.allowed && <span className="why">{ready.reason}</span>}

@@ -234,12 +234,12 @@ function EditForm({ plan, templates, onEdited }: { plan: Plan; templates: { name
     }}>
       <fieldset>
         <legend>Edit (revision {plan.revision}, version {plan.version})</legend>
-        <label>Change <select value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{editOps.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
-        <label>Node <select value={node} onChange={(e) => setNode(e.target.value)}>{plan.nodes.map((n) => <option key={n.key} value={n.key}>{n.title} ({n.key})</option>)}</select></label>
+        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{editOps.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
+        <label>Node <select aria-label="Node" value={node} onChange={(e) => setNode(e.target.value)}>{plan.nodes.map((n) => <option key={n.key} value={n.key}>{n.title} ({n.key})</option>)}</select></label>
         {inserts && (
-          <label>Template <select value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
+          <label>Template <select aria-label="Template" value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
         )}
-        <label>Parameters (JSON{chosen && chosen.parameters.length > 0 && inserts ? `: ${chosen.parameters.join(", ")}` : ""}) <input value={params} onChange={(e) => setParams(e.target.value)} /></label>
+        <label>Parameters (JSON{chosen && chosen.parameters.length > 0 && inserts ? `: ${chosen.parameters.join(", ")}` : ""}) <input aria-label="Parameters (JSON)" value={params} onChange={(e) => setParams(e.target.value)} /></label>
         <span className="action">
           <button type="submit" disabled={!verdict.allowed || !!bad || loading}>Apply edit</button>
           {(!verdict.allowed || bad) && <span className="why">{bad || verdict.reason}</span>}

@@ -105,11 +105,11 @@ function NewIntent() {
     <form className="propose" aria-label="new intent" onSubmit={(e) => e.preventDefault()}>
       <fieldset>
         <legend>New intent</legend>
-        <label>Action <input value={action} onChange={(e) => setAction(e.target.value)} /></label>
-        <label>Resource type <input value={type} onChange={(e) => setType(e.target.value)} placeholder="minio.instance" /></label>
-        <label>Desired result (JSON) <input value={desired} onChange={(e) => setDesired(e.target.value)} /></label>
-        <label>Constraints (JSON) <input value={constraints} onChange={(e) => setConstraints(e.target.value)} /></label>
-        <label>Mode <select value={mode} onChange={(e) => setMode(e.target.value as IntentMode)}>
+        <label>Action <input aria-label="Action" value={action} onChange={(e) => setAction(e.target.value)} /></label>
+        <label>Resource type <input aria-label="Resource type" value={type} onChange={(e) => setType(e.target.value)} placeholder="minio.instance" /></label>
+        <label>Desired result (JSON) <input aria-label="Desired result (JSON)" value={desired} onChange={(e) => setDesired(e.target.value)} /></label>
+        <label>Constraints (JSON) <input aria-label="Constraints (JSON)" value={constraints} onChange={(e) => setConstraints(e.target.value)} /></label>
+        <label>Mode <select aria-label="Mode" value={mode} onChange={(e) => setMode(e.target.value as IntentMode)}>
           <option value="SIMPLE">simple (parameters only)</option>
           <option value="ADVANCED">advanced (the DAG may be edited)</option>
         </select></label>
