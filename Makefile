@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ lint-packs: build ## Lint the bundled scenario packs.
 
 bench: ## Run every benchmark (planning, candidate search on both stores, executor).
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-console: console ## The console's browser benchmarks (500-node DAG first render, event to screen, dashboard frames with 1,000 operations) in headless Chromium.
+	$(GO) test -run '^$$' -bench BenchmarkConsoleInABrowser -benchtime 1x ./cmd/capstan/
 
 floors: ## Measure this machine's floors under the benchmark targets: a durable 4 KB write, a Neo4j write transaction, one write to each of 10,000 loopback connections.
 	$(GO) test -run '^$$' -bench 'BenchmarkDurableWriteFloor' -benchtime 2000x ./executor/

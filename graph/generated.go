@@ -5840,9 +5840,9 @@ type Subscription {
     "Global id of the operation (of the caller's organization); the stream sends its progress now, then after changes, and completes after its final state."
     operation: ID!
   ): OperationProgress!
-  "Status changes of the organization's operations that match the filter."
+  "Changes of the organization's operations (that match the filter) that a list of them shows: a new status, a gate waiting or decided, a patch proposed or closed, a node that needs attention. Node progress comes through operationEvents and operationProgress."
   operations(
-    "Conditions an operation must all meet to be sent; none sends every status change."
+    "Conditions an operation must all meet to be sent; none sends every such change."
     filter: OperationFilter
   ): Operation!
 }

@@ -37,14 +37,29 @@ func (m *Message) shared(i int) *Shared {
 	return &m.events[i]
 }
 
-// StatusChanged reports whether the change moved the operation's status.
-func (m *Message) StatusChanged() bool {
+// ListChanged reports whether the change moves what a list of
+// operations shows: its status, or what needs a person — a gate waiting
+// or decided, a patch proposed or closed, a node that needs attention.
+// Node progress is not (an operation's own subscriptions carry it): the
+// organization's subscribers would otherwise get every event of every
+// operation.
+func (m *Message) ListChanged() bool {
 	for _, e := range m.Events {
-		if strings.HasPrefix(e.Type, "operation.") {
+		if ListEvent(e.Type) {
 			return true
 		}
 	}
 	return false
+}
+
+// ListEvent says whether an event of this type changes what a list of
+// operations shows (ListChanged).
+func ListEvent(typ string) bool {
+	switch {
+	case strings.HasPrefix(typ, "operation."), strings.HasPrefix(typ, "gate."), strings.HasPrefix(typ, "patch."):
+		return true
+	}
+	return typ == "node.needs_attention"
 }
 
 // Broker fans messages out to subscriptions by operation and by
@@ -184,7 +199,7 @@ func (b *Broker) Publish(m Message) {
 	defer b.mu.Unlock()
 	b.remember(key, &m)
 	b.deliver(b.byOp[key], &m)
-	if m.StatusChanged() {
+	if m.ListChanged() {
 		b.deliver(b.byOrg[m.Org], &m)
 	}
 }

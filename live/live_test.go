@@ -171,19 +171,30 @@ func TestFeedEndsWhenTheSubscriberLeavesOrTheBrokerCloses(t *testing.T) {
 	require.NoError(t, err, "shutdown completes the stream")
 }
 
-func TestOrganizationSubscribersSeeOnlyStatusChanges(t *testing.T) {
+func TestListEvents(t *testing.T) {
+	for typ, want := range map[string]bool{
+		"operation.running": true, "operation.succeeded": true, "gate.waiting": true, "gate.decided": true, "gate.approved": true,
+		"patch.proposed": true, "patch.applied": true, "patch.stale": true, "node.needs_attention": true,
+		"node.running": false, "node.succeeded": false, "evidence.recorded": false, "resource.changing": false, "plan.revised": false,
+	} {
+		require.Equal(t, want, ListEvent(typ), typ)
+	}
+}
+
+func TestOrganizationSubscribersSeeOnlyListChanges(t *testing.T) {
 	b := NewBroker(0)
 	org := b.Organization("o")
 	foreign := b.Organization("p")
 	op := capstan.Operation{Meta: capstan.Meta{ID: "op"}, Status: capstan.OperationRunning}
 	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "node.running"}}})
 	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "operation.running"}}})
+	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "evidence.recorded"}, {Type: "patch.proposed"}}})
 	b.Close()
 	var n int
 	for range org.C {
 		n++
 	}
-	require.Equal(t, 1, n)
+	require.Equal(t, 2, n, "the status change and the patch proposal; not node progress")
 	_, open := <-foreign.C
 	require.False(t, open)
 	require.False(t, org.Overflowed(), "closed by shutdown, not overflow")

@@ -33,7 +33,7 @@ func TestApolloClientFollowsAnOperation(t *testing.T) {
 
 // nodeProject is a JavaScript project of the repository (rel) with its
 // dependencies installed (pkg one of them) and the node binary to run it.
-func nodeProject(t *testing.T, rel, pkg string) (dir, node string) {
+func nodeProject(t testing.TB, rel, pkg string) (dir, node string) {
 	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("../..", rel))
 	require.NoError(t, err)

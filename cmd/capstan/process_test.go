@@ -51,7 +51,7 @@ type proc struct {
 
 var listening = regexp.MustCompile(`"addr":"(http://[^"]+)"`)
 
-func start(t *testing.T, dataDir string, extra ...string) *proc {
+func start(t testing.TB, dataDir string, extra ...string) *proc {
 	t.Helper()
 	p := launch(t, dataDir, extra...)
 	p.waitReady(t, 60*time.Second)
@@ -62,7 +62,7 @@ func start(t *testing.T, dataDir string, extra ...string) *proc {
 // The crash, soak and walk-through tests poll as fast as they can, so the
 // per-token rate limits are off unless extra turns them on (the attack
 // suite runs with the defaults).
-func launch(t *testing.T, dataDir string, extra ...string) *proc {
+func launch(t testing.TB, dataDir string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}, extra...)
 	cmd := exec.Command(binary, args...)
@@ -98,7 +98,7 @@ func launch(t *testing.T, dataDir string, extra ...string) *proc {
 }
 
 // waitReady polls /readyz until it answers 200.
-func (p *proc) waitReady(t *testing.T, within time.Duration) {
+func (p *proc) waitReady(t testing.TB, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -133,7 +133,7 @@ func (p *proc) kill() {
 	}
 }
 
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	select {
@@ -145,7 +145,7 @@ func (p *proc) stop(t *testing.T) {
 	require.Contains(t, p.output(), "shutting down")
 }
 
-func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]any {
+func (p *proc) gql(t testing.TB, query string, vars map[string]any) map[string]any {
 	t.Helper()
 	data, errs := p.try(t, query, vars)
 	require.Empty(t, errs)
@@ -153,13 +153,13 @@ func (p *proc) gql(t *testing.T, query string, vars map[string]any) map[string]a
 }
 
 // try runs a GraphQL request and returns its data and errors.
-func (p *proc) try(t *testing.T, query string, vars map[string]any) (map[string]any, []map[string]any) {
+func (p *proc) try(t testing.TB, query string, vars map[string]any) (map[string]any, []map[string]any) {
 	t.Helper()
 	return p.tryAs(t, token, query, vars)
 }
 
 // tryAs is try with another bearer token.
-func (p *proc) tryAs(t *testing.T, bearer, query string, vars map[string]any) (map[string]any, []map[string]any) {
+func (p *proc) tryAs(t testing.TB, bearer, query string, vars map[string]any) (map[string]any, []map[string]any) {
 	t.Helper()
 	r := postAs(t, p, bearer, query, vars)
 	return r.Data, r.Errors
@@ -176,7 +176,7 @@ type gqlReply struct {
 }
 
 // postAs sends one GraphQL request with a bearer token.
-func postAs(t *testing.T, p *proc, bearer, query string, vars map[string]any) gqlReply {
+func postAs(t testing.TB, p *proc, bearer, query string, vars map[string]any) gqlReply {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
@@ -185,7 +185,7 @@ func postAs(t *testing.T, p *proc, bearer, query string, vars map[string]any) gq
 	return doGQL(t, req)
 }
 
-func doGQL(t *testing.T, req *http.Request) gqlReply {
+func doGQL(t testing.TB, req *http.Request) gqlReply {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -197,7 +197,7 @@ func doGQL(t *testing.T, req *http.Request) gqlReply {
 	return out
 }
 
-func (p *proc) readyz(t *testing.T) int {
+func (p *proc) readyz(t testing.TB) int {
 	t.Helper()
 	resp, err := http.Get(p.url + "/readyz")
 	require.NoError(t, err)

@@ -129,7 +129,7 @@ func TestReadmeWalkThrough(t *testing.T) {
 }
 
 // waitForGate waits until the operation's gate node waits for decisions.
-func waitForGate(t *testing.T, p *proc, op, node string) {
+func waitForGate(t testing.TB, p *proc, op, node string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		data, errs := p.try(t, `query($id: ID!) { operation(id: $id) { gates { node status } } }`, map[string]any{"id": op})
@@ -146,7 +146,7 @@ func waitForGate(t *testing.T, p *proc, op, node string) {
 }
 
 // waitForEnd waits until the operation ended.
-func waitForEnd(t *testing.T, p *proc, op string) {
+func waitForEnd(t testing.TB, p *proc, op string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		data, errs := p.try(t, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": op})

@@ -294,8 +294,8 @@ try {
   await accessible(page, "plan review");
   await shoot(page, "plan-review");
   await page.getByRole("button", { name: "Start operation" }).click();
-  await page.getByRole("heading", { name: /create/ }).locator(".status").waitFor({ timeout: 15000 });
-  if (!page.url().includes("#/operations/")) fail("start did not open the operation");
+  await page.waitForURL(/#\/operations\//, { timeout: 15000 });
+  await page.locator("#operation-title .status").waitFor({ timeout: 15000 });
   step("plan review: candidates with reasons, an edit from a template, start");
 
   // Explorer: search, dependencies both ways, history.

@@ -117,11 +117,12 @@ export function OperationPage({ id }: { id: string }) {
     if (timeline.done) void refetch();
   }, [timeline.done, refetch]);
 
+  const readRuns = useMemo(() => new Map((op?.nodeRuns ?? []).map((r) => [r.node, r])), [op?.nodeRuns]);
   if (loading && !op) return <p>Loading…</p>;
   if (error) return <p role="alert" className="error">{error.message}</p>;
   if (!op) return <p role="alert">No such operation.</p>;
   const plan = op.plan;
-  const runOf = (key: string): Run | undefined => live.runs.get(key) ?? op.nodeRuns.find((r) => r.node === key);
+  const runOf = (key: string): Run | undefined => live.runs.get(key) ?? readRuns.get(key);
   const status = live.status ?? op.status;
   const ended = ["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"].includes(status);
   return (
