@@ -7949,7 +7949,7 @@ type GateEvent implements OperationEvent {
   payload: Map
   "Key of the gate node."
   node: String!
-  "The gate node's run status a closing decision moved it to (approved: SUCCEEDED; rejected: FAILED)."
+  "The gate node's run status the event moved it to: WAITING_APPROVAL for gate.waiting; SUCCEEDED or FAILED for an outcome (gate.approved, gate.rejected, gate.timed_out by its outcome); null for a decision that does not close the gate."
   runStatus: NodeRunStatus
   "gate.decided: whether the decision approved."
   approve: Boolean

@@ -127,15 +127,21 @@ func (e *NodeEvent) Reason() *string { return e.str("reason") }
 func (e *NodeEvent) Wait() *string   { return e.str("wait") }
 func (e *NodeEvent) ChildID() string { return deref(e.str("child")) }
 
-// RunStatus is what a closing gate event (gate.approved, gate.rejected,
-// gate.timed_out_approved, gate.timed_out_rejected) moved the gate's node
-// run to.
+// RunStatus is what a gate event moved the gate's node run to:
+// gate.waiting to waiting_approval; a closing event (gate.approved,
+// gate.rejected, gate.timed_out with its outcome) to succeeded or failed.
 func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
 	var s capstan.NodeRunStatus
-	switch e.suffix() {
-	case "approved", "timed_out_approved":
+	outcome := e.suffix()
+	if outcome == "timed_out" {
+		outcome = deref(e.str("outcome"))
+	}
+	switch outcome {
+	case "waiting":
+		s = capstan.NodeWaitingApproval
+	case "approved":
 		s = capstan.NodeSucceeded
-	case "rejected", "timed_out_rejected":
+	case "rejected":
 		s = capstan.NodeFailed
 	default:
 		return nil

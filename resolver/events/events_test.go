@@ -69,7 +69,13 @@ func TestTypedFieldsReadThePayload(t *testing.T) {
 	require.Equal(t, "sre", *gate.Role())
 	require.Nil(t, gate.RunStatus(), "a decision that does not close the gate moves no run")
 	require.Equal(t, capstan.NodeSucceeded, *events.Of(capstan.OperationEvent{Type: "gate.approved"}).(*events.GateEvent).RunStatus())
-	require.Equal(t, capstan.NodeFailed, *events.Of(capstan.OperationEvent{Type: "gate.timed_out_rejected"}).(*events.GateEvent).RunStatus())
+	timedOut := func(outcome string) *capstan.NodeRunStatus {
+		return events.Of(capstan.OperationEvent{Type: "gate.timed_out", Payload: map[string]any{"node": "g", "outcome": outcome}}).(*events.GateEvent).RunStatus()
+	}
+	require.Equal(t, capstan.NodeFailed, *timedOut("rejected"), "the executor's gate.timed_out names its outcome")
+	require.Equal(t, capstan.NodeSucceeded, *timedOut("approved"))
+	require.Nil(t, timedOut(""), "no outcome, no status")
+	require.Equal(t, capstan.NodeWaitingApproval, *events.Of(capstan.OperationEvent{Type: "gate.waiting", Payload: map[string]any{"node": "g"}}).(*events.GateEvent).RunStatus())
 
 	res := events.Of(capstan.OperationEvent{Type: "resource.concluded", Payload: map[string]any{"resource": "tempo.instance/t", "lifecycle": "active", "health": "healthy", "outcome": "succeeded"}}).(*events.ResourceEvent)
 	require.Equal(t, capstan.LifecycleActive, *res.Lifecycle())
