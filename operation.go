@@ -27,6 +27,11 @@ type Operation struct {
 	OpenPatches []string `json:"open_patches,omitempty"`
 	// IdempotencyKey makes startOperation return the same operation twice.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// SeenAt is the timeline position this copy is known to reflect (a
+	// live message's last event), never stored: readers of its progress
+	// reuse what was computed at that position instead of reading the
+	// store once per subscriber. 0 when unknown.
+	SeenAt int64 `json:"-"`
 }
 
 // Move changes the operation's status or returns the illegal transition error.

@@ -630,6 +630,8 @@ type ComplexityRoot struct {
 		Summary         func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		Version         func(childComplexity int) int
+		ViewerMayEdit   func(childComplexity int) int
+		ViewerMayStart  func(childComplexity int) int
 	}
 
 	PlanChange struct {
@@ -686,29 +688,31 @@ type ComplexityRoot struct {
 	}
 
 	PlanPatch struct {
-		Analysis        func(childComplexity int) int
-		AppliedRevision func(childComplexity int) int
-		Approvals       func(childComplexity int) int
-		Author          func(childComplexity int) int
-		BaseDigest      func(childComplexity int) int
-		BaseRevision    func(childComplexity int) int
-		Changes         func(childComplexity int) int
-		ClosedAt        func(childComplexity int) int
-		ClosedReason    func(childComplexity int) int
-		CreatedAt       func(childComplexity int) int
-		Decisions       func(childComplexity int) int
-		Diff            func(childComplexity int) int
-		Digest          func(childComplexity int) int
-		ID              func(childComplexity int) int
-		Operation       func(childComplexity int) int
-		Outstanding     func(childComplexity int) int
-		Plan            func(childComplexity int) int
-		Reason          func(childComplexity int) int
-		Reverts         func(childComplexity int) int
-		Status          func(childComplexity int) int
-		UpdatedAt       func(childComplexity int) int
-		Version         func(childComplexity int) int
-		ViewerMayDecide func(childComplexity int) int
+		Analysis          func(childComplexity int) int
+		AppliedRevision   func(childComplexity int) int
+		Approvals         func(childComplexity int) int
+		Author            func(childComplexity int) int
+		BaseDigest        func(childComplexity int) int
+		BaseRevision      func(childComplexity int) int
+		Changes           func(childComplexity int) int
+		ClosedAt          func(childComplexity int) int
+		ClosedReason      func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		Decisions         func(childComplexity int) int
+		Diff              func(childComplexity int) int
+		Digest            func(childComplexity int) int
+		ID                func(childComplexity int) int
+		Operation         func(childComplexity int) int
+		Outstanding       func(childComplexity int) int
+		Plan              func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		Reverts           func(childComplexity int) int
+		Status            func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
+		Version           func(childComplexity int) int
+		ViewerMayDecide   func(childComplexity int) int
+		ViewerMayRevert   func(childComplexity int) int
+		ViewerMayWithdraw func(childComplexity int) int
 	}
 
 	PlanRevisedEvent struct {
@@ -1138,6 +1142,8 @@ type PlanResolver interface {
 
 	Revisions(ctx context.Context, obj *capstan.Plan) ([]capstan.PlanRevision, error)
 
+	ViewerMayStart(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error)
+	ViewerMayEdit(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error)
 	Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error)
 
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
@@ -1170,6 +1176,8 @@ type PlanPatchResolver interface {
 
 	Diff(ctx context.Context, obj *capstan.PlanPatch) (*capstan.PlanDiff, error)
 	ViewerMayDecide(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error)
+	ViewerMayWithdraw(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error)
+	ViewerMayRevert(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error)
 }
 type PlanRevisedEventResolver interface {
 	Patch(ctx context.Context, obj *events.PlanRevisedEvent) (*capstan.PlanPatch, error)
@@ -3665,6 +3673,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Version(childComplexity), true
+	case "Plan.viewerMayEdit":
+		if e.ComplexityRoot.Plan.ViewerMayEdit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.ViewerMayEdit(childComplexity), true
+	case "Plan.viewerMayStart":
+		if e.ComplexityRoot.Plan.ViewerMayStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.ViewerMayStart(childComplexity), true
 
 	case "PlanChange.actor":
 		if e.ComplexityRoot.PlanChange.Actor == nil {
@@ -4071,6 +4091,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanPatch.ViewerMayDecide(childComplexity), true
+	case "PlanPatch.viewerMayRevert":
+		if e.ComplexityRoot.PlanPatch.ViewerMayRevert == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ViewerMayRevert(childComplexity), true
+	case "PlanPatch.viewerMayWithdraw":
+		if e.ComplexityRoot.PlanPatch.ViewerMayWithdraw == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanPatch.ViewerMayWithdraw(childComplexity), true
 
 	case "PlanRevisedEvent.actor":
 		if e.ComplexityRoot.PlanRevisedEvent.Actor == nil {
@@ -6918,6 +6950,10 @@ type Plan implements Node {
   revisions: [PlanRevision!]!
   "The nodes of the current revision."
   nodes: [PlanNode!]! @listSize(assumedSize: 500)
+  "Whether the caller may start it now (a ready plan, the latest of its planned intent, a starter's role), or why not."
+  viewerMayStart: Permission!
+  "Whether the caller may edit it now (not started, an editor's role), or why not."
+  viewerMayEdit: Permission!
   "One node of the current revision by its key (null when it has none): what a node's page reads instead of every node."
   node(
     "The node's key (PlanNode.key)."
@@ -7526,6 +7562,10 @@ type PlanPatch implements Node {
   diff: PlanDiff @cost(weight: 1000)
   "Whether the caller may approve or reject it on its current digest, or why not."
   viewerMayDecide: Permission!
+  "Whether the caller may withdraw it now (its author, anyone for an analyzer's proposal, a platform admin), or why not."
+  viewerMayWithdraw: Permission!
+  "Whether the caller may revert it now (an applied patch, a proposer's role), or why not."
+  viewerMayRevert: Permission!
   "Why it was rejected, withdrawn or became stale."
   closedReason: String
   "When it left PROPOSED (applied, rejected, withdrawn or stale)."
@@ -9006,6 +9046,10 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_revisions(ctx, field)
 	case "nodes":
 		return ec.fieldContext_Plan_nodes(ctx, field)
+	case "viewerMayStart":
+		return ec.fieldContext_Plan_viewerMayStart(ctx, field)
+	case "viewerMayEdit":
+		return ec.fieldContext_Plan_viewerMayEdit(ctx, field)
 	case "node":
 		return ec.fieldContext_Plan_node(ctx, field)
 	case "edges":
@@ -9178,6 +9222,10 @@ func (ec *executionContext) childFields_PlanPatch(ctx context.Context, field gra
 		return ec.fieldContext_PlanPatch_diff(ctx, field)
 	case "viewerMayDecide":
 		return ec.fieldContext_PlanPatch_viewerMayDecide(ctx, field)
+	case "viewerMayWithdraw":
+		return ec.fieldContext_PlanPatch_viewerMayWithdraw(ctx, field)
+	case "viewerMayRevert":
+		return ec.fieldContext_PlanPatch_viewerMayRevert(ctx, field)
 	case "closedReason":
 		return ec.fieldContext_PlanPatch_closedReason(ctx, field)
 	case "closedAt":
@@ -19925,6 +19973,70 @@ func (ec *executionContext) fieldContext_Plan_nodes(_ context.Context, field gra
 	return fc, nil
 }
 
+func (ec *executionContext) _Plan_viewerMayStart(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_viewerMayStart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Plan().ViewerMayStart(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_viewerMayStart(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Plan_viewerMayEdit(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_viewerMayEdit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Plan().ViewerMayEdit(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_viewerMayEdit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Plan_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21906,6 +22018,70 @@ func (ec *executionContext) _PlanPatch_viewerMayDecide(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PlanPatch_viewerMayDecide(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_viewerMayWithdraw(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_viewerMayWithdraw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().ViewerMayWithdraw(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_viewerMayWithdraw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanPatch",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanPatch_viewerMayRevert(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanPatch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanPatch_viewerMayRevert(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanPatch().ViewerMayRevert(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Permission) graphql.Marshaler {
+			return ec.marshalNPermission2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanPatch_viewerMayRevert(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "PlanPatch",
 		Field:      field,
@@ -34111,6 +34287,18 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "viewerMayStart":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_viewerMayStart(ctx, field, obj)
+				})
+		case "viewerMayEdit":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_viewerMayEdit(ctx, field, obj)
+				})
 		case "node":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, false,
@@ -34614,6 +34802,18 @@ func (ec *executionContext) _PlanPatch(ctx context.Context, sel ast.SelectionSet
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._PlanPatch_viewerMayDecide(ctx, field, obj)
+				})
+		case "viewerMayWithdraw":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_viewerMayWithdraw(ctx, field, obj)
+				})
+		case "viewerMayRevert":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._PlanPatch_viewerMayRevert(ctx, field, obj)
 				})
 		case "closedReason":
 			out.Values[i] = ec._PlanPatch_closedReason(ctx, field, obj)

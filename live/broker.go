@@ -72,6 +72,10 @@ type Broker struct {
 	buffer int
 	closed bool
 	recent map[string]*recent // by operation: recent.go
+	// statuses is each unfinished operation's last published status: a
+	// change that moves it without an operation.* event (a retry or an
+	// intervention resuming a waiting operation) still reaches the lists.
+	statuses map[string]capstan.OperationStatus
 	// Published counts messages published; Overflows counts subscriptions
 	// ended because they fell behind (for metrics).
 	Published, Overflows atomic.Int64
@@ -87,7 +91,7 @@ func NewBroker(buffer int) *Broker {
 		buffer = DefaultBuffer
 	}
 	return &Broker{byOp: map[string]map[*Subscription]struct{}{}, byOrg: map[string]map[*Subscription]struct{}{}, buffer: buffer,
-		recent: map[string]*recent{}}
+		recent: map[string]*recent{}, statuses: map[string]capstan.OperationStatus{}}
 }
 
 // Subscription receives messages on C until it is closed: by its owner
@@ -199,7 +203,13 @@ func (b *Broker) Publish(m Message) {
 	defer b.mu.Unlock()
 	b.remember(key, &m)
 	b.deliver(b.byOp[key], &m)
-	if m.ListChanged() {
+	last, known := b.statuses[key]
+	if m.Operation.Status.Terminal() {
+		delete(b.statuses, key)
+	} else {
+		b.statuses[key] = m.Operation.Status
+	}
+	if m.ListChanged() || !known || last != m.Operation.Status {
 		b.deliver(b.byOrg[m.Org], &m)
 	}
 }

@@ -189,12 +189,17 @@ func TestOrganizationSubscribersSeeOnlyListChanges(t *testing.T) {
 	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "node.running"}}})
 	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "operation.running"}}})
 	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "evidence.recorded"}, {Type: "patch.proposed"}}})
+	waiting := op
+	waiting.Status = capstan.OperationWaiting
+	b.Publish(Message{Org: "o", Operation: waiting, Events: []capstan.OperationEvent{{Type: "gate.waiting"}}})
+	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "node.retry_requested"}}})
+	b.Publish(Message{Org: "o", Operation: op, Events: []capstan.OperationEvent{{Type: "node.succeeded"}}})
 	b.Close()
 	var n int
 	for range org.C {
 		n++
 	}
-	require.Equal(t, 2, n, "the status change and the patch proposal; not node progress")
+	require.Equal(t, 5, n, "the first sight of the operation, the status change, the patch proposal, the gate, the retry that resumed it; not node progress")
 	_, open := <-foreign.C
 	require.False(t, open)
 	require.False(t, org.Overflowed(), "closed by shutdown, not overflow")

@@ -11,6 +11,7 @@ import (
 	"github.com/vikstrous/dataloadgen"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/service"
 )
 
 // loaders batch the lookups nested fields make, so a list of bindings or
@@ -21,37 +22,44 @@ type loaders struct {
 	// records reads an operation's records once per query, however many
 	// of its fields (or aliases of it) the query selects; at once (no
 	// batching wait), so they are as fresh as the operation read with them.
-	records *recordsMemo
+	records *memo[*capstan.OperationRecords]
+	// scenes reads what permission verdicts need of an operation once per
+	// query, however many gates and artifacts ask.
+	scenes *memo[service.OperationScene]
 }
 
-type recordsMemo struct {
-	store capstan.Store
-	org   string
+// memo reads a value by id once per query.
+type memo[T any] struct {
+	fetch func(ctx context.Context, id string) (T, error)
 	mu    sync.Mutex
-	byID  map[string]*recordsEntry
+	byID  map[string]*memoEntry[T]
 }
 
-type recordsEntry struct {
+type memoEntry[T any] struct {
 	once sync.Once
-	recs *capstan.OperationRecords
+	v    T
 	err  error
 }
 
-func (m *recordsMemo) load(ctx context.Context, id string) (*capstan.OperationRecords, error) {
+func newMemo[T any](fetch func(ctx context.Context, id string) (T, error)) *memo[T] {
+	return &memo[T]{fetch: fetch, byID: map[string]*memoEntry[T]{}}
+}
+
+func (m *memo[T]) load(ctx context.Context, id string) (T, error) {
 	m.mu.Lock()
 	e := m.byID[id]
 	if e == nil {
-		e = &recordsEntry{}
+		e = &memoEntry[T]{}
 		m.byID[id] = e
 	}
 	m.mu.Unlock()
-	e.once.Do(func() { e.recs, e.err = m.store.OperationRecords(ctx, m.org, id) })
-	return e.recs, e.err
+	e.once.Do(func() { e.v, e.err = m.fetch(ctx, id) })
+	return e.v, e.err
 }
 
 type loadersKey struct{}
 
-func newLoaders(store capstan.Store, org string) *loaders {
+func newLoaders(store capstan.Store, svc *service.Service, org string) *loaders {
 	wait := dataloadgen.WithWait(time.Millisecond)
 	return &loaders{
 		byID: dataloadgen.NewLoader(func(ctx context.Context, ids []string) ([]*capstan.Resource, []error) {
@@ -62,7 +70,10 @@ func newLoaders(store capstan.Store, org string) *loaders {
 			rs, err := store.GetResourcesByKey(ctx, org, keys)
 			return rs, fanErr(err, len(keys))
 		}, wait),
-		records: &recordsMemo{store: store, org: org, byID: map[string]*recordsEntry{}},
+		records: newMemo(func(ctx context.Context, id string) (*capstan.OperationRecords, error) {
+			return store.OperationRecords(ctx, org, id)
+		}),
+		scenes: newMemo(svc.OperationScene),
 	}
 }
 
@@ -82,6 +93,29 @@ func (r *Resolver) operationRecords(ctx context.Context, id string) (*capstan.Op
 	return l.records.load(ctx, id)
 }
 
+// gateVerdicts is whether the caller may approve and reject gate g.
+func (r *Resolver) gateVerdicts(ctx context.Context, g *capstan.Gate) (approve, reject capstan.Permission, err error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return approve, reject, err
+	}
+	sc, err := r.operationScene(ctx, g.OperationID)
+	if err != nil {
+		return approve, reject, err
+	}
+	approve, reject = service.GateVerdicts(a, *g, sc)
+	return approve, reject, nil
+}
+
+// operationScene reads what verdicts on an operation's gates and
+// artifacts need: once per query.
+func (r *Resolver) operationScene(ctx context.Context, id string) (service.OperationScene, error) {
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		return l.scenes.load(ctx, id)
+	}
+	return r.Service.OperationScene(ctx, id)
+}
+
 func fanErr(err error, n int) []error {
 	if err == nil {
 		return nil
@@ -95,11 +129,11 @@ func fanErr(err error, n int) []error {
 
 // Middleware puts per-request loaders, scoped to the caller's organization,
 // into the request context. It must run after authentication.
-func Middleware(store capstan.Store, next http.Handler) http.Handler {
+func Middleware(svc *service.Service, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if a, err := capstan.ActorFrom(ctx); err == nil {
-			ctx = context.WithValue(ctx, loadersKey{}, newLoaders(store, a.OrganizationID))
+			ctx = context.WithValue(ctx, loadersKey{}, newLoaders(svc.Store, svc, a.OrganizationID))
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -113,7 +147,7 @@ func (r *Resolver) loaders(ctx context.Context) (*loaders, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLoaders(r.Service.Store, a.OrganizationID), nil
+	return newLoaders(r.Service.Store, r.Service, a.OrganizationID), nil
 }
 
 func (r *Resolver) resourceByID(ctx context.Context, id string) (*capstan.Resource, error) {

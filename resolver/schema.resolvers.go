@@ -26,8 +26,16 @@ func (r *artifactResolver) ID(ctx context.Context, obj *capstan.Artifact) (strin
 
 // ViewerMayReveal is the resolver for the viewerMayReveal field.
 func (r *artifactResolver) ViewerMayReveal(ctx context.Context, obj *capstan.Artifact) (*capstan.Permission, error) {
-	p, err := r.Service.RevealPermission(ctx, *obj)
-	return &p, err
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := r.operationScene(ctx, obj.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	p := service.RevealVerdict(a, *obj, sc)
+	return &p, nil
 }
 
 // Provider is the resolver for the provider field.
@@ -78,13 +86,13 @@ func (r *capabilityRequirementResolver) Lifecycles(ctx context.Context, obj *cap
 
 // ViewerMayApprove is the resolver for the viewerMayApprove field.
 func (r *gateResolver) ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
-	approve, _, err := r.Service.GatePermissions(ctx, *obj)
+	approve, _, err := r.gateVerdicts(ctx, obj)
 	return &approve, err
 }
 
 // ViewerMayReject is the resolver for the viewerMayReject field.
 func (r *gateResolver) ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
-	_, reject, err := r.Service.GatePermissions(ctx, *obj)
+	_, reject, err := r.gateVerdicts(ctx, obj)
 	return &reject, err
 }
 
@@ -302,7 +310,7 @@ func (r *operationResolver) CurrentNodes(ctx context.Context, obj *capstan.Opera
 
 // Progress is the resolver for the progress field.
 func (r *operationResolver) Progress(ctx context.Context, obj *capstan.Operation) (*service.Progress, error) {
-	p, err := r.Service.OperationProgress(ctx, obj.ID, 0)
+	p, err := r.Service.OperationProgress(ctx, obj.ID, obj.SeenAt)
 	if err != nil {
 		return nil, err
 	}
@@ -430,6 +438,30 @@ func (r *planResolver) Revisions(ctx context.Context, obj *capstan.Plan) ([]caps
 	return r.planRevisions(ctx, obj)
 }
 
+// ViewerMayStart is the resolver for the viewerMayStart field.
+func (r *planResolver) ViewerMayStart(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := r.Service.Intent(ctx, obj.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	v := service.StartVerdict(a, obj, in)
+	return &v, nil
+}
+
+// ViewerMayEdit is the resolver for the viewerMayEdit field.
+func (r *planResolver) ViewerMayEdit(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := service.EditVerdict(a, obj)
+	return &v, nil
+}
+
 // Node is the resolver for the node field.
 func (r *planResolver) Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error) {
 	return obj.Node(key), nil
@@ -548,8 +580,32 @@ func (r *planPatchResolver) Diff(ctx context.Context, obj *capstan.PlanPatch) (*
 
 // ViewerMayDecide is the resolver for the viewerMayDecide field.
 func (r *planPatchResolver) ViewerMayDecide(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
-	p, err := r.Service.PatchPermission(ctx, obj)
-	return &p, err
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := service.PatchVerdict(a, obj)
+	return &p, nil
+}
+
+// ViewerMayWithdraw is the resolver for the viewerMayWithdraw field.
+func (r *planPatchResolver) ViewerMayWithdraw(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := service.WithdrawVerdict(a, obj)
+	return &v, nil
+}
+
+// ViewerMayRevert is the resolver for the viewerMayRevert field.
+func (r *planPatchResolver) ViewerMayRevert(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := service.RevertVerdict(a, obj)
+	return &v, nil
 }
 
 // Patch is the resolver for the patch field.

@@ -220,6 +220,9 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 					continue
 				}
 				op := m.Operation
+				if n := len(m.Events); n > 0 {
+					op.SeenAt = m.Events[n-1].Sequence
+				}
 				if send(ctx, out, &op, ready) != nil {
 					return
 				}

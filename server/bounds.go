@@ -300,7 +300,11 @@ func (s *shape) flatKeys(set ast.SelectionSet) map[string]int {
 	for _, sel := range set {
 		switch sel := sel.(type) {
 		case *ast.Field:
-			keys[responseKey(sel)]++
+			if sel.Name == "__typename" && (sel.Alias == "" || sel.Alias == sel.Name) {
+				keys[typenameKey]++
+			} else {
+				keys[responseKey(sel)]++
+			}
 		case *ast.InlineFragment:
 			addKeys(keys, s.flatKeys(sel.SelectionSet), s.saturation())
 		case *ast.FragmentSpread:
@@ -346,9 +350,14 @@ func responseKey(f *ast.Field) string {
 	return f.Name
 }
 
+// typenameKey is the response key flatKeys counts a plain __typename
+// under (no alias): an alias named "__typename" on another field counts
+// under its alias, at MaxRepeats like any other.
+const typenameKey = "\x00__typename"
+
 // repeatLimit is how often key may appear in one selection set.
 func (s *shape) repeatLimit(key string) int {
-	if key == "__typename" {
+	if key == typenameKey {
 		return max(s.l.MaxRepeats, s.l.MaxTypenameRepeats)
 	}
 	return s.l.MaxRepeats
@@ -360,7 +369,7 @@ func (s *shape) checkRepeats(set ast.SelectionSet) *gqlerror.Error {
 	keys := s.flatKeys(set)
 	for _, key := range slices.Sorted(maps.Keys(keys)) { // the same key named every time
 		if limit := s.repeatLimit(key); keys[key] > limit {
-			return limitError(ReasonRepeatLimit, "field %q is selected more than %d times in one selection set", key, limit)
+			return limitError(ReasonRepeatLimit, "field %q is selected more than %d times in one selection set", strings.TrimPrefix(key, "\x00"), limit)
 		}
 	}
 	for _, sel := range set {

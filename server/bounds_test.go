@@ -49,8 +49,9 @@ func TestCheckShape(t *testing.T) {
 		{"a fragment cycle is left to validation", "{ viewer { ...A } } fragment A on Viewer { ...B } fragment B on Viewer { ...A }", ""},
 		{"a syntax error is left to the parser", "{ viewer { ", ""},
 		{"ten repeats pass", "{ viewer { " + repeat("actor ", 10) + "} }", ""},
-		{"__typename in every inline fragment passes (Apollo adds it)", "{ node(id: \"x\") { __typename " + repeat("... on Operation { __typename id } ", 20) + "} }", ""},
+		{"__typename in every inline fragment passes (Apollo adds it)", "{ node(id: \"x\") { __typename " + repeat("... on Operation { __typename } ", 20) + "} }", ""},
 		{"__typename has a bound too", "{ viewer { " + repeat("__typename ", 65) + "} }", ReasonRepeatLimit},
+		{"a field aliased __typename is any field", "{ viewer { " + repeat("__typename: actor ", 11) + "} }", ReasonRepeatLimit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

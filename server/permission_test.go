@@ -64,8 +64,22 @@ func TestPermissionsAgreeWithMutations(t *testing.T) {
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, starter, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Empty(t, planned.Errors)
-	started := post(t, ts, starter, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": get(planned.Data, "planIntent", "id")})
+	planID := get(planned.Data, "planIntent", "id")
+	const planVerdicts = `query($id: ID!) { plan(id: $id) { viewerMayStart { allowed reason } viewerMayEdit { allowed reason } } }`
+	verdicts := post(t, ts, starter, planVerdicts, map[string]any{"id": planID})
+	require.Equal(t, true, get(verdicts.Data, "plan", "viewerMayStart", "allowed"))
+	require.Equal(t, true, get(verdicts.Data, "plan", "viewerMayEdit", "allowed"))
+	verdicts = post(t, ts, viewer, planVerdicts, map[string]any{"id": planID})
+	require.Equal(t, false, get(verdicts.Data, "plan", "viewerMayStart", "allowed"))
+	viewerStart := post(t, ts, viewer, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": planID})
+	require.Equal(t, viewerStart.Errors[0].Message, get(verdicts.Data, "plan", "viewerMayStart", "reason"))
+	started := post(t, ts, starter, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": planID})
 	require.Empty(t, started.Errors)
+	verdicts = post(t, ts, starter, planVerdicts, map[string]any{"id": planID})
+	again := post(t, ts, starter, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": planID})
+	require.Equal(t, "CONFLICT", again.code())
+	require.Equal(t, again.Errors[0].Message, get(verdicts.Data, "plan", "viewerMayStart", "reason"), "a started plan does not start again, in the same words")
+	require.Equal(t, false, get(verdicts.Data, "plan", "viewerMayEdit", "allowed"), "a started plan changes only through a patch")
 	op := get(started.Data, "startOperation", "id")
 	const gates = `query($id: ID!) { operation(id: $id) { status gates { node status viewerMayApprove { action allowed reason } viewerMayReject { allowed reason } } } }`
 	gateOf := func(token string) map[string]any {

@@ -134,7 +134,7 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 		log.Error("resolver panic", "panic", p, "stack", string(debug.Stack()))
 		return &capstan.Error{Code: capstan.EINTERNAL, Op: "graphql"}
 	})
-	return resolver.Middleware(svc.Store, srv)
+	return resolver.Middleware(svc, srv)
 }
 
 // presentError maps errors to GraphQL errors with extensions.code. Internal

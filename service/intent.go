@@ -140,7 +140,7 @@ func (s *Service) resolve(ctx context.Context, org string, in *capstan.Intent) (
 }
 
 // EditPlan applies one batch of changes to a plan that has not started,
-// as its next revision: the same vocabulary and rules as a PlanPatch
+// as its next revision (Editable says when): the same vocabulary and rules as a PlanPatch
 // (planner.ApplyChanges), judged all at once. version is the plan version
 // the caller read (ECONFLICT when stale).
 func (s *Service) EditPlan(ctx context.Context, planID string, version int64, edits []capstan.PlanChange) (*capstan.Plan, error) {
@@ -160,8 +160,8 @@ func (s *Service) EditPlan(ctx context.Context, planID string, version int64, ed
 	if err != nil {
 		return nil, err
 	}
-	if !plan.Status.Editable() {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
+	if err := Editable(plan); err != nil {
+		return nil, err
 	}
 	pc, err := s.packContext(ctx, org)
 	if err != nil {

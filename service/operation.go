@@ -40,13 +40,22 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 	return s.startPlan(ctx, org, a.ID, plan, in, idempotencyKey, "")
 }
 
-// startPlan starts a plan as an operation (a child one when parentID is set).
-func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string) (*capstan.Operation, error) {
+// Startable says whether a plan may start now (CONFLICT saying why not):
+// a ready (or approved) plan that is its planned intent's latest.
+func Startable(plan *capstan.Plan, in *capstan.Intent) error {
 	if plan.Status != capstan.PlanReady && plan.Status != capstan.PlanApproved {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: only a ready plan starts", capstan.Named("plan", plan.ID), plan.Status)
+		return capstan.Errorf(capstan.ECONFLICT, "%s is %s: only a ready plan starts", capstan.Named("plan", plan.ID), plan.Status)
 	}
 	if in.Status != capstan.IntentPlanned || in.LatestPlanID != plan.ID {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s with %s: only the latest plan of a planned intent starts", capstan.Named("intent", in.ID), in.Status, capstan.Named("plan", in.LatestPlanID))
+		return capstan.Errorf(capstan.ECONFLICT, "%s is %s with %s: only the latest plan of a planned intent starts", capstan.Named("intent", in.ID), in.Status, capstan.Named("plan", in.LatestPlanID))
+	}
+	return nil
+}
+
+// startPlan starts a plan as an operation (a child one when parentID is set).
+func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string) (*capstan.Operation, error) {
+	if err := Startable(plan, in); err != nil {
+		return nil, err
 	}
 	if err := plan.Move(capstan.PlanRunning); err != nil {
 		return nil, err

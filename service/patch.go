@@ -413,8 +413,8 @@ func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string)
 		if err != nil {
 			return nil, err
 		}
-		if p.Author != a.ID && !capstan.IsAgent(p.Author) && !a.HasRole(capstan.RolePlatformAdmin) {
-			return nil, capstan.Errorf(capstan.EFORBIDDEN, "only %s (its author) or a platform admin withdraws this patch", p.Author)
+		if err := MayWithdraw(a, p); err != nil {
+			return nil, err
 		}
 		op, err := s.Store.GetOperation(ctx, org, p.OperationID)
 		if err != nil {

@@ -4,71 +4,131 @@ import (
 	"context"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // The caller's verdicts on actions that depend on their object: the same
 // checks the mutations make (GateDecider, StarterMayDecide,
-// PlanPatch.CheckDecider, capstan.MayRevealIn), asked without acting, so a
-// client shows a button only to those who may press it and says why to
-// the others.
+// PlanPatch.CheckDecider, capstan.MayRevealIn), in the same order, asked
+// without acting, so a client shows a button only to those who may press
+// it and says why to the others. The verdicts are pure; OperationScene
+// reads what they need of the operation (once per query in the resolver).
 
-// GatePermissions says whether the caller may approve and reject gate g.
-func (s *Service) GatePermissions(ctx context.Context, g capstan.Gate) (approve, reject capstan.Permission, err error) {
+// OperationScene is what verdicts on an operation's gates and artifacts
+// depend on: who started it, in which environment.
+type OperationScene struct {
+	Starter     string
+	Environment string
+}
+
+// OperationScene reads an operation's starter and its intent's environment.
+func (s *Service) OperationScene(ctx context.Context, opID string) (OperationScene, error) {
 	a, err := capstan.ActorFrom(ctx)
 	if err != nil {
-		return approve, reject, err
+		return OperationScene{}, err
 	}
-	op, env, err := s.operationEnvironment(ctx, a.OrganizationID, g.OperationID)
+	op, err := s.Store.GetOperation(ctx, a.OrganizationID, opID)
 	if err != nil {
-		return approve, reject, err
+		return OperationScene{}, err
 	}
+	in, err := s.Store.GetIntent(ctx, a.OrganizationID, op.IntentID)
+	if err != nil {
+		return OperationScene{}, err
+	}
+	return OperationScene{Starter: op.Actor, Environment: in.Environment()}, nil
+}
+
+// GateVerdicts says whether a may approve and reject gate g of an
+// operation in sc (decideGate's checks: GateDecider, then, to approve,
+// StarterMayDecide).
+func GateVerdicts(a *capstan.Actor, g capstan.Gate, sc OperationScene) (approve, reject capstan.Permission) {
 	_, decider := GateDecider(g, a)
-	approve = capstan.PermissionOf(capstan.ActionDecideGate, decider)
-	reject = approve
-	if decider == nil {
-		approve = capstan.PermissionOf(capstan.ActionDecideGate, StarterMayDecide(op.Actor, a.ID, true, capstan.IsProduction(env)))
+	reject = capstan.PermissionOf(capstan.ActionDecideGate, decider)
+	if decider != nil {
+		return reject, reject
 	}
-	return approve, reject, nil
+	approve = capstan.PermissionOf(capstan.ActionDecideGate, StarterMayDecide(sc.Starter, a.ID, true, capstan.IsProduction(sc.Environment)))
+	return approve, reject
 }
 
-// PatchPermission says whether the caller may decide patch p (on the
-// digest it has now).
-func (s *Service) PatchPermission(ctx context.Context, p *capstan.PlanPatch) (capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return capstan.Permission{}, err
-	}
-	return capstan.PermissionOf(capstan.ActionDecidePatch, p.CheckDecider(a, p.Digest)), nil
+// PatchVerdict says whether a may decide patch p on the digest it has now.
+func PatchVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission {
+	return capstan.PermissionOf(capstan.ActionDecidePatch, p.CheckDecider(a, p.Digest))
 }
 
-// RevealPermission says whether the caller may reveal artifact art (with a
-// reason): only a secret artifact, only with a role the reveal policy
-// grants in its operation's environment.
-func (s *Service) RevealPermission(ctx context.Context, art capstan.Artifact) (capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return capstan.Permission{}, err
+// RevealVerdict says whether a may reveal artifact art of an operation in
+// sc, given a reason (revealSecret's checks, in its order: the role in
+// the environment, then a secret artifact, then one the store keeps).
+func RevealVerdict(a *capstan.Actor, art capstan.Artifact, sc OperationScene) capstan.Permission {
+	if err := capstan.MayRevealIn(a, sc.Environment); err != nil {
+		return capstan.PermissionOf(capstan.ActionRevealSecret, err)
 	}
 	if art.Sensitivity != capstan.SensitivitySecret {
 		return capstan.PermissionOf(capstan.ActionRevealSecret,
-			capstan.Errorf(capstan.EINVALID, "artifact %s is %s, not secret: there is nothing to reveal", art.Name, art.Sensitivity)), nil
+			capstan.Errorf(capstan.EINVALID, "artifact %s is %s, not secret: there is nothing to reveal", art.Name, art.Sensitivity))
 	}
-	_, env, err := s.operationEnvironment(ctx, a.OrganizationID, art.OperationID)
-	if err != nil {
-		return capstan.Permission{}, err
+	if _, ok := secret.ParseRef(art.StorageRef); !ok {
+		return capstan.PermissionOf(capstan.ActionRevealSecret,
+			capstan.Errorf(capstan.EUNAVAILABLE, "artifact %s was kept before the secret store and cannot be revealed", art.Name))
 	}
-	return capstan.PermissionOf(capstan.ActionRevealSecret, capstan.MayRevealIn(a, env)), nil
+	return capstan.PermissionOf(capstan.ActionRevealSecret, nil)
 }
 
-// operationEnvironment loads an operation and its intent's environment.
-func (s *Service) operationEnvironment(ctx context.Context, org, opID string) (*capstan.Operation, string, error) {
-	op, err := s.Store.GetOperation(ctx, org, opID)
-	if err != nil {
-		return nil, "", err
+// Editable says whether a plan takes edits (CONFLICT saying why not): a
+// started plan changes only through a PlanPatch (invariant 4).
+func Editable(plan *capstan.Plan) error {
+	if !plan.Status.Editable() {
+		return capstan.Errorf(capstan.ECONFLICT, "%s is %s: a started plan changes only through a PlanPatch (invariant 4)", capstan.Named("plan", plan.ID), plan.Status)
 	}
-	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
-	if err != nil {
-		return nil, "", err
+	return nil
+}
+
+// MayWithdraw says whether a may withdraw patch p (withdrawPlanPatch's
+// check after the role): its author, anyone for an analyzer's proposal, a
+// platform admin.
+func MayWithdraw(a *capstan.Actor, p *capstan.PlanPatch) error {
+	if p.Author != a.ID && !capstan.IsAgent(p.Author) && !a.HasRole(capstan.RolePlatformAdmin) {
+		return capstan.Errorf(capstan.EFORBIDDEN, "only %s (its author) or a platform admin withdraws this patch", p.Author)
 	}
-	return op, in.Environment(), nil
+	return nil
+}
+
+// WithdrawVerdict says whether a may withdraw patch p now.
+func WithdrawVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission {
+	err := a.May(capstan.ActionWithdrawPatch)
+	if err == nil {
+		err = MayWithdraw(a, p)
+	}
+	if err == nil && p.Status != capstan.PatchProposed {
+		err = capstan.Errorf(capstan.ECONFLICT, "%s is %s: only a proposed patch is withdrawn", capstan.Named("plan patch", p.ID), p.Status)
+	}
+	return capstan.PermissionOf(capstan.ActionWithdrawPatch, err)
+}
+
+// RevertVerdict says whether a may revert patch p now (revertPlanPatch's
+// role and status checks; what it would revert is judged when it runs).
+func RevertVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission {
+	err := a.May(capstan.ActionRevertPatch)
+	if err == nil && p.Status != capstan.PatchApplied {
+		err = capstan.Errorf(capstan.ECONFLICT, "%s is %s: only an applied patch is reverted", capstan.Named("plan patch", p.ID), p.Status)
+	}
+	return capstan.PermissionOf(capstan.ActionRevertPatch, err)
+}
+
+// StartVerdict says whether a may start plan p of intent in now.
+func StartVerdict(a *capstan.Actor, p *capstan.Plan, in *capstan.Intent) capstan.Permission {
+	err := a.May(capstan.ActionStartOperation)
+	if err == nil {
+		err = Startable(p, in)
+	}
+	return capstan.PermissionOf(capstan.ActionStartOperation, err)
+}
+
+// EditVerdict says whether a may edit plan p now.
+func EditVerdict(a *capstan.Actor, p *capstan.Plan) capstan.Permission {
+	err := a.May(capstan.ActionEditPlan)
+	if err == nil {
+		err = Editable(p)
+	}
+	return capstan.PermissionOf(capstan.ActionEditPlan, err)
 }

@@ -15,24 +15,70 @@ import (
 )
 
 // startMany runs start(i) for i in [0, n), four at a time, and returns
-// what each returned, in order.
-func startMany(b *testing.B, n int, start func(i int) string) []string {
+// what each returned, in order, or the first error (the rest are not
+// started).
+func startMany(n int, start func(i int) (string, error)) ([]string, error) {
 	out := make([]string, n)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
 	next := make(chan int)
 	for range 4 {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = start(i)
+				id, err := start(i)
+				mu.Lock()
+				out[i] = id
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
 			}
 		})
 	}
 	for i := range n {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
+		}
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return out
+	return out, first
+}
+
+// runQuiet creates, plans and starts an intent on p without failing the
+// test from another goroutine: it returns the operation's id or why not.
+func runQuiet(p *proc, typ, name string) (string, error) {
+	step := func(query string, vars map[string]any, path ...string) (string, error) {
+		r, err := postQuiet(p, token, query, vars)
+		if err != nil {
+			return "", err
+		}
+		if len(r.Errors) > 0 {
+			return "", fmt.Errorf("%v", r.Errors)
+		}
+		var v any = r.Data
+		for _, k := range path {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		s, _ := v.(string)
+		return s, nil
+	}
+	in, err := step(`mutation($t: String!, $n: String!) { createIntent(input: {action: "install", targetResourceType: $t, desiredResult: {name: $n}, constraints: {environment: "staging"}}) { id } }`,
+		map[string]any{"t": typ, "n": name}, "createIntent", "id")
+	if err != nil {
+		return "", err
+	}
+	plan, err := step(`mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in}, "planIntent", "id")
+	if err != nil {
+		return "", err
+	}
+	return step(`mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan}, "startOperation", "id")
 }
 
 // benchPack has the console benchmark's two scenarios: a 500-node plan
@@ -108,11 +154,15 @@ func BenchmarkConsoleInABrowser(b *testing.B) {
 	var small []string
 	var approving sync.WaitGroup
 	stop := make(chan struct{})
+	var refusedMu sync.Mutex
+	var refused []string
 	out := runBrowserScript(b, cmd, map[string]func() string{
 		// A thousand small operations, started four at a time; each waits
 		// at its gate.
 		"START-1000-OPERATIONS": func() string {
-			small = startMany(b, 1000, func(i int) string { return run("small", fmt.Sprintf("s%d", i)) })
+			var err error
+			small, err = startMany(1000, func(i int) (string, error) { return runQuiet(p, "small", fmt.Sprintf("s%d", i)) })
+			require.NoError(b, err)
 			require.Eventually(b, func() bool {
 				n := p.gql(b, `{ operations(filter: {status: WAITING}) { totalCount } }`, nil)
 				return n["operations"].(map[string]any)["totalCount"].(float64) >= 1000
@@ -127,7 +177,15 @@ func BenchmarkConsoleInABrowser(b *testing.B) {
 			for range 4 {
 				approving.Go(func() {
 					for op := range ops {
-						postAs(b, p, token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op})
+						r, err := postQuiet(p, token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op})
+						if err == nil && len(r.Errors) > 0 {
+							err = fmt.Errorf("%v", r.Errors)
+						}
+						if err != nil {
+							refusedMu.Lock()
+							refused = append(refused, err.Error())
+							refusedMu.Unlock()
+						}
 						time.Sleep(40 * time.Millisecond)
 					}
 				})
@@ -148,6 +206,7 @@ func BenchmarkConsoleInABrowser(b *testing.B) {
 	close(stop)
 	approving.Wait()
 	b.StopTimer()
+	require.Empty(b, refused, "every approval was taken")
 	var figures map[string]float64
 	for _, line := range strings.Split(out, "\n") {
 		if s, ok := strings.CutPrefix(line, "FIGURES "); ok {

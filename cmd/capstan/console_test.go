@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,6 +141,10 @@ func chromiumPath(t testing.TB) string {
 // the script's stdin as a line.
 // It returns everything the script printed, and fails the test when the
 // script fails.
+//
+// The script (and the Chromium it drives, in its process group) is killed
+// when it runs past ten minutes or when the test ends early (a failed
+// action): nothing outlives the test.
 func runBrowserScript(t testing.TB, cmd *exec.Cmd, actions map[string]func() string) string {
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -147,7 +152,13 @@ func runBrowserScript(t testing.TB, cmd *exec.Cmd, actions map[string]func() str
 	require.NoError(t, err)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	require.NoError(t, cmd.Start())
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	t.Cleanup(kill)
+	deadline := time.AfterFunc(10*time.Minute, kill)
+	defer deadline.Stop()
 	var out strings.Builder
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -157,14 +168,9 @@ func runBrowserScript(t testing.TB, cmd *exec.Cmd, actions map[string]func() str
 			_, _ = io.WriteString(stdin, act()+"\n")
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(5 * time.Minute):
-		_ = cmd.Process.Kill()
-		err = <-done
-	}
+	scanErr := sc.Err()
+	err = cmd.Wait()
 	require.NoError(t, err, "%s\n%s", out.String(), stderr.String())
+	require.NoError(t, scanErr)
 	return out.String() + stderr.String()
 }

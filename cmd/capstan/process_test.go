@@ -178,23 +178,42 @@ type gqlReply struct {
 // postAs sends one GraphQL request with a bearer token.
 func postAs(t testing.TB, p *proc, bearer, query string, vars map[string]any) gqlReply {
 	t.Helper()
+	out, err := postQuiet(p, bearer, query, vars)
+	require.NoError(t, err)
+	return out
+}
+
+// postQuiet is postAs for goroutines other than the test's: it returns
+// what went wrong instead of failing the test.
+func postQuiet(p *proc, bearer, query string, vars map[string]any) (gqlReply, error) {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
-	return doGQL(t, req)
+	return sendGQL(req)
 }
 
 func doGQL(t testing.TB, req *http.Request) gqlReply {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	out, err := sendGQL(req)
 	require.NoError(t, err)
+	return out
+}
+
+func sendGQL(req *http.Request) (gqlReply, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return gqlReply{}, err
+	}
 	defer resp.Body.Close()
 	out := gqlReply{status: resp.StatusCode, header: resp.Header}
-	out.raw, err = io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(out.raw, &out), "%s", out.raw)
-	return out
+	if out.raw, err = io.ReadAll(resp.Body); err != nil {
+		return out, err
+	}
+	if err := json.Unmarshal(out.raw, &out); err != nil {
+		return out, fmt.Errorf("%w: %s", err, out.raw)
+	}
+	return out, nil
 }
 
 func (p *proc) readyz(t testing.TB) int {

@@ -196,10 +196,25 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 
 	// Revealing: a viewer and an operator may not; an admin may, with a
 	// reason, audited.
+	// Artifact.viewerMayReveal says the same, in the mutation's words.
+	verdict := func(who string) map[string]any {
+		got := rec.post(t, p, who, `query($op: ID!) { operation(id: $op) { artifacts { name viewerMayReveal { action allowed reason } } } }`, map[string]any{"op": op})
+		for _, a := range dig(got, "data", "operation", "artifacts").([]any) {
+			if a.(map[string]any)["name"] == "token" {
+				return a.(map[string]any)["viewerMayReveal"].(map[string]any)
+			}
+		}
+		t.Fatalf("no token artifact: %v", got)
+		return nil
+	}
 	for _, who := range []string{secretViewer, secretOp} {
 		denied := rec.post(t, p, who, `mutation($a: ID!) { revealSecret(input: {artifact: $a, reason: "curious"}) { value } }`, map[string]any{"a": tokenArtifact})
 		require.Equal(t, "FORBIDDEN", errCode(denied))
+		v := verdict(who)
+		require.Equal(t, false, v["allowed"])
+		require.Equal(t, denied["errors"].([]any)[0].(map[string]any)["message"], v["reason"])
 	}
+	require.Equal(t, true, verdict(secretAdmin)["allowed"])
 	noReason := rec.post(t, p, secretAdmin, `mutation($a: ID!) { revealSecret(input: {artifact: $a, reason: ""}) { value } }`, map[string]any{"a": tokenArtifact})
 	require.Equal(t, "INVALID", errCode(noReason))
 	reveal := postRaw(t, p, secretAdmin, `mutation($a: ID!) { revealSecret(input: {artifact: $a, reason: "rotating the token"}) { value expiresAt artifact { name } } }`, map[string]any{"a": tokenArtifact})
