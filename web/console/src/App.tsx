@@ -51,11 +51,13 @@ const pages: { prefix: string; label: string }[] = [
 ];
 
 function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) => void }) {
-  const { data, error } = useQuery(ViewerQuery);
+  const { data, error, refetch } = useQuery(ViewerQuery);
   const route = useHashRoute();
   const link = useLinkState(conn);
+  // Only a refused token signs out; a server that is restarting or a
+  // network that dropped is said so, and the next read tries again.
   useEffect(() => {
-    if (error) onSignOut(`Not signed in: ${error.message}`);
+    if (error && codeOf(error) === "UNAUTHENTICATED") onSignOut(`Not signed in: ${error.message}`);
   }, [error, onSignOut]);
   const viewer = data?.viewer;
   const current = route === "" || route === "#/" ? "#/operations" : route;
@@ -79,7 +81,9 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
         <button type="button" onClick={() => onSignOut()}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
-        {viewer ? <ViewerProvider viewer={viewer}><Page route={current} /></ViewerProvider> : <p>Loading…</p>}
+        {viewer ? <ViewerProvider viewer={viewer}><Page route={current} /></ViewerProvider>
+          : error ? <p role="alert" className="error">Cannot reach Capstan: {error.message} <button type="button" onClick={() => void refetch()}>Try again</button></p>
+          : <p>Loading…</p>}
       </main>
     </div>
   );
@@ -89,7 +93,7 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
 // #/plans, #/plans/<id>, #/explorer, #/explorer/<resource id>. Ids are the
 // API's global ids.
 function Page({ route }: { route: string }) {
-  const [, page, id] = route.split("/").map(decodeURIComponent);
+  const [, page, id] = route.split("/").map(decodeSafely);
   switch (page) {
     case "plans":
       return id ? <PlanReview key={id} id={id} /> : <Plans />;
@@ -99,6 +103,21 @@ function Page({ route }: { route: string }) {
       // One mount per operation: its tab, drawer, timeline and DAG start afresh.
       return id ? <OperationPage key={id} id={id} /> : <Operations />;
   }
+}
+
+function decodeSafely(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s; // a malformed %-escape names nothing: the page says "no such …"
+  }
+}
+
+// codeOf is a GraphQL error's extensions.code.
+export function codeOf(err: unknown): string | undefined {
+  const errors = (err as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? [];
+  const code = errors[0]?.extensions?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 // useHashRoute follows location.hash (the server serves the console at /

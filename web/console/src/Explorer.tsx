@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { Direction } from "./gql/graphql";
@@ -91,7 +91,13 @@ const ResourceDetail = graphql(`
 // that changed it, and its operation history.
 export function Explorer({ id }: { id?: string }) {
   const [search, setSearch] = useState("");
-  const { data, error } = useQuery(SearchResources, { variables: { search: search || null } });
+  // The query follows the box a quarter second after typing stops.
+  const [asked, setAsked] = useState("");
+  useEffect(() => {
+    const t = setTimeout(() => setAsked(search.trim()), 250);
+    return () => clearTimeout(t);
+  }, [search]);
+  const { data, error } = useQuery(SearchResources, { variables: { search: asked || null } });
   return (
     <section aria-labelledby="explorer-title">
       <h2 id="explorer-title">Explorer</h2>

@@ -145,13 +145,27 @@ const RecordIntervention = graphql(`
 // artifacts (secret ones masked; revealed with a reason where policy
 // allows), its gate, interventions, and the actions the viewer may take —
 // each as the server judges it (viewerMay… fields, Viewer.permissions).
-export function NodeDrawer({ operation, node, runStatus, onClose }: { operation: string; node: string; runStatus?: string; onClose: () => void }) {
+export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
+  operation: string; node: string; runStatus?: string; events: number; onClose: () => void;
+}) {
   const { data, error, refetch } = useQuery(NodeDetail, { variables: { id: operation, node }, fetchPolicy: "cache-and-network" });
   const viewer = useViewer();
   const heading = useRef<HTMLHeadingElement>(null);
+  // Focus moves into the drawer when it opens and back to what opened it
+  // when it closes.
+  useEffect(() => {
+    const opener = document.activeElement as HTMLElement | null;
+    return () => opener?.focus?.();
+  }, []);
   useEffect(() => { heading.current?.focus(); }, [data !== undefined]); // eslint-disable-line react-hooks/exhaustive-deps
-  // The live status moved: read the node's records again.
-  useEffect(() => { void refetch(); }, [runStatus, refetch]);
+  // An event about this node (a decision, its run, evidence): read its
+  // records again (not on mount: the query just read them).
+  const seen = useRef(events);
+  useEffect(() => {
+    if (seen.current === events) return;
+    seen.current = events;
+    void refetch();
+  }, [events, refetch]);
   const op = data?.operation;
   const spec = op?.plan.node;
   if (error && !op) return <aside className="drawer" role="dialog" aria-label="node"><p role="alert" className="error">{error.message}</p><button type="button" className="close" onClick={onClose} aria-label="close">×</button></aside>;
@@ -224,8 +238,8 @@ function GateSection({ operation, gate, onDecided }: { operation: string; gate: 
   const [done, setDone] = useState<string | null>(null);
   const viewer = useViewer();
   const act = async (approve: boolean) => {
-    const r = await decide({ variables: { op: operation, node: gate.node, approve, comment: comment || null } });
-    if (r.data) {
+    const r = await decide({ variables: { op: operation, node: gate.node, approve, comment: comment || null } }).catch(() => null);
+    if (r?.data) {
       setDone(`${approve ? "approved" : "rejected"}: the gate is ${r.data.decideGate.status.toLowerCase()}`);
       onDecided();
     }
@@ -251,7 +265,7 @@ function RetrySection({ operation, node, verdict }: { operation: string; node: s
   const [retry, { error, loading, data }] = useMutation(RetryNode);
   return (
     <section aria-label="retry">
-      <ActionButton verdict={verdict} busy={loading} onClick={() => void retry({ variables: { op: operation, node } })}>Retry node</ActionButton>
+      <ActionButton verdict={verdict} busy={loading} onClick={() => { retry({ variables: { op: operation, node } }).catch(() => {}); }}>Retry node</ActionButton>
       {data && <p role="status">Retrying: the operation is {data.retryNode.status.toLowerCase()}.</p>}
       {error && <p role="alert" className="error">{error.message}</p>}
     </section>
@@ -272,12 +286,16 @@ function InterventionForm({ operation, node, instructions, verdict, onDone }: { 
       {instructions && <p>{instructions}</p>}
       <label>What was done <input aria-label="What was done" value={note} onChange={(e) => setNote(e.target.value)} /></label>
       <ActionButton verdict={note.trim() ? verdict : { allowed: false, reason: "say what was done" }} busy={loading}
-        onClick={() => void record({ variables: { op: operation, node, type, note } }).then(onDone)}>Record</ActionButton>
+        onClick={() => { record({ variables: { op: operation, node, type, note } }).then(onDone, () => {}); }}>Record</ActionButton>
       {data && <p role="status">Recorded; the node's verification runs again.</p>}
       {error && <p role="alert" className="error">{error.message}</p>}
     </section>
   );
 }
+
+// revealWindow is capstan.RevealWindow: how long a revealed value may
+// stay on screen.
+const revealWindow = 5 * 60 * 1000;
 
 type ArtifactView = { id: string; name: string; type: string; sensitivity: string; viewerMayReveal: Verdict };
 
@@ -285,30 +303,36 @@ type ArtifactView = { id: string; name: string; type: string; sensitivity: strin
 // (where policy allows) only after the viewer gives a reason — recorded in
 // the timeline — for the five minutes the server allows, then masked again.
 function ArtifactItem({ artifact }: { artifact: ArtifactView }) {
-  const [reveal, { error, loading }] = useMutation(RevealSecret);
+  // The value is never written to Apollo's cache, and the hook forgets it
+  // when it is hidden.
+  const [reveal, { error, loading, reset }] = useMutation(RevealSecret, { fetchPolicy: "no-cache" });
   const [asking, setAsking] = useState(false);
   const [reason, setReason] = useState("");
   const [shown, setShown] = useState<{ value: string; until: number } | null>(null);
+  const hide = () => { setShown(null); reset(); };
   useEffect(() => {
     if (!shown) return;
-    const t = setTimeout(() => setShown(null), Math.max(0, shown.until - Date.now()));
+    const t = setTimeout(hide, Math.max(0, shown.until - Date.now()));
     return () => clearTimeout(t);
-  }, [shown]);
+  }, [shown]); // eslint-disable-line react-hooks/exhaustive-deps
   const secret = artifact.sensitivity === "secret";
   return (
     <li>
       {artifact.name} ({artifact.type}, {artifact.sensitivity})
       {secret && !shown && <> · <span aria-label="masked secret">••••••••</span></>}
-      {secret && shown && <> · <code aria-label="revealed secret">{shown.value}</code> <button type="button" onClick={() => setShown(null)}>Hide</button></>}
+      {secret && shown && <> · <code aria-label="revealed secret">{shown.value}</code> <button type="button" onClick={hide}>Hide</button></>}
       {secret && !shown && !asking && (
         <ActionButton verdict={artifact.viewerMayReveal} onClick={() => setAsking(true)}>Reveal…</ActionButton>
       )}
       {asking && !shown && (
         <form onSubmit={async (e) => {
           e.preventDefault();
-          const r = await reveal({ variables: { artifact: artifact.id, reason } });
-          if (r.data) {
-            setShown({ value: r.data.revealSecret.value, until: Date.parse(r.data.revealSecret.expiresAt) });
+          const r = await reveal({ variables: { artifact: artifact.id, reason } }).catch(() => null);
+          if (r?.data) {
+            // Shown for the reveal window, timed from now by this clock
+            // (expiresAt is the server's clock: a skewed one would cut or
+            // stretch it).
+            setShown({ value: r.data.revealSecret.value, until: Date.now() + revealWindow });
             setAsking(false);
             setReason("");
           }

@@ -88,7 +88,11 @@ export function OperationPage({ id }: { id: string }) {
     const runs = new Map<string, Run>();
     let status: string | undefined;
     let revision = 0;
+    let patchEvents = 0;
+    const nodeEvents = new Map<string, number>();
     for (const e of timeline.events) {
+      if (e.__typename === "PatchEvent" || e.__typename === "PlanRevisedEvent") patchEvents++;
+      if ("node" in e && typeof e.node === "string") nodeEvents.set(e.node, (nodeEvents.get(e.node) ?? 0) + 1);
       if ((e.__typename === "NodeEvent" || e.__typename === "GateEvent") && e.runStatus) {
         const prev = runs.get(e.node);
         runs.set(e.node, {
@@ -100,7 +104,7 @@ export function OperationPage({ id }: { id: string }) {
       if (e.__typename === "OperationStatusEvent" && e.operationStatus) status = e.operationStatus;
       if (e.__typename === "PlanRevisedEvent" && e.revision) revision = Math.max(revision, e.revision);
     }
-    return { runs, status, revision };
+    return { runs, status, revision, patchEvents, nodeEvents };
   }, [timeline.events]);
 
   const op = data?.operation;
@@ -172,10 +176,11 @@ export function OperationPage({ id }: { id: string }) {
           </>
         )}
         {tab === "timeline" && <TimelineView timeline={timeline} />}
-        {tab === "patches" && <Patches operation={op.id} revision={plan.revision} nodes={plan.nodes.map((n) => n.key)} events={timeline.events.length} />}
+        {tab === "patches" && <Patches operation={op.id} revision={plan.revision} nodes={plan.nodes.map((n) => n.key)} patchEvents={live.patchEvents} />}
       </div>
       {selected && tab === "advanced" && (
-        <NodeDrawer key={selected} operation={op.id} node={selected} runStatus={runOf(selected)?.status} onClose={() => setSelected(null)} />
+        <NodeDrawer key={selected} operation={op.id} node={selected} runStatus={runOf(selected)?.status}
+          events={live.nodeEvents.get(selected) ?? 0} onClose={() => setSelected(null)} />
       )}
     </section>
   );

@@ -24,6 +24,7 @@ const OperationsQuery = graphql(`
 const OperationRow = graphql(`
   fragment OperationRow on Operation {
     id
+    version
     action
     status
     actor
@@ -41,11 +42,13 @@ const OperationRow = graphql(`
   }
 `);
 
-// Every change of an operation of the organization arrives here; Apollo's
-// cache updates the row by its id.
+// Every change of an operation of the organization that a list shows.
+// The dashboard subscribes without a filter and filters itself: a row that
+// stops matching (a RUNNING one that succeeded, under "running") must
+// leave, and the server sends only what matches.
 const OperationsLive = graphql(`
-  subscription OperationsLive($filter: OperationFilter) {
-    operations(filter: $filter) {
+  subscription OperationsLive {
+    operations {
       ...OperationRow
     }
   }
@@ -63,6 +66,21 @@ const statuses: OperationStatus[] = ["PENDING", "RUNNING", "WAITING", "SUCCEEDED
 const windows: { label: string; hours: number }[] = [{ label: "any time", hours: 0 }, { label: "last hour", hours: 1 }, { label: "last day", hours: 24 }, { label: "last week", hours: 168 }];
 
 type Row = OperationRowFragment;
+
+// matches applies the dashboard's filter to a live row.
+function matches(r: Row, f: OperationFilter): boolean {
+  if (f.status && r.status !== f.status) return false;
+  if (f.resource && r.resource?.id !== f.resource) return false;
+  if (f.createdAfter && r.createdAt < f.createdAfter) return false;
+  return true;
+}
+
+// newer says whether a row read later should replace one read earlier:
+// versions only grow, so a list read and a live change arriving in either
+// order end on the later one.
+function newer(next: Row, prev: Row | undefined): boolean {
+  return !prev || next.version >= prev.version;
+}
 
 // needsAttention ranks an operation: gates and patches waiting for a
 // person and failures first, then what runs, then what ended.
@@ -94,13 +112,19 @@ export function Operations() {
   const filter: OperationFilter = useMemo(
     () => ({ ...(status ? { status } : {}), ...(resource?.id ? { resource: resource.id } : {}), ...(since ? { createdAfter: since } : {}) }),
     [status, resource, since]);
+  const filterRef = useRef(filter);
+  filterRef.current = filter;
   const unknownResource = resource !== null && resource.id === null;
   const [list, setList] = useState<{ rows: Map<string, Row>; total: number; loading: boolean; error?: string }>({ rows: new Map(), total: 0, loading: true });
   const [reads, setReads] = useState(0); // bumped to read the list again
+  // Live changes seen since the list began to be read: merged over what
+  // the read returns (the read and the feed are not ordered).
+  const seenLive = useRef(new Map<string, Row>());
   // Read every page: the dashboard shows every operation.
   useEffect(() => {
     if (unknownResource) return;
     let current = true;
+    seenLive.current = new Map();
     setList((l) => ({ ...l, loading: true }));
     (async () => {
       const rows = new Map<string, Row>();
@@ -118,6 +142,14 @@ export function Operations() {
         total = r.data.operations.totalCount;
         after = r.data.operations.pageInfo.hasNextPage ? r.data.operations.pageInfo.endCursor ?? null : null;
       } while (after);
+      for (const [id, r] of seenLive.current) {
+        if (!matches(r, filter)) {
+          if (rows.delete(id)) total--;
+        } else if (newer(r, rows.get(id))) {
+          if (!rows.has(id)) total++;
+          rows.set(id, r);
+        }
+      }
       setList({ rows, total, loading: false });
     })().catch((e: Error) => { if (current) setList((l) => ({ ...l, loading: false, error: e.message })); });
     return () => { current = false; };
@@ -126,15 +158,16 @@ export function Operations() {
   const pending = useRef(new Map<string, Row>());
   const frame = useRef(0);
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
-  const [linkLost, setLinkLost] = useState<string | null>(null);
+  const [linkLost, setLinkLost] = useState<{ why: string; attempt: number } | null>(null);
+  const lose = (why: string) => setLinkLost((l) => ({ why, attempt: (l?.attempt ?? 0) + 1 }));
   const live = useSubscription(OperationsLive, {
-    variables: { filter },
     skip: unknownResource,
     fetchPolicy: "no-cache",
     ignoreResults: true,
     onData: ({ data: msg }) => {
       if (!msg.data) return;
       const row = readFragment(OperationRow, msg.data.operations);
+      seenLive.current.set(row.id, row);
       pending.current.set(row.id, row);
       if (frame.current) return;
       frame.current = requestAnimationFrame(() => {
@@ -146,20 +179,28 @@ export function Operations() {
           const rows = new Map(l.rows);
           let total = l.total;
           for (const [id, r] of batch) {
-            if (!rows.has(id)) total++; // a new operation gains a row
-            rows.set(id, r);
+            if (!matches(r, filterRef.current)) {
+              if (rows.delete(id)) total--; // it left the filter
+            } else if (newer(r, rows.get(id))) {
+              if (!rows.has(id)) total++; // a new operation gains a row
+              rows.set(id, r);
+            }
           }
           return { ...l, rows, total };
         });
       });
     },
-    onError: (err) => setLinkLost(err.message),
+    onError: (err) => lose(err.message),
+    // The feed never ends while the server runs: an end is a server going
+    // away, followed again like a lost connection.
+    onComplete: () => lose("the server ended the live feed"),
   });
   // Resume after a lost connection: follow again and read the list again
-  // (what changed meanwhile is in the list, not in the feed).
+  // (what changed meanwhile is in the list, not in the feed), waiting
+  // longer after each failure.
   useEffect(() => {
     if (!linkLost) return;
-    const t = setTimeout(() => { live.restart(); setReads((n) => n + 1); }, 1000);
+    const t = setTimeout(() => { live.restart(); setReads((n) => n + 1); }, Math.min(1000 * linkLost.attempt, 10000));
     return () => clearTimeout(t);
   }, [linkLost]); // eslint-disable-line react-hooks/exhaustive-deps
   const rows = useMemo(
@@ -198,7 +239,7 @@ export function Operations() {
       {unknownResource && <p role="alert" className="error">No resource {resource?.key}.</p>}
       {loading && rows.length === 0 && <p>Loading…</p>}
       {error && <p role="alert" className="error">{error}</p>}
-      {linkLost && <p role="status" className="why">Live updates interrupted ({linkLost}); resuming…</p>}
+      {linkLost && <p role="status" className="why">Live updates interrupted ({linkLost.why}); resuming…</p>}
       <div ref={scroller} className="rows" tabIndex={-1}>
         <table>
           <thead>

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { PatchesQuery, PlanChangeOp } from "./gql/graphql";
@@ -67,6 +67,14 @@ const PatchesQueryDoc = graphql(`
           missingCapabilities
         }
         viewerMayDecide {
+          allowed
+          reason
+        }
+        viewerMayWithdraw {
+          allowed
+          reason
+        }
+        viewerMayRevert {
           allowed
           reason
         }
@@ -171,12 +179,17 @@ type Patch = NonNullable<PatchesQuery["operation"]>["patches"][number];
 // diff and a field diff), who must approve and why, the decisions so far;
 // approve and reject bind to the digest shown; an applied patch can be
 // reverted (a new patch, approved like any other).
-export function Patches({ operation, revision, nodes, events }: { operation: string; revision: number; nodes: string[]; events: number }) {
+export function Patches({ operation, revision, nodes, patchEvents }: { operation: string; revision: number; nodes: string[]; patchEvents: number }) {
   const { data, error, refetch } = useQuery(PatchesQueryDoc, { variables: { id: operation }, fetchPolicy: "cache-and-network" });
   const [open, setOpen] = useState<string | null>(null);
-  // Every timeline event may be a patch's: read the list again.
-  const [seen, setSeen] = useState(events);
-  if (seen !== events) { setSeen(events); void refetch(); }
+  // A patch event (proposed, decided, applied, stale, …) or a new
+  // revision: read the list again, at most every quarter second.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) { first.current = false; return; }
+    const t = setTimeout(() => void refetch(), 250);
+    return () => clearTimeout(t);
+  }, [patchEvents, refetch]);
   if (error) return <p role="alert" className="error">{error.message}</p>;
   const op = data?.operation;
   if (!op) return <p>Loading…</p>;
@@ -202,7 +215,6 @@ export function Patches({ operation, revision, nodes, events }: { operation: str
 }
 
 function PatchDetail({ patch, plan, onChanged }: { patch: Patch; plan: string; onChanged: () => void }) {
-  const viewer = useViewer();
   const [decide, decided] = useMutation(DecidePatch);
   const [revert, reverted] = useMutation(RevertPatch);
   const [withdraw, withdrawn] = useMutation(WithdrawPatch);
@@ -210,7 +222,8 @@ function PatchDetail({ patch, plan, onChanged }: { patch: Patch; plan: string; o
   const act = async (approve: boolean) => {
     // The decision binds to the digest this page shows: if the patch
     // changed since, the server refuses it (CONFLICT).
-    await decide({ variables: { patch: patch.id, approve, digest: patch.digest, comment: comment || null } });
+    // A refusal (a CONFLICT if it changed) shows in decided.error.
+    await decide({ variables: { patch: patch.id, approve, digest: patch.digest, comment: comment || null } }).catch(() => {});
     onChanged();
   };
   const err = decided.error ?? reverted.error ?? withdrawn.error;
@@ -236,17 +249,16 @@ function PatchDetail({ patch, plan, onChanged }: { patch: Patch; plan: string; o
           {!patch.viewerMayDecide.allowed || <label>Comment <input aria-label="Comment" value={comment} onChange={(e) => setComment(e.target.value)} /></label>}
           <ActionButton verdict={patch.viewerMayDecide} busy={decided.loading} onClick={() => void act(true)}>Approve patch</ActionButton>
           <ActionButton verdict={patch.viewerMayDecide} busy={decided.loading} onClick={() => void act(false)}>Reject patch</ActionButton>
-          <ActionButton verdict={patch.author === viewer.actor || viewer.roles.includes("admin") || viewer.roles.includes("platform_admin") ? may(viewer, "WITHDRAW_PATCH") : { allowed: false, reason: "only its author or a platform admin withdraws it" }}
-            busy={withdrawn.loading} onClick={() => {
-              const reason = window.prompt("Why withdraw it?");
-              if (reason) void withdraw({ variables: { patch: patch.id, reason } }).then(onChanged);
-            }}>Withdraw</ActionButton>
+          <ActionButton verdict={patch.viewerMayWithdraw} busy={withdrawn.loading} onClick={() => {
+            const reason = window.prompt("Why withdraw it?");
+            if (reason) withdraw({ variables: { patch: patch.id, reason } }).then(onChanged, () => {});
+          }}>Withdraw</ActionButton>
         </>
       )}
       {patch.status === "APPLIED" && (
-        <ActionButton verdict={may(viewer, "REVERT_PATCH")} busy={reverted.loading} onClick={() => {
+        <ActionButton verdict={patch.viewerMayRevert} busy={reverted.loading} onClick={() => {
           const reason = window.prompt("Why revert it? (the inverse is proposed as a new patch)");
-          if (reason) void revert({ variables: { patch: patch.id, reason } }).then(onChanged);
+          if (reason) revert({ variables: { patch: patch.id, reason } }).then(onChanged, () => {});
         }}>Revert</ActionButton>
       )}
       {decided.data && <p role="status">The patch is {decided.data.decidePlanPatch.status.toLowerCase()}.</p>}
@@ -330,8 +342,8 @@ function ProposeForm({ operation, revision, nodes, templates, onProposed }: {
     <form className="propose" aria-label="propose a patch" onSubmit={async (e) => {
       e.preventDefault();
       const change = { op, node, ...(inserts ? { template, nodeId: nodeId || null } : {}), ...(parsed ? { parameters: parsed } : {}) };
-      const r = await propose({ variables: { op: operation, base: revision, changes: [change], reason } });
-      if (r.data) { setReason(""); onProposed(r.data.proposePlanPatch.id); }
+      const r = await propose({ variables: { op: operation, base: revision, changes: [change], reason } }).catch(() => null);
+      if (r?.data) { setReason(""); onProposed(r.data.proposePlanPatch.id); }
     }}>
       <fieldset>
         <legend>Propose a patch on revision {revision}</legend>

@@ -3,7 +3,7 @@ import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { PlanChangeOp, PlanReviewQuery } from "./gql/graphql";
 import { Dag } from "./Dag";
-import { ActionButton, ReadOnlyNote, may, useViewer } from "./viewer";
+import { ActionButton, ReadOnlyNote, useViewer } from "./viewer";
 
 const PlanReviewDoc = graphql(`
   query PlanReview($id: ID!) {
@@ -87,6 +87,14 @@ const PlanReviewDoc = graphql(`
         omittedReasons
         rankedBelow
       }
+      viewerMayStart {
+        allowed
+        reason
+      }
+      viewerMayEdit {
+        allowed
+        reason
+      }
       customizations {
         changes {
           op
@@ -126,7 +134,6 @@ type Plan = NonNullable<PlanReviewQuery["plan"]>;
 // through node templates and parameters, and start.
 export function PlanReview({ id }: { id: string }) {
   const { data, error, loading, refetch } = useQuery(PlanReviewDoc, { variables: { id } });
-  const viewer = useViewer();
   const [start, started] = useMutation(StartOperation);
   // One key per page visit: a double click starts one operation.
   const [key] = useState(() => `console-${crypto.randomUUID()}`);
@@ -134,7 +141,7 @@ export function PlanReview({ id }: { id: string }) {
   if (error) return <p role="alert" className="error">{error.message}</p>;
   const plan = data?.plan;
   if (!plan) return <p role="alert">No such plan.</p>;
-  const startable = plan.status === "READY" ? may(viewer, "START_OPERATION") : { allowed: false, reason: `the plan is ${plan.status.toLowerCase()}` };
+  const startable = plan.viewerMayStart;
   return (
     <section aria-labelledby="plan-title">
       <p><a href="#/plans">← Plans</a></p>
@@ -147,8 +154,8 @@ export function PlanReview({ id }: { id: string }) {
       {plan.problems.length > 0 && <ul role="alert" className="error">{plan.problems.map((p) => <li key={p}>{p}</li>)}</ul>}
       <ReadOnlyNote />
       <ActionButton verdict={startable} busy={started.loading} onClick={async () => {
-        const r = await start({ variables: { plan: plan.id, key } });
-        if (r.data) location.hash = `#/operations/${encodeURIComponent(r.data.startOperation.id)}`;
+        const r = await start({ variables: { plan: plan.id, key } }).catch(() => null);
+        if (r?.data) location.hash = `#/operations/${encodeURIComponent(r.data.startOperation.id)}`;
       }}>Start operation</ActionButton>
       {started.error && <p role="alert" className="error">{started.error.message}</p>}
       <Bindings plan={plan} />
@@ -216,8 +223,8 @@ function EditForm({ plan, templates, onEdited }: { plan: Plan; templates: { name
   const [node, setNode] = useState(plan.nodes[plan.nodes.length - 1]?.key ?? "");
   const [template, setTemplate] = useState(templates[0]?.name ?? "");
   const [params, setParams] = useState("");
-  const verdict = plan.status === "READY" || plan.status === "INVALID" ? may(viewer, "EDIT_PLAN") : { allowed: false, reason: `the plan is ${plan.status.toLowerCase()}` };
-  if (viewer.permissions.every((p) => !p.allowed)) return null;
+  const verdict = plan.viewerMayEdit;
+  if (!verdict.allowed && viewer.permissions.every((p) => !p.allowed)) return null;
   let parsed: Record<string, unknown> | undefined;
   let bad = "";
   if (params.trim()) {
@@ -229,8 +236,8 @@ function EditForm({ plan, templates, onEdited }: { plan: Plan; templates: { name
     <form className="propose" aria-label="edit the plan" onSubmit={async (e) => {
       e.preventDefault();
       const change = { op, node, ...(inserts ? { template } : {}), ...(parsed ? { parameters: parsed } : {}) };
-      const r = await edit({ variables: { plan: plan.id, version: plan.version, changes: [change] } });
-      if (r.data) onEdited();
+      const r = await edit({ variables: { plan: plan.id, version: plan.version, changes: [change] } }).catch(() => null);
+      if (r?.data) onEdited();
     }}>
       <fieldset>
         <legend>Edit (revision {plan.revision}, version {plan.version})</legend>

@@ -20,10 +20,13 @@ export function TimelineView({ timeline }: { timeline: Timeline }) {
   return (
     <section aria-labelledby="timeline-title">
       <h3 id="timeline-title">Timeline</h3>
-      <p className="muted" role="status" aria-live="polite">
-        {events.length} events{timeline.done ? " · complete" : " · live"}
-        {timeline.resumes > 0 && ` · resumed ${timeline.resumes}× from its cursor`}
-        {timeline.error && ` · reconnecting (${timeline.error})`}
+      {/* The count changes with every event: not announced. The state
+          (live, complete, resumed, reconnecting) is. */}
+      <p className="muted">
+        <span aria-live="off">{events.length} events</span>
+        <span role="status">{timeline.done ? " · complete" : " · live"}
+          {timeline.resumes > 0 && ` · resumed ${timeline.resumes}× from its cursor`}
+          {timeline.error && (timeline.done ? ` · stopped: ${timeline.error}` : ` · reconnecting (${timeline.error})`)}</span>
       </p>
       <div ref={scroller} className="timeline" tabIndex={0} aria-label="timeline events" data-count={events.length}
         onScroll={(e) => { const el = e.currentTarget; atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < rowHeight * 2; }}>

@@ -12,11 +12,19 @@ export type Timeline = {
   done: boolean;
 };
 
+// Codes a new subscription would only get again: the timeline says why and
+// stops (UNAUTHENTICATED: the token is gone; the rest: no such operation,
+// not yours, a cursor the server does not take).
+const permanent = new Set(["UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "INVALID"]);
+
 // useTimeline follows an operation's timeline: every event from the
 // start, then live, each shown once and in order. When the subscription
 // ends with an error (the connection was lost, or OVERFLOW: the client
 // fell behind) it subscribes again from the last cursor it received (or
 // the one OVERFLOW names), after a short wait that grows with failures.
+// It is done only when the stream completes after the operation's final
+// event: a stream that completes before (a server shutting down) is
+// followed again from the cursor.
 // Events are applied once per animation frame: a replay of thousands is
 // one render, a live event reaches the screen within a frame.
 export function useTimeline(operation: string): Timeline {
@@ -24,6 +32,7 @@ export function useTimeline(operation: string): Timeline {
   const [state, setState] = useState<Timeline>({ events: [], resumes: 0, done: false });
   useEffect(() => {
     let cursor: string | null = null;
+    let ended = false; // the operation's final status event arrived
     let failures = 0;
     let stopped = false;
     let pending: TimelineEntry[] = [];
@@ -37,9 +46,13 @@ export function useTimeline(operation: string): Timeline {
       pending = [];
       setState((s) => ({ ...s, events: appendEvents(s.events, batch), error: undefined }));
     };
-    const resume = (why: string, from?: string) => {
+    const resume = (why: string, from?: string, code?: string) => {
       sub?.unsubscribe();
       if (stopped) return;
+      if (code && permanent.has(code)) {
+        setState((s) => ({ ...s, error: why, done: true }));
+        return;
+      }
       if (from) cursor = from;
       failures++;
       setState((s) => ({ ...s, error: why }));
@@ -49,20 +62,23 @@ export function useTimeline(operation: string): Timeline {
       sub = client.subscribe({ query: OperationEvents, variables: { id: operation, after: cursor } }).subscribe({
         next: (result) => {
           if (result.error) {
-            const ext = overflowCursor(result.error);
-            resume(result.error.message, ext);
+            resume(result.error.message, overflowCursor(result.error), errorCode(result.error));
             return;
           }
           const edge = result.data?.operationEvents;
           if (!edge) return;
           failures = 0;
           cursor = edge.cursor;
-          pending.push({ ...readFragment(TimelineEvent, edge.node), cursor: edge.cursor });
+          const ev = readFragment(TimelineEvent, edge.node);
+          if (ev.__typename === "OperationStatusEvent" && ev.operationStatus && final.has(ev.operationStatus)) ended = true;
+          pending.push({ ...ev, cursor: edge.cursor });
           if (!frame) frame = requestAnimationFrame(flush);
         },
-        error: (err: Error) => resume(err.message ?? String(err)),
+        error: (err: Error) => resume(err.message ?? String(err), undefined, errorCode(err)),
         complete: () => {
-          if (!stopped) setState((s) => ({ ...s, done: true }));
+          if (stopped) return;
+          if (ended) setState((s) => ({ ...s, done: true }));
+          else resume("the stream ended before the operation did");
         },
       });
     };
@@ -75,6 +91,14 @@ export function useTimeline(operation: string): Timeline {
     };
   }, [client, operation]);
   return state;
+}
+
+const final = new Set(["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"]);
+
+function errorCode(err: unknown): string | undefined {
+  const errors = (err as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? [];
+  const code = errors[0]?.extensions?.code;
+  return typeof code === "string" ? code : undefined;
 }
 
 // overflowCursor is the cursor an OVERFLOW error says to resume from.

@@ -37,13 +37,16 @@ export function readOnly(viewer: Viewer): boolean {
   return !viewer.permissions.some((p) => p.allowed);
 }
 
-// ActionButton is a button the server's verdict governs: hidden from
-// read-only viewers, disabled with the reason shown beside it otherwise.
+// ActionButton is a button the server's verdict governs: shown when it
+// allows the action; when it refuses, hidden from read-only viewers and
+// disabled with the reason beside it for everyone else. (A token with only
+// custom roles takes no role-only action but may decide a gate that asks
+// for its role: the verdict, not the role list, decides.)
 export function ActionButton({ verdict, onClick, busy, children, label }: {
   verdict: Verdict; onClick: () => void; busy?: boolean; children: ReactNode; label?: string;
 }) {
   const viewer = useViewer();
-  if (readOnly(viewer)) return null;
+  if (!verdict.allowed && readOnly(viewer)) return null;
   const refused = !verdict.allowed;
   return (
     <span className="action">
