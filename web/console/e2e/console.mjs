@@ -140,7 +140,7 @@ try {
   const gate = plan.operation.gates.find((g) => g.status === "WAITING");
   if (!gate) fail("no waiting gate");
   const gateNode = page.locator(`.react-flow__node[data-id="${gate.node}"]`);
-  if (!(await gateNode.getAttribute("class")).includes("status-waiting_approval")) fail("the gate is not drawn as waiting");
+  if (!(await gateNode.locator(".dag-node").getAttribute("class")).includes("status-waiting_approval")) fail("the gate is not drawn as waiting");
   await accessible(page, "operation, DAG");
   await shoot(page, "operation-dag");
   await gateNode.waitFor({ state: "visible" });
@@ -214,7 +214,7 @@ try {
   await accessible(page, "timeline");
   await shoot(page, "timeline");
   await page.getByRole("tab", { name: "Advanced" }).click();
-  await page.locator(`.react-flow__node.status-succeeded[data-id="${gate.node}"]`).waitFor({ timeout: 30000 });
+  await page.locator(`.react-flow__node[data-id="${gate.node}"] .dag-node.status-succeeded`).waitFor({ timeout: 30000 });
   await page.locator("#operation-title .status-succeeded").waitFor({ timeout: 30000 });
   step(`timeline: ${total} events, each once, across a server kill -9; the gate and operation turned SUCCEEDED live`);
   await page.getByRole("link", { name: "← Operations" }).click();
@@ -231,7 +231,7 @@ try {
   const analyzed = bob.locator(".patches > li", { hasText: "ai-agent:rules" });
   await analyzed.waitFor({ timeout: 60000 });
   await analyzed.getByRole("button").first().click();
-  await analyzed.locator(".react-flow__node.diff-added").first().waitFor({ timeout: 10000 });
+  await analyzed.locator(".dag-node.diff-added").first().waitFor({ timeout: 10000 });
   if (!(await analyzed.locator("table.fielddiff").textContent()).includes("configure-registry-mirror")) fail("the field diff does not name the added node");
   const digest = (await analyzed.locator(".digest").textContent()).trim();
   const before = await gql(token, `query($id: ID!) { operation(id: $id) { patches { digest status } } }`, { id: patchOp });
@@ -252,7 +252,7 @@ try {
   await form.getByRole("button", { name: "Propose" }).click();
   const mine = page.locator(".patches > li", { hasText: "console: smoke test the cluster" });
   await mine.waitFor({ timeout: 15000 });
-  await mine.locator(".react-flow__node.diff-added").first().waitFor({ timeout: 10000 });
+  await mine.locator(".dag-node.diff-added").first().waitFor({ timeout: 10000 });
   if (!(await mine.getByRole("button", { name: "Approve patch" }).isDisabled())) fail("the proposer may approve their own patch");
   await bob.reload();
   await bob.getByRole("tab", { name: "Patches" }).click();

@@ -1,5 +1,5 @@
-import { useMemo, useRef } from "react";
-import { ReactFlow, Background, Controls, Position, type Node, type Edge } from "@xyflow/react";
+import { memo, useLayoutEffect, useMemo, useState, useSyncExternalStore } from "react";
+import { ReactFlow, Background, Controls, Handle, Position, type Node, type NodeProps, type Edge } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { layoutPlan, nodeHeight, nodeWidth } from "./layout";
 
@@ -9,51 +9,89 @@ export type DagEdge = { from: string; to: string };
 // diff (added, removed, changed).
 export type Mark = { status?: string; diff?: "added" | "removed" | "changed"; note?: string };
 
-// Dag draws a plan's DAG left to right. The layout is computed once per
-// shape (layoutKey, the node keys and the edges): marks only recolour and
-// annotate.
+// MarkStore holds each node's mark outside React Flow: a live event
+// re-renders the one node component whose mark changed, while React Flow's
+// nodes (positions, sizes) stay the same objects for the whole revision.
+class MarkStore {
+  private marks = new Map<string, Mark | undefined>();
+  private looks = new Map<string, string>();
+  private listeners = new Map<string, Set<() => void>>();
+
+  get = (key: string): Mark | undefined => this.marks.get(key);
+
+  subscribe = (key: string, f: () => void): (() => void) => {
+    let set = this.listeners.get(key);
+    if (!set) this.listeners.set(key, (set = new Set()));
+    set.add(f);
+    return () => { set.delete(f); };
+  };
+
+  // update sets every node's mark and tells only the nodes whose look
+  // changed.
+  update(keys: string[], marks: (key: string) => Mark | undefined) {
+    for (const key of keys) {
+      const m = marks(key);
+      const look = `${m?.status ?? ""}|${m?.diff ?? ""}|${m?.note ?? ""}`;
+      if (this.looks.get(key) === look) continue;
+      this.looks.set(key, look);
+      this.marks.set(key, m);
+      this.listeners.get(key)?.forEach((f) => f());
+    }
+  }
+}
+
+type NodeData = { key: string; title: string; store: MarkStore };
+
+// PlanNodeView is one node: its title, and its mark read from the store.
+const PlanNodeView = memo(function PlanNodeView({ data }: NodeProps<Node<NodeData>>) {
+  const mark = useSyncExternalStore((f) => data.store.subscribe(data.key, f), () => data.store.get(data.key));
+  const s = (mark?.status ?? "PENDING").toLowerCase();
+  const state = mark?.diff ?? s.replace(/_/g, " ");
+  return (
+    <div className={`dag-node status-${s}${mark?.diff ? ` diff-${mark.diff}` : ""}`} data-id={data.key} style={{ width: nodeWidth, height: nodeHeight }}>
+      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <span>{data.title}{mark?.note ? ` (${mark.note})` : ""}</span>
+      <span className="sr-only">: {state}</span>
+      <Handle type="source" position={Position.Right} isConnectable={false} />
+    </div>
+  );
+});
+
+const nodeTypes = { plan: PlanNodeView };
+
+// Dag draws a plan's DAG left to right. The layout and React Flow's nodes
+// are made once per shape (layoutKey, the node keys and the edges): marks
+// only recolour and annotate, through the mark store.
 export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label, height = 480 }: {
   layoutKey: string; nodes: DagNode[]; edges: DagEdge[]; marks: (key: string) => Mark | undefined;
   edgeMark?: (e: DagEdge) => "added" | "removed" | undefined;
   onSelect?: (key: string) => void; label: string; height?: number;
 }) {
-  // The layout follows the graph's shape, not its props' identity: a new
-  // revision (or a cache update that brings its nodes after its number)
-  // lays out again; a recolour never does.
+  // The shape, not the props' identity: a new revision (or a cache update
+  // that brings its nodes after its number) lays out again; a recolour
+  // never does.
   const shape = `${layoutKey}|${nodes.map((n) => n.key).join(",")}|${edges.map((e) => `${e.from}>${e.to}`).join(",")}`;
-  const placed = useMemo(() => layoutPlan(nodes, edges), [shape]); // eslint-disable-line react-hooks/exhaustive-deps
-  // One node object per key and look: React Flow re-renders only the
-  // nodes whose status or diff changed, not all five hundred per event.
-  const made = useRef(new Map<string, { look: string; node: Node }>());
-  const drawn: Node[] = nodes.map((n) => {
-    const m = marks(n.key);
-    const s = (m?.status ?? "PENDING").toLowerCase();
-    const p = placed.get(n.key) ?? { x: 0, y: 0 };
-    const look = `${s}|${m?.diff ?? ""}|${m?.note ?? ""}|${n.title}|${p.x},${p.y}`;
-    const known = made.current.get(n.key);
-    if (known && known.look === look) return known.node;
-    const classes = ["dag-node", `status-${s}`];
-    if (m?.diff) classes.push(`diff-${m.diff}`);
-    const node: Node = {
+  const [store] = useState(() => new MarkStore());
+  const drawn: Node<NodeData>[] = useMemo(() => {
+    const placed = layoutPlan(nodes, edges);
+    return nodes.map((n) => ({
       id: n.key,
-      position: p,
+      type: "plan",
+      position: placed.get(n.key) ?? { x: 0, y: 0 },
       // Known dimensions: React Flow draws each node at once instead of
       // hiding it until it is measured.
       width: nodeWidth,
       height: nodeHeight,
-      sourcePosition: Position.Right,
-      targetPosition: Position.Left,
-      data: { label: m?.note ? `${n.title} (${m.note})` : n.title },
-      ariaLabel: `${n.title} (${n.key}): ${m?.diff ?? s.replace(/_/g, " ")}${m?.note ? `, ${m.note}` : ""}`,
-      className: classes.join(" "),
-    };
-    made.current.set(n.key, { look, node });
-    return node;
-  });
+      data: { key: n.key, title: n.title, store },
+      ariaLabel: `${n.title} (${n.key})`,
+    }));
+  }, [shape]); // eslint-disable-line react-hooks/exhaustive-deps
   const lines: Edge[] = useMemo(() => edges.map((e) => {
     const m = edgeMark?.(e);
     return { id: `${e.from}->${e.to}`, source: e.from, target: e.to, className: m ? `diff-${m}` : undefined, animated: m === "added" };
   }), [shape]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Before paint: a node never shows a stale mark for a frame.
+  useLayoutEffect(() => { store.update(nodes.map((n) => n.key), marks); });
   return (
     <div className="dag" style={{ height }} role="group" aria-label={label}
       onKeyDownCapture={(e) => {
@@ -62,9 +100,8 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
         const id = (e.target as HTMLElement).closest?.(".react-flow__node")?.getAttribute("data-id");
         if (id && e.key === "Enter") onSelect?.(id);
       }}>
-      <ReactFlow nodes={drawn} edges={lines} fitView minZoom={0.05} nodesDraggable={false} nodesConnectable={false}
-        proOptions={{ hideAttribution: true }} onNodeClick={(_, n) => onSelect?.(n.id)}
-        onNodesChange={() => {}}>
+      <ReactFlow nodes={drawn} edges={lines} nodeTypes={nodeTypes} fitView minZoom={0.05} nodesDraggable={false} nodesConnectable={false}
+        proOptions={{ hideAttribution: true }} onNodeClick={(_, n) => onSelect?.(n.id)}>
         <Background />
         <Controls showInteractive={false} />
       </ReactFlow>
