@@ -104,6 +104,17 @@ type PlanStore interface {
 	// ListPlanRevisions returns every revision of a plan, oldest first.
 	ListPlanRevisions(ctx context.Context, org, planID string) ([]*PlanRevision, error)
 	ListPlans(ctx context.Context, org, intentID string) ([]*Plan, error)
+	// ListProviderBindings returns up to limit bindings (of any plan's
+	// current revision) that bind resource resourceID as their provider,
+	// newest plan first: what depends on the resource through plans.
+	ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]ProviderBinding, error)
+}
+
+// ProviderBinding names one binding of a plan: the plan and the
+// binding's key (ResourceBinding.ID).
+type ProviderBinding struct {
+	PlanID  string
+	Binding string
 }
 
 // ImportResult counts what an import did.

@@ -222,3 +222,34 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 	}
 	return res.([]*capstan.Plan), nil
 }
+
+const qProviderBindings = `
+MATCH (p:Plan)-[:HAS_BINDING]->(b:Binding)-[:BOUND_TO]->(:Resource {uid: $uid})
+RETURN p.id AS plan, b.key AS binding
+ORDER BY p.id DESC, b.key
+LIMIT $limit`
+
+// ListProviderBindings follows BOUND_TO edges back from the resource to
+// the bindings and plans that bind it, newest plan first.
+func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
+	if err := checkOrg(org); err != nil {
+		return nil, err
+	}
+	res, err := s.read(ctx, "cypher.ListProviderBindings", func(tx neo4j.ManagedTransaction) (any, error) {
+		r, err := tx.Run(ctx, qProviderBindings, map[string]any{"uid": uid(org, resourceID), "limit": limitOr(limit, 100)})
+		if err != nil {
+			return nil, err
+		}
+		var out []capstan.ProviderBinding
+		for r.Next(ctx) {
+			plan, _ := r.Record().Get("plan")
+			binding, _ := r.Record().Get("binding")
+			out = append(out, capstan.ProviderBinding{PlanID: str(plan), Binding: str(binding)})
+		}
+		return out, r.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.([]capstan.ProviderBinding), nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -227,4 +229,35 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 		})
 	})
 	return out, err
+}
+
+// ListProviderBindings scans the organization's plans for bindings whose
+// provider is resourceID (the embedded store keeps no index by provider:
+// it reads each plan's bindings only), newest plan first.
+func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
+	var out []capstan.ProviderBinding
+	err := s.view(ctx, "embedded.ListProviderBindings", func(tx *bolt.Tx) error {
+		return scan(tx.Bucket(bPlans), prefix(org), nil, func(_, v []byte) (bool, error) {
+			var p struct {
+				ID       string `json:"id"`
+				Bindings []struct {
+					ID       string `json:"id"`
+					Provider *struct {
+						ResourceID string `json:"resource_id"`
+					} `json:"provider"`
+				} `json:"bindings"`
+			}
+			if err := json.Unmarshal(v, &p); err != nil {
+				return false, err
+			}
+			for _, b := range p.Bindings {
+				if b.Provider != nil && b.Provider.ResourceID == resourceID {
+					out = append(out, capstan.ProviderBinding{PlanID: p.ID, Binding: b.ID})
+				}
+			}
+			return true, nil
+		})
+	})
+	slices.SortStableFunc(out, func(a, b capstan.ProviderBinding) int { return strings.Compare(b.PlanID, a.PlanID) })
+	return out[:min(len(out), limitOr(limit, 100))], err
 }

@@ -126,3 +126,33 @@ func testSeedExample(t *testing.T, s capstan.Store) {
 	}
 	require.Equal(t, SeedExplanations, got)
 }
+
+func testProviderBindings(t *testing.T, s capstan.Store) {
+	_, err := s.ImportResources(ctx, orgA, []*capstan.Resource{resource("kubernetes.cluster", "c1", "prod", provides("kubernetes.cluster", nil, nil))})
+	require.NoError(t, err)
+	cluster, err := s.GetResourcesByKey(ctx, orgA, []string{"kubernetes.cluster/c1"})
+	require.NoError(t, err)
+	require.NotNil(t, cluster[0])
+	in := newIntent()
+	require.NoError(t, s.CreateIntent(ctx, orgA, in))
+	require.NoError(t, in.Move(capstan.IntentPlanned))
+	var plans []string
+	for range 2 {
+		p := newPlan(in.ID)
+		p.Bindings[0].Provider.ResourceID = cluster[0].ID
+		require.NoError(t, s.CreatePlan(ctx, orgA, p, in, nil))
+		plans = append(plans, p.ID)
+	}
+	got, err := s.ListProviderBindings(ctx, orgA, cluster[0].ID, 10)
+	require.NoError(t, err)
+	require.Equal(t, []capstan.ProviderBinding{{PlanID: plans[1], Binding: "cluster"}, {PlanID: plans[0], Binding: "cluster"}}, got, "newest plan first")
+	one, err := s.ListProviderBindings(ctx, orgA, cluster[0].ID, 1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	foreign, err := s.ListProviderBindings(ctx, orgB, cluster[0].ID, 10)
+	require.NoError(t, err)
+	require.Empty(t, foreign, "another organization sees none")
+	none, err := s.ListProviderBindings(ctx, orgA, "no-such-resource", 10)
+	require.NoError(t, err)
+	require.Empty(t, none)
+}

@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"PlanRevisions", testPlanRevisions},
 		{"PlanPatches", testPlanPatches},
 		{"ConcurrentPatchDecisions", testConcurrentPatchDecisions},
+		{"ProviderBindings", testProviderBindings},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
