@@ -132,7 +132,7 @@ type ResourceFilter struct {
 	// Search keeps resources whose key or name contains it, ignoring case.
 	Search string
 	After  string
-	Limit       int
+	Limit  int
 }
 
 // ScenarioFilter selects scenarios.

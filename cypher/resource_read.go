@@ -211,7 +211,7 @@ WHERE r.ukey STARTS WITH $prefix AND ($type = '' OR r.type = $type) AND ($env = 
   AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
 // qSearch narrows the filter to keys or names containing $search. It is
-// added only to searches: an always-present "$search = '' OR …" made the
+// added only to searches: an always-present "$search = ” OR …" made the
 // planner leave the ukey range seek for plain lists now and then.
 const qSearch = `
   AND (toLower(r.key) CONTAINS $search OR toLower(r.name) CONTAINS $search)`
