@@ -210,9 +210,8 @@ WHERE r.ukey STARTS WITH $prefix AND ($type = '' OR r.type = $type) AND ($env = 
   AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
   AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
-// qSearch narrows the filter to keys or names containing $search. It is
-// added only to searches: an always-present "$search = ” OR …" made the
-// planner leave the ukey range seek for plain lists now and then.
+// qSearch narrows the filter to keys or names containing $search; only
+// searches carry it, so a plain list runs the query the plan test checks.
 const qSearch = `
   AND (toLower(r.key) CONTAINS $search OR toLower(r.name) CONTAINS $search)`
 
