@@ -795,6 +795,11 @@ type ComplexityRoot struct {
 		Scope      func(childComplexity int) int
 	}
 
+	ProviderBinding struct {
+		Binding func(childComplexity int) int
+		Plan    func(childComplexity int) int
+	}
+
 	Query struct {
 		Capabilities  func(childComplexity int, category *string, first *int, after *string) int
 		Dependencies  func(childComplexity int, resource string, direction *capstan.Direction, depth *int) int
@@ -824,6 +829,7 @@ type ComplexityRoot struct {
 
 	Resource struct {
 		ActiveOperation      func(childComplexity int) int
+		BoundBy              func(childComplexity int, first *int) int
 		CreatedAt            func(childComplexity int) int
 		DesiredState         func(childComplexity int) int
 		Environment          func(childComplexity int) int
@@ -1221,6 +1227,7 @@ type ResourceResolver interface {
 
 	ActiveOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
 	LastOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
+	BoundBy(ctx context.Context, obj *capstan.Resource, first *int) ([]model.ProviderBinding, error)
 }
 type ResourceBindingResolver interface {
 	OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error)
@@ -4448,6 +4455,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProvidedCapability.Scope(childComplexity), true
 
+	case "ProviderBinding.binding":
+		if e.ComplexityRoot.ProviderBinding.Binding == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderBinding.Binding(childComplexity), true
+	case "ProviderBinding.plan":
+		if e.ComplexityRoot.ProviderBinding.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProviderBinding.Plan(childComplexity), true
+
 	case "Query.capabilities":
 		if e.ComplexityRoot.Query.Capabilities == nil {
 			break
@@ -4663,6 +4683,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Resource.ActiveOperation(childComplexity), true
+	case "Resource.boundBy":
+		if e.ComplexityRoot.Resource.BoundBy == nil {
+			break
+		}
+
+		args, err := ec.field_Resource_boundBy_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Resource.BoundBy(childComplexity, args["first"].(*int)), true
 	case "Resource.createdAt":
 		if e.ComplexityRoot.Resource.CreatedAt == nil {
 			break
@@ -6195,6 +6226,11 @@ type Resource implements Node {
   activeOperation: Operation
   "The last operation that changed the resource."
   lastOperation: Operation
+  "The bindings of plans (their current revision) that bind this resource as the provider of a requirement, newest plan first: what depends on it through plans."
+  boundBy(
+    "How many to return (at most 100)."
+    first: Int = 20
+  ): [ProviderBinding!]! @listSize(slicingArguments: ["first"]) @cost(weight: 50)
   "Where it came from: catalog:<table> for an imported resource, operation:<operation global id> for one an operation created."
   source: String
   "The organization (tenant) the resource belongs to."
@@ -6244,6 +6280,14 @@ type ResourceEdge {
   cursor: String!
   "The resource."
   node: Resource!
+}
+
+"One binding of a plan that binds a resource as its provider."
+type ProviderBinding {
+  "The plan."
+  plan: Plan!
+  "The binding (ResourceBinding.key) in that plan."
+  binding: ResourceBinding!
 }
 
 "The resources reached by a dependency walk from one resource."
@@ -9376,6 +9420,16 @@ func (ec *executionContext) childFields_ProvidedCapability(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type ProvidedCapability", field.Name)
 }
 
+func (ec *executionContext) childFields_ProviderBinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "plan":
+		return ec.fieldContext_ProviderBinding_plan(ctx, field)
+	case "binding":
+		return ec.fieldContext_ProviderBinding_binding(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProviderBinding", field.Name)
+}
+
 func (ec *executionContext) childFields_Relationship(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "type":
@@ -9416,6 +9470,8 @@ func (ec *executionContext) childFields_Resource(ctx context.Context, field grap
 		return ec.fieldContext_Resource_activeOperation(ctx, field)
 	case "lastOperation":
 		return ec.fieldContext_Resource_lastOperation(ctx, field)
+	case "boundBy":
+		return ec.fieldContext_Resource_boundBy(ctx, field)
 	case "source":
 		return ec.fieldContext_Resource_source(ctx, field)
 	case "organizationId":
@@ -10505,6 +10561,20 @@ func (ec *executionContext) field_Query_scenarios_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Resource_boundBy_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -23578,6 +23648,70 @@ func (ec *executionContext) fieldContext_ProvidedCapability_attributes(_ context
 	return graphql.NewScalarFieldContext("ProvidedCapability", field, false, false, "Map")
 }
 
+func (ec *executionContext) _ProviderBinding_plan(ctx context.Context, field graphql.CollectedField, obj *model.ProviderBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderBinding_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
+			return ec.marshalNPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderBinding_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProviderBinding",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProviderBinding_binding(ctx context.Context, field graphql.CollectedField, obj *model.ProviderBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderBinding_binding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Binding, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.ResourceBinding) graphql.Marshaler {
+			return ec.marshalNResourceBinding2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceBinding(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderBinding_binding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProviderBinding",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceBinding(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24863,6 +24997,50 @@ func (ec *executionContext) fieldContext_Resource_lastOperation(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Operation(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Resource_boundBy(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Resource_boundBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Resource().BoundBy(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ProviderBinding) graphql.Marshaler {
+			return ec.marshalNProviderBinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProviderBindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Resource_boundBy(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderBinding(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Resource_boundBy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -35368,6 +35546,44 @@ func (ec *executionContext) _ProvidedCapability(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var providerBindingImplementors = []string{"ProviderBinding"}
+
+func (ec *executionContext) _ProviderBinding(ctx context.Context, sel ast.SelectionSet, obj *model.ProviderBinding) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, providerBindingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProviderBinding")
+		case "plan":
+			out.Values[i] = ec._ProviderBinding_plan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "binding":
+			out.Values[i] = ec._ProviderBinding_binding(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -35654,6 +35870,12 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Resource_lastOperation(ctx, field, obj)
+				})
+		case "boundBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Resource_boundBy(ctx, field, obj)
 				})
 		case "source":
 			out.Values[i] = ec._Resource_source(ctx, field, obj)
@@ -39091,6 +39313,26 @@ func (ec *executionContext) marshalNProvidedCapability2ᚕgithubᚗcomᚋcapstan
 	return ret
 }
 
+func (ec *executionContext) marshalNProviderBinding2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProviderBinding(ctx context.Context, sel ast.SelectionSet, v model.ProviderBinding) graphql.Marshaler {
+	return ec._ProviderBinding(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNProviderBinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProviderBindingᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ProviderBinding) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProviderBinding2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProviderBinding(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNPutSecretInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPutSecretInput(ctx context.Context, v any) (model.PutSecretInput, error) {
 	res, err := ec.unmarshalInputPutSecretInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39179,6 +39421,14 @@ func (ec *executionContext) marshalNResourceBinding2ᚕgithubᚗcomᚋcapstanᚑ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNResourceBinding2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceBinding(ctx context.Context, sel ast.SelectionSet, v *capstan.ResourceBinding) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceBinding!")
+		return graphql.Null
+	}
+	return ec._ResourceBinding(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNResourceConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceConnection(ctx context.Context, sel ast.SelectionSet, v *model.ResourceConnection) graphql.Marshaler {

@@ -837,6 +837,19 @@ func (r *resourceResolver) LastOperation(ctx context.Context, obj *capstan.Resou
 	return r.operationRef(ctx, obj.LastOperationID)
 }
 
+// BoundBy is the resolver for the boundBy field.
+func (r *resourceResolver) BoundBy(ctx context.Context, obj *capstan.Resource, first *int) ([]model.ProviderBinding, error) {
+	found, err := r.Service.ProviderBindings(ctx, obj.ID, deref(first))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.ProviderBinding, len(found))
+	for i, f := range found {
+		out[i] = model.ProviderBinding{Plan: f.Plan, Binding: f.Binding}
+	}
+	return out, nil
+}
+
 // OmittedReasons is the resolver for the omittedReasons field.
 func (r *resourceBindingResolver) OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error) {
 	if len(obj.OmittedReasons) == 0 {

@@ -201,3 +201,46 @@ func (s *Service) Timeline(ctx context.Context, id string, after int64, limit in
 	}
 	return s.Store.ListEvents(ctx, org, id, after, limit)
 }
+
+// BoundBinding is one binding of a plan that binds a resource.
+type BoundBinding struct {
+	Plan    *capstan.Plan
+	Binding *capstan.ResourceBinding
+}
+
+// ProviderBindings returns up to limit (1–100) bindings of the caller's
+// organization's plans that bind resource resourceID as a provider, newest
+// plan first, each with its plan.
+func (s *Service) ProviderBindings(ctx context.Context, resourceID string, limit int) ([]BoundBinding, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 0 || limit > 100 {
+		return nil, capstan.Errorf(capstan.EINVALID, "first must be between 0 and 100, got %d", limit)
+	}
+	if limit == 0 {
+		return []BoundBinding{}, nil
+	}
+	found, err := s.Store.ListProviderBindings(ctx, org, resourceID, limit)
+	if err != nil {
+		return nil, err
+	}
+	plans := map[string]*capstan.Plan{}
+	out := make([]BoundBinding, 0, len(found))
+	for _, f := range found {
+		p := plans[f.PlanID]
+		if p == nil {
+			if p, err = s.Store.GetPlan(ctx, org, f.PlanID); err != nil {
+				return nil, err
+			}
+			plans[f.PlanID] = p
+		}
+		for i := range p.Bindings {
+			if p.Bindings[i].ID == f.Binding {
+				out = append(out, BoundBinding{Plan: p, Binding: &p.Bindings[i]})
+			}
+		}
+	}
+	return out, nil
+}

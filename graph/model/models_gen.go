@@ -324,6 +324,14 @@ type ProposePlanPatchInput struct {
 	Reason string `json:"reason"`
 }
 
+// One binding of a plan that binds a resource as its provider.
+type ProviderBinding struct {
+	// The plan.
+	Plan *capstan.Plan `json:"plan"`
+	// The binding (ResourceBinding.key) in that plan.
+	Binding *capstan.ResourceBinding `json:"binding"`
+}
+
 // A secret to store.
 type PutSecretInput struct {
 	// Lower-case letters, digits and . _ / - (at most 128).

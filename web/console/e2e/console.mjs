@@ -308,6 +308,8 @@ try {
   await page.getByLabel("what depends on it").check();
   await eventually("incoming dependencies", async () => (await deps.textContent()).includes("minio"), 10000);
   await page.getByLabel("Depth").fill("1");
+  // The production installs bound prod-k8s as their cluster.
+  await eventually("the plans that bind it", async () => (await page.getByRole("list", { name: "bindings" }).textContent()).includes("install minio.instance"), 10000);
   await accessible(page, "explorer");
   await shoot(page, "explorer");
   step("explorer: search, dependencies both ways with depth");

@@ -46,6 +46,25 @@ const ResourceDetail = graphql(`
         action
         status
       }
+      boundBy(first: 20) {
+        plan {
+          id
+          status
+          intent {
+            action
+            targetResourceType
+            desiredResult
+          }
+        }
+        binding {
+          key
+          status
+          reason
+          requirement {
+            capability
+          }
+        }
+      }
     }
     dependencies(resource: $id, direction: $direction, depth: $depth) {
       depth
@@ -71,15 +90,6 @@ const ResourceDetail = graphql(`
           status
           actor
           createdAt
-          plan {
-            id
-            bindings {
-              key
-              provider {
-                resourceKey
-              }
-            }
-          }
         }
       }
     }
@@ -87,8 +97,8 @@ const ResourceDetail = graphql(`
 `);
 
 // Explorer finds resources by key or name and shows one: its capabilities,
-// its dependencies either way to a chosen depth, the bindings of the plans
-// that changed it, and its operation history.
+// its dependencies either way to a chosen depth, the plans that bind it as
+// a provider (Resource.boundBy), and its operation history.
 export function Explorer({ id }: { id?: string }) {
   const [search, setSearch] = useState("");
   // The query follows the box a quarter second after typing stops.
@@ -155,12 +165,16 @@ function ResourceView({ id }: { id: string }) {
           ))}
         </tbody>
       </table>
-      <h4>Bindings</h4>
-      <p className="muted">The providers each plan that changed this resource bound.</p>
-      <ul>
-        {ops.flatMap((o) => o.plan.bindings.map((b) => (
-          <li key={`${o.id}/${b.key}`}>{b.key} → {b.provider?.resourceKey ?? "a new resource"} <span className="muted">(plan of {o.action})</span></li>
-        )))}
+      <h4>Bound by ({r.boundBy.length})</h4>
+      <p className="muted">Plans that bind this resource as the provider of a requirement, newest first.</p>
+      <ul aria-label="bindings">
+        {r.boundBy.length === 0 && <li>none</li>}
+        {r.boundBy.map((b) => (
+          <li key={`${b.plan.id}/${b.binding.key}`}>
+            <a href={`#/plans/${encodeURIComponent(b.plan.id)}`}>{b.plan.intent.action} {b.plan.intent.targetResourceType} {JSON.stringify(b.plan.intent.desiredResult ?? {})}</a>
+            {" "}· {b.binding.key} ({b.binding.requirement.capability}) · plan {b.plan.status.toLowerCase()} · <span className="muted">{b.binding.reason}</span>
+          </li>
+        ))}
       </ul>
       <h4>Operation history ({data.operations.totalCount})</h4>
       <ul>
