@@ -132,7 +132,10 @@ try {
   await page.getByText("Current phase").waitFor({ timeout: 10000 });
   await accessible(page, "operation, simple mode");
   await shoot(page, "operation-simple");
-  await page.getByRole("tab", { name: "Advanced" }).click();
+  // Tabs from the keyboard: arrow keys move between them.
+  await page.getByRole("tab", { name: "Simple" }).focus();
+  await page.keyboard.press("ArrowRight");
+  if ((await page.getByRole("tab", { name: "Advanced" }).getAttribute("aria-selected")) !== "true") fail("ArrowRight does not move to the next tab");
   const plan = await gql(token, `query($id: ID!) { operation(id: $id) { plan { nodes { key } } gates { node status } } }`, { id: gatedOp });
   const drawn = page.locator(".react-flow__node");
   await drawn.first().waitFor({ timeout: 10000 });

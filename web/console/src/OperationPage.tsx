@@ -146,9 +146,19 @@ export function OperationPage({ id }: { id: string }) {
         }}>Cancel operation</ActionButton>
       )}
       {cancelled.error && <p role="alert" className="error">{cancelled.error.message}</p>}
-      <div role="tablist" aria-label="view">
+      <div role="tablist" aria-label="view" onKeyDown={(e) => {
+        // Arrow keys move between the tabs (one tab stop for the list).
+        const i = tabs.findIndex((t) => t.id === tab);
+        const next = e.key === "ArrowRight" ? (i + 1) % tabs.length : e.key === "ArrowLeft" ? (i + tabs.length - 1) % tabs.length
+          : e.key === "Home" ? 0 : e.key === "End" ? tabs.length - 1 : -1;
+        if (next < 0) return;
+        e.preventDefault();
+        setTab(tabs[next].id);
+        document.getElementById(`tab-${tabs[next].id}`)?.focus();
+      }}>
         {tabs.map((t) => (
-          <button key={t.id} role="tab" id={`tab-${t.id}`} aria-selected={tab === t.id} aria-controls={`panel-${t.id}`} onClick={() => setTab(t.id)}>{t.label}</button>
+          <button key={t.id} role="tab" id={`tab-${t.id}`} aria-selected={tab === t.id} aria-controls={`panel-${t.id}`}
+            tabIndex={tab === t.id ? 0 : -1} onClick={() => setTab(t.id)}>{t.label}</button>
         ))}
       </div>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
