@@ -6194,7 +6194,7 @@ input ResourceFilter {
   capability: String
   "Only resources in this lifecycle status."
   lifecycleStatus: LifecycleStatus
-  "Resources whose key or name contains this text, ignoring case."
+  "Resources whose key or name contains this text, ignoring case (at most 200 characters; longer is INVALID)."
   search: String
 }
 

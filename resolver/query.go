@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
@@ -55,6 +56,10 @@ func (r *Resolver) node(ctx context.Context, gid string) (capstan.Entity, error)
 	return e, nil
 }
 
+// MaxSearchLength bounds ResourceFilter.search: a key or a name is
+// shorter, and every resource of the organization is matched against it.
+const MaxSearchLength = 200
+
 func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, first *int, after *string) (*model.ResourceConnection, error) {
 	n, start, err := pageArgs(first, after)
 	if err != nil {
@@ -65,6 +70,9 @@ func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, 
 		f.Type, f.Environment, f.Capability = deref(filter.Type), deref(filter.Environment), deref(filter.Capability)
 		f.Lifecycle = deref(filter.LifecycleStatus)
 		f.Search = deref(filter.Search)
+		if n := utf8.RuneCountInString(f.Search); n > MaxSearchLength {
+			return nil, capstan.Errorf(capstan.EINVALID, "search is %d characters; at most %d", n, MaxSearchLength)
+		}
 	}
 	if n == 0 {
 		f.Limit = 1

@@ -584,7 +584,11 @@ func (r *planPatchResolver) ViewerMayDecide(ctx context.Context, obj *capstan.Pl
 	if err != nil {
 		return nil, err
 	}
-	p := service.PatchVerdict(a, obj)
+	sc, err := r.operationScene(ctx, obj.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	p := service.PatchVerdict(a, obj, sc)
 	return &p, nil
 }
 
@@ -604,7 +608,11 @@ func (r *planPatchResolver) ViewerMayRevert(ctx context.Context, obj *capstan.Pl
 	if err != nil {
 		return nil, err
 	}
-	v := service.RevertVerdict(a, obj)
+	sc, err := r.operationScene(ctx, obj.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	v := service.RevertVerdict(a, obj, sc)
 	return &v, nil
 }
 
@@ -839,7 +847,11 @@ func (r *resourceResolver) LastOperation(ctx context.Context, obj *capstan.Resou
 
 // BoundBy is the resolver for the boundBy field.
 func (r *resourceResolver) BoundBy(ctx context.Context, obj *capstan.Resource, first *int) ([]model.ProviderBinding, error) {
-	found, err := r.Service.ProviderBindings(ctx, obj.ID, deref(first))
+	n := 20 // an explicit null takes the default
+	if first != nil {
+		n = *first
+	}
+	found, err := r.Service.ProviderBindings(ctx, obj.ID, n)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ func TestResourceBoundBy(t *testing.T) {
 	require.Equal(t, "kubernetes.cluster/prod-k8s", get(bound[0], "binding", "provider", "resourceKey"))
 	one := post(t, ts, adminToken, q, map[string]any{"n": 1})
 	require.Len(t, get(one.Data, "resource", "boundBy").([]any), 1)
+	dflt := post(t, ts, adminToken, `{ resource(key: "kubernetes.cluster/prod-k8s") { boundBy(first: null) { plan { id } } } }`, nil)
+	require.Len(t, get(dflt.Data, "resource", "boundBy").([]any), 2, "an explicit null takes the default")
 	bad := post(t, ts, adminToken, q, map[string]any{"n": 101})
 	require.Equal(t, "INVALID", bad.code())
 	other := post(t, ts, otherToken, `{ resource(key: "kubernetes.cluster/other-k8s") { boundBy { plan { id } } } }`, nil)

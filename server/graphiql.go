@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 // The GraphiQL page and its assets, built from web/graphiql (`make
@@ -45,7 +46,13 @@ func embeddedApp(files embed.FS, dir, csp, prefix, assetCache string) (page, ass
 	})
 	fileServer := http.StripPrefix(prefix, http.FileServerFS(root))
 	assets = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Files only: a directory would be listed.
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", csp)
 		w.Header().Set("Cache-Control", assetCache)
 		fileServer.ServeHTTP(w, r)
 	})

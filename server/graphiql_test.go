@@ -71,4 +71,8 @@ func TestConsoleIsServedFromTheBinary(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.NotEqual(t, http.StatusOK, resp.StatusCode)
+	resp, err = http.Get(ts.URL + "/assets/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "no directory listing")
 }

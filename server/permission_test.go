@@ -140,4 +140,6 @@ func TestResourceSearch(t *testing.T) {
 	}
 	none := post(t, ts, adminToken, q, map[string]any{"s": "no-such-thing-anywhere"})
 	require.Equal(t, float64(0), get(none.Data, "resources", "totalCount"))
+	long := post(t, ts, adminToken, q, map[string]any{"s": strings.Repeat("A", 201)})
+	require.Equal(t, "INVALID", long.code(), "a search longer than any key is refused before it scans anything")
 }

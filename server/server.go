@@ -113,7 +113,8 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.AddTransport(&sseTransport{watcher: ws.watcher, ping: cmp.Or(cfg.PingInterval, PingInterval)})
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(queriesOnlyGET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(plainPost{})
+	srv.AddTransport(unsupported{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	limits := cfg.limits()
 	srv.SetParserTokenLimit(limits.MaxTokens)
@@ -125,6 +126,7 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.Use(&costLimit{limit: limits.MaxCost, rate: cfg.rate})
 	srv.AroundResponses(capResponses(limits.MaxResponseBytes))
 	srv.AroundOperations(resolverBudget)
+	srv.AroundOperations(refusePostSubscriptions)
 	srv.AroundFields(spendResolver(limits.MaxResolverCalls))
 	srv.AroundOperations(refuseUntilReady(cfg.Ready))
 	srv.AroundOperations(limitSubscriptions(cfg.MaxSubscriptions))
@@ -259,13 +261,19 @@ func limitBody(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		if r.Method == http.MethodPost && (r.ContentLength < 0 || r.ContentLength > bodyScanFrom) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				writeError(w, http.StatusRequestEntityTooLarge, capstan.EINVALID, "request body is larger than 20 MiB")
 				return
 			}
-			if tooManyValues(body, MaxJSONValues) {
+			// Refused here, never echoed: gqlgen's decode error repeats
+			// the whole body.
+			if !json.Valid(body) {
+				writeError(w, http.StatusBadRequest, capstan.EINVALID, "the request body is not valid JSON")
+				return
+			}
+			if len(body) > bodyScanFrom && tooManyValues(body, MaxJSONValues) {
 				writeError(w, http.StatusRequestEntityTooLarge, capstan.EINVALID, fmt.Sprintf("request body has more than %d JSON values", MaxJSONValues))
 				return
 			}

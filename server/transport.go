@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/capstan-dev/capstan"
@@ -55,4 +56,44 @@ func capResponses(limit int) graphql.ResponseMiddleware {
 		err := limitError(ReasonResponseTooLarge, "the response has %d bytes of data, more than the limit of %d: select less, or page with a lower `first`", len(resp.Data), limit)
 		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions}
 	}
+}
+
+// plainPOST marks a request that came through plainPost: a subscription
+// there would hold the connection until its first event and end after it.
+type plainPOSTKey struct{}
+
+// plainPost is gqlgen's POST transport for queries and mutations; a
+// subscription over it is refused (refusePostSubscriptions): subscriptions
+// are served over graphql-ws or SSE.
+type plainPost struct{ transport.POST }
+
+func (t plainPost) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.POST.Do(w, r.WithContext(context.WithValue(r.Context(), plainPOSTKey{}, true)), exec)
+}
+
+// refusePostSubscriptions answers a subscription sent as a plain POST
+// with INVALID instead of holding the request open.
+func refusePostSubscriptions(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if plain, _ := ctx.Value(plainPOSTKey{}).(bool); plain && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{Message: "subscriptions are served over WebSocket (graphql-transport-ws) or Server-Sent Events (Accept: text/event-stream), not a plain POST",
+			Extensions: map[string]any{"code": capstan.EINVALID}}}})
+	}
+	return next(ctx)
+}
+
+// unsupported is the last transport: a request none of the others takes
+// (another content type, another method) gets a typed error, not gqlgen's
+// untyped "transport not supported".
+type unsupported struct{}
+
+func (unsupported) Supports(*http.Request) bool { return true }
+
+func (unsupported) Do(w http.ResponseWriter, r *http.Request, _ graphql.GraphExecutor) {
+	if r.Method == http.MethodPost {
+		writeError(w, http.StatusUnsupportedMediaType, capstan.EINVALID, "send GraphQL as application/json (or graphql-ws, or SSE with Accept: text/event-stream)")
+		return
+	}
+	w.Header().Set("Allow", "GET, POST")
+	writeError(w, http.StatusMethodNotAllowed, capstan.EINVALID, "GraphQL is served over GET (queries) and POST")
 }

@@ -319,6 +319,9 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 	if err != nil {
 		return nil, err
 	}
+	if err := StarterMayApprovePatch(sc.op.Actor, a.ID, approve, capstan.IsProduction(sc.in.Environment()), p); err != nil {
+		return nil, err
+	}
 	ch := &capstan.OperationChange{Operation: sc.op}
 	why, j, err := s.noLongerApplies(ctx, org, sc, p)
 	if err != nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/secret"
@@ -19,6 +20,7 @@ import (
 type OperationScene struct {
 	Starter     string
 	Environment string
+	Status      capstan.OperationStatus
 }
 
 // OperationScene reads an operation's starter and its intent's environment.
@@ -35,7 +37,7 @@ func (s *Service) OperationScene(ctx context.Context, opID string) (OperationSce
 	if err != nil {
 		return OperationScene{}, err
 	}
-	return OperationScene{Starter: op.Actor, Environment: in.Environment()}, nil
+	return OperationScene{Starter: op.Actor, Environment: in.Environment(), Status: op.Status}, nil
 }
 
 // GateVerdicts says whether a may approve and reject gate g of an
@@ -51,9 +53,31 @@ func GateVerdicts(a *capstan.Actor, g capstan.Gate, sc OperationScene) (approve,
 	return approve, reject
 }
 
-// PatchVerdict says whether a may decide patch p on the digest it has now.
-func PatchVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission {
-	return capstan.PermissionOf(capstan.ActionDecidePatch, p.CheckDecider(a, p.Digest))
+// PatchVerdict says whether a may approve patch p of an operation in sc
+// on the digest it has now (decidePlanPatch's checks: CheckDecider, then
+// StarterMayApprovePatch).
+func PatchVerdict(a *capstan.Actor, p *capstan.PlanPatch, sc OperationScene) capstan.Permission {
+	err := p.CheckDecider(a, p.Digest)
+	if err == nil {
+		err = StarterMayApprovePatch(sc.Starter, a.ID, true, capstan.IsProduction(sc.Environment), p)
+	}
+	return capstan.PermissionOf(capstan.ActionDecidePatch, err)
+}
+
+// StarterMayApprovePatch refuses, in prod, an approval by the operation's
+// starter of a patch that changes one of its gates (FORBIDDEN): the gate's
+// own rule (StarterMayDecide) would otherwise be crossed through the
+// patch's gate rule. A rejection is always taken.
+func StarterMayApprovePatch(starter, actor string, approve, prod bool, p *capstan.PlanPatch) error {
+	if !prod || !approve || actor != starter {
+		return nil
+	}
+	for _, r := range p.Approvals {
+		if strings.HasPrefix(r.Rule, "gate:") {
+			return capstan.Errorf(capstan.EFORBIDDEN, "%s started this operation: in prod a patch that changes its gate %s needs an approver other than its starter (the starter may still reject)", actor, strings.TrimPrefix(r.Rule, "gate:"))
+		}
+	}
+	return nil
 }
 
 // RevealVerdict says whether a may reveal artifact art of an operation in
@@ -105,12 +129,16 @@ func WithdrawVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission 
 	return capstan.PermissionOf(capstan.ActionWithdrawPatch, err)
 }
 
-// RevertVerdict says whether a may revert patch p now (revertPlanPatch's
-// role and status checks; what it would revert is judged when it runs).
-func RevertVerdict(a *capstan.Actor, p *capstan.PlanPatch) capstan.Permission {
+// RevertVerdict says whether a may revert patch p of an operation in sc
+// now (revertPlanPatch's role, status and operation checks; what the
+// inverse would change is judged when it is proposed).
+func RevertVerdict(a *capstan.Actor, p *capstan.PlanPatch, sc OperationScene) capstan.Permission {
 	err := a.May(capstan.ActionRevertPatch)
 	if err == nil && p.Status != capstan.PatchApplied {
 		err = capstan.Errorf(capstan.ECONFLICT, "%s is %s: only an applied patch is reverted", capstan.Named("plan patch", p.ID), p.Status)
+	}
+	if err == nil && sc.Status.Terminal() {
+		err = capstan.Errorf(capstan.ECONFLICT, "%s is %s: a finished operation takes no patch", capstan.Named("operation", p.OperationID), sc.Status)
 	}
 	return capstan.PermissionOf(capstan.ActionRevertPatch, err)
 }

@@ -32,12 +32,42 @@ func TestPatchVerdicts(t *testing.T) {
 		{"a viewer reverts nothing", actor("victor", "viewer"), applied, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, r := service.WithdrawVerdict(tc.a, tc.p), service.RevertVerdict(tc.a, tc.p)
+			w, r := service.WithdrawVerdict(tc.a, tc.p), service.RevertVerdict(tc.a, tc.p, service.OperationScene{Status: capstan.OperationRunning})
 			require.Equal(t, tc.withdraw, w.Allowed, w.Reason)
 			require.Equal(t, tc.revert, r.Allowed, r.Reason)
 			for _, v := range []capstan.Permission{w, r} {
 				require.Equal(t, v.Allowed, v.Reason == "", "a refusal says why")
 			}
+		})
+	}
+}
+
+func TestFinishedOperationsTakeNoRevert(t *testing.T) {
+	applied := &capstan.PlanPatch{Meta: capstan.Meta{ID: "p"}, OperationID: "op", Author: "olga", Status: capstan.PatchApplied}
+	v := service.RevertVerdict(&capstan.Actor{ID: "olga", OrganizationID: "o", Roles: []string{"operator"}}, applied, service.OperationScene{Status: capstan.OperationSucceeded})
+	require.False(t, v.Allowed)
+	require.Contains(t, v.Reason, "a finished operation takes no patch")
+}
+
+func TestStarterMayNotApproveAGatePatchInProd(t *testing.T) {
+	gatePatch := &capstan.PlanPatch{Approvals: []capstan.ApprovalRule{{Rule: "prod-second-person"}, {Rule: "gate:approve-storage"}}}
+	plainPatch := &capstan.PlanPatch{Approvals: []capstan.ApprovalRule{{Rule: "prod-second-person"}}}
+	for _, tc := range []struct {
+		name          string
+		actor         string
+		approve, prod bool
+		p             *capstan.PlanPatch
+		wantForbidden bool
+	}{
+		{"the starter approving a gate patch in prod", "alice", true, true, gatePatch, true},
+		{"the starter rejecting it", "alice", false, true, gatePatch, false},
+		{"another person approving it", "bob", true, true, gatePatch, false},
+		{"the starter outside prod", "alice", true, false, gatePatch, false},
+		{"the starter approving a patch that touches no gate", "alice", true, true, plainPatch, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := service.StarterMayApprovePatch("alice", tc.actor, tc.approve, tc.prod, tc.p)
+			require.Equal(t, tc.wantForbidden, capstan.ErrorCode(err) == capstan.EFORBIDDEN, "%v", err)
 		})
 	}
 }

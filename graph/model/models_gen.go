@@ -386,7 +386,7 @@ type ResourceFilter struct {
 	Capability *string `json:"capability,omitempty"`
 	// Only resources in this lifecycle status.
 	LifecycleStatus *capstan.LifecycleStatus `json:"lifecycleStatus,omitempty"`
-	// Resources whose key or name contains this text, ignoring case.
+	// Resources whose key or name contains this text, ignoring case (at most 200 characters; longer is INVALID).
 	Search *string `json:"search,omitempty"`
 }
 
