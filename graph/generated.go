@@ -5692,8 +5692,10 @@ var sources = []*ast.Source{
 # - lists of entities are Relay connections with filters and totalCount;
 # - statuses are enums; Int is 32-bit;
 # - every error carries extensions.code: INVALID, NOT_FOUND, CONFLICT,
-#   FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE or INTERNAL (and extensions.details
-#   listing every problem when there are several).
+#   FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE, RATE_LIMITED (with
+#   extensions.retryAfterSeconds) or INTERNAL (and extensions.details listing
+#   every problem when there are several); a request refused by a size or
+#   shape limit names the limit (…_LIMIT, OVERFLOW for a stream left behind).
 
 "A point in time as an RFC 3339 string (UTC), e.g. 2026-12-04T10:15:00Z."
 scalar Time

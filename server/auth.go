@@ -145,11 +145,21 @@ func (t *Tokens) Organizations() []string {
 	return out
 }
 
+// bearerToken is the token of an Authorization header value; the scheme
+// is case-insensitive (RFC 9110 §11.1): "bearer x" is "Bearer x".
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return token, true
+}
+
 // Authenticate lets a request through only with a valid bearer token and
 // puts its actor in the context. No other request reaches a resolver.
 func (t *Tokens) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		token, ok := bearerToken(r.Header.Get("Authorization"))
 		a := t.Lookup(strings.TrimSpace(token))
 		if !ok || a == nil {
 			writeError(w, http.StatusUnauthorized, capstan.EUNAUTHENTICATED, "missing or invalid bearer token")

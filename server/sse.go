@@ -69,7 +69,7 @@ func (t *sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	// valid, or the server shuts down (the watcher, with the cause).
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token, _ := bearerToken(r.Header.Get("Authorization"))
 	watched := &watchedConn{token: strings.TrimSpace(token), actor: actor, end: cancel}
 	t.watcher.watch(watched)
 	defer t.watcher.forget(watched)

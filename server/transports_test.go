@@ -57,3 +57,22 @@ func TestTransportRefusalsAreTyped(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Equal(t, "alice", get(out, "data", "viewer", "actor"))
 }
+
+// TestBearerSchemeIgnoresCase: "bearer", "BEARER" and "Bearer" name the
+// same scheme (RFC 9110); another scheme or none is refused.
+func TestBearerSchemeIgnoresCase(t *testing.T) {
+	ts := startServer(t)
+	for header, ok := range map[string]bool{
+		"Bearer " + adminToken: true, "bearer " + adminToken: true, "BEARER " + adminToken: true,
+		"Basic " + adminToken: false, adminToken: false, "Bearer": false,
+	} {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/graphql", strings.NewReader(`{"query":"{ viewer { actor } }"}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", header)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, ok, resp.StatusCode == http.StatusOK, "%q: %d", header, resp.StatusCode)
+	}
+}

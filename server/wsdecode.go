@@ -51,7 +51,7 @@ func bearer(p map[string]any) string {
 	}
 	for _, k := range []string{"authorization", "authtoken", "token"} {
 		if s, ok := found[k]; ok {
-			if t, cut := strings.CutPrefix(s, "Bearer "); cut {
+			if t, cut := bearerToken(s); cut {
 				return strings.TrimSpace(t)
 			}
 			return strings.TrimSpace(s)
