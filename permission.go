@@ -37,12 +37,15 @@ const (
 
 var operatorAndUp = []string{RoleOperator, RoleSRE, RolePlatformAdmin}
 
-// ActionRoles are the roles that may take each role-only action (admin
-// holds every role). The order is the order Viewer.permissions lists.
-var ActionRoles = []struct {
+// ActionRole names the roles that may take a role-only action.
+type ActionRole struct {
 	Action Action
 	Roles  []string
-}{
+}
+
+// ActionRoles are the roles that may take each role-only action (admin
+// holds every role). The order is the order Viewer.permissions lists.
+var ActionRoles = []ActionRole{
 	{ActionCreateIntent, operatorAndUp},
 	{ActionPlanIntent, operatorAndUp},
 	{ActionEditPlan, operatorAndUp},
@@ -62,12 +65,7 @@ var ActionRoles = []struct {
 // RolesFor returns the roles that may take a role-only action (nil for an
 // action that depends on its object).
 func RolesFor(act Action) []string {
-	i := slices.IndexFunc(ActionRoles, func(r struct {
-		Action Action
-		Roles  []string
-	}) bool {
-		return r.Action == act
-	})
+	i := slices.IndexFunc(ActionRoles, func(r ActionRole) bool { return r.Action == act })
 	if i < 0 {
 		return nil
 	}

@@ -93,29 +93,6 @@ func (r *Resolver) operationRecords(ctx context.Context, id string) (*capstan.Op
 	return l.records.load(ctx, id)
 }
 
-// gateVerdicts is whether the caller may approve and reject gate g.
-func (r *Resolver) gateVerdicts(ctx context.Context, g *capstan.Gate) (approve, reject capstan.Permission, err error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return approve, reject, err
-	}
-	sc, err := r.operationScene(ctx, g.OperationID)
-	if err != nil {
-		return approve, reject, err
-	}
-	approve, reject = service.GateVerdicts(a, *g, sc)
-	return approve, reject, nil
-}
-
-// operationScene reads what verdicts on an operation's gates and
-// artifacts need: once per query.
-func (r *Resolver) operationScene(ctx context.Context, id string) (service.OperationScene, error) {
-	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
-		return l.scenes.load(ctx, id)
-	}
-	return r.Service.OperationScene(ctx, id)
-}
-
 func fanErr(err error, n int) []error {
 	if err == nil {
 		return nil

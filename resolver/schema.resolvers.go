@@ -26,16 +26,9 @@ func (r *artifactResolver) ID(ctx context.Context, obj *capstan.Artifact) (strin
 
 // ViewerMayReveal is the resolver for the viewerMayReveal field.
 func (r *artifactResolver) ViewerMayReveal(ctx context.Context, obj *capstan.Artifact) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := r.operationScene(ctx, obj.OperationID)
-	if err != nil {
-		return nil, err
-	}
-	p := service.RevealVerdict(a, *obj, sc)
-	return &p, nil
+	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
+		return service.RevealVerdict(a, *obj, sc)
+	})
 }
 
 // Provider is the resolver for the provider field.
@@ -86,14 +79,18 @@ func (r *capabilityRequirementResolver) Lifecycles(ctx context.Context, obj *cap
 
 // ViewerMayApprove is the resolver for the viewerMayApprove field.
 func (r *gateResolver) ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
-	approve, _, err := r.gateVerdicts(ctx, obj)
-	return &approve, err
+	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
+		approve, _ := service.GateVerdicts(a, *obj, sc)
+		return approve
+	})
 }
 
 // ViewerMayReject is the resolver for the viewerMayReject field.
 func (r *gateResolver) ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
-	_, reject, err := r.gateVerdicts(ctx, obj)
-	return &reject, err
+	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
+		_, reject := service.GateVerdicts(a, *obj, sc)
+		return reject
+	})
 }
 
 // ID is the resolver for the id field.
@@ -440,26 +437,16 @@ func (r *planResolver) Revisions(ctx context.Context, obj *capstan.Plan) ([]caps
 
 // ViewerMayStart is the resolver for the viewerMayStart field.
 func (r *planResolver) ViewerMayStart(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in, err := r.Service.Intent(ctx, obj.IntentID)
 	if err != nil {
 		return nil, err
 	}
-	v := service.StartVerdict(a, obj, in)
-	return &v, nil
+	return verdict(ctx, func(a *capstan.Actor) capstan.Permission { return service.StartVerdict(a, obj, in) })
 }
 
 // ViewerMayEdit is the resolver for the viewerMayEdit field.
 func (r *planResolver) ViewerMayEdit(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v := service.EditVerdict(a, obj)
-	return &v, nil
+	return verdict(ctx, func(a *capstan.Actor) capstan.Permission { return service.EditVerdict(a, obj) })
 }
 
 // Node is the resolver for the node field.
@@ -580,40 +567,21 @@ func (r *planPatchResolver) Diff(ctx context.Context, obj *capstan.PlanPatch) (*
 
 // ViewerMayDecide is the resolver for the viewerMayDecide field.
 func (r *planPatchResolver) ViewerMayDecide(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := r.operationScene(ctx, obj.OperationID)
-	if err != nil {
-		return nil, err
-	}
-	p := service.PatchVerdict(a, obj, sc)
-	return &p, nil
+	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
+		return service.PatchVerdict(a, obj, sc)
+	})
 }
 
 // ViewerMayWithdraw is the resolver for the viewerMayWithdraw field.
 func (r *planPatchResolver) ViewerMayWithdraw(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v := service.WithdrawVerdict(a, obj)
-	return &v, nil
+	return verdict(ctx, func(a *capstan.Actor) capstan.Permission { return service.WithdrawVerdict(a, obj) })
 }
 
 // ViewerMayRevert is the resolver for the viewerMayRevert field.
 func (r *planPatchResolver) ViewerMayRevert(ctx context.Context, obj *capstan.PlanPatch) (*capstan.Permission, error) {
-	a, err := capstan.ActorFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := r.operationScene(ctx, obj.OperationID)
-	if err != nil {
-		return nil, err
-	}
-	v := service.RevertVerdict(a, obj, sc)
-	return &v, nil
+	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
+		return service.RevertVerdict(a, obj, sc)
+	})
 }
 
 // Patch is the resolver for the patch field.

@@ -138,13 +138,8 @@ func BenchmarkConsoleInABrowser(b *testing.B) {
 	require.NoError(b, os.MkdirAll(packs, 0o755))
 	require.NoError(b, os.WriteFile(filepath.Join(packs, "bench.yaml"), []byte(benchPack()), 0o644))
 	p := start(b, filepath.Join(data, "data"), "--tokens", tokens, "--packs", packs)
-	run := func(typ, name string) string {
-		in := p.gql(b, `mutation($t: String!, $n: String!) { createIntent(input: {action: "install", targetResourceType: $t, desiredResult: {name: $n}, constraints: {environment: "staging"}}) { id } }`, map[string]any{"t": typ, "n": name})
-		plan := p.gql(b, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
-		require.Equal(b, "READY", plan["planIntent"].(map[string]any)["status"], "%v", plan)
-		return p.gql(b, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
-	}
-	wide := run("wide", "wide")
+	wide, err := runQuiet(p, "wide", "wide")
+	require.NoError(b, err)
 	waitForGate(b, p, wide, "hold")
 
 	b.ResetTimer()

@@ -10,6 +10,7 @@ import { Plans } from "./Plans";
 import { PlanReview } from "./PlanReview";
 import { Explorer } from "./Explorer";
 import { ViewerProvider } from "./viewer";
+import { codeOf } from "./errors";
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -111,13 +112,6 @@ function decodeSafely(s: string): string {
   } catch {
     return s; // a malformed %-escape names nothing: the page says "no such …"
   }
-}
-
-// codeOf is a GraphQL error's extensions.code.
-export function codeOf(err: unknown): string | undefined {
-  const errors = (err as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? [];
-  const code = errors[0]?.extensions?.code;
-  return typeof code === "string" ? code : undefined;
 }
 
 // useHashRoute follows location.hash (the server serves the console at /

@@ -6,6 +6,7 @@ import { NodeDrawer } from "./NodeDrawer";
 import { Patches } from "./Patches";
 import { TimelineView } from "./TimelineView";
 import { useTimeline } from "./useTimeline";
+import { finalStatuses } from "./timeline";
 import { ActionButton, may, useViewer } from "./viewer";
 
 const OperationDetail = graphql(`
@@ -128,7 +129,7 @@ export function OperationPage({ id }: { id: string }) {
   const plan = op.plan;
   const runOf = (key: string): Run | undefined => live.runs.get(key) ?? readRuns.get(key);
   const status = live.status ?? op.status;
-  const ended = ["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"].includes(status);
+  const ended = finalStatuses.has(status);
   return (
     <section aria-labelledby="operation-title">
       <p><a href="#/">← Operations</a></p>

@@ -3,7 +3,7 @@ import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { PatchesQuery, PlanChangeOp } from "./gql/graphql";
 import { Dag, type DagEdge } from "./Dag";
-import { ActionButton, ReadOnlyNote, may, useViewer } from "./viewer";
+import { ActionButton, ReadOnlyNote, may, readOnly, useViewer } from "./viewer";
 
 const PatchesQueryDoc = graphql(`
   query Patches($id: ID!) {
@@ -330,7 +330,7 @@ function ProposeForm({ operation, revision, nodes, templates, onProposed }: {
   const [params, setParams] = useState("");
   const [reason, setReason] = useState("");
   const verdict = may(viewer, "PROPOSE_PATCH");
-  if (!verdict.allowed && viewer.permissions.every((p) => !p.allowed)) return null;
+  if (!verdict.allowed && readOnly(viewer)) return null;
   const inserts = op === "INSERT_AFTER" || op === "INSERT_BEFORE";
   let parsed: Record<string, unknown> | null = null;
   let paramsError = "";

@@ -2,7 +2,7 @@ import { useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { IntentMode } from "./gql/graphql";
-import { ActionButton, may, useViewer } from "./viewer";
+import { ActionButton, may, readOnly, useViewer } from "./viewer";
 
 const IntentsQuery = graphql(`
   query Intents($after: String) {
@@ -93,7 +93,7 @@ function NewIntent() {
   const [desired, setDesired] = useState('{"name": ""}');
   const [constraints, setConstraints] = useState('{"environment": "staging"}');
   const [mode, setMode] = useState<IntentMode>("SIMPLE");
-  if (viewer.permissions.every((p) => !p.allowed)) return null;
+  if (readOnly(viewer)) return null;
   let bad = "";
   const parse = (what: string, text: string) => {
     try { return text.trim() ? JSON.parse(text) : null; } catch { bad = `${what} is not JSON`; return null; }

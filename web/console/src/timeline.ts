@@ -35,6 +35,9 @@ export const OperationEvents = graphql(`
   }
 `);
 
+// finalStatuses are the statuses an operation ends in.
+export const finalStatuses: ReadonlySet<string> = new Set(["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"]);
+
 export type TimelineEntry = TimelineEventFragment & { cursor: string };
 
 // appendEvents adds a batch to what is shown, in sequence order, each

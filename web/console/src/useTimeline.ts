@@ -1,7 +1,8 @@
 import { useEffect, useState } from "react";
 import { useApolloClient } from "@apollo/client/react";
 import { useFragment as readFragment } from "./gql";
-import { OperationEvents, TimelineEvent, appendEvents, type TimelineEntry } from "./timeline";
+import { OperationEvents, TimelineEvent, appendEvents, finalStatuses, type TimelineEntry } from "./timeline";
+import { codeOf, overflowCursor } from "./errors";
 
 export type Timeline = {
   events: TimelineEntry[];
@@ -62,7 +63,7 @@ export function useTimeline(operation: string): Timeline {
       sub = client.subscribe({ query: OperationEvents, variables: { id: operation, after: cursor } }).subscribe({
         next: (result) => {
           if (result.error) {
-            resume(result.error.message, overflowCursor(result.error), errorCode(result.error));
+            resume(result.error.message, overflowCursor(result.error), codeOf(result.error));
             return;
           }
           const edge = result.data?.operationEvents;
@@ -70,11 +71,11 @@ export function useTimeline(operation: string): Timeline {
           failures = 0;
           cursor = edge.cursor;
           const ev = readFragment(TimelineEvent, edge.node);
-          if (ev.__typename === "OperationStatusEvent" && ev.operationStatus && final.has(ev.operationStatus)) ended = true;
+          if (ev.__typename === "OperationStatusEvent" && ev.operationStatus && finalStatuses.has(ev.operationStatus)) ended = true;
           pending.push({ ...ev, cursor: edge.cursor });
           if (!frame) frame = requestAnimationFrame(flush);
         },
-        error: (err: Error) => resume(err.message ?? String(err), undefined, errorCode(err)),
+        error: (err: Error) => resume(err.message ?? String(err), undefined, codeOf(err)),
         complete: () => {
           if (stopped) return;
           if (ended) setState((s) => ({ ...s, done: true }));
@@ -91,21 +92,4 @@ export function useTimeline(operation: string): Timeline {
     };
   }, [client, operation]);
   return state;
-}
-
-const final = new Set(["SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK"]);
-
-function errorCode(err: unknown): string | undefined {
-  const errors = (err as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? [];
-  const code = errors[0]?.extensions?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-// overflowCursor is the cursor an OVERFLOW error says to resume from.
-function overflowCursor(err: unknown): string | undefined {
-  const errors = (err as { errors?: { extensions?: Record<string, unknown> }[] }).errors ?? [];
-  for (const e of errors) {
-    if (e.extensions?.code === "OVERFLOW" && typeof e.extensions.cursor === "string") return e.extensions.cursor;
-  }
-  return undefined;
 }
