@@ -74,8 +74,14 @@ func send(ctx context.Context, c *http.Client, method, url string, headers map[s
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	// Read one byte past the bound and stop: a body larger than memory
+	// (or endless) costs MaxOutput, not its size.
 	var out limitedBuffer
-	_, _ = io.Copy(&out, resp.Body)
+	_, _ = io.Copy(&out, io.LimitReader(resp.Body, MaxOutput+1))
+	if out.dropped > 0 {
+		out.kept = append(out.kept, "\n[capstan: the rest of the body was not read]\n"...)
+		out.dropped = 0
+	}
 	return resp.StatusCode, out.Bytes(), nil
 }
 

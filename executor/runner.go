@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,32 +174,37 @@ func envList(m map[string]string) []string {
 	return out
 }
 
-// limitedBuffer keeps the first MaxOutput bytes and notes the rest.
+// limitedBuffer keeps the first MaxOutput bytes and counts the rest. It
+// is an io.Writer and nothing more: embedding bytes.Buffer would promote
+// ReadFrom, which io.Copy (and so exec.Cmd's pipe copier and the http
+// runner) prefers to Write, and the bound would never be applied.
 type limitedBuffer struct {
-	bytes.Buffer
-	dropped int
+	kept    []byte
+	dropped int64
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	room := MaxOutput - b.Len()
+	room := MaxOutput - len(b.kept)
 	if room <= 0 {
-		b.dropped += len(p)
+		b.dropped += int64(len(p))
 		return len(p), nil
 	}
 	if len(p) > room {
-		b.dropped += len(p) - room
-		b.Buffer.Write(p[:room])
+		b.dropped += int64(len(p) - room)
+		b.kept = append(b.kept, p[:room]...)
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	b.kept = append(b.kept, p...)
+	return len(p), nil
 }
 
 // Bytes returns the kept output with a note of what was dropped.
 func (b *limitedBuffer) Bytes() []byte {
+	out := append([]byte(nil), b.kept...)
 	if b.dropped > 0 {
-		return append(append([]byte(nil), b.Buffer.Bytes()...), fmt.Sprintf("\n[capstan: %d more bytes dropped]\n", b.dropped)...)
+		out = append(out, fmt.Sprintf("\n[capstan: %d more bytes dropped]\n", b.dropped)...)
 	}
-	return append([]byte(nil), b.Buffer.Bytes()...)
+	return out
 }
 
 // SimRunner plays scripted outcomes for demos and tests: outcome number
