@@ -32,7 +32,7 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		run.ChildOperationID = id
 		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": capstan.OperationGID(id)}))
 	}
-	ch.NodeRuns = []capstan.OperationNodeRun{run}
+	ch.NodeRuns = append(ch.NodeRuns, run)
 	return l.commit(ctx, ch)
 }
 
@@ -74,7 +74,7 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 			return false, err
 		}
 	}
-	ch.NodeRuns = []capstan.OperationNodeRun{run}
+	ch.NodeRuns = append(ch.NodeRuns, run)
 	return true, l.commit(ctx, ch)
 }
 
@@ -142,13 +142,15 @@ func moveAll(run *capstan.OperationNodeRun, to ...capstan.NodeRunStatus) error {
 	return nil
 }
 
-// cancelChildren asks the running children of a cancelled operation to stop.
+// cancelChildren asks the children of an operation that is ending to
+// stop: those of running nodes (a cancel) and of nodes its failure
+// cancelled. A child that ended already is left as it is.
 func (l *loop) cancelChildren(ctx context.Context, st *state) {
 	if l.e.cfg.Hooks == nil {
 		return
 	}
 	for _, r := range st.runs {
-		if r.ChildOperationID != "" && r.Status == capstan.NodeRunning {
+		if r.ChildOperationID != "" && (r.Status == capstan.NodeRunning || r.Status == capstan.NodeCancelled) {
 			if err := l.e.cfg.Hooks.CancelChild(ctx, l.org, r.ChildOperationID); err != nil {
 				l.e.cfg.Log.Warn("cancelling a child operation failed", "operation", l.opID, "child", r.ChildOperationID, "err", err.Error())
 			}

@@ -121,8 +121,14 @@ func (l *loop) run(ctx context.Context) {
 		if err == nil && l.pending != nil && st.op.Status.Terminal() {
 			err = l.commit(ctx, l.change(st.op)) // the results that ended it
 		}
+		if err == nil && st.op.Status.Terminal() && len(l.inflight) > 0 {
+			l.abandon() // the operation ended durably while work was out
+		}
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
+				if st.op.Status == capstan.OperationFailed {
+					l.cancelChildren(ctx, st)
+				}
 				if l.e.cfg.Secrets != nil {
 					if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
 						l.dropSecretFiles(recs.Artifacts)
@@ -310,11 +316,7 @@ func (l *loop) now() *time.Time {
 // cancel stops the operation's jobs, waits for them, and ends every
 // unfinished node cancelled.
 func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
-	l.stopJobs()
-	for _, q := range l.queue {
-		delete(l.inflight, q.node) // never started: nothing to wait for
-	}
-	l.queue = nil
+	l.abandon()
 	if len(l.inflight) > 0 {
 		return false, nil // their results come back; then this runs again
 	}
@@ -337,6 +339,17 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 	st.op.CompletedAt = l.now()
 	ch.Events = append(ch.Events, l.event("operation.cancelled", nil))
 	return true, l.commit(ctx, ch)
+}
+
+// abandon stops the operation's jobs (their process groups are killed)
+// and forgets the work no worker took yet; the results of what was out
+// still come back and are waited for, but nothing records them.
+func (l *loop) abandon() {
+	l.stopJobs()
+	for _, q := range l.queue {
+		delete(l.inflight, q.node) // never started: nothing to wait for
+	}
+	l.queue = nil
 }
 
 func waitingReason(n *capstan.PlanNode) string {

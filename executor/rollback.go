@@ -21,6 +21,12 @@ func (l *loop) fail(st *state, ch *capstan.OperationChange, node, reason string)
 		ch.Events = append(ch.Events, l.event("operation.rolling_back", map[string]any{"node": node, "reason": reason}))
 		return nil
 	}
+	// Nothing else of a failed operation may stay unfinished: its other
+	// nodes end cancelled in the commit that fails it, and once that
+	// commit is durable the loop stops the jobs still out (loop.go).
+	if err := l.endRuns(st, ch); err != nil {
+		return err
+	}
 	if err := op.Move(capstan.OperationFailed); err != nil {
 		return err
 	}
@@ -128,6 +134,7 @@ func (l *loop) endRuns(st *state, ch *capstan.OperationChange) error {
 			}
 			r.FinishedAt = l.now()
 			ch.NodeRuns = append(ch.NodeRuns, r)
+			st.set(r)
 			ch.Events = append(ch.Events, l.event("node.cancelled", map[string]any{"node": r.NodeID}))
 		}
 	}

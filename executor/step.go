@@ -52,11 +52,16 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		}
 		ch.Events = append(ch.Events, l.event("operation.running", nil))
 	}
-	if len(ch.Events) == 0 {
+	if len(ch.Events) == 0 && len(children) == 0 {
 		return false, nil
 	}
-	if err := l.commit(ctx, ch); err != nil {
-		return false, err
+	// A child to start without a decision to commit is one a restart
+	// interrupted before it started (resumeTouched): it is started all
+	// the same, since the touched list that named it is spent.
+	if len(ch.Events) > 0 {
+		if err := l.commit(ctx, ch); err != nil {
+			return false, err
+		}
 	}
 	for _, id := range dispatch {
 		l.dispatch(ctx, st.node(id), 1)

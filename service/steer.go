@@ -151,7 +151,7 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 // CancelChild cancels the child operation of a cancelled parent.
 func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
 	err := onFreshState(func() error {
-		_, err := s.cancel(ctx, org, "executor", opID, "its parent operation was cancelled")
+		_, err := s.cancel(ctx, org, "executor", opID, "its parent operation ended")
 		return err
 	})
 	if capstan.ErrorCode(err) == capstan.ECONFLICT && !capstan.IsStale(err) {
