@@ -7,10 +7,13 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help system-deps run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+system-deps: ## Install what the tests need from the system when missing (Chromium, util-linux, iproute2): scripts/system-deps.sh.
+	scripts/system-deps.sh
 
 run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /).
 	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
@@ -24,7 +27,7 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
+test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
 	$(GO) test -json -race -count=1 -timeout 30m ./... | $(GO) run ./internal/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the tests need from the system when it is missing, and
+# nothing when it is all there: Debian's Chromium for the console's
+# browser tests, util-linux's mount and setpriv for the job sandbox, and
+# iproute2 for the test hosts. `make test`, `make run` and .ci/run call it,
+# so a fresh machine needs no other step. Set CHROMIUM to use a browser of
+# your own.
+set -euo pipefail
+
+missing=()
+if [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  missing+=(chromium)
+fi
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+command -v mount >/dev/null 2>&1 || missing+=(mount)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "system-deps: installing ${missing[*]}" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "system-deps: ${missing[*]} missing and no apt-get to install them; install them by hand" >&2
+  exit 1
+fi
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null 2>&1; then
+    echo "system-deps: ${missing[*]} missing; installing needs root (or sudo)" >&2
+    exit 1
+  fi
+  SUDO=(sudo)
+fi
+"${SUDO[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
