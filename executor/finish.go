@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -123,6 +125,20 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 	return nil
 }
 
+// unprovenReason says why a node whose probes did not prove it done waits
+// for people: the intervention recorded for this attempt did not verify,
+// or a restart interrupted it.
+func unprovenReason(st *state, run capstan.OperationNodeRun, n *capstan.PlanNode, verdict string) string {
+	if iv, ok := st.intervened[run.NodeID]; ok && (run.StartedAt == nil || !iv.At.Before(*run.StartedAt)) {
+		return fmt.Sprintf("needs attention: the intervention %s recorded at %s did not verify (%s); fix the node and record another, or retry it",
+			iv.Actor, iv.At.UTC().Format(time.RFC3339), verdict)
+	}
+	if n.Type == capstan.NodeJob {
+		return "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
+	}
+	return "needs attention: " + verdict
+}
+
 // waitForPeople moves a running operation to waiting (one waiting
 // already stays).
 func (l *loop) waitForPeople(st *state) error {
@@ -140,10 +156,7 @@ func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.Ope
 	if err := run.Move(capstan.NodeWaitingIntervention); err != nil {
 		return err
 	}
-	run.Error = "needs attention: " + verdict
-	if n.Type == capstan.NodeJob {
-		run.Error = "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
-	}
+	run.Error = unprovenReason(st, *run, n, verdict)
 	if err := l.waitForPeople(st); err != nil {
 		return err
 	}

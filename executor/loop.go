@@ -296,6 +296,11 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 		runs = append(runs, r)
 	}
 	st := newState(op, plan, runs, idx)
+	for _, iv := range recs.Interventions {
+		if old, ok := st.intervened[iv.TargetNode]; !ok || !iv.At.Before(old.At) {
+			st.intervened[iv.TargetNode] = iv
+		}
+	}
 	for _, g := range recs.Gates {
 		if len(g.Decisions) > 0 {
 			st.decided[g.NodeID] = g

@@ -28,11 +28,14 @@ type state struct {
 	// decided holds the gate records with decisions as last read: a gate
 	// a patch opened again keeps them (dismissed) as its history.
 	decided map[string]capstan.Gate
+	// intervened holds each node's latest recorded intervention as last
+	// read: a verification that follows one is not a restart's.
+	intervened map[string]capstan.Intervention
 }
 
 func newState(op *capstan.Operation, plan *capstan.Plan, runs []capstan.OperationNodeRun, idx *planIndex) *state {
 	st := &state{op: op, plan: plan, idx: idx, runs: map[string]capstan.OperationNodeRun{}, open: map[string]bool{},
-		frontier: map[string]bool{}, touched: map[string]bool{}, decided: map[string]capstan.Gate{}}
+		frontier: map[string]bool{}, touched: map[string]bool{}, decided: map[string]capstan.Gate{}, intervened: map[string]capstan.Intervention{}}
 	for _, r := range runs {
 		st.set(r)
 	}

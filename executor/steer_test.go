@@ -110,6 +110,10 @@ func TestInterventionsAreVerifiedAndFailedNodesRetried(t *testing.T) {
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return nodeStatus(t, store, op.ID, "fix").Status == capstan.NodeWaitingIntervention }, 10*time.Second, 10*time.Millisecond,
 			"an intervention whose verification fails does not let the operation go on")
+		reason := nodeStatus(t, store, op.ID, "fix").Error
+		require.Contains(t, reason, "the intervention alice recorded at", "the node says its intervention did not verify")
+		require.Contains(t, reason, "did not verify")
+		require.NotContains(t, reason, "interrupted", "not the wording of a restart")
 
 		require.NoError(t, os.WriteFile(filepath.Join(sandbox, "fixed"), nil, 0o600))
 		iv, err := svc.RecordIntervention(alice, op.ID, "fix", "manually_fixed", "created the file")
