@@ -2,7 +2,10 @@ package capstan
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"unicode"
 )
 
 // Roles.
@@ -52,4 +55,31 @@ func ActorFrom(ctx context.Context) (*Actor, error) {
 		return nil, Errorf(EUNAUTHENTICATED, "no valid token")
 	}
 	return a, nil
+}
+
+// SystemActors are the actor ids Capstan itself writes: the executor's
+// steps, and capstan for what no person did (a patch another one made
+// stale). Analyzers write AgentPrefix + their name.
+var SystemActors = []string{"executor", "capstan"}
+
+// CheckPersonActor says why id cannot name a person (a token's actor):
+// one the product gives its own parts or analyzers, compared without case
+// and around spaces, so no token passes for the executor or an analyzer,
+// or one with spaces at its ends or control characters, which would look
+// like another in a timeline.
+func CheckPersonActor(id string) error {
+	if id == "" {
+		return fmt.Errorf("actor is empty")
+	}
+	if strings.TrimSpace(id) != id || strings.IndexFunc(id, unicode.IsControl) >= 0 {
+		return fmt.Errorf("actor %q has spaces at its ends or control characters", id)
+	}
+	folded := strings.ToLower(id)
+	if strings.HasPrefix(folded, AgentPrefix) || strings.HasPrefix(folded, strings.TrimSuffix(AgentPrefix, ":")) {
+		return fmt.Errorf("actor %q is reserved: %s<name> names an analyzer, never a person", id, AgentPrefix)
+	}
+	if slices.Contains(SystemActors, folded) {
+		return fmt.Errorf("actor %q is reserved for Capstan itself", id)
+	}
+	return nil
 }

@@ -78,8 +78,8 @@ func newTable(entries []Token, extraRoles []string) (*tokenTable, error) {
 		case len(e.Token) < 16:
 			p.Addf("entry %d: token must be at least 16 characters", i+1)
 			continue
-		case e.Actor == "":
-			p.Addf("entry %d: actor is empty", i+1)
+		case capstan.CheckPersonActor(e.Actor) != nil:
+			p.Addf("entry %d: %v", i+1, capstan.CheckPersonActor(e.Actor))
 			continue
 		case !capstan.ValidKey(e.Organization):
 			p.Addf("entry %d: organization %q is not a valid key", i+1, e.Organization)

@@ -292,6 +292,19 @@ func TestAttackConfiguration(t *testing.T) {
 		require.Error(t, err)
 		require.Contains(t, string(out), `unknown role \"admn\"`)
 	})
+	t.Run("no token passes for an analyzer or the executor", func(t *testing.T) {
+		for _, actor := range []string{"ai-agent:rules", "AI-Agent:rules", " ai-agent:rules", "executor", "Capstan", "ali\u0007ce"} {
+			dir := t.TempDir()
+			tokens := filepath.Join(dir, "tokens.yaml")
+			require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: "impostor-token-0123456789", actor: %q, organization: acme, roles: [sre]}
+`, actor)), 0o600))
+			out, err := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--tokens", tokens).CombinedOutput()
+			require.Error(t, err, actor)
+			require.Contains(t, string(out), "entry 1: actor", actor)
+			require.Regexp(t, "reserved|control characters", string(out), actor)
+		}
+	})
 	t.Run("console and GraphiQL off and metrics on a listener of their own", func(t *testing.T) {
 		p := startGuarded(t, "--graphiql=false", "--console=false", "--metrics-listen", "127.0.0.1:0")
 		for _, path := range []string{"/", "/graphiql", "/metrics"} {

@@ -1,0 +1,24 @@
+package capstan_test
+
+import (
+	"testing"
+
+	"github.com/capstan-dev/capstan"
+)
+
+func TestCheckPersonActor(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"alice", true}, {"alice@example.com", true}, {"agent-smith", true},
+		{"", false}, {"ai-agent:rules", false}, {"AI-AGENT:rules", false}, {"ai-agent", false},
+		{"executor", false}, {"Executor", false}, {"capstan", false},
+		{" alice", false}, {"alice\n", false}, {"al\x07ice", false},
+	} {
+		err := capstan.CheckPersonActor(tc.id)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckPersonActor(%q) = %v, want ok %v", tc.id, err, tc.ok)
+		}
+	}
+}
