@@ -7836,8 +7836,8 @@ type Evidence {
 }
 
 "An output of a job other nodes may consume; a secret one holds only a reference to its value (invariant 10)."
-type Artifact {
-  "Opaque global id of the artifact; revealSecret takes it."
+type Artifact implements Node {
+  "Opaque global id of the artifact; revealSecret and Query.node take it."
   id: ID!
   "What it is (kubeconfig.admin, report, diagnostics, …)."
   type: String!
@@ -30788,6 +30788,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._CapabilityDefinition(ctx, sel, obj)
+	case capstan.Artifact:
+		return ec._Artifact(ctx, sel, &obj)
+	case *capstan.Artifact:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Artifact(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -31159,7 +31166,7 @@ func (ec *executionContext) _ApprovalRule(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var artifactImplementors = []string{"Artifact"}
+var artifactImplementors = []string{"Artifact", "Node"}
 
 func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet, obj *capstan.Artifact) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, artifactImplementors)

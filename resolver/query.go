@@ -33,6 +33,8 @@ func (r *Resolver) node(ctx context.Context, gid string) (capstan.Entity, error)
 		e, err = r.Service.Operation(ctx, id)
 	case capstan.KindPatch:
 		e, err = r.Service.PlanPatch(ctx, id)
+	case capstan.KindArtifact:
+		e, err = r.Service.Artifact(ctx, gid)
 	case kindResourceType:
 		var all []*capstan.ResourceType
 		all, err = r.Service.ResourceTypes(ctx)

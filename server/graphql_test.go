@@ -389,6 +389,7 @@ func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
 		{Token: viewerToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
+		{Token: otherToken, Actor: "olga", Organization: "other", Roles: []string{capstan.RoleAdmin}},
 	})
 	require.NoError(t, err)
 	ts := httptest.NewServer(server.Handler(server.Config{Service: svc, Tokens: tokens, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))

@@ -52,6 +52,21 @@ func TestSeedPatchStory(t *testing.T) {
 		runs[get(r, "node").(string)] = r.(map[string]any)
 	}
 	require.Equal(t, "FAILED", runs["init-control-plane"]["status"])
+
+	// Every artifact id the operation shows is one Query.node takes — in
+	// its organization only.
+	arts := post(t, ts, adminToken, `query($id: ID!) { operation(id: $id) { artifacts { id name } } }`, map[string]any{"id": opID})
+	require.Empty(t, arts.Errors)
+	require.NotEmpty(t, get(arts.Data, "operation", "artifacts"))
+	for _, a := range get(arts.Data, "operation", "artifacts").([]any) {
+		n := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { id ... on Artifact { name producedBy } } }`, map[string]any{"id": get(a, "id")})
+		require.Empty(t, n.Errors)
+		require.Equal(t, get(a, "id"), get(n.Data, "node", "id"))
+		require.Equal(t, get(a, "name"), get(n.Data, "node", "name"))
+		other := post(t, ts, otherToken, `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": get(a, "id")})
+		require.Empty(t, other.Errors)
+		require.Nil(t, get(other.Data, "node"), "another organization's artifact")
+	}
 	require.Contains(t, runs["init-control-plane"]["error"], "registry-reachable")
 	require.Equal(t, "SUCCEEDED", runs["install-containerd"]["status"])
 

@@ -71,26 +71,9 @@ func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) 
 		return nil, err
 	}
 	org := a.OrganizationID
-	opID, artID, err := capstan.ParseArtifactGID(artifactGID)
+	op, art, err := s.artifact(ctx, org, artifactGID)
 	if err != nil {
 		return nil, err
-	}
-	op, err := s.Store.GetOperation(ctx, org, opID)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := s.Store.OperationRecords(ctx, org, opID)
-	if err != nil {
-		return nil, err
-	}
-	var art *capstan.Artifact
-	for i := range recs.Artifacts {
-		if recs.Artifacts[i].ID == artID {
-			art = &recs.Artifacts[i]
-		}
-	}
-	if art == nil {
-		return nil, capstan.Errorf(capstan.ENOTFOUND, "no artifact %s", artifactGID)
 	}
 	in, err := s.Store.GetIntent(ctx, org, op.IntentID)
 	if err != nil {
@@ -121,4 +104,38 @@ func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) 
 		return nil, err
 	}
 	return &Revealed{Artifact: *art, Value: string(value), ExpiresAt: expires}, nil
+}
+
+// Artifact returns an operation's artifact by its global id (ENOTFOUND
+// outside the caller's organization): what Query.node answers for one.
+func (s *Service) Artifact(ctx context.Context, artifactGID string) (*capstan.Artifact, error) {
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, art, err := s.artifact(ctx, a.OrganizationID, artifactGID)
+	return art, err
+}
+
+// artifact reads the operation an artifact's global id names and finds
+// the artifact among its records.
+func (s *Service) artifact(ctx context.Context, org, artifactGID string) (*capstan.Operation, *capstan.Artifact, error) {
+	opID, artID, err := capstan.ParseArtifactGID(artifactGID)
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range recs.Artifacts {
+		if recs.Artifacts[i].ID == artID {
+			return op, &recs.Artifacts[i], nil
+		}
+	}
+	return nil, nil, capstan.Errorf(capstan.ENOTFOUND, "no artifact %s", artifactGID)
 }
