@@ -62,6 +62,10 @@ type Config struct {
 	// in what jobs and probes print (nil: no secret store; secret
 	// artifacts are masked in their own job's output only).
 	Secrets Secrets
+	// KeepSandboxes keeps a finished operation's sandbox directory (for
+	// debugging and tests); by default it is removed when the operation
+	// ends (sandboxdir.go).
+	KeepSandboxes bool
 }
 
 // Secrets is the secret store as the executor uses it (secret.Vault).
@@ -161,6 +165,7 @@ func New(cfg Config) *Executor {
 // Start starts the workers and resumes every unfinished operation; with
 // a Lease, once it holds the lease (no operation runs before).
 func (e *Executor) Start(ctx context.Context) error {
+	began := time.Now()
 	for _, d := range []string{"sandbox", "artifacts"} {
 		if err := os.MkdirAll(filepath.Join(e.cfg.Dir, d), 0o750); err != nil {
 			return capstan.Wrap("executor.Start", err)
@@ -186,6 +191,13 @@ func (e *Executor) Start(ctx context.Context) error {
 			defer close(e.leaseDone)
 			e.keepLease()
 		}()
+	}
+	if ops, err := e.cfg.Store.UnfinishedOperations(ctx); err == nil {
+		unfinished := map[string]bool{}
+		for _, op := range ops {
+			unfinished[op.ID] = true
+		}
+		e.sweepSandboxes(unfinished, began)
 	}
 	return e.beginTenure()
 }

@@ -24,7 +24,7 @@ func setup(t testing.TB, store capstan.Store, org string, options ...func(*execu
 	svc := testenv.DemoIn(t, store, org)
 	dir := t.TempDir()
 	executorDirs[store] = dir
-	cfg := executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
+	cfg := executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}}}
 	for _, o := range options {
 		o(&cfg)

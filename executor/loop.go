@@ -134,6 +134,7 @@ func (l *loop) run(ctx context.Context) {
 						l.dropSecretFiles(recs.Artifacts)
 					}
 				}
+				l.e.dropSandbox(l.opID)
 				if st.op.ParentID != "" {
 					l.e.Notify(l.org, st.op.ParentID) // the parent follows its child
 				}

@@ -54,7 +54,7 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	dir := t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	newExecutor := func() (*executor.Executor, context.CancelFunc) {
-		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log, Hooks: svcOf[store]})
+		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log, Hooks: svcOf[store], KeepSandboxes: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, ex.Start(ctx))
 		return ex, cancel

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -111,4 +112,48 @@ func TestAttackJobOutputIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(log), fmt.Sprintf("[capstan: %d more bytes dropped]", printed-65536))
 	require.Contains(t, string(log), "[capstan: the rest of the body was not read]")
+}
+
+// TestAttackSandboxesDoNotPileUp: a job that fills its sandbox up to the
+// disk quota leaves nothing behind once its operation ended, and a
+// sandbox a crash left behind is removed by the next start.
+func TestAttackSandboxesDoNotPileUp(t *testing.T) {
+	dir := t.TempDir()
+	packs := filepath.Join(dir, "packs")
+	require.NoError(t, os.MkdirAll(packs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "fill.yaml"), []byte(`id: fill
+version: 1.0.0
+scenarios:
+  - id: thing.fill
+    action: install
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: fill
+          type: job
+          title: Fill the sandbox
+          job:
+            run: {runner: shell, script: 'mkdir -p deep/er && head -c 67108864 /dev/zero > deep/er/blob && chmod 000 deep/er deep'}
+            outputs: {evidence: [{name: done, type: command, script: 'true'}]}
+`), 0o644))
+	data := filepath.Join(dir, "data")
+	sandboxes := filepath.Join(data, "executor", "sandbox")
+	left := filepath.Join(sandboxes, "op-a-crash-left-behind")
+	require.NoError(t, os.MkdirAll(filepath.Join(left, "x"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(left, "x", "blob"), make([]byte, 1<<20), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(left, old, old))
+
+	p := start(t, data, "--packs", packs)
+	_, err := os.Stat(left)
+	require.True(t, os.IsNotExist(err), "the sandbox a crash left behind is still there")
+	for i := range 3 {
+		op, err := runQuiet(p, "thing", fmt.Sprintf("fill-%d", i))
+		require.NoError(t, err)
+		waitForEnd(t, p, op)
+		require.Equal(t, "SUCCEEDED", status(t, p, op))
+	}
+	entries, err := os.ReadDir(sandboxes)
+	require.NoError(t, err)
+	require.Empty(t, entries, "finished operations' sandboxes stay on disk")
 }

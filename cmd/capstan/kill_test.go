@@ -90,8 +90,8 @@ func TestSIGKILLAtEveryPointReachesTheSameEnd(t *testing.T) {
 	require.NoError(t, err, "Neo4j is part of the test suite")
 	t.Cleanup(func() { db.Close() })
 	stores := map[string][]string{
-		"embedded": {"--packs", packs},
-		"neo4j":    {"--packs", packs, "--store", "neo4j", "--neo4j-uri", db.URI},
+		"embedded": {"--packs", packs, "--keep-sandboxes"},
+		"neo4j":    {"--packs", packs, "--keep-sandboxes", "--store", "neo4j", "--neo4j-uri", db.URI},
 	}
 	for store, args := range stores {
 		for _, kp := range killPoints {

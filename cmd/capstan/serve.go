@@ -56,6 +56,8 @@ type serveConfig struct {
 	sandbox    string
 	jobUIDBase int
 	jobNetwork bool
+	// keepSandboxes keeps finished operations' sandbox directories.
+	keepSandboxes bool
 	egress     []string
 	// secretStore and secretKeyFile: the embedded secret store's file
 	// and its key's (the key may come from CAPSTAN_SECRET_KEY instead).
@@ -119,6 +121,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
+	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
@@ -230,7 +233,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault})
+		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes})
 	svc.Launcher = ex
 	defer ex.Stop()
 	ln, err := net.Listen("tcp", cfg.listen)
