@@ -58,7 +58,7 @@ type serveConfig struct {
 	jobNetwork bool
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
-	egress     []string
+	egress        []string
 	// secretStore and secretKeyFile: the embedded secret store's file
 	// and its key's (the key may come from CAPSTAN_SECRET_KEY instead).
 	secretStore, secretKeyFile string
