@@ -193,17 +193,21 @@ func Handler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	rate := newRateLimiter(cfg.RateLimit)
 	gql := graphQL(cfg, rate)
-	limited := rate.limitRate(gql)
+	// The token and the token's request rate are checked from the
+	// headers, before a byte of the body is read: an unauthenticated or
+	// throttled caller costs no memory for what it sends.
+	stream := cfg.Tokens.Authenticate(rate.limitRate(limitBody(gql)))
+	request := withDeadline(cfg.Tokens.Authenticate(rate.limitRate(limitBody(gql))))
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWebSocket(r) { // authenticated by its connection_init message
 			gql.ServeHTTP(w, r)
 			return
 		}
 		if isSSE(r) { // a stream: no request deadline
-			limitBody(cfg.Tokens.Authenticate(limited)).ServeHTTP(w, r)
+			stream.ServeHTTP(w, r)
 			return
 		}
-		limitBody(withDeadline(cfg.Tokens.Authenticate(limited))).ServeHTTP(w, r)
+		request.ServeHTTP(w, r)
 	}))
 	if !cfg.NoConsole {
 		page, assets := console()

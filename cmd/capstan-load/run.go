@@ -122,7 +122,7 @@ func startServer(c config) (string, func(), error) {
 	// One token opens every subscription: the per-token rate limits would
 	// measure themselves, not the fan-out, so they are off here.
 	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs, "--workers", "256",
-		"--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0")
+		"--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0", "--max-connections-per-client", "0")
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token, "CAPSTAN_PPROF=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -52,6 +52,8 @@ type serveConfig struct {
 	// readHeaderTimeout and idleTimeout bound a connection's headers and
 	// its idle keep-alive time.
 	readHeaderTimeout, idleTimeout time.Duration
+	// conns bounds the open connections, in total and per client address.
+	conns server.ConnLimits
 	// sandbox: "on" (confine jobs; the default) or "off".
 	sandbox    string
 	jobUIDBase int
@@ -118,6 +120,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Float64Var(&c.rate.Cost, "cost-rate-limit", envFloat("CAPSTAN_COST_RATE_LIMIT", server.DefaultRateLimit.Cost), "summed operation cost per second per token, bursts of twice that; 0 for no limit (CAPSTAN_COST_RATE_LIMIT)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", envDuration("CAPSTAN_READ_HEADER_TIMEOUT", 10*time.Second), "time a connection has to send a request's headers (CAPSTAN_READ_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDuration("CAPSTAN_IDLE_TIMEOUT", 60*time.Second), "time an idle keep-alive connection stays open (CAPSTAN_IDLE_TIMEOUT)")
+	conns := server.DefaultConnLimits()
+	fs.IntVar(&c.conns.Total, "max-connections", envInt("CAPSTAN_MAX_CONNECTIONS", conns.Total), "connections open at once; past it a new one gets a 503 and is closed (default: the file descriptor limit less a quarter, at least 1,024, kept for the store and jobs); 0 for no limit (CAPSTAN_MAX_CONNECTIONS)")
+	fs.IntVar(&c.conns.PerClient, "max-connections-per-client", envInt("CAPSTAN_MAX_CONNECTIONS_PER_CLIENT", conns.PerClient), "connections one client address holds open at once; 0 for no limit (CAPSTAN_MAX_CONNECTIONS_PER_CLIENT)")
 	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
@@ -236,10 +241,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes})
 	svc.Launcher = ex
 	defer ex.Stop()
-	ln, err := net.Listen("tcp", cfg.listen)
+	tcp, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
 	}
+	ln := server.NewLimitListener(tcp, cfg.conns)
 	// The server answers at once; /readyz says not ready until the store
 	// answers and the packs and catalog are in place.
 	prepared := &atomic.Bool{}

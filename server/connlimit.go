@@ -1,0 +1,137 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ConnLimits bound the connections a listener keeps open: in total, so
+// the server keeps file descriptors for its store, its jobs' output and
+// their artifacts, and per client address, so one client cannot take
+// them all. Zero means no bound.
+type ConnLimits struct {
+	Total     int
+	PerClient int
+}
+
+// DefaultConnLimits leaves a quarter of the process's file descriptors
+// (at least 1,024) to everything else, and lets one address hold 512.
+func DefaultConnLimits() ConnLimits {
+	var rl syscall.Rlimit
+	total := 10000
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur > 0 && rl.Cur < 1<<30 {
+		total = int(rl.Cur) - max(1024, int(rl.Cur)/4)
+	}
+	return ConnLimits{Total: max(total, 64), PerClient: 512}
+}
+
+// LimitListener refuses connections past its limits as it accepts them:
+// the refused client gets a 503 (written without waiting for it) and the
+// connection is closed at once, before it holds anything of the server.
+type LimitListener struct {
+	net.Listener
+	limits  ConnLimits
+	mu      sync.Mutex
+	open    int
+	byAddr  map[string]int
+	refused atomic.Int64
+}
+
+// NewLimitListener wraps ln with limits.
+func NewLimitListener(ln net.Listener, limits ConnLimits) *LimitListener {
+	return &LimitListener{Listener: ln, limits: limits, byAddr: map[string]int{}}
+}
+
+// Refused counts the connections refused so far.
+func (l *LimitListener) Refused() int64 { return l.refused.Load() }
+
+// Open is the number of connections open now.
+func (l *LimitListener) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// Accept returns the next connection within the limits.
+func (l *LimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		addr := clientAddr(c.RemoteAddr())
+		if l.take(addr) {
+			return &limitedConn{Conn: c, release: func() { l.give(addr) }}, nil
+		}
+		l.refused.Add(1)
+		refuse(c)
+	}
+}
+
+func (l *LimitListener) take(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.limits.Total > 0 && l.open >= l.limits.Total {
+		return false
+	}
+	if l.limits.PerClient > 0 && l.byAddr[addr] >= l.limits.PerClient {
+		return false
+	}
+	l.open++
+	l.byAddr[addr]++
+	return true
+}
+
+func (l *LimitListener) give(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
+		delete(l.byAddr, addr)
+	}
+}
+
+// refusal is what a refused connection reads, if it reads at all.
+var refusal = func() []byte {
+	body := `{"errors":[{"message":"too many connections from this address or to this server; retry later","extensions":{"code":"RATE_LIMITED"}}]}`
+	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+}()
+
+func refuse(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	_, _ = c.Write(refusal)
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0) // no lingering in TIME_WAIT or on unsent data
+	}
+	_ = c.Close()
+}
+
+// clientAddr is the host part of a remote address.
+func clientAddr(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// limitedConn gives its place back once, when closed (also after a
+// WebSocket upgrade hijacked it).
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
