@@ -11,3 +11,14 @@ func DamageOperation(s *Store, org, id string) error {
 		return tx.Bucket(bOperations).Put(key(org, id), []byte("{damaged"))
 	})
 }
+
+// DropProviderIndex removes the provider index, as in a database written
+// before it existed.
+func DropProviderIndex(s *Store) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bProviderBindings); err != nil {
+			return err
+		}
+		return tx.DeleteBucket(bPlanProviders)
+	})
+}

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,6 +53,9 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		}
 		digest = c.Digest
 		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
+			return err
+		}
+		if err := indexProviders(tx, org, &c); err != nil {
 			return err
 		}
 		return tx.Bucket(bIntentPlans).Put(key(org, i.ID, m.ID), nil)
@@ -139,6 +143,9 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 	c := *p
 	c.Meta = m
 	if err := s.putRevision(tx, org, &capstan.Plan{Meta: old.Meta, Revision: old.Revision, Digest: old.Digest}, &c); err != nil {
+		return capstan.Meta{}, err
+	}
+	if err := indexProviders(tx, org, &c); err != nil {
 		return capstan.Meta{}, err
 	}
 	return m, putJSON(tx.Bucket(bPlans), key(org, p.ID), &c)
@@ -235,29 +242,34 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 // provider is resourceID (the embedded store keeps no index by provider:
 // it reads each plan's bindings only), newest plan first.
 func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
+	limit = limitOr(limit, 100)
 	var out []capstan.ProviderBinding
 	err := s.view(ctx, "embedded.ListProviderBindings", func(tx *bolt.Tx) error {
-		return scan(tx.Bucket(bPlans), prefix(org), nil, func(_, v []byte) (bool, error) {
-			var p struct {
-				ID       string `json:"id"`
-				Bindings []struct {
-					ID       string `json:"id"`
-					Provider *struct {
-						ResourceID string `json:"resource_id"`
-					} `json:"provider"`
-				} `json:"bindings"`
+		// Newest plan first: plan ids sort by time, so the index is read
+		// backwards from the end of the resource's range.
+		p := prefix(org, resourceID)
+		c := tx.Bucket(bProviderBindings).Cursor()
+		k, _ := c.Seek(append(bytes.Clone(p), 0xff))
+		if k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+		var group []capstan.ProviderBinding // one plan's bindings, in key order
+		flush := func() {
+			slices.Reverse(group)
+			out = append(out, group...)
+			group = group[:0]
+		}
+		for ; k != nil && bytes.HasPrefix(k, p) && len(out) < limit; k, _ = c.Prev() {
+			plan, binding, _ := strings.Cut(string(k[len(p):]), "\x00")
+			if len(group) > 0 && group[0].PlanID != plan {
+				flush()
 			}
-			if err := json.Unmarshal(v, &p); err != nil {
-				return false, err
-			}
-			for _, b := range p.Bindings {
-				if b.Provider != nil && b.Provider.ResourceID == resourceID {
-					out = append(out, capstan.ProviderBinding{PlanID: p.ID, Binding: b.ID})
-				}
-			}
-			return true, nil
-		})
+			group = append(group, capstan.ProviderBinding{PlanID: plan, Binding: binding})
+		}
+		flush()
+		return nil
 	})
-	slices.SortStableFunc(out, func(a, b capstan.ProviderBinding) int { return strings.Compare(b.PlanID, a.PlanID) })
-	return out[:min(len(out), limitOr(limit, 100))], err
+	return out[:min(len(out), limit)], err
 }

@@ -78,7 +78,15 @@ func Open(dir string, opts ...Option) (*Store, error) {
 				return err
 			}
 		}
-		return nil
+		if tx.Bucket(bProviderBindings) != nil {
+			return nil
+		}
+		for _, b := range [][]byte{bProviderBindings, bPlanProviders} {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return buildProviderIndex(tx)
 	})
 	if err != nil {
 		db.Close()

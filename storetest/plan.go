@@ -155,4 +155,20 @@ func testProviderBindings(t *testing.T, s capstan.Store) {
 	none, err := s.ListProviderBindings(ctx, orgA, "no-such-resource", 10)
 	require.NoError(t, err)
 	require.Empty(t, none)
+
+	// A plan rebound to another provider no longer binds the first.
+	_, err = s.ImportResources(ctx, orgA, []*capstan.Resource{resource("kubernetes.cluster", "c2", "prod", provides("kubernetes.cluster", nil, nil))})
+	require.NoError(t, err)
+	other, err := s.GetResourcesByKey(ctx, orgA, []string{"kubernetes.cluster/c2"})
+	require.NoError(t, err)
+	newest, err := s.GetPlan(ctx, orgA, plans[1])
+	require.NoError(t, err)
+	newest.Bindings[0].Provider.ResourceID, newest.Bindings[0].Provider.ResourceKey = other[0].ID, other[0].Key()
+	require.NoError(t, s.UpdatePlan(ctx, orgA, newest, nil))
+	got, err = s.ListProviderBindings(ctx, orgA, cluster[0].ID, 10)
+	require.NoError(t, err)
+	require.Equal(t, []capstan.ProviderBinding{{PlanID: plans[0], Binding: "cluster"}}, got, "the rebound plan is gone")
+	got, err = s.ListProviderBindings(ctx, orgA, other[0].ID, 10)
+	require.NoError(t, err)
+	require.Equal(t, []capstan.ProviderBinding{{PlanID: plans[1], Binding: "cluster"}}, got)
 }
