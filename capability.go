@@ -373,7 +373,6 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // IsProduction reports whether an environment name means production.
-func IsProduction(env string) bool { return env == "prod" || env == "production" }
 
 // ImpliedSource is a capability that provides a wanted one, directly (Via
 // empty) or through a chain of implications (Via lists the chain).

@@ -134,9 +134,9 @@ type GateTouch struct {
 // DefaultApprovalRules are the approvals every patch needs before any
 // pack policy: a second person in prod, a person for an analyzer's
 // proposal, and each touched gate's own roles and quorum.
-func DefaultApprovalRules(environment, author string, gates []GateTouch) []ApprovalRule {
+func DefaultApprovalRules(production bool, author string, gates []GateTouch) []ApprovalRule {
 	var out []ApprovalRule
-	if environment == "prod" {
+	if production {
 		out = append(out, ApprovalRule{Rule: "prod-second-person", Approvals: 1, Roles: PatchApproverRoles,
 			Reason: "in prod a patch needs an approver other than its proposer"})
 	}

@@ -94,13 +94,13 @@ func TestPatchApprovals(t *testing.T) {
 	require.Equal(t, capstan.PatchDigest("sha256:base", changes), capstan.PatchDigest("sha256:base", stamped), "stamps are not what was proposed")
 	require.NotEqual(t, capstan.PatchDigest("sha256:base", changes), capstan.PatchDigest("sha256:other", changes))
 
-	rules := capstan.DefaultApprovalRules("prod", "ai-agent:rules", []capstan.GateTouch{{Node: "g", Spec: capstan.GateSpec{RequiredRoles: []string{"dba"}, Approvals: 2}}})
+	rules := capstan.DefaultApprovalRules(true, "ai-agent:rules", []capstan.GateTouch{{Node: "g", Spec: capstan.GateSpec{RequiredRoles: []string{"dba"}, Approvals: 2}}})
 	var names []string
 	for _, r := range rules {
 		names = append(names, r.Rule)
 	}
 	require.Equal(t, []string{"prod-second-person", "agent-needs-person", "gate:g"}, names)
-	require.Empty(t, capstan.DefaultApprovalRules("staging", "alice", nil), "nothing asks outside prod for a person's patch that touches no gate")
+	require.Empty(t, capstan.DefaultApprovalRules(false, "alice", nil), "nothing asks outside prod for a person's patch that touches no gate")
 
 	p := &capstan.PlanPatch{Meta: capstan.Meta{ID: "x"}, Author: "ai-agent:rules", Status: capstan.PatchProposed, Digest: "d", Approvals: rules}
 	require.Equal(t, map[string]int{"prod-second-person": 1, "agent-needs-person": 1, "gate:g": 2}, p.Outstanding())

@@ -29,7 +29,7 @@ func TestMayReveal(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.code, capstan.ErrorCode(capstan.MayReveal(tc.actor, tc.env, tc.reason)))
+			require.Equal(t, tc.code, capstan.ErrorCode(capstan.MayReveal(tc.actor, capstan.DefaultProductionEnvironments.Is(tc.env), tc.reason)))
 		})
 	}
 }

@@ -29,6 +29,8 @@ type ChangeSet struct {
 	Author        string
 	MayAuthorJobs bool
 	Environment   string
+	// Production says whether Environment is declared production.
+	Production bool
 	// ParametersOnly is set for a scenario that is not editable and for a
 	// simple-mode intent: only EditableParameters may change.
 	ParametersOnly     bool

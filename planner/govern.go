@@ -36,8 +36,8 @@ func (a *applier) govern(c *capstan.PlanChange) {
 		switch {
 		case !cs.MayAuthorJobs:
 			a.problem(capstan.RuleInlineCode, "an inline node that runs a script, a command or a URL needs the job-authoring permission (admin, platform_admin); insert a pack's node template instead")
-		case cs.Environment == "prod":
-			a.problem(capstan.RuleInlineCodeProd, "an inline node that runs code in prod needs a policy that allows it")
+		case cs.Production:
+			a.problem(capstan.RuleInlineCodeProd, "an inline node that runs code in production needs a policy that allows it")
 		}
 	}
 	old := cs.Base.Node(c.Node)

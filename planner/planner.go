@@ -35,6 +35,9 @@ const (
 type Planner struct {
 	Catalog  Catalog
 	Policies policy.Set
+	// Production declares the production environments (the zero value:
+	// capstan.DefaultProductionEnvironments).
+	Production capstan.ProductionEnvironments
 }
 
 // ChooseScenario returns the scenario an intent asks for: the pinned one,
@@ -191,7 +194,7 @@ func (r *resolution) requirement(ctx context.Context, sc *capstan.Scenario, req 
 		return r.fail(b, "%s", strings.Join(capstan.ErrorDetails(err), "; ")), nil, nil
 	}
 	env := r.intent.Environment()
-	if missing := req.MissingInProd(def); capstan.IsProduction(env) && len(missing) > 0 {
+	if missing := req.MissingInProd(def); r.planner.Production.Is(env) && len(missing) > 0 {
 		return r.fail(b, "a %s requirement of %s must set %s: the capability requires it in production (invariant 12)", env, req.Capability, strings.Join(missing, ", ")), nil, nil
 	}
 	constraints, msg, err := r.resolveConstraints(ctx, req, workload)

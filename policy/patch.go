@@ -10,8 +10,8 @@ import (
 )
 
 // Patch policies see `patch` (author, author_is_agent, author_roles,
-// environment, ops, nodes, node_types, templates, inline, changes,
-// started) and `intent` (action, target, environment, mode).
+// environment, production, ops, nodes, node_types, templates, inline, changes,
+// started) and `intent` (action, target, environment, production, mode).
 var patchEnv = sync.OnceValues(func() (*cel.Env, error) {
 	m := cel.MapType(cel.StringType, cel.DynType)
 	return cel.NewEnv(cel.Variable("patch", m), cel.Variable("intent", m))

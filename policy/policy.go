@@ -3,7 +3,8 @@
 // when its `when` expression holds; a candidate then passes only if its
 // `require` expression holds.
 //
-// Variables: intent (action, target, environment, constraints),
+// Variables: intent (action, target, environment, production — whether
+// the environment is declared production —, constraints),
 // requirement (id, capability, constraints) and provider (kind, key, type,
 // name, environment, lifecycle, scope, attributes).
 package policy

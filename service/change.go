@@ -21,7 +21,8 @@ var JobAuthorRoles = []string{capstan.RolePlatformAdmin}
 // go in; their approvals and requirements come back for a patch), and the
 // planner's resolution of every rebind.
 func (s *Service) changeSet(ctx context.Context, org string, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (planner.ChangeSet, []policy.PatchVerdict, error) {
-	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: by.id, MayAuthorJobs: by.mayAuthor, Environment: in.Environment()}
+	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: by.id, MayAuthorJobs: by.mayAuthor, Environment: in.Environment(),
+		Production: s.Production.Is(in.Environment())}
 	pc, err := s.packContext(ctx, org)
 	if err != nil {
 		return cs, nil, err
@@ -35,8 +36,8 @@ func (s *Service) changeSet(ctx context.Context, org string, by changer, plan *c
 	if in.Mode != capstan.ModeAdvanced {
 		cs.ParametersOnly = true
 	}
-	verdicts := pc.patches.Evaluate(patchVars(by, plan, in, changes), map[string]any{"action": in.Action, "target": in.TargetResourceType,
-		"environment": in.Environment(), "mode": in.Mode})
+	verdicts := pc.patches.Evaluate(patchVars(by, plan, in, s.Production.Is(in.Environment()), changes), map[string]any{"action": in.Action, "target": in.TargetResourceType,
+		"environment": in.Environment(), "production": s.Production.Is(in.Environment()), "mode": in.Mode})
 	allowed := map[string]bool{}
 	for _, v := range verdicts {
 		switch v.Policy.Effect {
@@ -132,7 +133,7 @@ func (s *Service) packContext(ctx context.Context, org string) (*packContext, er
 }
 
 // patchVars is what patch policies see of a change set.
-func patchVars(by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) map[string]any {
+func patchVars(by changer, plan *capstan.Plan, in *capstan.Intent, production bool, changes []capstan.PlanChange) map[string]any {
 	ops, nodes, types, templates := []any{}, []any{}, []any{}, []any{}
 	inline := false
 	seen := map[string]bool{}
@@ -162,7 +163,7 @@ func patchVars(by changer, plan *capstan.Plan, in *capstan.Intent, changes []cap
 	for _, r := range by.roles {
 		roles = append(roles, r)
 	}
-	return map[string]any{"author": by.id, "author_is_agent": capstan.IsAgent(by.id), "author_roles": roles, "environment": in.Environment(),
+	return map[string]any{"author": by.id, "author_is_agent": capstan.IsAgent(by.id), "author_roles": roles, "environment": in.Environment(), "production": production,
 		"ops": ops, "nodes": nodes, "node_types": types, "templates": templates, "inline": inline, "changes": len(changes),
 		"started": !plan.Status.Editable()}
 }

@@ -116,7 +116,7 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	if err != nil {
 		return nil, err
 	}
-	prod := capstan.IsProduction(in.Environment())
+	prod := s.Production.Is(in.Environment())
 	if err := StarterMayDecide(op.Actor, a.ID, approve, prod); err != nil {
 		return nil, err
 	}

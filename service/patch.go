@@ -120,7 +120,7 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	p := capstan.PlanPatch{Meta: capstan.Meta{ID: capstan.NewID()}, OperationID: sc.op.ID, PlanID: sc.plan.ID, BaseRevision: sc.plan.Revision,
 		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, AuthorRoles: pr.roles, Reason: pr.reason,
 		Changes: pr.changes, Status: capstan.PatchProposed, Reverts: pr.reverts, Analysis: pr.analysis,
-		Approvals: policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), pr.author, res.Gates), verdicts)}
+		Approvals: policyApprovals(capstan.DefaultApprovalRules(s.Production.Is(sc.in.Environment()), pr.author, res.Gates), verdicts)}
 	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: pr.author, At: now,
 		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "digest": p.Digest, "base_revision": p.BaseRevision, "changes": len(p.Changes), "reason": p.Reason,
 			"approvals": approvalRuleNames(p.Approvals)}}}}
@@ -319,7 +319,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 	if err != nil {
 		return nil, err
 	}
-	if err := StarterMayApprovePatch(sc.op.Actor, a.ID, approve, capstan.IsProduction(sc.in.Environment()), p); err != nil {
+	if err := StarterMayApprovePatch(sc.op.Actor, a.ID, approve, s.Production.Is(sc.in.Environment()), p); err != nil {
 		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: sc.op}
@@ -344,7 +344,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 	// a policy installed meanwhile may ask for more (never for less: the
 	// rules it was proposed with stay).
 	res := j.res
-	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(sc.in.Environment(), p.Author, res.Gates), j.verdicts))
+	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(s.Production.Is(sc.in.Environment()), p.Author, res.Gates), j.verdicts))
 	roles := slices.Clone(a.Roles)
 	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: a.ID, Roles: roles, Approve: approve, Comment: comment, Digest: p.Digest, At: now})
 	ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.decided", Actor: a.ID, At: now,

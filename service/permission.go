@@ -20,7 +20,9 @@ import (
 type OperationScene struct {
 	Starter     string
 	Environment string
-	Status      capstan.OperationStatus
+	// Production says whether Environment is declared production.
+	Production bool
+	Status     capstan.OperationStatus
 }
 
 // OperationScene reads an operation's starter and its intent's environment.
@@ -37,7 +39,7 @@ func (s *Service) OperationScene(ctx context.Context, opID string) (OperationSce
 	if err != nil {
 		return OperationScene{}, err
 	}
-	return OperationScene{Starter: op.Actor, Environment: in.Environment(), Status: op.Status}, nil
+	return OperationScene{Starter: op.Actor, Environment: in.Environment(), Production: s.Production.Is(in.Environment()), Status: op.Status}, nil
 }
 
 // GateVerdicts says whether a may approve and reject gate g of an
@@ -49,7 +51,7 @@ func GateVerdicts(a *capstan.Actor, g capstan.Gate, sc OperationScene) (approve,
 	if decider != nil {
 		return reject, reject
 	}
-	approve = capstan.PermissionOf(capstan.ActionDecideGate, StarterMayDecide(sc.Starter, a.ID, true, capstan.IsProduction(sc.Environment)))
+	approve = capstan.PermissionOf(capstan.ActionDecideGate, StarterMayDecide(sc.Starter, a.ID, true, sc.Production))
 	return approve, reject
 }
 
@@ -59,7 +61,7 @@ func GateVerdicts(a *capstan.Actor, g capstan.Gate, sc OperationScene) (approve,
 func PatchVerdict(a *capstan.Actor, p *capstan.PlanPatch, sc OperationScene) capstan.Permission {
 	err := p.CheckDecider(a, p.Digest)
 	if err == nil {
-		err = StarterMayApprovePatch(sc.Starter, a.ID, true, capstan.IsProduction(sc.Environment), p)
+		err = StarterMayApprovePatch(sc.Starter, a.ID, true, sc.Production, p)
 	}
 	return capstan.PermissionOf(capstan.ActionDecidePatch, err)
 }
@@ -84,7 +86,7 @@ func StarterMayApprovePatch(starter, actor string, approve, prod bool, p *capsta
 // sc, given a reason (revealSecret's checks, in its order: the role in
 // the environment, then a secret artifact, then one the store keeps).
 func RevealVerdict(a *capstan.Actor, art capstan.Artifact, sc OperationScene) capstan.Permission {
-	if err := capstan.MayRevealIn(a, sc.Environment); err != nil {
+	if err := capstan.MayRevealIn(a, sc.Production); err != nil {
 		return capstan.PermissionOf(capstan.ActionRevealSecret, err)
 	}
 	if art.Sensitivity != capstan.SensitivitySecret {

@@ -79,7 +79,7 @@ func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := capstan.MayReveal(a, in.Environment(), reason); err != nil {
+	if err := capstan.MayReveal(a, s.Production.Is(in.Environment()), reason); err != nil {
 		return nil, err
 	}
 	if art.Sensitivity != capstan.SensitivitySecret {

@@ -34,6 +34,10 @@ type Service struct {
 	// Secrets is the secret store (nil: putSecret and revealSecret are
 	// UNAVAILABLE).
 	Secrets *secret.Vault
+	// Production declares the production environments every rule that is
+	// stricter in production asks (the zero value:
+	// capstan.DefaultProductionEnvironments).
+	Production capstan.ProductionEnvironments
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile
@@ -210,7 +214,7 @@ func (s *Service) planner(ctx context.Context, org string) (*planner.Planner, er
 	if err != nil {
 		return nil, err
 	}
-	return &planner.Planner{Catalog: s.Store, Policies: set}, nil
+	return &planner.Planner{Catalog: s.Store, Policies: set, Production: s.Production}, nil
 }
 
 // compile returns the compiled policies, reusing an earlier compilation of

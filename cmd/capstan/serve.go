@@ -58,6 +58,8 @@ type serveConfig struct {
 	sandbox    string
 	jobUIDBase int
 	jobNetwork bool
+	// production lists the environments declared production.
+	production string
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
 	egress        []string
@@ -120,6 +122,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Float64Var(&c.rate.Cost, "cost-rate-limit", envFloat("CAPSTAN_COST_RATE_LIMIT", server.DefaultRateLimit.Cost), "summed operation cost per second per token, bursts of twice that; 0 for no limit (CAPSTAN_COST_RATE_LIMIT)")
 	fs.DurationVar(&c.readHeaderTimeout, "read-header-timeout", envDuration("CAPSTAN_READ_HEADER_TIMEOUT", 10*time.Second), "time a connection has to send a request's headers (CAPSTAN_READ_HEADER_TIMEOUT)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", envDuration("CAPSTAN_IDLE_TIMEOUT", 60*time.Second), "time an idle keep-alive connection stays open (CAPSTAN_IDLE_TIMEOUT)")
+	fs.StringVar(&c.production, "production-environments", envOr("CAPSTAN_PRODUCTION_ENVIRONMENTS", "prod,production"), "comma-separated environments that are production: every stricter rule (second approvers, who reveals secrets, inline code, required constraints, the packs' intent.production policies) asks this list, compared without case (CAPSTAN_PRODUCTION_ENVIRONMENTS)")
 	conns := server.DefaultConnLimits()
 	fs.IntVar(&c.conns.Total, "max-connections", envInt("CAPSTAN_MAX_CONNECTIONS", conns.Total), "connections open at once; past it a new one gets a 503 and is closed (default: the file descriptor limit less a quarter, at least 1,024, kept for the store and jobs); 0 for no limit (CAPSTAN_MAX_CONNECTIONS)")
 	fs.IntVar(&c.conns.PerClient, "max-connections-per-client", envInt("CAPSTAN_MAX_CONNECTIONS_PER_CLIENT", conns.PerClient), "connections one client address holds open at once; 0 for no limit (CAPSTAN_MAX_CONNECTIONS_PER_CLIENT)")
@@ -231,6 +234,8 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
 	svc.Secrets = vault
+	svc.Production = capstan.DeclareProduction(strings.Split(cfg.production, ",")...)
+	log.Info("production environments", "declared", svc.Production.Names())
 	sandbox := jobSandbox(cfg)
 	egress, err := executor.ParseEgress(cfg.egress)
 	if err != nil {
