@@ -257,7 +257,7 @@ func rankedBelowText(n int) string {
 func (r *resolution) intentVars() map[string]any {
 	return map[string]any{
 		"action": r.intent.Action, "target": r.intent.TargetResourceType, "environment": r.intent.Environment(),
-		"production": r.planner.Production.Is(r.intent.Environment()),
+		"production":  r.planner.Production.Is(r.intent.Environment()),
 		"constraints": orEmpty(r.intent.Constraints), "desired_result": orEmpty(r.intent.DesiredResult),
 	}
 }
