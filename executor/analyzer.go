@@ -186,7 +186,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		}
 		a := AnalysisArtifact{Artifact: art}
 		if art.Sensitivity != capstan.SensitivitySecret { // a secret's value never reaches an analyzer
-			content, err := ReadArtifact(art.StorageRef)
+			content, err := ReadArtifact(l.e.cfg.Dir, art.StorageRef)
 			if err != nil {
 				return in, err
 			}

@@ -119,7 +119,7 @@ func TestAnalysisNodeRecordsStructuredOutput(t *testing.T) {
 		require.Contains(t, a.Diagnosis, "ERROR ingester-1: disk full")
 		require.Len(t, a.Findings, 1)
 		require.Equal(t, "collect", a.Findings[0].Node)
-		content, err := executor.ReadArtifact(a.Findings[0].Ref)
+		content, err := executor.ReadArtifact(executorDirs[store], a.Findings[0].Ref)
 		require.NoError(t, err)
 		require.Contains(t, string(content), "disk full", "the finding refers to the artifact it came from")
 	})

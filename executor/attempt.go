@@ -108,7 +108,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		Outputs: l.outputs(), Artifacts: declared})
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
-		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now(), l.redactor())
+		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), filepath.Join("outputs", l.opID), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
 		if err := l.keepSecrets(ctx, n.ID, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
@@ -139,7 +139,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 // secret store: invariant 10), or the job has failed evidence. The secret
 // values are returned, in the order of the secret artifacts, to keep and
 // to redact diagnostics.
-func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
+func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir, refDir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
 	secrets, written := secretValues(declared, dir)
 	masked := org.Bytes(redact(stdout, secrets))
 	for _, a := range declared {
@@ -165,7 +165,7 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 				continue
 			}
 		}
-		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + path, ProducedBy: node})
+		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + filepath.Join(refDir, a.Name), ProducedBy: node})
 	}
 	return arts, missing, secrets
 }

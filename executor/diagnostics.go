@@ -18,6 +18,9 @@ import (
 type diagnosticsLog struct {
 	mu   sync.Mutex
 	path string
+	// ref is path as artifacts name it: relative to the executor's
+	// directory, so no response shows where the server keeps its data.
+	ref  string
 	f    *os.File
 	size int64
 }
@@ -46,7 +49,7 @@ func (d *diagnosticsLog) append(out []byte) (string, error) {
 	}
 	start := d.size
 	d.size += int64(len(out))
-	return fmt.Sprintf("file:%s#%d-%d", d.path, start, d.size), nil
+	return fmt.Sprintf("file:%s#%d-%d", d.ref, start, d.size), nil
 }
 
 func (d *diagnosticsLog) close() {
@@ -62,13 +65,21 @@ func (d *diagnosticsLog) close() {
 const maxArtifactRead = 64 << 20
 
 // ReadArtifact returns the content a file: storage reference points at
-// (the whole file, or the #offset-end part of it).
-func ReadArtifact(ref string) ([]byte, error) {
+// (the whole file, or the #offset-end part of it). A reference is
+// relative to the executor's directory dir (one kept before references
+// were relative names its absolute path).
+func ReadArtifact(dir, ref string) ([]byte, error) {
 	path, ok := strings.CutPrefix(ref, "file:")
 	if !ok {
 		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q is not a file", ref)
 	}
 	path, part, ranged := strings.Cut(path, "#")
+	if !filepath.IsAbs(path) {
+		if !filepath.IsLocal(path) {
+			return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q leaves the executor's directory", ref)
+		}
+		path = filepath.Join(dir, path)
+	}
 	// The file may be one a job wrote (an artifact it declared): never
 	// through a symlink, only a regular file, bounded.
 	if !ranged {

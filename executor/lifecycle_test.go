@@ -278,14 +278,14 @@ func requireSecretKept(t *testing.T, store capstan.Store, opID, value string) {
 			secret = &recs.Artifacts[i]
 		}
 		if a.Type == "diagnostics" {
-			out, err := executor.ReadArtifact(a.StorageRef)
+			out, err := executor.ReadArtifact(executorDirs[store], a.StorageRef)
 			require.NoError(t, err)
 			require.NotContains(t, string(out), value, a.Name)
 		}
 	}
 	require.NotNil(t, secret)
 	require.Equal(t, capstan.SensitivitySecret, secret.Sensitivity)
-	data, err := executor.ReadArtifact(secret.StorageRef)
+	data, err := executor.ReadArtifact(executorDirs[store], secret.StorageRef)
 	require.NoError(t, err)
 	require.Equal(t, value, string(data), "the reference leads to the value")
 }

@@ -225,7 +225,7 @@ func TestArtifactsAreNeverFollowed(t *testing.T) {
 	var secrets [][]byte
 	go func() {
 		defer close(done)
-		arts, missing, secrets = collectArtifacts("job", declared, outputs, []byte("/attacker/lib.so\n"), time.Now(), nil)
+		arts, missing, secrets = collectArtifacts("job", declared, outputs, "outputs/op", []byte("/attacker/lib.so\n"), time.Now(), nil)
 	}()
 	select {
 	case <-done:
@@ -240,6 +240,6 @@ func TestArtifactsAreNeverFollowed(t *testing.T) {
 	info, err := os.Stat(keyFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file's mode was not touched")
-	_, err = ReadArtifact("file:" + filepath.Join(outputs, "report"))
+	_, err = ReadArtifact("", "file:"+filepath.Join(outputs, "report"))
 	require.Error(t, err, "the analyzer does not read through it either")
 }

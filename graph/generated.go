@@ -1197,6 +1197,8 @@ type PlanRevisionResolver interface {
 }
 type ProvidedCapabilityResolver interface {
 	Definition(ctx context.Context, obj *capstan.ProvidedCapability) (*capstan.CapabilityDefinition, error)
+
+	Attributes(ctx context.Context, obj *capstan.ProvidedCapability) (map[string]any, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (capstan.Entity, error)
@@ -6253,7 +6255,7 @@ type ProvidedCapability {
   definition: CapabilityDefinition
   "Where it is provided (environment, region)."
   scope: Map
-  "What it offers (encryption, access_mode, endpoint_ref, …); sensitive ones are secret:<name> references."
+  "What it offers (encryption, access_mode, endpoint_ref, …); sensitive ones (password, token, …) are secret:<name> references, and a literal one an older catalog left is masked."
   attributes: Map
 }
 
@@ -23636,7 +23638,7 @@ func (ec *executionContext) _ProvidedCapability_attributes(ctx context.Context, 
 			return ec.fieldContext_ProvidedCapability_attributes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Attributes, nil
+			return ec.Resolvers.ProvidedCapability().Attributes(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -23647,7 +23649,7 @@ func (ec *executionContext) _ProvidedCapability_attributes(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_ProvidedCapability_attributes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProvidedCapability", field, false, false, "Map")
+	return graphql.NewScalarFieldContext("ProvidedCapability", field, true, true, "Map")
 }
 
 func (ec *executionContext) _ProviderBinding_plan(ctx context.Context, field graphql.CollectedField, obj *model.ProviderBinding) (ret graphql.Marshaler) {
@@ -35534,10 +35536,11 @@ func (ec *executionContext) _ProvidedCapability(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attributes":
-			out.Values[i] = ec._ProvidedCapability_attributes(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProvidedCapability_attributes(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -629,6 +629,11 @@ func (r *providedCapabilityResolver) Definition(ctx context.Context, obj *capsta
 	return def, err
 }
 
+// Attributes is the resolver for the attributes field.
+func (r *providedCapabilityResolver) Attributes(ctx context.Context, obj *capstan.ProvidedCapability) (map[string]any, error) {
+	return capstan.MaskLiteralSecrets(obj.Attributes), nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (capstan.Entity, error) {
 	return r.node(ctx, id)

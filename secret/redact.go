@@ -143,3 +143,36 @@ func (r *Redactor) Map(m map[string]any) map[string]any {
 	}
 	return r.Value(m).(map[string]any)
 }
+
+// Holds reports whether any string inside a JSON-like value (maps,
+// slices, strings, keys included) holds a secret value: what must be
+// refused where a value would be stored and shown, rather than masked
+// and then used.
+func (r *Redactor) Holds(v any) bool {
+	if r.Empty() {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return r.String(v) != v
+	case map[string]any:
+		for k, x := range v {
+			if r.Holds(k) || r.Holds(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if r.Holds(x) {
+				return true
+			}
+		}
+	case []string:
+		for _, x := range v {
+			if r.Holds(x) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -23,6 +23,9 @@ var JobAuthorRoles = []string{capstan.RolePlatformAdmin}
 func (s *Service) changeSet(ctx context.Context, org string, by changer, plan *capstan.Plan, in *capstan.Intent, changes []capstan.PlanChange) (planner.ChangeSet, []policy.PatchVerdict, error) {
 	cs := planner.ChangeSet{Base: plan, Changes: changes, Author: by.id, MayAuthorJobs: by.mayAuthor, Environment: in.Environment(),
 		Production: s.Production.Is(in.Environment())}
+	if err := s.refuseSecretsInChanges(ctx, org, changes); err != nil {
+		return cs, nil, err
+	}
 	pc, err := s.packContext(ctx, org)
 	if err != nil {
 		return cs, nil, err

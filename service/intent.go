@@ -37,6 +37,11 @@ func (s *Service) CreateIntent(ctx context.Context, in IntentInput) (*capstan.In
 	if err := i.Move(capstan.IntentSubmitted); err != nil {
 		return nil, err
 	}
+	for what, v := range map[string]any{"desiredResult": i.DesiredResult, "constraints": i.Constraints, "providers": i.Providers} {
+		if err := s.refuseSecretValues(ctx, a.OrganizationID, "the intent's "+what, v); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.Store.CreateIntent(ctx, a.OrganizationID, i); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -138,4 +140,47 @@ func (s *Service) artifact(ctx context.Context, org, artifactGID string) (*capst
 		}
 	}
 	return nil, nil, capstan.Errorf(capstan.ENOTFOUND, "no artifact %s", artifactGID)
+}
+
+// refuseSecretValues refuses a value about to be stored where people read
+// it — an intent's inputs, a change's parameters or inline node — when it
+// holds the value of one of the organization's secrets: such a value is
+// written as a secret:<name> reference (resolved only where a job runs),
+// never as itself. Masking it instead would store a plan that no longer
+// does what its author meant. The error never repeats the value.
+func (s *Service) refuseSecretValues(ctx context.Context, org, where string, v any) error {
+	if s.Secrets == nil || v == nil {
+		return nil
+	}
+	r, err := s.Secrets.Redactor(ctx, org)
+	if err != nil || r.Empty() {
+		return err
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return capstan.Wrap("service.refuseSecretValues", err)
+	}
+	var plain any
+	if err := json.Unmarshal(data, &plain); err != nil {
+		return capstan.Wrap("service.refuseSecretValues", err)
+	}
+	if r.Holds(plain) {
+		return capstan.Errorf(capstan.EINVALID, "%s holds the value of a stored secret: write secret:<name> instead, so the value is resolved only where a job runs and never shown", where)
+	}
+	return nil
+}
+
+// refuseSecretsInChanges applies refuseSecretValues to what each change
+// would store.
+func (s *Service) refuseSecretsInChanges(ctx context.Context, org string, changes []capstan.PlanChange) error {
+	for i, c := range changes {
+		where := fmt.Sprintf("change %d (%s)", i+1, c.Op)
+		if err := s.refuseSecretValues(ctx, org, where+" parameters", c.Parameters); err != nil {
+			return err
+		}
+		if err := s.refuseSecretValues(ctx, org, where+" spec", c.Spec); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -156,9 +156,11 @@ func (s *Service) importCatalog(ctx context.Context, org string, data []byte) (c
 	return s.Store.ImportResources(ctx, org, rs)
 }
 
-// SensitiveAsReferences refuses resources that give an attribute a
-// capability marks sensitive as a value rather than a secret:<name>
-// reference: catalogs are shown to viewers, credentials never are.
+// SensitiveAsReferences refuses resources that give a sensitive attribute
+// — one its capability marks sensitive, or one named like a credential
+// (capstan.SensitiveKey: password, token, …, also of a capability no pack
+// defines) — a value rather than a secret:<name> reference: catalogs are
+// shown to viewers, credentials never are.
 func SensitiveAsReferences(rs []*capstan.Resource, defs []*capstan.CapabilityDefinition) error {
 	byKey := map[string]*capstan.CapabilityDefinition{}
 	for _, d := range defs {
@@ -168,12 +170,12 @@ func SensitiveAsReferences(rs []*capstan.Resource, defs []*capstan.CapabilityDef
 	for _, r := range rs {
 		for _, pc := range r.ProvidedCapabilities {
 			def := byKey[pc.Capability]
-			if def == nil {
-				continue
-			}
 			for _, key := range slices.Sorted(maps.Keys(pc.Attributes)) {
-				spec, ok := def.ConstraintSchema[key]
-				if !ok || !spec.Sensitive {
+				sensitive := capstan.SensitiveKey(key)
+				if def != nil && def.ConstraintSchema[key].Sensitive {
+					sensitive = true
+				}
+				if !sensitive {
 					continue
 				}
 				if v, isString := pc.Attributes[key].(string); !isString || !isSecretRef(v) {

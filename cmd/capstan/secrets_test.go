@@ -182,6 +182,7 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 	for _, who := range []string{secretAdmin, secretViewer, secretOp} {
 		got := rec.post(t, p, who, everything, map[string]any{"op": op})
 		require.Nil(t, got["errors"], "%v", got)
+		require.NotContains(t, fmt.Sprint(got), dir, "a response shows where the server keeps its data")
 		for _, a := range dig(got, "data", "operation", "artifacts").([]any) {
 			if a.(map[string]any)["name"] == "token" {
 				tokenArtifact = a.(map[string]any)["id"].(string)
@@ -223,6 +224,25 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 	audit := rec.post(t, p, secretViewer, `query($op: ID!) { operation(id: $op) { timeline(first: 500) { edges { node { type actor payload } } } } }`, map[string]any{"op": op})
 	require.Contains(t, fmt.Sprint(audit), "secret.revealed")
 	require.Contains(t, fmt.Sprint(audit), "rotating the token")
+
+	// A stored secret's value is never written where people read it: not
+	// into an intent, a plan's parameters, nor (as a literal credential)
+	// a catalog attribute. Each is refused without repeating the value.
+	smuggled := rec.post(t, p, secretAdmin, `mutation($v: String!) { createIntent(input: {action: "install", targetResourceType: "thing", desiredResult: {name: "s2", note: $v}, constraints: {environment: "staging"}}) { id } }`,
+		map[string]any{"v": "the password is " + password})
+	require.Equal(t, "INVALID", errCode(smuggled))
+	require.Contains(t, fmt.Sprint(smuggled), "holds the value of a stored secret")
+	in2 := rec.post(t, p, secretAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "thing", mode: ADVANCED, desiredResult: {name: "s3"}, constraints: {environment: "staging"}}) { id } }`, nil)
+	plan2 := rec.post(t, p, secretAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id version } }`, map[string]any{"id": dig(in2, "data", "createIntent", "id")})
+	edited := rec.post(t, p, secretAdmin, `mutation($p: ID!, $ver: Int!, $v: String!) { editPlan(input: {plan: $p, version: $ver, changes: [{op: SET_PARAMETERS, parameters: {dsn: $v}}]}) { id } }`,
+		map[string]any{"p": dig(plan2, "data", "planIntent", "id"), "ver": dig(plan2, "data", "planIntent", "version"), "v": "postgres://app:" + password + "@db/app"})
+	require.Equal(t, "INVALID", errCode(edited))
+	require.Contains(t, fmt.Sprint(edited), "holds the value of a stored secret")
+	literal := rec.post(t, p, secretAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`,
+		map[string]any{"doc": "internal_services:\n  - {name: leaky-db, type: postgres.instance, environment: staging, provides: [{capability: postgres.database, attributes: {password: hunter2-literal}}]}\n"})
+	require.Equal(t, "INVALID", errCode(literal), "%v", literal)
+	require.Contains(t, fmt.Sprint(literal), "attribute password of postgres.database is sensitive")
+	require.NotContains(t, fmt.Sprint(literal), "hunter2-literal")
 
 	// Metrics and logs.
 	resp, err := http.Get(p.url + "/metrics")
