@@ -42,6 +42,9 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 	if onExhausted == "" {
 		onExhausted = "fail"
 	}
+	if errKind == ErrKindUnisolated {
+		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the host cannot isolate jobs, and another attempt would not change that"}
+	}
 	if slices.Contains(p.NonRetryableErrors, errKind) {
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "error " + errKind + " is not retryable"}
 	}

@@ -76,6 +76,9 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 		dir = j.Dir
 	}
 	job, err := r.Sandbox.command(j.Spec.Script, dir, j.Outputs, j.Env)
+	if capstan.ErrorCode(err) == capstan.EUNAVAILABLE {
+		return Result{ExitCode: -1, ErrKind: ErrKindUnisolated, Err: err}
+	}
 	if err != nil {
 		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // SandboxConfig says how jobs and command probes are confined. See
@@ -35,7 +37,18 @@ type SandboxConfig struct {
 	// DiskQuota bounds the bytes an operation's sandbox and outputs hold;
 	// a job that passes it is killed (default 1 GiB).
 	DiskQuota int64
+	// Off asks for no isolation at all (capstan serve --sandbox off).
+	Off bool
+	// AllowUnisolated runs shell jobs and command probes even where they
+	// cannot be isolated (Off, or neither root nor user namespaces), with
+	// the limits alone. Without it they are refused (ErrUnisolated).
+	AllowUnisolated bool
 }
+
+// ErrKindUnisolated is the error kind of a job refused because the host
+// cannot isolate it: never retried, as the host does not change between
+// attempts.
+const ErrKindUnisolated = "unisolated"
 
 // JobLimits are resource limits (hard, per process) of a job.
 type JobLimits struct {
@@ -53,7 +66,10 @@ type Sandbox struct {
 	cfg        SandboxConfig
 	root       bool
 	namespaces bool
-	uids       chan uint32
+	// userns: not root, but a user namespace (and mount, PID, IPC, UTS
+	// and network namespaces in it) can be made.
+	userns bool
+	uids   chan uint32
 }
 
 // Where a job sees its sandbox and outputs inside its mount namespace.
@@ -93,8 +109,30 @@ func NewSandbox(cfg SandboxConfig) *Sandbox {
 	for i := range cfg.Slots {
 		s.uids <- cfg.UIDBase + uint32(i)
 	}
-	s.namespaces = s.root && namespacesWork()
+	if !cfg.Off {
+		s.namespaces = s.root && namespacesWork(false)
+		s.userns = !s.root && namespacesWork(true)
+	}
 	return s
+}
+
+// Isolated reports whether jobs run isolated from the server: as other
+// users (root), or in a user namespace of their own (not root).
+func (s *Sandbox) Isolated() bool {
+	return s != nil && !s.cfg.Off && (s.root || s.userns)
+}
+
+// Refusal says why shell jobs and command probes are refused on this
+// host, or "" when they run.
+func (s *Sandbox) Refusal() string {
+	if s == nil || s.Isolated() || s.cfg.AllowUnisolated {
+		return ""
+	}
+	why := "--sandbox off"
+	if !s.cfg.Off {
+		why = "the server is not root and cannot make user namespaces"
+	}
+	return "shell jobs and command probes are refused: they cannot be isolated (" + why + "), so they would read the data directory, the tokens and the secret store; start with --allow-unisolated-jobs to run them anyway (docs/SANDBOX.md)"
 }
 
 func orDefault[T int | int64](v, def T) T {
@@ -109,6 +147,16 @@ func (s *Sandbox) Describe() string {
 	switch {
 	case s == nil:
 		return "off: jobs run as the server's user"
+	case s.Refusal() != "":
+		return "refusing shell jobs and command probes: " + s.Refusal()
+	case !s.Isolated():
+		return fmt.Sprintf("NOT ISOLATED (--allow-unisolated-jobs): jobs run as the server's user with limits %+v", s.cfg.Limits)
+	case s.userns:
+		net := "no network"
+		if s.cfg.Network {
+			net = "the host's network"
+		}
+		return fmt.Sprintf("not root: a user namespace per job (the server's uid, without capabilities), mount/pid/ipc/uts namespaces, %s, limits %+v", net, s.cfg.Limits)
 	case s.namespaces:
 		net := "no network"
 		if s.cfg.Network {
@@ -121,18 +169,33 @@ func (s *Sandbox) Describe() string {
 	return fmt.Sprintf("limits %+v; not root, so jobs run as the server's user", s.cfg.Limits)
 }
 
-// namespacesWork runs `true` the way jobs run, to learn whether the kernel
-// (and a container around us) allows new namespaces and the tools exist.
-func namespacesWork() bool {
+// namespacesWork runs what a job's prologue needs the way jobs run, to
+// learn whether the kernel (and a container around us) allows new
+// namespaces — in a user namespace of their own when user is set — and
+// the tools exist.
+func namespacesWork(user bool) bool {
 	for _, tool := range []string{"setpriv", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return false
 		}
 	}
-	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -t tmpfs capstan-probe /tmp")
+	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -t tmpfs capstan-probe /tmp && mount -t proc proc /proc")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: nsFlags(false)}
+	if user {
+		userNamespace(cmd.SysProcAttr)
+	}
 	cmd.Env = []string{"PATH=" + jobPath}
 	return cmd.Run() == nil
+}
+
+// userNamespace makes the process's namespaces inside a user namespace
+// of its own, in which the server's uid and gid are 0: its prologue may
+// mount, and it then drops every capability before the job runs.
+func userNamespace(attr *syscall.SysProcAttr) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
 }
 
 func nsFlags(network bool) uintptr {
@@ -160,11 +223,23 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
-	if !s.root {
+	if !s.Isolated() {
+		if !s.cfg.AllowUnisolated {
+			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%s", s.Refusal())
+		}
 		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`exec bash -c "$1"`, "capstan-job", script)
 		cmd.Dir = dir
 		cmd.Env = jobEnviron(dir, own)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
+	}
+	if s.userns {
+		args := append([]string{"-c", s.namespacePrologue(s.dropPrivileges()), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
+		cmd := exec.Command("bash", args...)
+		cmd.Dir = dir
+		cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
+		userNamespace(cmd.SysProcAttr)
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
 	uid := <-s.uids
@@ -181,7 +256,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 			Credential: &syscall.Credential{Uid: uid, Gid: s.cfg.GID, Groups: []uint32{}}}
 		return &sandboxedJob{cmd: cmd, release: release}, nil
 	}
-	args := append([]string{"-c", s.namespacePrologue(uid), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
+	args := append([]string{"-c", s.namespacePrologue(s.becomeUser(uid)), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
 	cmd := exec.Command("bash", args...)
 	cmd.Dir = dir
 	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
@@ -231,10 +306,11 @@ func (s *Sandbox) limitsPrologue() string {
 // ($4…) covered; fresh /dev/shm, /var/tmp and /run/lock (nothing shared
 // with other jobs), /run covered without network; /proc showing only the
 // job's own processes; the limits; and, as uid, without capabilities or a
-// way to regain them, the script ($1). The job is PID 1 of its namespace:
-// when it ends, every process it left behind is killed, and it is killed
-// when the server dies (PDEATHSIG, set again after the uid changes).
-func (s *Sandbox) namespacePrologue(uid uint32) string {
+// way to regain them, the script ($1), by become (becomeUser or
+// dropPrivileges). The job is PID 1 of its namespace: when it ends, every
+// process it left behind is killed, and it is killed when the server dies
+// (PDEATHSIG, set again after the uid changes).
+func (s *Sandbox) namespacePrologue(become string) string {
 	return `set -e
 script=$1 work=$2 outputs=$3; shift 3
 exec 3<"$work" 4<"$outputs"
@@ -255,8 +331,22 @@ done
 ` + s.hideRun() + `mount -t proc -o nosuid,nodev,noexec proc /proc
 cd ` + jobHome + `
 umask 007
-` + s.limitsPrologue() + fmt.Sprintf(`
-exec setpriv --reuid=%d --regid=%d --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all --pdeathsig KILL -- bash -c "$script"`, uid, s.cfg.GID)
+` + s.limitsPrologue() + `
+exec ` + become + ` -- bash -c "$script"`
+}
+
+// becomeUser is the setpriv that makes a job (as root) uid, without
+// capabilities or a way to regain them.
+func (s *Sandbox) becomeUser(uid uint32) string {
+	return fmt.Sprintf("setpriv --reuid=%d --regid=%d --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all --pdeathsig KILL", uid, s.cfg.GID)
+}
+
+// dropPrivileges is the setpriv that leaves a job (in a user namespace,
+// where it is uid 0 = the server's uid outside) without capabilities and
+// without the root-gets-capabilities rule (securebits noroot, locked), so
+// it cannot undo the mounts that hide the data directory.
+func (s *Sandbox) dropPrivileges() string {
+	return "setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,+keep_caps_locked --pdeathsig KILL"
 }
 
 // hideRun covers /run (the host's sockets: D-Bus, a container runtime's)

@@ -50,6 +50,9 @@ type Config struct {
 	// Ready, when set, must also hold for /readyz (start-up work done);
 	// until it does, mutations and subscriptions are UNAVAILABLE.
 	Ready func() bool
+	// ReadyNotes are lines /readyz adds to its answer: what the server
+	// refuses or does without on this host (jobs it cannot isolate).
+	ReadyNotes []string
 	// Broker feeds subscriptions (none: subscriptions answer UNAVAILABLE).
 	Broker *live.Broker
 	// AllowedOrigins lists the host patterns browsers may open WebSockets
@@ -241,6 +244,9 @@ func Handler(cfg Config) http.Handler {
 			return
 		}
 		w.Write([]byte("ready\n"))
+		for _, n := range cfg.ReadyNotes {
+			w.Write([]byte(n + "\n"))
+		}
 	})
 	return mux
 }

@@ -52,9 +52,12 @@ func startMany(n int, start func(i int) (string, error)) ([]string, error) {
 
 // runQuiet creates, plans and starts an intent on p without failing the
 // test from another goroutine: it returns the operation's id or why not.
-func runQuiet(p *proc, typ, name string) (string, error) {
+func runQuiet(p *proc, typ, name string) (string, error) { return runAs(p, token, typ, name) }
+
+// runAs is runQuiet with another bearer token.
+func runAs(p *proc, bearer, typ, name string) (string, error) {
 	step := func(query string, vars map[string]any, path ...string) (string, error) {
-		r, err := postQuiet(p, token, query, vars)
+		r, err := postQuiet(p, bearer, query, vars)
 		if err != nil {
 			return "", err
 		}

@@ -64,9 +64,19 @@ func start(t testing.TB, dataDir string, extra ...string) *proc {
 // suite runs with the defaults).
 func launch(t testing.TB, dataDir string, extra ...string) *proc {
 	t.Helper()
+	return launchWith(t, nil, dataDir, extra...)
+}
+
+// launchWith is launch with prepare changing the command first (another
+// binary, another user).
+func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...string) *proc {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
+	if prepare != nil {
+		prepare(cmd)
+	}
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

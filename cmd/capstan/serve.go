@@ -60,6 +60,9 @@ type serveConfig struct {
 	jobNetwork bool
 	// production lists the environments declared production.
 	production string
+	// allowUnisolated runs shell jobs and command probes even where they
+	// cannot be isolated.
+	allowUnisolated bool
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
 	egress        []string
@@ -129,6 +132,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
+	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
 	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
@@ -242,6 +246,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		return err
 	}
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
+	var notes []string
+	if refusal := sandbox.Refusal(); refusal != "" {
+		log.Warn("jobs cannot be isolated", "refusal", refusal)
+		notes = append(notes, "jobs: "+refusal)
+	} else if !sandbox.Isolated() {
+		log.Warn("jobs run unisolated", "sandbox", sandbox.Describe())
+		notes = append(notes, "jobs: "+sandbox.Describe())
+	}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes})
 	svc.Launcher = ex
@@ -273,7 +285,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	srv := httpServer(cfg, server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
 		Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
-		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != ""}))
+		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes}))
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
@@ -329,18 +341,17 @@ func openVault(cfg serveConfig) (*secret.Vault, error) {
 	return secret.NewVault(fs), nil
 }
 
-// jobSandbox confines jobs unless --sandbox off: they never see the data
-// directory or the tokens file.
+// jobSandbox confines jobs: they never see the data directory, the tokens
+// file or the secret store. Where it cannot (--sandbox off, or neither
+// root nor user namespaces), shell jobs and command probes are refused
+// unless --allow-unisolated-jobs.
 func jobSandbox(cfg serveConfig) *executor.Sandbox {
-	if cfg.sandbox == "off" {
-		return nil
-	}
 	hide := []string{cfg.dataDir, filepath.Dir(cfg.secretStore), cfg.secretKeyFile}
 	if cfg.tokens != "" {
 		hide = append(hide, cfg.tokens)
 	}
 	return executor.NewSandbox(executor.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
-		Network: cfg.jobNetwork, Hide: hide})
+		Network: cfg.jobNetwork, Hide: hide, Off: cfg.sandbox == "off", AllowUnisolated: cfg.allowUnisolated})
 }
 
 // httpServer bounds every connection: its headers (size and time), the

@@ -1,0 +1,158 @@
+package main_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// unprivileged makes a directory tree the uid nobody (65534) may use and
+// a copy of the binary it may run.
+func unprivileged(t *testing.T) (dir, bin string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("the isolation tests start the server as another user: run them as root (CI does)")
+	}
+	// Outside /tmp, which a job gets fresh anyway: the data directory
+	// must be hidden by the sandbox's own mounts.
+	dir, err := os.MkdirTemp("/var/lib", "capstan-nobody-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin = filepath.Join(dir, "capstan")
+	data, err := os.ReadFile(binary)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	return dir, bin
+}
+
+func asNobody(bin string) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) {
+		cmd.Path = bin
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	}
+}
+
+// snoopPack's job tries what a hostile pack author would against a
+// server that is not root: its data directory, the secret store's key,
+// the tokens, the mounts hiding them, capabilities.
+func snoopPack(data, tokens string) string {
+	return fmt.Sprintf(`id: snoop
+version: 1.0.0
+scenarios:
+  - id: thing.snoop
+    action: install
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: snoop
+          type: job
+          title: Snoop
+          job:
+            run:
+              runner: shell
+              script: |
+                echo "== id"; id
+                echo "== data"; ls -la %[1]q 2>&1; od -An -c %[1]q/secrets/secret.key 2>&1 | head -3
+                echo "== tokens"; cat %[2]q 2>&1
+                echo "== umount"; umount %[1]q 2>&1 && echo "UNMOUNTED-$((40+2))"; ls %[1]q/secrets 2>&1
+                echo "== caps"; grep Cap /proc/self/status
+                echo "== procs"; ls /proc | grep -cE '^[0-9]+$'
+                exit 0
+            outputs: {evidence: [{name: done, type: command, script: 'true'}]}
+`, data, tokens)
+}
+
+// TestAttackUnprivilegedServer runs the server as nobody, as the shipped
+// container does (USER capstan): jobs run in a user namespace of their
+// own, in which the data directory, the secret store's key and the
+// tokens are hidden and cannot be uncovered.
+func TestAttackUnprivilegedServer(t *testing.T) {
+	dir, bin := unprivileged(t)
+	data := filepath.Join(dir, "data")
+	require.NoError(t, os.MkdirAll(data, 0o700))
+	require.NoError(t, os.Chown(data, 65534, 65534))
+	tokens := filepath.Join(dir, "tokens.yaml")
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: acme, roles: [admin]}\n", attackAdmin)), 0o644))
+	packs := filepath.Join(dir, "packs")
+	require.NoError(t, os.MkdirAll(packs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(data, tokens)), 0o644))
+
+	p := launchWith(t, asNobody(bin), data, "--tokens", tokens, "--packs", packs)
+	p.waitReady(t, 60*time.Second)
+	require.Contains(t, p.output(), "a user namespace per job", "the server says how it isolates jobs")
+	op, err := runAs(p, attackAdmin, "thing", "snoop")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return statusAs(t, p, attackAdmin, op) == "SUCCEEDED" }, 30*time.Second, 100*time.Millisecond)
+
+	logs, err := filepath.Glob(filepath.Join(data, "executor", "artifacts", "*", "diagnostics.log"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	out, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	text := string(out)
+	require.Contains(t, text, "== caps", "the job ran: %s", text)
+	dump, err := exec.Command("sh", "-c", "od -An -c "+filepath.Join(data, "secrets", "secret.key")+" | head -1").Output()
+	require.NoError(t, err)
+	require.NotEmpty(t, strings.TrimSpace(string(dump)))
+	for _, leak := range []string{attackAdmin, "UNMOUNTED-42", "capstan.db", strings.TrimSpace(string(dump))} {
+		require.NotContains(t, text, leak, text)
+	}
+	require.Contains(t, text, "CapEff:\t0000000000000000", "the job holds no capability")
+	require.Contains(t, text, "CapBnd:\t0000000000000000", "nor can it gain one")
+	t.Logf("what the job saw:\n%s", text)
+}
+
+// TestUnisolatedJobsAreRefused: where jobs cannot be isolated
+// (--sandbox off here; a server that is neither root nor allowed user
+// namespaces takes the same path), shell jobs fail with a typed refusal,
+// the server says so at start and in /readyz, and only
+// --allow-unisolated-jobs runs them.
+func TestUnisolatedJobsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	packs := filepath.Join(dir, "packs")
+	require.NoError(t, os.MkdirAll(packs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(filepath.Join(dir, "data"), filepath.Join(dir, "none"))), 0o644))
+
+	p := start(t, filepath.Join(dir, "data"), "--packs", packs, "--sandbox", "off")
+	require.Contains(t, p.output(), "jobs cannot be isolated")
+	resp, err := http.Get(p.url + "/readyz")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "jobs: shell jobs and command probes are refused")
+	op, err := runQuiet(p, "thing", "refused")
+	require.NoError(t, err)
+	waitForEnd(t, p, op)
+	require.Equal(t, "FAILED", status(t, p, op))
+	got := p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status attempts error } } }`, map[string]any{"id": op})
+	run := got["operation"].(map[string]any)["nodeRuns"].([]any)[0].(map[string]any)
+	require.Contains(t, run["error"], "cannot be isolated")
+	require.Contains(t, run["error"], "--allow-unisolated-jobs")
+	require.Equal(t, float64(1), run["attempts"], "a refusal is not retried")
+	p.stop(t)
+
+	allowed := start(t, filepath.Join(dir, "data2"), "--packs", packs, "--sandbox", "off", "--allow-unisolated-jobs")
+	require.True(t, strings.Contains(allowed.output(), "jobs run unisolated"), allowed.output())
+	op, err = runQuiet(allowed, "thing", "allowed")
+	require.NoError(t, err)
+	waitForEnd(t, allowed, op)
+	require.Equal(t, "SUCCEEDED", status(t, allowed, op))
+}
+
+// statusAs is an operation's status, read with bearer.
+func statusAs(t *testing.T, p *proc, bearer, op string) string {
+	r := postAs(t, p, bearer, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": op})
+	require.Empty(t, r.Errors)
+	return r.Data["operation"].(map[string]any)["status"].(string)
+}
