@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help system-deps run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help crash-sweep system-deps run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -104,6 +104,9 @@ load-curve: build ## The load test at rising event rates (job steps STEPS, defau
 		echo "== step $$step"; \
 		$(MAKE) --no-print-directory load STEP=$$step SUBSCRIBERS=$(or $(SUBSCRIBERS),10000) || exit 1; \
 	done
+
+crash-sweep: ## Kill the server right after every durable commit of an operation with a gate, a sub-operation, a patch and a compensation, on both stores (make test runs a sample).
+	CAPSTAN_CRASH_SWEEP=all $(GO) test -count=1 -v -timeout 60m -run '^TestCrashAtEveryCommit$$' ./cmd/capstan/ | grep -E '^(---|    ---|ok|FAIL|PASS)|covered|commits'
 
 soak: ## The soak test at length (SOAK=20000 operations through a real server; goroutines, heap and fds must return to their level).
 	SOAK_OPERATIONS=$(or $(SOAK),20000) $(GO) test -count=1 -v -timeout 60m -run '^TestSoakReturnsToItsStartingLevel$$' ./cmd/capstan/

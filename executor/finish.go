@@ -103,6 +103,17 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 	if r.kind == kindProbes && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
 		return l.unproven(st, ch, run, n, r.node)
 	}
+	if r.kind == kindProbes && !intervenedSince(st, *run) {
+		// A restart interrupted this idempotent job before its evidence
+		// proved it done (perhaps before it ran at all): it simply runs
+		// again, outside its retry budget — the attempt never ended.
+		if err := run.Move(capstan.NodeRetrying); err != nil {
+			return err
+		}
+		ch.Events = append(ch.Events, l.event("node.retrying", map[string]any{"node": r.node, "wait": "0s",
+			"reason": "interrupted before its evidence proved it done; it is idempotent, so it runs again"}))
+		return nil
+	}
 	d := NextAttempt(nodePolicy(n), run.Attempts, errKind)
 	switch {
 	case d.Retry:
@@ -129,7 +140,7 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 // for people: the intervention recorded for this attempt did not verify,
 // or a restart interrupted it.
 func unprovenReason(st *state, run capstan.OperationNodeRun, n *capstan.PlanNode, verdict string) string {
-	if iv, ok := st.intervened[run.NodeID]; ok && (run.StartedAt == nil || !iv.At.Before(*run.StartedAt)) {
+	if iv, ok := st.intervened[run.NodeID]; ok && intervenedSince(st, run) {
 		return fmt.Sprintf("needs attention: the intervention %s recorded at %s did not verify (%s); fix the node and record another, or retry it",
 			iv.Actor, iv.At.UTC().Format(time.RFC3339), verdict)
 	}
@@ -137,6 +148,14 @@ func unprovenReason(st *state, run capstan.OperationNodeRun, n *capstan.PlanNode
 		return "needs attention: interrupted and its evidence does not prove it done; the job is not idempotent, so it is not re-run without an approval (" + verdict + ")"
 	}
 	return "needs attention: " + verdict
+}
+
+// intervenedSince reports whether a person recorded an intervention on
+// the node during its current attempt: its probes then verify that, not
+// a restart's interruption.
+func intervenedSince(st *state, run capstan.OperationNodeRun) bool {
+	iv, ok := st.intervened[run.NodeID]
+	return ok && (run.StartedAt == nil || !iv.At.Before(*run.StartedAt))
 }
 
 // waitForPeople moves a running operation to waiting (one waiting

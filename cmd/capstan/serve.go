@@ -26,6 +26,7 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/crashpoint"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/secret"
@@ -231,6 +232,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// One executor per database: Neo4j's lease keeps a second process out
 	// (the embedded store's data directory is locked to one already).
 	lease, _ := store.(executor.Lease)
+	store = crashpoint.Wrap(store) // the crash sweep's binary only (build tag crashpoints)
 	// What operations record is masked before it is stored.
 	store = secret.MaskingStore{Store: store, Vault: vault}
 	// Every committed operation change is published to live subscribers.
