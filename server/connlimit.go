@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -29,21 +30,39 @@ func DefaultConnLimits() ConnLimits {
 	return ConnLimits{Total: max(total, 64), PerClient: 512}
 }
 
-// LimitListener refuses connections past its limits as it accepts them:
-// the refused client gets a 503 (written without waiting for it) and the
-// connection is closed at once, before it holds anything of the server.
+// LimitListener refuses connections past its limits as it accepts them,
+// before they hold anything of the server: the refused client reads a
+// 503, then the connection closes. Writing the 503 and reading what the
+// client already sent (closing a socket with unread data would reset it,
+// and the client lose the answer) take at most refuseTime, by at most
+// maxRefusing goroutines at once; past that, a refused connection is
+// reset at once.
 type LimitListener struct {
 	net.Listener
-	limits  ConnLimits
-	mu      sync.Mutex
-	open    int
-	byAddr  map[string]int
-	refused atomic.Int64
+	limits   ConnLimits
+	mu       sync.Mutex
+	open     int
+	byAddr   map[string]int
+	refused  atomic.Int64
+	refusing chan struct{}
+	wg       sync.WaitGroup
 }
+
+const (
+	maxRefusing = 64
+	refuseTime  = 250 * time.Millisecond
+)
 
 // NewLimitListener wraps ln with limits.
 func NewLimitListener(ln net.Listener, limits ConnLimits) *LimitListener {
-	return &LimitListener{Listener: ln, limits: limits, byAddr: map[string]int{}}
+	return &LimitListener{Listener: ln, limits: limits, byAddr: map[string]int{}, refusing: make(chan struct{}, maxRefusing)}
+}
+
+// Close closes the listener and waits for the refusals under way.
+func (l *LimitListener) Close() error {
+	err := l.Listener.Close()
+	l.wg.Wait()
+	return err
 }
 
 // Refused counts the connections refused so far.
@@ -68,7 +87,7 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 			return &limitedConn{Conn: c, release: func() { l.give(addr) }}, nil
 		}
 		l.refused.Add(1)
-		refuse(c)
+		l.refuse(c)
 	}
 }
 
@@ -101,13 +120,30 @@ var refusal = func() []byte {
 	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
 }()
 
-func refuse(c net.Conn) {
-	_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-	_, _ = c.Write(refusal)
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0) // no lingering in TIME_WAIT or on unsent data
+func (l *LimitListener) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default: // too many refusals under way: reset this one at once
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		_ = c.Close()
+		return
 	}
-	_ = c.Close()
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(refuseTime))
+		if _, err := c.Write(refusal); err != nil {
+			return
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+	}()
 }
 
 // clientAddr is the host part of a remote address.
