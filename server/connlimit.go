@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -136,6 +137,9 @@ func (l *LimitListener) refuse(c net.Conn) {
 		defer func() { <-l.refusing }()
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(refuseTime))
+		// Answer once the request's headers are in, as HTTP clients expect
+		// (one that reads an answer before it sent its request drops it).
+		waitForHeaders(c)
 		if _, err := c.Write(refusal); err != nil {
 			return
 		}
@@ -144,6 +148,20 @@ func (l *LimitListener) refuse(c net.Conn) {
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
 	}()
+}
+
+// waitForHeaders reads from c until the end of a request's headers, 8 KiB
+// or c's deadline, whichever comes first.
+func waitForHeaders(c net.Conn) {
+	buf := make([]byte, 8<<10)
+	n := 0
+	for n < len(buf) {
+		k, err := c.Read(buf[n:])
+		n += k
+		if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+			return
+		}
+	}
 }
 
 // clientAddr is the host part of a remote address.
