@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 // siblingsPack fails one job while its sibling is still running.
@@ -51,13 +48,7 @@ scenarios:
 func TestFailedOperationLeavesNoNodeRunning(t *testing.T) {
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "siblings.yaml"), []byte(siblingsPack), 0o600))
-	db, err := neo4jtest.Start(context.Background())
-	require.NoError(t, err, "Neo4j is part of the test suite")
-	t.Cleanup(func() { db.Close() })
-	for store, args := range map[string][]string{
-		"embedded": {"--packs", packs},
-		"neo4j":    {"--packs", packs, "--store", "neo4j", "--neo4j-uri", db.URI},
-	} {
+	for store, args := range bothStores(t, "--packs", packs) {
 		t.Run(store, func(t *testing.T) {
 			p := start(t, t.TempDir(), args...)
 			op, err := runQuiet(p, "thing", "siblings-"+store)

@@ -1,17 +1,14 @@
 package main_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"syscall"
-
-	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 // TestSIGKILLDuringASubOperation kills the real server while the seed's
@@ -21,10 +18,7 @@ import (
 // child operation (never a second), one MinIO resource, the parent bound to
 // it, and no timeline gap in either — on both stores.
 func TestSIGKILLDuringASubOperation(t *testing.T) {
-	db, err := neo4jtest.Start(context.Background())
-	require.NoError(t, err, "Neo4j is part of the test suite")
-	t.Cleanup(func() { db.Close() })
-	stores := map[string][]string{"embedded": nil, "neo4j": {"--store", "neo4j", "--neo4j-uri", db.URI}}
+	stores := bothStores(t)
 	points := map[string]string{"child waits at its gate": "approve-prod-storage", "child's install job runs": "helm-install"}
 	for store, args := range stores {
 		for name, node := range points {

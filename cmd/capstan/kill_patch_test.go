@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 // patchablePack is an operation that waits at a gate while patches insert
@@ -49,13 +46,7 @@ scenarios:
 func TestSIGKILLDuringPatchApplication(t *testing.T) {
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "patchable.yaml"), []byte(patchablePack), 0o600))
-	db, err := neo4jtest.Start(context.Background())
-	require.NoError(t, err, "Neo4j is part of the test suite")
-	t.Cleanup(func() { db.Close() })
-	for store, args := range map[string][]string{
-		"embedded": {"--packs", packs},
-		"neo4j":    {"--packs", packs, "--store", "neo4j", "--neo4j-uri", db.URI},
-	} {
+	for store, args := range bothStores(t, "--packs", packs) {
 		t.Run(store, func(t *testing.T) { runKilledPatches(t, args) })
 	}
 }

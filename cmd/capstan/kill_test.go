@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"encoding/base64"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 // durablePack is an operation with kill points worth testing: an
@@ -86,14 +83,7 @@ var killPoints = []killPoint{
 func TestSIGKILLAtEveryPointReachesTheSameEnd(t *testing.T) {
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "durability.yaml"), []byte(durablePack), 0o600))
-	db, err := neo4jtest.Start(context.Background())
-	require.NoError(t, err, "Neo4j is part of the test suite")
-	t.Cleanup(func() { db.Close() })
-	stores := map[string][]string{
-		"embedded": {"--packs", packs, "--keep-sandboxes"},
-		"neo4j":    {"--packs", packs, "--keep-sandboxes", "--store", "neo4j", "--neo4j-uri", db.URI},
-	}
-	for store, args := range stores {
+	for store, args := range bothStores(t, "--packs", packs, "--keep-sandboxes") {
 		for _, kp := range killPoints {
 			t.Run(store+"/"+kp.name, func(t *testing.T) { runKilled(t, args, kp) })
 		}

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 var binary string
@@ -39,6 +43,17 @@ func TestMain(m *testing.M) {
 }
 
 const token = "process-test-token-0123456789"
+
+// bothStores gives the flags that put a server on each store, each with
+// extra: the embedded store (in the data directory the test gives it)
+// and the suite's real Neo4j.
+func bothStores(t *testing.T, extra ...string) map[string][]string {
+	t.Helper()
+	db, err := neo4jtest.Start(context.Background())
+	require.NoError(t, err, "Neo4j is part of the test suite")
+	t.Cleanup(func() { db.Close() })
+	return map[string][]string{"embedded": extra, "neo4j": append(slices.Clone(extra), "--store", "neo4j", "--neo4j-uri", db.URI)}
+}
 
 // proc is a running `capstan serve`.
 type proc struct {

@@ -27,9 +27,15 @@ func cpuTime(t testing.TB, pid int) time.Duration {
 // TestAttackPerItemScans: a viewer asks, for 500 resources, which plans
 // bind each, in an organization of 470 plans. Each item's answer is an
 // index seek (not a scan of every plan), so the request costs the server
-// a fraction of a second of CPU, not 22 s.
+// a fraction of a second of CPU, not 22 s — on both stores.
 func TestAttackPerItemScans(t *testing.T) {
-	p := startGuarded(t, "--rate-limit", "0", "--cost-rate-limit", "0")
+	for store, args := range bothStores(t, "--rate-limit", "0", "--cost-rate-limit", "0") {
+		t.Run(store, func(t *testing.T) { attackPerItemScans(t, args) })
+	}
+}
+
+func attackPerItemScans(t *testing.T, args []string) {
+	p := startGuarded(t, args...)
 	in := postAs(t, p, attackAdmin, createIntent, map[string]any{"n": "scanned"})
 	require.Empty(t, in.Errors)
 	id := in.Data["createIntent"].(map[string]any)["id"]
