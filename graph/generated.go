@@ -5722,7 +5722,10 @@ directive @listSize(
 
 """
 What resolving a field costs beyond 1, for the cost limit (Apollo's demand
-control directive): fields computed from whole plans or graphs weigh more.
+control directive): fields computed from whole plans or graphs weigh more,
+and so does a field that reads another aggregate for each item it is
+selected on (a plan per operation, per patch, per binding of a resource):
+under a list it is paid once per element.
 """
 directive @cost(
   "The field's cost, counted in place of the default 1."
@@ -6289,9 +6292,9 @@ type ResourceEdge {
 "One binding of a plan that binds a resource as its provider."
 type ProviderBinding {
   "The plan."
-  plan: Plan!
+  plan: Plan! @cost(weight: 20)
   "The binding (ResourceBinding.key) in that plan."
-  binding: ResourceBinding!
+  binding: ResourceBinding! @cost(weight: 20)
 }
 
 "The resources reached by a dependency walk from one resource."
@@ -6906,9 +6909,9 @@ type Intent implements Node {
   "Where it stands."
   status: IntentStatus!
   "Its newest plan; null before planIntent."
-  latestPlan: Plan
+  latestPlan: Plan @cost(weight: 20)
   "Every plan made for it, oldest first."
-  plans: [Plan!]!
+  plans: [Plan!]! @cost(weight: 200)
   "When it was created."
   createdAt: Time!
   "When it was last written."
@@ -7579,7 +7582,7 @@ type PlanPatch implements Node {
   "The operation whose plan it changes."
   operation: Operation!
   "The plan it changes."
-  plan: Plan!
+  plan: Plan! @cost(weight: 20)
   "The plan revision it was made on."
   baseRevision: Int!
   "The digest of that revision."
@@ -7681,7 +7684,7 @@ type Operation implements Node {
   "The intent it carries out."
   intent: Intent!
   "The plan it runs."
-  plan: Plan!
+  plan: Plan! @cost(weight: 20)
   "The plan revision it runs now (an applied patch moves it on)."
   planRevision: Int!
   "The intent's action."
@@ -7988,7 +7991,7 @@ type OperationStatusEvent implements OperationEvent {
   "The node whose failure ended it (or rolls it back, or needs attention), if one did."
   failedNode: String
   "operation.created: the plan it runs and its revision."
-  plan: Plan
+  plan: Plan @cost(weight: 20)
   "operation.created: the plan revision it starts on."
   revision: Int
   "operation.created: the operation whose sub_operation node started it."

@@ -86,6 +86,7 @@ func TestOperationCost(t *testing.T) {
 		{"assumedSize", `query($id: ID!) { plan(id: $id) { nodes { key } } }`, map[string]any{"id": "x"}, 1 + 1 + 500*1},
 		{"lists multiply", `{ operations(first: 10) { edges { node { nodeRuns { node } } } } }`, nil, 1 + 1 + 10*(1+(1+500*1))},
 		{"@cost weighs computed fields", `query($id: ID!) { plan(id: $id) { capabilityGraph { edges { from } } } }`, map[string]any{"id": "x"}, 1 + 5000 + (1 + 10*1)},
+		{"a plan read per item is paid per item", `{ operations(first: 10) { edges { node { plan { id } } } } }`, nil, 1 + 1 + 10*(1+(20+1))},
 		{"aliases each cost", `{ a: resources(first: 500) { edges { cursor } } b: resources(first: 500) { edges { cursor } } }`, nil, 2 * (1 + 1 + 500)},
 		{"fragments cost where they are spread", `{ resources(first: 2) { edges { ...E } } } fragment E on ResourceEdge { node { key } }`, nil, 1 + 1 + 2*2},
 	}
