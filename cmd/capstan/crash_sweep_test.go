@@ -131,36 +131,43 @@ type crashRun struct {
 	crashed bool // the first process died at the crash point
 }
 
-// runSweep drives the sweep's operation to its end as people would —
-// start it, propose the patch while the gate waits, approve the gate,
-// and for a non-idempotent job a crash left unproven, do its work by
-// hand and record it — on a server that crashes after commit crashAt
-// (0: never), restarting it after the crash, then checks the end is the
-// uninterrupted run's.
-func runSweep(t *testing.T, s sweep, crashAt int) crashRun {
+// sweepCase is an operation to crash: the intent it starts from, what
+// people do as it runs (asked at every poll with its state), and the end
+// the uninterrupted run reaches.
+type sweepCase struct {
+	name   string
+	intent string
+	act    func(t *testing.T, p *proc, dir, op string, got map[string]any)
+	check  func(t *testing.T, p *proc, dir, op string)
+}
+
+// runSweep drives c's operation to its end as people would, on a server
+// that crashes after commit crashAt (0: never), restarting it after the
+// crash, then holds the end to the uninterrupted run's.
+func runSweep(t *testing.T, s sweep, c sweepCase, crashAt int) crashRun {
 	dir, extra := s.fresh(t)
 	bin := crashBin(t)
 	args := append(append([]string{"--packs", s.packs, "--keep-sandboxes"}, s.args...), extra...)
 	launchCrashing := func(at int) *proc {
-		p := launchWith(t, func(cmd *exec.Cmd) {
+		return launchWith(t, func(cmd *exec.Cmd) {
 			cmd.Path = bin
 			cmd.Env = append(cmd.Env, "CAPSTAN_CRASH_AT_COMMIT="+strconv.Itoa(at))
 		}, dir, args...)
-		return p
 	}
 	p := launchCrashing(crashAt)
 	first := p
 	p.waitReady(t, 60*time.Second)
 
-	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "sweep.thing", mode: ADVANCED, desiredResult: {name: "swept"}, constraints: {environment: "dev"}}) { id } }`, nil)
+	in := p.gql(t, c.intent, nil)
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})["planIntent"].(map[string]any)
 	require.Equal(t, "READY", plan["status"], "%v", plan["problems"])
 
 	crashed := false
 	var op string
-	deadline := time.Now().Add(90 * time.Second)
+	var last any // the last answer, for a failure's message
+	deadline := time.Now().Add(120 * time.Second)
 	for {
-		require.True(t, time.Now().Before(deadline), "the operation did not end (crash at %d):\n%s", crashAt, p.output())
+		require.True(t, time.Now().Before(deadline), "the operation did not end (crash at %d); last: %v\n%s", crashAt, last, p.output())
 		select {
 		case <-p.done: // the crash point: start again, without one
 			require.False(t, crashed, "crashed twice")
@@ -177,26 +184,65 @@ func runSweep(t *testing.T, s sweep, crashAt int) crashRun {
 			}
 			op = r.Data["startOperation"].(map[string]any)["id"].(string)
 		}
-		r, err := postQuiet(p, token, `query($id: ID!) { operation(id: $id) { status patches { status } nodeRuns { node status error } } }`, map[string]any{"id": op})
+		r, err := postQuiet(p, token, `query($id: ID!) { operation(id: $id) { status patches { status }
+		  nodeRuns { node status error childOperation { id } } } }`, map[string]any{"id": op})
+		last = fmt.Sprint(err, r.Errors, r.Data)
 		if err != nil || len(r.Errors) > 0 {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		got := r.Data["operation"].(map[string]any)
-		status := got["status"].(string)
-		if status == "SUCCEEDED" || status == "FAILED" || status == "CANCELLED" || status == "ROLLED_BACK" {
-			break
+		switch got["status"] {
+		case "SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK":
+			commits := len(commitLine.FindAllString(first.output(), -1))
+			c.check(t, p, dir, op)
+			p.stop(t)
+			return crashRun{commits: commits, crashed: crashed}
 		}
-		runs := map[string]map[string]any{}
-		for _, x := range got["nodeRuns"].([]any) {
-			runs[x.(map[string]any)["node"].(string)] = x.(map[string]any)
+		c.act(t, p, dir, op, got)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runsOf indexes an operation's node runs by node.
+func runsOf(op map[string]any) map[string]map[string]any {
+	runs := map[string]map[string]any{}
+	for _, x := range op["nodeRuns"].([]any) {
+		runs[x.(map[string]any)["node"].(string)] = x.(map[string]any)
+	}
+	return runs
+}
+
+// approveGates approves, as the second person, every gate of the
+// operation and of its children that waits.
+func approveGates(p *proc, op string, got map[string]any) {
+	for node, run := range runsOf(got) {
+		if run["status"] == "WAITING_APPROVAL" {
+			_, _ = postQuiet(p, sweepSRE, `mutation($op: ID!, $n: String!) { decideGate(input: {operation: $op, node: $n, approve: true}) { status } }`, map[string]any{"op": op, "n": node})
 		}
+		if child, ok := run["childOperation"].(map[string]any); ok {
+			r, err := postQuiet(p, token, `query($id: ID!) { operation(id: $id) { nodeRuns { node status childOperation { id } } } }`, map[string]any{"id": child["id"]})
+			if err == nil && len(r.Errors) == 0 {
+				approveGates(p, child["id"].(string), r.Data["operation"].(map[string]any))
+			}
+		}
+	}
+}
+
+// packCase is the sweep pack's operation: people propose the patch while
+// the gate waits, then approve the gate; for a non-idempotent job a crash
+// left unproven, they do its work by hand and record it.
+var packCase = sweepCase{
+	name:   "pack",
+	intent: `mutation { createIntent(input: {action: "install", targetResourceType: "sweep.thing", mode: ADVANCED, desiredResult: {name: "swept"}, constraints: {environment: "dev"}}) { id } }`,
+	act: func(t *testing.T, p *proc, dir, op string, got map[string]any) {
+		runs := runsOf(got)
 		if runs["approve"]["status"] == "WAITING_APPROVAL" {
 			if len(got["patches"].([]any)) == 0 {
 				_, _ = postQuiet(p, token, `mutation($op: ID!) { proposePlanPatch(input: {operation: $op, baseRevision: 1, reason: "break it",
 				  changes: [{op: INSERT_AFTER, node: "use-store", template: "break"}]}) { status } }`, map[string]any{"op": op})
 			} else {
-				_, _ = postQuiet(p, sweepSRE, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve", approve: true}) { status } }`, map[string]any{"op": op})
+				approveGates(p, op, got)
 			}
 		}
 		for _, node := range []string{"first", "use-store"} {
@@ -212,12 +258,23 @@ func runSweep(t *testing.T, s sweep, crashAt int) crashRun {
 					map[string]any{"op": op, "n": node})
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	commits := len(commitLine.FindAllString(first.output(), -1))
-	checkSweepEnd(t, p, dir, op)
-	p.stop(t)
-	return crashRun{commits: commits, crashed: crashed}
+	},
+	check: checkSweepEnd,
+}
+
+// seedCase is the seed's operation: Tempo in prod on prod-k8s, its MinIO
+// made by a sub-operation with a prod gate, its own gate; a second
+// person approves both.
+var seedCase = sweepCase{
+	name: "seed",
+	intent: `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	  desiredResult: {name: "swept-tempo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`,
+	act: func(t *testing.T, p *proc, dir, op string, got map[string]any) { approveGates(p, op, got) },
+	check: func(t *testing.T, p *proc, dir, op string) {
+		t.Helper()
+		parent := checkTimelines(t, p, op, "SUCCEEDED")
+		require.Equal(t, "ACTIVE", parent["resource"].(map[string]any)["lifecycleStatus"])
+	},
 }
 
 // runsIn counts the "run" lines a job appended to a file of its sandbox.
@@ -230,18 +287,27 @@ func runsIn(t *testing.T, sandbox, file string) int {
 	return strings.Count(string(data), "run")
 }
 
-// checkSweepEnd holds the operation's end to the uninterrupted run's: it
-// rolled back, no non-idempotent job ran twice, one sub-operation
-// started, and neither timeline has a gap.
+// checkSweepEnd holds the sweep pack's operation to the uninterrupted
+// run's end: it rolled back, no non-idempotent job ran twice, one
+// sub-operation started, and neither timeline has a gap.
 func checkSweepEnd(t *testing.T, p *proc, dir, op string) {
 	t.Helper()
-	const q = `query($id: ID!) { operation(id: $id) { status nodeRuns { node status } timeline(first: 500) { edges { node { sequence type payload } } } } }`
-	got := p.gql(t, q, map[string]any{"id": op})["operation"].(map[string]any)
-	require.Equal(t, "ROLLED_BACK", got["status"], "%v\n%s", got["nodeRuns"], p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } timeline(first: 500) { edges { node { type payload } } } } }`, map[string]any{"id": op}))
+	checkTimelines(t, p, op, "ROLLED_BACK")
 	sandbox := filepath.Join(dir, "executor", "sandbox", localOf(t, op))
 	for _, f := range []string{"first.runs", "use.runs"} {
 		require.LessOrEqual(t, runsIn(t, sandbox, f), 1, "%s: a non-idempotent job ran twice", f)
 	}
+}
+
+// checkTimelines holds an operation with one sub-operation to its end:
+// its status, one child started (and succeeded), two operations in the
+// organization, no timeline gap in either. It returns the operation.
+func checkTimelines(t *testing.T, p *proc, op, want string) map[string]any {
+	t.Helper()
+	const q = `query($id: ID!) { operation(id: $id) { status resource { lifecycleStatus } nodeRuns { node status error }
+	  timeline(first: 500) { edges { node { sequence type payload } } } } }`
+	got := p.gql(t, q, map[string]any{"id": op})["operation"].(map[string]any)
+	require.Equal(t, want, got["status"], "%v", got["nodeRuns"])
 	var children []string
 	for i, e := range got["timeline"].(map[string]any)["edges"].([]any) {
 		n := e.(map[string]any)["node"].(map[string]any)
@@ -258,6 +324,7 @@ func checkSweepEnd(t *testing.T, p *proc, dir, op string) {
 	for i, e := range child["timeline"].(map[string]any)["edges"].([]any) {
 		require.Equal(t, float64(i+1), e.(map[string]any)["node"].(map[string]any)["sequence"], "no timeline gap in the child")
 	}
+	return got
 }
 
 // sweepPoints are the crash points to cover out of total commits: every
@@ -284,30 +351,16 @@ func sweepPoints(total int, sample int) []int {
 }
 
 // TestCrashAtEveryCommit kills the server (SIGKILL, from inside, right
-// after the commit) at every durable commit of an operation with a gate
-// decision, a sub-operation, a PlanPatch application and a compensation,
-// restarts it, and holds each run's end to the uninterrupted run's: on
-// the embedded store at every commit (make crash-sweep) or a sample
-// (make test), on Neo4j at a sample.
+// after the commit) at every durable commit of two operations — the sweep
+// pack's (a gate decision, a sub-operation, a PlanPatch application and a
+// rollback by compensation) and the seed's (Tempo with its MinIO
+// sub-operation, two prod gates) — restarts it, and holds each run's end
+// to the uninterrupted run's: at every commit with make crash-sweep, at a
+// sample in make test; on both stores.
 func TestCrashAtEveryCommit(t *testing.T) {
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "sweep.yaml"), []byte(sweepPack), 0o600))
 	embedded := sweep{packs: packs, fresh: func(t *testing.T) (string, []string) { return t.TempDir(), nil }}
-	whole := runSweep(t, embedded, 0)
-	require.False(t, whole.crashed)
-	require.Greater(t, whole.commits, 10, "the uninterrupted run's commits")
-	t.Logf("an uninterrupted run makes %d commits", whole.commits)
-
-	covered := 0
-	for _, n := range sweepPoints(whole.commits, 6) {
-		t.Run(fmt.Sprintf("embedded/commit-%02d", n), func(t *testing.T) {
-			run := runSweep(t, embedded, n)
-			require.True(t, run.crashed, "commit %d was never reached (%d commits)", n, run.commits)
-			covered++
-		})
-	}
-	t.Logf("embedded: %d of %d crash points covered", covered, whole.commits)
-
 	db, err := neo4jtest.Start(context.Background())
 	require.NoError(t, err, "Neo4j is part of the test suite")
 	t.Cleanup(func() { db.Close() })
@@ -319,10 +372,27 @@ func TestCrashAtEveryCommit(t *testing.T) {
 			token, org, sweepSRE, org)), 0o600))
 		return dir, []string{"--tokens", tokens}
 	}}
-	for _, n := range sweepPoints(whole.commits, 3) {
-		t.Run(fmt.Sprintf("neo4j/commit-%02d", n), func(t *testing.T) {
-			run := runSweep(t, onNeo4j, n)
-			require.True(t, run.crashed, "commit %d was never reached (%d commits)", n, run.commits)
-		})
+	for _, c := range []struct {
+		sweepCase
+		embedded, neo4j int // sample sizes for make test
+	}{{packCase, 6, 3}, {seedCase, 2, 1}} {
+		whole := runSweep(t, embedded, c.sweepCase, 0)
+		require.False(t, whole.crashed)
+		require.Greater(t, whole.commits, 10, "the uninterrupted run's commits")
+		t.Logf("%s: an uninterrupted run makes %d commits", c.name, whole.commits)
+		for store, run := range map[string]struct {
+			s      sweep
+			sample int
+		}{"embedded": {embedded, c.embedded}, "neo4j": {onNeo4j, c.neo4j}} {
+			covered := 0
+			for _, n := range sweepPoints(whole.commits, run.sample) {
+				t.Run(fmt.Sprintf("%s/%s/commit-%02d", c.name, store, n), func(t *testing.T) {
+					got := runSweep(t, run.s, c.sweepCase, n)
+					require.True(t, got.crashed, "commit %d was never reached (%d commits)", n, got.commits)
+					covered++
+				})
+			}
+			t.Logf("%s on %s: %d of %d crash points covered", c.name, store, covered, whole.commits)
+		}
 	}
 }
