@@ -529,6 +529,12 @@ func validateJob(j *JobContract, p *Problems) {
 		p.Addf("rollback strategy compensate needs a compensation and its evidence (invariant 5)")
 	}
 	for _, a := range j.Outputs.Artifacts {
+		// The name is a file in the operation's outputs directory, which
+		// the server reads (and deletes, for a secret one): a plain name,
+		// never a path out of it.
+		if a.Name == "" || a.Name == "." || a.Name == ".." || strings.ContainsAny(a.Name, "/\\\x00") {
+			p.Addf("artifact %q: the name must be a plain file name (no /, no ..)", a.Name)
+		}
 		switch a.Sensitivity {
 		case "public", "internal", "secret":
 		default:

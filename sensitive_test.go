@@ -1,6 +1,7 @@
 package capstan_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,4 +21,15 @@ func TestSensitiveAttributes(t *testing.T) {
 	require.Equal(t, "secret:api", masked["api_token"])
 	require.Equal(t, "hunter2", attrs["password"], "the input is not changed")
 
+}
+
+func TestArtifactNamesStayInTheOutputs(t *testing.T) {
+	for _, name := range []string{"../../../secrets/secret.key", "a/b", "..", ""} {
+		n := capstan.PlanNode{ID: "j", Type: capstan.NodeJob, Title: "J", Job: &capstan.JobContract{
+			Run:     capstan.RunSpec{Runner: "sim"},
+			Outputs: capstan.JobOutputs{Artifacts: []capstan.ArtifactSpec{{Name: name, Type: "x", Sensitivity: "secret"}}, Evidence: []capstan.Probe{{Name: "e", Type: "sim"}}}}}
+		err := n.Validate()
+		require.Error(t, err, name)
+		require.Contains(t, err.Error()+fmt.Sprint(capstan.ErrorDetails(err)), "plain file name", name)
+	}
 }
