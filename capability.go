@@ -372,8 +372,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// IsProduction reports whether an environment name means production.
-
 // ImpliedSource is a capability that provides a wanted one, directly (Via
 // empty) or through a chain of implications (Via lists the chain).
 type ImpliedSource struct {

@@ -238,9 +238,8 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 	return out, err
 }
 
-// ListProviderBindings scans the organization's plans for bindings whose
-// provider is resourceID (the embedded store keeps no index by provider:
-// it reads each plan's bindings only), newest plan first.
+// ListProviderBindings reads the bindings whose provider is resourceID
+// from the provider index (providerindex.go), newest plan first.
 func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
 	limit = limitOr(limit, 100)
 	var out []capstan.ProviderBinding

@@ -2,7 +2,7 @@
 # Installs what the tests need from the system when it is missing, and
 # nothing when it is all there: Debian's Chromium for the console's
 # browser tests, util-linux's mount and setpriv for the job sandbox, and
-# iproute2 for the test hosts. `make test`, `make run` and .ci/run call it,
+# iproute2 for the test hosts. `make test` and .ci/run call it,
 # so a fresh machine needs no other step. Set CHROMIUM to use a browser of
 # your own.
 set -euo pipefail
