@@ -126,9 +126,7 @@ func (l *loop) run(ctx context.Context) {
 		}
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
-				if st.op.Status == capstan.OperationFailed {
-					l.cancelChildren(ctx, st)
-				}
+				l.cancelChildren(ctx, st) // none outlives it, however it ended
 				if l.e.cfg.Secrets != nil {
 					if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
 						l.dropSecretFiles(recs.Artifacts)
@@ -280,6 +278,17 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	if orphan, err := l.orphaned(ctx, op); err != nil || orphan {
+		if err == nil {
+			err = l.e.cfg.Hooks.CancelChild(ctx, l.org, op.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if op, err = l.e.cfg.Store.GetOperation(ctx, l.org, l.opID); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := l.plan(ctx, op)
 	if err != nil {
 		return nil, err
@@ -308,6 +317,23 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 		}
 	}
 	return st, nil
+}
+
+// orphaned reports whether op is a child operation still going whose
+// parent ended: a crash between the parent's last commit and its asking
+// the child to stop leaves one, and the child then stops itself.
+func (l *loop) orphaned(ctx context.Context, op *capstan.Operation) (bool, error) {
+	if op.ParentID == "" || l.e.cfg.Hooks == nil || op.Status.Terminal() || op.Status == capstan.OperationCancelling {
+		return false, nil
+	}
+	parent, err := l.e.cfg.Store.GetOperation(ctx, l.org, op.ParentID)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return parent.Status.Terminal(), nil
 }
 
 func (l *loop) event(typ string, payload map[string]any) capstan.OperationEvent {

@@ -25,14 +25,20 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	if op.Status.Terminal() {
 		return false, nil
 	}
-	ch := l.change(op)          // with the results recorded since the last commit
 	touched := st.takeTouched() // before this step starts nodes: those wait for the next
+	// A child that ended is concluded in a commit of its own, before this
+	// step starts anything: that commit changes the operation, so the
+	// step decides again on what it left.
+	if done, err := l.followChildren(ctx, st, touched); done || err != nil {
+		return true, err
+	}
+	ch := l.change(op) // with the results recorded since the last commit
 	dispatch, children, started, err := l.startReady(st, ch)
 	if err != nil {
 		return false, err
 	}
-	verify, resumed, done, err := l.resumeTouched(ctx, st, ch, touched, started)
-	if done || err != nil {
+	verify, resumed, err := l.resumeTouched(st, ch, touched, started)
+	if err != nil {
 		return true, err
 	}
 	children = append(children, resumed...)
@@ -144,12 +150,37 @@ func (l *loop) needsAttention(ch *capstan.OperationChange, run *capstan.Operatio
 	return nil
 }
 
+// followChildren concludes the first touched sub_operation node whose
+// child ended. done means it committed: the other touched nodes are
+// touched again, so the next step still resumes every one of them.
+func (l *loop) followChildren(ctx context.Context, st *state, touched []string) (bool, error) {
+	for _, id := range touched {
+		r := st.runs[id]
+		if l.inflight[id] || st.node(id).Type != capstan.NodeSubOperation || r.Status != capstan.NodeRunning || r.ChildOperationID == "" {
+			continue
+		}
+		done, err := l.followChild(ctx, st, st.node(id))
+		if err != nil {
+			return true, err // the loop reads the stored state again
+		}
+		if done {
+			for _, other := range touched {
+				if other != id && st.open[other] {
+					st.touched[other] = true
+				}
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // resumeTouched picks up the nodes whose state changed since the last step
 // (or that a restart found unfinished), other than those this step
-// started: timers to schedule again, rejected gates to fail, children to
-// follow or start, and running nodes whose probes must decide first. done
-// means following a child already changed the operation: decide again.
-func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.OperationChange, touched []string, started map[string]bool) (verify, children []string, done bool, err error) {
+// started: timers to schedule again, rejected gates to fail, children
+// interrupted before they started, and running nodes whose probes must
+// decide first. A child that is still running is left to its end.
+func (l *loop) resumeTouched(st *state, ch *capstan.OperationChange, touched []string, started map[string]bool) (verify, children []string, err error) {
 	for _, id := range touched {
 		r := st.runs[id]
 		switch {
@@ -157,8 +188,6 @@ func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.Operati
 		case st.node(id).Type == capstan.NodeSubOperation && r.Status == capstan.NodeRunning:
 			if r.ChildOperationID == "" {
 				children = append(children, id) // interrupted before the child started
-			} else if done, err := l.followChild(ctx, st, st.node(id)); done || err != nil {
-				return nil, nil, true, err
 			}
 		case r.Status == capstan.NodeRetrying && !l.scheduled[id]:
 			l.schedule(st.node(id), r)
@@ -166,7 +195,7 @@ func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.Operati
 			l.scheduleGate(st.node(id), r)
 		case r.Status == capstan.NodeFailed && st.node(id).Type == capstan.NodeGate:
 			if err := l.fail(st, ch, id, r.Error); err != nil { // rejected or timed out
-				return nil, nil, true, err
+				return nil, nil, err
 			}
 		case r.Status == capstan.NodeRunning || r.Status == capstan.NodeVerifying:
 			// Interrupted by a restart, or verifying a recorded
@@ -175,5 +204,5 @@ func (l *loop) resumeTouched(ctx context.Context, st *state, ch *capstan.Operati
 			verify = append(verify, id)
 		}
 	}
-	return verify, children, false, nil
+	return verify, children, nil
 }
