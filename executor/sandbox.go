@@ -179,7 +179,7 @@ func namespacesWork(user bool) bool {
 			return false
 		}
 	}
-	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -t tmpfs capstan-probe /tmp && mount -t proc proc /proc")
+	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -o remount,bind,ro / && mount -t tmpfs capstan-probe /tmp && mount -t proc proc /proc")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: nsFlags(false)}
 	if user {
 		userNamespace(cmd.SysProcAttr)
@@ -301,7 +301,9 @@ func (s *Sandbox) limitsPrologue() string {
 }
 
 // namespacePrologue runs as root inside the job's new namespaces, then
-// becomes the job: a fresh /tmp holding only the operation's sandbox
+// becomes the job: every mount the host has made read-only (the job
+// writes nowhere but where it is given to: a file left in $HOME, /etc or
+// a pack directory would outlive it), a fresh /tmp holding only the operation's sandbox
 // ($2, at /tmp/job) and outputs ($3, at /tmp/outputs); the hidden paths
 // ($4…) covered; fresh /dev/shm, /var/tmp and /run/lock (nothing shared
 // with other jobs), /run covered without network; /proc showing only the
@@ -315,10 +317,16 @@ func (s *Sandbox) namespacePrologue(become string) string {
 script=$1 work=$2 outputs=$3; shift 3
 exec 3<"$work" 4<"$outputs"
 mount --make-rprivate /
+while read -r _ _ _ _ mp _; do
+  printf -v mp '%b' "$mp"
+  mount -o remount,bind,ro "$mp"
+done </proc/self/mountinfo
 mount -t tmpfs -o size=1m,mode=0755 capstan-job /tmp
 mkdir ` + jobHome + ` ` + jobOutputs + `
 mount -c --bind /proc/self/fd/3 ` + jobHome + `
 mount -c --bind /proc/self/fd/4 ` + jobOutputs + `
+mount -c -o remount,bind,rw ` + jobHome + `
+mount -c -o remount,bind,rw ` + jobOutputs + `
 exec 3<&- 4<&-
 for p in "$@"; do
   if [ -d "$p" ]; then mount -t tmpfs -o size=4k,mode=000 capstan-hidden "$p"

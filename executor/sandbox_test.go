@@ -24,6 +24,7 @@ type hostileHost struct {
 	data, tokens  string
 	work, outputs string // operation A's
 	other         string // operation B's sandbox
+	open          string // a directory anyone may write, outside /tmp and the data directory
 	sb            *Sandbox
 }
 
@@ -51,6 +52,11 @@ func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
 	require.NoError(t, os.WriteFile(filepath.Join(h.data, "store.db"), []byte(storeSecret), 0o600))
 	require.NoError(t, os.WriteFile(h.tokens, []byte(tokenSecret), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(h.other, "secret"), []byte(otherSecret), 0o666))
+	open, err := os.MkdirTemp("/var/lib", "capstan-open-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(open) })
+	require.NoError(t, os.Chmod(open, 0o777))
+	h.open = open
 	h.sb = NewSandbox(SandboxConfig{Limits: limits, DiskQuota: quota, Hide: []string{h.data, h.tokens}, Slots: 4})
 	require.True(t, h.sb.namespaces, "this host allows namespaces: %s", h.sb.Describe())
 	return h
@@ -59,7 +65,7 @@ func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
 func (h *hostileHost) run(t *testing.T, script string, timeout time.Duration) Result {
 	t.Helper()
 	env := map[string]string{"CAPSTAN_OUTPUTS": h.outputs, "CAPSTAN_PARAM_NAME": "tempo", "DATA": h.data, "TOKENS": h.tokens,
-		"OTHER": h.other, "SERVER_PID": fmt.Sprint(os.Getpid())}
+		"OTHER": h.other, "OPEN": h.open, "SERVER_PID": fmt.Sprint(os.Getpid())}
 	return ShellRunner{Sandbox: h.sb}.Run(context.Background(), Job{NodeID: "hostile", Dir: h.work, Outputs: h.outputs,
 		Spec: capstan.RunSpec{Script: script, Timeout: timeout.String()}, Env: env})
 }
@@ -114,6 +120,8 @@ func TestHostileJobs(t *testing.T) {
 		{"reach the control plane", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3`, listener.Addr().(*net.TCPAddr).Port), 5 * time.Second, "exit:1"},
 		{"kill the server", `kill -9 $SERVER_PID && echo KILLED`, 5 * time.Second, "exit:1"},
 		{"become root again", `umount /tmp; mount -t proc proc /mnt; su -c id root </dev/null; touch /etc/capstan-was-here`, 5 * time.Second, "exit:1"},
+		{"plant a file outside the sandbox", `echo planted > "$OPEN/planted" || echo planted > /var/lib/planted || echo planted > "$OPEN/../planted"`, 5 * time.Second, "exit:1"},
+		{"make the host writable again", `mount -o remount,bind,rw / ; unshare -Urm sh -c 'mount -o remount,bind,rw / && echo x > /planted'; echo planted > "$OPEN/planted"`, 5 * time.Second, "exit:1"},
 		{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 30`, 4 * time.Second, "timeout"},
 		{"run forever", `sleep 1000`, time.Second, "timeout"},
 		{"burn the CPU", `while :; do :; done`, 30 * time.Second, "signal:killed"},
@@ -131,8 +139,10 @@ func TestHostileJobs(t *testing.T) {
 			if a.kind != "" {
 				require.Equal(t, a.kind, res.ErrKind, "%s", res.Output)
 			}
-			_, err := os.Stat("/etc/capstan-was-here")
-			require.True(t, os.IsNotExist(err))
+			for _, planted := range []string{"/etc/capstan-was-here", filepath.Join(h.open, "planted"), "/var/lib/planted", "/planted"} {
+				_, err := os.Stat(planted)
+				require.True(t, os.IsNotExist(err), planted)
+			}
 			require.NoError(t, os.RemoveAll(h.work))
 			require.NoError(t, os.MkdirAll(h.work, 0o750))
 		})

@@ -45,7 +45,7 @@ func asNobody(bin string) func(*exec.Cmd) {
 // snoopPack's job tries what a hostile pack author would against a
 // server that is not root: its data directory, the secret store's key,
 // the tokens, the mounts hiding them, capabilities.
-func snoopPack(data, tokens string) string {
+func snoopPack(data, tokens, open string) string {
 	return fmt.Sprintf(`id: snoop
 version: 1.0.0
 scenarios:
@@ -65,11 +65,13 @@ scenarios:
                 echo "== data"; ls -la %[1]q 2>&1; od -An -c %[1]q/secrets/secret.key 2>&1 | head -3
                 echo "== tokens"; cat %[2]q 2>&1
                 echo "== umount"; umount %[1]q 2>&1 && echo "UNMOUNTED-$((40+2))"; ls %[1]q/secrets 2>&1
+                echo "== plant"; echo planted > %[3]q/planted 2>&1 && echo "PLANTED-$((40+2))"
+                unshare -Urm sh -c 'umount %[1]q && echo "UNMOUNTED-$((40+3))"; mount -o remount,bind,rw / && echo planted > %[3]q/planted && echo "PLANTED-$((40+3))"' 2>&1
                 echo "== caps"; grep Cap /proc/self/status
                 echo "== procs"; ls /proc | grep -cE '^[0-9]+$'
                 exit 0
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
-`, data, tokens)
+`, data, tokens, open)
 }
 
 // TestAttackUnprivilegedServer runs the server as nobody, as the shipped
@@ -85,7 +87,10 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: acme, roles: [admin]}\n", attackAdmin)), 0o644))
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(data, tokens)), 0o644))
+	open := filepath.Join(dir, "open") // anyone may write here: a job may not
+	require.NoError(t, os.MkdirAll(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(data, tokens, open)), 0o644))
 
 	p := launchWith(t, asNobody(bin), data, "--tokens", tokens, "--packs", packs)
 	p.waitReady(t, 60*time.Second)
@@ -104,9 +109,12 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	dump, err := exec.Command("sh", "-c", "od -An -c "+filepath.Join(data, "secrets", "secret.key")+" | head -1").Output()
 	require.NoError(t, err)
 	require.NotEmpty(t, strings.TrimSpace(string(dump)))
-	for _, leak := range []string{attackAdmin, "UNMOUNTED-42", "capstan.db", strings.TrimSpace(string(dump))} {
+	require.Contains(t, text, "== plant", "the job got that far: %s", text)
+	for _, leak := range []string{attackAdmin, "UNMOUNTED-42", "UNMOUNTED-43", "PLANTED-42", "PLANTED-43", "capstan.db", strings.TrimSpace(string(dump))} {
 		require.NotContains(t, text, leak, text)
 	}
+	_, err = os.Stat(filepath.Join(open, "planted"))
+	require.True(t, os.IsNotExist(err), "the job wrote outside its sandbox")
 	require.Contains(t, text, "CapEff:\t0000000000000000", "the job holds no capability")
 	require.Contains(t, text, "CapBnd:\t0000000000000000", "nor can it gain one")
 	t.Logf("what the job saw:\n%s", text)
@@ -121,7 +129,7 @@ func TestUnisolatedJobsAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(filepath.Join(dir, "data"), filepath.Join(dir, "none"))), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(filepath.Join(dir, "data"), filepath.Join(dir, "none"), t.TempDir())), 0o644))
 
 	p := start(t, filepath.Join(dir, "data"), "--packs", packs, "--sandbox", "off")
 	require.Contains(t, p.output(), "jobs cannot be isolated")
