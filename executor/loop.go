@@ -127,10 +127,8 @@ func (l *loop) run(ctx context.Context) {
 		if err == nil {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				l.cancelChildren(ctx, st) // none outlives it, however it ended
-				if l.e.cfg.Secrets != nil {
-					if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
-						l.dropSecretFiles(recs.Artifacts)
-					}
+				if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
+					l.e.pruneOutputs(l.opID, recs.Artifacts)
 				}
 				l.e.dropSandbox(l.opID)
 				if st.op.ParentID != "" {

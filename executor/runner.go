@@ -106,12 +106,17 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 		case err = <-done:
 			return exited(j, out.Bytes(), err)
 		case <-quota:
-			if diskUsage(r.Sandbox.cfg.DiskQuota, dir, j.Outputs) <= r.Sandbox.cfg.DiskQuota {
+			used, hidden := diskUsage(r.Sandbox.cfg.DiskQuota, dir, j.Outputs)
+			if used <= r.Sandbox.cfg.DiskQuota {
 				continue
 			}
 			kill(cmd, done)
+			why := fmt.Sprintf("passed its disk quota of %d bytes", r.Sandbox.cfg.DiskQuota)
+			if hidden != "" {
+				why = "holds a directory its disk quota cannot measure (" + filepath.Base(hidden) + ")"
+			}
 			return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: "disk_quota",
-				Err: fmt.Errorf("job %s: the operation's sandbox passed its disk quota of %d bytes", j.NodeID, r.Sandbox.cfg.DiskQuota)}
+				Err: fmt.Errorf("job %s: the operation's sandbox %s", j.NodeID, why)}
 		case <-ctx.Done():
 			kill(cmd, done)
 			kind := "timeout"

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -384,17 +385,23 @@ func inNamespace(own map[string]string, dir, outputs string) map[string]string {
 }
 
 // diskUsage sums the sizes of files under dirs, giving up (and
-// reporting more than limit) after limit bytes or 100,000 entries.
-func diskUsage(limit int64, dirs ...string) int64 {
-	var total int64
+// reporting more than limit) after limit bytes or 100,000 entries. A
+// directory it cannot read counts as past the limit (hidden is its
+// path): a job that makes one unreadable (mode 000 under a server that
+// is not root) would otherwise hide whatever it holds from the quota.
+func diskUsage(limit int64, dirs ...string) (total int64, hidden string) {
 	entries := 0
 	for _, d := range dirs {
 		if d == "" {
 			continue
 		}
-		_ = filepath.WalkDir(d, func(_ string, e fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(d, func(path string, e fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking
+			}
 			if err != nil {
-				return nil
+				total, hidden = limit+1, path
+				return filepath.SkipAll
 			}
 			entries++
 			if info, err := e.Info(); err == nil && !e.IsDir() {
@@ -407,5 +414,5 @@ func diskUsage(limit int64, dirs ...string) int64 {
 			return nil
 		})
 	}
-	return total
+	return total, hidden
 }

@@ -4,7 +4,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // An operation's sandbox directory is its jobs' working directory: what
@@ -20,6 +23,36 @@ func (e *Executor) dropSandbox(opID string) {
 	}
 	if err := removeTree(filepath.Join(e.cfg.Dir, "sandbox", opID)); err != nil {
 		e.cfg.Log.Warn("sandbox not removed", "operation", opID, "err", err.Error())
+	}
+}
+
+// pruneOutputs leaves in an ended operation's outputs directory only the
+// files its recorded artifacts refer to: what its jobs wrote there
+// besides (undeclared files, directories, the files of secret artifacts
+// the secret store now holds, those of failed attempts) goes.
+func (e *Executor) pruneOutputs(opID string, arts []capstan.Artifact) {
+	if opID == "" {
+		return
+	}
+	dir := filepath.Join(e.cfg.Dir, "outputs", opID)
+	prefix := "file:" + filepath.Join("outputs", opID) + "/"
+	keep := map[string]bool{}
+	for _, a := range arts {
+		if name, ok := strings.CutPrefix(a.StorageRef, prefix); ok {
+			keep[name] = true
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, d := range entries {
+		if keep[d.Name()] && d.Type().IsRegular() {
+			continue
+		}
+		if err := removeTree(filepath.Join(dir, d.Name())); err != nil {
+			e.cfg.Log.Warn("output not removed", "operation", opID, "name", d.Name(), "err", err.Error())
+		}
 	}
 }
 

@@ -90,7 +90,7 @@ func secretArtifactName(opID, node, artifact string) string {
 // keepSecrets puts the values of a job's secret artifacts into the secret
 // store, encrypted, and points the artifacts at them: the file in the
 // operation's outputs stays for the jobs downstream until the operation
-// ends (dropSecretFiles).
+// ends (pruneOutputs).
 func (l *loop) keepSecrets(ctx context.Context, node string, arts []capstan.Artifact, values [][]byte) error {
 	if l.e.cfg.Secrets == nil {
 		return nil
@@ -125,14 +125,4 @@ func (l *loop) redactor() *secret.Redactor {
 		l.e.cfg.Log.Warn("secret values not loaded for masking", "operation", l.opID, "err", capstan.ErrorMessage(err))
 	}
 	return r
-}
-
-// dropSecretFiles removes the files of an ended operation's secret
-// artifacts from its outputs; their values stay in the secret store.
-func (l *loop) dropSecretFiles(arts []capstan.Artifact) {
-	for _, a := range arts {
-		if a.Sensitivity == capstan.SensitivitySecret && strings.HasPrefix(a.StorageRef, secret.RefPrefix) {
-			_ = os.Remove(filepath.Join(l.outputs(), a.Name))
-		}
-	}
 }

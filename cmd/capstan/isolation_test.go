@@ -71,6 +71,22 @@ scenarios:
                 echo "== procs"; ls /proc | grep -cE '^[0-9]+$'
                 exit 0
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
+  - id: stash.hide
+    action: install
+    target_resource_type: stash
+    plan:
+      nodes:
+        - id: hide
+          type: job
+          title: Hide 48 MiB from the disk quota
+          job:
+            run:
+              runner: shell
+              script: |
+                mkdir -p stash/deeper && head -c 48M /dev/zero > stash/deeper/big && chmod 000 stash
+                sleep 10
+            outputs: {evidence: [{name: done, type: command, script: 'true'}]}
+            controls: {retry: {maximum_attempts: 1}}
 `, data, tokens, open)
 }
 
@@ -92,7 +108,7 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	require.NoError(t, os.Chmod(open, 0o777))
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(data, tokens, open)), 0o644))
 
-	p := launchWith(t, asNobody(bin), data, "--tokens", tokens, "--packs", packs)
+	p := launchWith(t, asNobody(bin), data, "--tokens", tokens, "--packs", packs, "--job-disk-quota-mib", "16")
 	p.waitReady(t, 60*time.Second)
 	require.Contains(t, p.output(), "a user namespace per job", "the server says how it isolates jobs")
 	op, err := runAs(p, attackAdmin, "thing", "snoop")
@@ -118,6 +134,18 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	require.Contains(t, text, "CapEff:\t0000000000000000", "the job holds no capability")
 	require.Contains(t, text, "CapBnd:\t0000000000000000", "nor can it gain one")
 	t.Logf("what the job saw:\n%s", text)
+
+	// A directory the server (the job's own uid, not root) cannot read
+	// does not hide what it holds from the disk quota.
+	op, err = runAs(p, attackAdmin, "stash", "hide")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return statusAs(t, p, attackAdmin, op) == "FAILED" }, 30*time.Second, 100*time.Millisecond)
+	r := postAs(t, p, attackAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { error } } }`, map[string]any{"id": op})
+	require.Empty(t, r.Errors)
+	require.Contains(t, fmt.Sprint(r.Data), "holds a directory its disk quota cannot measure (stash)")
+	stashes, err := filepath.Glob(filepath.Join(data, "executor", "sandbox", "*", "stash"))
+	require.NoError(t, err)
+	require.Empty(t, stashes, "the sandbox went with its operation, locked directory and all")
 }
 
 // TestUnisolatedJobsAreRefused: where jobs cannot be isolated

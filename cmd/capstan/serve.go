@@ -59,6 +59,8 @@ type serveConfig struct {
 	sandbox    string
 	jobUIDBase int
 	jobNetwork bool
+	// jobDiskMiB bounds what an operation's sandbox and outputs hold.
+	jobDiskMiB int
 	// production lists the environments declared production.
 	production string
 	// allowUnisolated runs shell jobs and command probes even where they
@@ -131,6 +133,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.conns.Total, "max-connections", envInt("CAPSTAN_MAX_CONNECTIONS", conns.Total), "connections open at once; past it a new one gets a 503 and is closed (default: the file descriptor limit less a quarter, at least 1,024, kept for the store and jobs); 0 for no limit (CAPSTAN_MAX_CONNECTIONS)")
 	fs.IntVar(&c.conns.PerClient, "max-connections-per-client", envInt("CAPSTAN_MAX_CONNECTIONS_PER_CLIENT", conns.PerClient), "connections one client address holds open at once; 0 for no limit (CAPSTAN_MAX_CONNECTIONS_PER_CLIENT)")
 	fs.StringVar(&c.sandbox, "sandbox", envOr("CAPSTAN_SANDBOX", "on"), "confine shell jobs and command probes (other uids, limits, namespaces; docs/SANDBOX.md): on or off (CAPSTAN_SANDBOX)")
+	fs.IntVar(&c.jobDiskMiB, "job-disk-quota-mib", envInt("CAPSTAN_JOB_DISK_QUOTA_MIB", 1024), "MiB an operation's sandbox and outputs may hold; a job past it is killed (CAPSTAN_JOB_DISK_QUOTA_MIB)")
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
@@ -353,7 +356,7 @@ func jobSandbox(cfg serveConfig) *executor.Sandbox {
 		hide = append(hide, cfg.tokens)
 	}
 	return executor.NewSandbox(executor.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
-		Network: cfg.jobNetwork, Hide: hide, Off: cfg.sandbox == "off", AllowUnisolated: cfg.allowUnisolated})
+		Network: cfg.jobNetwork, Hide: hide, DiskQuota: int64(cfg.jobDiskMiB) << 20, Off: cfg.sandbox == "off", AllowUnisolated: cfg.allowUnisolated})
 }
 
 // httpServer bounds every connection: its headers (size and time), the

@@ -1,0 +1,71 @@
+package executor_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/service"
+)
+
+const litterPack = `id: litter
+version: 1.0.0
+scenarios:
+  - id: thing.litter
+    action: litter
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: litter
+          type: job
+          title: Write a report, and more besides
+          job:
+            run:
+              runner: shell
+              script: |
+                echo "all good" > "$CAPSTAN_OUTPUTS/report"
+                head -c 100000 /dev/zero > "$CAPSTAN_OUTPUTS/junk"
+                mkdir -p "$CAPSTAN_OUTPUTS/stash/deeper" && echo hidden > "$CAPSTAN_OUTPUTS/stash/deeper/x"
+                chmod 000 "$CAPSTAN_OUTPUTS/stash/deeper" "$CAPSTAN_OUTPUTS/stash"
+                ln -s /etc/passwd "$CAPSTAN_OUTPUTS/link"
+            outputs:
+              artifacts: [{name: report, type: report, sensitivity: internal}]
+              evidence: [{name: ok, type: command, script: 'true'}]
+`
+
+// TestAnEndedOperationKeepsOnlyItsArtifacts: what a job wrote to its
+// outputs besides its declared artifacts (files, a directory it locked
+// itself out of, a symlink) goes when the operation ends; the artifact
+// stays readable.
+func TestAnEndedOperationKeepsOnlyItsArtifacts(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, _ := setup(t, store, org)
+		admin := as("alice", capstan.RoleAdmin)
+		_, err := svc.InstallPackYAML(admin, "litter.yaml", []byte(litterPack))
+		require.NoError(t, err)
+		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "litter", TargetResourceType: "thing", Constraints: map[string]any{"environment": "dev"}})
+		require.NoError(t, err)
+		plan, err := svc.PlanIntent(admin, in.ID)
+		require.NoError(t, err)
+		op, err := svc.StartOperation(admin, plan.ID, "")
+		require.NoError(t, err)
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status, "%v", timeline(t, store, op.ID))
+		dir := filepath.Join(executorDirs[store], "outputs", op.ID)
+		require.Eventually(t, func() bool {
+			entries, err := os.ReadDir(dir)
+			return err == nil && len(entries) == 1
+		}, 10*time.Second, 20*time.Millisecond)
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Equal(t, "report", entries[0].Name())
+		data, err := executor.ReadArtifact(executorDirs[store], "file:"+filepath.Join("outputs", op.ID, "report"))
+		require.NoError(t, err)
+		require.Equal(t, "all good\n", string(data))
+	})
+}
