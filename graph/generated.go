@@ -7704,9 +7704,9 @@ type Operation implements Node {
   "When it ended."
   completedAt: Time
   "The nodes running or waiting now (the seed's current_node), in plan order."
-  currentNodes: [String!]!
+  currentNodes: [String!]! @cost(weight: 20)
   "The simple-mode projection: desired result, current phase, progress, needs attention, final resource health."
-  progress: OperationProgress!
+  progress: OperationProgress! @cost(weight: 20)
   "The organization (tenant) the operation belongs to."
   organizationId: String!
   "The run of each node that has one."
