@@ -181,6 +181,12 @@ func (s *Service) refuseSecretsInChanges(ctx context.Context, org string, change
 		if err := s.refuseSecretValues(ctx, org, where+" spec", c.Spec); err != nil {
 			return err
 		}
+		// A change's reason is part of what an approver signs (the
+		// patch's digest): masking it later would change that, so it
+		// is refused here like the rest.
+		if err := s.refuseSecretValues(ctx, org, where+" reason", c.Reason); err != nil {
+			return err
+		}
 	}
 	return nil
 }

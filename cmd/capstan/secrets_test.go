@@ -238,6 +238,10 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 		map[string]any{"p": dig(plan2, "data", "planIntent", "id"), "ver": dig(plan2, "data", "planIntent", "version"), "v": "postgres://app:" + password + "@db/app"})
 	require.Equal(t, "INVALID", errCode(edited))
 	require.Contains(t, fmt.Sprint(edited), "holds the value of a stored secret")
+	explained := rec.post(t, p, secretAdmin, `mutation($p: ID!, $ver: Int!, $v: String!) { editPlan(input: {plan: $p, version: $ver, changes: [{op: SET_PARAMETERS, parameters: {replicas: 2}, reason: $v}]}) { id } }`,
+		map[string]any{"p": dig(plan2, "data", "planIntent", "id"), "ver": dig(plan2, "data", "planIntent", "version"), "v": "as agreed, the password " + password + " stays"})
+	require.Equal(t, "INVALID", errCode(explained), "%v", explained)
+	require.Contains(t, fmt.Sprint(explained), "change 1 (set_parameters) reason holds the value of a stored secret")
 	literal := rec.post(t, p, secretAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`,
 		map[string]any{"doc": "internal_services:\n  - {name: leaky-db, type: postgres.instance, environment: staging, provides: [{capability: postgres.database, attributes: {password: hunter2-literal}}]}\n"})
 	require.Equal(t, "INVALID", errCode(literal), "%v", literal)
