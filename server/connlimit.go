@@ -46,7 +46,9 @@ type LimitListener struct {
 	byAddr   map[string]int
 	refused  atomic.Int64
 	refusing chan struct{}
-	wg       sync.WaitGroup
+	// closed (under mu) stops new refusals once Close waits for them.
+	closed bool
+	wg     sync.WaitGroup
 }
 
 const (
@@ -61,6 +63,9 @@ func NewLimitListener(ln net.Listener, limits ConnLimits) *LimitListener {
 
 // Close closes the listener and waits for the refusals under way.
 func (l *LimitListener) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 	err := l.Listener.Close()
 	l.wg.Wait()
 	return err
@@ -122,16 +127,13 @@ var refusal = func() []byte {
 }()
 
 func (l *LimitListener) refuse(c net.Conn) {
-	select {
-	case l.refusing <- struct{}{}:
-	default: // too many refusals under way: reset this one at once
+	if !l.startRefusal() { // too many refusals under way, or closing: reset this one at once
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
 		}
 		_ = c.Close()
 		return
 	}
-	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		defer func() { <-l.refusing }()
@@ -150,6 +152,23 @@ func (l *LimitListener) refuse(c net.Conn) {
 	}()
 }
 
+// startRefusal takes a refusal's place, unless all are taken or the
+// listener is closing (an Add after Close's Wait began would race it).
+func (l *LimitListener) startRefusal() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	select {
+	case l.refusing <- struct{}{}:
+		l.wg.Add(1)
+		return true
+	default:
+		return false
+	}
+}
+
 // waitForHeaders reads from c until the end of a request's headers, 8 KiB
 // or c's deadline, whichever comes first.
 func waitForHeaders(c net.Conn) {
@@ -164,9 +183,14 @@ func waitForHeaders(c net.Conn) {
 	}
 }
 
-// clientAddr is the host part of a remote address.
+// clientAddr is who a connection counts against: the host part of its
+// remote address, or for IPv6 its /64 (one host commonly holds a whole
+// /64, and could otherwise take a new address per connection).
 func clientAddr(a net.Addr) string {
 	if tcp, ok := a.(*net.TCPAddr); ok {
+		if tcp.IP.To4() == nil && len(tcp.IP) == net.IPv6len {
+			return tcp.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
+		}
 		return tcp.IP.String()
 	}
 	host, _, err := net.SplitHostPort(a.String())

@@ -303,7 +303,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		msrv := httpServer(cfg, server.MetricsHandler(broker))
 		defer msrv.Close()
 		log.Info("metrics listening", "metrics", "http://"+mln.Addr().String()+"/metrics")
-		go func() { errc <- msrv.Serve(mln) }()
+		// A scraper or two: a flood of this listener takes no more
+		// than these of the server's file descriptors.
+		limited := server.NewLimitListener(mln, server.ConnLimits{Total: 64, PerClient: 16})
+		go func() { errc <- msrv.Serve(limited) }()
 	}
 	select {
 	case err := <-errc:
