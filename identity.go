@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 )
 
 // Roles.
@@ -65,14 +64,15 @@ var SystemActors = []string{"executor", "capstan"}
 // CheckPersonActor says why id cannot name a person (a token's actor):
 // one the product gives its own parts or analyzers, compared without case
 // and around spaces, so no token passes for the executor or an analyzer,
-// or one with spaces at its ends or control characters, which would look
-// like another in a timeline.
+// or one with anything but ASCII letters, digits and . _ @ + - (spaces,
+// control characters, zero-width or look-alike letters), which would look
+// like another person in a timeline.
 func CheckPersonActor(id string) error {
 	if id == "" {
 		return fmt.Errorf("actor is empty")
 	}
-	if strings.TrimSpace(id) != id || strings.IndexFunc(id, unicode.IsControl) >= 0 {
-		return fmt.Errorf("actor %q has spaces at its ends or control characters", id)
+	if strings.IndexFunc(id, notActorRune) >= 0 || len(id) > 128 {
+		return fmt.Errorf("actor %q is not a login: at most 128 of the ASCII letters, digits and . _ @ + - (a look-alike letter or an invisible one would pass for another person in a timeline)", id)
 	}
 	folded := strings.ToLower(id)
 	if strings.HasPrefix(folded, AgentPrefix) || strings.HasPrefix(folded, strings.TrimSuffix(AgentPrefix, ":")) {
@@ -82,4 +82,13 @@ func CheckPersonActor(id string) error {
 		return fmt.Errorf("actor %q is reserved for Capstan itself", id)
 	}
 	return nil
+}
+
+// notActorRune reports whether r may not appear in a person's actor id.
+func notActorRune(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("._@+-", r)
 }
