@@ -117,10 +117,13 @@ func NewSandbox(cfg SandboxConfig) *Sandbox {
 	return s
 }
 
-// Isolated reports whether jobs run isolated from the server: as other
-// users (root), or in a user namespace of their own (not root).
+// Isolated reports whether jobs run isolated from the server: in mount,
+// PID, IPC and UTS namespaces of their own that hide the data directory,
+// as other users (root) or in a user namespace (not root). Another uid
+// alone is not enough: a job would still read whatever the server's
+// files leave readable to others (a tokens file of mode 0644).
 func (s *Sandbox) Isolated() bool {
-	return s != nil && !s.cfg.Off && (s.root || s.userns)
+	return s != nil && !s.cfg.Off && (s.namespaces || s.userns)
 }
 
 // Refusal says why shell jobs and command probes are refused on this
@@ -130,7 +133,11 @@ func (s *Sandbox) Refusal() string {
 		return ""
 	}
 	why := "--sandbox off"
-	if !s.cfg.Off {
+	switch {
+	case s.cfg.Off:
+	case s.root:
+		why = "the server is root but cannot make mount namespaces: a container without CAP_SYS_ADMIN, or a seccomp profile forbidding them"
+	default:
 		why = "the server is not root and cannot make user namespaces"
 	}
 	return "shell jobs and command probes are refused: they cannot be isolated (" + why + "), so they would read the data directory, the tokens and the secret store; start with --allow-unisolated-jobs to run them anyway (docs/SANDBOX.md)"
@@ -150,6 +157,8 @@ func (s *Sandbox) Describe() string {
 		return "off: jobs run as the server's user"
 	case s.Refusal() != "":
 		return "refusing shell jobs and command probes: " + s.Refusal()
+	case !s.Isolated() && s.root && !s.cfg.Off:
+		return fmt.Sprintf("NOT ISOLATED (--allow-unisolated-jobs): no namespaces on this host, only uids %d-%d and limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, s.cfg.Limits)
 	case !s.Isolated():
 		return fmt.Sprintf("NOT ISOLATED (--allow-unisolated-jobs): jobs run as the server's user with limits %+v", s.cfg.Limits)
 	case s.userns:
@@ -164,8 +173,6 @@ func (s *Sandbox) Describe() string {
 			net = "the host's network"
 		}
 		return fmt.Sprintf("uids %d-%d, mount/pid/ipc/uts namespaces, %s, limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, net, s.cfg.Limits)
-	case s.root:
-		return fmt.Sprintf("uids %d-%d and limits %+v; no namespaces on this host", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, s.cfg.Limits)
 	}
 	return fmt.Sprintf("limits %+v; not root, so jobs run as the server's user", s.cfg.Limits)
 }
@@ -224,10 +231,10 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
-	if !s.Isolated() {
-		if !s.cfg.AllowUnisolated {
-			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%s", s.Refusal())
-		}
+	if !s.Isolated() && !s.cfg.AllowUnisolated {
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%s", s.Refusal())
+	}
+	if !s.Isolated() && (s.cfg.Off || !s.root) {
 		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`exec bash -c "$1"`, "capstan-job", script)
 		cmd.Dir = dir
 		cmd.Env = jobEnviron(dir, own)

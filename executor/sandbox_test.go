@@ -253,3 +253,39 @@ func TestArtifactsAreNeverFollowed(t *testing.T) {
 	_, err = ReadArtifact("", "file:"+filepath.Join(outputs, "report"))
 	require.Error(t, err, "the analyzer does not read through it either")
 }
+
+// TestWhatIsIsolated: a job is isolated only in namespaces of its own
+// (as another uid, or in a user namespace); a root server that cannot
+// make them refuses jobs like one that is not root, unless allowed.
+func TestWhatIsIsolated(t *testing.T) {
+	for _, c := range []struct {
+		name                          string
+		root, namespaces, userns, off bool
+		allow                         bool
+		isolated                      bool
+		refusal, describes            string
+	}{
+		{name: "root with namespaces", root: true, namespaces: true, isolated: true, describes: "mount/pid/ipc/uts namespaces"},
+		{name: "not root, user namespaces", userns: true, isolated: true, describes: "a user namespace per job"},
+		{name: "root without namespaces", root: true, refusal: "root but cannot make mount namespaces"},
+		{name: "root without namespaces, allowed", root: true, allow: true, describes: "NOT ISOLATED (--allow-unisolated-jobs): no namespaces on this host, only uids"},
+		{name: "not root, no user namespaces", refusal: "not root and cannot make user namespaces"},
+		{name: "off", root: true, namespaces: true, off: true, refusal: "--sandbox off"},
+		{name: "off, allowed", root: true, off: true, allow: true, describes: "jobs run as the server's user"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Sandbox{cfg: SandboxConfig{Off: c.off, AllowUnisolated: c.allow}, root: c.root, namespaces: c.namespaces, userns: c.userns}
+			require.Equal(t, c.isolated, s.Isolated())
+			if c.refusal == "" {
+				require.Empty(t, s.Refusal())
+			} else {
+				require.Contains(t, s.Refusal(), c.refusal)
+				_, err := s.command("true", t.TempDir(), t.TempDir(), nil)
+				require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err), "refused, never run")
+			}
+			if c.describes != "" {
+				require.Contains(t, s.Describe(), c.describes)
+			}
+		})
+	}
+}
