@@ -245,6 +245,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	svc.Secrets = vault
 	svc.Production = capstan.DeclareProduction(strings.Split(cfg.production, ",")...)
 	log.Info("production environments", "declared", svc.Production.Names())
+	for _, name := range []string{"prod", "production"} {
+		if !svc.Production.Is(name) {
+			log.Warn("an environment named like production is not declared production: its intents get none of the production rules", "environment", name, "declared", svc.Production.Names())
+		}
+	}
 	sandbox := jobSandbox(cfg)
 	egress, err := executor.ParseEgress(cfg.egress)
 	if err != nil {
