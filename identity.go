@@ -71,15 +71,15 @@ func CheckPersonActor(id string) error {
 	if id == "" {
 		return fmt.Errorf("actor is empty")
 	}
-	if strings.IndexFunc(id, notActorRune) >= 0 || len(id) > 128 {
-		return fmt.Errorf("actor %q is not a login: at most 128 of the ASCII letters, digits and . _ @ + - (a look-alike letter or an invisible one would pass for another person in a timeline)", id)
-	}
-	folded := strings.ToLower(id)
+	folded := strings.ToLower(strings.TrimSpace(id))
 	if strings.HasPrefix(folded, AgentPrefix) || strings.HasPrefix(folded, strings.TrimSuffix(AgentPrefix, ":")) {
 		return fmt.Errorf("actor %q is reserved: %s<name> names an analyzer, never a person", id, AgentPrefix)
 	}
 	if slices.Contains(SystemActors, folded) {
 		return fmt.Errorf("actor %q is reserved for Capstan itself", id)
+	}
+	if strings.IndexFunc(id, notActorRune) >= 0 || len(id) > 128 {
+		return fmt.Errorf("actor %q is not a login: at most 128 of the ASCII letters, digits and . _ @ + - (a look-alike letter or an invisible one would pass for another person in a timeline)", id)
 	}
 	return nil
 }

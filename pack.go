@@ -304,6 +304,9 @@ type RunSpec struct {
 	Outcomes     []string          `json:"outcomes,omitempty"`
 	Duration     string            `json:"duration,omitempty"`
 	Timeout      string            `json:"timeout,omitempty"`
+	// Target names the requirement whose bound compute node a remote job
+	// (runner ssh or ansible) runs on: never an address.
+	Target string `json:"target,omitempty"`
 }
 
 // JobInputs lists what a job consumes.
@@ -373,6 +376,27 @@ type Probe struct {
 	Resource      string `json:"resource,omitempty"`
 	Field         string `json:"field,omitempty"`
 	Equals        any    `json:"equals,omitempty"`
+	// Target names the requirement whose bound compute node a probe of
+	// real state checks (tcp, ssh_command, file, service; an http probe
+	// may name one for ${target.address} in its URL).
+	Target string `json:"target,omitempty"`
+	// Port is what a tcp probe dials on the target.
+	Port int `json:"port,omitempty"`
+	// Path is the file a file probe checks; SHA256, Owner and Mode what
+	// it must have (each optional).
+	Path   string `json:"path,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	// Pidfile is where a service probe reads the process id, and Process
+	// the command name that process must have.
+	Pidfile string `json:"pidfile,omitempty"`
+	Process string `json:"process,omitempty"`
+	// JSONPath picks a value of an http probe's JSON body (a dotted path:
+	// $.status.phase) that must equal Equals.
+	JSONPath string `json:"json_path,omitempty"`
+	// BodyPattern is a regular expression an http probe's body must match.
+	BodyPattern string `json:"body_pattern,omitempty"`
 }
 
 // GateSpec configures a gate node.

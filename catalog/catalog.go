@@ -62,6 +62,18 @@ type Node struct {
 	OS       string `json:"os,omitempty"`
 	CPUCores int    `json:"cpu_cores,omitempty"`
 	SSHUser  string `json:"ssh_user,omitempty"`
+	// Address is where the node is reached (an IP address or a host
+	// name), SSHPort its sshd's port (default 22).
+	Address string `json:"address,omitempty"`
+	SSHPort int    `json:"ssh_port,omitempty"`
+	// SSHHostKey pins the node's host key(s), in authorized_keys format
+	// (ssh-ed25519 AAAA…; one per line): a job reaches the node only
+	// when it presents one of them.
+	SSHHostKey string `json:"ssh_host_key,omitempty"`
+	// SSHPrivateKey and SSHCertificate are secret:<name> references to the
+	// client's private key and its optional certificate.
+	SSHPrivateKey  string `json:"ssh_private_key,omitempty"`
+	SSHCertificate string `json:"ssh_certificate,omitempty"`
 	// RegistryAccess says the node reaches the public container registry
 	// (it then provides network.registry_access).
 	RegistryAccess bool `json:"registry_access,omitempty"`
@@ -125,7 +137,8 @@ func (f *File) Resources() ([]*capstan.Resource, error) {
 		r := base(n.Common, NodeType, "catalog:compute_nodes")
 		r.ProvidedCapabilities = []capstan.ProvidedCapability{
 			{Capability: "linux.host", Scope: scope(n.Common), Attributes: optional(map[string]any{"os": n.OS, "cpu_cores": n.CPUCores})},
-			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser})},
+			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser, "address": n.Address, "port": n.SSHPort,
+				"host_key": n.SSHHostKey, "private_key": n.SSHPrivateKey, "certificate": n.SSHCertificate})},
 		}
 		if n.RegistryAccess {
 			r.ProvidedCapabilities = append(r.ProvidedCapabilities, capstan.ProvidedCapability{Capability: "network.registry_access", Scope: scope(n.Common)})

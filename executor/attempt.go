@@ -39,6 +39,11 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
 		return r
 	}
+	hosts, err := l.targets(ctx, scope.plan, n)
+	if err != nil {
+		r.res = Result{ExitCode: -1, ErrKind: ErrKindTarget, Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
+		return r
+	}
 	if n.Job != nil {
 		probes = n.Job.Outputs.Evidence
 		spec := n.Job.Run
@@ -46,12 +51,12 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			spec, probes = *n.Job.Controls.Rollback.Compensation, n.Job.Controls.Rollback.Evidence
 		}
 		if kind != kindProbes {
-			if !l.runJob(ctx, n, attempt, kind, spec, env, &r) {
+			if !l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], &r) {
 				return r
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan)}
+	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts}
 	for _, p := range probes {
 		result, source, output := l.e.cfg.Prober.Run(ctx, p, target)
 		if len(output) > 0 {
@@ -94,7 +99,7 @@ func providers(p *capstan.Plan) map[string]string {
 
 // runJob runs one job attempt through its runner and collects what it
 // produced; it reports whether the probes should run next.
-func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, r *nodeResult) bool {
+func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, target *Target, r *nodeResult) bool {
 	runner := l.e.cfg.Runners[spec.Runner]
 	if runner == nil {
 		r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", spec.Runner)}
@@ -105,7 +110,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		declared = n.Job.Outputs.Artifacts
 	}
 	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
-		Outputs: l.outputs(), Artifacts: declared})
+		Outputs: l.outputs(), Artifacts: declared, Target: target})
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
 		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), filepath.Join("outputs", l.opID), r.res.Output, *l.now(), l.redactor())

@@ -139,35 +139,40 @@ func (e *Egress) Allows(host string, addr netip.Addr) error {
 	return capstan.Errorf(capstan.EFORBIDDEN, "egress: %s (%s) is not in the allow-list (--egress-allow)", host, addr)
 }
 
+// DialContext dials address (host:port) at the first of its resolved
+// addresses the allow-list allows: the one check for every outbound call
+// of the server (http jobs and probes, ssh and tcp to targets).
+func (e *Egress) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	var refused error
+	for _, a := range addrs {
+		if err := e.Allows(host, a); err != nil {
+			refused = err
+			continue
+		}
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		return dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+	}
+	if refused == nil {
+		refused = fmt.Errorf("egress: %s has no address", host)
+	}
+	return nil, refused
+}
+
 // Client returns an HTTP client that dials only what the allow-list
 // allows, ignores proxy settings of the environment, and follows at most
 // five redirects (each dial checked again).
 func (e *Egress) Client() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	transport := &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
-			host, port, err := net.SplitHostPort(address)
-			if err != nil {
-				return nil, err
-			}
-			addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-			if err != nil {
-				return nil, err
-			}
-			var refused error
-			for _, a := range addrs {
-				if err := e.Allows(host, a); err != nil {
-					refused = err
-					continue
-				}
-				return dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
-			}
-			if refused == nil {
-				refused = fmt.Errorf("egress: %s has no address", host)
-			}
-			return nil, refused
-		},
+		Proxy:                 nil,
+		DialContext:           e.DialContext,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: 30 * time.Second,
 		MaxIdleConns:          16,

@@ -22,6 +22,15 @@ type Prober struct {
 	Client *http.Client
 	// Sandbox confines command probes as it does shell jobs.
 	Sandbox *Sandbox
+	// Remote checks real state on target hosts, by probe type (tcp,
+	// ssh_command, file, service: executor/remote).
+	Remote map[string]RemoteProbe
+}
+
+// A RemoteProbe checks the state of a target host. Its source says what
+// it observed; the prober adds where (host, address).
+type RemoteProbe interface {
+	Probe(ctx context.Context, pr capstan.Probe, t *Target) (result string, source map[string]any, output []byte)
 }
 
 // ProbeTarget is what a probe runs against: the sandbox and environment
@@ -37,6 +46,8 @@ type ProbeTarget struct {
 	// (capability probes).
 	Providers map[string]string
 	Made      []string
+	// Hosts are the node's targets by requirement (remote probes).
+	Hosts map[string]*Target
 }
 
 // Run runs one probe and returns its verdict, what it observed, and the
@@ -55,9 +66,27 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 	case "capability":
 		result, source = p.capabilityProbe(ctx, pr, t)
 	default:
+		if rp := p.Remote[pr.Type]; rp != nil {
+			return remoteProbe(ctx, rp, pr, t)
+		}
 		result, source = capstan.EvidenceInconclusive, map[string]any{"type": pr.Type, "note": "unknown probe type"}
 	}
 	return result, source, nil
+}
+
+// remoteProbe runs a probe of real state on its target and records where
+// it observed it.
+func remoteProbe(ctx context.Context, rp RemoteProbe, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
+	host := t.Hosts[pr.Target]
+	if host == nil {
+		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's target is not a host bound to this node"}, nil
+	}
+	result, source, out := rp.Probe(ctx, pr, host)
+	if source == nil {
+		source = map[string]any{}
+	}
+	source["type"], source["target"], source["host"], source["address"] = pr.Type, pr.Target, host.Resource, host.Address
+	return result, source, out
 }
 
 func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {

@@ -42,8 +42,13 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 	if onExhausted == "" {
 		onExhausted = "fail"
 	}
-	if errKind == ErrKindUnisolated {
+	switch errKind {
+	case ErrKindUnisolated:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the host cannot isolate jobs, and another attempt would not change that"}
+	case ErrKindHostKey:
+		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target presented a host key that is not pinned: another attempt would trust it no more"}
+	case ErrKindTarget:
+		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target cannot be resolved from the catalog, and another attempt would not change that"}
 	}
 	if slices.Contains(p.NonRetryableErrors, errKind) {
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "error " + errKind + " is not retryable"}

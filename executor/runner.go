@@ -29,6 +29,9 @@ type Job struct {
 	// contract declares (Artifacts), one file per artifact name.
 	Outputs   string
 	Artifacts []capstan.ArtifactSpec
+	// Target is the host a remote runner acts on (the spec's target
+	// requirement, resolved); nil for a local job.
+	Target *Target
 }
 
 // Result is the outcome of a job attempt. A zero exit code is not success:

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // Files in a job's outputs are the job's: it may leave a symlink (to
@@ -77,4 +80,14 @@ func createJobFile(path string, data []byte, mode os.FileMode) error {
 func jobFileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// WriteOutput writes a remote job's artifact into its local outputs
+// directory as a local job would have left it (never through a symlink,
+// never over a file that is there).
+func WriteOutput(dir, name string, data []byte) error {
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return capstan.Errorf(capstan.EINVALID, "artifact name %q is not a file name", name)
+	}
+	return createJobFile(filepath.Join(dir, name), data, 0o640)
 }

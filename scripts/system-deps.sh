@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need from the system when it is missing, and
 # nothing when it is all there: Debian's Chromium for the console's
-# browser tests, util-linux's mount and setpriv for the job sandbox, and
-# iproute2 for the test hosts. `make test` and .ci/run call it,
+# browser tests, util-linux's mount and setpriv for the job sandbox,
+# iproute2 for the test hosts' network namespaces, OpenSSH's server and
+# client for the test hosts themselves, and ansible for its runner. `make test` and .ci/run call it,
 # so a fresh machine needs no other step. Set CHROMIUM to use a browser of
 # your own.
 set -euo pipefail
@@ -14,6 +15,9 @@ fi
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 command -v mount >/dev/null 2>&1 || missing+=(mount)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+command -v ansible-playbook >/dev/null 2>&1 || missing+=(ansible)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

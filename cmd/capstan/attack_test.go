@@ -302,7 +302,7 @@ func TestAttackConfiguration(t *testing.T) {
 			out, err := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--tokens", tokens).CombinedOutput()
 			require.Error(t, err, actor)
 			require.Contains(t, string(out), "entry 1: actor", actor)
-			require.Regexp(t, "reserved|control characters", string(out), actor)
+			require.Regexp(t, "reserved|is not a login", string(out), actor)
 		}
 	})
 	t.Run("console and GraphiQL off and metrics on a listener of their own", func(t *testing.T) {

@@ -1,0 +1,165 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
+)
+
+// A Target is a host a remote job or probe acts on: a compute node of
+// the catalog bound to one of the node's requirements, with what its
+// ssh.access capability says of it. Nothing else is ever a target: a
+// pack names a requirement, never an address, so a job reaches only the
+// hosts the catalog holds and the plan bound.
+type Target struct {
+	// Requirement is the binding's id; Resource the provider's key
+	// (compute.node/h1).
+	Requirement, Resource string
+	Address               string
+	Port                  int
+	User                  string
+	// HostKeys are the pinned host keys, in authorized_keys format
+	// (ssh-ed25519 AAAA…): the host must present one of them.
+	HostKeys []string
+	// Key is the client's private key (PEM), Certificate its optional
+	// certificate (authorized_keys format): the values of the secret
+	// references the catalog holds, resolved for this attempt only.
+	Key, Certificate []byte
+}
+
+// String names the target in errors and evidence.
+func (t *Target) String() string {
+	return fmt.Sprintf("%s (%s@%s:%d)", t.Resource, t.User, t.Address, t.Port)
+}
+
+// ErrKindTarget is the error kind of an attempt whose target cannot be
+// resolved (not bound, not a reachable compute node, no key); ErrKindHostKey
+// that of a host presenting a key that is not pinned. Neither is retried:
+// another attempt would meet the same catalog, or the same host.
+const (
+	ErrKindTarget  = "target"
+	ErrKindHostKey = "host_key"
+)
+
+// SSHAccess is the capability a compute node provides to be reached.
+const SSHAccess = "ssh.access"
+
+// targetRequirements lists the requirements a node acts on remotely: its
+// run's (and compensation's) target and its probes'.
+func targetRequirements(n *capstan.PlanNode) []string {
+	var out []string
+	add := func(r string) {
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	probes := n.Probes
+	if n.Job != nil {
+		add(n.Job.Run.Target)
+		probes = append(append([]capstan.Probe(nil), probes...), n.Job.Outputs.Evidence...)
+		rb := n.Job.Controls.Rollback
+		if rb.Compensation != nil {
+			add(rb.Compensation.Target)
+		}
+		probes = append(probes, rb.Evidence...)
+	}
+	if n.Intervention != nil {
+		probes = append(probes, n.Intervention.Verification...)
+	}
+	for _, p := range probes {
+		add(p.Target)
+	}
+	return out
+}
+
+// targets resolves the hosts a node acts on, by requirement. A
+// requirement that is not bound to a compute node with ssh.access (an
+// address, a user and at least one pinned host key) is an error the
+// attempt fails with, before anything is dialled.
+func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanNode) (map[string]*Target, error) {
+	reqs := targetRequirements(n)
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	out := map[string]*Target{}
+	for _, req := range reqs {
+		var b *capstan.ResourceBinding
+		if plan != nil {
+			b = plan.Binding(req)
+		}
+		if b == nil || b.Status != capstan.BindingResolved || b.Provider == nil {
+			return nil, capstan.Errorf(capstan.EINVALID, "target %s is not a resolved binding of the plan", req)
+		}
+		r, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, b.Provider.ResourceKey)
+		if err != nil {
+			return nil, err
+		}
+		t, err := l.targetOf(ctx, req, r)
+		if err != nil {
+			return nil, err
+		}
+		out[req] = t
+	}
+	return out, nil
+}
+
+// targetOf reads a target from a compute node's ssh.access attributes.
+func (l *loop) targetOf(ctx context.Context, req string, r *capstan.Resource) (*Target, error) {
+	pc := r.Provides(SSHAccess)
+	if pc == nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s does not provide %s", req, r.Key(), SSHAccess)
+	}
+	attr := func(k string) string {
+		v, _ := pc.Attributes[k].(string)
+		return strings.TrimSpace(v)
+	}
+	t := &Target{Requirement: req, Resource: r.Key(), Address: attr("address"), User: attr("user"), Port: 22}
+	switch p := pc.Attributes["port"].(type) {
+	case float64:
+		t.Port = int(p)
+	case int:
+		t.Port = p
+	case int64:
+		t.Port = int(p)
+	case string:
+		if n, err := strconv.Atoi(p); err == nil {
+			t.Port = n
+		}
+	}
+	for _, line := range strings.Split(attr("host_key"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			t.HostKeys = append(t.HostKeys, line)
+		}
+	}
+	switch {
+	case t.Address == "":
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no address", req, r.Key())
+	case t.User == "":
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no ssh user", req, r.Key())
+	case t.Port < 1 || t.Port > 65535:
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has port %d", req, r.Key(), t.Port)
+	}
+	for k, into := range map[string]*[]byte{"private_key": &t.Key, "certificate": &t.Certificate} {
+		ref := attr(k)
+		if ref == "" {
+			continue
+		}
+		if !strings.HasPrefix(ref, secret.RefPrefix) {
+			return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's %s is not a secret: reference", req, r.Key(), k)
+		}
+		v, err := l.secretValue(ctx, "target "+req+" "+k, ref)
+		if err != nil {
+			return nil, err
+		}
+		*into = []byte(v)
+	}
+	if t.Key == nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no private_key (a secret: reference) in ssh.access", req, r.Key())
+	}
+	return t, nil
+}

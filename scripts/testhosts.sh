@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Test hosts on this machine: each a network namespace with a veth address
+# and a real OpenSSH sshd, its own host key, its own /etc, /root, /srv,
+# /tmp and /run (private bind mounts and tmpfs in the sshd's mount
+# namespace), and root's login by the one client key authorized. Nothing
+# leaves the machine. Run as root.
+#
+#   testhosts.sh up DIR COUNT     make COUNT hosts under DIR; prints one line
+#                                 per host: name address port host-key-line
+#   testhosts.sh down DIR         kill every process in them and remove them
+#   testhosts.sh kill-sshd DIR N  kill host N's sshd and its sessions (not
+#                                 the daemons they started)
+#   testhosts.sh start-sshd DIR N start it again
+#
+# DIR/client_ed25519 is the client's private key; DIR/hN/fs/{etc,srv,root}
+# are what host N sees at /etc, /srv and /root.
+set -euo pipefail
+
+die() { echo "testhosts: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "needs root (network namespaces)"
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: testhosts.sh up|down|kill-sshd|start-sshd DIR [N]"
+
+ns_of() { echo "capstan-$(cat "$dir/tag")-h$1"; }
+
+start_sshd() {
+  local i=$1 h="$dir/h$1" ns
+  ns=$(ns_of "$i")
+  # ip netns exec gives the sshd a mount namespace of its own: the host's
+  # private directories are mounted there only.
+  setsid ip netns exec "$ns" unshare --uts bash -c '
+    set -e
+    h=$1
+    hostname "$2"
+    mount --make-rprivate /
+    mount --bind "$h/fs/etc" /etc
+    mount --bind "$h/fs/root" /root
+    mkdir -p /srv && mount --bind "$h/fs/srv" /srv
+    mount -t tmpfs -o mode=1777 testhost-tmp /tmp
+    mount -t tmpfs -o mode=0755 testhost-run /run
+    mkdir -p /run/sshd && chmod 0755 /run/sshd
+    exec /usr/sbin/sshd -D -e -f "$h/sshd_config"
+  ' testhost "$h" "h$i" >>"$h/sshd.log" 2>&1 < /dev/null &
+  echo $! > "$h/sshd.pid"
+  local addr; addr=$(cat "$h/address")
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/$addr/22") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  cat "$h/sshd.log" >&2
+  die "host $i: sshd did not listen on $addr:22"
+}
+
+# kill_tree kills a process and every descendant (a daemon a job left
+# has been re-parented and stays).
+kill_tree() {
+  local c
+  for c in $(pgrep -P "$1" || true); do kill_tree "$c"; done
+  kill -9 "$1" 2>/dev/null || true
+}
+
+kill_ns() {
+  local ns=$1
+  local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+  [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
+}
+
+case "$cmd" in
+up)
+  count=${3:?count}
+  command -v ip >/dev/null || die "ip (iproute2) is missing: scripts/system-deps.sh installs it"
+  [ -x /usr/sbin/sshd ] || die "sshd is missing: scripts/system-deps.sh installs openssh-server"
+  mkdir -p "$dir"
+  [ -f "$dir/tag" ] || head -c 2 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/tag"
+  tag=$(cat "$dir/tag")
+  # A /16 of 10.0.0.0/8 that nothing on this machine routes yet.
+  octet=""
+  for _ in $(seq 1 50); do
+    o=$((100 + RANDOM % 150))
+    if ! ip -4 route show | grep -q "^10\.$o\."; then octet=$o; break; fi
+  done
+  [ -n "$octet" ] || die "no free 10.x.0.0/16 for the test hosts"
+  [ -f "$dir/client_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C capstan-test-client -f "$dir/client_ed25519"
+  cp "$dir/client_ed25519.pub" "$dir/authorized_keys"
+  for i in $(seq 1 "$count"); do
+    h="$dir/h$i" ns="capstan-$tag-h$i" veth="ct${tag}h$i"
+    mkdir -p "$h/fs/srv" "$h/fs/root"
+    cp -a /etc "$h/fs/etc"
+    ssh-keygen -q -t ed25519 -N '' -C "testhost-$i" -f "$h/ssh_host_ed25519_key"
+    addr="10.$octet.$i.2"
+    echo "$addr" > "$h/address"
+    cat > "$h/sshd_config" <<CONF
+ListenAddress $addr
+Port 22
+HostKey $h/ssh_host_ed25519_key
+PidFile none
+AuthorizedKeysFile $dir/authorized_keys
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+PermitRootLogin prohibit-password
+AllowUsers root
+MaxStartups 200
+MaxSessions 100
+ClientAliveInterval 10
+LogLevel ERROR
+Subsystem sftp internal-sftp
+CONF
+    ip netns add "$ns"
+    ip link add "$veth" type veth peer name eth0 netns "$ns"
+    ip addr add "10.$octet.$i.1/24" dev "$veth"
+    ip link set "$veth" up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" route add default via "10.$octet.$i.1"
+    start_sshd "$i"
+    echo "h$i $addr 22 $(cut -d' ' -f1,2 "$h/ssh_host_ed25519_key.pub")"
+  done
+  ;;
+down)
+  [ -f "$dir/tag" ] || exit 0
+  tag=$(cat "$dir/tag")
+  for ns in $(ip netns list | awk '{print $1}' | grep "^capstan-$tag-h" || true); do
+    kill_ns "$ns"
+    ip netns del "$ns"
+  done
+  ;;
+kill-sshd)
+  i=${3:?host}
+  kill_tree "$(cat "$dir/h$i/sshd.pid")"
+  ;;
+start-sshd)
+  start_sshd "${3:?host}"
+  ;;
+*)
+  die "unknown command $cmd"
+  ;;
+esac
