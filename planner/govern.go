@@ -120,10 +120,12 @@ func lostProbes(old, n *capstan.PlanNode) []string {
 }
 
 // runsCode reports whether a node written inline would run something on
-// the server's hosts or network: a script, a command or a URL.
+// the server's hosts, its network or a target host: anything but the
+// simulator and the probes that only read Capstan's own records
+// (fail-closed: a runner or probe type added later counts as code).
 func runsCode(n *capstan.PlanNode) bool {
 	if n.Job != nil {
-		if r := n.Job.Run; r.Script != "" || r.URL != "" || r.Runner == "shell" || r.Runner == "http" {
+		if r := n.Job.Run; r.Runner != "sim" || r.Script != "" || r.URL != "" || r.Target != "" {
 			return true
 		}
 		if c := n.Job.Controls.Rollback.Compensation; c != nil && c.Runner != "sim" {
@@ -131,7 +133,11 @@ func runsCode(n *capstan.PlanNode) bool {
 		}
 	}
 	for _, p := range n.AllProbes() {
-		if p.Script != "" || p.URL != "" || p.Type == "command" || p.Type == "http" {
+		switch {
+		case p.Script != "" || p.URL != "" || p.Target != "":
+			return true
+		case p.Type == "sim" || p.Type == "resource_state" || p.Type == "capability":
+		default:
 			return true
 		}
 	}
