@@ -2,11 +2,13 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,7 +62,7 @@ func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 	case "command":
 		return p.commandProbe(ctx, pr, t)
 	case "http":
-		return p.httpProbe(ctx, pr)
+		return p.httpProbe(ctx, pr, t)
 	case "resource_state":
 		result, source = p.resourceProbe(ctx, pr, t)
 	case "capability":
@@ -110,11 +112,22 @@ func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarge
 	return capstan.EvidencePassed, source, res.Output
 }
 
-func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe) (string, map[string]any, []byte) {
+func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	status, out, err := send(ctx, p.Client, http.MethodGet, pr.URL, nil, nil)
-	source := map[string]any{"type": "http", "url": pr.URL, "status": status}
+	url := pr.URL
+	source := map[string]any{"type": "http"}
+	if pr.Target != "" { // the URL's ${target.address} is the bound host's
+		host := t.Hosts[pr.Target]
+		if host == nil {
+			source["url"], source["note"] = url, "the probe's target is not a host bound to this node"
+			return capstan.EvidenceFailed, source, nil
+		}
+		url = strings.ReplaceAll(url, "${target.address}", urlHost(host.Address))
+		source["target"], source["host"], source["address"] = pr.Target, host.Resource, host.Address
+	}
+	status, out, err := send(ctx, p.Client, http.MethodGet, url, nil, nil)
+	source["url"], source["status"] = url, status
 	if err != nil {
 		source["error"] = capstan.ErrorMessage(err)
 		var ce *capstan.Error
@@ -126,15 +139,65 @@ func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe) (string, map[st
 	if !statusMatches(status, pr.ExpectStatus) {
 		return capstan.EvidenceFailed, source, out
 	}
-	if pr.OutputPattern != "" {
-		re, err := regexp.Compile(pr.OutputPattern)
+	for _, pattern := range []string{pr.OutputPattern, pr.BodyPattern} {
+		if pattern == "" {
+			continue
+		}
+		re, err := regexp.Compile(pattern)
 		if err != nil || !re.Match(out) {
 			source["matched"] = false
 			return capstan.EvidenceFailed, source, out
 		}
 		source["matched"] = true
 	}
+	if pr.JSONPath != "" {
+		got, ok := jsonPath(out, pr.JSONPath)
+		source["json_path"], source["observed"] = pr.JSONPath, got
+		if !ok || (pr.Equals != nil && fmt.Sprint(pr.Equals) != fmt.Sprint(got)) {
+			source["expected"] = pr.Equals
+			return capstan.EvidenceFailed, source, out
+		}
+	}
 	return capstan.EvidencePassed, source, out
+}
+
+// jsonPath reads a value of a JSON document by a dotted path ($.a.b, or
+// a.b; a number indexes an array).
+func jsonPath(doc []byte, path string) (any, bool) {
+	var cur any
+	if json.Unmarshal(doc, &cur) != nil {
+		return nil, false
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "$"), ".")
+	if path == "" {
+		return cur, true
+	}
+	for _, part := range strings.Split(path, ".") {
+		switch v := cur.(type) {
+		case map[string]any:
+			var ok bool
+			if cur, ok = v[part]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// urlHost is an address as a URL's host (an IPv6 address in brackets).
+func urlHost(addr string) string {
+	if strings.Contains(addr, ":") && !strings.HasPrefix(addr, "[") {
+		return "[" + addr + "]"
+	}
+	return addr
 }
 
 // resourceProbe compares one field of a resource's observed state (a dotted

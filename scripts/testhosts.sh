@@ -8,8 +8,8 @@
 #   testhosts.sh up DIR COUNT     make COUNT hosts under DIR; prints one line
 #                                 per host: name address port host-key-line
 #   testhosts.sh down DIR         kill every process in them and remove them
-#   testhosts.sh kill-sshd DIR N  kill host N's sshd and its sessions (not
-#                                 the daemons they started)
+#   testhosts.sh kill-sshd DIR N  kill host N's sshd processes, as a crash
+#                                 would (what their sessions ran stays)
 #   testhosts.sh start-sshd DIR N start it again
 #
 # DIR/client_ed25519 is the client's private key; DIR/hN/fs/{etc,srv,root}
@@ -51,12 +51,22 @@ start_sshd() {
   die "host $i: sshd did not listen on $addr:22"
 }
 
-# kill_tree kills a process and every descendant (a daemon a job left
-# has been re-parented and stays).
-kill_tree() {
+# tree lists a process and its descendants.
+tree() {
   local c
-  for c in $(pgrep -P "$1" || true); do kill_tree "$c"; done
-  kill -9 "$1" 2>/dev/null || true
+  echo "$1"
+  for c in $(pgrep -P "$1" || true); do tree "$c"; done
+}
+
+# kill_sshd kills an sshd and every sshd process below it (one per
+# connection) at once, as a crash of sshd would: the connections drop,
+# and what the sessions ran stays on the host, orphaned.
+kill_sshd() {
+  local pids=() p
+  for p in $(tree "$1"); do
+    case "$(cat "/proc/$p/comm" 2>/dev/null)" in sshd*) pids+=("$p") ;; esac
+  done
+  [ ${#pids[@]} -eq 0 ] || kill -9 "${pids[@]}" 2>/dev/null || true
 }
 
 kill_ns() {
@@ -89,6 +99,14 @@ up)
     ssh-keygen -q -t ed25519 -N '' -C "testhost-$i" -f "$h/ssh_host_ed25519_key"
     addr="10.$octet.$i.2"
     echo "$addr" > "$h/address"
+    # No DNS leaves the machine: names resolve from the host's own
+    # /etc/hosts, and a lookup past it fails at once.
+    # (Either may be a symlink into the machine's /run: replaced, never
+    # written through.)
+    { cat "$h/fs/etc/hosts" 2>/dev/null || true; echo "$addr h$i"; } > "$h/hosts.new"
+    rm -f "$h/fs/etc/hosts" "$h/fs/etc/resolv.conf"
+    mv "$h/hosts.new" "$h/fs/etc/hosts"
+    echo "nameserver 127.0.0.1" > "$h/fs/etc/resolv.conf"
     cat > "$h/sshd_config" <<CONF
 ListenAddress $addr
 Port 22
@@ -129,7 +147,7 @@ down)
   ;;
 kill-sshd)
   i=${3:?host}
-  kill_tree "$(cat "$dir/h$i/sshd.pid")"
+  kill_sshd "$(cat "$dir/h$i/sshd.pid")"
   ;;
 start-sshd)
   start_sshd "${3:?host}"

@@ -158,6 +158,19 @@ func TestTimeoutKillsTheRemoteProcessGroup(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond, "the job's processes are gone from the host")
 }
 
+// TestLeftoversDoNotHoldAJob: a job that leaves a background child
+// holding its output ends when its script does; the child dies with it.
+func TestLeftoversDoNotHoldAJob(t *testing.T) {
+	hosts := testhosts.Start(t, 1)
+	pool := remote.NewPool(remote.Config{Dial: dialer})
+	defer pool.Close()
+	began := time.Now()
+	res := remote.Runner{Pool: pool}.Run(context.Background(), job(t, targetOf(hosts, 0), `sleep 303 & echo left`, "1m"))
+	require.NoError(t, res.Err)
+	require.Less(t, time.Since(began), 10*time.Second)
+	require.Eventually(t, func() bool { return exec.Command("pgrep", "-f", "^sleep 303$").Run() != nil }, 5*time.Second, 50*time.Millisecond)
+}
+
 // TestSSHDKilledMidJob: the host's sshd and the job's session die while
 // it runs: the attempt ends typed connection_lost (retried by policy).
 func TestSSHDKilledMidJob(t *testing.T) {
@@ -166,7 +179,9 @@ func TestSSHDKilledMidJob(t *testing.T) {
 	defer pool.Close()
 	r := remote.Runner{Pool: pool}
 	done := make(chan executor.Result, 1)
-	go func() { done <- r.Run(context.Background(), job(t, targetOf(hosts, 0), `touch /root/started; sleep 60`, "2m")) }()
+	go func() {
+		done <- r.Run(context.Background(), job(t, targetOf(hosts, 0), `touch /root/started; sleep 60`, "2m"))
+	}()
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(hosts.Hosts[0].Root, "root", "started"))
 		return err == nil
@@ -180,7 +195,7 @@ func TestSSHDKilledMidJob(t *testing.T) {
 		t.Fatal("the attempt did not end when its host's sshd died")
 	}
 	hosts.StartSSHD(t, 0)
-	res := r.Run(context.Background(), job(t, targetOf(hosts, 0), `echo back`, "30s"))
+	res := r.Run(context.Background(), job(t, targetOf(hosts, 0), `pkill -f "^sleep 304$"; echo back`, "30s"))
 	require.NoError(t, res.Err, "a new connection once sshd is back")
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -149,12 +150,26 @@ func (c Command) program(pidfile string) string {
 		args += " " + quote(a)
 	}
 	if pidfile != "" { // bash -c '…' $0=script $1=pidfile $2…=args
-		fmt.Fprintf(&b, "exec setsid --wait bash -c 'echo $$ > \"$1\"; shift; exec bash -c \"$0\" capstan-job \"$@\"' %s \"$HOME\"/%s%s\n", quote(c.Script), quote(pidfile), args)
+		// The script runs in a session and process group of its own,
+		// whose leader records its id (for a cancel to kill the group)
+		// and, once the script ended, kills what it left in the group
+		// (as a local job's PID namespace does): a background child would
+		// otherwise hold the session's output open, and the session would
+		// not end. A daemon detaches into a session of its own, its
+		// output elsewhere.
+		fmt.Fprintf(&b, "exec setsid --wait bash -c %s %s \"$HOME\"/%s%s\n", quote(groupLeader), quote(c.Script), quote(pidfile), args)
 	} else {
 		fmt.Fprintf(&b, "exec bash -c %s capstan-job%s\n", quote(c.Script), args)
 	}
 	return b.String()
 }
+
+// groupLeader is the process group's leader: $0 the script, $1 the
+// pidfile, the rest the script's arguments.
+const groupLeader = `echo $$ > "$1"; shift
+bash -c "$0" capstan-job "$@"; rc=$?
+pgrep -g $$ 2>/dev/null | grep -vx $$ | xargs -r kill -KILL 2>/dev/null
+exit $rc`
 
 // Exec runs c on t through the pool. A cancelled ctx kills the remote
 // process group and returns the context's error.
@@ -237,12 +252,16 @@ func (p *Pool) kill(c *conn, pidfile string) {
 
 // bounded keeps the first MaxOutput bytes written to it and drops the
 // rest: a plain io.Writer (no ReadFrom for io.Copy to take instead).
+// The session copies stdout and stderr into it at once: it locks.
 type bounded struct {
+	mu      sync.Mutex
 	buf     []byte
 	dropped int64
 }
 
 func (b *bounded) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	room := MaxOutput - len(b.buf)
 	if room > 0 {
 		b.buf = append(b.buf, p[:min(room, len(p))]...)
@@ -254,6 +273,8 @@ func (b *bounded) Write(p []byte) (int, error) {
 }
 
 func (b *bounded) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.dropped > 0 {
 		return append(b.buf, fmt.Sprintf("\n[capstan: %d more bytes of output dropped]\n", b.dropped)...)
 	}

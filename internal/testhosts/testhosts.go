@@ -84,8 +84,8 @@ func Start(t testing.TB, n int) *Hosts {
 	return h
 }
 
-// KillSSHD kills host i's (0-based) sshd and its sessions; the daemons
-// they started stay.
+// KillSSHD kills host i's (0-based) sshd processes at once, as a crash
+// would: connections drop, and what their sessions ran stays.
 func (h *Hosts) KillSSHD(t testing.TB, i int) {
 	t.Helper()
 	h.script(t, "kill-sshd", fmt.Sprint(i+1))
