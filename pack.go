@@ -530,6 +530,28 @@ func (n *PlanNode) AllProbes() []Probe {
 	return probes
 }
 
+// Targets lists the requirements the node acts on remotely: its run's
+// and compensation's target and its probes', each once. Each must be one
+// the node requires (Validate), so that it is bound before the node runs.
+func (n *PlanNode) Targets() []string {
+	var out []string
+	add := func(r string) {
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	if n.Job != nil {
+		add(n.Job.Run.Target)
+		if c := n.Job.Controls.Rollback.Compensation; c != nil {
+			add(c.Target)
+		}
+	}
+	for _, pr := range n.AllProbes() {
+		add(pr.Target)
+	}
+	return out
+}
+
 func validateJob(j *JobContract, p *Problems) {
 	validateRun(j.Run, "run", p)
 	r := j.Controls.Retry
@@ -577,10 +599,14 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		if r.URL == "" {
 			p.Addf("%s: http runner needs a url", what)
 		}
+	case "ssh":
+		if r.Script == "" || r.Target == "" {
+			p.Addf("%s: ssh runner needs a script and a target (a requirement bound to a compute node)", what)
+		}
 	case "sim":
 		validDuration(r.Duration, what+" duration", p)
 	default:
-		p.Addf("%s: unknown runner %q (want shell, http or sim)", what, r.Runner)
+		p.Addf("%s: unknown runner %q (want shell, http, ssh or sim)", what, r.Runner)
 	}
 	validDuration(r.Timeout, what+" timeout", p)
 }
@@ -603,9 +629,28 @@ func validateProbe(pr Probe, p *Problems) {
 		if pr.Capability == "" || pr.Requirement == "" {
 			p.Addf("probe %s: a capability probe needs a capability and a requirement", pr.Name)
 		}
+	case "tcp":
+		if pr.Target == "" || pr.Port < 1 || pr.Port > 65535 {
+			p.Addf("probe %s: a tcp probe needs a target and a port", pr.Name)
+		}
+	case "ssh_command":
+		if pr.Target == "" || pr.Script == "" {
+			p.Addf("probe %s: an ssh_command probe needs a target and a script", pr.Name)
+		}
+	case "file":
+		if pr.Target == "" || !strings.HasPrefix(pr.Path, "/") {
+			p.Addf("probe %s: a file probe needs a target and an absolute path", pr.Name)
+		}
+	case "service":
+		if pr.Target == "" || !strings.HasPrefix(pr.Pidfile, "/") {
+			p.Addf("probe %s: a service probe needs a target and an absolute pidfile", pr.Name)
+		}
 	case "sim":
 	default:
-		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability or sim)", pr.Name, pr.Type)
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service or sim)", pr.Name, pr.Type)
+	}
+	if pr.Target != "" && pr.Type == "http" && !strings.Contains(pr.URL, "${target.address}") {
+		p.Addf("probe %s: an http probe with a target says where in its url: ${target.address}", pr.Name)
 	}
 }
 
@@ -712,6 +757,11 @@ func ValidateGraph(nodes []PlanNode, edges []Edge, reqs map[string]bool, p *Prob
 		for _, r := range n.Requires {
 			if reqs != nil && !reqs[r] {
 				p.Addf("node %s requires %s, which is not a requirement of the scenario", n.ID, r)
+			}
+		}
+		for _, target := range n.Targets() {
+			if !slices.Contains(n.Requires, target) {
+				p.Addf("node %s acts on target %s, which it does not require: add it to requires", n.ID, target)
 			}
 		}
 	}

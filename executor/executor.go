@@ -29,8 +29,12 @@ type Config struct {
 	Store capstan.Store
 	Log   *slog.Logger
 	Clock Clock
-	// Runners by job contract runner name; shell and sim by default.
+	// Runners by job contract runner name; shell, http and sim by default.
 	Runners map[string]Runner
+	// RemoteRunners are added to the default runners: those that act on
+	// target hosts (executor/remote's ssh), which this package does not
+	// import.
+	RemoteRunners map[string]Runner
 	// Workers bounds jobs and probes running at once across operations.
 	Workers int
 	// Dir holds job sandboxes and diagnostics artifacts.
@@ -137,6 +141,9 @@ func New(cfg Config) *Executor {
 	}
 	if cfg.Runners == nil {
 		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{Client: client}}
+		for name, r := range cfg.RemoteRunners {
+			cfg.Runners[name] = r
+		}
 	}
 	if cfg.Prober.Client == nil {
 		cfg.Prober.Client = client

@@ -3,7 +3,6 @@ package executor
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -49,40 +48,12 @@ const (
 // SSHAccess is the capability a compute node provides to be reached.
 const SSHAccess = "ssh.access"
 
-// targetRequirements lists the requirements a node acts on remotely: its
-// run's (and compensation's) target and its probes'.
-func targetRequirements(n *capstan.PlanNode) []string {
-	var out []string
-	add := func(r string) {
-		if r != "" && !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	probes := n.Probes
-	if n.Job != nil {
-		add(n.Job.Run.Target)
-		probes = append(append([]capstan.Probe(nil), probes...), n.Job.Outputs.Evidence...)
-		rb := n.Job.Controls.Rollback
-		if rb.Compensation != nil {
-			add(rb.Compensation.Target)
-		}
-		probes = append(probes, rb.Evidence...)
-	}
-	if n.Intervention != nil {
-		probes = append(probes, n.Intervention.Verification...)
-	}
-	for _, p := range probes {
-		add(p.Target)
-	}
-	return out
-}
-
 // targets resolves the hosts a node acts on, by requirement. A
 // requirement that is not bound to a compute node with ssh.access (an
 // address, a user and at least one pinned host key) is an error the
 // attempt fails with, before anything is dialled.
 func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanNode) (map[string]*Target, error) {
-	reqs := targetRequirements(n)
+	reqs := n.Targets()
 	if len(reqs) == 0 {
 		return nil, nil
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Test hosts on this machine: each a network namespace with a veth address
-# and a real OpenSSH sshd, its own host key, its own /etc, /root, /srv,
-# /tmp and /run (private bind mounts and tmpfs in the sshd's mount
-# namespace), and root's login by the one client key authorized. Nothing
+# and a real OpenSSH sshd, its own host key, hostname (UTS) and processes
+# (a PID namespace), its own /etc, /root, /srv, /tmp and /run (private
+# bind mounts and tmpfs in its mount namespace), and root's login by the
+# one client key authorized. Nothing
 # leaves the machine. Run as root.
 #
 #   testhosts.sh up DIR COUNT     make COUNT hosts under DIR; prints one line
@@ -23,12 +24,15 @@ cmd=${1:-}; dir=${2:-}
 
 ns_of() { echo "capstan-$(cat "$dir/tag")-h$1"; }
 
-start_sshd() {
+# start_host starts the host's init: PID 1 of a PID namespace of its own
+# (so a host sees, and userdel counts, only its own processes), in its
+# network namespace, with its hostname and its private mounts; sshd and
+# everything it starts live below it.
+start_host() {
   local i=$1 h="$dir/h$1" ns
   ns=$(ns_of "$i")
-  # ip netns exec gives the sshd a mount namespace of its own: the host's
-  # private directories are mounted there only.
-  setsid ip netns exec "$ns" unshare --uts bash -c '
+  rm -f "$h/ready"
+  setsid ip netns exec "$ns" unshare --uts --pid --fork --mount-proc bash -c '
     set -e
     h=$1
     hostname "$2"
@@ -39,8 +43,29 @@ start_sshd() {
     mount -t tmpfs -o mode=1777 testhost-tmp /tmp
     mount -t tmpfs -o mode=0755 testhost-run /run
     mkdir -p /run/sshd && chmod 0755 /run/sshd
-    exec /usr/sbin/sshd -D -e -f "$h/sshd_config"
-  ' testhost "$h" "h$i" >>"$h/sshd.log" 2>&1 < /dev/null &
+    echo $$ > "$h/ready"
+    while :; do sleep 1; done
+  ' testhost "$h" "h$i" >>"$h/init.log" 2>&1 < /dev/null &
+  for _ in $(seq 1 100); do
+    [ -s "$h/ready" ] && break
+    sleep 0.05
+  done
+  [ -s "$h/ready" ] || { cat "$h/init.log" >&2; die "host $i did not start"; }
+  # The init's pid as this machine sees it: the child of unshare.
+  local unshare=$! init=""
+  for _ in $(seq 1 100); do
+    init=$(pgrep -P "$unshare" | head -1)
+    [ -n "$init" ] && break
+    sleep 0.05
+  done
+  [ -n "$init" ] || die "host $i: no init process"
+  echo "$init" > "$h/init.pid"
+}
+
+start_sshd() {
+  local i=$1 h="$dir/h$1"
+  nsenter --target "$(cat "$h/init.pid")" --net --mount --uts --pid -- \
+    /usr/sbin/sshd -D -e -f "$h/sshd_config" >>"$h/sshd.log" 2>&1 < /dev/null &
   echo $! > "$h/sshd.pid"
   local addr; addr=$(cat "$h/address")
   for _ in $(seq 1 100); do
@@ -133,6 +158,7 @@ CONF
     ip -n "$ns" addr add "$addr/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" route add default via "10.$octet.$i.1"
+    start_host "$i"
     start_sshd "$i"
     echo "h$i $addr 22 $(cut -d' ' -f1,2 "$h/ssh_host_ed25519_key.pub")"
   done

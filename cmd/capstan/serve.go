@@ -26,6 +26,7 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
@@ -264,8 +265,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		log.Warn("jobs run unisolated", "sandbox", sandbox.Describe())
 		notes = append(notes, "jobs: "+sandbox.Describe())
 	}
+	// Remote jobs and probes reach only catalog hosts the plan bound, and
+	// only through the egress allow-list.
+	hosts := remote.NewPool(remote.Config{Dial: egress.DialContext})
+	defer hosts.Close()
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes})
+		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
+		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}},
+		Prober:        executor.Prober{Remote: remote.Probes(hosts, egress.DialContext)}})
 	svc.Launcher = ex
 	defer ex.Stop()
 	tcp, err := net.Listen("tcp", cfg.listen)

@@ -1,0 +1,88 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/internal/testhosts"
+)
+
+// TestLinuxServiceOnRealHosts installs the bundled linux-service pack on
+// three real sshd hosts through GraphQL, on both stores: each install is
+// proven by probes of real state on its own host (file, service, tcp,
+// http), and only that host changed. One host is then upgraded, and one
+// has its service removed.
+func TestLinuxServiceOnRealHosts(t *testing.T) {
+	hosts := testhosts.Start(t, 3)
+	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8") {
+		t.Run(store, func(t *testing.T) {
+			p := start(t, t.TempDir(), args...)
+			org := p.gql(t, `{ viewer { organization } }`, nil)["viewer"].(map[string]any)["organization"].(string)
+			p.gql(t, `mutation($v: String!) { putSecret(input: {name: "test-hosts-key", value: $v}) { name } }`, map[string]any{"v": string(hosts.ClientKey)})
+			env := "lab-" + store
+			p.gql(t, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": hosts.Catalog(org, env, "test-hosts-key")})
+
+			ops := map[string]string{}
+			for _, h := range hosts.Hosts {
+				ops[h.Name] = runOn(t, p, "install", "hello-"+h.Name, h.Name, env)
+			}
+			for _, h := range hosts.Hosts {
+				op := ops[h.Name]
+				waitForEnd(t, p, op)
+				got := p.gql(t, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+				require.Equal(t, "SUCCEEDED", got["status"], "%v", got)
+				items := map[string]map[string]any{}
+				for _, e := range got["evidence"].([]any) {
+					e := e.(map[string]any)
+					require.Equal(t, "PASSED", e["result"], "%v", e)
+					items[e["item"].(string)] = e["source"].(map[string]any)
+				}
+				for _, item := range []string{"config-written", "process-running", "port-open", "serves-its-version"} {
+					require.Contains(t, items, item)
+					require.Equal(t, "compute.node/"+h.Name, items[item]["host"], "observed on its own host")
+					require.Equal(t, h.Address, items[item]["address"])
+				}
+				conf, err := os.ReadFile(filepath.Join(h.Root, "etc", "hello", "hello.conf"))
+				require.NoError(t, err, "the file is on the host itself")
+				require.Equal(t, "port = 8080\nversion = 1.0.0\n", string(conf))
+			}
+
+			// Upgrade h1; remove the service from h3.
+			first, last := hosts.Hosts[0], hosts.Hosts[2]
+			up := runOn(t, p, "upgrade", "hello-"+first.Name, first.Name, env)
+			waitForEnd(t, p, up)
+			require.Equal(t, "SUCCEEDED", status(t, p, up), "%v", p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": up}))
+			conf, err := os.ReadFile(filepath.Join(first.Root, "etc", "hello", "hello.conf"))
+			require.NoError(t, err)
+			require.Equal(t, "port = 8080\nversion = 1.1.0\n", string(conf))
+			rm := runOn(t, p, "remove", "hello-"+last.Name, last.Name, env)
+			waitForEnd(t, p, rm)
+			require.Equal(t, "SUCCEEDED", status(t, p, rm), "%v", p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": rm}))
+			_, err = os.Stat(filepath.Join(last.Root, "etc", "hello"))
+			require.True(t, os.IsNotExist(err), "removed from its host")
+			_, err = os.Stat(filepath.Join(hosts.Hosts[1].Root, "etc", "hello", "hello.conf"))
+			require.NoError(t, err, "the other hosts keep theirs")
+			for _, h := range hosts.Hosts[:2] { // clean up for the next store
+				op := runOn(t, p, "remove", "hello-"+h.Name, h.Name, env)
+				waitForEnd(t, p, op)
+				require.Equal(t, "SUCCEEDED", status(t, p, op))
+			}
+		})
+	}
+}
+
+// runOn creates, plans and starts an intent of the linux-service pack
+// for the named host, returning the operation's id.
+func runOn(t *testing.T, p *proc, action, name, host, env string) string {
+	t.Helper()
+	in := p.gql(t, `mutation($a: String!, $n: String!, $h: String!, $e: String!) { createIntent(input: {action: $a, targetResourceType: "linux.service", desiredResult: {name: $n}, constraints: {environment: $e, host: $h}}) { id } }`,
+		map[string]any{"a": action, "n": name, "h": host, "e": env})["createIntent"].(map[string]any)["id"]
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": in})["planIntent"].(map[string]any)
+	require.Equal(t, "READY", plan["status"], "%v", plan)
+	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
+	require.NotEmpty(t, op)
+	return op
+}
