@@ -45,7 +45,11 @@ func TestSeedPatchStory(t *testing.T) {
 		}
 		t.Fatalf("%s never happened: %v", what, op)
 	}
-	until("the analyzer's proposal", func(o map[string]any) bool { return len(o["patches"].([]any)) > 0 })
+	// The fields of one request are read one after another, not from one
+	// snapshot: wait until the proposal shows in all of them.
+	until("the analyzer's proposal", func(o map[string]any) bool {
+		return len(o["patches"].([]any)) > 0 && get(o, "progress", "patchesAwaitingApproval") == float64(1) && o["status"] == "WAITING"
+	})
 	require.Equal(t, "WAITING", op["status"])
 	runs := map[string]map[string]any{}
 	for _, r := range op["nodeRuns"].([]any) {
