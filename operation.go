@@ -136,6 +136,10 @@ type Evidence struct {
 	ObservedAt  time.Time      `json:"observed_at"`
 }
 
+// Simulated reports whether the evidence came from the simulator: it
+// checked nothing real.
+func (e *Evidence) Simulated() bool { return e.Source["type"] == "sim" }
+
 // Validate checks the evidence.
 func (e *Evidence) Validate() error {
 	var p Problems

@@ -530,6 +530,21 @@ func (n *PlanNode) AllProbes() []Probe {
 	return probes
 }
 
+// Simulated reports whether the node's job runs the simulator or any of
+// its probes is simulated: it changes and proves nothing real, and every
+// surface that shows the node says so.
+func (n *PlanNode) Simulated() bool {
+	if n.Job != nil && (n.Job.Run.Runner == "sim" || (n.Job.Controls.Rollback.Compensation != nil && n.Job.Controls.Rollback.Compensation.Runner == "sim")) {
+		return true
+	}
+	for _, pr := range n.AllProbes() {
+		if pr.Type == "sim" {
+			return true
+		}
+	}
+	return false
+}
+
 // Targets lists the requirements the node acts on remotely: its run's
 // and compensation's target and its probes', each once. Each must be one
 // the node requires (Validate), so that it is bound before the node runs.

@@ -58,7 +58,7 @@ type ProbeTarget struct {
 func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
 	switch pr.Type {
 	case "sim":
-		return capstan.EvidencePassed, map[string]any{"type": "sim"}, nil
+		return capstan.EvidencePassed, map[string]any{"type": "sim", "note": "simulated: nothing real was checked"}, nil
 	case "command":
 		return p.commandProbe(ctx, pr, t)
 	case "http":

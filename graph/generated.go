@@ -271,6 +271,7 @@ type ComplexityRoot struct {
 		ObservedAt func(childComplexity int) int
 		ProducedBy func(childComplexity int) int
 		Result     func(childComplexity int) int
+		Simulated  func(childComplexity int) int
 		Source     func(childComplexity int) int
 	}
 
@@ -681,6 +682,7 @@ type ComplexityRoot struct {
 		Probes       func(childComplexity int) int
 		Produces     func(childComplexity int) int
 		Requires     func(childComplexity int) int
+		Simulated    func(childComplexity int) int
 		SubOperation func(childComplexity int) int
 		Template     func(childComplexity int) int
 		Title        func(childComplexity int) int
@@ -2050,6 +2052,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Evidence.Result(childComplexity), true
+	case "Evidence.simulated":
+		if e.ComplexityRoot.Evidence.Simulated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Evidence.Simulated(childComplexity), true
 	case "Evidence.source":
 		if e.ComplexityRoot.Evidence.Source == nil {
 			break
@@ -3937,6 +3945,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanNode.Requires(childComplexity), true
+	case "PlanNode.simulated":
+		if e.ComplexityRoot.PlanNode.Simulated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanNode.Simulated(childComplexity), true
 	case "PlanNode.subOperation":
 		if e.ComplexityRoot.PlanNode.SubOperation == nil {
 			break
@@ -6621,6 +6635,8 @@ type PlanNode {
   type: NodeType!
   "A short human-readable title (simple mode shows it as the phase)."
   title: String!
+  "True when the node's job runs the simulator (runner sim) or any of its evidence is simulated (probe type sim): it changes and proves nothing real, and the console says so."
+  simulated: Boolean!
   "What the node does."
   description: String
   "Keys of the nodes a stage groups (stages only)."
@@ -7836,6 +7852,8 @@ type Evidence {
   result: EvidenceResult!
   "What was checked and what it observed, as JSON with a type (command, http, resource_state, capability, sim, artifact, analysis, …); raw output is kept as a diagnostics artifact, not here."
   source: Map!
+  "True when the probe was the simulator's (source type sim): nothing real was checked."
+  simulated: Boolean!
   "When it was observed."
   observedAt: Time!
 }
@@ -8609,6 +8627,8 @@ func (ec *executionContext) childFields_Evidence(ctx context.Context, field grap
 		return ec.fieldContext_Evidence_result(ctx, field)
 	case "source":
 		return ec.fieldContext_Evidence_source(ctx, field)
+	case "simulated":
+		return ec.fieldContext_Evidence_simulated(ctx, field)
 	case "observedAt":
 		return ec.fieldContext_Evidence_observedAt(ctx, field)
 	}
@@ -9205,6 +9225,8 @@ func (ec *executionContext) childFields_PlanNode(ctx context.Context, field grap
 		return ec.fieldContext_PlanNode_type(ctx, field)
 	case "title":
 		return ec.fieldContext_PlanNode_title(ctx, field)
+	case "simulated":
+		return ec.fieldContext_PlanNode_simulated(ctx, field)
 	case "description":
 		return ec.fieldContext_PlanNode_description(ctx, field)
 	case "children":
@@ -13762,6 +13784,29 @@ func (ec *executionContext) _Evidence_source(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Evidence_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Evidence", field, false, false, "Map")
+}
+
+func (ec *executionContext) _Evidence_simulated(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Evidence_simulated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Simulated(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Evidence_simulated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Evidence", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) _Evidence_observedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Evidence) (ret graphql.Marshaler) {
@@ -21248,6 +21293,29 @@ func (ec *executionContext) _PlanNode_title(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_PlanNode_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanNode", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanNode_simulated(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanNode_simulated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Simulated(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanNode_simulated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanNode", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) _PlanNode_description(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanNode) (ret graphql.Marshaler) {
@@ -32204,6 +32272,11 @@ func (ec *executionContext) _Evidence(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "simulated":
+			out.Values[i] = ec._Evidence_simulated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "observedAt":
 			out.Values[i] = ec._Evidence_observedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34801,6 +34874,11 @@ func (ec *executionContext) _PlanNode(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "title":
 			out.Values[i] = ec._PlanNode_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "simulated":
+			out.Values[i] = ec._PlanNode_simulated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

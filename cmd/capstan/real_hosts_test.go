@@ -32,12 +32,16 @@ func TestLinuxServiceOnRealHosts(t *testing.T) {
 			for _, h := range hosts.Hosts {
 				op := ops[h.Name]
 				waitForEnd(t, p, op)
-				got := p.gql(t, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+				got := p.gql(t, `query($id: ID!) { operation(id: $id) { status plan { nodes { key simulated } } nodeRuns { node status error } evidence { item result source simulated } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+				for _, n := range got["plan"].(map[string]any)["nodes"].([]any) {
+					require.Equal(t, false, n.(map[string]any)["simulated"], "real work is never marked simulated")
+				}
 				require.Equal(t, "SUCCEEDED", got["status"], "%v", got)
 				items := map[string]map[string]any{}
 				for _, e := range got["evidence"].([]any) {
 					e := e.(map[string]any)
 					require.Equal(t, "PASSED", e["result"], "%v", e)
+					require.Equal(t, false, e["simulated"], "%v", e)
 					items[e["item"].(string)] = e["source"].(map[string]any)
 				}
 				for _, item := range []string{"config-written", "process-running", "port-open", "serves-its-version"} {

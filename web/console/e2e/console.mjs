@@ -161,6 +161,21 @@ try {
   await drawer.waitFor({ state: "detached" });
   step("DAG and gate drawer (keyboard): the starter is told a second person approves");
 
+  // Simulated steps say so, in the DAG and in their drawer; a gate does not.
+  const marked = await gql(token, `query($id: ID!) { operation(id: $id) { plan { nodes { key simulated } } } }`, { id: gatedOp });
+  const sim = marked.operation.plan.nodes.find((n) => n.simulated);
+  if (!sim) fail("the seed's plan has no simulated step");
+  const simNode = page.locator(`.react-flow__node[data-id="${sim.key}"]`);
+  const simClass = await simNode.locator(".dag-node").getAttribute("class");
+  if (!simClass.includes("simulated") || !(await simNode.textContent()).includes("simulated")) fail(`simulated step ${sim.key} is not marked in the DAG`);
+  if ((await gateNode.locator(".dag-node").getAttribute("class")).includes("simulated")) fail("a gate is marked simulated");
+  await simNode.focus();
+  await page.keyboard.press("Enter");
+  await drawer.getByRole("note").filter({ hasText: "Simulated" }).waitFor({ timeout: 10000 });
+  await page.keyboard.press("Escape");
+  await drawer.waitFor({ state: "detached" });
+  step("simulated steps are marked simulated in the DAG and in their drawer");
+
   // A secret: masked; alice (admin) reveals it with a reason.
   await page.goto(`${url}/#/operations/${encodeURIComponent(secretOp)}`);
   await page.getByRole("tab", { name: "Advanced" }).click();

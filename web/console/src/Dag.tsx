@@ -3,7 +3,7 @@ import { ReactFlow, Background, Controls, Handle, Position, type Node, type Node
 import "@xyflow/react/dist/style.css";
 import { layoutPlan, nodeHeight, nodeWidth } from "./layout";
 
-export type DagNode = { key: string; title: string };
+export type DagNode = { key: string; title: string; simulated?: boolean };
 export type DagEdge = { from: string; to: string };
 // Mark is how a node is drawn: its run status (live), or its place in a
 // diff (added, removed, changed).
@@ -40,7 +40,7 @@ class MarkStore {
   }
 }
 
-type NodeData = { key: string; title: string; store: MarkStore };
+type NodeData = { key: string; title: string; simulated?: boolean; store: MarkStore };
 
 // PlanNodeView is one node: its title, and its mark read from the store.
 const PlanNodeView = memo(function PlanNodeView({ data }: NodeProps<Node<NodeData>>) {
@@ -48,9 +48,9 @@ const PlanNodeView = memo(function PlanNodeView({ data }: NodeProps<Node<NodeDat
   const s = (mark?.status ?? "PENDING").toLowerCase();
   const state = mark?.diff ?? s.replace(/_/g, " ");
   return (
-    <div className={`dag-node status-${s}${mark?.diff ? ` diff-${mark.diff}` : ""}`} data-id={data.key} style={{ width: nodeWidth, height: nodeHeight }}>
+    <div className={`dag-node status-${s}${mark?.diff ? ` diff-${mark.diff}` : ""}${data.simulated ? " simulated" : ""}`} data-id={data.key} style={{ width: nodeWidth, height: nodeHeight }}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <span>{data.title}{mark?.note ? ` (${mark.note})` : ""}</span>
+      <span>{data.title}{mark?.note ? ` (${mark.note})` : ""}{data.simulated && <em className="sim-mark" title="simulated: changes and proves nothing real"> · simulated</em>}</span>
       <span className="sr-only">: {state}</span>
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
@@ -82,8 +82,8 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
       // hiding it until it is measured.
       width: nodeWidth,
       height: nodeHeight,
-      data: { key: n.key, title: n.title, store },
-      ariaLabel: `${n.title} (${n.key})`,
+      data: { key: n.key, title: n.title, simulated: n.simulated, store },
+      ariaLabel: `${n.title} (${n.key})${n.simulated ? ", simulated" : ""}`,
     }));
   }, [shape]); // eslint-disable-line react-hooks/exhaustive-deps
   const lines: Edge[] = useMemo(() => edges.map((e) => {

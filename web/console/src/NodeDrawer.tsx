@@ -13,6 +13,7 @@ const NodeDetail = graphql(`
           key
           type
           title
+          simulated
           description
           parameters
           job {
@@ -81,6 +82,7 @@ const NodeDetail = graphql(`
         item
         result
         source
+        simulated
         observedAt
       }
       artifacts {
@@ -181,6 +183,7 @@ export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
       <button type="button" className="close" onClick={onClose} aria-label="close">×</button>
       <p><code>{spec.key}</code> · {spec.type.toLowerCase()} · {(runStatus ?? run?.status ?? "PENDING").toLowerCase().replace(/_/g, " ")}
         {run && run.attempts > 1 && ` · attempt ${run.attempts}`}</p>
+      {spec.simulated && <p className="sim-note" role="note"><strong>Simulated</strong>: this step runs the simulator; it changes and proves nothing real.</p>}
       {spec.description && <p>{spec.description}</p>}
       {run?.error && <p className="error">{run.error}</p>}
       <ReadOnlyNote />
@@ -203,7 +206,7 @@ export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
         {evidence.length ? evidence.map((e) => (
           <li key={e.id}>
             <strong>{e.item}</strong>: <span className={`result-${e.result.toLowerCase()}`}>{e.result.toLowerCase()}</span>
-            {e.capability && ` (${e.capability})`} · source <code>{sourceOf(e.source)}</code>
+            {e.capability && ` (${e.capability})`} · source <code>{sourceOf(e.source)}</code>{e.simulated && <em className="sim-mark"> · simulated, nothing checked</em>}
           </li>
         )) : <li>none yet</li>}
       </ul>

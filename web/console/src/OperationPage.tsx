@@ -40,6 +40,7 @@ const OperationDetail = graphql(`
           key
           type
           title
+          simulated
         }
         edges {
           from

@@ -39,6 +39,7 @@ const PlanReviewDoc = graphql(`
         key
         type
         title
+        simulated
         parameters
         template
       }
