@@ -307,6 +307,10 @@ type RunSpec struct {
 	// Target names the requirement whose bound compute node a remote job
 	// (runner ssh or ansible) runs on: never an address.
 	Target string `json:"target,omitempty"`
+	// Playbook is an ansible job's playbook (YAML, hosts: target); Check
+	// runs it with --check, a dry run that changes nothing.
+	Playbook string `json:"playbook,omitempty"`
+	Check    bool   `json:"check,omitempty"`
 }
 
 // JobInputs lists what a job consumes.
@@ -618,10 +622,14 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		if r.Script == "" || r.Target == "" {
 			p.Addf("%s: ssh runner needs a script and a target (a requirement bound to a compute node)", what)
 		}
+	case "ansible":
+		if r.Playbook == "" || r.Target == "" {
+			p.Addf("%s: ansible runner needs a playbook and a target (a requirement bound to a compute node)", what)
+		}
 	case "sim":
 		validDuration(r.Duration, what+" duration", p)
 	default:
-		p.Addf("%s: unknown runner %q (want shell, http, ssh or sim)", what, r.Runner)
+		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible or sim)", what, r.Runner)
 	}
 	validDuration(r.Timeout, what+" timeout", p)
 }

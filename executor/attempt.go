@@ -111,6 +111,10 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	}
 	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
 		Outputs: l.outputs(), Artifacts: declared, Target: target})
+	for _, e := range r.res.Evidence {
+		e.ProducedBy, e.ObservedAt = n.ID, *l.now()
+		r.evidence = append(r.evidence, e)
+	}
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
 		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), filepath.Join("outputs", l.opID), r.res.Output, *l.now(), l.redactor())

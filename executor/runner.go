@@ -43,6 +43,9 @@ type Result struct {
 	// cancelled, runner.
 	ErrKind string
 	Err     error
+	// Evidence is what the runner itself observed (an ansible play's
+	// recap), recorded beside the probes'.
+	Evidence []capstan.Evidence
 }
 
 // Runner runs jobs of one kind (shell, http, sim).

@@ -271,7 +271,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	defer hosts.Close()
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}},
+		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress}},
 		Prober:        executor.Prober{Remote: remote.Probes(hosts, egress.DialContext)}})
 	svc.Launcher = ex
 	defer ex.Stop()
