@@ -74,6 +74,11 @@ type Scenario struct {
 	// (and simple-mode intents) only changes of EditableParameters.
 	Editable           bool     `json:"editable,omitempty"`
 	EditableParameters []string `json:"editable_parameters,omitempty"`
+	// DesiredState is what the resource should be once the scenario's
+	// operation succeeded (a config's checksum, a version): the operation
+	// records it on the resource, and a health assessment compares what
+	// it observes with it.
+	DesiredState map[string]any `json:"desired_state,omitempty"`
 }
 
 // Ref returns id@version, the form plans record (tempo.install@1.0.0).

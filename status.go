@@ -189,12 +189,15 @@ const (
 	HealthDegraded  HealthStatus = "degraded"
 	HealthUnhealthy HealthStatus = "unhealthy"
 	HealthDrifted   HealthStatus = "drifted"
+	// HealthUnreachable: its host could not be reached, so nothing is
+	// known of it (not the same as unhealthy).
+	HealthUnreachable HealthStatus = "unreachable"
 )
 
 // ValidHealth reports whether h is a known health status.
 func ValidHealth(h HealthStatus) bool {
 	switch h {
-	case HealthUnknown, HealthHealthy, HealthDegraded, HealthUnhealthy, HealthDrifted:
+	case HealthUnknown, HealthHealthy, HealthDegraded, HealthUnhealthy, HealthDrifted, HealthUnreachable:
 		return true
 	}
 	return false

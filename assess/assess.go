@@ -15,10 +15,6 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// HealthUnreachable is the health of a resource whose host could not be
-// reached: nothing is known of it, which is not the same as unhealthy.
-const HealthUnreachable capstan.HealthStatus = "unreachable"
-
 // An Observation is one observe probe's outcome.
 type Observation struct {
 	// Probe names it; Field is the desired-state field it observes (""
@@ -87,7 +83,7 @@ func Assess(desired map[string]any, obs []Observation, ignore []string) Verdict 
 	}
 	switch {
 	case len(unreachable) > 0:
-		return Verdict{Health: HealthUnreachable, Reason: "the host could not be reached (" + strings.Join(unreachable, ", ") + ")"}
+		return Verdict{Health: capstan.HealthUnreachable, Reason: "the host could not be reached (" + strings.Join(unreachable, ", ") + ")"}
 	case len(diff) > 0:
 		reason := "drifted: " + strings.Join(sortedKeys(diff), ", ") + " differ from the desired state"
 		if len(failed) > 0 {

@@ -41,7 +41,7 @@ func TestAssess(t *testing.T) {
 		{"drift and a process down: drift first, both said", []assess.Observation{passed("config", "config_sha256", "bbb"), live("running", capstan.EvidenceFailed)}, nil,
 			capstan.HealthDrifted, map[string]assess.Change{"config_sha256": {Desired: "aaa", Observed: "bbb"}}, "failing: running"},
 		{"unreachable beats everything", []assess.Observation{passed("config", "config_sha256", "bbb"), {Probe: "port", Unreachable: true}}, nil,
-			assess.HealthUnreachable, nil, "could not be reached (port)"},
+			capstan.HealthUnreachable, nil, "could not be reached (port)"},
 		{"inconclusive", []assess.Observation{live("maybe", capstan.EvidenceInconclusive)}, nil, capstan.HealthUnknown, nil, "inconclusive: maybe"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

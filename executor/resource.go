@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"maps"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -139,6 +140,13 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	if ended == nil {
 		return nil // not this operation's to conclude, or concluded already
 	}
+	desired, err := l.desiredState(ctx, op, plan)
+	if err != nil {
+		return err
+	}
+	if desired != nil {
+		ended.DesiredState = desired
+	}
 	if ended.LifecycleStatus != r.LifecycleStatus {
 		if err := capstan.LifecycleStatuses.Check(r.LifecycleStatus, ended.LifecycleStatus); err != nil {
 			// Someone moved it meanwhile (a catalog re-import): keep what
@@ -153,9 +161,30 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 		}
 	}
 	ch.Resources = append(withoutKey(ch.Resources, ended.Key()), ended)
-	ch.Events = append(ch.Events, l.event("resource.concluded", map[string]any{"resource": op.ResourceKey, "outcome": string(op.Status),
-		"lifecycle": string(ended.LifecycleStatus), "health": string(ended.HealthStatus)}))
+	concluded := map[string]any{"resource": op.ResourceKey, "outcome": string(op.Status),
+		"lifecycle": string(ended.LifecycleStatus), "health": string(ended.HealthStatus)}
+	if desired != nil {
+		concluded["desired_state"] = desired
+	}
+	ch.Events = append(ch.Events, l.event("resource.concluded", concluded))
 	return nil
+}
+
+// desiredState is what a succeeded operation's scenario declares the
+// resource should now be (nil when it declares nothing, or the
+// operation did not succeed: a failed one set nothing).
+func (l *loop) desiredState(ctx context.Context, op *capstan.Operation, plan *capstan.Plan) (map[string]any, error) {
+	if op.Status != capstan.OperationSucceeded || plan == nil || plan.ScenarioRef == "" {
+		return nil, nil
+	}
+	sc, err := l.e.cfg.Store.GetScenario(ctx, l.org, plan.ScenarioRef)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil || sc.DesiredState == nil {
+		return nil, err
+	}
+	return maps.Clone(sc.DesiredState), nil
 }
 
 // ends reports whether ch carries the event of its operation's end.

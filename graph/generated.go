@@ -6183,6 +6183,8 @@ enum HealthStatus {
   UNHEALTHY
   "Observed state differs from desired state."
   DRIFTED
+  "Its host could not be reached: nothing is known of it."
+  UNREACHABLE
 }
 "The kind of a directed relationship from one resource to another."
 enum RelationshipType {
@@ -38418,18 +38420,20 @@ func (ec *executionContext) marshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋ
 
 var (
 	unmarshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[string]capstan.HealthStatus{
-		"UNKNOWN":   capstan.HealthUnknown,
-		"HEALTHY":   capstan.HealthHealthy,
-		"DEGRADED":  capstan.HealthDegraded,
-		"UNHEALTHY": capstan.HealthUnhealthy,
-		"DRIFTED":   capstan.HealthDrifted,
+		"UNKNOWN":     capstan.HealthUnknown,
+		"HEALTHY":     capstan.HealthHealthy,
+		"DEGRADED":    capstan.HealthDegraded,
+		"UNHEALTHY":   capstan.HealthUnhealthy,
+		"DRIFTED":     capstan.HealthDrifted,
+		"UNREACHABLE": capstan.HealthUnreachable,
 	}
 	marshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[capstan.HealthStatus]string{
-		capstan.HealthUnknown:   "UNKNOWN",
-		capstan.HealthHealthy:   "HEALTHY",
-		capstan.HealthDegraded:  "DEGRADED",
-		capstan.HealthUnhealthy: "UNHEALTHY",
-		capstan.HealthDrifted:   "DRIFTED",
+		capstan.HealthUnknown:     "UNKNOWN",
+		capstan.HealthHealthy:     "HEALTHY",
+		capstan.HealthDegraded:    "DEGRADED",
+		capstan.HealthUnhealthy:   "UNHEALTHY",
+		capstan.HealthDrifted:     "DRIFTED",
+		capstan.HealthUnreachable: "UNREACHABLE",
 	}
 )
 
@@ -40215,18 +40219,20 @@ func (ec *executionContext) marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdev
 
 var (
 	unmarshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[string]capstan.HealthStatus{
-		"UNKNOWN":   capstan.HealthUnknown,
-		"HEALTHY":   capstan.HealthHealthy,
-		"DEGRADED":  capstan.HealthDegraded,
-		"UNHEALTHY": capstan.HealthUnhealthy,
-		"DRIFTED":   capstan.HealthDrifted,
+		"UNKNOWN":     capstan.HealthUnknown,
+		"HEALTHY":     capstan.HealthHealthy,
+		"DEGRADED":    capstan.HealthDegraded,
+		"UNHEALTHY":   capstan.HealthUnhealthy,
+		"DRIFTED":     capstan.HealthDrifted,
+		"UNREACHABLE": capstan.HealthUnreachable,
 	}
 	marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus = map[capstan.HealthStatus]string{
-		capstan.HealthUnknown:   "UNKNOWN",
-		capstan.HealthHealthy:   "HEALTHY",
-		capstan.HealthDegraded:  "DEGRADED",
-		capstan.HealthUnhealthy: "UNHEALTHY",
-		capstan.HealthDrifted:   "DRIFTED",
+		capstan.HealthUnknown:     "UNKNOWN",
+		capstan.HealthHealthy:     "HEALTHY",
+		capstan.HealthDegraded:    "DEGRADED",
+		capstan.HealthUnhealthy:   "UNHEALTHY",
+		capstan.HealthDrifted:     "DRIFTED",
+		capstan.HealthUnreachable: "UNREACHABLE",
 	}
 )
 

@@ -52,6 +52,8 @@ func TestLinuxServiceOnRealHosts(t *testing.T) {
 				conf, err := os.ReadFile(filepath.Join(h.Root, "etc", "hello", "hello.conf"))
 				require.NoError(t, err, "the file is on the host itself")
 				require.Equal(t, "port = 8080\nversion = 1.0.0\n", string(conf))
+				r := p.gql(t, `query($k: String!) { resource(key: $k) { desiredState lifecycleStatus } }`, map[string]any{"k": "linux.service/hello-" + h.Name})["resource"].(map[string]any)
+				require.Equal(t, "1.0.0", r["desiredState"].(map[string]any)["version"], "the operation recorded the desired state its scenario declares: %v", r)
 			}
 
 			// Upgrade h1; remove the service from h3.
@@ -62,6 +64,8 @@ func TestLinuxServiceOnRealHosts(t *testing.T) {
 			conf, err := os.ReadFile(filepath.Join(first.Root, "etc", "hello", "hello.conf"))
 			require.NoError(t, err)
 			require.Equal(t, "port = 8080\nversion = 1.1.0\n", string(conf))
+			r := p.gql(t, `query($k: String!) { resource(key: $k) { desiredState } }`, map[string]any{"k": "linux.service/hello-" + first.Name})["resource"].(map[string]any)
+			require.Equal(t, "1.1.0", r["desiredState"].(map[string]any)["version"], "the upgrade set the new desired state")
 			rm := runOn(t, p, "remove", "hello-"+last.Name, last.Name, env)
 			waitForEnd(t, p, rm)
 			require.Equal(t, "SUCCEEDED", status(t, p, rm), "%v", p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": rm}))

@@ -8,7 +8,6 @@ package events
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -175,9 +174,7 @@ func (e *ResourceEvent) Lifecycle() *capstan.LifecycleStatus {
 	return valid(e.str("lifecycle"), capstan.LifecycleStatuses.Valid)
 }
 func (e *ResourceEvent) Health() *capstan.HealthStatus {
-	return valid(e.str("health"), func(h capstan.HealthStatus) bool {
-		return slices.Contains([]capstan.HealthStatus{capstan.HealthUnknown, capstan.HealthHealthy, capstan.HealthDegraded, capstan.HealthUnhealthy, capstan.HealthDrifted}, h)
-	})
+	return valid(e.str("health"), capstan.ValidHealth)
 }
 func (e *ResourceEvent) Outcome() *capstan.OperationStatus {
 	return valid(e.str("outcome"), capstan.OperationStatuses.Valid)

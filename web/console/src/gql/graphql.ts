@@ -133,7 +133,9 @@ export type HealthStatus =
   /** Observed not working. */
   | 'UNHEALTHY'
   /** Not observed (yet). */
-  | 'UNKNOWN';
+  | 'UNKNOWN'
+  /** Its host could not be reached: nothing is known of it. */
+  | 'UNREACHABLE';
 
 /** How much of the plan the user sees and may change. */
 export type IntentMode =
