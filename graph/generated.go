@@ -777,15 +777,25 @@ type ComplexityRoot struct {
 	}
 
 	Probe struct {
+		BodyPattern   func(childComplexity int) int
 		Capability    func(childComplexity int) int
 		Equals        func(childComplexity int) int
 		ExpectExit    func(childComplexity int) int
 		ExpectStatus  func(childComplexity int) int
 		Field         func(childComplexity int) int
+		JSONPath      func(childComplexity int) int
+		Mode          func(childComplexity int) int
 		Name          func(childComplexity int) int
 		OutputPattern func(childComplexity int) int
+		Owner         func(childComplexity int) int
+		Path          func(childComplexity int) int
+		Pidfile       func(childComplexity int) int
+		Port          func(childComplexity int) int
+		Process       func(childComplexity int) int
 		Resource      func(childComplexity int) int
+		SHA256        func(childComplexity int) int
 		Script        func(childComplexity int) int
+		Target        func(childComplexity int) int
 		Type          func(childComplexity int) int
 		URL           func(childComplexity int) int
 	}
@@ -934,13 +944,16 @@ type ComplexityRoot struct {
 	}
 
 	RunSpec struct {
+		Check        func(childComplexity int) int
 		Duration     func(childComplexity int) int
 		ExpectStatus func(childComplexity int) int
 		Headers      func(childComplexity int) int
 		Method       func(childComplexity int) int
 		Outcomes     func(childComplexity int) int
+		Playbook     func(childComplexity int) int
 		Runner       func(childComplexity int) int
 		Script       func(childComplexity int) int
+		Target       func(childComplexity int) int
 		Timeout      func(childComplexity int) int
 		URL          func(childComplexity int) int
 	}
@@ -4379,6 +4392,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PolicyVerdict.Reason(childComplexity), true
 
+	case "Probe.bodyPattern":
+		if e.ComplexityRoot.Probe.BodyPattern == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.BodyPattern(childComplexity), true
 	case "Probe.capability":
 		if e.ComplexityRoot.Probe.Capability == nil {
 			break
@@ -4409,6 +4428,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Probe.Field(childComplexity), true
+	case "Probe.jsonPath":
+		if e.ComplexityRoot.Probe.JSONPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.JSONPath(childComplexity), true
+	case "Probe.mode":
+		if e.ComplexityRoot.Probe.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Mode(childComplexity), true
 	case "Probe.name":
 		if e.ComplexityRoot.Probe.Name == nil {
 			break
@@ -4421,18 +4452,60 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Probe.OutputPattern(childComplexity), true
+	case "Probe.owner":
+		if e.ComplexityRoot.Probe.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Owner(childComplexity), true
+	case "Probe.path":
+		if e.ComplexityRoot.Probe.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Path(childComplexity), true
+	case "Probe.pidfile":
+		if e.ComplexityRoot.Probe.Pidfile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Pidfile(childComplexity), true
+	case "Probe.port":
+		if e.ComplexityRoot.Probe.Port == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Port(childComplexity), true
+	case "Probe.process":
+		if e.ComplexityRoot.Probe.Process == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Process(childComplexity), true
 	case "Probe.resource":
 		if e.ComplexityRoot.Probe.Resource == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Probe.Resource(childComplexity), true
+	case "Probe.sha256":
+		if e.ComplexityRoot.Probe.SHA256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.SHA256(childComplexity), true
 	case "Probe.script":
 		if e.ComplexityRoot.Probe.Script == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Probe.Script(childComplexity), true
+	case "Probe.target":
+		if e.ComplexityRoot.Probe.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Probe.Target(childComplexity), true
 	case "Probe.type":
 		if e.ComplexityRoot.Probe.Type == nil {
 			break
@@ -5135,6 +5208,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RollbackPolicy.Strategy(childComplexity), true
 
+	case "RunSpec.check":
+		if e.ComplexityRoot.RunSpec.Check == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunSpec.Check(childComplexity), true
 	case "RunSpec.duration":
 		if e.ComplexityRoot.RunSpec.Duration == nil {
 			break
@@ -5165,6 +5244,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RunSpec.Outcomes(childComplexity), true
+	case "RunSpec.playbook":
+		if e.ComplexityRoot.RunSpec.Playbook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunSpec.Playbook(childComplexity), true
 	case "RunSpec.runner":
 		if e.ComplexityRoot.RunSpec.Runner == nil {
 			break
@@ -5177,6 +5262,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RunSpec.Script(childComplexity), true
+	case "RunSpec.target":
+		if e.ComplexityRoot.RunSpec.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunSpec.Target(childComplexity), true
 	case "RunSpec.timeout":
 		if e.ComplexityRoot.RunSpec.Timeout == nil {
 			break
@@ -6688,10 +6779,16 @@ type JobContract {
 }
 "How a job (or a compensation) runs: with the shell, http or sim runner."
 type RunSpec {
-  "The runner: shell (a bash script in the job sandbox), http (one HTTP request) or sim (scripted outcomes for demos and tests)."
+  "The runner: shell (a bash script in the job sandbox), http (one HTTP request), ssh (a bash script on the target host), ansible (a playbook against the target host) or sim (scripted outcomes for demos and tests: changes and proves nothing real)."
   runner: String!
-  "The bash script a shell runner runs."
+  "The bash script a shell or ssh runner runs."
   script: String
+  "Ssh and ansible runners: the requirement whose bound compute node the job runs on (never an address); its resource is the plan binding's provider."
+  target: String
+  "Ansible runner: the playbook (YAML, hosts: target)."
+  playbook: String
+  "Ansible runner: run with --check, a dry run that changes nothing."
+  check: Boolean!
   "The HTTP method of an http runner (default POST)."
   method: String
   "The URL an http runner calls (through the egress allow-list)."
@@ -6775,8 +6872,28 @@ type RollbackPolicy {
 type Probe {
   "The probe's name: the evidence item it records."
   name: String!
-  "command, http, resource_state, capability or sim (always passes)."
+  "command, http, resource_state, capability, tcp, ssh_command, file, service, or sim (always passes: checks nothing real)."
   type: String!
+  "Probes of real state (tcp, ssh_command, file, service; an http probe's ${target.address}): the requirement whose bound compute node is checked."
+  target: String
+  "Tcp probe: the port that must answer."
+  port: Int
+  "File probe: the absolute path of the file that must exist."
+  path: String
+  "File probe: the SHA-256 the file must have (hex)."
+  sha256: String
+  "File probe: the owner the file must have."
+  owner: String
+  "File probe: the mode the file must have (0644)."
+  mode: String
+  "Service probe: the pidfile naming the process that must run."
+  pidfile: String
+  "Service probe: the command name that process must have."
+  process: String
+  "Http probe: a dotted JSON path ($.status.phase) whose value must equal equals."
+  jsonPath: String
+  "Http probe: a regular expression the body must match."
+  bodyPattern: String
   "The capability key the probe proves; a capability probe passes when it is provided or made."
   capability: String
   "Command probe: the bash script run in the job sandbox (1 minute timeout)."
@@ -6793,7 +6910,7 @@ type Probe {
   resource: String
   "Resource_state probe: a dotted path in observed state, or lifecycle_status or health_status."
   field: String
-  "Resource_state probe: the value the field must have; without one the field must be set."
+  "Resource_state and http (json_path) probes: the value that must be observed; without one the field must be set."
   equals: Any
 }
 "The settings of a gate node."
@@ -9415,6 +9532,26 @@ func (ec *executionContext) childFields_Probe(ctx context.Context, field graphql
 		return ec.fieldContext_Probe_name(ctx, field)
 	case "type":
 		return ec.fieldContext_Probe_type(ctx, field)
+	case "target":
+		return ec.fieldContext_Probe_target(ctx, field)
+	case "port":
+		return ec.fieldContext_Probe_port(ctx, field)
+	case "path":
+		return ec.fieldContext_Probe_path(ctx, field)
+	case "sha256":
+		return ec.fieldContext_Probe_sha256(ctx, field)
+	case "owner":
+		return ec.fieldContext_Probe_owner(ctx, field)
+	case "mode":
+		return ec.fieldContext_Probe_mode(ctx, field)
+	case "pidfile":
+		return ec.fieldContext_Probe_pidfile(ctx, field)
+	case "process":
+		return ec.fieldContext_Probe_process(ctx, field)
+	case "jsonPath":
+		return ec.fieldContext_Probe_jsonPath(ctx, field)
+	case "bodyPattern":
+		return ec.fieldContext_Probe_bodyPattern(ctx, field)
 	case "capability":
 		return ec.fieldContext_Probe_capability(ctx, field)
 	case "script":
@@ -9661,6 +9798,12 @@ func (ec *executionContext) childFields_RunSpec(ctx context.Context, field graph
 		return ec.fieldContext_RunSpec_runner(ctx, field)
 	case "script":
 		return ec.fieldContext_RunSpec_script(ctx, field)
+	case "target":
+		return ec.fieldContext_RunSpec_target(ctx, field)
+	case "playbook":
+		return ec.fieldContext_RunSpec_playbook(ctx, field)
+	case "check":
+		return ec.fieldContext_RunSpec_check(ctx, field)
 	case "method":
 		return ec.fieldContext_RunSpec_method(ctx, field)
 	case "url":
@@ -23417,6 +23560,236 @@ func (ec *executionContext) fieldContext_Probe_type(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
 }
 
+func (ec *executionContext) _Probe_target(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_port(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_port(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Port, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_port(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Probe_path(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_sha256(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SHA256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_owner(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_mode(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_mode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_mode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_pidfile(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_pidfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pidfile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_pidfile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_process(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_process(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Process, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_process(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_jsonPath(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_jsonPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSONPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_jsonPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
+func (ec *executionContext) _Probe_bodyPattern(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Probe_bodyPattern(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BodyPattern, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Probe_bodyPattern(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Probe", field, false, false, "String")
+}
+
 func (ec *executionContext) _Probe_capability(ctx context.Context, field graphql.CollectedField, obj *capstan.Probe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26603,6 +26976,75 @@ func (ec *executionContext) _RunSpec_script(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_RunSpec_script(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _RunSpec_target(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunSpec_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RunSpec_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _RunSpec_playbook(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunSpec_playbook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Playbook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RunSpec_playbook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _RunSpec_check(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunSpec_check(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Check, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunSpec_check(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RunSpec_method(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
@@ -35529,6 +35971,56 @@ func (ec *executionContext) _Probe(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "target":
+			out.Values[i] = ec._Probe_target(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "port":
+			out.Values[i] = ec._Probe_port(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._Probe_path(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sha256":
+			out.Values[i] = ec._Probe_sha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "owner":
+			out.Values[i] = ec._Probe_owner(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mode":
+			out.Values[i] = ec._Probe_mode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pidfile":
+			out.Values[i] = ec._Probe_pidfile(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "process":
+			out.Values[i] = ec._Probe_process(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "jsonPath":
+			out.Values[i] = ec._Probe_jsonPath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "bodyPattern":
+			out.Values[i] = ec._Probe_bodyPattern(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "capability":
 			out.Values[i] = ec._Probe_capability(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36576,6 +37068,21 @@ func (ec *executionContext) _RunSpec(ctx context.Context, sel ast.SelectionSet, 
 		case "script":
 			out.Values[i] = ec._RunSpec_script(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "target":
+			out.Values[i] = ec._RunSpec_target(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "playbook":
+			out.Values[i] = ec._RunSpec_playbook(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "check":
+			out.Values[i] = ec._RunSpec_check(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "method":

@@ -32,9 +32,11 @@ func TestLinuxServiceOnRealHosts(t *testing.T) {
 			for _, h := range hosts.Hosts {
 				op := ops[h.Name]
 				waitForEnd(t, p, op)
-				got := p.gql(t, `query($id: ID!) { operation(id: $id) { status plan { nodes { key simulated } } nodeRuns { node status error } evidence { item result source simulated } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+				got := p.gql(t, `query($id: ID!) { operation(id: $id) { status plan { nodes { key simulated job { run { runner target } outputs { evidence { name type target path port } } } } } nodeRuns { node status error } evidence { item result source simulated } } }`, map[string]any{"id": op})["operation"].(map[string]any)
 				for _, n := range got["plan"].(map[string]any)["nodes"].([]any) {
 					require.Equal(t, false, n.(map[string]any)["simulated"], "real work is never marked simulated")
+					run := n.(map[string]any)["job"].(map[string]any)["run"].(map[string]any)
+					require.Equal(t, map[string]any{"runner": "ssh", "target": "host"}, run, "a reviewer sees where the job runs")
 				}
 				require.Equal(t, "SUCCEEDED", got["status"], "%v", got)
 				items := map[string]map[string]any{}
