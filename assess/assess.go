@@ -7,9 +7,9 @@ package assess
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/capstan-dev/capstan"
@@ -85,7 +85,7 @@ func Assess(desired map[string]any, obs []Observation, ignore []string) Verdict 
 	case len(unreachable) > 0:
 		return Verdict{Health: capstan.HealthUnreachable, Reason: "the host could not be reached (" + strings.Join(unreachable, ", ") + ")"}
 	case len(diff) > 0:
-		reason := "drifted: " + strings.Join(sortedKeys(diff), ", ") + " differ from the desired state"
+		reason := "drifted: " + strings.Join(slices.Sorted(maps.Keys(diff)), ", ") + " differ from the desired state"
 		if len(failed) > 0 {
 			reason += "; failing: " + strings.Join(failed, ", ")
 		}
@@ -105,13 +105,4 @@ func ignored(field string, patterns []string) bool {
 		ok, _ := path.Match(p, field)
 		return ok || p == field
 	})
-}
-
-func sortedKeys(m map[string]Change) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -22,7 +22,7 @@ type HTTPRunner struct {
 
 // Run sends the request.
 func (r HTTPRunner) Run(ctx context.Context, j Job) Result {
-	ctx, cancel := context.WithTimeout(ctx, parseOr(j.Spec.Timeout, DefaultTimeout))
+	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
 	method := j.Spec.Method
 	if method == "" {

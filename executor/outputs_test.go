@@ -38,6 +38,23 @@ scenarios:
               evidence: [{name: ok, type: command, script: 'true'}]
 `
 
+// startFromPack installs a pack, then plans and starts an intent of one
+// of its scenarios (environment dev), as an admin.
+func startFromPack(t *testing.T, svc *service.Service, pack, action, typ string) *capstan.Operation {
+	t.Helper()
+	admin := as("alice", capstan.RoleAdmin)
+	_, err := svc.InstallPackYAML(admin, action+".yaml", []byte(pack))
+	require.NoError(t, err)
+	in, err := svc.CreateIntent(admin, service.IntentInput{Action: action, TargetResourceType: typ, Constraints: map[string]any{"environment": "dev"}})
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, plan.Problems)
+	op, err := svc.StartOperation(admin, plan.ID, "")
+	require.NoError(t, err)
+	return op
+}
+
 // TestAnEndedOperationKeepsOnlyItsArtifacts: what a job wrote to its
 // outputs besides its declared artifacts (files, a directory it locked
 // itself out of, a symlink) goes when the operation ends; the artifact
@@ -45,15 +62,7 @@ scenarios:
 func TestAnEndedOperationKeepsOnlyItsArtifacts(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
 		svc, _ := setup(t, store, org)
-		admin := as("alice", capstan.RoleAdmin)
-		_, err := svc.InstallPackYAML(admin, "litter.yaml", []byte(litterPack))
-		require.NoError(t, err)
-		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "litter", TargetResourceType: "thing", Constraints: map[string]any{"environment": "dev"}})
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(admin, in.ID)
-		require.NoError(t, err)
-		op, err := svc.StartOperation(admin, plan.ID, "")
-		require.NoError(t, err)
+		op := startFromPack(t, svc, litterPack, "litter", "thing")
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationSucceeded, op.Status, "%v", timeline(t, store, op.ID))
 		dir := filepath.Join(executorDirs[store], "outputs", op.ID)

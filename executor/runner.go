@@ -59,6 +59,10 @@ const MaxOutput = 64 << 10
 // DefaultTimeout bounds a job without its own timeout.
 const DefaultTimeout = 10 * time.Minute
 
+// Timeout is how long an attempt of the job may run: its spec's timeout,
+// or DefaultTimeout. Every runner bounds its attempts by it.
+func (j Job) Timeout() time.Duration { return parseOr(j.Spec.Timeout, DefaultTimeout) }
+
 // ShellRunner runs a job's script with bash in its own process group, so
 // a timeout or a cancel kills every process it started; with a Sandbox,
 // confined by it (sandbox.go).
@@ -74,7 +78,7 @@ const diskCheckEvery = 250 * time.Millisecond
 
 // Run runs the script.
 func (r ShellRunner) Run(ctx context.Context, j Job) Result {
-	timeout := parseOr(j.Spec.Timeout, DefaultTimeout)
+	timeout := j.Timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	dir := r.Dir

@@ -15,7 +15,6 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
-	"github.com/capstan-dev/capstan/service"
 )
 
 const siblingPack = `id: sibling
@@ -85,16 +84,7 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		}
 		first, cancel := start(store)
 		svc.Launcher = first
-		admin := as("alice", capstan.RoleAdmin)
-		_, err := svc.InstallPackYAML(admin, "sibling.yaml", []byte(siblingPack))
-		require.NoError(t, err)
-		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "nest", TargetResourceType: "nest", Constraints: map[string]any{"environment": "dev"}})
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(admin, in.ID)
-		require.NoError(t, err)
-		require.Equal(t, capstan.PlanReady, plan.Status, plan.Problems)
-		op, err := svc.StartOperation(admin, plan.ID, "")
-		require.NoError(t, err)
+		op := startFromPack(t, svc, siblingPack, "nest", "nest")
 		sandbox := filepath.Join(dir, "sandbox", op.ID)
 		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 20*time.Second, 10*time.Millisecond)
 		var child string
@@ -104,7 +94,7 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		first.Stop()
 
 		svc.Launcher = nil // nothing runs: the decision waits in the store
-		_, err = svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
+		_, err := svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
 		require.NoError(t, err)
 		second, cancel2 := start(parentLeftOut{Store: store, parent: op.ID})
 		svc.Launcher = second
@@ -128,15 +118,7 @@ func TestAChildStopsItselfWhenItsParentEnded(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
 		ctx := context.Background()
 		svc, ex := setup(t, store, org)
-		admin := as("alice", capstan.RoleAdmin)
-		_, err := svc.InstallPackYAML(admin, "sibling.yaml", []byte(siblingPack))
-		require.NoError(t, err)
-		in, err := svc.CreateIntent(admin, service.IntentInput{Action: "nest", TargetResourceType: "nest", Constraints: map[string]any{"environment": "dev"}})
-		require.NoError(t, err)
-		plan, err := svc.PlanIntent(admin, in.ID)
-		require.NoError(t, err)
-		op, err := svc.StartOperation(admin, plan.ID, "")
-		require.NoError(t, err)
+		op := startFromPack(t, svc, siblingPack, "nest", "nest")
 		var child string
 		require.Eventually(t, func() bool { child = nodeRuns(t, store, op.ID)["child"].ChildOperationID; return child != "" }, 20*time.Second, 10*time.Millisecond)
 		waitFor(t, store, child, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })

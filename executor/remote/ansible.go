@@ -112,8 +112,7 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	if j.Spec.Check {
 		args = append(args, "--check")
 	}
-	timeout := parseOr(j.Spec.Timeout, executor.DefaultTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir

@@ -41,8 +41,7 @@ func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
 	if j.Target == nil {
 		return executor.Result{ExitCode: -1, ErrKind: executor.ErrKindTarget, Err: fmt.Errorf("job %s: an ssh job needs a target (run.target: a requirement bound to a compute node)", j.NodeID)}
 	}
-	timeout := parseOr(j.Spec.Timeout, executor.DefaultTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
 	dir := remoteDir(j.OperationID)
 	env := map[string]string{}
@@ -309,11 +308,4 @@ func sanitize(s string) string {
 		}
 		return '_'
 	}, s)
-}
-
-func parseOr(s string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d
-	}
-	return def
 }
