@@ -378,6 +378,17 @@ func TestCrashAtEveryCommit(t *testing.T) {
 	}{{packCase, 6, 3}, {seedCase, 2, 1}} {
 		whole := runSweep(t, embedded, c.sweepCase, 0)
 		require.False(t, whole.crashed)
+		// The count can differ by a commit between runs (when the
+		// driver's decision lands relative to a step: seen once in
+		// about six runs, cause not yet pinned down): crash points are
+		// taken under the lower of two uninterrupted runs, and a
+		// difference is logged.
+		if again := runSweep(t, embedded, c.sweepCase, 0); again.commits != whole.commits {
+			t.Logf("%s: uninterrupted runs made %d and %d commits", c.name, whole.commits, again.commits)
+			if again.commits < whole.commits {
+				whole = again
+			}
+		}
 		require.Greater(t, whole.commits, 10, "the uninterrupted run's commits")
 		t.Logf("%s: an uninterrupted run makes %d commits", c.name, whole.commits)
 		for store, run := range map[string]struct {
