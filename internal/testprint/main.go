@@ -41,6 +41,7 @@ var announcements = []string{"run.sh:", "neo4jtest:"}
 
 func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	output := map[string]*strings.Builder{} // per package, shown if it fails
+	failedTests := map[string][]string{}    // per package, named again after its output
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -72,15 +73,42 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 				delete(output, e.Package)
 			}
 		case "fail":
-			if e.Test == "" {
-				failed = true
-				if b := output[e.Package]; b != nil {
-					fmt.Fprint(out, b.String())
-				}
-				fmt.Fprintf(out, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
-				delete(output, e.Package)
+			if e.Test != "" {
+				failedTests[e.Package] = append(failedTests[e.Package], e.Test)
+				continue
 			}
+			failed = true
+			var all string
+			if b := output[e.Package]; b != nil {
+				all = b.String()
+				fmt.Fprint(out, all)
+			}
+			// A timeout's goroutine dump can bury what failed: say it
+			// again last, where a log's tail shows it.
+			fmt.Fprint(out, summary(failedTests[e.Package], all))
+			fmt.Fprintf(out, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
+			delete(output, e.Package)
+			delete(failedTests, e.Package)
 		}
 	}
 	return failed, sc.Err()
+}
+
+// summary names a failed package's failed tests and, after a timeout, the
+// tests that were still running (the lines under "running tests:").
+func summary(tests []string, output string) string {
+	var b strings.Builder
+	if len(tests) > 0 {
+		fmt.Fprintf(&b, "failed tests: %s\n", strings.Join(tests, ", "))
+	}
+	if _, after, ok := strings.Cut(output, "running tests:\n"); ok {
+		b.WriteString("still running at the timeout:\n")
+		for _, line := range strings.Split(after, "\n") {
+			if !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, "    ") {
+				break
+			}
+			b.WriteString("  " + strings.TrimSpace(line) + "\n")
+		}
+	}
+	return b.String()
 }

@@ -26,5 +26,20 @@ func TestRunShowsPackagesAndFailures(t *testing.T) {
 	require.Contains(t, got, "▶ a\n  run.sh: Neo4j 5.26 is not cached yet")
 	require.Contains(t, got, "ok   a 1.5s")
 	require.NotContains(t, got, "noise", "a passing package's output is not shown")
-	require.Contains(t, got, "b_test.go:9: boom\nFAIL b 2.0s")
+	require.Contains(t, got, "b_test.go:9: boom\nfailed tests: TestY\nFAIL b 2.0s")
+}
+
+func TestATimeoutNamesWhatWasRunningLast(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"start","Package":"c"}`,
+		`{"Action":"output","Package":"c","Output":"panic: test timed out after 30m0s\n"}`,
+		`{"Action":"output","Package":"c","Output":"running tests:\n"}`,
+		`{"Action":"output","Package":"c","Output":"\tTestStuck (29m59s)\n"}`,
+		`{"Action":"output","Package":"c","Output":"\ngoroutine 1 [running]:\nlots of stack\n"}`,
+		`{"Action":"fail","Package":"c","Elapsed":1800}`,
+	}, "\n")
+	var out strings.Builder
+	_, err := run(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(out.String(), "lots of stack\nstill running at the timeout:\n  TestStuck (29m59s)\nFAIL c 1800.0s\n"), out.String())
 }
