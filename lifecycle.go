@@ -159,7 +159,8 @@ func BeginChange(op *Operation, stored, fresh *Resource, busy bool) (*Resource, 
 // EndChange returns the resource as the end of the operation changing it
 // leaves it: the final lifecycle and health for the outcome (see
 // EndLifecycle), the observed state merged from the operation's evidence,
-// and the operation as its last one. It returns nil when the resource is
+// and the operation as its last one; a change forgets the last health
+// assessment (it described what was there before). It returns nil when the resource is
 // not the operation's to conclude (another operation holds it, or it was
 // concluded already).
 func EndChange(r *Resource, op *Operation, changed bool, evidence []Evidence, now time.Time) *Resource {
@@ -178,6 +179,9 @@ func EndChange(r *Resource, op *Operation, changed bool, evidence []Evidence, no
 	out := *r
 	out.LifecycleStatus, out.HealthStatus = EndLifecycle(r.LifecycleStatus, before, op.Status, changed)
 	out.ActiveOperationID, out.LastOperationID = "", op.ID
+	if changed {
+		out.Assessment = nil // it described the resource before this change
+	}
 	if len(evidence) > 0 {
 		out.ObservedState = ObservedState(r.ObservedState, evidence, now)
 	}

@@ -406,6 +406,10 @@ type Probe struct {
 	JSONPath string `json:"json_path,omitempty"`
 	// BodyPattern is a regular expression an http probe's body must match.
 	BodyPattern string `json:"body_pattern,omitempty"`
+	// Observes names the field of the resource's desired state whose
+	// value the probe reads (ObservedValue): the value must equal the
+	// desired one, in a job's evidence as in a health assessment.
+	Observes string `json:"observes,omitempty"`
 }
 
 // GateSpec configures a gate node.
@@ -677,9 +681,24 @@ func validateProbe(pr Probe, p *Problems) {
 	default:
 		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service or sim)", pr.Name, pr.Type)
 	}
+	if pr.Observes != "" && !observes(pr) {
+		p.Addf("probe %s: a %s probe observes no value (file: its sha256; service: running; ssh_command: its output; http: its json_path's value)", pr.Name, pr.Type)
+	}
 	if pr.Target != "" && pr.Type == "http" && !strings.Contains(pr.URL, "${target.address}") {
 		p.Addf("probe %s: an http probe with a target says where in its url: ${target.address}", pr.Name)
 	}
+}
+
+// observes reports whether a probe reads a value it can compare with a
+// desired-state field.
+func observes(pr Probe) bool {
+	switch pr.Type {
+	case "file", "service", "ssh_command":
+		return true
+	case "http":
+		return pr.JSONPath != ""
+	}
+	return false
 }
 
 func validDuration(s, what string, p *Problems) {

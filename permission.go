@@ -25,6 +25,8 @@ const (
 	ActionListSecrets         Action = "LIST_SECRETS"
 	ActionImportCatalog       Action = "IMPORT_CATALOG"
 	ActionInstallScenarioPack Action = "INSTALL_SCENARIO_PACK"
+	ActionAssessResource      Action = "ASSESS_RESOURCE"
+	ActionPauseAssessments    Action = "PAUSE_ASSESSMENTS"
 )
 
 // Actions whose verdict also depends on the object: a gate's required
@@ -60,6 +62,8 @@ var ActionRoles = []ActionRole{
 	{ActionListSecrets, []string{RoleAdmin, RolePlatformAdmin, RoleSRE, RoleOperator}},
 	{ActionImportCatalog, []string{RolePlatformAdmin}},
 	{ActionInstallScenarioPack, []string{RolePlatformAdmin}},
+	{ActionAssessResource, operatorAndUp},
+	{ActionPauseAssessments, []string{RoleSRE, RolePlatformAdmin}},
 }
 
 // RolesFor returns the roles that may take a role-only action (nil for an

@@ -14,7 +14,8 @@ func TestPermissionsFollowRoles(t *testing.T) {
 	}
 	operatorMay := []capstan.Action{capstan.ActionCreateIntent, capstan.ActionPlanIntent, capstan.ActionEditPlan, capstan.ActionStartOperation,
 		capstan.ActionRetryNode, capstan.ActionRecordIntervention, capstan.ActionCancelOperation,
-		capstan.ActionProposePatch, capstan.ActionWithdrawPatch, capstan.ActionRevertPatch, capstan.ActionListSecrets}
+		capstan.ActionProposePatch, capstan.ActionWithdrawPatch, capstan.ActionRevertPatch, capstan.ActionListSecrets, capstan.ActionAssessResource}
+	sreMay := append(slices.Clone(operatorMay), capstan.ActionPauseAssessments)
 	for _, tc := range []struct {
 		roles   []string
 		allowed []capstan.Action
@@ -23,7 +24,7 @@ func TestPermissionsFollowRoles(t *testing.T) {
 		{[]string{"viewer"}, nil},
 		{nil, nil},
 		{[]string{"operator"}, operatorMay},
-		{[]string{"sre"}, operatorMay},
+		{[]string{"sre"}, sreMay},
 		{[]string{"platform_admin"}, everything},
 		{[]string{"viewer", "operator"}, operatorMay},
 		{[]string{"dba"}, nil},

@@ -36,6 +36,11 @@ type Resource struct {
 	// never embeds operation state (invariant 1).
 	ActiveOperationID string `json:"active_operation_id,omitempty"`
 	LastOperationID   string `json:"last_operation_id,omitempty"`
+	// Assessment is the last health assessment of the resource on its
+	// host (assessment.go): current state, like its health.
+	Assessment *Assessment `json:"assessment,omitempty"`
+	// AssessmentPaused, when set, stops its scheduled assessments.
+	AssessmentPaused *AssessmentPause `json:"assessment_paused,omitempty"`
 	// Source says where the resource came from (catalog:clusters, operation).
 	Source string `json:"source,omitempty"`
 }
@@ -170,6 +175,9 @@ type ResourceType struct {
 	DisplayName         string   `json:"display_name"`
 	AllowedActions      []string `json:"allowed_actions"`
 	DefaultCapabilities []string `json:"default_capabilities,omitempty"`
+	// Observe is how its resources are watched after their operations
+	// (nil: they are not).
+	Observe *ObserveSpec `json:"observe,omitempty"`
 	// Pack is the id@version of the pack that brought this type.
 	Pack string `json:"pack,omitempty"`
 }
@@ -187,6 +195,9 @@ func (t *ResourceType) Validate() error {
 		if !ValidKey(a) {
 			p.Addf("action %q is not a valid key", a)
 		}
+	}
+	if t.Observe != nil {
+		t.Observe.Validate(t.Key, &p)
 	}
 	return p.Err("resource type " + t.Key)
 }

@@ -39,6 +39,16 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
 		return r
 	}
+	desired, err := l.desiredFor(ctx, scope.plan, scope.resource)
+	if err != nil {
+		r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the desired state of %s: %w", scope.resource, err)}
+		return r
+	}
+	for k, v := range desired {
+		if scalar(v) {
+			env["CAPSTAN_DESIRED_"+envName(k)] = fmt.Sprint(v)
+		}
+	}
 	hosts, err := l.targets(ctx, scope.plan, n)
 	if err != nil {
 		r.res = Result{ExitCode: -1, ErrKind: ErrKindTarget, Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
@@ -56,7 +66,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts}
+	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts, Desired: desired}
 	for _, p := range probes {
 		result, source, output := l.e.cfg.Prober.Run(ctx, p, target)
 		if len(output) > 0 {
@@ -229,9 +239,20 @@ func (l *loop) makeDirs() {
 	}
 }
 
+// scalar reports whether v is a string, number or boolean: what an
+// environment variable can carry as it is.
+func scalar(v any) bool {
+	switch v.(type) {
+	case string, bool, float64, int, int64:
+		return true
+	}
+	return false
+}
+
 // jobEnv passes parameters, the outputs directory and the files of the
 // artifacts a job consumes as environment variables, never into the script:
-// CAPSTAN_PARAM_<NAME>, CAPSTAN_OUTPUTS, CAPSTAN_ARTIFACT_<NAME> (a path).
+// CAPSTAN_PARAM_<NAME>, CAPSTAN_OUTPUTS, CAPSTAN_ARTIFACT_<NAME> (a path);
+// attempt adds CAPSTAN_DESIRED_<FIELD>, the desired state's scalar fields.
 func (l *loop) jobEnv(n *capstan.PlanNode) map[string]string {
 	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": capstan.OperationGID(l.opID), "CAPSTAN_OUTPUTS": l.outputs()}
 	params := map[string]any{}

@@ -70,6 +70,10 @@ type Config struct {
 	// debugging and tests); by default it is removed when the operation
 	// ends (sandboxdir.go).
 	KeepSandboxes bool
+	// Tenure, when set, runs for as long as this executor works (holds
+	// the lease), in a goroutine it waits for when the tenure ends: work
+	// that must run in one process of many (the assessment schedule).
+	Tenure func(ctx context.Context)
 }
 
 // Secrets is the secret store as the executor uses it (secret.Vault).
@@ -216,6 +220,13 @@ func (e *Executor) beginTenure() error {
 	run, stop := context.WithCancel(e.ctx)
 	e.run, e.stopRun = run, stop
 	e.mu.Unlock()
+	if e.cfg.Tenure != nil {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.cfg.Tenure(run)
+		}()
+	}
 	for i := 0; i < e.cfg.Workers; i++ {
 		e.wg.Add(1)
 		go func() {

@@ -50,12 +50,64 @@ type ProbeTarget struct {
 	Made      []string
 	// Hosts are the node's targets by requirement (remote probes).
 	Hosts map[string]*Target
+	// Desired is the desired state a probe that observes a field checks
+	// its value against (the scenario's, or the resource's own).
+	Desired map[string]any
 }
 
 // Run runs one probe and returns its verdict, what it observed, and the
 // raw output of a command or the body of an http response: kept as a
 // diagnostics artifact, never inlined into the evidence.
 func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
+	result, source, output = p.run(ctx, pr, t)
+	if pr.Observes != "" && result == capstan.EvidencePassed {
+		result = compareDesired(pr, source, output, t.Desired)
+	}
+	return result, source, output
+}
+
+// compareDesired fails a passing probe whose observed value is not the
+// desired state's (recorded in its source either way).
+func compareDesired(pr capstan.Probe, source map[string]any, output []byte, desired map[string]any) string {
+	want, declared := desired[pr.Observes]
+	got, _ := ObservedValue(pr, source, output)
+	source["observes"], source["observed"] = pr.Observes, got
+	if !declared {
+		source["note"] = "no desired state declares " + pr.Observes
+		return capstan.EvidenceInconclusive
+	}
+	source["desired"] = want
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		return capstan.EvidenceFailed
+	}
+	return capstan.EvidencePassed
+}
+
+// ObservedValue is the value a probe that observes a desired-state field
+// read from the real host: a file's sha256, whether a service runs, an
+// ssh_command's output (trimmed), an http probe's json_path value. ok is
+// false when the probe saw nothing to report (no file, no answer).
+func ObservedValue(pr capstan.Probe, source map[string]any, output []byte) (any, bool) {
+	switch pr.Type {
+	case "file":
+		v, ok := source["sha256"]
+		return v, ok
+	case "service":
+		v, ok := source["running"].(bool)
+		return v, ok
+	case "ssh_command":
+		if _, ran := source["exit_code"]; !ran {
+			return nil, false
+		}
+		return trimmed(output), true
+	case "http":
+		v, ok := source["observed"]
+		return v, ok && v != nil
+	}
+	return nil, false
+}
+
+func (p Prober) run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
 	switch pr.Type {
 	case "sim":
 		return capstan.EvidencePassed, map[string]any{"type": "sim", "note": "simulated: nothing real was checked"}, nil

@@ -177,6 +177,15 @@ func (l *loop) desiredState(ctx context.Context, op *capstan.Operation, plan *ca
 	if op.Status != capstan.OperationSucceeded || plan == nil || plan.ScenarioRef == "" {
 		return nil, nil
 	}
+	return l.scenarioDesired(ctx, plan)
+}
+
+// scenarioDesired is the desired state plan's scenario declares (nil
+// when none).
+func (l *loop) scenarioDesired(ctx context.Context, plan *capstan.Plan) (map[string]any, error) {
+	if plan == nil || plan.ScenarioRef == "" {
+		return nil, nil
+	}
 	sc, err := l.e.cfg.Store.GetScenario(ctx, l.org, plan.ScenarioRef)
 	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
 		return nil, nil
@@ -185,6 +194,26 @@ func (l *loop) desiredState(ctx context.Context, op *capstan.Operation, plan *ca
 		return nil, err
 	}
 	return maps.Clone(sc.DesiredState), nil
+}
+
+// desiredFor is the desired state an attempt works towards and its
+// probes check: the scenario's, or else (a repair) the one the
+// resource already holds.
+func (l *loop) desiredFor(ctx context.Context, plan *capstan.Plan, resource string) (map[string]any, error) {
+	if d, err := l.scenarioDesired(ctx, plan); d != nil || err != nil {
+		return d, err
+	}
+	if resource == "" {
+		return nil, nil
+	}
+	r, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, resource)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.DesiredState, nil
 }
 
 // ends reports whether ch carries the event of its operation's end.

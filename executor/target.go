@@ -70,7 +70,7 @@ func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanN
 		if err != nil {
 			return nil, err
 		}
-		t, err := l.targetOf(ctx, req, r)
+		t, err := TargetOf(ctx, l.e.cfg.Secrets, l.org, req, r)
 		if err != nil {
 			return nil, err
 		}
@@ -79,8 +79,10 @@ func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanN
 	return out, nil
 }
 
-// targetOf reads a target from a compute node's ssh.access attributes.
-func (l *loop) targetOf(ctx context.Context, req string, r *capstan.Resource) (*Target, error) {
+// TargetOf reads a target from a compute node's ssh.access attributes,
+// its credentials from secrets (org's): what a job's binding req, or a
+// health assessment's runs_on relationship, reaches.
+func TargetOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.Resource) (*Target, error) {
 	pc := r.Provides(SSHAccess)
 	if pc == nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s does not provide %s", req, r.Key(), SSHAccess)
@@ -123,7 +125,7 @@ func (l *loop) targetOf(ctx context.Context, req string, r *capstan.Resource) (*
 		if !strings.HasPrefix(ref, secret.RefPrefix) {
 			return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's %s is not a secret: reference", req, r.Key(), k)
 		}
-		v, err := l.secretValue(ctx, "target "+req+" "+k, ref)
+		v, err := secretValue(ctx, secrets, org, "target "+req+" "+k, ref)
 		if err != nil {
 			return nil, err
 		}

@@ -45,6 +45,9 @@ func (e Error) Error() string { return e.Code() + ": " + e.Message }
 type Conn struct {
 	ws *websocket.Conn
 	mu sync.Mutex // serializes writes
+	// Wait, when set, bounds how long Next waits for a message other
+	// than ping or pong (a test's client fails rather than hang).
+	Wait time.Duration
 }
 
 // Dial connects to url (ws:// or http://, rewritten), sends connection_init
@@ -104,6 +107,10 @@ func (c *Conn) Complete(id string) error {
 // Next returns the next message other than ping/pong (pings are answered).
 // A closed connection returns its close error.
 func (c *Conn) Next() (Message, error) {
+	if c.Wait > 0 {
+		_ = c.ws.SetReadDeadline(time.Now().Add(c.Wait))
+		defer c.ws.SetReadDeadline(time.Time{})
+	}
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {

@@ -133,6 +133,22 @@ type ComplexityRoot struct {
 		Type        func(childComplexity int) int
 	}
 
+	Assessment struct {
+		At       func(childComplexity int) int
+		By       func(childComplexity int) int
+		Diff     func(childComplexity int) int
+		Evidence func(childComplexity int) int
+		Health   func(childComplexity int) int
+		Reason   func(childComplexity int) int
+		Since    func(childComplexity int) int
+	}
+
+	AssessmentPause struct {
+		At   func(childComplexity int) int
+		By   func(childComplexity int) int
+		Note func(childComplexity int) int
+	}
+
 	BindingEvent struct {
 		Actor    func(childComplexity int) int
 		At       func(childComplexity int) int
@@ -292,6 +308,12 @@ type ComplexityRoot struct {
 		Path func(childComplexity int) int
 	}
 
+	FieldDrift struct {
+		Desired  func(childComplexity int) int
+		Field    func(childComplexity int) int
+		Observed func(childComplexity int) int
+	}
+
 	Gate struct {
 		Decisions        func(childComplexity int) int
 		NodeID           func(childComplexity int) int
@@ -421,6 +443,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AssessResource      func(childComplexity int, input model.AssessResourceInput) int
 		CancelOperation     func(childComplexity int, input model.CancelOperationInput) int
 		CreateIntent        func(childComplexity int, input model.CreateIntentInput) int
 		DecideGate          func(childComplexity int, input model.DecideGateInput) int
@@ -428,10 +451,12 @@ type ComplexityRoot struct {
 		EditPlan            func(childComplexity int, input model.EditPlanInput) int
 		ImportCatalog       func(childComplexity int, input model.ImportCatalogInput) int
 		InstallScenarioPack func(childComplexity int, input model.InstallScenarioPackInput) int
+		PauseAssessments    func(childComplexity int, input model.PauseAssessmentsInput) int
 		PlanIntent          func(childComplexity int, input model.PlanIntentInput) int
 		ProposePlanPatch    func(childComplexity int, input model.ProposePlanPatchInput) int
 		PutSecret           func(childComplexity int, input model.PutSecretInput) int
 		RecordIntervention  func(childComplexity int, input model.RecordInterventionInput) int
+		RepairResource      func(childComplexity int, input model.RepairResourceInput) int
 		RetryNode           func(childComplexity int, input model.RetryNodeInput) int
 		RevealSecret        func(childComplexity int, input model.RevealSecretInput) int
 		RevertPlanPatch     func(childComplexity int, input model.RevertPlanPatchInput) int
@@ -841,6 +866,8 @@ type ComplexityRoot struct {
 
 	Resource struct {
 		ActiveOperation      func(childComplexity int) int
+		Assessment           func(childComplexity int) int
+		AssessmentPaused     func(childComplexity int) int
 		BoundBy              func(childComplexity int, first *int) int
 		CreatedAt            func(childComplexity int) int
 		DesiredState         func(childComplexity int) int
@@ -890,16 +917,18 @@ type ComplexityRoot struct {
 	}
 
 	ResourceEvent struct {
-		Actor     func(childComplexity int) int
-		At        func(childComplexity int) int
-		Health    func(childComplexity int) int
-		Lifecycle func(childComplexity int) int
-		Outcome   func(childComplexity int) int
-		Payload   func(childComplexity int) int
-		Reason    func(childComplexity int) int
-		Resource  func(childComplexity int) int
-		Sequence  func(childComplexity int) int
-		Type      func(childComplexity int) int
+		Actor          func(childComplexity int) int
+		At             func(childComplexity int) int
+		Diff           func(childComplexity int) int
+		Health         func(childComplexity int) int
+		Lifecycle      func(childComplexity int) int
+		Outcome        func(childComplexity int) int
+		Payload        func(childComplexity int) int
+		PreviousHealth func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		Resource       func(childComplexity int) int
+		Sequence       func(childComplexity int) int
+		Type           func(childComplexity int) int
 	}
 
 	ResourceType struct {
@@ -1103,6 +1132,9 @@ type MutationResolver interface {
 	InstallScenarioPack(ctx context.Context, input model.InstallScenarioPackInput) (*capstan.ScenarioPack, error)
 	CreateIntent(ctx context.Context, input model.CreateIntentInput) (*capstan.Intent, error)
 	PlanIntent(ctx context.Context, input model.PlanIntentInput) (*capstan.Plan, error)
+	AssessResource(ctx context.Context, input model.AssessResourceInput) (*capstan.Resource, error)
+	PauseAssessments(ctx context.Context, input model.PauseAssessmentsInput) (*capstan.Resource, error)
+	RepairResource(ctx context.Context, input model.RepairResourceInput) (*capstan.Plan, error)
 	EditPlan(ctx context.Context, input model.EditPlanInput) (*capstan.Plan, error)
 	ProposePlanPatch(ctx context.Context, input model.ProposePlanPatchInput) (*capstan.PlanPatch, error)
 	DecidePlanPatch(ctx context.Context, input model.DecidePlanPatchInput) (*capstan.PlanPatch, error)
@@ -1531,6 +1563,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ArtifactSpec.Type(childComplexity), true
+
+	case "Assessment.at":
+		if e.ComplexityRoot.Assessment.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.At(childComplexity), true
+	case "Assessment.by":
+		if e.ComplexityRoot.Assessment.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.By(childComplexity), true
+	case "Assessment.diff":
+		if e.ComplexityRoot.Assessment.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.Diff(childComplexity), true
+	case "Assessment.evidence":
+		if e.ComplexityRoot.Assessment.Evidence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.Evidence(childComplexity), true
+	case "Assessment.health":
+		if e.ComplexityRoot.Assessment.Health == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.Health(childComplexity), true
+	case "Assessment.reason":
+		if e.ComplexityRoot.Assessment.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.Reason(childComplexity), true
+	case "Assessment.since":
+		if e.ComplexityRoot.Assessment.Since == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Assessment.Since(childComplexity), true
+
+	case "AssessmentPause.at":
+		if e.ComplexityRoot.AssessmentPause.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentPause.At(childComplexity), true
+	case "AssessmentPause.by":
+		if e.ComplexityRoot.AssessmentPause.By == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentPause.By(childComplexity), true
+	case "AssessmentPause.note":
+		if e.ComplexityRoot.AssessmentPause.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AssessmentPause.Note(childComplexity), true
 
 	case "BindingEvent.actor":
 		if e.ComplexityRoot.BindingEvent.Actor == nil {
@@ -2146,6 +2240,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FieldDiff.Path(childComplexity), true
 
+	case "FieldDrift.desired":
+		if e.ComplexityRoot.FieldDrift.Desired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDrift.Desired(childComplexity), true
+	case "FieldDrift.field":
+		if e.ComplexityRoot.FieldDrift.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDrift.Field(childComplexity), true
+	case "FieldDrift.observed":
+		if e.ComplexityRoot.FieldDrift.Observed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDrift.Observed(childComplexity), true
+
 	case "Gate.decisions":
 		if e.ComplexityRoot.Gate.Decisions == nil {
 			break
@@ -2659,6 +2772,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.JobOutputs.Evidence(childComplexity), true
 
+	case "Mutation.assessResource":
+		if e.ComplexityRoot.Mutation.AssessResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assessResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssessResource(childComplexity, args["input"].(model.AssessResourceInput)), true
 	case "Mutation.cancelOperation":
 		if e.ComplexityRoot.Mutation.CancelOperation == nil {
 			break
@@ -2736,6 +2860,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.InstallScenarioPack(childComplexity, args["input"].(model.InstallScenarioPackInput)), true
+	case "Mutation.pauseAssessments":
+		if e.ComplexityRoot.Mutation.PauseAssessments == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseAssessments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseAssessments(childComplexity, args["input"].(model.PauseAssessmentsInput)), true
 	case "Mutation.planIntent":
 		if e.ComplexityRoot.Mutation.PlanIntent == nil {
 			break
@@ -2780,6 +2915,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordIntervention(childComplexity, args["input"].(model.RecordInterventionInput)), true
+	case "Mutation.repairResource":
+		if e.ComplexityRoot.Mutation.RepairResource == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_repairResource_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RepairResource(childComplexity, args["input"].(model.RepairResourceInput)), true
 	case "Mutation.retryNode":
 		if e.ComplexityRoot.Mutation.RetryNode == nil {
 			break
@@ -4772,6 +4918,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Resource.ActiveOperation(childComplexity), true
+	case "Resource.assessment":
+		if e.ComplexityRoot.Resource.Assessment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Resource.Assessment(childComplexity), true
+	case "Resource.assessmentPaused":
+		if e.ComplexityRoot.Resource.AssessmentPaused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Resource.AssessmentPaused(childComplexity), true
 	case "Resource.boundBy":
 		if e.ComplexityRoot.Resource.BoundBy == nil {
 			break
@@ -5015,6 +5173,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceEvent.At(childComplexity), true
+	case "ResourceEvent.diff":
+		if e.ComplexityRoot.ResourceEvent.Diff == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.Diff(childComplexity), true
 	case "ResourceEvent.health":
 		if e.ComplexityRoot.ResourceEvent.Health == nil {
 			break
@@ -5039,6 +5203,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceEvent.Payload(childComplexity), true
+	case "ResourceEvent.previousHealth":
+		if e.ComplexityRoot.ResourceEvent.PreviousHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceEvent.PreviousHealth(childComplexity), true
 	case "ResourceEvent.reason":
 		if e.ComplexityRoot.ResourceEvent.Reason == nil {
 			break
@@ -5677,6 +5847,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("AssessResourceInput", ec.unmarshalInputAssessResourceInput),
 			graphql.NewInputUnmarshaler("CancelOperationInput", ec.unmarshalInputCancelOperationInput),
 			graphql.NewInputUnmarshaler("CreateIntentInput", ec.unmarshalInputCreateIntentInput),
 			graphql.NewInputUnmarshaler("DecideGateInput", ec.unmarshalInputDecideGateInput),
@@ -5688,11 +5859,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("InstallScenarioPackInput", ec.unmarshalInputInstallScenarioPackInput),
 			graphql.NewInputUnmarshaler("IntentFilter", ec.unmarshalInputIntentFilter),
 			graphql.NewInputUnmarshaler("OperationFilter", ec.unmarshalInputOperationFilter),
+			graphql.NewInputUnmarshaler("PauseAssessmentsInput", ec.unmarshalInputPauseAssessmentsInput),
 			graphql.NewInputUnmarshaler("PlanChangeInput", ec.unmarshalInputPlanChangeInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
 			graphql.NewInputUnmarshaler("ProposePlanPatchInput", ec.unmarshalInputProposePlanPatchInput),
 			graphql.NewInputUnmarshaler("PutSecretInput", ec.unmarshalInputPutSecretInput),
 			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
+			graphql.NewInputUnmarshaler("RepairResourceInput", ec.unmarshalInputRepairResourceInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
 			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
 			graphql.NewInputUnmarshaler("RevealSecretInput", ec.unmarshalInputRevealSecretInput),
@@ -6098,6 +6271,40 @@ type Mutation {
     input: PlanIntentInput!
   ): Plan!
   """
+  Assesses a resource's health now (operator, sre, platform_admin): its
+  type's observe probes run on the host it runs on, and what they see is
+  compared with the desired state its last operation set. The verdict
+  (HEALTHY, DRIFTED with a diff, DEGRADED, UNREACHABLE, UNKNOWN) is
+  recorded on the resource and, as resource.assessed, in that operation's
+  timeline. INVALID when its type observes nothing or it is neither active
+  nor degraded, CONFLICT while an operation changes it.
+  """
+  assessResource(
+    "The resource to assess."
+    input: AssessResourceInput!
+  ): Resource!
+  """
+  Pauses or resumes the scheduled assessments of a resource (sre,
+  platform_admin); an on-demand assessResource still runs. A pause needs a
+  note saying why (3 to 500 characters).
+  """
+  pauseAssessments(
+    "The resource, and whether to pause."
+    input: PauseAssessmentsInput!
+  ): Resource!
+  """
+  Creates and plans the intent that repairs a resource (the roles of
+  createIntent and planIntent): the repair scenario of its type, in the
+  context of the intent whose operation last changed it. The plan is
+  reviewed, approved and started like any other; nothing is repaired until
+  it is started. INVALID when the type has no repair scenario, CONFLICT
+  while an operation changes the resource.
+  """
+  repairResource(
+    "The resource to repair."
+    input: RepairResourceInput!
+  ): Plan!
+  """
   Changes a plan before it starts, as its next revision: the change
   vocabulary and rules of a PlanPatch; all changes apply or none (operator,
   sre, platform_admin or admin). CONFLICT for a stale version or a started
@@ -6221,6 +6428,10 @@ enum Action {
   IMPORT_CATALOG
   "installScenarioPack: platform_admin (or admin)."
   INSTALL_SCENARIO_PACK
+  "assessResource: operator, sre or platform_admin."
+  ASSESS_RESOURCE
+  "pauseAssessments: sre or platform_admin."
+  PAUSE_ASSESSMENTS
   "decideGate: decided per gate (its required roles; in prod the starter may not approve); see Gate.viewerMayApprove."
   DECIDE_GATE
   "decidePlanPatch: decided per patch (approver roles, not its author, not an analyzer); see PlanPatch.viewerMayDecide."
@@ -6347,6 +6558,10 @@ type Resource implements Node {
   ): [ProviderBinding!]! @listSize(slicingArguments: ["first"]) @cost(weight: 50)
   "Where it came from: catalog:<table> for an imported resource, operation:<operation global id> for one an operation created."
   source: String
+  "Its last health assessment on the host it runs on; null when it was never assessed, or an operation changed it since."
+  assessment: Assessment
+  "Set while its scheduled assessments are paused: who paused them, when and why."
+  assessmentPaused: AssessmentPause
   "The organization (tenant) the resource belongs to."
   organizationId: String!
   "When it was stored first."
@@ -6355,6 +6570,47 @@ type Resource implements Node {
   updatedAt: Time!
   "Optimistic-concurrency version: 1 when created, one more on every write."
   version: Int!
+}
+
+"""
+A resource's health assessment: what its type's observe probes saw on the
+host it runs on, against the desired state its last operation set.
+"""
+type Assessment {
+  "When it ran."
+  at: Time!
+  "Who asked for it: a person, or capstan:assessor for a scheduled one."
+  by: String!
+  "The health it found."
+  health: HealthStatus!
+  "Why, in one line."
+  reason: String!
+  "Since when the resource has had this health (the first assessment that found it)."
+  since: Time!
+  "The desired-state fields observed with another value (DRIFTED), by field name."
+  diff: [FieldDrift!]! @listSize(assumedSize: 20)
+  "Each observe probe's verdict, with where (host, address) and when it observed."
+  evidence: [Evidence!]! @listSize(assumedSize: 20)
+}
+
+"One desired-state field observed with another value."
+type FieldDrift {
+  "The field (config_sha256, version, running)."
+  field: String!
+  "The value the resource's last operation set."
+  desired: Any
+  "The value observed on the host (null: nothing was observed, as for a missing file)."
+  observed: Any
+}
+
+"Who paused a resource's scheduled assessments, when and why."
+type AssessmentPause {
+  "The person."
+  by: String!
+  "When."
+  at: Time!
+  "Why."
+  note: String!
 }
 
 "That a resource provides a capability, within a scope and with attributes."
@@ -7017,6 +7273,28 @@ input CreateIntentInput {
 input PlanIntentInput {
   "Global id of the intent."
   intent: ID!
+}
+
+"The resource to assess."
+input AssessResourceInput {
+  "Global id of the resource."
+  resource: ID!
+}
+
+"Pause or resume a resource's scheduled assessments."
+input PauseAssessmentsInput {
+  "Global id of the resource."
+  resource: ID!
+  "True pauses them, false resumes them."
+  paused: Boolean!
+  "Why they are paused (needed to pause: 3 to 500 characters)."
+  note: String
+}
+
+"The resource to repair."
+input RepairResourceInput {
+  "Global id of the resource."
+  resource: ID!
 }
 
 "What a user wants, not how: it outlives its plans and operations as an audit object."
@@ -8251,11 +8529,11 @@ type EvidenceEvent implements OperationEvent {
   result: EvidenceResult!
 }
 
-"resource.*: the operation's resource changed (or kept) its lifecycle."
+"resource.*: the operation's resource changed (or kept) its lifecycle, or a health assessment of what it built found another health."
 type ResourceEvent implements OperationEvent {
   "Its place in the operation's timeline: 1, 2, 3, … without gaps."
   sequence: Int!
-  "The kind: resource.changing, resource.concluded or resource.lifecycle_kept."
+  "The kind: resource.changing, resource.concluded, resource.lifecycle_kept or resource.assessed (a health assessment after the operation)."
   type: String!
   "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
   actor: String!
@@ -8273,6 +8551,10 @@ type ResourceEvent implements OperationEvent {
   outcome: OperationStatus
   "Why, when recorded."
   reason: String
+  "resource.assessed: the health it had before the assessment."
+  previousHealth: HealthStatus
+  "resource.assessed: the fields observed with another value than desired."
+  diff: [FieldDrift!] @listSize(assumedSize: 20)
 }
 
 "binding.*: a requirement got its provider (the resource a sub-operation created)."
@@ -8490,6 +8772,38 @@ func (ec *executionContext) childFields_ArtifactSpec(ctx context.Context, field 
 		return ec.fieldContext_ArtifactSpec_sensitivity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ArtifactSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_Assessment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_Assessment_at(ctx, field)
+	case "by":
+		return ec.fieldContext_Assessment_by(ctx, field)
+	case "health":
+		return ec.fieldContext_Assessment_health(ctx, field)
+	case "reason":
+		return ec.fieldContext_Assessment_reason(ctx, field)
+	case "since":
+		return ec.fieldContext_Assessment_since(ctx, field)
+	case "diff":
+		return ec.fieldContext_Assessment_diff(ctx, field)
+	case "evidence":
+		return ec.fieldContext_Assessment_evidence(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Assessment", field.Name)
+}
+
+func (ec *executionContext) childFields_AssessmentPause(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "by":
+		return ec.fieldContext_AssessmentPause_by(ctx, field)
+	case "at":
+		return ec.fieldContext_AssessmentPause_at(ctx, field)
+	case "note":
+		return ec.fieldContext_AssessmentPause_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AssessmentPause", field.Name)
 }
 
 func (ec *executionContext) childFields_BoundProvider(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8764,6 +9078,18 @@ func (ec *executionContext) childFields_FieldDiff(ctx context.Context, field gra
 		return ec.fieldContext_FieldDiff_new(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FieldDiff", field.Name)
+}
+
+func (ec *executionContext) childFields_FieldDrift(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_FieldDrift_field(ctx, field)
+	case "desired":
+		return ec.fieldContext_FieldDrift_desired(ctx, field)
+	case "observed":
+		return ec.fieldContext_FieldDrift_observed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FieldDrift", field.Name)
 }
 
 func (ec *executionContext) childFields_Gate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9642,6 +9968,10 @@ func (ec *executionContext) childFields_Resource(ctx context.Context, field grap
 		return ec.fieldContext_Resource_boundBy(ctx, field)
 	case "source":
 		return ec.fieldContext_Resource_source(ctx, field)
+	case "assessment":
+		return ec.fieldContext_Resource_assessment(ctx, field)
+	case "assessmentPaused":
+		return ec.fieldContext_Resource_assessmentPaused(ctx, field)
 	case "organizationId":
 		return ec.fieldContext_Resource_organizationId(ctx, field)
 	case "createdAt":
@@ -10096,6 +10426,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_assessResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AssessResourceInput, error) {
+			return ec.unmarshalNAssessResourceInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐAssessResourceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10194,6 +10538,20 @@ func (ec *executionContext) field_Mutation_installScenarioPack_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseAssessments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PauseAssessmentsInput, error) {
+			return ec.unmarshalNPauseAssessmentsInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPauseAssessmentsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_planIntent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10242,6 +10600,20 @@ func (ec *executionContext) field_Mutation_recordIntervention_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RecordInterventionInput, error) {
 			return ec.unmarshalNRecordInterventionInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRecordInterventionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_repairResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RepairResourceInput, error) {
+			return ec.unmarshalNRepairResourceInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRepairResourceInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11798,6 +12170,254 @@ func (ec *executionContext) _ArtifactSpec_sensitivity(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_ArtifactSpec_sensitivity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ArtifactSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _Assessment_at(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Assessment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Assessment_by(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Assessment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Assessment_health(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_health(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Health, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.HealthStatus) graphql.Marshaler {
+			return ec.marshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_health(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Assessment", field, false, false, "HealthStatus")
+}
+
+func (ec *executionContext) _Assessment_reason(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Assessment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Assessment_since(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_since(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Since, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_since(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Assessment", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Assessment_diff(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.FieldDrift) graphql.Marshaler {
+			return ec.marshalNFieldDrift2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDriftᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Assessment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldDrift(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Assessment_evidence(ctx context.Context, field graphql.CollectedField, obj *capstan.Assessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Assessment_evidence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Evidence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Evidence) graphql.Marshaler {
+			return ec.marshalNEvidence2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐEvidenceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Assessment_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Assessment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Evidence(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AssessmentPause_by(ctx context.Context, field graphql.CollectedField, obj *capstan.AssessmentPause) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentPause_by(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.By, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentPause_by(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentPause", field, false, false, "String")
+}
+
+func (ec *executionContext) _AssessmentPause_at(ctx context.Context, field graphql.CollectedField, obj *capstan.AssessmentPause) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentPause_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentPause_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentPause", field, false, false, "Time")
+}
+
+func (ec *executionContext) _AssessmentPause_note(ctx context.Context, field graphql.CollectedField, obj *capstan.AssessmentPause) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AssessmentPause_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AssessmentPause_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AssessmentPause", field, false, false, "String")
 }
 
 func (ec *executionContext) _BindingEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.BindingEvent) (ret graphql.Marshaler) {
@@ -14230,6 +14850,75 @@ func (ec *executionContext) fieldContext_FieldDiff_new(_ context.Context, field 
 	return graphql.NewScalarFieldContext("FieldDiff", field, false, false, "Any")
 }
 
+func (ec *executionContext) _FieldDrift_field(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDrift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDrift_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDrift_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDrift", field, false, false, "String")
+}
+
+func (ec *executionContext) _FieldDrift_desired(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDrift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDrift_desired(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Desired, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOAny2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDrift_desired(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDrift", field, false, false, "Any")
+}
+
+func (ec *executionContext) _FieldDrift_observed(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDrift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDrift_observed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Observed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOAny2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDrift_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDrift", field, false, false, "Any")
+}
+
 func (ec *executionContext) _Gate_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16559,6 +17248,138 @@ func (ec *executionContext) fieldContext_Mutation_planIntent(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_planIntent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_assessResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_assessResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AssessResource(ctx, fc.Args["input"].(model.AssessResourceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_assessResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_assessResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseAssessments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseAssessments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseAssessments(ctx, fc.Args["input"].(model.PauseAssessmentsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseAssessments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseAssessments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_repairResource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_repairResource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RepairResource(ctx, fc.Args["input"].(model.RepairResourceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
+			return ec.marshalNPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_repairResource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_repairResource_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -25518,6 +26339,70 @@ func (ec *executionContext) fieldContext_Resource_source(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Resource", field, false, false, "String")
 }
 
+func (ec *executionContext) _Resource_assessment(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Resource_assessment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assessment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Assessment) graphql.Marshaler {
+			return ec.marshalOAssessment2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAssessment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Resource_assessment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Assessment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Resource_assessmentPaused(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Resource_assessmentPaused(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssessmentPaused, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.AssessmentPause) graphql.Marshaler {
+			return ec.marshalOAssessmentPause2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAssessmentPause(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Resource_assessmentPaused(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AssessmentPause(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Resource_organizationId(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26347,6 +27232,61 @@ func (ec *executionContext) _ResourceEvent_reason(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ResourceEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "String")
+}
+
+func (ec *executionContext) _ResourceEvent_previousHealth(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_previousHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PreviousHealth(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.HealthStatus) graphql.Marshaler {
+			return ec.marshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_previousHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, true, false, "HealthStatus")
+}
+
+func (ec *executionContext) _ResourceEvent_diff(ctx context.Context, field graphql.CollectedField, obj *events.ResourceEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_diff(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Diff(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.FieldDrift) graphql.Marshaler {
+			return ec.marshalOFieldDrift2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDriftᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_diff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldDrift(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ResourceType_id(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceType) (ret graphql.Marshaler) {
@@ -29896,6 +30836,48 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAssessResourceInput(ctx context.Context, obj any) (model.AssessResourceInput, error) {
+	var it model.AssessResourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"resource"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "resource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resource"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resource = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAssessResourceInput unmarshals raw into the AssessResourceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAssessResourceInput(ctx context.Context, raw any) (model.AssessResourceInput, error) {
+	var out model.AssessResourceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AssessResourceInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCancelOperationInput(ctx context.Context, obj any) (model.CancelOperationInput, error) {
 	var it model.CancelOperationInput
 	if obj == nil {
@@ -30530,6 +31512,62 @@ func UnmarshalOperationFilter(ctx context.Context, raw any) (model.OperationFilt
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputPauseAssessmentsInput(ctx context.Context, obj any) (model.PauseAssessmentsInput, error) {
+	var it model.PauseAssessmentsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"resource", "paused", "note"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "resource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resource"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resource = data
+		case "paused":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paused"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Paused = data
+		case "note":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("note"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Note = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPauseAssessmentsInput unmarshals raw into the PauseAssessmentsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPauseAssessmentsInput(ctx context.Context, raw any) (model.PauseAssessmentsInput, error) {
+	var out model.PauseAssessmentsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PauseAssessmentsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputPlanChangeInput(ctx context.Context, obj any) (model.PlanChangeInput, error) {
 	var it model.PlanChangeInput
 	if obj == nil {
@@ -30853,6 +31891,48 @@ func (ec *executionContext) unmarshalInputRecordInterventionInput(ctx context.Co
 func UnmarshalRecordInterventionInput(ctx context.Context, raw any) (model.RecordInterventionInput, error) {
 	var out model.RecordInterventionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RecordInterventionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRepairResourceInput(ctx context.Context, obj any) (model.RepairResourceInput, error) {
+	var it model.RepairResourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"resource"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "resource":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("resource"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Resource = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRepairResourceInput unmarshals raw into the RepairResourceInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRepairResourceInput(ctx context.Context, raw any) (model.RepairResourceInput, error) {
+	var out model.RepairResourceInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RepairResourceInput", raw, &out)
 	return out, err
 }
 
@@ -31771,6 +32851,112 @@ func (ec *executionContext) _ArtifactSpec(ctx context.Context, sel ast.Selection
 			}
 		case "sensitivity":
 			out.Values[i] = ec._ArtifactSpec_sensitivity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var assessmentImplementors = []string{"Assessment"}
+
+func (ec *executionContext) _Assessment(ctx context.Context, sel ast.SelectionSet, obj *capstan.Assessment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, assessmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Assessment")
+		case "at":
+			out.Values[i] = ec._Assessment_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "by":
+			out.Values[i] = ec._Assessment_by(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "health":
+			out.Values[i] = ec._Assessment_health(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Assessment_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "since":
+			out.Values[i] = ec._Assessment_since(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "diff":
+			out.Values[i] = ec._Assessment_diff(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "evidence":
+			out.Values[i] = ec._Assessment_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var assessmentPauseImplementors = []string{"AssessmentPause"}
+
+func (ec *executionContext) _AssessmentPause(ctx context.Context, sel ast.SelectionSet, obj *capstan.AssessmentPause) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, assessmentPauseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AssessmentPause")
+		case "by":
+			out.Values[i] = ec._AssessmentPause_by(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._AssessmentPause_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "note":
+			out.Values[i] = ec._AssessmentPause_note(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32854,6 +34040,49 @@ func (ec *executionContext) _FieldDiff(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var fieldDriftImplementors = []string{"FieldDrift"}
+
+func (ec *executionContext) _FieldDrift(ctx context.Context, sel ast.SelectionSet, obj *capstan.FieldDrift) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fieldDriftImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FieldDrift")
+		case "field":
+			out.Values[i] = ec._FieldDrift_field(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "desired":
+			out.Values[i] = ec._FieldDrift_desired(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "observed":
+			out.Values[i] = ec._FieldDrift_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var gateImplementors = []string{"Gate"}
 
 func (ec *executionContext) _Gate(ctx context.Context, sel ast.SelectionSet, obj *capstan.Gate) graphql.Marshaler {
@@ -33752,6 +34981,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "planIntent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_planIntent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assessResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_assessResource(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseAssessments":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseAssessments(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "repairResource":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_repairResource(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36469,6 +37719,16 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "assessment":
+			out.Values[i] = ec._Resource_assessment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "assessmentPaused":
+			out.Values[i] = ec._Resource_assessmentPaused(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "organizationId":
 			out.Values[i] = ec._Resource_organizationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36745,6 +38005,16 @@ func (ec *executionContext) _ResourceEvent(ctx context.Context, sel ast.Selectio
 			}
 		case "reason":
 			out.Values[i] = ec._ResourceEvent_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "previousHealth":
+			out.Values[i] = ec._ResourceEvent_previousHealth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "diff":
+			out.Values[i] = ec._ResourceEvent_diff(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -38161,6 +39431,8 @@ var (
 		"LIST_SECRETS":          capstan.ActionListSecrets,
 		"IMPORT_CATALOG":        capstan.ActionImportCatalog,
 		"INSTALL_SCENARIO_PACK": capstan.ActionInstallScenarioPack,
+		"ASSESS_RESOURCE":       capstan.ActionAssessResource,
+		"PAUSE_ASSESSMENTS":     capstan.ActionPauseAssessments,
 		"DECIDE_GATE":           capstan.ActionDecideGate,
 		"DECIDE_PATCH":          capstan.ActionDecidePatch,
 		"REVEAL_SECRET":         capstan.ActionRevealSecret,
@@ -38180,6 +39452,8 @@ var (
 		capstan.ActionListSecrets:         "LIST_SECRETS",
 		capstan.ActionImportCatalog:       "IMPORT_CATALOG",
 		capstan.ActionInstallScenarioPack: "INSTALL_SCENARIO_PACK",
+		capstan.ActionAssessResource:      "ASSESS_RESOURCE",
+		capstan.ActionPauseAssessments:    "PAUSE_ASSESSMENTS",
 		capstan.ActionDecideGate:          "DECIDE_GATE",
 		capstan.ActionDecidePatch:         "DECIDE_PATCH",
 		capstan.ActionRevealSecret:        "REVEAL_SECRET",
@@ -38332,6 +39606,11 @@ func (ec *executionContext) marshalNArtifactSpec2ᚕgithubᚗcomᚋcapstanᚑdev
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNAssessResourceInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐAssessResourceInput(ctx context.Context, v any) (model.AssessResourceInput, error) {
+	res, err := ec.unmarshalInputAssessResourceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNBindingStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐBindingStatus(ctx context.Context, v any) (capstan.BindingStatus, error) {
@@ -38801,6 +40080,26 @@ func (ec *executionContext) marshalNFieldDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFieldDiff2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiff(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFieldDrift2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDrift(ctx context.Context, sel ast.SelectionSet, v capstan.FieldDrift) graphql.Marshaler {
+	return ec._FieldDrift(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNFieldDrift2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.FieldDrift) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFieldDrift2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDrift(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -39528,6 +40827,11 @@ func (ec *executionContext) marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑde
 	return ret
 }
 
+func (ec *executionContext) unmarshalNPauseAssessmentsInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPauseAssessmentsInput(ctx context.Context, v any) (model.PauseAssessmentsInput, error) {
+	res, err := ec.unmarshalInputPauseAssessmentsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNPermission2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPermission(ctx context.Context, sel ast.SelectionSet, v capstan.Permission) graphql.Marshaler {
 	return ec._Permission(ctx, sel, &v)
 }
@@ -39998,6 +41302,11 @@ var (
 		capstan.RelPartOf:     "PART_OF",
 	}
 )
+
+func (ec *executionContext) unmarshalNRepairResourceInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐRepairResourceInput(ctx context.Context, v any) (model.RepairResourceInput, error) {
+	res, err := ec.unmarshalInputRepairResourceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
 
 func (ec *executionContext) marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
 	if v == nil {
@@ -40581,6 +41890,20 @@ func (ec *executionContext) marshalOAny2ᚕinterfaceᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) marshalOAssessment2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAssessment(ctx context.Context, sel ast.SelectionSet, v *capstan.Assessment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Assessment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAssessmentPause2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAssessmentPause(ctx context.Context, sel ast.SelectionSet, v *capstan.AssessmentPause) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AssessmentPause(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -40685,6 +42008,25 @@ func (ec *executionContext) unmarshalOExplicitProviderInput2ᚕgithubᚗcomᚋca
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalOFieldDrift2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDriftᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.FieldDrift) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFieldDrift2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDrift(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOFloat2float64(ctx context.Context, v any) (float64, error) {

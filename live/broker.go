@@ -79,6 +79,9 @@ type Broker struct {
 	// Published counts messages published; Overflows counts subscriptions
 	// ended because they fell behind (for metrics).
 	Published, Overflows atomic.Int64
+	// Replays counts feeds replaying from the store now (a feed not
+	// replaying is live: the publish hands it each event).
+	Replays atomic.Int64
 	// Encodings counts how subscribers encoded the published events:
 	// made once per selection, reused by the others.
 	Encodings EncodingCounts

@@ -59,6 +59,8 @@ func StartFeed(ctx context.Context, b *Broker, org, opID string, src Source, aft
 // run replays from the store until it has caught up with the live
 // messages that arrived meanwhile, then hands delivery to receive.
 func (f *Feed) run() {
+	f.b.Replays.Add(1)
+	defer f.b.Replays.Add(-1)
 	// The sections under f.mu only move fields, so a panic never leaves
 	// it held and f.end can take it.
 	defer guard.Recover(nil, "operation feed", f.end)

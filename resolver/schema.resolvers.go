@@ -175,6 +175,37 @@ func (r *mutationResolver) PlanIntent(ctx context.Context, input model.PlanInten
 	return r.Service.PlanIntent(ctx, id)
 }
 
+// AssessResource is the resolver for the assessResource field.
+func (r *mutationResolver) AssessResource(ctx context.Context, input model.AssessResourceInput) (*capstan.Resource, error) {
+	id, err := localID(input.Resource, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.AssessResource(ctx, id)
+}
+
+// PauseAssessments is the resolver for the pauseAssessments field.
+func (r *mutationResolver) PauseAssessments(ctx context.Context, input model.PauseAssessmentsInput) (*capstan.Resource, error) {
+	id, err := localID(input.Resource, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	note := ""
+	if input.Note != nil {
+		note = *input.Note
+	}
+	return r.Service.PauseAssessments(ctx, id, input.Paused, note)
+}
+
+// RepairResource is the resolver for the repairResource field.
+func (r *mutationResolver) RepairResource(ctx context.Context, input model.RepairResourceInput) (*capstan.Plan, error) {
+	id, err := localID(input.Resource, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.RepairResource(ctx, id)
+}
+
 // EditPlan is the resolver for the editPlan field.
 func (r *mutationResolver) EditPlan(ctx context.Context, input model.EditPlanInput) (*capstan.Plan, error) {
 	id, err := localID(input.Plan, kindPlan)

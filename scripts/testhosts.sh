@@ -12,6 +12,8 @@
 #   testhosts.sh kill-sshd DIR N  kill host N's sshd processes, as a crash
 #                                 would (what their sessions ran stays)
 #   testhosts.sh start-sshd DIR N start it again
+#   testhosts.sh exec DIR N CMD…  run CMD on host N (in its namespaces), as
+#                                 a person logged in there would
 #
 # DIR/client_ed25519 is the client's private key; DIR/hN/fs/{etc,srv,root}
 # are what host N sees at /etc, /srv and /root.
@@ -20,7 +22,7 @@ set -euo pipefail
 die() { echo "testhosts: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces)"
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: testhosts.sh up|down|kill-sshd|start-sshd DIR [N]"
+[ -n "$cmd" ] && [ -n "$dir" ] || die "usage: testhosts.sh up|down|kill-sshd|start-sshd|exec DIR [N [CMD…]]"
 
 ns_of() { echo "capstan-$(cat "$dir/tag")-h$1"; }
 
@@ -177,6 +179,10 @@ kill-sshd)
   ;;
 start-sshd)
   start_sshd "${3:?host}"
+  ;;
+exec)
+  i=${3:?host}; shift 3
+  exec nsenter --target "$(cat "$dir/h$i/init.pid")" --net --mount --uts --pid -- "$@"
   ;;
 *)
   die "unknown command $cmd"

@@ -117,6 +117,7 @@ func (e *liveEnv) dial(t *testing.T, token string) *gqlws.Conn {
 	defer cancel()
 	c, err := gqlws.Dial(ctx, e.ts.URL+"/graphql", token)
 	require.NoError(t, err)
+	c.Wait = 30 * time.Second // a stream that stalls fails its test, never hangs the package
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -309,6 +310,11 @@ func TestSlowConsumerGetsOverflowNotSilentLoss(t *testing.T) {
 	require.NoError(t, c.Subscribe("s", eventsSubscription, map[string]any{"op": op}))
 	replayed, _ := readEvents(t, c, "s", len(stored))
 	requireContiguous(t, replayed, 1)
+	// The feed is live once its replay ends: only then does the burst
+	// reach it through the publish (a replaying feed that falls behind
+	// reads the store again, which has none of these events, and waits
+	// for more: under load, this test once waited for 30 minutes).
+	require.Eventually(t, func() bool { return env.broker.Replays.Load() == 0 }, 10*time.Second, time.Millisecond)
 
 	// A burst far beyond what the socket and the buffer hold, while the
 	// client does not read. (Synthetic events: only the broker sees them.)

@@ -189,6 +189,10 @@ func TestSSESlowConsumerGetsOverflowWithItsCursor(t *testing.T) {
 	stored := env.storedEvents(t, op)
 	_, events := sseSubscribe(t, env, adminToken, eventsSubscription, map[string]any{"op": op})
 	replayed, _ := readSSEEvents(t, events, len(stored))
+	// The feed is live once its replay ends: only then does the burst
+	// reach it through the publish (a replaying feed that falls behind
+	// reads the store again, which has none of these events).
+	require.Eventually(t, func() bool { return env.broker.Replays.Load() == 0 }, 10*time.Second, time.Millisecond)
 
 	// A burst far faster than the stream writes (synthetic events: only
 	// the broker sees them).

@@ -38,6 +38,9 @@ type Service struct {
 	// stricter in production asks (the zero value:
 	// capstan.DefaultProductionEnvironments).
 	Production capstan.ProductionEnvironments
+	// Assessor assesses resources on demand (nil: assessResource is
+	// UNAVAILABLE).
+	Assessor Assessor
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile

@@ -27,6 +27,7 @@ import (
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/executor/remote"
+	"github.com/capstan-dev/capstan/observe"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
@@ -44,6 +45,10 @@ type serveConfig struct {
 	allowedOrigins                                    []string
 	workers                                           int
 	executorLease                                     time.Duration
+	// assessEvery overrides every resource type's assessment interval
+	// (0: the types'; negative: no scheduled assessments).
+	assessEvery       time.Duration
+	assessConcurrency int
 	// introspection: "auto" (on in dev mode only), "on" or "off".
 	introspection string
 	graphiql      bool
@@ -118,6 +123,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
 	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
 	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
+	fs.DurationVar(&c.assessEvery, "assess-every", envDuration("CAPSTAN_ASSESS_EVERY", 0),
+		"assess every observed resource this often, whatever its type declares (0: each type's observe.every; -1s: no scheduled assessments) (CAPSTAN_ASSESS_EVERY)")
+	fs.IntVar(&c.assessConcurrency, "assess-concurrency", envInt("CAPSTAN_ASSESS_CONCURRENCY", 8), "health assessments run at once by the schedule (CAPSTAN_ASSESS_CONCURRENCY)")
 	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", executor.DefaultLeaseTerm),
 		"with --store neo4j: the term of the lease that keeps a second Capstan process from running the database's operations; it is renewed every third of it (CAPSTAN_EXECUTOR_LEASE)")
 	fs.StringVar(&c.introspection, "introspection", envOr("CAPSTAN_INTROSPECTION", "auto"), "schema introspection and field suggestions: auto (dev mode only), on or off (CAPSTAN_INTROSPECTION)")
@@ -157,6 +165,12 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	}
 	if c.sandbox != "on" && c.sandbox != "off" {
 		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
+	}
+	if c.assessConcurrency < 1 || c.assessConcurrency > 1024 {
+		return c, fmt.Errorf("--assess-concurrency must be 1 to 1024, not %d", c.assessConcurrency)
+	}
+	if c.assessEvery > 0 && c.assessEvery < time.Second {
+		return c, fmt.Errorf("--assess-every must be at least 1s (or 0 for each type's interval, negative for none), not %s", c.assessEvery)
 	}
 	switch c.introspection {
 	case "auto", "on", "off":
@@ -269,10 +283,20 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// only through the egress allow-list.
 	hosts := remote.NewPool(remote.Config{Dial: egress.DialContext})
 	defer hosts.Close()
+	prober := executor.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
+	// Health assessments observe what operations built, on demand and on
+	// a schedule that runs where the executor runs.
+	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault}
+	svc.Assessor = assessor
+	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress}},
-		Prober:        executor.Prober{Remote: remote.Probes(hosts, egress.DialContext)}})
+		Prober:        prober, Tenure: func(ctx context.Context) {
+			if cfg.assessEvery >= 0 {
+				schedule.Run(ctx)
+			}
+		}})
 	svc.Launcher = ex
 	defer ex.Stop()
 	tcp, err := net.Listen("tcp", cfg.listen)

@@ -2,11 +2,13 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -48,6 +50,10 @@ func (p tcpProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Targe
 	defer cancel()
 	began := time.Now()
 	c, err := p.dial(ctx, "tcp", net.JoinHostPort(t.Address, strconv.Itoa(pr.Port)))
+	if errors.Is(err, syscall.ECONNREFUSED) { // the host answered: nothing listens there
+		source["connected"], source["note"] = false, "connection refused: nothing listens on the port"
+		return capstan.EvidenceFailed, source, nil
+	}
 	if err != nil {
 		source["error_kind"], source["note"] = KindUnreachable, capstan.ErrorMessage(err)
 		return capstan.EvidenceFailed, source, nil

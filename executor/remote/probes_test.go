@@ -35,14 +35,15 @@ for i in $(seq 1 100); do (exec 3<>/dev/tcp/$2/8080) 2>/dev/null && exit 0; slee
 	require.Equal(t, 0, res.ExitCode, "%s", res.Output)
 	sum := sha256.Sum256([]byte(content))
 	prober := executor.Prober{Client: http.DefaultClient, Remote: remote.Probes(pool, dialer)}
-	in := executor.ProbeTarget{Hosts: map[string]*executor.Target{"host": target}}
+	in := executor.ProbeTarget{Hosts: map[string]*executor.Target{"host": target},
+		Desired: map[string]any{"config_sha256": hex.EncodeToString(sum[:]), "running": true, "phase": "degraded"}}
 	for _, c := range []struct {
 		probe    capstan.Probe
 		result   string
 		observed map[string]any
 	}{
 		{capstan.Probe{Type: "tcp", Port: 8080}, capstan.EvidencePassed, map[string]any{"connected": true}},
-		{capstan.Probe{Type: "tcp", Port: 8081}, capstan.EvidenceFailed, map[string]any{"error_kind": "unreachable"}},
+		{capstan.Probe{Type: "tcp", Port: 8081}, capstan.EvidenceFailed, map[string]any{"connected": false}},
 		{capstan.Probe{Type: "file", Path: "/srv/app.conf", SHA256: hex.EncodeToString(sum[:]), Owner: "root", Mode: "0640"}, capstan.EvidencePassed, map[string]any{"mode": "640"}},
 		{capstan.Probe{Type: "file", Path: "/srv/app.conf", SHA256: strings.Repeat("0", 64), Mode: "644"}, capstan.EvidenceFailed, map[string]any{"mismatched": []string{"mode", "sha256"}}},
 		{capstan.Probe{Type: "file", Path: "/srv/none.conf"}, capstan.EvidenceFailed, map[string]any{"exists": false}},
@@ -53,6 +54,12 @@ for i in $(seq 1 100); do (exec 3<>/dev/tcp/$2/8080) 2>/dev/null && exit 0; slee
 		{capstan.Probe{Type: "ssh_command", Script: "exit 2", ExpectExit: 2}, capstan.EvidencePassed, map[string]any{"exit_code": 2}},
 		{capstan.Probe{Type: "http", URL: "http://${target.address}:8080/status.json", JSONPath: "$.status.phase", Equals: "ready"}, capstan.EvidencePassed, map[string]any{"observed": "ready"}},
 		{capstan.Probe{Type: "http", URL: "http://${target.address}:8080/status.json", JSONPath: "$.status.replicas.1", Equals: 3}, capstan.EvidenceFailed, map[string]any{"observed": float64(2)}},
+		// A probe that observes a desired-state field checks its value
+		// against the desired state it is given.
+		{capstan.Probe{Type: "file", Path: "/srv/app.conf", Observes: "config_sha256"}, capstan.EvidencePassed, map[string]any{"observed": hex.EncodeToString(sum[:]), "observes": "config_sha256"}},
+		{capstan.Probe{Type: "service", Pidfile: "/run/app.pid", Observes: "running"}, capstan.EvidencePassed, map[string]any{"observed": true, "desired": true}},
+		{capstan.Probe{Type: "http", URL: "http://${target.address}:8080/status.json", JSONPath: "$.status.phase", Observes: "phase"}, capstan.EvidenceFailed, map[string]any{"observed": "ready", "desired": "degraded"}},
+		{capstan.Probe{Type: "ssh_command", Script: "echo 7", Observes: "replicas"}, capstan.EvidenceInconclusive, map[string]any{"observed": "7", "note": "no desired state declares replicas"}},
 	} {
 		c.probe.Name, c.probe.Target = c.probe.Type, "host"
 		result, source, _ := prober.Run(context.Background(), c.probe, in)

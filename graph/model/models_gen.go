@@ -9,6 +9,12 @@ import (
 	"github.com/capstan-dev/capstan/resolver/events"
 )
 
+// The resource to assess.
+type AssessResourceInput struct {
+	// Global id of the resource.
+	Resource string `json:"resource"`
+}
+
 // An operation to cancel.
 type CancelOperationInput struct {
 	// Global id of the operation.
@@ -262,6 +268,16 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// Pause or resume a resource's scheduled assessments.
+type PauseAssessmentsInput struct {
+	// Global id of the resource.
+	Resource string `json:"resource"`
+	// True pauses them, false resumes them.
+	Paused bool `json:"paused"`
+	// Why they are paused (needed to pause: 3 to 500 characters).
+	Note *string `json:"note,omitempty"`
+}
+
 // One change of the vocabulary; which fields it needs depends on op.
 type PlanChangeInput struct {
 	// What the change does.
@@ -356,6 +372,12 @@ type RecordInterventionInput struct {
 	Type string `json:"type"`
 	// What the person did, for the record.
 	Note string `json:"note"`
+}
+
+// The resource to repair.
+type RepairResourceInput struct {
+	// Global id of the resource.
+	Resource string `json:"resource"`
 }
 
 // A page of resources.

@@ -97,12 +97,21 @@ func (h *Hosts) StartSSHD(t testing.TB, i int) {
 	h.script(t, "start-sshd", fmt.Sprint(i+1))
 }
 
-func (h *Hosts) script(t testing.TB, args ...string) {
+// Exec runs a command on host i (in its namespaces: its processes, its
+// files, its network), as a person logged in there would, and returns
+// its output; a failure fails the test.
+func (h *Hosts) Exec(t testing.TB, i int, cmd ...string) []byte {
+	t.Helper()
+	return h.script(t, append([]string{"exec", fmt.Sprint(i + 1)}, cmd...)...)
+}
+
+func (h *Hosts) script(t testing.TB, args ...string) []byte {
 	t.Helper()
 	out, err := exec.Command("bash", append([]string{Script(), args[0], h.Dir}, args[1:]...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("testhosts.sh %s: %v\n%s", args[0], err, out)
 	}
+	return out
 }
 
 // Catalog is a catalog document with the hosts as compute nodes of

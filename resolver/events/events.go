@@ -180,6 +180,28 @@ func (e *ResourceEvent) Outcome() *capstan.OperationStatus {
 	return valid(e.str("outcome"), capstan.OperationStatuses.Valid)
 }
 func (e *ResourceEvent) Reason() *string { return e.str("reason") }
+func (e *ResourceEvent) PreviousHealth() *capstan.HealthStatus {
+	return valid(e.str("previous"), capstan.ValidHealth)
+}
+
+// Diff is resource.assessed's drifted fields (nil for other kinds; an
+// entry without a field name is left out).
+func (e *ResourceEvent) Diff() []capstan.FieldDrift {
+	list, ok := e.Payload["diff"].([]any)
+	if !ok {
+		return nil
+	}
+	out := []capstan.FieldDrift{}
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		field, _ := m["field"].(string)
+		if field == "" {
+			continue
+		}
+		out = append(out, capstan.FieldDrift{Field: field, Desired: m["desired"], Observed: m["observed"]})
+	}
+	return out
+}
 
 func (e *BindingEvent) Binding() *string   { return e.str("binding") }
 func (e *BindingEvent) ProviderID() string { return deref(e.str("resource")) }

@@ -1,0 +1,104 @@
+package capstan
+
+import (
+	"time"
+)
+
+// ObserveTarget is the only target an observe probe names: the host the
+// resource runs on (its runs_on relationship to a compute node).
+const ObserveTarget = "runs_on"
+
+// ObserveSpec is how a resource type is observed after its operations:
+// the probes a health assessment runs on the real host and how often.
+type ObserveSpec struct {
+	// Every is the interval between scheduled assessments of one
+	// resource (a duration, at least 10s; 5m when empty).
+	Every string `json:"every,omitempty"`
+	// Ignore lists desired-state fields another owner changes (an
+	// autoscaler's replicas): never drift (path patterns: spec.*).
+	Ignore []string `json:"ignore,omitempty"`
+	// Probes run against the resource's host; one that Observes a field
+	// of the desired state reports the value it saw for it.
+	Probes []Probe `json:"probes"`
+}
+
+// DefaultObserveEvery is a resource type's assessment interval when its
+// observe spec names none; MinObserveEvery the shortest one allowed.
+const (
+	DefaultObserveEvery = 5 * time.Minute
+	MinObserveEvery     = 10 * time.Second
+)
+
+// Interval is the spec's assessment interval.
+func (o *ObserveSpec) Interval() time.Duration {
+	d, err := time.ParseDuration(o.Every)
+	if err != nil || d <= 0 {
+		return DefaultObserveEvery
+	}
+	return max(d, MinObserveEvery)
+}
+
+// observeProbeTypes are the probe types that look at real state from
+// outside: the only ones an observe spec may run (a command probe would
+// run on the control plane, a resource_state probe would read Capstan's
+// own record, a sim probe checks nothing).
+var observeProbeTypes = map[string]bool{"tcp": true, "http": true, "ssh_command": true, "file": true, "service": true}
+
+// Validate checks the observe spec of resource type typ.
+func (o *ObserveSpec) Validate(typ string, p *Problems) {
+	if o.Every != "" {
+		d, err := time.ParseDuration(o.Every)
+		if err != nil || d < MinObserveEvery {
+			p.Addf("resource type %s: observe every %q is not a duration of at least %s", typ, o.Every, MinObserveEvery)
+		}
+	}
+	if len(o.Probes) == 0 {
+		p.Addf("resource type %s: observe needs at least one probe", typ)
+	}
+	names := map[string]bool{}
+	for _, pr := range o.Probes {
+		if names[pr.Name] {
+			p.Addf("resource type %s: observe probe %s is declared twice", typ, pr.Name)
+		}
+		names[pr.Name] = true
+		if !observeProbeTypes[pr.Type] {
+			p.Addf("resource type %s: observe probe %s is a %s probe (want tcp, http, ssh_command, file or service: what looks at the real host)", typ, pr.Name, pr.Type)
+			continue
+		}
+		if pr.Target != ObserveTarget && !(pr.Type == "http" && pr.Target == "") {
+			p.Addf("resource type %s: observe probe %s targets %q (want %s: the host the resource runs on)", typ, pr.Name, pr.Target, ObserveTarget)
+		}
+		validateProbe(pr, p)
+	}
+}
+
+// Assessment is a resource's last health assessment: what its type's
+// observe probes saw on the real host, against its desired state.
+type Assessment struct {
+	At time.Time `json:"at"`
+	// By is who asked for it: a person (assessResource) or the scheduler.
+	By     string       `json:"by"`
+	Health HealthStatus `json:"health"`
+	Reason string       `json:"reason"`
+	// Diff holds the fields whose observed value is not the desired one.
+	Diff []FieldDrift `json:"diff,omitempty"`
+	// Evidence is each probe's verdict with its source (where and when).
+	Evidence []Evidence `json:"evidence,omitempty"`
+	// Since is when the resource was first assessed with this health.
+	Since time.Time `json:"since"`
+}
+
+// FieldDrift is one desired-state field observed with another value.
+type FieldDrift struct {
+	Field    string `json:"field"`
+	Desired  any    `json:"desired"`
+	Observed any    `json:"observed"`
+}
+
+// AssessmentPause stops the scheduled assessments of one resource (an
+// on-demand one still runs): who paused them, when and why.
+type AssessmentPause struct {
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+	Note string    `json:"note"`
+}

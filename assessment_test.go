@@ -1,0 +1,53 @@
+package capstan_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+)
+
+func TestObserveSpec(t *testing.T) {
+	file := capstan.Probe{Name: "config", Type: "file", Target: "runs_on", Path: "/etc/x.conf", Observes: "config_sha256"}
+	for _, c := range []struct {
+		name    string
+		spec    capstan.ObserveSpec
+		problem string
+	}{
+		{"a file probe observing a field", capstan.ObserveSpec{Probes: []capstan.Probe{file}}, ""},
+		{"an http probe of its own url", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "h", Type: "http", URL: "https://example.test/health"}}}, ""},
+		{"no probe", capstan.ObserveSpec{}, "at least one probe"},
+		{"too often", capstan.ObserveSpec{Every: "1s", Probes: []capstan.Probe{file}}, "at least 10s"},
+		{"not a duration", capstan.ObserveSpec{Every: "often", Probes: []capstan.Probe{file}}, "not a duration"},
+		{"a command probe runs on the control plane", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "c", Type: "command", Script: "true"}}}, "a command probe"},
+		{"a sim probe checks nothing", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "s", Type: "sim"}}}, "a sim probe"},
+		{"a target other than runs_on", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "p", Type: "tcp", Target: "host", Port: 80}}}, `targets "host"`},
+		{"twice the same name", capstan.ObserveSpec{Probes: []capstan.Probe{file, file}}, "declared twice"},
+		{"a tcp probe observes no value", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "p", Type: "tcp", Target: "runs_on", Port: 80, Observes: "port"}}}, "observes no value"},
+		{"a tcp probe without port", capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "p", Type: "tcp", Target: "runs_on"}}}, "needs a target and a port"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			typ := capstan.ResourceType{Key: "linux.service", DisplayName: "x", AllowedActions: []string{"install"}, Observe: &c.spec}
+			err := typ.Validate()
+			if c.problem == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err))
+			require.Contains(t, capstan.ErrorMessage(err)+" "+joinDetails(err), c.problem)
+		})
+	}
+	require.Equal(t, capstan.DefaultObserveEvery, (&capstan.ObserveSpec{}).Interval())
+	require.Equal(t, 30*time.Second, (&capstan.ObserveSpec{Every: "30s"}).Interval())
+}
+
+func joinDetails(err error) string {
+	s := ""
+	for _, d := range capstan.ErrorDetails(err) {
+		s += d + "; "
+	}
+	return s
+}

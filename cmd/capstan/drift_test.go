@@ -1,0 +1,219 @@
+package main_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/internal/testhosts"
+)
+
+const (
+	driftAdmin    = "drift-admin-token-0123456789"
+	driftOperator = "drift-operator-token-0123456789"
+	driftViewer   = "drift-viewer-token-0123456789"
+)
+
+// TestDriftFoundAndRepairedOnRealHosts is the drift story on both stores,
+// against real sshd hosts: linux-service installed on two hosts is found
+// healthy by the schedule; a hand edit of one host's config is found
+// DRIFTED with the diff (desired and observed checksum) and failed
+// evidence saying where; the repair is a plan a person starts, and after
+// it the host is healthy again with the file restored. A stopped process
+// is drift too; a host whose sshd is gone is UNREACHABLE; pausing the
+// schedule needs a note, and a viewer may neither assess nor pause.
+func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
+	hosts := testhosts.Start(t, 2)
+	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8", "--assess-every", "1s") {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			tokens := filepath.Join(dir, "tokens.yaml")
+			require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: %q, actor: alice, organization: acme, roles: [admin]}
+  - {token: %q, actor: oscar, organization: acme, roles: [operator]}
+  - {token: %q, actor: victor, organization: acme, roles: [viewer]}
+`, driftAdmin, driftOperator, driftViewer)), 0o600))
+			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
+			as := func(bearer, q string, vars map[string]any) gqlReply { return postAs(t, p, bearer, q, vars) }
+			ok := func(bearer, q string, vars map[string]any) map[string]any {
+				t.Helper()
+				r := as(bearer, q, vars)
+				require.Empty(t, r.Errors, "%v", r.Errors)
+				return r.Data
+			}
+			ok(driftAdmin, `mutation($v: String!) { putSecret(input: {name: "test-hosts-key", value: $v}) { name } }`, map[string]any{"v": string(hosts.ClientKey)})
+			env := "lab-" + store
+			ok(driftAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": hosts.Catalog("acme", env, "test-hosts-key")})
+			drifting, steady := hosts.Hosts[0], hosts.Hosts[1]
+			install := map[string]string{}
+			for _, h := range hosts.Hosts {
+				install[h.Name] = startAs(t, p, driftAdmin, "install", "hello-"+h.Name, h.Name, env)
+			}
+			for _, h := range hosts.Hosts {
+				waitForEndAs(t, p, driftAdmin, install[h.Name])
+				require.Equal(t, "SUCCEEDED", statusAs(t, p, driftAdmin, install[h.Name]))
+			}
+			const resourceQ = `query($k: String!) { resource(key: $k) { id healthStatus observedState
+			  assessment { at by health reason since diff { field desired observed } evidence { item result source observedAt } }
+			  assessmentPaused { by note } } }`
+			resource := func(h testhosts.Host) map[string]any {
+				return ok(driftAdmin, resourceQ, map[string]any{"k": "linux.service/hello-" + h.Name})["resource"].(map[string]any)
+			}
+			assessment := func(h testhosts.Host) map[string]any {
+				a, _ := resource(h)["assessment"].(map[string]any)
+				return a
+			}
+
+			// The schedule finds both healthy, observing on each host.
+			for _, h := range hosts.Hosts {
+				require.Eventually(t, func() bool {
+					a := assessment(h)
+					return a != nil && a["health"] == "HEALTHY" && a["by"] == "capstan:assessor"
+				}, 60*time.Second, 200*time.Millisecond, "the schedule assesses %s", h.Name)
+				a := assessment(h)
+				require.Len(t, a["evidence"], 4, "%v", a)
+				for _, e := range a["evidence"].([]any) {
+					e := e.(map[string]any)
+					require.Equal(t, "PASSED", e["result"], "%v", e)
+					require.Equal(t, "compute.node/"+h.Name, e["source"].(map[string]any)["host"], "observed on its own host")
+					require.Equal(t, h.Address, e["source"].(map[string]any)["address"])
+				}
+			}
+
+			// A viewer can neither assess nor pause; an operator assesses.
+			id := resource(drifting)["id"].(string)
+			require.Equal(t, "FORBIDDEN", as(driftViewer, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus } }`, map[string]any{"r": id}).code())
+			require.Equal(t, "FORBIDDEN", as(driftViewer, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "maintenance"}) { id } }`, map[string]any{"r": id}).code())
+			require.Equal(t, "FORBIDDEN", as(driftOperator, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "maintenance"}) { id } }`, map[string]any{"r": id}).code())
+			require.Equal(t, "INVALID", as(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true}) { id } }`, map[string]any{"r": id}).code(), "a pause says why")
+
+			// A hand edit of the config on the host: drift, with the diff.
+			conf := filepath.Join(drifting.Root, "etc", "hello", "hello.conf")
+			require.NoError(t, os.WriteFile(conf, []byte("port = 8080\nversion = 1.0.0\ndebug = true\n"), 0o644))
+			got := ok(driftOperator, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus
+			  assessment { by health reason diff { field desired observed } evidence { item result source } } } }`, map[string]any{"r": id})["assessResource"].(map[string]any)
+			require.Equal(t, "DRIFTED", got["healthStatus"], "%v", got)
+			a := got["assessment"].(map[string]any)
+			require.Equal(t, "oscar", a["by"])
+			require.Contains(t, a["reason"], "config_sha256")
+			require.Len(t, a["diff"], 1, "%v", a["diff"])
+			d := a["diff"].([]any)[0].(map[string]any)
+			require.Equal(t, "config_sha256", d["field"])
+			require.Equal(t, "217b4b212d97c7401091aca4a9d24c27506d61ac58b972eb9395fc36b0b50c84", d["desired"])
+			require.NotEqual(t, d["desired"], d["observed"])
+			require.Len(t, d["observed"], 64, "the checksum observed on the host")
+			for _, e := range a["evidence"].([]any) {
+				e := e.(map[string]any)
+				want := "PASSED"
+				if e["item"] == "config" {
+					want = "FAILED"
+				}
+				require.Equal(t, want, e["result"], "%v", e)
+			}
+			require.Equal(t, "HEALTHY", assessment(steady)["health"], "the other host is untouched")
+			require.Equal(t, "DRIFTED", assessment(drifting)["health"], "the schedule sees the same drift")
+
+			// The install operation's timeline says when its resource drifted.
+			events := ok(driftAdmin, `query($id: ID!) { operation(id: $id) { timeline(first: 200) { edges { node { type actor
+			  ... on ResourceEvent { health previousHealth diff { field } } } } } } }`, map[string]any{"id": install[drifting.Name]})
+			var assessed []map[string]any
+			for _, e := range events["operation"].(map[string]any)["timeline"].(map[string]any)["edges"].([]any) {
+				n := e.(map[string]any)["node"].(map[string]any)
+				if n["type"] == "resource.assessed" {
+					assessed = append(assessed, n)
+				}
+			}
+			require.NotEmpty(t, assessed)
+			var drifted map[string]any
+			for _, n := range assessed {
+				if n["health"] == "DRIFTED" && n["previousHealth"] == "HEALTHY" {
+					drifted = n
+				}
+			}
+			require.NotNil(t, drifted, "a resource.assessed event from HEALTHY to DRIFTED: %v", assessed)
+			require.Equal(t, []any{map[string]any{"field": "config_sha256"}}, drifted["diff"])
+
+			// Repair: a plan a person starts; nothing changes before.
+			plan := ok(driftOperator, `mutation($r: ID!) { repairResource(input: {resource: $r}) { id status scenario { id action } intent { action } } }`, map[string]any{"r": id})["repairResource"].(map[string]any)
+			require.Equal(t, "READY", plan["status"], "%v", plan)
+			require.Equal(t, "repair", plan["scenario"].(map[string]any)["action"])
+			body, err := os.ReadFile(conf)
+			require.NoError(t, err)
+			require.Contains(t, string(body), "debug = true", "planning repairs nothing")
+			op := ok(driftOperator, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
+			waitForEndAs(t, p, driftAdmin, op)
+			rep := ok(driftAdmin, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+			require.Equal(t, "SUCCEEDED", rep["status"], "%v", rep)
+			for _, e := range rep["evidence"].([]any) {
+				e := e.(map[string]any)
+				require.Equal(t, "PASSED", e["result"], "%v", e)
+			}
+			body, err = os.ReadFile(conf)
+			require.NoError(t, err)
+			require.Equal(t, "port = 8080\nversion = 1.0.0\n", string(body), "the config is what the desired state says")
+			got = ok(driftOperator, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus lifecycleStatus desiredState } }`, map[string]any{"r": id})["assessResource"].(map[string]any)
+			require.Equal(t, "HEALTHY", got["healthStatus"], "%v", got)
+			require.Equal(t, "ACTIVE", got["lifecycleStatus"])
+			require.Equal(t, "1.0.0", got["desiredState"].(map[string]any)["version"], "a repair keeps the desired state")
+
+			// A stopped process is drift of running.
+			hosts.Exec(t, 0, "sh", "-c", `kill "$(cat /run/hello.pid)"`)
+			got = ok(driftOperator, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus assessment { diff { field desired observed } } } }`, map[string]any{"r": id})["assessResource"].(map[string]any)
+			require.Equal(t, "DRIFTED", got["healthStatus"], "%v", got)
+			require.Contains(t, got["assessment"].(map[string]any)["diff"], map[string]any{"field": "running", "desired": true, "observed": false})
+
+			// Paused: the schedule leaves it; an assessment on demand runs.
+			sid := resource(steady)["id"].(string)
+			paused := ok(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "host maintenance"}) { assessmentPaused { by note } } }`, map[string]any{"r": sid})["pauseAssessments"].(map[string]any)
+			require.Equal(t, map[string]any{"by": "alice", "note": "host maintenance"}, paused["assessmentPaused"])
+			before := assessment(steady)["at"]
+			time.Sleep(3 * time.Second) // three scheduled rounds' time
+			require.Equal(t, before, assessment(steady)["at"], "a paused resource is not assessed by the schedule")
+
+			// A host whose sshd is gone cannot be observed: UNREACHABLE.
+			hosts.KillSSHD(t, 1)
+			got = ok(driftOperator, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus assessment { reason evidence { item result source } } } }`, map[string]any{"r": sid})["assessResource"].(map[string]any)
+			require.Equal(t, "UNREACHABLE", got["healthStatus"], "%v", got)
+			hosts.StartSSHD(t, 1)
+			ok(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: false}) { id } }`, map[string]any{"r": sid})
+			require.Eventually(t, func() bool { return assessment(steady)["health"] == "HEALTHY" }, 60*time.Second, 200*time.Millisecond, "resumed, the schedule finds it healthy again")
+
+			for _, h := range hosts.Hosts { // clean up for the next store
+				op := startAs(t, p, driftAdmin, "remove", "hello-"+h.Name, h.Name, env)
+				waitForEndAs(t, p, driftAdmin, op)
+				require.Equal(t, "SUCCEEDED", statusAs(t, p, driftAdmin, op))
+			}
+		})
+	}
+}
+
+// startAs is runOn with a bearer token.
+func startAs(t *testing.T, p *proc, bearer, action, name, host, env string) string {
+	t.Helper()
+	r := postAs(t, p, bearer, `mutation($a: String!, $n: String!, $h: String!, $e: String!) { createIntent(input: {action: $a, targetResourceType: "linux.service", desiredResult: {name: $n}, constraints: {environment: $e, host: $h}}) { id } }`,
+		map[string]any{"a": action, "n": name, "h": host, "e": env})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	r = postAs(t, p, bearer, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": r.Data["createIntent"].(map[string]any)["id"]})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	plan := r.Data["planIntent"].(map[string]any)
+	require.Equal(t, "READY", plan["status"], "%v", plan)
+	r = postAs(t, p, bearer, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	return r.Data["startOperation"].(map[string]any)["id"].(string)
+}
+
+// waitForEndAs waits for an operation to end, reading it with bearer.
+func waitForEndAs(t *testing.T, p *proc, bearer, op string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		switch statusAs(t, p, bearer, op) {
+		case "SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK":
+			return true
+		}
+		return false
+	}, 2*time.Minute, 100*time.Millisecond)
+}
