@@ -328,9 +328,14 @@ try {
   await page.getByLabel("Depth").fill("1");
   // The production installs bound prod-k8s as their cluster.
   await eventually("the plans that bind it", async () => (await page.getByRole("list", { name: "bindings" }).textContent()).includes("install minio.instance"), 10000);
+  // Health: a cluster's type observes nothing: assessing it says so, typed.
+  const health = page.getByRole("region", { name: "health" });
+  await health.getByText(/Not assessed since its last operation/).waitFor({ timeout: 10000 });
+  await health.getByRole("button", { name: "Assess now" }).click();
+  await eventually("the refusal of an assessment", async () => ((await health.getByRole("alert").textContent().catch(() => "")) ?? "").includes("declares no observe probes"), 10000);
   await accessible(page, "explorer");
   await shoot(page, "explorer");
-  step("explorer: search, dependencies both ways with depth");
+  step("explorer: search, dependencies both ways with depth, health");
 
   // Signing out forgets the token.
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -1,7 +1,8 @@
 import { useEffect, useState } from "react";
-import { useQuery } from "@apollo/client/react";
-import { graphql } from "./gql";
-import type { Direction } from "./gql/graphql";
+import { useMutation, useQuery } from "@apollo/client/react";
+import { graphql, useFragment as readFragment } from "./gql";
+import type { Direction, ResourceDetailQuery } from "./gql/graphql";
+import { ActionButton, may, useViewer } from "./viewer";
 
 const SearchResources = graphql(`
   query SearchResources($search: String, $after: String) {
@@ -36,6 +37,8 @@ const ResourceDetail = graphql(`
       lifecycleStatus
       healthStatus
       source
+      desiredState
+      ...ResourceHealth
       providedCapabilities {
         capability
         scope
@@ -96,6 +99,53 @@ const ResourceDetail = graphql(`
   }
 `);
 
+const ResourceHealth = graphql(`
+  fragment ResourceHealth on Resource {
+    assessment {
+      at
+      by
+      health
+      reason
+      since
+      diff {
+        field
+        desired
+        observed
+      }
+      evidence {
+        item
+        result
+        source
+        observedAt
+      }
+    }
+    assessmentPaused {
+      by
+      at
+      note
+    }
+  }
+`);
+
+const AssessResource = graphql(`
+  mutation AssessResource($id: ID!) {
+    assessResource(input: { resource: $id }) {
+      id
+      healthStatus
+      ...ResourceHealth
+    }
+  }
+`);
+
+const RepairResource = graphql(`
+  mutation RepairResource($id: ID!) {
+    repairResource(input: { resource: $id }) {
+      id
+      status
+    }
+  }
+`);
+
 // Explorer finds resources by key or name and shows one: its capabilities,
 // its dependencies either way to a chosen depth, the plans that bind it as
 // a provider (Resource.boundBy), and its operation history.
@@ -142,6 +192,7 @@ function ResourceView({ id }: { id: string }) {
     <article aria-labelledby="resource-title">
       <h3 id="resource-title">{r.key}</h3>
       <p>{r.name} · {r.type} · {r.environment} · <span className={`status status-${r.lifecycleStatus.toLowerCase()}`}>{r.lifecycleStatus}</span> · health {r.healthStatus.toLowerCase()}{r.source && ` · from ${r.source}`}</p>
+      <Health r={r} />
       {r.activeOperation && <p>Now changed by <a href={`#/operations/${encodeURIComponent(r.activeOperation.id)}`}>{r.activeOperation.action} ({r.activeOperation.status.toLowerCase()})</a></p>}
       <h4>Capabilities</h4>
       <ul>{r.providedCapabilities.map((c) => <li key={c.capability}><code>{c.capability}</code> {c.scope && <span className="muted">{JSON.stringify(c.scope)}</span>}</li>)}</ul>
@@ -183,5 +234,67 @@ function ResourceView({ id }: { id: string }) {
         ))}
       </ul>
     </article>
+  );
+}
+
+type Detail = NonNullable<ResourceDetailQuery["resource"]>;
+
+// show writes a desired or observed value as a person reads it.
+function show(v: unknown): string {
+  if (v === null || v === undefined) return "nothing observed";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+// Health shows a resource's last assessment on its host: the health, the
+// drifted fields with their desired and observed values, each probe's
+// verdict and where it looked; with "Assess now" and, when drifted or
+// degraded, "Plan a repair" (a plan to review: nothing is repaired yet).
+function Health({ r }: { r: Detail }) {
+  const viewer = useViewer();
+  const [assess, assessing] = useMutation(AssessResource);
+  const [repair, repairing] = useMutation(RepairResource);
+  const { assessment: a, assessmentPaused: paused } = readFragment(ResourceHealth, r);
+  const plan = repairing.data?.repairResource;
+  return (
+    <section aria-label="health" className="health">
+      <h4>Health</h4>
+      {!a && <p className="muted">Not assessed since its last operation{r.desiredState ? "" : " (it holds no desired state)"}.</p>}
+      {a && (
+        <p>
+          <span className={`status status-${a.health.toLowerCase()}`}>{a.health}</span> · {a.reason} · assessed{" "}
+          <time dateTime={a.at}>{new Date(a.at).toLocaleString()}</time> by {a.by} · {a.health.toLowerCase()} since <time dateTime={a.since}>{new Date(a.since).toLocaleString()}</time>
+        </p>
+      )}
+      {paused && <p className="why" role="note">Scheduled assessments paused by {paused.by}: {paused.note}</p>}
+      {a && a.diff.length > 0 && (
+        <table aria-label="drift">
+          <thead><tr><th scope="col">Field</th><th scope="col">Desired</th><th scope="col">Observed</th></tr></thead>
+          <tbody>
+            {a.diff.map((d) => (
+              <tr key={d.field}><td><code>{d.field}</code></td><td><code>{show(d.desired)}</code></td><td className="drifted"><code>{show(d.observed)}</code></td></tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {a && a.evidence.length > 0 && (
+        <ul aria-label="observations">
+          {a.evidence.map((e) => (
+            <li key={e.item}>
+              <code>{e.item}</code> <span className={`status status-${e.result.toLowerCase()}`}>{e.result}</span>{" "}
+              <span className="muted">{String(e.source?.type ?? "")} on {String(e.source?.host ?? "?")} ({String(e.source?.address ?? "?")}){e.source?.note ? ` · ${String(e.source.note)}` : ""}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p>
+        <ActionButton verdict={may(viewer, "ASSESS_RESOURCE")} busy={assessing.loading} onClick={() => void assess({ variables: { id: r.id } }).catch(() => {})}>Assess now</ActionButton>{" "}
+        {(r.healthStatus === "DRIFTED" || r.healthStatus === "DEGRADED") && !plan && (
+          <ActionButton verdict={may(viewer, "CREATE_INTENT")} busy={repairing.loading} onClick={() => void repair({ variables: { id: r.id } }).catch(() => {})}>Plan a repair</ActionButton>
+        )}
+      </p>
+      {assessing.error && <p role="alert" className="error">{assessing.error.message}</p>}
+      {repairing.error && <p role="alert" className="error">{repairing.error.message}</p>}
+      {plan && <p role="status">Repair planned ({plan.status.toLowerCase()}): <a href={`#/plans/${encodeURIComponent(plan.id)}`}>review and start it</a>. Nothing is repaired until it is started.</p>}
+    </section>
   );
 }
