@@ -140,7 +140,7 @@ func (s benchStore) ListResourceTypes(context.Context, string) ([]*capstan.Resou
 type benchSecrets map[string][]byte
 
 func (s benchSecrets) Get(_ context.Context, _, name string) ([]byte, error) { return s[name], nil }
-func (s benchSecrets) Put(context.Context, string, string, []byte) error    { return nil }
+func (s benchSecrets) Put(context.Context, string, string, []byte) error     { return nil }
 func (s benchSecrets) Redactor(context.Context, string) (*secret.Redactor, error) {
 	return nil, nil
 }
