@@ -1,6 +1,8 @@
 package capstan
 
 import (
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -101,4 +103,47 @@ type AssessmentPause struct {
 	By   string    `json:"by"`
 	At   time.Time `json:"at"`
 	Note string    `json:"note"`
+}
+
+// BoundResources are the keys of the resources an operation's plan binds
+// as providers (its own sub-operations' included) and of the resource it
+// changes, each once.
+func BoundResources(plan *Plan, own string) []string {
+	var keys []string
+	seen := map[string]bool{}
+	add := func(k string) {
+		if k != "" && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	add(own)
+	if plan != nil {
+		for _, b := range plan.Bindings {
+			if b.Provider != nil && b.Status == BindingResolved {
+				add(b.Provider.ResourceKey)
+			}
+		}
+	}
+	return keys
+}
+
+// UnresolvedDrift says, one line each, which of resources an assessment
+// found drifted and no operation has changed since (a repair that ran
+// cleared its assessment): what an operation's needs-attention lists and
+// what a no_drift gate waits for.
+func UnresolvedDrift(resources []*Resource) []string {
+	var out []string
+	for _, r := range resources {
+		if r == nil || r.Assessment == nil || r.Assessment.Health != HealthDrifted {
+			continue
+		}
+		fields := make([]string, 0, len(r.Assessment.Diff))
+		for _, d := range r.Assessment.Diff {
+			fields = append(fields, d.Field)
+		}
+		out = append(out, fmt.Sprintf("%s drifted (%s differ from its desired state, since %s): repair it (repairResource)",
+			r.Key(), strings.Join(fields, ", "), r.Assessment.Since.UTC().Format(time.RFC3339)))
+	}
+	return out
 }

@@ -51,3 +51,25 @@ func joinDetails(err error) string {
 	}
 	return s
 }
+
+func TestUnresolvedDrift(t *testing.T) {
+	since := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	drifted := &capstan.Resource{Type: "linux.service", Name: "a", Assessment: &capstan.Assessment{Health: capstan.HealthDrifted, Since: since,
+		Diff: []capstan.FieldDrift{{Field: "config_sha256"}, {Field: "running"}}}}
+	healthy := &capstan.Resource{Type: "linux.service", Name: "b", Assessment: &capstan.Assessment{Health: capstan.HealthHealthy}}
+	unreachable := &capstan.Resource{Type: "linux.service", Name: "c", Assessment: &capstan.Assessment{Health: capstan.HealthUnreachable}}
+	repaired := &capstan.Resource{Type: "linux.service", Name: "d", HealthStatus: capstan.HealthHealthy} // an operation cleared its assessment
+	require.Equal(t, []string{"linux.service/a drifted (config_sha256, running differ from its desired state, since 2026-12-05T12:00:00Z): repair it (repairResource)"},
+		capstan.UnresolvedDrift([]*capstan.Resource{drifted, healthy, unreachable, repaired, nil}))
+	require.Empty(t, capstan.UnresolvedDrift(nil))
+
+	plan := &capstan.Plan{Bindings: []capstan.ResourceBinding{
+		{Status: capstan.BindingResolved, Provider: &capstan.BoundProvider{ResourceKey: "compute.node/h1"}},
+		{Status: capstan.BindingResolved, Provider: &capstan.BoundProvider{ResourceKey: "linux.service/a"}},
+		{Status: capstan.BindingResolved, Provider: &capstan.BoundProvider{ResourceKey: "compute.node/h1"}},
+		{Status: capstan.BindingUnresolved},
+	}}
+	require.Equal(t, []string{"test.consumer/x", "compute.node/h1", "linux.service/a"}, capstan.BoundResources(plan, "test.consumer/x"))
+	require.Equal(t, []string{"compute.node/h1", "linux.service/a"}, capstan.BoundResources(plan, ""))
+	require.Empty(t, capstan.BoundResources(nil, ""))
+}

@@ -420,6 +420,9 @@ type GateSpec struct {
 	Approvals     int      `json:"approvals,omitempty"`
 	Timeout       string   `json:"timeout,omitempty"`
 	OnTimeout     string   `json:"on_timeout,omitempty"`
+	// NoDrift: the gate is approved only while no resource the plan binds
+	// (nor the operation's own) has unresolved drift (UnresolvedDrift).
+	NoDrift bool `json:"no_drift,omitempty"`
 }
 
 // SubOperationSpec names the scenario a sub_operation node runs and the

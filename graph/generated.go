@@ -348,6 +348,7 @@ type ComplexityRoot struct {
 
 	GateSpec struct {
 		Approvals     func(childComplexity int) int
+		NoDrift       func(childComplexity int) int
 		OnTimeout     func(childComplexity int) int
 		Reason        func(childComplexity int) int
 		RequiredRoles func(childComplexity int) int
@@ -2406,6 +2407,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GateSpec.Approvals(childComplexity), true
+	case "GateSpec.noDrift":
+		if e.ComplexityRoot.GateSpec.NoDrift == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GateSpec.NoDrift(childComplexity), true
 	case "GateSpec.onTimeout":
 		if e.ComplexityRoot.GateSpec.OnTimeout == nil {
 			break
@@ -7183,6 +7190,8 @@ type GateSpec {
   timeout: String
   "What a timeout does: approve approves; anything else (reject) rejects."
   onTimeout: String
+  "True: approving it needs every resource the plan binds (and the operation's own) free of unresolved drift; CONFLICT names the drifted ones."
+  noDrift: Boolean!
 }
 "The settings of a sub_operation node."
 type SubOperationSpec {
@@ -9144,6 +9153,8 @@ func (ec *executionContext) childFields_GateSpec(ctx context.Context, field grap
 		return ec.fieldContext_GateSpec_timeout(ctx, field)
 	case "onTimeout":
 		return ec.fieldContext_GateSpec_onTimeout(ctx, field)
+	case "noDrift":
+		return ec.fieldContext_GateSpec_noDrift(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GateSpec", field.Name)
 }
@@ -15620,6 +15631,29 @@ func (ec *executionContext) _GateSpec_onTimeout(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_GateSpec_onTimeout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GateSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _GateSpec_noDrift(ctx context.Context, field graphql.CollectedField, obj *capstan.GateSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GateSpec_noDrift(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NoDrift, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GateSpec_noDrift(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GateSpec", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _ImportCatalogResult_created(ctx context.Context, field graphql.CollectedField, obj *capstan.ImportResult) (ret graphql.Marshaler) {
@@ -34323,6 +34357,11 @@ func (ec *executionContext) _GateSpec(ctx context.Context, sel ast.SelectionSet,
 		case "onTimeout":
 			out.Values[i] = ec._GateSpec_onTimeout(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "noDrift":
+			out.Values[i] = ec._GateSpec_noDrift(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

@@ -105,6 +105,9 @@ func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []
 	if err := Assessable(r, spec); err != nil {
 		return nil, err
 	}
+	if by == Scheduler && r.AssessmentPaused != nil { // paused meanwhile (an on-demand one still runs)
+		return nil, capstan.Errorf(capstan.ECONFLICT, "the scheduled assessments of %s are paused", r.Key())
+	}
 	began := a.now()
 	verdict, evidence, observed := a.observe(ctx, org, r, spec)
 	next := record(r, verdict, evidence, observed, by, began)

@@ -113,3 +113,18 @@ func (s *Service) RepairResource(ctx context.Context, id string) (*capstan.Plan,
 	}
 	return s.PlanIntent(ctx, intent.ID)
 }
+
+// unresolvedDrift reads the resources op's plan binds (and op's own,
+// unless op is the repair of its drift) and says which have unresolved
+// drift (capstan.UnresolvedDrift).
+func (s *Service) unresolvedDrift(ctx context.Context, org string, plan *capstan.Plan, op *capstan.Operation) ([]string, error) {
+	own := op.ResourceKey
+	if op.Action == "repair" {
+		own = ""
+	}
+	rs, err := s.Store.GetResourcesByKey(ctx, org, capstan.BoundResources(plan, own))
+	if err != nil {
+		return nil, err
+	}
+	return capstan.UnresolvedDrift(rs), nil
+}

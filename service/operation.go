@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -123,6 +124,13 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	plan, err := s.Store.GetPlan(ctx, org, op.PlanID)
 	if err != nil {
 		return nil, err
+	}
+	if n := plan.Node(nodeID); approve && n != nil && n.Gate != nil && n.Gate.NoDrift {
+		if drift, err := s.unresolvedDrift(ctx, org, plan, op); err != nil {
+			return nil, err
+		} else if len(drift) > 0 {
+			return nil, capstan.Errorf(capstan.ECONFLICT, "gate %s needs no unresolved drift: %s", nodeID, strings.Join(drift, "; "))
+		}
 	}
 	// The decision binds to what the approver saw: the gate's upstream at
 	// the operation's revision. A patch that changes it dismisses it.

@@ -235,6 +235,13 @@ func (s *Service) computeProgress(ctx context.Context, org, opID string, seq int
 			p.ResourceHealth, p.ResourceLifecycle = r.HealthStatus, r.LifecycleStatus
 		}
 	}
+	if !op.Status.Terminal() { // what it works with drifted: a person should know
+		drift, err := s.unresolvedDrift(ctx, org, plan, op)
+		if err != nil {
+			return nil, err
+		}
+		p.NeedsAttention = append(p.NeedsAttention, drift...)
+	}
 	return &p, nil
 }
 

@@ -137,6 +137,26 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.NotNil(t, drifted, "a resource.assessed event from HEALTHY to DRIFTED: %v", assessed)
 			require.Equal(t, []any{map[string]any{"field": "config_sha256"}}, drifted["diff"])
 
+			// A workload that uses the drifted service: its operation lists
+			// the drift under needs-attention, and its no_drift gate is not
+			// approved while the drift is unresolved.
+			consumerPack, err := os.ReadFile(filepath.Join("testdata", "drift-consumer.yaml"))
+			require.NoError(t, err)
+			ok(driftAdmin, `mutation($y: String!) { installScenarioPack(input: {document: $y}) { id } }`, map[string]any{"y": string(consumerPack)})
+			cin := ok(driftOperator, `mutation($e: String!, $svc: String!) { createIntent(input: {action: "install", targetResourceType: "test.consumer",
+			  desiredResult: {name: "consumer"}, constraints: {environment: $e}, providers: [{requirement: "svc", provider: $svc}]}) { id } }`,
+				map[string]any{"e": env, "svc": "linux.service/hello-" + drifting.Name})["createIntent"].(map[string]any)["id"]
+			cplan := ok(driftOperator, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": cin})["planIntent"].(map[string]any)
+			require.Equal(t, "READY", cplan["status"], "%v", cplan)
+			consumer := ok(driftOperator, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": cplan["id"]})["startOperation"].(map[string]any)["id"].(string)
+			require.Eventually(t, func() bool { return statusAs(t, p, driftAdmin, consumer) == "WAITING" }, 30*time.Second, 100*time.Millisecond)
+			needs := ok(driftAdmin, `query($id: ID!) { operation(id: $id) { progress { needsAttention } } }`, map[string]any{"id": consumer})["operation"].(map[string]any)["progress"].(map[string]any)["needsAttention"]
+			require.Contains(t, fmt.Sprint(needs), "linux.service/hello-"+drifting.Name+" drifted (config_sha256", "%v", needs)
+			decide := `mutation($o: ID!) { decideGate(input: {operation: $o, node: "check", approve: true}) { status } }`
+			refused := as(driftAdmin, decide, map[string]any{"o": consumer})
+			require.Equal(t, "CONFLICT", refused.code(), "%v", refused.Errors)
+			require.Contains(t, refused.Errors[0]["message"], "needs no unresolved drift")
+
 			// Repair: a plan a person starts; nothing changes before.
 			plan := ok(driftOperator, `mutation($r: ID!) { repairResource(input: {resource: $r}) { id status scenario { id action } intent { action } } }`, map[string]any{"r": id})["repairResource"].(map[string]any)
 			require.Equal(t, "READY", plan["status"], "%v", plan)
@@ -159,6 +179,10 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "HEALTHY", got["healthStatus"], "%v", got)
 			require.Equal(t, "ACTIVE", got["lifecycleStatus"])
 			require.Equal(t, "1.0.0", got["desiredState"].(map[string]any)["version"], "a repair keeps the desired state")
+			// Repaired, the gate is approved and the workload goes on.
+			require.Equal(t, "APPROVED", ok(driftAdmin, decide, map[string]any{"o": consumer})["decideGate"].(map[string]any)["status"])
+			waitForEndAs(t, p, driftAdmin, consumer)
+			require.Equal(t, "SUCCEEDED", statusAs(t, p, driftAdmin, consumer))
 
 			// A stopped process is drift of running.
 			hosts.Exec(t, 0, "sh", "-c", `kill "$(cat /run/hello.pid)"`)
