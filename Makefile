@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help crash-sweep system-deps run demo demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help crash-sweep system-deps run demo demo-real demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ run: console build ## Start the server on the embedded store with the bundled pa
 
 demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
 	scripts/demo.sh
+
+demo-real: build system-deps ## The real-targets story as root: 3 test hosts over SSH, linux-service installed, a config edited by hand, DRIFTED with its diff, an approved repair, healthy again.
+	scripts/demo-real.sh
 
 demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a second person's approval) against a running `make run`.
 	scripts/demo-patch.sh
