@@ -129,6 +129,8 @@ type ResourceFilter struct {
 	Environment string
 	Capability  string
 	Lifecycle   LifecycleStatus
+	// Health keeps resources in one of these health statuses (none: any).
+	Health []HealthStatus
 	// Search keeps resources whose key or name contains it, ignoring case.
 	Search string
 	After  string

@@ -52,7 +52,7 @@ func TestQueryPlans(t *testing.T) {
 		"dependencies":        {cypher.QueryDependencies, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
 		"dependents":          {cypher.QueryDependents, map[string]any{"uid": uid(cluster.ID), "depth": 3}},
 		"scenarios providing": {cypher.QueryScenariosProviding, map[string]any{"cap": uid("object_storage.s3")}},
-		"resources": {cypher.QueryListResources, map[string]any{"prefix": uid(""), "type": "", "env": "prod", "lifecycle": "",
+		"resources": {cypher.QueryListResources, map[string]any{"prefix": uid(""), "type": "", "env": "prod", "lifecycle": "", "health": []string{},
 			"cap": uid("object_storage.s3"), "after": uid(""), "limit": 10}},
 	}
 	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())

@@ -208,6 +208,7 @@ MATCH (r:Resource)
 USING INDEX SEEK r:Resource(ukey)
 WHERE r.ukey STARTS WITH $prefix AND ($type = '' OR r.type = $type) AND ($env = '' OR r.environment = $env)
   AND ($lifecycle = '' OR r.lifecycle = $lifecycle)
+  AND (size($health) = 0 OR r.health IN $health)
   AND ($cap = '' OR EXISTS { (r)-[:PROVIDES]->(:Profile)-[:OF]->(c:Capability) WHERE c.uid = $cap })`
 
 // qSearch narrows the filter to keys or names containing $search; only
@@ -231,8 +232,12 @@ RETURN count(r) AS total`
 
 // ListResources returns a page of resources ordered by key and the total.
 func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
+	health := make([]string, 0, len(f.Health))
+	for _, h := range f.Health {
+		health = append(health, string(h))
+	}
 	params := map[string]any{"prefix": uid(org, ""), "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
-		"cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
+		"health": health, "cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
 	if f.Capability != "" {
 		params["cap"] = uid(org, f.Capability)
 	}

@@ -311,6 +311,9 @@ func matchesFilter(r *capstan.Resource, f capstan.ResourceFilter) bool {
 	if f.Capability != "" && r.Provides(f.Capability) == nil {
 		return false
 	}
+	if len(f.Health) > 0 && !slices.Contains(f.Health, r.HealthStatus) {
+		return false
+	}
 	if f.Search != "" && !capstan.ResourceMatches(r, f.Search) {
 		return false
 	}

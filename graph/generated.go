@@ -6526,6 +6526,8 @@ input ResourceFilter {
   capability: String
   "Only resources in this lifecycle status."
   lifecycleStatus: LifecycleStatus
+  "Only resources in one of these health statuses (DRIFTED, UNREACHABLE, DEGRADED: what an assessment found wrong); none or empty: any."
+  health: [HealthStatus!]
   "Resources whose key or name contains this text, ignoring case (at most 200 characters; longer is INVALID)."
   search: String
 }
@@ -31981,7 +31983,7 @@ func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "environment", "capability", "lifecycleStatus", "search"}
+	fieldsInOrder := [...]string{"type", "environment", "capability", "lifecycleStatus", "health", "search"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -32016,6 +32018,13 @@ func (ec *executionContext) unmarshalInputResourceFilter(ctx context.Context, ob
 				return it, err
 			}
 			it.LifecycleStatus = data
+		case "health":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("health"))
+			data, err := ec.unmarshalOHealthStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Health = data
 		case "search":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("search"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -42084,6 +42093,42 @@ func (ec *executionContext) marshalOGateSpec2ᚖgithubᚗcomᚋcapstanᚑdevᚋc
 		return graphql.Null
 	}
 	return ec._GateSpec(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOHealthStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatusᚄ(ctx context.Context, v any) ([]capstan.HealthStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]capstan.HealthStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOHealthStatus2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.HealthStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHealthStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOHealthStatus2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐHealthStatus(ctx context.Context, v any) (*capstan.HealthStatus, error) {

@@ -71,6 +71,7 @@ func (r *Resolver) resources(ctx context.Context, filter *model.ResourceFilter, 
 	if filter != nil {
 		f.Type, f.Environment, f.Capability = deref(filter.Type), deref(filter.Environment), deref(filter.Capability)
 		f.Lifecycle = deref(filter.LifecycleStatus)
+		f.Health = filter.Health
 		f.Search = deref(filter.Search)
 		if n := utf8.RuneCountInString(f.Search); n > MaxSearchLength {
 			return nil, capstan.Errorf(capstan.EINVALID, "search is %d characters; at most %d", n, MaxSearchLength)

@@ -153,7 +153,14 @@ func testListResources(t *testing.T, s capstan.Store) {
 		if n == "c" {
 			env = "staging"
 		}
-		rs = append(rs, resource("compute.node", n, env, provides("linux.host", nil, nil)))
+		r := resource("compute.node", n, env, provides("linux.host", nil, nil))
+		switch n {
+		case "b":
+			r.HealthStatus = capstan.HealthDrifted
+		case "d":
+			r.HealthStatus = capstan.HealthUnreachable
+		}
+		rs = append(rs, r)
 	}
 	rs = append(rs, resource("kubernetes.cluster", "k", "prod", provides("kubernetes.cluster", nil, nil)))
 	_, err := s.ImportResources(ctx, orgA, rs)
@@ -178,6 +185,10 @@ func testListResources(t *testing.T, s capstan.Store) {
 	require.NoError(t, err)
 	require.Equal(t, 1, total, "search ignores case")
 	require.Equal(t, []string{"kubernetes.cluster/k"}, keys(page))
+	page, total, err = s.ListResources(ctx, orgA, capstan.ResourceFilter{Health: []capstan.HealthStatus{capstan.HealthDrifted, capstan.HealthUnreachable}})
+	require.NoError(t, err)
+	require.Equal(t, 2, total, "what an assessment found wrong")
+	require.Equal(t, []string{"compute.node/b", "compute.node/d"}, keys(page))
 	page, total, err = s.ListResources(ctx, orgA, capstan.ResourceFilter{Search: "node/", Environment: "staging"})
 	require.NoError(t, err)
 	require.Equal(t, 1, total)

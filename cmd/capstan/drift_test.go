@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
 
@@ -91,6 +94,16 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "FORBIDDEN", as(driftOperator, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "maintenance"}) { id } }`, map[string]any{"r": id}).code())
 			require.Equal(t, "INVALID", as(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true}) { id } }`, map[string]any{"r": id}).code(), "a pause says why")
 
+			// A live subscriber of the install's timeline (a dashboard).
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			ws, err := gqlws.Dial(ctx, p.url+"/graphql", driftViewer)
+			require.NoError(t, err)
+			defer ws.Close()
+			ws.Wait = time.Minute
+			require.NoError(t, ws.Subscribe("tl", `subscription($op: ID!) { operationEvents(operation: $op) { node { type ... on ResourceEvent { health previousHealth diff { field } } } } }`,
+				map[string]any{"op": install[drifting.Name]}))
+
 			// A hand edit of the config on the host: drift, with the diff.
 			conf := filepath.Join(drifting.Root, "etc", "hello", "hello.conf")
 			require.NoError(t, os.WriteFile(conf, []byte("port = 8080\nversion = 1.0.0\ndebug = true\n"), 0o644))
@@ -113,6 +126,27 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 					want = "FAILED"
 				}
 				require.Equal(t, want, e["result"], "%v", e)
+			}
+			for { // the subscriber sees the drift as it is recorded
+				m, err := ws.Next()
+				require.NoError(t, err)
+				require.Equal(t, "next", m.Type, "%s", m.Payload)
+				var ev struct {
+					Data struct {
+						OperationEvents struct {
+							Node struct {
+								Type, Health, PreviousHealth string
+								Diff                         []struct{ Field string }
+							}
+						}
+					}
+				}
+				require.NoError(t, json.Unmarshal(m.Payload, &ev))
+				if n := ev.Data.OperationEvents.Node; n.Type == "resource.assessed" && n.Health == "DRIFTED" {
+					require.Equal(t, "HEALTHY", n.PreviousHealth)
+					require.Equal(t, "config_sha256", n.Diff[0].Field)
+					break
+				}
 			}
 			require.Equal(t, "HEALTHY", assessment(steady)["health"], "the other host is untouched")
 			require.Equal(t, "DRIFTED", assessment(drifting)["health"], "the schedule sees the same drift")

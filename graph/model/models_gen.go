@@ -408,6 +408,8 @@ type ResourceFilter struct {
 	Capability *string `json:"capability,omitempty"`
 	// Only resources in this lifecycle status.
 	LifecycleStatus *capstan.LifecycleStatus `json:"lifecycleStatus,omitempty"`
+	// Only resources in one of these health statuses (DRIFTED, UNREACHABLE, DEGRADED: what an assessment found wrong); none or empty: any.
+	Health []capstan.HealthStatus `json:"health,omitempty"`
 	// Resources whose key or name contains this text, ignoring case (at most 200 characters; longer is INVALID).
 	Search *string `json:"search,omitempty"`
 }

@@ -122,9 +122,12 @@ try {
   const firstRow = page.locator("tbody tr[data-status]").first();
   await firstRow.waitFor({ timeout: 10000 });
   await eventually("the waiting operation first", async () => (await firstRow.getAttribute("data-status")) === "WAITING" || (console.log("first row: " + (await page.locator("tbody").innerHTML()).slice(0, 600)), false));
+  // What needs repair: the demo catalog's degraded cluster, linked to the explorer.
+  const drift = page.getByRole("region", { name: "drift" });
+  await drift.getByRole("link", { name: "kubernetes.cluster/legacy-k8s" }).waitFor({ timeout: 10000 });
   await accessible(page, "dashboard");
   await shoot(page, "dashboard");
-  step("dashboard: needs attention first");
+  step("dashboard: needs attention first, and what needs repair");
 
   // The operation: simple mode, then the DAG; the gate's drawer opened
   // from the keyboard says why its starter may not approve.

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useApolloClient, useSubscription } from "@apollo/client/react";
+import { DriftPanel } from "./Drift";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { graphql, useFragment as readFragment } from "./gql";
 import type { OperationFilter, OperationRowFragment, OperationStatus, OperationsQuery as OperationsQueryResult, OperationsQueryVariables } from "./gql/graphql";
@@ -216,6 +217,7 @@ export function Operations() {
   return (
     <section aria-labelledby="operations-title">
       <h2 id="operations-title">Operations</h2>
+      <DriftPanel />
       <form className="filters" aria-label="filters" onSubmit={async (e) => {
         e.preventDefault();
         if (!resourceKey.trim()) { setResource(null); return; }

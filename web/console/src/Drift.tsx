@@ -1,0 +1,51 @@
+import { useQuery } from "@apollo/client/react";
+import { graphql } from "./gql";
+
+const DriftedResources = graphql(`
+  query DriftedResources {
+    resources(filter: { health: [DRIFTED, UNREACHABLE, DEGRADED] }, first: 20) {
+      totalCount
+      edges {
+        node {
+          id
+          key
+          environment
+          healthStatus
+          assessment {
+            at
+            reason
+            diff {
+              field
+            }
+          }
+        }
+      }
+    }
+  }
+`);
+
+// DriftPanel lists, on the dashboard, the resources whose last health
+// assessment found them drifted, unreachable or degraded: each with why
+// and a link to the explorer, where a repair is planned. It reads again
+// every 10 s (the schedule assesses on its own interval).
+export function DriftPanel() {
+  const { data, error } = useQuery(DriftedResources, { pollInterval: 10000, fetchPolicy: "cache-and-network" });
+  if (error) return <p role="alert" className="error">{error.message}</p>;
+  const rows = data?.resources.edges.map((e) => e.node) ?? [];
+  return (
+    <section aria-label="drift" className="drift-panel">
+      <h3>Needs repair ({data?.resources.totalCount ?? 0})</h3>
+      {rows.length === 0 ? <p className="muted">Every assessed resource matches its desired state.</p> : (
+        <ul aria-label="drifted resources">
+          {rows.map((r) => (
+            <li key={r.id}>
+              <span className={`status status-${r.healthStatus.toLowerCase()}`}>{r.healthStatus}</span>{" "}
+              <a href={`#/explorer/${encodeURIComponent(r.id)}`}>{r.key}</a> <span className="muted">{r.environment}</span>
+              {r.assessment && <> · {r.assessment.reason}{r.assessment.diff.length > 0 && ` (${r.assessment.diff.map((d) => d.field).join(", ")})`} · <time dateTime={r.assessment.at}>{new Date(r.assessment.at).toLocaleTimeString()}</time></>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
