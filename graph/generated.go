@@ -1075,6 +1075,7 @@ type ComplexityRoot struct {
 		OperationEvents   func(childComplexity int, operation string, after *string) int
 		OperationProgress func(childComplexity int, operation string) int
 		Operations        func(childComplexity int, filter *model.OperationFilter) int
+		ResourceHealth    func(childComplexity int) int
 	}
 
 	Viewer struct {
@@ -1304,6 +1305,7 @@ type SubscriptionResolver interface {
 	OperationEvents(ctx context.Context, operation string, after *string) (<-chan *model.OperationEventEdge, error)
 	OperationProgress(ctx context.Context, operation string) (<-chan *service.Progress, error)
 	Operations(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error)
+	ResourceHealth(ctx context.Context) (<-chan *capstan.Resource, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -5819,6 +5821,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.Operations(childComplexity, args["filter"].(*model.OperationFilter)), true
+	case "Subscription.resourceHealth":
+		if e.ComplexityRoot.Subscription.ResourceHealth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ResourceHealth(childComplexity), true
 
 	case "Viewer.actor":
 		if e.ComplexityRoot.Viewer.Actor == nil {
@@ -6200,6 +6208,8 @@ type Subscription {
     "Conditions an operation must all meet to be sent; none sends every such change."
     filter: OperationFilter
   ): Operation!
+  "The organization's resources as health assessments change their health (HEALTHY to DRIFTED, UNREACHABLE to HEALTHY, …): the resource as it is then, with its assessment. Query resources(filter: {health: …}) first for the current list."
+  resourceHealth: Resource!
 }
 
 "An operation as simple mode shows it."
@@ -29698,6 +29708,38 @@ func (ec *executionContext) fieldContext_Subscription_operations(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_resourceHealth(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_resourceHealth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().ResourceHealth(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_resourceHealth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Viewer_actor(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -39033,6 +39075,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_operationProgress(ctx, fields[0])
 	case "operations":
 		return ec._Subscription_operations(ctx, fields[0])
+	case "resourceHealth":
+		return ec._Subscription_resourceHealth(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}

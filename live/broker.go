@@ -59,7 +59,23 @@ func ListEvent(typ string) bool {
 	case strings.HasPrefix(typ, "operation."), strings.HasPrefix(typ, "gate."), strings.HasPrefix(typ, "patch."):
 		return true
 	}
-	return typ == "node.needs_attention"
+	return typ == "node.needs_attention" || typ == EventResourceAssessed
+}
+
+// EventResourceAssessed is the event of a health assessment that changed
+// a resource's health (observe.EventAssessed): organization subscribers
+// get it, for the resourceHealth stream.
+const EventResourceAssessed = "resource.assessed"
+
+// OnlyAssessments reports whether m carries nothing but assessments (the
+// operations list has nothing to show for it).
+func (m *Message) OnlyAssessments() bool {
+	for _, e := range m.Events {
+		if e.Type != EventResourceAssessed {
+			return false
+		}
+	}
+	return len(m.Events) > 0
 }
 
 // Broker fans messages out to subscriptions by operation and by

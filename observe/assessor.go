@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/assess"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/live"
 )
 
 // Store is what an assessment reads and writes.
@@ -41,7 +42,7 @@ type Assessor struct {
 // EventAssessed is the timeline event of an assessment that changed a
 // resource's health, or that a person asked for: it is written in the
 // timeline of the operation that set the resource's desired state.
-const EventAssessed = "resource.assessed"
+const EventAssessed = live.EventResourceAssessed
 
 // Scheduler is the actor of scheduled assessments.
 const Scheduler = "capstan:assessor"

@@ -933,6 +933,11 @@ func (r *subscriptionResolver) Operations(ctx context.Context, filter *model.Ope
 	return r.operationsStream(ctx, filter)
 }
 
+// ResourceHealth is the resolver for the resourceHealth field.
+func (r *subscriptionResolver) ResourceHealth(ctx context.Context) (<-chan *capstan.Resource, error) {
+	return r.resourceHealth(ctx)
+}
+
 // Artifact returns graph.ArtifactResolver implementation.
 func (r *Resolver) Artifact() graph.ArtifactResolver { return &artifactResolver{r} }
 

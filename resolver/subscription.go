@@ -216,7 +216,7 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 					}
 					return
 				}
-				if !f.Matches(&m.Operation) {
+				if m.OnlyAssessments() || !f.Matches(&m.Operation) {
 					continue
 				}
 				op := m.Operation
@@ -225,6 +225,57 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 				}
 				if send(ctx, out, &op, ready) != nil {
 					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// resourceHealth streams the organization's resources as health
+// assessments change their health: the resource as it is now, once per
+// resource.assessed event (a dashboard's "needs repair").
+func (r *Resolver) resourceHealth(ctx context.Context) (<-chan *capstan.Resource, error) {
+	b, err := r.broker()
+	if err != nil {
+		return nil, err
+	}
+	org, err := service.Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub := b.Organization(org)
+	out := make(chan *capstan.Resource, 1)
+	ready := live.Ready(ctx)
+	go func() {
+		defer func() { close(out); ready() }()
+		defer sub.Close()
+		defer guard.Recover(r.Log, "resourceHealth", func(err error) { streamError(ctx, err) })
+		for {
+			select {
+			case <-ctx.Done():
+				streamError(ctx, nil)
+				return
+			case m, ok := <-sub.C:
+				if !ok {
+					if sub.Overflowed() {
+						live.AddError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query resources and subscribe again",
+							Extensions: map[string]any{"code": CodeOverflow}})
+					}
+					return
+				}
+				for _, e := range m.Events {
+					key, _ := e.Payload["resource"].(string)
+					if e.Type != live.EventResourceAssessed || key == "" {
+						continue
+					}
+					res, err := r.Service.ResourceByKey(ctx, key)
+					if err != nil {
+						continue // gone meanwhile
+					}
+					if send(ctx, out, res, ready) != nil {
+						return
+					}
 				}
 			}
 		}

@@ -94,15 +94,14 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "FORBIDDEN", as(driftOperator, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "maintenance"}) { id } }`, map[string]any{"r": id}).code())
 			require.Equal(t, "INVALID", as(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true}) { id } }`, map[string]any{"r": id}).code(), "a pause says why")
 
-			// A live subscriber of the install's timeline (a dashboard).
+			// A live subscriber of the organization's resource health (a dashboard).
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			ws, err := gqlws.Dial(ctx, p.url+"/graphql", driftViewer)
 			require.NoError(t, err)
 			defer ws.Close()
 			ws.Wait = time.Minute
-			require.NoError(t, ws.Subscribe("tl", `subscription($op: ID!) { operationEvents(operation: $op) { node { type ... on ResourceEvent { health previousHealth diff { field } } } } }`,
-				map[string]any{"op": install[drifting.Name]}))
+			require.NoError(t, ws.Subscribe("health", `subscription { resourceHealth { key healthStatus assessment { by diff { field } } } }`, nil))
 
 			// A hand edit of the config on the host: drift, with the diff.
 			conf := filepath.Join(drifting.Root, "etc", "hello", "hello.conf")
@@ -133,18 +132,18 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 				require.Equal(t, "next", m.Type, "%s", m.Payload)
 				var ev struct {
 					Data struct {
-						OperationEvents struct {
-							Node struct {
-								Type, Health, PreviousHealth string
-								Diff                         []struct{ Field string }
+						ResourceHealth struct {
+							Key, HealthStatus string
+							Assessment        struct {
+								By   string
+								Diff []struct{ Field string }
 							}
 						}
 					}
 				}
 				require.NoError(t, json.Unmarshal(m.Payload, &ev))
-				if n := ev.Data.OperationEvents.Node; n.Type == "resource.assessed" && n.Health == "DRIFTED" {
-					require.Equal(t, "HEALTHY", n.PreviousHealth)
-					require.Equal(t, "config_sha256", n.Diff[0].Field)
+				if r := ev.Data.ResourceHealth; r.Key == "linux.service/hello-"+drifting.Name && r.HealthStatus == "DRIFTED" {
+					require.Equal(t, "config_sha256", r.Assessment.Diff[0].Field)
 					break
 				}
 			}

@@ -1,4 +1,4 @@
-import { useQuery } from "@apollo/client/react";
+import { useQuery, useSubscription } from "@apollo/client/react";
 import { graphql } from "./gql";
 
 const DriftedResources = graphql(`
@@ -24,12 +24,23 @@ const DriftedResources = graphql(`
   }
 `);
 
+const ResourceHealthLive = graphql(`
+  subscription ResourceHealthLive {
+    resourceHealth {
+      id
+      healthStatus
+    }
+  }
+`);
+
 // DriftPanel lists, on the dashboard, the resources whose last health
 // assessment found them drifted, unreachable or degraded: each with why
-// and a link to the explorer, where a repair is planned. It reads again
-// every 10 s (the schedule assesses on its own interval).
+// and a link to the explorer, where a repair is planned. It reads the
+// list again whenever an assessment changes a resource's health
+// (resourceHealth), and every 30 s should the live feed be lost.
 export function DriftPanel() {
-  const { data, error } = useQuery(DriftedResources, { pollInterval: 10000, fetchPolicy: "cache-and-network" });
+  const { data, error, refetch } = useQuery(DriftedResources, { pollInterval: 30000, fetchPolicy: "cache-and-network" });
+  useSubscription(ResourceHealthLive, { fetchPolicy: "no-cache", ignoreResults: true, onData: () => void refetch() });
   if (error) return <p role="alert" className="error">{error.message}</p>;
   const rows = data?.resources.edges.map((e) => e.node) ?? [];
   return (
