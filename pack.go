@@ -316,6 +316,11 @@ type RunSpec struct {
 	// runs it with --check, a dry run that changes nothing.
 	Playbook string `json:"playbook,omitempty"`
 	Check    bool   `json:"check,omitempty"`
+	// TrustOnFirstUse (ssh only) trusts the key a target with no pinned
+	// host key presents the first time, pins it on the compute node and
+	// records host_key.trusted in the timeline. Off, an unpinned host is
+	// refused.
+	TrustOnFirstUse bool `json:"trust_on_first_use,omitempty"`
 }
 
 // JobInputs lists what a job consumes.
@@ -642,6 +647,9 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		validDuration(r.Duration, what+" duration", p)
 	default:
 		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible or sim)", what, r.Runner)
+	}
+	if r.TrustOnFirstUse && r.Runner != "ssh" {
+		p.Addf("%s: trust_on_first_use is for the ssh runner (ansible reads only pinned host keys)", what)
 	}
 	validDuration(r.Timeout, what+" timeout", p)
 }

@@ -60,8 +60,11 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		if kind == kindCompensate {
 			spec, probes = *n.Job.Controls.Rollback.Compensation, n.Job.Controls.Rollback.Evidence
 		}
+		trustOnFirstUse(spec, hosts[spec.Target])
 		if kind != kindProbes {
-			if !l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], &r) {
+			ran := l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], &r)
+			r.trusted = l.trustedKeys(ctx, n.ID, hosts)
+			if !ran {
 				return r
 			}
 		}

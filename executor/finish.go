@@ -35,6 +35,12 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 // node's verdict (succeeded only with passed evidence, invariant 5) and
 // what the retry policy says next.
 func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) error {
+	for _, t := range r.trusted { // whatever became of the attempt: the key was trusted
+		ch.Events = append(ch.Events, l.event(EventHostKeyTrusted, t.payload))
+		if t.node != nil {
+			ch.Resources = append(withoutKey(ch.Resources, t.node.Key()), t.node)
+		}
+	}
 	if r.kind == kindCompensate {
 		return l.compensated(st, ch, r)
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -99,6 +100,8 @@ type nodeResult struct {
 	// secrets are the values of the secret artifacts the job wrote, to
 	// redact from its output and its probes' (never stored).
 	secrets [][]byte
+	// trusted are the host keys its job trusted on first use.
+	trusted []trusted
 }
 
 func newLoop(e *Executor, org, opID string) *loop {
@@ -240,6 +243,11 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 		ch.Artifacts = append(l.pending.Artifacts, ch.Artifacts...)
 		ch.Gates = append(l.pending.Gates, ch.Gates...)
 		ch.Events = append(l.pending.Events, ch.Events...)
+		for _, r := range l.pending.Resources { // a host key pinned on first use
+			if !slices.ContainsFunc(ch.Resources, func(x *capstan.Resource) bool { return x.Key() == r.Key() }) {
+				ch.Resources = append(ch.Resources, r)
+			}
+		}
 	}
 	l.pending = nil
 	if err := l.conclude(ctx, ch); err != nil {

@@ -29,6 +29,11 @@ type Target struct {
 	// certificate (authorized_keys format): the values of the secret
 	// references the catalog holds, resolved for this attempt only.
 	Key, Certificate []byte
+	// TrustOnFirstUse: the node's pack asked to trust the key a host with
+	// no pinned key presents; Learned is that key once trusted (the
+	// attempt pins it on the compute node and audits it: host_key.trusted).
+	TrustOnFirstUse bool
+	Learned         string
 }
 
 // String names the target in errors and evidence.

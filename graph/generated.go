@@ -974,18 +974,19 @@ type ComplexityRoot struct {
 	}
 
 	RunSpec struct {
-		Check        func(childComplexity int) int
-		Duration     func(childComplexity int) int
-		ExpectStatus func(childComplexity int) int
-		Headers      func(childComplexity int) int
-		Method       func(childComplexity int) int
-		Outcomes     func(childComplexity int) int
-		Playbook     func(childComplexity int) int
-		Runner       func(childComplexity int) int
-		Script       func(childComplexity int) int
-		Target       func(childComplexity int) int
-		Timeout      func(childComplexity int) int
-		URL          func(childComplexity int) int
+		Check           func(childComplexity int) int
+		Duration        func(childComplexity int) int
+		ExpectStatus    func(childComplexity int) int
+		Headers         func(childComplexity int) int
+		Method          func(childComplexity int) int
+		Outcomes        func(childComplexity int) int
+		Playbook        func(childComplexity int) int
+		Runner          func(childComplexity int) int
+		Script          func(childComplexity int) int
+		Target          func(childComplexity int) int
+		Timeout         func(childComplexity int) int
+		TrustOnFirstUse func(childComplexity int) int
+		URL             func(childComplexity int) int
 	}
 
 	Scenario struct {
@@ -5453,6 +5454,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RunSpec.Timeout(childComplexity), true
+	case "RunSpec.trustOnFirstUse":
+		if e.ComplexityRoot.RunSpec.TrustOnFirstUse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunSpec.TrustOnFirstUse(childComplexity), true
 	case "RunSpec.url":
 		if e.ComplexityRoot.RunSpec.URL == nil {
 			break
@@ -7064,6 +7071,8 @@ type RunSpec {
   playbook: String
   "Ansible runner: run with --check, a dry run that changes nothing."
   check: Boolean!
+  "Ssh runner: a target with no pinned host key is trusted on its first use (the key is then pinned on the compute node, and host_key.trusted recorded in the timeline); false refuses it."
+  trustOnFirstUse: Boolean!
   "The HTTP method of an http runner (default POST)."
   method: String
   "The URL an http runner calls (through the egress allow-list)."
@@ -10157,6 +10166,8 @@ func (ec *executionContext) childFields_RunSpec(ctx context.Context, field graph
 		return ec.fieldContext_RunSpec_playbook(ctx, field)
 	case "check":
 		return ec.fieldContext_RunSpec_check(ctx, field)
+	case "trustOnFirstUse":
+		return ec.fieldContext_RunSpec_trustOnFirstUse(ctx, field)
 	case "method":
 		return ec.fieldContext_RunSpec_method(ctx, field)
 	case "url":
@@ -28033,6 +28044,29 @@ func (ec *executionContext) fieldContext_RunSpec_check(_ context.Context, field 
 	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _RunSpec_trustOnFirstUse(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunSpec_trustOnFirstUse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrustOnFirstUse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunSpec_trustOnFirstUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RunSpec", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _RunSpec_method(ctx context.Context, field graphql.CollectedField, obj *capstan.RunSpec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -38442,6 +38476,11 @@ func (ec *executionContext) _RunSpec(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "check":
 			out.Values[i] = ec._RunSpec_check(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trustOnFirstUse":
+			out.Values[i] = ec._RunSpec_trustOnFirstUse(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,4 +97,75 @@ func runOn(t *testing.T, p *proc, action, name, host, env string) string {
 	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
 	require.NotEmpty(t, op)
 	return op
+}
+
+// TestTrustOnFirstUseIsAudited: a host whose key is not pinned is refused
+// (host_key), unless the pack asks to trust it on first use: then the key
+// it presented is pinned on its compute node and host_key.trusted, with
+// its fingerprint, is in the timeline; from then on, a job that trusts
+// nothing reaches it. Both stores.
+func TestTrustOnFirstUseIsAudited(t *testing.T) {
+	hosts := testhosts.Start(t, 1)
+	h := hosts.Hosts[0]
+	pack, err := os.ReadFile(filepath.Join("testdata", "tofu-test.yaml"))
+	require.NoError(t, err)
+	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8") {
+		t.Run(store, func(t *testing.T) {
+			p := start(t, t.TempDir(), args...)
+			org := p.gql(t, `{ viewer { organization } }`, nil)["viewer"].(map[string]any)["organization"].(string)
+			p.gql(t, `mutation($v: String!) { putSecret(input: {name: "test-hosts-key", value: $v}) { name } }`, map[string]any{"v": string(hosts.ClientKey)})
+			catalog := strings.Replace(hosts.Catalog(org, "lab", "test-hosts-key"), fmt.Sprintf("ssh_host_key: %q, ", h.HostKey), "", 1)
+			require.NotContains(t, catalog, "ssh_host_key")
+			p.gql(t, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": catalog})
+			p.gql(t, `mutation($y: String!) { installScenarioPack(input: {document: $y}) { id } }`, map[string]any{"y": string(pack)})
+			run := func(scenario string) string {
+				in := p.gql(t, `mutation($s: String!, $h: String!) { createIntent(input: {action: "install", targetResourceType: "test.tofu", scenario: $s,
+				  desiredResult: {name: "x"}, constraints: {host: $h}}) { id } }`, map[string]any{"s": scenario, "h": h.Name})["createIntent"].(map[string]any)["id"]
+				plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": in})["planIntent"].(map[string]any)
+				require.Equal(t, "READY", plan["status"], "%v", plan)
+				op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
+				waitForEnd(t, p, op)
+				return op
+			}
+			node := func() map[string]any {
+				return p.gql(t, `query($k: String!) { resource(key: $k) { providedCapabilities { capability attributes } } }`, map[string]any{"k": "compute.node/" + h.Name})["resource"].(map[string]any)
+			}
+			hostKey := func() any {
+				for _, pc := range node()["providedCapabilities"].([]any) {
+					if pc := pc.(map[string]any); pc["capability"] == "ssh.access" {
+						return pc["attributes"].(map[string]any)["host_key"]
+					}
+				}
+				return nil
+			}
+
+			// Not pinned, not trusted: refused before anything runs.
+			refused := run("tofu-test.pinned-only")
+			got := p.gql(t, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } } }`, map[string]any{"id": refused})["operation"].(map[string]any)
+			require.Equal(t, "FAILED", got["status"], "%v", got)
+			require.Contains(t, got["nodeRuns"].([]any)[0].(map[string]any)["error"], "the catalog pins no host_key for this host", "%v", got)
+			require.Nil(t, hostKey(), "nothing pinned")
+
+			// Trusted on first use, as the pack asks: pinned and audited.
+			trusting := run("tofu-test.install")
+			require.Equal(t, "SUCCEEDED", status(t, p, trusting))
+			require.Equal(t, h.HostKey, hostKey(), "the key the host presented is pinned on its compute node")
+			tl := p.gql(t, `query($id: ID!) { operation(id: $id) { timeline(first: 100) { edges { node { type actor payload } } } } }`, map[string]any{"id": trusting})
+			var audit map[string]any
+			for _, e := range tl["operation"].(map[string]any)["timeline"].(map[string]any)["edges"].([]any) {
+				if n := e.(map[string]any)["node"].(map[string]any); n["type"] == "host_key.trusted" {
+					audit = n
+				}
+			}
+			require.NotNil(t, audit, "host_key.trusted is in the timeline")
+			payload := audit["payload"].(map[string]any)
+			require.Equal(t, "compute.node/"+h.Name, payload["host"])
+			require.Equal(t, h.Address, payload["address"])
+			require.Contains(t, payload["fingerprint"], "SHA256:")
+			require.Equal(t, h.HostKey, payload["key"])
+
+			// Pinned now: a job that trusts nothing reaches the host.
+			require.Equal(t, "SUCCEEDED", status(t, p, run("tofu-test.pinned-only")))
+		})
+	}
 }

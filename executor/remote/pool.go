@@ -54,7 +54,10 @@ type Pool struct {
 }
 
 type conn struct {
-	key    string
+	key string
+	// learned is the host key trusted on first use when it was dialled
+	// (its target had none pinned and its pack asked for that).
+	learned string
 	client *ssh.Client
 	users  int
 	used   time.Time
@@ -162,6 +165,9 @@ func (p *Pool) get(ctx context.Context, t *executor.Target) (*conn, error) {
 		if c := p.conns[key]; c != nil && c.alive() {
 			c.users++
 			p.mu.Unlock()
+			if c.learned != "" {
+				t.Learned = c.learned
+			}
 			return c, nil
 		}
 		if p.open < p.cfg.MaxConns {
@@ -189,7 +195,7 @@ func (p *Pool) get(ctx context.Context, t *executor.Target) (*conn, error) {
 		p.signalFreed()
 		return nil, err
 	}
-	c := &conn{key: key, client: client, users: 1, used: time.Now(), gone: make(chan struct{})}
+	c := &conn{key: key, learned: t.Learned, client: client, users: 1, used: time.Now(), gone: make(chan struct{})}
 	p.mu.Lock()
 	if old := p.conns[key]; old != nil && old.alive() { // dialled at the same time: keep the first
 		old.users++
@@ -419,6 +425,10 @@ func pinned(t *executor.Target) (ssh.HostKeyCallback, []string, error) {
 				return nil
 			}
 		}
+		if len(keys) == 0 && t.TrustOnFirstUse { // the pack asked: trusted now, pinned and audited by the executor
+			t.Learned = strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
+			return nil
+		}
 		return &hostKeyError{unknown: len(keys) == 0, fingerprint: ssh.FingerprintSHA256(key)}
 	}, algorithms, nil
 }
@@ -439,6 +449,9 @@ func connKey(t *executor.Target) string {
 	for _, k := range t.HostKeys {
 		h.Write([]byte{0})
 		h.Write([]byte(k))
+	}
+	if t.TrustOnFirstUse && len(t.HostKeys) == 0 { // never shared with a target that pins nothing and trusts nothing
+		h.Write([]byte("\x00tofu"))
 	}
 	return fmt.Sprintf("%s@%s:%d#%s", t.User, t.Address, t.Port, hex.EncodeToString(h.Sum(nil))[:16])
 }

@@ -94,6 +94,23 @@ func TestHostKeysArePinned(t *testing.T) {
 	require.True(t, os.IsNotExist(err), "nothing ran")
 	require.True(t, executor.NextAttempt(capstan.RetryPolicy{MaximumAttempts: 5}, 1, res.ErrKind).Exhausted, "never retried")
 
+	// Trusted on first use: the key is learned; a connection so dialled
+	// is never lent to a target that pins nothing and trusts nothing.
+	tofu := targetOf(hosts, 0)
+	tofu.HostKeys, tofu.TrustOnFirstUse = nil, true
+	res = r.Run(context.Background(), job(t, tofu, `true`, "30s"))
+	require.NoError(t, res.Err)
+	require.Equal(t, hosts.Hosts[0].HostKey, tofu.Learned)
+	again := targetOf(hosts, 0)
+	again.HostKeys = nil
+	res = r.Run(context.Background(), job(t, again, `touch /root/ran`, "30s"))
+	require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "the pooled trusting connection is not reused: %v", res.Err)
+	require.Empty(t, again.Learned)
+	reused := targetOf(hosts, 0)
+	reused.HostKeys, reused.TrustOnFirstUse = nil, true
+	require.NoError(t, r.Run(context.Background(), job(t, reused, `true`, "30s")).Err)
+	require.Equal(t, hosts.Hosts[0].HostKey, reused.Learned, "a reused connection says which key it trusted")
+
 	bad := targetOf(hosts, 0)
 	bad.Key = []byte("not a key")
 	res = r.Run(context.Background(), job(t, bad, `true`, "30s"))
