@@ -2,6 +2,7 @@ package capstan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -146,4 +147,37 @@ func UnresolvedDrift(resources []*Resource) []string {
 			r.Key(), strings.Join(fields, ", "), r.Assessment.Since.UTC().Format(time.RFC3339)))
 	}
 	return out
+}
+
+// AssessorActor is the actor of what a health assessment does: its
+// scheduled assessments and the gates its drift proposes. It is no
+// person's login (a ':' is not allowed in one).
+const AssessorActor = "capstan:assessor"
+
+// DriftGate is the change that holds an operation whose plan binds
+// resource key, found drifted, before the first node that uses it and
+// has not started (started says which have): an approval gate the SREs
+// decide, approved only once the drift is resolved (no_drift). ok is
+// false when no node left to run uses it.
+func DriftGate(plan *Plan, started map[string]bool, key, reason string) (PlanChange, bool) {
+	uses := map[string]bool{}
+	for _, b := range plan.Bindings {
+		if b.Provider != nil && b.Provider.ResourceKey == key && b.Status == BindingResolved && b.Parent == "" {
+			uses[b.ID] = true
+		}
+	}
+	for i := range plan.Nodes {
+		n := &plan.Nodes[i]
+		if started[n.ID] || !slices.ContainsFunc(n.Requires, func(r string) bool { return uses[r] }) {
+			continue
+		}
+		id := "resolve-drift-" + n.ID
+		if len(id) > 128 || plan.Node(id) != nil {
+			return PlanChange{}, false
+		}
+		return PlanChange{Op: ChangeInsertBefore, Node: n.ID, NodeID: id, Reason: reason,
+			Spec: &PlanNode{Type: NodeGate, Title: "Resolve the drift of " + key, Gate: &GateSpec{Type: "approval", NoDrift: true,
+				RequiredRoles: []string{RoleSRE}, Reason: reason + ": repair it (repairResource), then approve"}}}, true
+	}
+	return PlanChange{}, false
 }

@@ -1,6 +1,7 @@
 package capstan_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -72,4 +73,53 @@ func TestUnresolvedDrift(t *testing.T) {
 	require.Equal(t, []string{"test.consumer/x", "compute.node/h1", "linux.service/a"}, capstan.BoundResources(plan, "test.consumer/x"))
 	require.Equal(t, []string{"compute.node/h1", "linux.service/a"}, capstan.BoundResources(plan, ""))
 	require.Empty(t, capstan.BoundResources(nil, ""))
+}
+
+func TestDriftGate(t *testing.T) {
+	plan := &capstan.Plan{
+		Bindings: []capstan.ResourceBinding{
+			{ID: "svc", Status: capstan.BindingResolved, Provider: &capstan.BoundProvider{ResourceKey: "linux.service/a"}},
+			{ID: "db", Status: capstan.BindingResolved, Provider: &capstan.BoundProvider{ResourceKey: "postgres.instance/b"}},
+		},
+		Nodes: []capstan.PlanNode{
+			{ID: "prepare", Type: capstan.NodeJob},
+			{ID: "migrate", Type: capstan.NodeJob, Requires: []string{"db"}},
+			{ID: "deploy", Type: capstan.NodeJob, Requires: []string{"svc", "db"}},
+			{ID: "smoke", Type: capstan.NodeJob, Requires: []string{"svc"}},
+		},
+	}
+	for _, c := range []struct {
+		name    string
+		started []string
+		key     string
+		want    string // the node the gate goes before; "" none
+	}{
+		{"before the first node that uses it", nil, "linux.service/a", "deploy"},
+		{"a started user is past: the next one", []string{"prepare", "migrate", "deploy"}, "linux.service/a", "smoke"},
+		{"every user started", []string{"deploy", "smoke"}, "linux.service/a", ""},
+		{"another provider", nil, "postgres.instance/b", "migrate"},
+		{"not bound by the plan", nil, "linux.service/z", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			started := map[string]bool{}
+			for _, n := range c.started {
+				started[n] = true
+			}
+			ch, ok := capstan.DriftGate(plan, started, c.key, c.key+" drifted")
+			require.Equal(t, c.want != "", ok)
+			if !ok {
+				return
+			}
+			require.Equal(t, capstan.ChangeInsertBefore, ch.Op)
+			require.Equal(t, c.want, ch.Node)
+			require.Equal(t, "resolve-drift-"+c.want, ch.NodeID)
+			require.Equal(t, capstan.NodeGate, ch.Spec.Type)
+			require.True(t, ch.Spec.Gate.NoDrift, "approved only once the drift is resolved")
+			require.Equal(t, []string{capstan.RoleSRE}, ch.Spec.Gate.RequiredRoles)
+		})
+	}
+	withGate := *plan
+	withGate.Nodes = append(slices.Clone(plan.Nodes), capstan.PlanNode{ID: "resolve-drift-deploy", Type: capstan.NodeGate})
+	_, ok := capstan.DriftGate(&withGate, nil, "linux.service/a", "x")
+	require.False(t, ok, "a plan holding the gate already gets no second one")
 }

@@ -59,7 +59,7 @@ func ActorFrom(ctx context.Context) (*Actor, error) {
 // SystemActors are the actor ids Capstan itself writes: the executor's
 // steps, and capstan for what no person did (a patch another one made
 // stale). Analyzers write AgentPrefix + their name.
-var SystemActors = []string{"executor", "capstan"}
+var SystemActors = []string{"executor", "capstan", AssessorActor}
 
 // CheckPersonActor says why id cannot name a person (a token's actor):
 // one the product gives its own parts or analyzers, compared without case

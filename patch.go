@@ -140,6 +140,10 @@ func DefaultApprovalRules(production bool, author string, gates []GateTouch) []A
 		out = append(out, ApprovalRule{Rule: "prod-second-person", Approvals: 1, Roles: PatchApproverRoles,
 			Reason: "in prod a patch needs an approver other than its proposer"})
 	}
+	if author == AssessorActor {
+		out = append(out, ApprovalRule{Rule: "assessor-needs-person", Approvals: 1, Roles: []string{RoleSRE, RolePlatformAdmin},
+			Reason: "a gate a health assessment proposes is added only when a person approves it"})
+	}
 	if IsAgent(author) {
 		out = append(out, ApprovalRule{Rule: "agent-needs-person", Approvals: 1, Roles: []string{RoleOperator, RoleSRE, RolePlatformAdmin},
 			Reason: "a patch proposed by an analyzer is applied only when a person approves it"})

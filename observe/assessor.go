@@ -37,6 +37,10 @@ type Assessor struct {
 	// Secrets resolves the host's credentials (the ssh.access key).
 	Secrets executor.Secrets
 	Now     func() time.Time
+	// OnDrift, when set, is told of a resource an assessment found newly
+	// drifted (service.ProposeDriftGates: running operations that bind it
+	// get a gate proposed).
+	OnDrift func(ctx context.Context, org, key string)
 }
 
 // EventAssessed is the timeline event of an assessment that changed a
@@ -45,7 +49,7 @@ type Assessor struct {
 const EventAssessed = live.EventResourceAssessed
 
 // Scheduler is the actor of scheduled assessments.
-const Scheduler = "capstan:assessor"
+const Scheduler = capstan.AssessorActor
 
 // unreachableKinds are the error kinds of a probe that never reached the
 // host, or could not trust or log in to it: nothing of it was observed.
@@ -120,6 +124,9 @@ func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []
 	}
 	if err != nil {
 		return nil, err
+	}
+	if changed && next.HealthStatus == capstan.HealthDrifted && a.OnDrift != nil {
+		a.OnDrift(ctx, org, key)
 	}
 	return a.Store.GetResourceByKey(ctx, org, key)
 }

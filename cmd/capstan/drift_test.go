@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,17 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "FORBIDDEN", as(driftOperator, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "maintenance"}) { id } }`, map[string]any{"r": id}).code())
 			require.Equal(t, "INVALID", as(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true}) { id } }`, map[string]any{"r": id}).code(), "a pause says why")
 
+			// A workload that uses the service, waiting at its no_drift gate.
+			consumerPack, err := os.ReadFile(filepath.Join("testdata", "drift-consumer.yaml"))
+			require.NoError(t, err)
+			ok(driftAdmin, `mutation($y: String!) { installScenarioPack(input: {document: $y}) { id } }`, map[string]any{"y": string(consumerPack)})
+			cin := ok(driftOperator, `mutation($e: String!, $svc: String!) { createIntent(input: {action: "install", targetResourceType: "test.consumer",
+			  desiredResult: {name: "consumer"}, constraints: {environment: $e}, providers: [{requirement: "svc", provider: $svc}], mode: ADVANCED}) { id } }`,
+				map[string]any{"e": env, "svc": "linux.service/hello-" + drifting.Name})["createIntent"].(map[string]any)["id"]
+			cplan := ok(driftOperator, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": cin})["planIntent"].(map[string]any)
+			require.Equal(t, "READY", cplan["status"], "%v", cplan)
+			consumer := ok(driftOperator, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": cplan["id"]})["startOperation"].(map[string]any)["id"].(string)
+			require.Eventually(t, func() bool { return statusAs(t, p, driftAdmin, consumer) == "WAITING" }, 30*time.Second, 100*time.Millisecond)
 			// A live subscriber of the organization's resource health (a dashboard).
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -170,23 +182,28 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.NotNil(t, drifted, "a resource.assessed event from HEALTHY to DRIFTED: %v", assessed)
 			require.Equal(t, []any{map[string]any{"field": "config_sha256"}}, drifted["diff"])
 
-			// A workload that uses the drifted service: its operation lists
-			// the drift under needs-attention, and its no_drift gate is not
+			// The running workload: the drift is under its needs-attention,
+			// the assessor proposed a gate before the node that uses the
+			// service (a person approves it), and its no_drift gate is not
 			// approved while the drift is unresolved.
-			consumerPack, err := os.ReadFile(filepath.Join("testdata", "drift-consumer.yaml"))
-			require.NoError(t, err)
-			ok(driftAdmin, `mutation($y: String!) { installScenarioPack(input: {document: $y}) { id } }`, map[string]any{"y": string(consumerPack)})
-			cin := ok(driftOperator, `mutation($e: String!, $svc: String!) { createIntent(input: {action: "install", targetResourceType: "test.consumer",
-			  desiredResult: {name: "consumer"}, constraints: {environment: $e}, providers: [{requirement: "svc", provider: $svc}]}) { id } }`,
-				map[string]any{"e": env, "svc": "linux.service/hello-" + drifting.Name})["createIntent"].(map[string]any)["id"]
-			cplan := ok(driftOperator, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": cin})["planIntent"].(map[string]any)
-			require.Equal(t, "READY", cplan["status"], "%v", cplan)
-			consumer := ok(driftOperator, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": cplan["id"]})["startOperation"].(map[string]any)["id"].(string)
-			require.Eventually(t, func() bool { return statusAs(t, p, driftAdmin, consumer) == "WAITING" }, 30*time.Second, 100*time.Millisecond)
 			needs := ok(driftAdmin, `query($id: ID!) { operation(id: $id) { progress { needsAttention } } }`, map[string]any{"id": consumer})["operation"].(map[string]any)["progress"].(map[string]any)["needsAttention"]
 			require.Contains(t, fmt.Sprint(needs), "linux.service/hello-"+drifting.Name+" drifted (config_sha256", "%v", needs)
-			decide := `mutation($o: ID!) { decideGate(input: {operation: $o, node: "check", approve: true}) { status } }`
-			refused := as(driftAdmin, decide, map[string]any{"o": consumer})
+			var patch map[string]any
+			require.Eventually(t, func() bool {
+				ps := ok(driftAdmin, `query($id: ID!) { operation(id: $id) { patches { id digest author status changes { op node nodeId } } } }`, map[string]any{"id": consumer})["operation"].(map[string]any)["patches"].([]any)
+				for _, x := range ps {
+					if x := x.(map[string]any); x["author"] == "capstan:assessor" {
+						patch = x
+					}
+				}
+				return patch != nil
+			}, 30*time.Second, 100*time.Millisecond, "the assessor proposes a gate on the running operation: %s", logLines(p.output(), "drift"))
+			require.Equal(t, "PROPOSED", patch["status"], "a person decides it")
+			require.Equal(t, []any{map[string]any{"op": "INSERT_BEFORE", "node": "use", "nodeId": "resolve-drift-use"}}, patch["changes"])
+			require.Equal(t, "APPLIED", ok(driftAdmin, `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status } }`,
+				map[string]any{"p": patch["id"], "d": patch["digest"]})["decidePlanPatch"].(map[string]any)["status"])
+			decide := `mutation($o: ID!, $n: String!) { decideGate(input: {operation: $o, node: $n, approve: true}) { status } }`
+			refused := as(driftAdmin, decide, map[string]any{"o": consumer, "n": "check"})
 			require.Equal(t, "CONFLICT", refused.code(), "%v", refused.Errors)
 			require.Contains(t, refused.Errors[0]["message"], "needs no unresolved drift")
 
@@ -218,7 +235,11 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "ACTIVE", got["lifecycleStatus"])
 			require.Equal(t, "1.0.0", got["desiredState"].(map[string]any)["version"], "a repair keeps the desired state")
 			// Repaired, the gate is approved and the workload goes on.
-			require.Equal(t, "APPROVED", ok(driftAdmin, decide, map[string]any{"o": consumer})["decideGate"].(map[string]any)["status"])
+			require.Equal(t, "APPROVED", ok(driftAdmin, decide, map[string]any{"o": consumer, "n": "check"})["decideGate"].(map[string]any)["status"])
+			require.Eventually(t, func() bool {
+				r := as(driftAdmin, decide, map[string]any{"o": consumer, "n": "resolve-drift-use"})
+				return len(r.Errors) == 0
+			}, 30*time.Second, 200*time.Millisecond, "the drift gate the patch added waits, and is approved now that the drift is resolved")
 			waitForEndAs(t, p, driftAdmin, consumer)
 			require.Equal(t, "SUCCEEDED", statusAs(t, p, driftAdmin, consumer))
 
@@ -278,4 +299,15 @@ func waitForEndAs(t *testing.T, p *proc, bearer, op string) {
 		}
 		return false
 	}, 2*time.Minute, 100*time.Millisecond)
+}
+
+// logLines are the lines of a server's log that mention what.
+func logLines(log, what string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, what) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -286,7 +286,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	prober := executor.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs.
-	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault}
+	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault, OnDrift: func(ctx context.Context, org, key string) {
+		if err := svc.ProposeDriftGates(ctx, org, key); err != nil {
+			log.Warn("proposing drift gates", "organization", org, "resource", key, "error", capstan.ErrorMessage(err))
+		}
+	}}
 	svc.Assessor = assessor
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
