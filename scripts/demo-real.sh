@@ -12,7 +12,7 @@
 # $CAPSTAN_SERVE_FLAGS (the test runs it on Neo4j too). Everything it made
 # is removed when it ends.
 #
-#   sudo make demo-real
+#   make demo-real        # as root
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${CAPSTAN_BIN:-$here/../bin/capstan}
@@ -43,14 +43,15 @@ EOF
 "$bin" serve --listen 127.0.0.1:0 --data-dir "$work/data" --tokens "$work/tokens.yaml" \
   --egress-allow 10.0.0.0/8 --assess-every 5s ${CAPSTAN_SERVE_FLAGS:-} > "$work/server.log" 2>&1 &
 server=$!
+ready() { python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1]+"/readyz", timeout=2)' "$1" >/dev/null 2>&1; }
 url=""
 for _ in $(seq 1 300); do
   url=$(grep -o '"addr":"http://[^"]*"' "$work/server.log" | head -1 | sed 's/"addr":"//; s/"$//') || true
-  [ -n "$url" ] && curl -sf "$url/readyz" >/dev/null 2>&1 && break
+  [ -n "$url" ] && ready "$url" && break
   kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; echo "demo-real: the server stopped" >&2; exit 1; }
   sleep 0.2
 done
-curl -sf "$url/readyz" >/dev/null || { cat "$work/server.log" >&2; echo "demo-real: the server is not ready" >&2; exit 1; }
+ready "$url" || { cat "$work/server.log" >&2; echo "demo-real: the server is not ready" >&2; exit 1; }
 url="$url/graphql"
 . "$here/lib.sh"
 
