@@ -184,6 +184,49 @@ func (r *Resolver) followProgress(ctx context.Context, id string, sub **live.Sub
 }
 
 func (r *Resolver) operationsStream(ctx context.Context, filter *model.OperationFilter) (<-chan *capstan.Operation, error) {
+	f, err := r.operationFilter(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	return organizationStream(r, ctx, "operations", func(m *live.Message, emit func(*capstan.Operation) bool) bool {
+		if m.OnlyAssessments() || !f.Matches(&m.Operation) {
+			return true
+		}
+		op := m.Operation
+		if n := len(m.Events); n > 0 {
+			op.SeenAt = m.Events[n-1].Sequence
+		}
+		return emit(&op)
+	})
+}
+
+// resourceHealth streams the organization's resources as health
+// assessments change their health: the resource as it is now, once per
+// resource.assessed event (a dashboard's "needs repair").
+func (r *Resolver) resourceHealth(ctx context.Context) (<-chan *capstan.Resource, error) {
+	return organizationStream(r, ctx, "resources", func(m *live.Message, emit func(*capstan.Resource) bool) bool {
+		for _, e := range m.Events {
+			key, _ := e.Payload["resource"].(string)
+			if e.Type != live.EventResourceAssessed || key == "" {
+				continue
+			}
+			res, err := r.Service.ResourceByKey(ctx, key)
+			if err != nil {
+				continue // gone meanwhile
+			}
+			if !emit(res) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// organizationStream follows the caller's organization's messages and
+// lets each send what it means to the subscriber (emit; false once the
+// subscriber left), until the subscriber leaves or falls behind (an
+// OVERFLOW error saying to query what and subscribe again).
+func organizationStream[T any](r *Resolver, ctx context.Context, what string, handle func(m *live.Message, emit func(T) bool) bool) (<-chan T, error) {
 	b, err := r.broker()
 	if err != nil {
 		return nil, err
@@ -192,17 +235,14 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.operationFilter(ctx, filter)
-	if err != nil {
-		return nil, err
-	}
 	sub := b.Organization(org)
-	out := make(chan *capstan.Operation, 1)
+	out := make(chan T, 1)
 	ready := live.Ready(ctx)
+	emit := func(v T) bool { return send(ctx, out, v, ready) == nil }
 	go func() {
 		defer func() { close(out); ready() }()
 		defer sub.Close()
-		defer guard.Recover(r.Log, "operations", func(err error) { streamError(ctx, err) })
+		defer guard.Recover(r.Log, what, func(err error) { streamError(ctx, err) })
 		for {
 			select {
 			case <-ctx.Done():
@@ -211,71 +251,13 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 			case m, ok := <-sub.C:
 				if !ok {
 					if sub.Overflowed() {
-						live.AddError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query operations and subscribe again",
+						live.AddError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query " + what + " and subscribe again",
 							Extensions: map[string]any{"code": CodeOverflow}})
 					}
 					return
 				}
-				if m.OnlyAssessments() || !f.Matches(&m.Operation) {
-					continue
-				}
-				op := m.Operation
-				if n := len(m.Events); n > 0 {
-					op.SeenAt = m.Events[n-1].Sequence
-				}
-				if send(ctx, out, &op, ready) != nil {
+				if !handle(m, emit) {
 					return
-				}
-			}
-		}
-	}()
-	return out, nil
-}
-
-// resourceHealth streams the organization's resources as health
-// assessments change their health: the resource as it is now, once per
-// resource.assessed event (a dashboard's "needs repair").
-func (r *Resolver) resourceHealth(ctx context.Context) (<-chan *capstan.Resource, error) {
-	b, err := r.broker()
-	if err != nil {
-		return nil, err
-	}
-	org, err := service.Org(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sub := b.Organization(org)
-	out := make(chan *capstan.Resource, 1)
-	ready := live.Ready(ctx)
-	go func() {
-		defer func() { close(out); ready() }()
-		defer sub.Close()
-		defer guard.Recover(r.Log, "resourceHealth", func(err error) { streamError(ctx, err) })
-		for {
-			select {
-			case <-ctx.Done():
-				streamError(ctx, nil)
-				return
-			case m, ok := <-sub.C:
-				if !ok {
-					if sub.Overflowed() {
-						live.AddError(ctx, &gqlerror.Error{Message: "the subscriber fell too far behind; query resources and subscribe again",
-							Extensions: map[string]any{"code": CodeOverflow}})
-					}
-					return
-				}
-				for _, e := range m.Events {
-					key, _ := e.Payload["resource"].(string)
-					if e.Type != live.EventResourceAssessed || key == "" {
-						continue
-					}
-					res, err := r.Service.ResourceByKey(ctx, key)
-					if err != nil {
-						continue // gone meanwhile
-					}
-					if send(ctx, out, res, ready) != nil {
-						return
-					}
 				}
 			}
 		}

@@ -39,12 +39,7 @@ const (
 func startGuarded(t *testing.T, extra ...string) *proc {
 	t.Helper()
 	dir := t.TempDir()
-	tokens := filepath.Join(dir, "tokens.yaml")
-	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
-  - {token: %q, actor: alice, organization: acme, roles: [admin]}
-  - {token: %q, actor: victor, organization: acme, roles: [viewer]}
-  - {token: %q, actor: olga, organization: other, roles: [admin]}
-`, attackAdmin, attackViewer, attackOther)), 0o600))
+	tokens := tokensFile(t, dir, "alice acme admin "+attackAdmin, "victor acme viewer "+attackViewer, "olga other admin "+attackOther)
 	defaults := []string{"--rate-limit", fmt.Sprint(server.DefaultRateLimit.Requests), "--cost-rate-limit", fmt.Sprint(server.DefaultRateLimit.Cost),
 		"--subscription-limit", fmt.Sprint(server.DefaultRateLimit.Subscriptions)}
 	return start(t, dir, append(append([]string{"--tokens", tokens}, defaults...), extra...)...)
@@ -433,4 +428,20 @@ func nextFor(t *testing.T, c *gqlws.Conn, ids ...string) gqlws.Message {
 			return m
 		}
 	}
+}
+
+// tokensFile writes dir/tokens.yaml with one token per row, each
+// "actor organization role token", and returns its path.
+func tokensFile(t *testing.T, dir string, rows ...string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("tokens:\n")
+	for _, row := range rows {
+		f := strings.Fields(row)
+		require.Len(t, f, 4, row)
+		fmt.Fprintf(&b, "  - {token: %q, actor: %s, organization: %s, roles: [%s]}\n", f[3], f[0], f[1], f[2])
+	}
+	path := filepath.Join(dir, "tokens.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	return path
 }

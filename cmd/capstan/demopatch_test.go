@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,24 +16,31 @@ import (
 func TestDemoPatch(t *testing.T) {
 	p := start(t, t.TempDir())
 	defer p.kill()
-	cmd := exec.Command("bash", "../../scripts/demo-patch.sh")
-	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+	for _, want := range []string{"analysis  by ai-agent:rules", "missing   network.registry_access on compute.node/prod-worker-3",
+		"proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
+		"approved by dev-sre: APPLIED revision 2", "operation SUCCEEDED on revision 2", "+ node configure-registry-mirror from kubernetes@1.3.0/configure-registry-mirror"} {
+		require.True(t, strings.Contains(text, want), "%q missing from:\n%s", want, text)
+	}
+}
+
+// runScript runs scripts/<name> with env added to the test's, fails the
+// test when it fails or outlives limit, and returns what it printed.
+func runScript(t *testing.T, name string, limit time.Duration, env ...string) string {
+	t.Helper()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", name))
+	cmd.Env = append(os.Environ(), env...)
 	done := make(chan struct{})
 	var out []byte
 	var err error
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(4 * time.Minute):
+	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("the demo did not finish: %s", out)
+		t.Fatalf("%s did not finish within %s: %s", name, limit, out)
 	}
-	text := string(out)
-	require.NoError(t, err, text)
-	for _, want := range []string{"analysis  by ai-agent:rules", "missing   network.registry_access on compute.node/prod-worker-3",
-		"proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
-		"approved by dev-sre: APPLIED revision 2", "operation SUCCEEDED on revision 2", "+ node configure-registry-mirror from kubernetes@1.3.0/configure-registry-mirror"} {
-		require.True(t, strings.Contains(text, want), "%q missing from:\n%s", want, text)
-	}
+	require.NoError(t, err, "%s", out)
+	return string(out)
 }

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,21 +19,7 @@ func TestDemoReal(t *testing.T) {
 	}
 	for store, args := range bothStores(t) {
 		t.Run(store, func(t *testing.T) {
-			cmd := exec.Command("bash", "../../scripts/demo-real.sh")
-			cmd.Env = append(os.Environ(), "CAPSTAN_BIN="+binary, "CAPSTAN_SERVE_FLAGS="+strings.Join(args, " "))
-			done := make(chan struct{})
-			var out []byte
-			var err error
-			go func() { out, err = cmd.CombinedOutput(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(4 * time.Minute):
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("the demo did not finish: %s", out)
-			}
-			text := string(out)
-			require.NoError(t, err, text)
+			text := runScript(t, "demo-real.sh", 4*time.Minute, "CAPSTAN_BIN="+binary, "CAPSTAN_SERVE_FLAGS="+strings.Join(args, " "))
 			for _, want := range []string{
 				"hello-h1: SUCCEEDED (config-written passed on compute.node/h1", "hello-h3: SUCCEEDED",
 				"hello-h1: DRIFTED - drifted: config_sha256 differ from the desired state",

@@ -35,12 +35,7 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8", "--assess-every", "1s") {
 		t.Run(store, func(t *testing.T) {
 			dir := t.TempDir()
-			tokens := filepath.Join(dir, "tokens.yaml")
-			require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
-  - {token: %q, actor: alice, organization: acme, roles: [admin]}
-  - {token: %q, actor: oscar, organization: acme, roles: [operator]}
-  - {token: %q, actor: victor, organization: acme, roles: [viewer]}
-`, driftAdmin, driftOperator, driftViewer)), 0o600))
+			tokens := tokensFile(t, dir, "alice acme admin "+driftAdmin, "oscar acme operator "+driftOperator, "victor acme viewer "+driftViewer)
 			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
 			as := func(bearer, q string, vars map[string]any) gqlReply { return postAs(t, p, bearer, q, vars) }
 			ok := func(bearer, q string, vars map[string]any) map[string]any {
