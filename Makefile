@@ -30,8 +30,9 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends).
+test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen.
 	$(GO) test -json -race -count=1 -timeout 30m ./... | $(GO) run ./internal/testprint
+	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | $(GO) run ./internal/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi

@@ -236,6 +236,7 @@ func readyPlan(b testing.TB, store capstan.Store, nodes []capstan.PlanNode, edge
 	require.NoError(b, store.CreateIntent(context.Background(), org, in))
 	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "bench@1.0.0", Status: capstan.PlanReady, Revision: 1, Nodes: nodes, Edges: edges,
 		Customizations: capstan.Customizations{BaseTemplate: "bench@1.0.0"}}
+	require.NoError(b, in.Move(capstan.IntentPlanned)) // only the latest plan of a planned intent starts
 	require.NoError(b, store.CreatePlan(context.Background(), org, plan, in, nil))
 	return plan
 }
