@@ -18,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/assess"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/live"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // Store is what an assessment reads and writes.
@@ -138,6 +139,15 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 		return assess.Verdict{Health: capstan.HealthUnknown, Reason: "its host cannot be observed: " + capstan.ErrorMessage(err)}, nil, nil
 	}
 	target := executor.ProbeTarget{Org: org, Resource: r.Key(), Hosts: map[string]*executor.Target{capstan.ObserveTarget: host}, Desired: r.DesiredState}
+	// What a host says may hold a secret of the organization (a probe
+	// reading a config file): masked before it is compared or kept.
+	var red *secret.Redactor
+	if a.Secrets != nil {
+		var err error
+		if red, err = a.Secrets.Redactor(ctx, org); err != nil {
+			return assess.Verdict{Health: capstan.HealthUnknown, Reason: "the secret store cannot mask what is observed: " + capstan.ErrorMessage(err)}, nil, nil
+		}
+	}
 	var obs []assess.Observation
 	var evidence []capstan.Evidence
 	observed := map[string]any{}
@@ -145,6 +155,9 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 		check := pr
 		check.Observes = "" // assess compares, with the ignore list
 		result, source, output := a.Prober.Run(ctx, check, target)
+		if !red.Empty() {
+			source, output = red.Map(source), red.Bytes(output)
+		}
 		o := assess.Observation{Probe: pr.Name, Field: pr.Observes, Result: result}
 		kind, _ := source["error_kind"].(string)
 		o.Unreachable = unreachableKinds[kind]
