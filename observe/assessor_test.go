@@ -25,8 +25,10 @@ func (h hostSays) Probe(context.Context, capstan.Probe, *executor.Target) (strin
 // organization.
 type maskingSecrets struct{ values map[string][]byte }
 
-func (s maskingSecrets) Get(_ context.Context, _, name string) ([]byte, error) { return s.values[name], nil }
-func (s maskingSecrets) Put(context.Context, string, string, []byte) error    { return nil }
+func (s maskingSecrets) Get(_ context.Context, _, name string) ([]byte, error) {
+	return s.values[name], nil
+}
+func (s maskingSecrets) Put(context.Context, string, string, []byte) error { return nil }
 func (s maskingSecrets) Redactor(context.Context, string) (*secret.Redactor, error) {
 	return secret.NewRedactor([][]byte{s.values["db-password"]}), nil
 }
