@@ -47,6 +47,9 @@ type OperationStore interface {
 type LeaseHolder struct {
 	ID    string
 	Until time.Time
+	// Token is the lease's fencing token: one more with every grant to
+	// another holder (Fence).
+	Token int64
 }
 
 // OperationRef names an operation across organizations.

@@ -31,6 +31,7 @@ const qApplyStep = `
 MATCH (o:Operation {uid: $op})
 SET o.locked = true REMOVE o.locked
 WITH o WHERE o.version = $expected AND o.last_seq = $prev
+  AND (NOT $fenced OR EXISTS { MATCH (l:ExecutorLease {key: 'executor'}) WHERE l.holder = $fence_holder AND coalesce(l.token, 0) = $fence_token })
 SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json, o.open_patches = $open_patches
 WITH o
 CALL (o) {
@@ -143,6 +144,9 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 		if err != nil {
 			return nil, err
 		}
+		if err := checkFence(ctx, tx); err != nil {
+			return nil, err
+		}
 		var old capstan.Operation
 		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
 			return nil, err
@@ -177,9 +181,9 @@ func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capsta
 		return nil, err
 	}
 	data, _ := json.Marshal(&c)
-	recs, err := collect(ctx, tx, qApplyStep, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
+	recs, err := collect(ctx, tx, qApplyStep, fenceParams(ctx, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
-		"records": recordRows(records), "events": events})
+		"records": recordRows(records), "events": events}))
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}

@@ -123,6 +123,8 @@ type Executor struct {
 	stopRun context.CancelFunc
 
 	lost       chan error    // the lease was lost to another executor (lease.go)
+	loseOnce   sync.Once     // lost is told once, by the lease goroutine or a fenced write
+	fence      capstan.Fence // the lease's grant this executor holds (lease.go); under mu
 	leaseDone  chan struct{} // closed when the lease goroutine has ended
 	leaseUntil time.Time     // when the lease held runs out; only the lease goroutine uses it after Start
 	dirLock    *os.File      // holds Dir to this process while it may hold the lease
@@ -218,6 +220,9 @@ func (e *Executor) Start(ctx context.Context) error {
 func (e *Executor) beginTenure() error {
 	e.mu.Lock()
 	run, stop := context.WithCancel(e.ctx)
+	if e.cfg.Lease != nil { // every operation write of this tenure carries the grant
+		run = capstan.WithFence(run, e.fence)
+	}
 	e.run, e.stopRun = run, stop
 	e.mu.Unlock()
 	if e.cfg.Tenure != nil {

@@ -68,6 +68,7 @@ func (e *Executor) acquireLease(ctx context.Context) error {
 		}
 		if held {
 			e.leaseUntil = start.Add(c.LeaseTerm)
+			e.setFence(other.Token)
 			return nil
 		}
 		if !said {
@@ -125,6 +126,17 @@ func (e *Executor) keepLease() {
 			}
 			c.Log.Error("the executor lease runs out before it can be renewed; stopping operations until it is", "err", err.Error())
 			e.endTenure()
+		case held && e.inTenure() && e.setFence(other.Token):
+			// Granted anew meanwhile (it ran out, another held it): the
+			// writes under the old grant are refused; resume from what
+			// is persisted under the new one.
+			e.leaseUntil = start.Add(c.LeaseTerm)
+			c.Log.Warn("the executor lease was granted anew; resuming operations under the new grant", "token", other.Token)
+			e.endTenure()
+			if err := e.beginTenure(); err != nil {
+				c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
+				e.endTenure()
+			}
 		case held && e.inTenure():
 			e.leaseUntil = start.Add(c.LeaseTerm)
 			if err := e.launchUnfinished(e.ctx); err != nil && e.ctx.Err() == nil {
@@ -132,6 +144,7 @@ func (e *Executor) keepLease() {
 			}
 		case held:
 			e.leaseUntil = start.Add(c.LeaseTerm)
+			e.setFence(other.Token)
 			c.Log.Info("executor lease taken back; resuming operations")
 			if err := e.beginTenure(); err != nil {
 				c.Log.Warn("resuming operations failed; trying again", "err", err.Error())
@@ -140,9 +153,7 @@ func (e *Executor) keepLease() {
 		default:
 			err := capstan.Errorf(capstan.EUNAVAILABLE, "another executor (%s) took this database's lease", other.ID)
 			c.Log.Error("executor lease lost; no longer running operations", "err", err.Error())
-			e.endTenure()
-			e.lost <- err
-			e.cancel()
+			e.lose(err)
 			return
 		}
 	}
@@ -178,4 +189,32 @@ func (e *Executor) releaseLease() {
 	if err := e.cfg.Lease.ReleaseExecutorLease(ctx, e.cfg.LeaseHolder); err != nil {
 		e.cfg.Log.Warn("releasing the executor lease failed; it expires by itself", "err", err.Error())
 	}
+}
+
+// setFence records the lease's grant this executor holds (its fencing
+// token) and reports whether it changed.
+func (e *Executor) setFence(token int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := capstan.Fence{Holder: e.cfg.LeaseHolder, Token: token}
+	changed := e.fence != f
+	e.fence = f
+	return changed
+}
+
+// lose stops running operations for good and reports err on Lost, once.
+func (e *Executor) lose(err error) {
+	e.loseOnce.Do(func() {
+		e.endTenure()
+		e.lost <- err
+		e.cancel()
+	})
+}
+
+// fenced is what a loop does when the store refused its write because
+// another executor holds the lease now: the executor stops (a server
+// exits), from a goroutine of its own (stopping waits for the loop).
+func (e *Executor) fenced(err error) {
+	e.cfg.Log.Error("a write was refused: another executor holds this database's lease; no longer running operations", "err", err.Error())
+	go e.lose(err)
 }

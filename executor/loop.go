@@ -153,6 +153,10 @@ func (l *loop) run(ctx context.Context) {
 		} else {
 			l.conflicts = 0
 		}
+		if capstan.IsFenced(err) {
+			l.e.fenced(err) // another executor runs this operation now
+			return
+		}
 		if err != nil {
 			l.dirty = true // a failed step may have moved the cached state: read the stored one
 		}

@@ -1,0 +1,47 @@
+package capstan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// A Fence is the grant of a database's executor lease a writer holds:
+// the holder and the lease's fencing token, which grows by one with
+// every grant to another holder (or after a release). A store that
+// keeps a lease checks the fence a context carries inside the same
+// transaction as an operation's write, so a holder that stalled past its
+// lease (paused, partitioned) cannot commit once another took over.
+type Fence struct {
+	Holder string
+	Token  int64
+}
+
+type fenceKey struct{}
+
+// WithFence returns ctx carrying f: the operation writes made under it
+// are fenced.
+func WithFence(ctx context.Context, f Fence) context.Context {
+	return context.WithValue(ctx, fenceKey{}, f)
+}
+
+// FenceFrom returns the fence ctx carries, if any (a person's write, made
+// through the API, carries none: only the executor's steps are fenced).
+func FenceFrom(ctx context.Context) (Fence, bool) {
+	f, ok := ctx.Value(fenceKey{}).(Fence)
+	return f, ok
+}
+
+// ErrFenced is the cause of a write refused because its fence is no
+// longer the lease's: another executor holds it now.
+var ErrFenced = errors.New("fenced")
+
+// Fenced is the error of a write under fence f refused by the lease now
+// held by current (token, holder).
+func Fenced(f Fence, current Fence) error {
+	return &Error{Code: ECONFLICT, Err: ErrFenced, Message: fmt.Sprintf(
+		"the executor lease was granted to %s (token %d) after %s's grant (token %d): this write is refused, and its executor stops", current.Holder, current.Token, f.Holder, f.Token)}
+}
+
+// IsFenced reports whether err is a write refused by its fence.
+func IsFenced(err error) bool { return errors.Is(err, ErrFenced) }
