@@ -58,11 +58,11 @@ type conn struct {
 	// learned is the host key trusted on first use when it was dialled
 	// (its target had none pinned and its pack asked for that).
 	learned string
-	client *ssh.Client
-	users  int
-	used   time.Time
-	gone   chan struct{}
-	once   sync.Once
+	client  *ssh.Client
+	users   int
+	used    time.Time
+	gone    chan struct{}
+	once    sync.Once
 }
 
 func (c *conn) alive() bool {
