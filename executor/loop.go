@@ -16,6 +16,13 @@ import (
 // the decision with its events, and only then acts (dispatches work).
 type loop struct {
 	e *Executor
+	// desired caches the desired state the operation's attempts work
+	// towards (desiredFor); workers read it, hence the lock.
+	desired struct {
+		mu    sync.Mutex
+		read  bool
+		state map[string]any
+	}
 	// jobs is the context of this operation's jobs; cancelling the
 	// operation cancels it and kills their process groups.
 	jobs     context.Context

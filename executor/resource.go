@@ -198,8 +198,24 @@ func (l *loop) scenarioDesired(ctx context.Context, plan *capstan.Plan) (map[str
 
 // desiredFor is the desired state an attempt works towards and its
 // probes check: the scenario's, or else (a repair) the one the
-// resource already holds.
+// resource already holds. Neither changes while the operation runs, so
+// it is read once per loop (its attempts share it, read-only); a failed
+// read is tried again by the next attempt.
 func (l *loop) desiredFor(ctx context.Context, plan *capstan.Plan, resource string) (map[string]any, error) {
+	l.desired.mu.Lock()
+	defer l.desired.mu.Unlock()
+	if l.desired.read {
+		return l.desired.state, nil
+	}
+	d, err := l.readDesired(ctx, plan, resource)
+	if err != nil {
+		return nil, err
+	}
+	l.desired.state, l.desired.read = d, true
+	return d, nil
+}
+
+func (l *loop) readDesired(ctx context.Context, plan *capstan.Plan, resource string) (map[string]any, error) {
 	if d, err := l.scenarioDesired(ctx, plan); d != nil || err != nil {
 		return d, err
 	}

@@ -63,7 +63,7 @@ func ListEvent(typ string) bool {
 }
 
 // EventResourceAssessed is the event of a health assessment that changed
-// a resource's health (observe.EventAssessed): organization subscribers
+// a resource's health (or one a person asked for; observe.Assessor writes it): organization subscribers
 // get it, for the resourceHealth stream.
 const EventResourceAssessed = "resource.assessed"
 

@@ -44,11 +44,6 @@ type Assessor struct {
 	OnDrift func(ctx context.Context, org, key string)
 }
 
-// EventAssessed is the timeline event of an assessment that changed a
-// resource's health, or that a person asked for: it is written in the
-// timeline of the operation that set the resource's desired state.
-const EventAssessed = live.EventResourceAssessed
-
 // Scheduler is the actor of scheduled assessments.
 const Scheduler = capstan.AssessorActor
 
@@ -66,15 +61,19 @@ func (a *Assessor) Assess(ctx context.Context, org, key, by string) (*capstan.Re
 	if err != nil {
 		return nil, err
 	}
-	return a.assess(ctx, org, key, by, types)
+	if err := a.assess(ctx, org, key, by, types); err != nil {
+		return nil, err
+	}
+	return a.Store.GetResourceByKey(ctx, org, key)
 }
 
-// assess is Assess with the organization's resource types read.
-func (a *Assessor) assess(ctx context.Context, org, key, by string, types []*capstan.ResourceType) (*capstan.Resource, error) {
+// assess is Assess with the organization's resource types read, and
+// nothing read back (the schedule needs nothing).
+func (a *Assessor) assess(ctx context.Context, org, key, by string, types []*capstan.ResourceType) error {
 	for try := 0; ; try++ {
-		r, err := a.assessOnce(ctx, org, key, by, types)
+		err := a.assessOnce(ctx, org, key, by, types)
 		if !capstan.IsStale(err) || try == 3 {
-			return r, err
+			return err
 		}
 	}
 }
@@ -102,17 +101,17 @@ func Assessable(r *capstan.Resource, spec *capstan.ObserveSpec) error {
 	return nil
 }
 
-func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []*capstan.ResourceType) (*capstan.Resource, error) {
+func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []*capstan.ResourceType) error {
 	r, err := a.Store.GetResourceByKey(ctx, org, key)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	spec := ObserveSpec(types, r.Type)
 	if err := Assessable(r, spec); err != nil {
-		return nil, err
+		return err
 	}
 	if by == Scheduler && r.AssessmentPaused != nil { // paused meanwhile (an on-demand one still runs)
-		return nil, capstan.Errorf(capstan.ECONFLICT, "the scheduled assessments of %s are paused", r.Key())
+		return capstan.Errorf(capstan.ECONFLICT, "the scheduled assessments of %s are paused", r.Key())
 	}
 	began := a.now()
 	verdict, evidence, observed := a.observe(ctx, org, r, spec)
@@ -124,12 +123,12 @@ func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []
 		err = a.Store.UpdateResource(ctx, org, next)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if changed && next.HealthStatus == capstan.HealthDrifted && a.OnDrift != nil {
 		a.OnDrift(ctx, org, key)
 	}
-	return a.Store.GetResourceByKey(ctx, org, key)
+	return nil
 }
 
 // observe runs the spec's probes on r's host and decides.
@@ -230,9 +229,11 @@ func sameDrift(a, b capstan.FieldDrift) bool {
 	return a.Field == b.Field && fmtEq(a.Desired, b.Desired) && fmtEq(a.Observed, b.Observed)
 }
 
-// recordInTimeline writes the resource and an EventAssessed event into
-// the timeline of the operation that last changed it (invariant 1: a
-// resource holds its current state, its history lives in operations).
+// recordInTimeline writes the resource and a resource.assessed event
+// (live.EventResourceAssessed: an assessment that changed its health, or
+// that a person asked for) into the timeline of the operation that last
+// changed it (invariant 1: a resource holds its current state, its
+// history lives in operations).
 func (a *Assessor) recordInTimeline(ctx context.Context, org string, r *capstan.Resource, previous capstan.HealthStatus, by string) error {
 	op, err := a.Store.GetOperation(ctx, org, r.LastOperationID)
 	if err != nil {
@@ -247,7 +248,7 @@ func (a *Assessor) recordInTimeline(ctx context.Context, org string, r *capstan.
 		payload["diff"] = diff
 	}
 	ch := &capstan.OperationChange{Operation: op, Resources: []*capstan.Resource{r},
-		Events: []capstan.OperationEvent{{Type: EventAssessed, Actor: by, Payload: payload}}}
+		Events: []capstan.OperationEvent{{Type: live.EventResourceAssessed, Actor: by, Payload: payload}}}
 	return a.Store.ApplyOperationChange(ctx, org, ch)
 }
 

@@ -78,10 +78,11 @@ func (s *Schedule) Run(ctx context.Context) {
 // [200ms, 30s]).
 func (s *Schedule) Round(ctx context.Context) time.Duration {
 	shortest := 30 * time.Second * 4
-	sem := make(chan struct{}, max(s.Concurrency, 1))
-	if s.Concurrency == 0 {
-		sem = make(chan struct{}, 8)
+	concurrency := s.Concurrency
+	if concurrency <= 0 {
+		concurrency = 8
 	}
+	sem := make(chan struct{}, concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, org := range s.Orgs() {
@@ -112,7 +113,7 @@ func (s *Schedule) Round(ctx context.Context) time.Duration {
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					if _, err := s.Assessor.assess(ctx, org, r.Key(), Scheduler, types); err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT && ctx.Err() == nil {
+					if err := s.Assessor.assess(ctx, org, r.Key(), Scheduler, types); err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT && ctx.Err() == nil {
 						s.warn("assessing", org, r.Key(), err)
 					}
 				}()

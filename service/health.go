@@ -47,23 +47,21 @@ func (s *Service) PauseAssessments(ctx context.Context, id string, paused bool, 
 	if err := s.refuseSecretValues(ctx, a.OrganizationID, "the pause's note", note); err != nil {
 		return nil, err
 	}
-	for try := 0; ; try++ {
+	err = onFreshState(func() error { // a concurrent assessment's write wins the race: pause on what it wrote
 		r, err := s.Store.GetResource(ctx, a.OrganizationID, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.AssessmentPaused = nil
 		if paused {
 			r.AssessmentPaused = &capstan.AssessmentPause{By: a.ID, At: s.Now().UTC(), Note: note}
 		}
-		err = s.Store.UpdateResource(ctx, a.OrganizationID, r)
-		if err == nil {
-			return s.Store.GetResource(ctx, a.OrganizationID, id)
-		}
-		if !capstan.IsStale(err) || try == 3 {
-			return nil, err
-		}
+		return s.Store.UpdateResource(ctx, a.OrganizationID, r)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return s.Store.GetResource(ctx, a.OrganizationID, id)
 }
 
 // RepairResource creates and plans the intent that repairs a resource:
