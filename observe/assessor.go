@@ -61,19 +61,17 @@ func (a *Assessor) Assess(ctx context.Context, org, key, by string) (*capstan.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := a.assess(ctx, org, key, by, types); err != nil {
-		return nil, err
-	}
-	return a.Store.GetResourceByKey(ctx, org, key)
+	return a.assess(ctx, org, key, by, types)
 }
 
-// assess is Assess with the organization's resource types read, and
-// nothing read back (the schedule needs nothing).
-func (a *Assessor) assess(ctx context.Context, org, key, by string, types []*capstan.ResourceType) error {
+// assess is Assess with the organization's resource types read. It
+// returns the resource as this assessment wrote it (the store sets its
+// version), not as a later one may have: the caller sees its own verdict.
+func (a *Assessor) assess(ctx context.Context, org, key, by string, types []*capstan.ResourceType) (*capstan.Resource, error) {
 	for try := 0; ; try++ {
-		err := a.assessOnce(ctx, org, key, by, types)
+		r, err := a.assessOnce(ctx, org, key, by, types)
 		if !capstan.IsStale(err) || try == 3 {
-			return err
+			return r, err
 		}
 	}
 }
@@ -101,17 +99,17 @@ func Assessable(r *capstan.Resource, spec *capstan.ObserveSpec) error {
 	return nil
 }
 
-func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []*capstan.ResourceType) error {
+func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []*capstan.ResourceType) (*capstan.Resource, error) {
 	r, err := a.Store.GetResourceByKey(ctx, org, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	spec := ObserveSpec(types, r.Type)
 	if err := Assessable(r, spec); err != nil {
-		return err
+		return nil, err
 	}
 	if by == Scheduler && r.AssessmentPaused != nil { // paused meanwhile (an on-demand one still runs)
-		return capstan.Errorf(capstan.ECONFLICT, "the scheduled assessments of %s are paused", r.Key())
+		return nil, capstan.Errorf(capstan.ECONFLICT, "the scheduled assessments of %s are paused", r.Key())
 	}
 	began := a.now()
 	verdict, evidence, observed := a.observe(ctx, org, r, spec)
@@ -123,12 +121,12 @@ func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []
 		err = a.Store.UpdateResource(ctx, org, next)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if changed && next.HealthStatus == capstan.HealthDrifted && a.OnDrift != nil {
 		a.OnDrift(ctx, org, key)
 	}
-	return nil
+	return next, nil
 }
 
 // observe runs the spec's probes on r's host and decides.

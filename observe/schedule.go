@@ -113,7 +113,7 @@ func (s *Schedule) Round(ctx context.Context) time.Duration {
 				go func() {
 					defer wg.Done()
 					defer func() { <-sem }()
-					if err := s.Assessor.assess(ctx, org, r.Key(), Scheduler, types); err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT && ctx.Err() == nil {
+					if _, err := s.Assessor.assess(ctx, org, r.Key(), Scheduler, types); err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT && ctx.Err() == nil {
 						s.warn("assessing", org, r.Key(), err)
 					}
 				}()
