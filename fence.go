@@ -6,13 +6,15 @@ import (
 	"fmt"
 )
 
-// A Fence is the grant of a database's executor lease a writer holds:
-// the holder and the lease's fencing token, which grows by one with
-// every grant to another holder (or after a release). A store that
-// keeps a lease checks the fence a context carries inside the same
-// transaction as an operation's write, so a holder that stalled past its
-// lease (paused, partitioned) cannot commit once another took over.
+// A Fence is the grant of a lease a writer holds — the lease of the
+// shard of operations the write belongs to (its Key), the holder, and the
+// lease's fencing token, which grows by one with every grant to another
+// holder (or after a release). A store that keeps leases checks the fence
+// a context carries inside the same transaction as an operation's write,
+// so a holder that stalled past its lease (paused, partitioned) cannot
+// commit once another took over.
 type Fence struct {
+	Key    string
 	Holder string
 	Token  int64
 }
@@ -40,7 +42,14 @@ var ErrFenced = errors.New("fenced")
 // held by current (token, holder).
 func Fenced(f Fence, current Fence) error {
 	return &Error{Code: ECONFLICT, Err: ErrFenced, Message: fmt.Sprintf(
-		"the executor lease was granted to %s (token %d) after %s's grant (token %d): this write is refused, and its executor stops", current.Holder, current.Token, f.Holder, f.Token)}
+		"the lease %s was granted to %s (token %d) after %s's grant (token %d): this write is refused, and its executor stops running the operation", f.Key, orNobody(current.Holder), current.Token, f.Holder, f.Token)}
+}
+
+func orNobody(holder string) string {
+	if holder == "" {
+		return "nobody (released)"
+	}
+	return holder
 }
 
 // IsFenced reports whether err is a write refused by its fence.

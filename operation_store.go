@@ -45,6 +45,8 @@ type OperationStore interface {
 
 // LeaseHolder is who holds a lease, and until when.
 type LeaseHolder struct {
+	// Key names the lease (one per shard of operations).
+	Key   string
 	ID    string
 	Until time.Time
 	// Token is the lease's fencing token: one more with every grant to
@@ -241,4 +243,27 @@ func (w ChangeMetas) Apply(ch *OperationChange) {
 	for i := range w.Patches {
 		ch.Patches[i].Meta = w.Patches[i]
 	}
+}
+
+// OperationTouch is an operation as its latest commit left it, without
+// its content: what a process that did not make the commit needs to tell
+// whether it has news (live.Tailer).
+type OperationTouch struct {
+	OrganizationID, ID, ParentID string
+	LastSequence                 int64
+	Active                       bool
+	CreatedAt                    time.Time
+}
+
+// TimelineCursor asks for an operation's events after a sequence.
+type TimelineCursor struct {
+	OrganizationID, ID string
+	After              int64
+}
+
+// TimelineNews is an operation as stored and its events after a cursor,
+// in order.
+type TimelineNews struct {
+	Operation *Operation
+	Events    []OperationEvent
 }

@@ -2,6 +2,7 @@ package cypher_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,70 +12,122 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// TestExecutorLease: one holder at a time; the holder extends its own
-// lease; another takes it once it is released or has expired.
-func TestExecutorLease(t *testing.T) {
+// claim takes or extends one lease for holder and reports whether holder
+// has it, with the lease as it is.
+func claim(t *testing.T, s interface {
+	ClaimLeases(context.Context, string, []string, time.Duration) ([]capstan.LeaseHolder, error)
+}, holder, key string, ttl time.Duration) (bool, capstan.LeaseHolder) {
+	t.Helper()
+	got, err := s.ClaimLeases(context.Background(), holder, []string{key}, ttl)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	return got[0].ID == holder, got[0]
+}
+
+// TestShardLeases: one holder at a time per key; the holder extends its
+// own lease; another takes it once it is released or has expired; keys
+// are independent.
+func TestShardLeases(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
 	a, b := "a-"+capstan.NewID(), "b-"+capstan.NewID()
 	require.NoError(t, clearLease(ctx))
 
-	held, cur, err := s.AcquireExecutorLease(ctx, a, time.Minute)
-	require.NoError(t, err)
+	held, cur := claim(t, s, a, "shard-00", time.Minute)
 	require.True(t, held)
 	require.Equal(t, a, cur.ID)
+	require.Equal(t, "shard-00", cur.Key)
 	require.WithinDuration(t, time.Now().Add(time.Minute), cur.Until, 5*time.Second)
 
-	held, cur, err = s.AcquireExecutorLease(ctx, b, time.Minute)
-	require.NoError(t, err)
+	held, cur = claim(t, s, b, "shard-00", time.Minute)
 	require.False(t, held, "a holds it")
 	require.Equal(t, a, cur.ID, "the answer names the holder")
+	held, _ = claim(t, s, b, "shard-01", time.Minute)
+	require.True(t, held, "another key is another lease")
 
-	held, _, err = s.AcquireExecutorLease(ctx, a, time.Minute)
-	require.NoError(t, err)
+	held, _ = claim(t, s, a, "shard-00", time.Minute)
 	require.True(t, held, "the holder extends it")
 
-	require.NoError(t, s.ReleaseExecutorLease(ctx, b), "releasing a lease one does not hold does nothing")
-	held, _, err = s.AcquireExecutorLease(ctx, b, time.Minute)
-	require.NoError(t, err)
+	require.NoError(t, s.ReleaseLeases(ctx, b, []string{"shard-00"}), "releasing a lease one does not hold does nothing")
+	held, _ = claim(t, s, b, "shard-00", time.Minute)
 	require.False(t, held)
-	require.NoError(t, s.ReleaseExecutorLease(ctx, a))
-	held, _, err = s.AcquireExecutorLease(ctx, b, 200*time.Millisecond)
-	require.NoError(t, err)
+	require.NoError(t, s.ReleaseLeases(ctx, a, []string{"shard-00"}))
+	held, _ = claim(t, s, b, "shard-00", 200*time.Millisecond)
 	require.True(t, held, "released: the next takes it at once")
 
 	time.Sleep(400 * time.Millisecond)
-	held, _, err = s.AcquireExecutorLease(ctx, a, time.Minute)
-	require.NoError(t, err)
+	held, _ = claim(t, s, a, "shard-00", time.Minute)
 	require.True(t, held, "expired: the next takes it")
-	require.NoError(t, s.ReleaseExecutorLease(ctx, a))
 
-	_, _, err = s.AcquireExecutorLease(ctx, "", time.Minute)
+	all, now, err := s.ExecutorLeases(ctx)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), now, 5*time.Second)
+	require.Len(t, all, 2)
+
+	_, err = s.ClaimLeases(ctx, "", []string{"shard-00"}, time.Minute)
 	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err))
 }
 
-// TestExecutorLeaseOneWinner: holders racing for a free lease: exactly one
-// gets it.
-func TestExecutorLeaseOneWinner(t *testing.T) {
+// TestShardLeaseOneWinner: holders racing for the same free leases (in
+// any order): each lease has exactly one winner, and none deadlocks.
+func TestShardLeaseOneWinner(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, clearLease(ctx))
 	const n = 8
-	won := make(chan bool, n)
+	keys := []string{"shard-00", "shard-01", "shard-02", "shard-03"}
+	won := make(chan map[string]string, n)
 	for i := range n {
 		s := open(t)
 		holder := "racer-" + capstan.NewID() + "-" + string(rune('a'+i))
+		mine := append([]string(nil), keys...)
+		if i%2 == 1 {
+			slices.Reverse(mine)
+		}
 		go func() {
-			held, _, err := s.AcquireExecutorLease(ctx, holder, time.Minute)
-			won <- err == nil && held
+			got, err := s.ClaimLeases(ctx, holder, mine, time.Minute)
+			out := map[string]string{}
+			for _, l := range got {
+				if err == nil && l.ID == holder {
+					out[l.Key] = holder
+				}
+			}
+			won <- out
 		}()
 	}
-	winners := 0
+	winners := map[string]int{}
 	for range n {
-		if <-won {
-			winners++
+		for k := range <-won {
+			winners[k]++
 		}
 	}
-	require.Equal(t, 1, winners)
+	require.Equal(t, map[string]int{"shard-00": 1, "shard-01": 1, "shard-02": 1, "shard-03": 1}, winners)
+	require.NoError(t, clearLease(ctx))
+}
+
+// TestExecutorMembers: members announce themselves for a term, are
+// listed in order while they renew, and are gone once they leave or
+// expire.
+func TestExecutorMembers(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	require.NoError(t, clearLease(ctx))
+	a, b := "a-"+capstan.NewID(), "b-"+capstan.NewID()
+	members, err := s.JoinExecutors(ctx, b, 300*time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, []string{b}, members)
+	members, err = s.JoinExecutors(ctx, a, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, []string{a, b}, members, "sorted")
+	time.Sleep(500 * time.Millisecond)
+	members, err = s.JoinExecutors(ctx, a, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, []string{a}, members, "b expired")
+	require.NoError(t, s.LeaveExecutors(ctx, a))
+	members, err = s.JoinExecutors(ctx, b, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, []string{b}, members, "a left")
+	_, err = s.JoinExecutors(ctx, "", time.Minute)
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err))
 	require.NoError(t, clearLease(ctx))
 }
 
@@ -85,7 +138,7 @@ func clearLease(ctx context.Context) error {
 		return err
 	}
 	defer driver.Close(ctx)
-	_, err = neo4j.ExecuteQuery(ctx, driver, `MATCH (l:ExecutorLease) DETACH DELETE l`, nil, neo4j.EagerResultTransformer)
+	_, err = neo4j.ExecuteQuery(ctx, driver, `MATCH (l) WHERE l:ExecutorLease OR l:ExecutorMember DETACH DELETE l`, nil, neo4j.EagerResultTransformer)
 	return err
 }
 
@@ -100,13 +153,11 @@ func TestFencedWrites(t *testing.T) {
 	require.NoError(t, clearLease(ctx))
 	t.Cleanup(func() { _ = clearLease(ctx) })
 	a, b := "a-"+capstan.NewID(), "b-"+capstan.NewID()
-	held, first, err := s.AcquireExecutorLease(ctx, a, 200*time.Millisecond)
-	require.NoError(t, err)
+	held, first := claim(t, s, a, "shard-05", 200*time.Millisecond)
 	require.True(t, held)
-	_, again, err := s.AcquireExecutorLease(ctx, a, 200*time.Millisecond)
-	require.NoError(t, err)
+	_, again := claim(t, s, a, "shard-05", 200*time.Millisecond)
 	require.Equal(t, first.Token, again.Token, "a renewal is the same grant")
-	asA := capstan.WithFence(ctx, capstan.Fence{Holder: a, Token: first.Token})
+	asA := capstan.WithFence(ctx, capstan.Fence{Key: "shard-05", Holder: a, Token: first.Token})
 
 	org := "fence-" + capstan.NewID()[12:]
 	op := startedOperation(t, s, org)
@@ -117,16 +168,15 @@ func TestFencedWrites(t *testing.T) {
 	require.NoError(t, step(asA, "a.2"), "again, on the single-statement path")
 
 	time.Sleep(400 * time.Millisecond) // a stalls past its lease; b takes it
-	held, second, err := s.AcquireExecutorLease(ctx, b, time.Minute)
-	require.NoError(t, err)
+	held, second := claim(t, s, b, "shard-05", time.Minute)
 	require.True(t, held)
 	require.Equal(t, first.Token+1, second.Token, "a grant to another holder is a new token")
 
-	err = step(asA, "a.late")
+	err := step(asA, "a.late")
 	require.True(t, capstan.IsFenced(err), "the deposed holder's write is refused: %v", err)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), b)
-	require.NoError(t, step(capstan.WithFence(ctx, capstan.Fence{Holder: b, Token: second.Token}), "b.1"), "the new holder writes")
+	require.NoError(t, step(capstan.WithFence(ctx, capstan.Fence{Key: "shard-05", Holder: b, Token: second.Token}), "b.1"), "the new holder writes")
 	require.NoError(t, step(ctx, "person.1"), "a write without a fence (a person's, through the API) is not an executor's")
 	err = step(asA, "a.later")
 	require.True(t, capstan.IsFenced(err), "still refused after b wrote (the locked path): %v", err)
@@ -140,10 +190,11 @@ func TestFencedWrites(t *testing.T) {
 	require.Equal(t, []string{"operation.created", "a.1", "a.2", "b.1", "person.1"}, types, "nothing of a's after b's grant")
 
 	// Released and taken again by the same holder: a new grant too.
-	require.NoError(t, s.ReleaseExecutorLease(ctx, b))
-	_, third, err := s.AcquireExecutorLease(ctx, b, time.Minute)
-	require.NoError(t, err)
+	require.NoError(t, s.ReleaseLeases(ctx, b, []string{"shard-05"}))
+	_, third := claim(t, s, b, "shard-05", time.Minute)
 	require.Equal(t, second.Token+1, third.Token)
+	other := capstan.WithFence(ctx, capstan.Fence{Key: "shard-06", Holder: b, Token: third.Token})
+	require.True(t, capstan.IsFenced(step(other, "b.other-shard")), "a grant of one shard is no grant of another")
 	require.NoError(t, op.Move(capstan.OperationCancelled))
 	require.NoError(t, step(ctx, "operation.cancelled"))
 }

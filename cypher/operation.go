@@ -28,7 +28,8 @@ const (
 
 const qCreateOperation = `
 CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: $intent, plan_id: $plan,
-  resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: $last, json: $json})
+  resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: $last, json: $json,
+  parent: $parent, touched: timestamp()})
 FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem)`
 
 // QueryOperationRecords reads an operation's records in (kind, key) order
@@ -85,7 +86,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 			idem = uid(org, op.IdempotencyKey)
 		}
 		if _, err := tx.Run(ctx, qCreateOperation, map[string]any{"uid": uid(org, o2.ID), "org": org, "id": o2.ID, "status": string(o2.Status),
-			"intent": o2.IntentID, "plan": o2.PlanID, "resource": o2.ResourceKey, "created": o2.CreatedAt, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem, "last": int64(len(events))}); err != nil {
+			"intent": o2.IntentID, "plan": o2.PlanID, "resource": o2.ResourceKey, "created": o2.CreatedAt, "version": o2.Version, "active": !o2.Status.Terminal(), "json": string(data), "idem": idem, "last": int64(len(events)), "parent": o2.ParentID}); err != nil {
 			return nil, err
 		}
 		evs, _, err := s.appendEvents(ctx, tx, org, o2.ID, 0, events)

@@ -26,6 +26,7 @@ var schema = []string{
 	`CREATE CONSTRAINT plan_patch_uid IF NOT EXISTS FOR (n:PlanPatch) REQUIRE n.uid IS UNIQUE`,
 	`CREATE INDEX plan_patch_op IF NOT EXISTS FOR (n:PlanPatch) ON (n.op)`,
 	`CREATE CONSTRAINT executor_lease_key IF NOT EXISTS FOR (n:ExecutorLease) REQUIRE n.key IS UNIQUE`,
+	`CREATE CONSTRAINT executor_member_holder IF NOT EXISTS FOR (n:ExecutorMember) REQUIRE n.holder IS UNIQUE`,
 	// An operation's records and events are keyed by what they are, and
 	// that key's uniqueness constraint is also the only index they keep
 	// (each index is one more write per record on every executor step);
@@ -39,6 +40,9 @@ var schema = []string{
 	`CREATE CONSTRAINT event_seq IF NOT EXISTS FOR (n:Event) REQUIRE (n.op, n.seq) IS UNIQUE`,
 	`CREATE INDEX operation_org_id IF NOT EXISTS FOR (n:Operation) ON (n.org, n.id)`,
 	`CREATE INDEX operation_active IF NOT EXISTS FOR (n:Operation) ON (n.active)`,
+	// What each process's timeline tailer reads (tail.go): the operations
+	// a commit touched lately.
+	`CREATE INDEX operation_touched IF NOT EXISTS FOR (n:Operation) ON (n.touched)`,
 	`CREATE INDEX operation_org_resource IF NOT EXISTS FOR (n:Operation) ON (n.org, n.resource_key)`,
 	// Resources are listed through resource_ukey ($org|key sorts as key
 	// within an organization); an (org, key) index was one more update

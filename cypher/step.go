@@ -31,8 +31,9 @@ const qApplyStep = `
 MATCH (o:Operation {uid: $op})
 SET o.locked = true REMOVE o.locked
 WITH o WHERE o.version = $expected AND o.last_seq = $prev
-  AND (NOT $fenced OR EXISTS { MATCH (l:ExecutorLease {key: 'executor'}) WHERE l.holder = $fence_holder AND coalesce(l.token, 0) = $fence_token })
-SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json, o.open_patches = $open_patches
+  AND (NOT $fenced OR EXISTS { MATCH (l:ExecutorLease {key: $fence_key}) WHERE l.holder = $fence_holder AND coalesce(l.token, 0) = $fence_token })
+SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json, o.open_patches = $open_patches,
+    o.touched = timestamp()
 WITH o
 CALL (o) {
   UNWIND $records AS row

@@ -105,29 +105,22 @@ type Hooks interface {
 // Executor runs operations: one goroutine owns each running operation's
 // state; jobs and probes run on a bounded pool of workers; every state
 // change is persisted (with its timeline event) before it is acted on.
+// It runs the operations of the shards it owns (own.go).
 type Executor struct {
 	cfg   Config
 	tasks chan func()
 
 	mu      sync.Mutex
 	running map[string]*loop // by org|operation id
+	shards  [Shards]*shard   // the shards it owns now (own.go)
 	ctx     context.Context
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // workers and drain watchers
 
-	// A tenure: the time the executor runs operations, from Start, or
-	// from taking its lease back after it ran out (lease.go), to Stop or
-	// to the lease running out. Loops, workers and timers use run and
-	// count in wg.
-	run     context.Context
-	stopRun context.CancelFunc
-
-	lost       chan error    // the lease was lost to another executor (lease.go)
-	loseOnce   sync.Once     // lost is told once, by the lease goroutine or a fenced write
-	fence      capstan.Fence // the lease's grant this executor holds (lease.go); under mu
-	leaseDone  chan struct{} // closed when the lease goroutine has ended
-	leaseUntil time.Time     // when the lease held runs out; only the lease goroutine uses it after Start
-	dirLock    *os.File      // holds Dir to this process while it may hold the lease
+	kick       chan struct{} // asks keepShards to renew at once (a fenced write)
+	leaseDone  chan struct{} // closed when keepShards has ended
+	leaseUntil time.Time     // when the leases held run out; only keepShards uses it after Start
+	dirLock    *os.File      // holds Dir to this process while it may hold leases
 }
 
 // New returns an executor; Start sets it going.
@@ -172,11 +165,12 @@ func New(cfg Config) *Executor {
 	if cfg.LeaseTerm <= 0 {
 		cfg.LeaseTerm = DefaultLeaseTerm
 	}
-	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}, lost: make(chan error, 1)}
+	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}, kick: make(chan struct{}, 1)}
 }
 
-// Start starts the workers and resumes every unfinished operation; with
-// a Lease, once it holds the lease (no operation runs before).
+// Start starts the workers and resumes the unfinished operations of the
+// shards it owns: every shard without a Lease; with one, its fair share
+// of them, taken at once, and more as they come free (keepShards).
 func (e *Executor) Start(ctx context.Context) error {
 	began := time.Now()
 	for _, d := range []string{"sandbox", "artifacts"} {
@@ -189,20 +183,23 @@ func (e *Executor) Start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := e.acquireLease(ctx); err != nil {
-			dirLock.Close()
-			return err
-		}
 		e.dirLock = dirLock
 	}
 	e.mu.Lock()
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	e.mu.Unlock()
-	if e.cfg.Lease != nil {
-		e.leaseDone = make(chan struct{})
+	for i := 0; i < e.cfg.Workers; i++ {
+		e.wg.Add(1)
 		go func() {
-			defer close(e.leaseDone)
-			e.keepLease()
+			defer e.wg.Done()
+			for {
+				select {
+				case task := <-e.tasks:
+					task()
+				case <-e.ctx.Done():
+					return
+				}
+			}
 		}()
 	}
 	if ops, err := e.cfg.Store.UnfinishedOperations(ctx); err == nil {
@@ -212,93 +209,46 @@ func (e *Executor) Start(ctx context.Context) error {
 		}
 		e.sweepSandboxes(unfinished, began)
 	}
-	return e.beginTenure()
-}
-
-// beginTenure starts the workers and resumes every unfinished operation:
-// the executor runs operations from here until endTenure (or Stop).
-func (e *Executor) beginTenure() error {
-	e.mu.Lock()
-	run, stop := context.WithCancel(e.ctx)
-	if e.cfg.Lease != nil { // every operation write of this tenure carries the grant
-		run = capstan.WithFence(run, e.fence)
+	if e.cfg.Lease == nil {
+		for i := range Shards {
+			e.beginShard(i, capstan.Fence{})
+		}
+		return e.launchShards(e.ctx, nil)
 	}
-	e.run, e.stopRun = run, stop
-	e.mu.Unlock()
-	if e.cfg.Tenure != nil {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			e.cfg.Tenure(run)
-		}()
-	}
-	for i := 0; i < e.cfg.Workers; i++ {
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			for {
-				select {
-				case task := <-e.tasks:
-					task()
-				case <-run.Done():
-					return
-				}
-			}
-		}()
-	}
-	return e.launchUnfinished(run)
-}
-
-// launchUnfinished launches every unfinished operation not running yet.
-func (e *Executor) launchUnfinished(ctx context.Context) error {
-	ops, err := e.cfg.Store.UnfinishedOperations(ctx)
-	if err != nil {
+	if err := e.renewShards(max(renewTimeout(e.cfg.LeaseTerm), startTimeout)); err != nil {
+		e.stopAll()
 		return err
 	}
-	for _, op := range ops { // each reads its own operation: one that cannot be read retries alone
-		e.Launch(op.OrganizationID, op.ID, nil)
-	}
+	e.leaseDone = make(chan struct{})
+	go func() {
+		defer close(e.leaseDone)
+		e.keepShards()
+	}()
 	return nil
 }
 
-// inTenure reports whether the executor runs operations now.
-func (e *Executor) inTenure() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.run != nil
-}
+// startTimeout bounds the first renewal, at Start.
+const startTimeout = 30 * time.Second
 
-// endTenure stops every operation goroutine, job and worker and waits for
-// them; what they did is persisted, and the next tenure resumes from it.
-func (e *Executor) endTenure() {
-	e.mu.Lock()
-	stop := e.stopRun
-	e.run, e.stopRun = nil, nil
-	e.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	e.wg.Wait()
-}
-
-// Launch makes sure a goroutine is running the operation. plan, when not
-// nil, is the operation's plan as its start stored it: the loop takes it
-// instead of reading (and decoding) it again.
+// Launch makes sure a goroutine is running the operation, when this
+// executor owns its shard. plan, when not nil, is the operation's plan as
+// its start stored it: the loop takes it instead of reading (and
+// decoding) it again.
 func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := org + "|" + opID
-	run := e.run
-	if e.running[k] != nil || run == nil || run.Err() != nil {
+	sh := e.shards[ShardOf(opID)]
+	if e.running[k] != nil || sh == nil || sh.draining || sh.run.Err() != nil {
 		return
 	}
 	l := newLoop(e, org, opID)
-	l.started = plan
+	l.started, l.shard, l.drain = plan, sh.index, sh.drain
 	e.running[k] = l
-	e.wg.Add(1)
+	sh.loops.Add(1)
 	go func() {
-		defer e.wg.Done()
-		l.run(run)
+		defer sh.loops.Done()
+		l.run(sh.run)
 		e.mu.Lock()
 		delete(e.running, k)
 		e.mu.Unlock()
@@ -321,8 +271,22 @@ func (e *Executor) Notify(org, opID string) {
 	}
 }
 
-// Stop cancels every operation goroutine and worker and waits for them.
-// Unfinished operations stay as persisted and resume on the next Start.
+// Touched tells the executor that a commit it did not make touched an
+// operation (another process's, read by the timeline tailer): the
+// operation's loop here wakes, or starts when this executor owns it, and
+// so does its parent, which follows it.
+func (e *Executor) Touched(t capstan.OperationTouch) {
+	if t.Active {
+		e.Notify(t.OrganizationID, t.ID)
+	}
+	if t.ParentID != "" {
+		e.Notify(t.OrganizationID, t.ParentID)
+	}
+}
+
+// Stop cancels every operation goroutine and worker and waits for them,
+// then gives its leases back. Unfinished operations stay as persisted and
+// resume on the next Start, or at once on another executor.
 func (e *Executor) Stop() {
 	e.mu.Lock()
 	cancel := e.cancel
@@ -334,9 +298,21 @@ func (e *Executor) Stop() {
 	if e.leaseDone != nil {
 		<-e.leaseDone
 	}
-	e.endTenure()
+	e.stopAll()
+}
+
+// stopAll ends every shard and worker; with a Lease it releases the
+// shards and withdraws the executor.
+func (e *Executor) stopAll() {
+	e.cancel()
+	var keys []string
+	for i := range e.owned() {
+		e.endShard(i)
+		keys = append(keys, ShardKey(i))
+	}
+	e.wg.Wait()
 	if e.cfg.Lease != nil {
-		e.releaseLease()
+		e.releaseAll(keys)
 		e.dirLock.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,52 +30,118 @@ func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder 
 	return ex, ex.Start(ctx)
 }
 
-// TestOneExecutorPerDatabase: a second executor on a database whose
-// executor is alive (it renews its lease) does not start: it waits two
-// lease terms, in case the holder died, then fails with CONFLICT naming
-// the holder. Once the first stops, it gives the lease back, and the next
-// starts at once. An operation then runs under the new one.
-func TestOneExecutorPerDatabase(t *testing.T) {
+// TestShardsSpreadOverExecutors: a second executor on a database starts
+// (it no longer waits for the first to go) and takes half of the shards:
+// the first hands them over at its next renewal, the second claims them
+// at its own. Operations of every shard run, each by one of them. When
+// the second stops, it gives its shards back, and the first takes them
+// all again at once (it need not wait for them to expire).
+func TestShardsSpreadOverExecutors(t *testing.T) {
 	s, svc := leaseCase(t)
-	first, err := leasedExecutor(t, s, svc, "first", time.Minute)
+	first, err := leasedExecutor(t, s, svc, "first")
 	require.NoError(t, err)
+	require.Len(t, first.Owned(), executor.Shards, "alone, it runs every shard")
 
-	start := time.Now()
-	_, err = leasedExecutor(t, s, svc, "second")
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
-	require.Contains(t, err.Error(), "first")
-	require.GreaterOrEqual(t, time.Since(start), 2*time.Second, "it waited two terms for a holder that might have died")
-
-	first.Stop()
 	second, err := leasedExecutor(t, s, svc, "second")
-	require.NoError(t, err, "the first gave its lease back (its term was a minute)")
-	op := storedChain(t, s)
-	second.Launch(org, op.ID, nil)
-	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return len(first.Owned()) == executor.Shards/2 && len(second.Owned()) == executor.Shards/2
+	}, 10*time.Second, 20*time.Millisecond, "first %v, second %v", first.Owned(), second.Owned())
+	require.Empty(t, intersect(first.Owned(), second.Owned()), "a shard has one owner")
+
+	var ops []*capstan.Operation
+	for shard := range executor.Shards {
+		ops = append(ops, storedChainIn(t, s, shard, ""))
+	}
+	for _, op := range ops {
+		waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+	}
+
+	second.Stop()
+	require.Eventually(t, func() bool { return len(first.Owned()) == executor.Shards }, 5*time.Second, 20*time.Millisecond,
+		"the second released its shards on stopping: %v", first.Owned())
 }
 
-// TestLosingTheLeaseStopsTheExecutor: an executor whose lease is taken
-// (here by hand, as an executor that believed it expired would) stops
-// running operations at its next renewal and says so on Lost.
-func TestLosingTheLeaseStopsTheExecutor(t *testing.T) {
+// TestAHandOverWaitsForRunningJobs: a shard handed over to an executor
+// that joins starts nothing new, lets its running job finish (it is not
+// killed, so not interrupted: it does not need a person afterwards), and
+// only then is released; the new owner runs the rest.
+func TestAHandOverWaitsForRunningJobs(t *testing.T) {
+	s, svc := leaseCase(t)
+	first, err := leasedExecutor(t, s, svc, "first")
+	require.NoError(t, err)
+	// A shard the first will hand over: the second member's share is the
+	// upper half (Decide gives up the highest-numbered ones).
+	op := storedChainIn(t, s, executor.Shards-1, "1500ms")
+	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationRunning })
+	second, err := leasedExecutor(t, s, svc, "second")
+	require.NoError(t, err)
+	done := waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+	require.Equal(t, capstan.OperationSucceeded, done.Status)
+	require.Contains(t, second.Owned(), executor.Shards-1)
+	require.NotContains(t, first.Owned(), executor.Shards-1)
+	events, err := s.ListEvents(context.Background(), org, op.ID, 0, 100)
+	require.NoError(t, err)
+	running := 0
+	for _, e := range events {
+		require.NotEqual(t, "node.needs_attention", e.Type, "nothing was interrupted: %+v", events)
+		if e.Type == "node.running" {
+			running++
+		}
+	}
+	require.Equal(t, 2, running, "each node ran once: %+v", events)
+}
+
+// TestLosingAShardStopsItsOperations: an executor whose shard lease is
+// taken (here by hand, as an executor that believed it expired would)
+// stops running that shard's operations at its next renewal; its other
+// shards run on.
+func TestLosingAShardStopsItsOperations(t *testing.T) {
 	s, svc := leaseCase(t)
 	ex, err := leasedExecutor(t, s, svc, "holder")
 	require.NoError(t, err)
-	_, err = neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease) SET l.holder = 'thief', l.expires = timestamp() + 60000`, nil, neo4j.EagerResultTransformer)
+	_, err = neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease {key: $key}) SET l.holder = 'thief', l.expires = timestamp() + 60000, l.token = l.token + 1`,
+		map[string]any{"key": executor.ShardKey(3)}, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
-	select {
-	case err := <-ex.Lost():
-		require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err))
-		require.Contains(t, err.Error(), "thief")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the executor did not notice that it lost its lease")
-	}
-	op := storedChain(t, s)
-	ex.Launch(org, op.ID, nil) // stopped: nothing runs it
+	require.Eventually(t, func() bool { return !slices.Contains(ex.Owned(), 3) }, 5*time.Second, 20*time.Millisecond)
+	require.Len(t, ex.Owned(), executor.Shards-1)
+
+	stolen, kept := storedChainIn(t, s, 3, ""), storedChainIn(t, s, 4, "")
+	waitFor(t, s, kept.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+	ex.Launch(org, stolen.ID, nil) // not its shard: nothing runs it
 	time.Sleep(500 * time.Millisecond)
-	stored, err := s.GetOperation(context.Background(), org, op.ID)
+	stored, err := s.GetOperation(context.Background(), org, stolen.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status)
+}
+
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// storedChainIn stores a two-node chain whose operation falls into shard,
+// each job taking duration.
+func storedChainIn(t *testing.T, store capstan.Store, shard int, duration string) *capstan.Operation {
+	t.Helper()
+	nodes, edges := dagPlan("chain", 2)
+	for i := range nodes {
+		nodes[i].Job.Run.Duration = duration
+	}
+	plan := readyPlan(t, store, nodes, edges)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
+		Status: capstan.OperationPending, Actor: "alice"}
+	for op.ID == "" || executor.ShardOf(op.ID) != shard {
+		op.ID = capstan.NewID()
+	}
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	return op
 }
 
 // leaseCase gives a lease test a new organization on the test Neo4j, its
@@ -103,28 +170,28 @@ func driverOf(t *testing.T) neo4j.DriverWithContext {
 
 // clearLease removes the lease node, as on a new database.
 func clearLease(t *testing.T) {
-	_, err := neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease) DETACH DELETE l`, nil, neo4j.EagerResultTransformer)
+	_, err := neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l) WHERE l:ExecutorLease OR l:ExecutorMember DETACH DELETE l`, nil, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
 }
 
-// unreachableLease is the database's lease while the database can be
+// unreachableLease is the database's leases while the database can be
 // made unreachable (every call fails as a lost connection would).
 type unreachableLease struct {
 	executor.Lease
 	down atomic.Bool
 }
 
-func (l *unreachableLease) AcquireExecutorLease(ctx context.Context, holder string, ttl time.Duration) (bool, capstan.LeaseHolder, error) {
+func (l *unreachableLease) JoinExecutors(ctx context.Context, holder string, ttl time.Duration) ([]string, error) {
 	if l.down.Load() {
-		return false, capstan.LeaseHolder{}, capstan.Errorf(capstan.EUNAVAILABLE, "neo4j unreachable")
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "neo4j unreachable")
 	}
-	return l.Lease.AcquireExecutorLease(ctx, holder, ttl)
+	return l.Lease.JoinExecutors(ctx, holder, ttl)
 }
 
-// TestALeaseThatRunsOutPausesOperations: when the lease cannot be renewed
-// before it runs out (the database is unreachable), the executor stops
-// running operations, since another executor could now take the lease;
-// once it takes the lease back, it resumes every unfinished operation,
+// TestALeaseThatRunsOutPausesOperations: when the leases cannot be
+// renewed before they run out (the database is unreachable), the executor
+// stops running operations, since another executor could now take them;
+// once it takes them back, it resumes every unfinished operation,
 // including one started while it was paused.
 func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	s, svc := leaseCase(t)
@@ -137,7 +204,8 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	require.NoError(t, ex.Start(ctx))
 
 	lease.down.Store(true)
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "lease runs out before it can be renewed") }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "leases run out before they can be renewed") }, 10*time.Second, 20*time.Millisecond)
+	require.Empty(t, ex.Owned())
 	op := storedChain(t, s)
 	ex.Launch(org, op.ID, nil)
 	time.Sleep(500 * time.Millisecond)
@@ -147,16 +215,12 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 
 	lease.down.Store(false)
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
-	select {
-	case err := <-ex.Lost():
-		t.Fatalf("the lease was taken back, not lost: %v", err)
-	default:
-	}
+	require.Len(t, ex.Owned(), executor.Shards, "taken back")
 }
 
-// TestTheHolderRunsOperationsStartedElsewhere: an operation stored by a
-// server without the lease (one waiting for it) is run by the holder, at
-// its next renewal.
+// TestTheHolderRunsOperationsStartedElsewhere: an operation stored by
+// another server (which does not own its shard) is run by the shard's
+// owner, at its next renewal at the latest.
 func TestTheHolderRunsOperationsStartedElsewhere(t *testing.T) {
 	s, svc := leaseCase(t)
 	_, err := leasedExecutor(t, s, svc, "holder")

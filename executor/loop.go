@@ -31,6 +31,12 @@ type loop struct {
 	// timeouts, retry backoffs) wait on it, so none outlives the loop.
 	life      context.Context
 	org, opID string
+	// shard is the operation's shard; drain is closed when the shard is
+	// handed to another executor, and draining is set once the loop saw
+	// it: it starts nothing new and ends once no work of its is out.
+	shard    int
+	drain    <-chan struct{}
+	draining bool
 	wake      chan struct{}
 	results   chan nodeResult
 	due       chan string
@@ -161,7 +167,7 @@ func (l *loop) run(ctx context.Context) {
 			l.conflicts = 0
 		}
 		if capstan.IsFenced(err) {
-			l.e.fenced(err) // another executor runs this operation now
+			l.e.fencedShard(l.shard, err) // another executor runs this operation now
 			return
 		}
 		if err != nil {
@@ -178,6 +184,9 @@ func (l *loop) run(ctx context.Context) {
 		}
 		if err != nil || again {
 			continue // something changed: decide again on a fresh read
+		}
+		if l.draining && len(l.inflight) == 0 && l.pending == nil {
+			return // handed over with nothing out: the next owner goes on from here
 		}
 		l.wait(ctx)
 	}
@@ -214,10 +223,21 @@ func (l *loop) wait(ctx context.Context) {
 			}
 		case <-l.wake:
 			l.dirty = true // an outside change (a decision, an intervention)
+		case <-l.drainSignal():
+			l.draining = true
 		case <-ctx.Done():
 		}
 		return
 	}
+}
+
+// drainSignal is the shard's hand-over signal until the loop saw it
+// (then nil: a closed channel would fire at every wait).
+func (l *loop) drainSignal() <-chan struct{} {
+	if l.draining {
+		return nil
+	}
+	return l.drain
 }
 
 // state returns the cached state, reading it again when it may be stale.

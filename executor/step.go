@@ -86,6 +86,9 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 // dispatch, the children to start and every node it started.
 func (l *loop) startReady(st *state, ch *capstan.OperationChange) (dispatch, children []string, started map[string]bool, err error) {
 	started = map[string]bool{}
+	if l.draining {
+		return nil, nil, started, nil // handed over: the next owner starts them
+	}
 	for _, id := range st.ready() {
 		if l.inflight[id] {
 			continue

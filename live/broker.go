@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -88,6 +89,8 @@ type Broker struct {
 	buffer int
 	closed bool
 	recent map[string]*recent // by operation: recent.go
+	// seen marks what was published of each operation (seen.go).
+	seen map[string]*seen
 	// statuses is each unfinished operation's last published status: a
 	// change that moves it without an operation.* event (a retry or an
 	// intervention resuming a waiting operation) still reaches the lists.
@@ -110,7 +113,7 @@ func NewBroker(buffer int) *Broker {
 		buffer = DefaultBuffer
 	}
 	return &Broker{byOp: map[string]map[*Subscription]struct{}{}, byOrg: map[string]map[*Subscription]struct{}{}, buffer: buffer,
-		recent: map[string]*recent{}, statuses: map[string]capstan.OperationStatus{}}
+		recent: map[string]*recent{}, seen: map[string]*seen{}, statuses: map[string]capstan.OperationStatus{}}
 }
 
 // Subscription receives messages on C until it is closed: by its owner
@@ -214,12 +217,19 @@ func (b *Broker) subscribe(topic map[string]map[*Subscription]struct{}, key stri
 }
 
 // Publish delivers a committed change to its subscriptions.
+// An event published already (by the other path: a commit here and the
+// tailer's read of it) is not delivered again.
 func (b *Broker) Publish(m Message) {
-	b.Published.Add(1)
-	m.events = share(m.Events, &b.Encodings)
 	key := operationKey(m.Org, m.Operation.ID)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.markPublished(key, &m) {
+		return
+	}
+	if n := b.Published.Add(1); n%1024 == 0 {
+		b.forgetEnded(time.Now().Add(-forgetEndedAfter))
+	}
+	m.events = share(m.Events, &b.Encodings)
 	b.remember(key, &m)
 	b.deliver(b.byOp[key], &m)
 	last, known := b.statuses[key]

@@ -247,8 +247,8 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		return err
 	}
 	defer store.Close()
-	// One executor per database: Neo4j's lease keeps a second process out
-	// (the embedded store's data directory is locked to one already).
+	// Replicas on one Neo4j share its operations by shard lease (the
+	// embedded store's data directory is locked to one process already).
 	lease, _ := store.(executor.Lease)
 	store = crashpoint.Wrap(store) // the crash sweep's binary only (build tag crashpoints)
 	// What operations record is masked before it is stored.
@@ -303,6 +303,19 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		}})
 	svc.Launcher = ex
 	defer ex.Stop()
+	// Replicas on one Neo4j learn of each other's commits through the
+	// timeline tailer: it wakes the executor's loops and feeds this
+	// process's subscribers (docs/LIVE.md).
+	if timeline, ok := lease.(live.Timeline); ok && lease != nil {
+		tailer := &live.Tailer{Timeline: timeline, Broker: broker, Touched: ex.Touched, Log: log}
+		tailCtx, stopTail := context.WithCancel(ctx)
+		tailDone := make(chan struct{})
+		go func() {
+			defer close(tailDone)
+			tailer.Run(tailCtx)
+		}()
+		defer func() { stopTail(); <-tailDone }()
+	}
 	tcp, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return err
@@ -358,9 +371,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		}
 		select {
 		case err := <-errc:
-			return err
-		case err := <-ex.Lost():
-			srv.Close()
 			return err
 		case <-ctx.Done():
 		}

@@ -1,0 +1,113 @@
+package cypher
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// A process learns of commits made by the others through its timeline
+// tailer (live.Tailer): every commit sets the operation's touched time
+// (timestamp(), the database's clock) and the tailer asks, once per
+// interval, which operations were touched since it last looked, then reads
+// the new events of those it has an interest in, all in one query.
+
+const qTouchedOperations = `
+MATCH (o:Operation) WHERE o.touched >= $since
+RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, o.active AS active, o.created_at AS created`
+
+const qActiveOperations = `
+MATCH (o:Operation) WHERE o.active = true
+RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, o.active AS active, o.created_at AS created`
+
+// TouchedOperations returns the operations a commit touched at or after
+// since (milliseconds of the database's clock), or, with since 0, every
+// unfinished one; and the database's clock at the read.
+func (s *Store) TouchedOperations(ctx context.Context, since int64) ([]capstan.OperationTouch, int64, error) {
+	type answer struct {
+		touches []capstan.OperationTouch
+		now     int64
+	}
+	res, err := s.readOne(ctx, "cypher.TouchedOperations", func(r runner) (any, error) {
+		clock, err := collect(ctx, r, `RETURN timestamp() AS now`, nil)
+		if err != nil || len(clock) == 0 {
+			return nil, err
+		}
+		q := qTouchedOperations
+		if since <= 0 {
+			q = qActiveOperations
+		}
+		recs, err := collect(ctx, r, q, map[string]any{"since": since})
+		if err != nil {
+			return nil, err
+		}
+		a := answer{now: i64(clock[0].AsMap()["now"]), touches: make([]capstan.OperationTouch, 0, len(recs))}
+		for _, rec := range recs {
+			m := rec.AsMap()
+			created, _ := m["created"].(time.Time)
+			active, _ := m["active"].(bool)
+			a.touches = append(a.touches, capstan.OperationTouch{OrganizationID: str(m["org"]), ID: str(m["id"]), ParentID: str(m["parent"]),
+				LastSequence: i64(m["last"]), Active: active, CreatedAt: created})
+		}
+		return a, nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	a := res.(answer)
+	return a.touches, a.now, nil
+}
+
+const qTimelineNews = `
+UNWIND $cursors AS c
+MATCH (o:Operation {uid: c.uid})
+CALL (c) {
+  MATCH (e:Event) WHERE e.op = c.uid AND e.seq > c.after
+  WITH e ORDER BY e.seq LIMIT $limit
+  RETURN collect(e.json) AS events
+}
+RETURN o.json AS json, events`
+
+// TimelineNews reads, in one query, each cursor's operation and up to
+// limit of its events after the cursor, in order.
+func (s *Store) TimelineNews(ctx context.Context, cursors []capstan.TimelineCursor, limit int) ([]capstan.TimelineNews, error) {
+	if len(cursors) == 0 {
+		return nil, nil
+	}
+	rows := make([]map[string]any, len(cursors))
+	for i, c := range cursors {
+		rows[i] = map[string]any{"uid": uid(c.OrganizationID, c.ID), "after": c.After}
+	}
+	res, err := s.readOne(ctx, "cypher.TimelineNews", func(r runner) (any, error) {
+		recs, err := collect(ctx, r, qTimelineNews, map[string]any{"cursors": rows, "limit": limitOr(limit, 500)})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]capstan.TimelineNews, 0, len(recs))
+		for _, rec := range recs {
+			m := rec.AsMap()
+			var n capstan.TimelineNews
+			if err := json.Unmarshal([]byte(str(m["json"])), &n.Operation); err != nil {
+				return nil, err
+			}
+			list, _ := m["events"].([]any)
+			for _, raw := range list {
+				var e capstan.OperationEvent
+				if err := json.Unmarshal([]byte(str(raw)), &e); err != nil {
+					return nil, err
+				}
+				n.Events = append(n.Events, e)
+			}
+			slices.SortFunc(n.Events, func(a, b capstan.OperationEvent) int { return int(a.Sequence - b.Sequence) })
+			out = append(out, n)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.([]capstan.TimelineNews), nil
+}

@@ -1,0 +1,326 @@
+package executor
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// An executor runs the operations of the shards it owns. Without a Lease
+// (the embedded store: one process) it owns every shard for good. With
+// one, keepShards renews its leases every third of a term, takes its
+// fair share of the free ones (Decide) and hands over what is beyond it:
+// a shard being handed over starts nothing new, and once its operations
+// have no work out it is released for the member that has room. A shard
+// whose lease went to another executor, or whose write was fenced, stops
+// at once (its loops end; what they did is persisted, and the new owner
+// resumes from it).
+
+// shard is one shard this executor owns, from its grant until it ends.
+type shard struct {
+	index int
+	// fence is the grant its writes carry (zero without a Lease).
+	fence capstan.Fence
+	// run is the context its loops run under, stop ends it.
+	run  context.Context
+	stop context.CancelFunc
+	// hook is the Tenure's context (shard 0 only), ended at a hand-over.
+	hook context.CancelFunc
+	// drain is closed when the shard is handed over; idle is closed
+	// once no loop of it runs any more.
+	drain, idle chan struct{}
+	// loops counts its operation goroutines (and the Tenure).
+	loops sync.WaitGroup
+	// draining and fenced are set under the executor's mu.
+	draining, fenced bool
+}
+
+// beginShard starts running shard i under fence; its unfinished
+// operations are launched by the caller (launchShards).
+func (e *Executor) beginShard(i int, fence capstan.Fence) {
+	run, stop := context.WithCancel(e.ctx)
+	if e.cfg.Lease != nil {
+		run = capstan.WithFence(run, fence)
+	}
+	sh := &shard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{})}
+	e.mu.Lock()
+	e.shards[i] = sh
+	e.mu.Unlock()
+	if i == 0 && e.cfg.Tenure != nil {
+		hookCtx, endHook := context.WithCancel(run)
+		sh.hook = endHook
+		sh.loops.Add(1)
+		go func() {
+			defer sh.loops.Done()
+			e.cfg.Tenure(hookCtx)
+		}()
+	}
+}
+
+// endShard stops shard i's operations and waits for them.
+func (e *Executor) endShard(i int) {
+	e.mu.Lock()
+	sh := e.shards[i]
+	e.shards[i] = nil
+	e.mu.Unlock()
+	if sh == nil {
+		return
+	}
+	sh.stop()
+	sh.loops.Wait()
+}
+
+// drainShard hands shard i over: its loops start nothing new and end once
+// no work of theirs is out; idle is closed then.
+func (e *Executor) drainShard(i int) {
+	e.mu.Lock()
+	sh := e.shards[i]
+	if sh == nil || sh.draining {
+		e.mu.Unlock()
+		return
+	}
+	sh.draining = true
+	e.mu.Unlock()
+	close(sh.drain)
+	if sh.hook != nil {
+		sh.hook()
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		sh.loops.Wait()
+		close(sh.idle)
+	}()
+}
+
+// fencedShard stops shard i after the store refused one of its writes:
+// another executor holds its lease now. The loop that saw it returns; the
+// others end with the shard's context, and the next renewal finishes it.
+func (e *Executor) fencedShard(i int, err error) {
+	e.cfg.Log.Error("a write was refused: another executor holds this shard now; no longer running its operations", "shard", ShardKey(i), "err", err.Error())
+	e.mu.Lock()
+	sh := e.shards[i]
+	if sh != nil {
+		sh.fenced = true
+		sh.stop()
+	}
+	e.mu.Unlock()
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// owned returns the shards this executor runs now.
+func (e *Executor) owned() map[int]*shard {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[int]*shard{}
+	for i, sh := range e.shards {
+		if sh != nil {
+			out[i] = sh
+		}
+	}
+	return out
+}
+
+// Owned lists the shards this executor runs now (for /metrics and tests).
+func (e *Executor) Owned() []int {
+	var out []int
+	for i := range e.owned() {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// launchShards launches the unfinished operations of shards (all owned
+// ones when nil) that do not run yet.
+func (e *Executor) launchShards(ctx context.Context, shards map[int]bool) error {
+	ops, err := e.cfg.Store.UnfinishedOperations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, op := range ops { // each reads its own operation: one that cannot be read retries alone
+		if shards == nil || shards[ShardOf(op.ID)] {
+			e.Launch(op.OrganizationID, op.ID, nil)
+		}
+	}
+	return nil
+}
+
+// keepShards renews this executor's leases until it stops (own.go).
+// While the database cannot be reached the executor runs on (its steps
+// cannot commit anyway), trying again every fifteenth of a term, until
+// the leases would run out before the next attempt ends; then it stops
+// running operations — another executor may take them once they have run
+// out — and keeps trying.
+func (e *Executor) keepShards() {
+	c := e.cfg
+	wait := c.LeaseTerm / 3
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-c.Clock.After(wait):
+		case <-e.kick:
+		}
+		wait = c.LeaseTerm / 3
+		err := e.renewShards(renewTimeout(c.LeaseTerm))
+		switch {
+		case e.ctx.Err() != nil:
+			return
+		case err == nil:
+		case len(e.owned()) == 0:
+			wait = c.LeaseTerm / 15
+			c.Log.Warn("renewing the executor's leases failed; trying again", "err", err.Error())
+		case !outlasts(c.Clock.Now(), e.leaseUntil, c.LeaseTerm):
+			wait = c.LeaseTerm / 15
+			c.Log.Warn("renewing the executor's leases failed; trying again", "err", err.Error(), "until", e.leaseUntil)
+		default:
+			wait = c.LeaseTerm / 15
+			c.Log.Error("the executor's leases run out before they can be renewed; stopping operations until they are", "err", err.Error())
+			for i := range e.owned() {
+				e.endShard(i)
+			}
+		}
+	}
+}
+
+// renewShards is one renewal: announce this executor, read the leases,
+// decide (Decide), claim, and start, end, hand over and release shards
+// as the answer says.
+//
+// A renewal takes at most timeout: renewTimeout once running (it must not
+// outlast the leases), longer at the start, when none is held yet.
+func (e *Executor) renewShards(timeout time.Duration) error {
+	c := e.cfg
+	ctx, cancel := context.WithTimeout(e.ctx, timeout)
+	defer cancel()
+	start := c.Clock.Now()
+	members, err := c.Lease.JoinExecutors(ctx, c.LeaseHolder, c.LeaseTerm)
+	if err != nil {
+		return err
+	}
+	leases, now, err := c.Lease.ExecutorLeases(ctx)
+	if err != nil {
+		return err
+	}
+	d := Decide(members, c.LeaseHolder, leases, now)
+	running := e.owned()
+	var keys []string
+	for _, i := range append(d.Claim, d.GiveUp...) {
+		keys = append(keys, ShardKey(i))
+	}
+	for i, sh := range running { // a shard being handed over is kept until it is released
+		if sh.draining && !contains(d.Claim, i) && !contains(d.GiveUp, i) {
+			keys = append(keys, ShardKey(i))
+		}
+	}
+	got, err := c.Lease.ClaimLeases(ctx, c.LeaseHolder, keys, c.LeaseTerm)
+	if err != nil {
+		return err
+	}
+	e.leaseUntil = start.Add(c.LeaseTerm)
+	held := map[int]capstan.Fence{}
+	for _, l := range got {
+		if i := shardOfKey(l.Key); i >= 0 && l.ID == c.LeaseHolder {
+			held[i] = capstan.Fence{Key: l.Key, Holder: l.ID, Token: l.Token}
+		}
+	}
+	begun := map[int]bool{}
+	for i, sh := range running {
+		f, ok := held[i]
+		e.mu.Lock()
+		fenced := sh.fenced
+		e.mu.Unlock()
+		switch {
+		case !ok:
+			c.Log.Warn("another executor holds this shard now; no longer running its operations", "shard", ShardKey(i))
+			e.endShard(i)
+		case fenced || f != sh.fence:
+			// Granted anew meanwhile (it ran out, another held it): the
+			// writes under the old grant are refused; resume from what
+			// is persisted under the new one.
+			e.endShard(i)
+			e.beginShard(i, f)
+			begun[i] = true
+		}
+	}
+	for i, f := range held {
+		if _, ok := running[i]; !ok {
+			e.beginShard(i, f)
+			begun[i] = true
+		}
+	}
+	e.handOver(d.GiveUp)
+	if len(begun) > 0 {
+		c.Log.Info("running shards", "began", keysOf(begun), "owned", e.Owned())
+	}
+	// Every renewal also launches what started elsewhere and is not
+	// running yet (the tailer usually did already).
+	return e.launchShards(ctx, nil)
+}
+
+// handOver drains the shards to give up, and releases those drained.
+func (e *Executor) handOver(giveUp []int) {
+	for _, i := range giveUp {
+		e.drainShard(i)
+	}
+	var released []string
+	for i, sh := range e.owned() {
+		if !sh.draining {
+			continue
+		}
+		select {
+		case <-sh.idle:
+			e.endShard(i)
+			released = append(released, ShardKey(i))
+		default:
+		}
+	}
+	if len(released) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, renewTimeout(e.cfg.LeaseTerm))
+	defer cancel()
+	if err := e.cfg.Lease.ReleaseLeases(ctx, e.cfg.LeaseHolder, released); err != nil {
+		e.cfg.Log.Warn("releasing handed-over shards failed; they expire by themselves", "shards", released, "err", err.Error())
+		return
+	}
+	e.cfg.Log.Info("handed shards over", "shards", released)
+}
+
+// releaseAll gives every lease back and withdraws this executor (a clean
+// shutdown), so the others need not wait for them to expire.
+func (e *Executor) releaseAll(shards []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.cfg.Lease.LeaveExecutors(ctx, e.cfg.LeaseHolder); err != nil {
+		e.cfg.Log.Warn("withdrawing this executor failed; it expires by itself", "err", err.Error())
+	}
+	if err := e.cfg.Lease.ReleaseLeases(ctx, e.cfg.LeaseHolder, shards); err != nil {
+		e.cfg.Log.Warn("releasing the executor's leases failed; they expire by themselves", "err", err.Error())
+	}
+}
+
+func contains(list []int, i int) bool {
+	for _, x := range list {
+		if x == i {
+			return true
+		}
+	}
+	return false
+}
+
+func keysOf(set map[int]bool) []string {
+	var out []string
+	for i := range set {
+		out = append(out, ShardKey(i))
+	}
+	sort.Strings(out)
+	return out
+}

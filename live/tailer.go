@@ -1,0 +1,148 @@
+package live
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Timeline is the store as the tailer reads it (cypher.Store).
+type Timeline interface {
+	// TouchedOperations returns the operations a commit touched at or
+	// after since (the database's clock, in milliseconds), or every
+	// unfinished one with since 0, and the database's clock.
+	TouchedOperations(ctx context.Context, since int64) ([]capstan.OperationTouch, int64, error)
+	// TimelineNews reads each cursor's operation and its events after it.
+	TimelineNews(ctx context.Context, cursors []capstan.TimelineCursor, limit int) ([]capstan.TimelineNews, error)
+}
+
+// Tailer brings the commits of other processes on the same database to
+// this one (docs/LIVE.md): once per interval it asks which operations a
+// commit touched lately — one query for the whole process, however many
+// subscribers — and for those with news it did not publish itself, it
+// tells Touched (the executor wakes the operation's loop, or its parent's)
+// and, when someone here follows the operation or its organization, reads
+// their new events (one more query for all of them) and publishes them to
+// the broker. The broker drops what it published already, so an event
+// reaches each subscriber once, whichever process committed it.
+type Tailer struct {
+	Timeline Timeline
+	Broker   *Broker
+	// Touched is told of every commit made elsewhere.
+	Touched func(capstan.OperationTouch)
+	// Every is the interval between reads (DefaultTailEvery).
+	Every time.Duration
+	// Slack is how far before its last read each read looks again: a
+	// commit becomes visible some time after its timestamp (the
+	// statement's start) (DefaultTailSlack).
+	Slack time.Duration
+	Log   *slog.Logger
+	// Reads counts the reads; Delivered the events it published.
+	Reads, Delivered atomic.Int64
+}
+
+// DefaultTailEvery and DefaultTailSlack are the tailer's interval and how
+// far back each read looks again.
+const (
+	DefaultTailEvery = 100 * time.Millisecond
+	DefaultTailSlack = 2 * time.Second
+)
+
+// newsLimit bounds the events one read takes of one operation; the rest
+// come with the next read.
+const newsLimit = 500
+
+// Run tails until ctx ends. It starts from every unfinished operation as
+// stored now: what happened before is the store's to replay.
+func (t *Tailer) Run(ctx context.Context) {
+	every, slack := t.Every, t.Slack
+	if every <= 0 {
+		every = DefaultTailEvery
+	}
+	if slack <= 0 {
+		slack = DefaultTailSlack
+	}
+	log := t.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	var since int64
+	var started time.Time
+	failing := false
+	for {
+		err := t.read(ctx, &since, &started, slack)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !failing:
+			log.Warn("tailing the timeline failed; trying again", "err", err.Error())
+			failing = true
+		case err == nil && failing:
+			log.Info("tailing the timeline again")
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+	}
+}
+
+// read is one read. since is the database's clock of the next read's
+// start (0 before the first: the baseline of unfinished operations).
+func (t *Tailer) read(ctx context.Context, since *int64, started *time.Time, slack time.Duration) error {
+	t.Reads.Add(1)
+	touches, now, err := t.Timeline.TouchedOperations(ctx, *since)
+	if err != nil {
+		return err
+	}
+	if *since == 0 {
+		for _, o := range touches {
+			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
+		}
+		*started = time.UnixMilli(now)
+		*since = now - slack.Milliseconds()
+		return nil
+	}
+	*since = now - slack.Milliseconds()
+	var cursors []capstan.TimelineCursor
+	for _, o := range touches {
+		upTo, known := t.Broker.PublishedUpTo(o.OrganizationID, o.ID)
+		if !known && o.CreatedAt.Before(started.Add(-slack)) {
+			// Ended before this tailer started (the baseline had every
+			// unfinished one): nothing of it is news.
+			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
+			continue
+		}
+		if o.LastSequence <= upTo {
+			continue // published here already (most often: committed here)
+		}
+		if t.Touched != nil {
+			t.Touched(o)
+		}
+		if t.Broker.Interested(o.OrganizationID, o.ID) {
+			cursors = append(cursors, capstan.TimelineCursor{OrganizationID: o.OrganizationID, ID: o.ID, After: upTo})
+		} else {
+			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
+		}
+	}
+	if len(cursors) == 0 {
+		return nil
+	}
+	news, err := t.Timeline.TimelineNews(ctx, cursors, newsLimit)
+	if err != nil {
+		return err
+	}
+	for _, n := range news {
+		if len(n.Events) == 0 {
+			continue
+		}
+		t.Delivered.Add(int64(len(n.Events)))
+		t.Broker.Publish(Message{Org: n.Operation.OrganizationID, Operation: *n.Operation, Events: n.Events})
+	}
+	return nil
+}
