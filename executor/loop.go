@@ -34,9 +34,9 @@ type loop struct {
 	// shard is the operation's shard; drain is closed when the shard is
 	// handed to another executor, and draining is set once the loop saw
 	// it: it starts nothing new and ends once no work of its is out.
-	shard    int
-	drain    <-chan struct{}
-	draining bool
+	shard     int
+	drain     <-chan struct{}
+	draining  bool
 	wake      chan struct{}
 	results   chan nodeResult
 	due       chan string
