@@ -72,6 +72,10 @@ func (b *Broker) markPublished(key string, m *Message) bool {
 	}
 	kept := m.Events[:0:0]
 	for _, e := range m.Events {
+		if e.Sequence <= 0 { // not stored yet: nothing to mark it by
+			kept = append(kept, e)
+			continue
+		}
 		if !s.has(e.Sequence) {
 			kept = append(kept, e)
 			s.add(e.Sequence)

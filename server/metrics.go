@@ -12,9 +12,10 @@ import (
 
 // metrics serves Prometheus metrics: the Go runtime, the process, and the
 // live subscriptions (open, messages published, overflows).
-func metrics(b *live.Broker) http.Handler {
+func metrics(b *live.Broker, more ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(more...)
 	if b != nil {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capstan_live_subscriptions", Help: "Open live subscriptions."},

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
@@ -44,9 +45,12 @@ const (
 
 // Config configures the HTTP server.
 type Config struct {
-	Service *service.Service
-	Tokens  *Tokens
-	Log     *slog.Logger
+	// Collectors are more metrics for /metrics (the executor's shards,
+	// the tailer's reads).
+	Collectors []prometheus.Collector
+	Service    *service.Service
+	Tokens     *Tokens
+	Log        *slog.Logger
 	// Ready, when set, must also hold for /readyz (start-up work done);
 	// until it does, mutations and subscriptions are UNAVAILABLE.
 	Ready func() bool
@@ -223,7 +227,7 @@ func Handler(cfg Config) http.Handler {
 		mux.Handle("GET /graphiql/assets/", assets)
 	}
 	if !cfg.NoMetrics {
-		mux.Handle("GET /metrics", metrics(cfg.Broker))
+		mux.Handle("GET /metrics", metrics(cfg.Broker, cfg.Collectors...))
 	}
 	if cfg.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -323,8 +327,8 @@ func withDeadline(next http.Handler) http.Handler {
 }
 
 // MetricsHandler serves /metrics alone, for a listener of its own.
-func MetricsHandler(broker *live.Broker) http.Handler {
+func MetricsHandler(broker *live.Broker, more ...prometheus.Collector) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metrics(broker))
+	mux.Handle("GET /metrics", metrics(broker, more...))
 	return mux
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -306,8 +307,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// Replicas on one Neo4j learn of each other's commits through the
 	// timeline tailer: it wakes the executor's loops and feeds this
 	// process's subscribers (docs/LIVE.md).
+	collectors := []prometheus.Collector{newShardCollector(ex)}
 	if timeline, ok := lease.(live.Timeline); ok && lease != nil {
 		tailer := &live.Tailer{Timeline: timeline, Broker: broker, Touched: ex.Touched, Log: log}
+		collectors = append(collectors, tailerMetrics(tailer)...)
 		tailCtx, stopTail := context.WithCancel(ctx)
 		tailDone := make(chan struct{})
 		go func() {
@@ -341,7 +344,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	go reloadTokensOnHUP(ctx, cfg, tokens, log)
 	closing := make(chan struct{})
 	srv := httpServer(cfg, server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
-		Broker: broker, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
+		Broker: broker, Collectors: collectors, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
 		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes}))
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
@@ -353,7 +356,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 			srv.Close()
 			return fmt.Errorf("--metrics-listen: %w", err)
 		}
-		msrv := httpServer(cfg, server.MetricsHandler(broker))
+		msrv := httpServer(cfg, server.MetricsHandler(broker, collectors...))
 		defer msrv.Close()
 		log.Info("metrics listening", "metrics", "http://"+mln.Addr().String()+"/metrics")
 		// A scraper or two: a flood of this listener takes no more

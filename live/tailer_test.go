@@ -1,0 +1,166 @@
+package live
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+)
+
+func events(from, to int64) []capstan.OperationEvent {
+	var out []capstan.OperationEvent
+	for s := from; s <= to; s++ {
+		out = append(out, capstan.OperationEvent{Sequence: s, Type: "node.running"})
+	}
+	return out
+}
+
+func sequences(m *Message) []int64 {
+	var out []int64
+	for _, e := range m.Events {
+		out = append(out, e.Sequence)
+	}
+	return out
+}
+
+// TestEachEventIsPublishedOnce: an event reaches the broker twice when
+// both paths carry it (a commit here and the tailer's read of it); the
+// subscribers get it once. Events committed elsewhere between two of this
+// process's commits are published when the tailer brings them, once.
+func TestEachEventIsPublishedOnce(t *testing.T) {
+	b := NewBroker(0)
+	org := b.Operation("o", "op")
+	op := capstan.Operation{Meta: capstan.Meta{ID: "op"}, Status: capstan.OperationRunning}
+	b.Publish(Message{Org: "o", Operation: op, Events: events(1, 2)})
+	b.Publish(Message{Org: "o", Operation: op, Events: events(1, 3)}) // the tailer's read: only 3 is new
+	b.Publish(Message{Org: "o", Operation: op, Events: events(6, 6)}) // committed here after 4 and 5 elsewhere
+	upTo, known := b.PublishedUpTo("o", "op")
+	require.True(t, known)
+	require.Equal(t, int64(3), upTo, "4 and 5 are not published yet")
+	b.Publish(Message{Org: "o", Operation: op, Events: events(4, 6)}) // the tailer brings 4..6: 6 went out already
+	upTo, _ = b.PublishedUpTo("o", "op")
+	require.Equal(t, int64(6), upTo)
+	b.Publish(Message{Org: "o", Operation: op, Events: events(5, 6)}) // all out already: nothing is sent
+	b.Close()
+	var got [][]int64
+	for m := range org.C {
+		got = append(got, sequences(m))
+	}
+	require.Equal(t, [][]int64{{1, 2}, {3}, {6}, {4, 5}}, got)
+}
+
+// fakeTimeline is a database's operations and timelines as the tailer
+// reads them, with a clock in milliseconds.
+type fakeTimeline struct {
+	mu     sync.Mutex
+	now    int64
+	ops    map[string]*capstan.OperationTouch
+	touch  map[string]int64
+	events map[string][]capstan.OperationEvent
+	reads  int
+}
+
+func (f *fakeTimeline) commit(org, id string, active bool, evs ...capstan.OperationEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now += 10
+	o := f.ops[id]
+	if o == nil {
+		o = &capstan.OperationTouch{OrganizationID: org, ID: id, CreatedAt: time.Now()}
+		f.ops[id] = o
+	}
+	o.Active = active
+	f.events[id] = append(f.events[id], evs...)
+	o.LastSequence = evs[len(evs)-1].Sequence
+	f.touch[id] = f.now
+}
+
+func (f *fakeTimeline) TouchedOperations(_ context.Context, since int64) ([]capstan.OperationTouch, int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	var out []capstan.OperationTouch
+	for id, o := range f.ops {
+		if (since == 0 && o.Active) || (since > 0 && f.touch[id] >= since) {
+			out = append(out, *o)
+		}
+	}
+	return out, f.now, nil
+}
+
+func (f *fakeTimeline) TimelineNews(_ context.Context, cursors []capstan.TimelineCursor, _ int) ([]capstan.TimelineNews, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []capstan.TimelineNews
+	for _, c := range cursors {
+		n := capstan.TimelineNews{Operation: &capstan.Operation{Meta: capstan.Meta{ID: c.ID, OrganizationID: c.OrganizationID}, Status: capstan.OperationRunning}}
+		for _, e := range f.events[c.ID] {
+			if e.Sequence > c.After {
+				n.Events = append(n.Events, e)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// TestTailerBringsOtherProcessesCommits: the tailer starts from what is
+// stored (no replay of the past), then publishes what other processes
+// commit to operations someone here follows, tells Touched of every
+// operation with news (and of nothing this process published itself),
+// and reads one query per interval however many subscribers there are.
+func TestTailerBringsOtherProcessesCommits(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	db.commit("o", "old", true, events(1, 4)...)
+	b := NewBroker(0)
+	var touchedMu sync.Mutex
+	touched := map[string]int{}
+	tl := &Tailer{Timeline: db, Broker: b, Every: 5 * time.Millisecond, Slack: 50 * time.Millisecond,
+		Touched: func(o capstan.OperationTouch) { touchedMu.Lock(); touched[o.ID]++; touchedMu.Unlock() }}
+	subs := []*Subscription{b.Operation("o", "old"), b.Operation("o", "old"), b.Organization("o")}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tl.Run(ctx) }()
+	require.Eventually(t, func() bool { return tl.Reads.Load() >= 2 }, 5*time.Second, time.Millisecond)
+
+	db.commit("o", "old", true, events(5, 6)...)  // another process moves it on
+	db.commit("o", "new", true, events(1, 2)...)  // and starts one
+	db.commit("p", "quiet", true, events(1, 1)...) // nobody here follows p
+	require.Eventually(t, func() bool { upTo, _ := b.PublishedUpTo("o", "old"); return upTo == 6 }, 5*time.Second, time.Millisecond)
+	// This process commits 7 itself (published at once), then the tailer
+	// reads it too: it is not published twice, nor is it news.
+	b.Publish(Message{Org: "o", Operation: capstan.Operation{Meta: capstan.Meta{ID: "old"}, Status: capstan.OperationRunning}, Events: events(7, 7)})
+	db.commit("o", "old", true, events(7, 7)...)
+	require.Eventually(t, func() bool { upTo, _ := b.PublishedUpTo("o", "new"); return upTo == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { upTo, _ := b.PublishedUpTo("o", "old"); return upTo == 7 }, 5*time.Second, time.Millisecond)
+	readsBefore := tl.Reads.Load()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	<-done
+	b.Close()
+
+	for _, s := range subs[:2] {
+		var got []int64
+		for m := range s.C {
+			got = append(got, sequences(m)...)
+		}
+		require.Equal(t, []int64{5, 6, 7}, got, "not the past, then each event once")
+	}
+	var org []int64
+	for m := range subs[2].C {
+		org = append(org, sequences(m)...)
+	}
+	require.ElementsMatch(t, []int64{5, 6, 1, 2}, org, "the organization's list sees each operation's first sight here; 7 is node progress")
+	touchedMu.Lock()
+	defer touchedMu.Unlock()
+	require.Equal(t, 1, touched["new"])
+	require.Equal(t, 1, touched["quiet"], "the executor hears of it even if no subscriber does")
+	require.GreaterOrEqual(t, touched["old"], 1)
+	reads := tl.Reads.Load() - readsBefore
+	require.LessOrEqual(t, reads, int64(30), "one read per interval, not one per subscriber")
+	require.Equal(t, db.reads, int(tl.Reads.Load()))
+}
