@@ -120,6 +120,7 @@ type Executor struct {
 	kick       chan struct{} // asks keepShards to renew at once (a fenced write)
 	leaseDone  chan struct{} // closed when keepShards has ended
 	leaseUntil time.Time     // when the leases held run out; only keepShards uses it after Start
+	renewals   int           // renewals so far; only keepShards uses it after Start
 	dirLock    *os.File      // holds Dir to this process while it may hold leases
 }
 
@@ -280,8 +281,18 @@ func (e *Executor) Touched(t capstan.OperationTouch) {
 		e.Notify(t.OrganizationID, t.ID)
 	}
 	if t.ParentID != "" {
+		if !t.Active && e.runs(t.OrganizationID, t.ParentID) {
+			e.cfg.Log.Info("a sub-operation ended on another replica; its parent goes on", "operation", t.ParentID, "child", t.ID)
+		}
 		e.Notify(t.OrganizationID, t.ParentID)
 	}
+}
+
+// runs reports whether the operation's loop runs here.
+func (e *Executor) runs(org, opID string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.running[org+"|"+opID] != nil
 }
 
 // Stop cancels every operation goroutine and worker and waits for them,

@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -245,4 +246,36 @@ func TestOneExecutorPerDirectory(t *testing.T) {
 	err := start()
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
 	require.Contains(t, err.Error(), "used by another process")
+}
+
+// TestADecisionOnAnotherReplicaWakesTheOwner: a gate decided through
+// another process's service (which runs none of the operation's shard)
+// reaches the owning executor through its timeline tailer, well within a
+// lease term (here 30 s: the once-a-term re-read cannot be what woke it).
+func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
+	s, svc := leaseCase(t)
+	owner, err := leasedExecutor(t, s, svc, "owner", 30*time.Second)
+	require.NoError(t, err)
+	svc.Launcher = owner
+	tailer := &live.Tailer{Timeline: s, Broker: live.NewBroker(0), Touched: owner.Touched, Every: 20 * time.Millisecond}
+	ctx, stop := context.WithCancel(context.Background())
+	tailed := make(chan struct{})
+	go func() { defer close(tailed); tailer.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-tailed })
+
+	nodes := []capstan.PlanNode{
+		{ID: "gate", Type: capstan.NodeGate, Title: "gate", Gate: &capstan.GateSpec{Type: "approval", Reason: "replicas", RequiredRoles: []string{capstan.RoleSRE}}},
+		{ID: "next", Type: capstan.NodeJob, Title: "next", Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}, Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "ok", Type: "sim"}}}}},
+	}
+	plan := readyPlan(t, s, nodes, []capstan.Edge{{From: "gate", To: "next"}})
+	op, err := svc.StartOperation(as("alice", capstan.RoleAdmin), plan.ID, "")
+	require.NoError(t, err)
+	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+
+	elsewhere := service.New(openNeo4j(t), slog.New(slog.NewTextHandler(io.Discard, nil))) // no executor of its own
+	decided := time.Now()
+	_, err = elsewhere.DecideGate(as("bob", capstan.RoleSRE), op.ID, "gate", true, "")
+	require.NoError(t, err)
+	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
+	require.Less(t, time.Since(decided), 10*time.Second, "woken by the tailer, not by the once-a-term re-read")
 }

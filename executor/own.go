@@ -261,8 +261,27 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 		c.Log.Info("running shards", "began", keysOf(begun), "owned", e.Owned())
 	}
 	// Every renewal also launches what started elsewhere and is not
-	// running yet (the tailer usually did already).
+	// running yet, and once a term every loop reads its operation again:
+	// the tailer usually woke them already, but a commit it missed (one
+	// that became visible later than its slack) must not leave an
+	// operation waiting for good.
+	e.renewals++
+	if e.renewals%3 == 0 {
+		e.wakeAll()
+	}
 	return e.launchShards(ctx, nil)
+}
+
+// wakeAll wakes every operation loop this executor runs.
+func (e *Executor) wakeAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, l := range e.running {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // handOver drains the shards to give up, and releases those drained.

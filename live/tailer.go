@@ -48,7 +48,7 @@ type Tailer struct {
 // far back each read looks again.
 const (
 	DefaultTailEvery = 100 * time.Millisecond
-	DefaultTailSlack = 2 * time.Second
+	DefaultTailSlack = 5 * time.Second
 )
 
 // newsLimit bounds the events one read takes of one operation; the rest

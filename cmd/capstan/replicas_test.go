@@ -345,6 +345,13 @@ func (rs *replicaSet) drive(t *testing.T, runs []*tempoRun, at func(*tempoRun)) 
 			for _, p := range rs.all {
 				logs = append(logs, p.output())
 			}
+			for _, r := range runs {
+				for _, op := range []string{r.op, r.child} {
+					data, errs := rs.alive()[0].tryAs(t, r.token(), `query($id: ID!) { operation(id: $id) { status nodeRuns { node status attempts }
+					  timeline(first: 500) { edges { node { sequence type payload } } } } }`, map[string]any{"id": op})
+					logs = append(logs, fmt.Sprintf("%s %s (shard %s): %v %v", r.name, op, shardOf(op), data, errs))
+				}
+			}
 			t.Fatalf("the operations did not finish:\n%s", strings.Join(logs, "\n-----\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -449,7 +456,8 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 		select {
 		case <-f.done:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("a subscriber to %s on %s never completed", f.op, f.on.url)
+			f.mu.Lock()
+			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v):\n%s", f.op, f.on.url, f.lost, f.seqs, f.err, f.on.output())
 		}
 		f.mu.Lock()
 		if f.lost || rs.gone[f.on] {
