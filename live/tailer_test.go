@@ -127,8 +127,8 @@ func TestTailerBringsOtherProcessesCommits(t *testing.T) {
 	go func() { defer close(done); tl.Run(ctx) }()
 	require.Eventually(t, func() bool { return tl.Reads.Load() >= 2 }, 5*time.Second, time.Millisecond)
 
-	db.commit("o", "old", true, events(5, 6)...)  // another process moves it on
-	db.commit("o", "new", true, events(1, 2)...)  // and starts one
+	db.commit("o", "old", true, events(5, 6)...)   // another process moves it on
+	db.commit("o", "new", true, events(1, 2)...)   // and starts one
 	db.commit("p", "quiet", true, events(1, 1)...) // nobody here follows p
 	require.Eventually(t, func() bool { upTo, _ := b.PublishedUpTo("o", "old"); return upTo == 6 }, 5*time.Second, time.Millisecond)
 	// This process commits 7 itself (published at once), then the tailer
