@@ -26,6 +26,9 @@ var schema = []string{
 	`CREATE CONSTRAINT plan_patch_uid IF NOT EXISTS FOR (n:PlanPatch) REQUIRE n.uid IS UNIQUE`,
 	`CREATE INDEX plan_patch_op IF NOT EXISTS FOR (n:PlanPatch) ON (n.op)`,
 	`CREATE CONSTRAINT executor_lease_key IF NOT EXISTS FOR (n:ExecutorLease) REQUIRE n.key IS UNIQUE`,
+	`CREATE CONSTRAINT secret_uid IF NOT EXISTS FOR (n:Secret) REQUIRE n.uid IS UNIQUE`,
+	`CREATE INDEX secret_org IF NOT EXISTS FOR (n:Secret) ON (n.org)`,
+	`CREATE CONSTRAINT secret_generation_org IF NOT EXISTS FOR (n:SecretGeneration) REQUIRE n.org IS UNIQUE`,
 	`CREATE CONSTRAINT executor_member_holder IF NOT EXISTS FOR (n:ExecutorMember) REQUIRE n.holder IS UNIQUE`,
 	// An operation's records and events are keyed by what they are, and
 	// that key's uniqueness constraint is also the only index they keep

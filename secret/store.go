@@ -6,7 +6,6 @@ package secret
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
@@ -133,11 +132,7 @@ func LoadKey(envName, keyFile string) ([]byte, error) {
 
 // OpenFile opens (or starts) the store at path with key.
 func OpenFile(path string, key []byte) (*FileStore, error) {
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, fmt.Errorf("secret store key: %w", err)
-	}
-	aead, err := cipher.NewGCM(block)
+	aead, err := newAEAD(key)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package secret
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Vault is a Store with a redactor per organization, rebuilt when one of
@@ -13,7 +14,27 @@ type Vault struct {
 	byOrg  map[string]*Redactor
 	values map[string][][]byte // of the organizations in byOrg, for all
 	all    *Redactor
+	// gens are the generations the redactors were built at, and when
+	// each was last checked, for a Store that others change too
+	// (Generational: the database replicas share).
+	gens map[string]generation
 }
+
+// Generational is a Store that other processes change too: its
+// generation for an organization moves with every change of its secrets.
+type Generational interface {
+	Generation(ctx context.Context, org string) (int64, error)
+}
+
+type generation struct {
+	gen     int64
+	checked time.Time
+}
+
+// RecheckEvery is how often a vault over a Generational store asks
+// whether another replica changed an organization's secrets: a value put
+// through another replica is masked here at most this long after.
+const RecheckEvery = time.Second
 
 // NewVault wraps a store.
 func NewVault(s Store) *Vault {
@@ -43,7 +64,11 @@ func (v *Vault) Redactor(ctx context.Context, org string) (*Redactor, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if r, ok := v.byOrg[org]; ok {
+	gen, fresh, err := v.generation(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := v.byOrg[org]; ok && fresh {
 		return r, nil
 	}
 	values, err := v.Store.Values(ctx, org)
@@ -52,12 +77,42 @@ func (v *Vault) Redactor(ctx context.Context, org string) (*Redactor, error) {
 	}
 	r := NewRedactor(values)
 	v.byOrg[org], v.values[org] = r, values
+	if v.gens != nil {
+		v.gens[org] = generation{gen: gen, checked: time.Now()}
+	}
 	var all [][]byte
 	for _, vals := range v.values {
 		all = append(all, vals...)
 	}
 	v.all = NewRedactor(all)
 	return r, nil
+}
+
+// generation reports whether the redactor of org (if any) is still
+// fresh: always for a store only this process changes; for a Generational
+// one, when its generation has not moved (asked at most every
+// RecheckEvery). v.mu is held.
+func (v *Vault) generation(ctx context.Context, org string) (int64, bool, error) {
+	g, ok := v.Store.(Generational)
+	if !ok {
+		return 0, true, nil
+	}
+	if v.gens == nil {
+		v.gens = map[string]generation{}
+	}
+	known, seen := v.gens[org]
+	if seen && time.Since(known.checked) < RecheckEvery {
+		return known.gen, true, nil
+	}
+	gen, err := g.Generation(ctx, org)
+	if err != nil {
+		return 0, false, err
+	}
+	if seen && gen == known.gen {
+		v.gens[org] = generation{gen: gen, checked: time.Now()}
+		return gen, true, nil
+	}
+	return gen, false, nil
 }
 
 // All masks the values of every organization loaded so far (logs).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,6 +44,9 @@ func TestMain(m *testing.M) {
 }
 
 const token = "process-test-token-0123456789"
+
+// testSecretKey seals the secrets of every test server on Neo4j.
+var testSecretKey = base64.StdEncoding.EncodeToString([]byte("capstan-test-secret-key-32-bytes"))
 
 // bothStores gives the flags that put a server on each store, each with
 // extra: the embedded store (in the data directory the test gives it)
@@ -89,6 +93,11 @@ func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
+	if slices.Contains(extra, "neo4j") {
+		// Processes on one database share its secrets, sealed with one
+		// key: every test's servers are replicas of one deployment.
+		cmd.Env = append(cmd.Env, "CAPSTAN_SECRET_KEY="+testSecretKey)
+	}
 	if prepare != nil {
 		prepare(cmd)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,6 +57,21 @@ func TestReplicasShareWorkAndFailOver(t *testing.T) {
 	rs.add(start(t, t.TempDir(), args...))
 	rs.add(start(t, t.TempDir(), args...))
 	rs.waitSpread(t, 3)
+
+	// Secrets are the database's: put through one replica, the others
+	// have it at once; a replica started with another key is refused.
+	mustAs(t, rs.all[0], orgToken(0), `mutation { putSecret(input: {name: "db-password", value: "replica-secret-0123"}) { ref } }`, nil)
+	listed := mustAs(t, rs.all[1], orgToken(0), `{ secrets { name } }`, nil)["secrets"].([]any)
+	require.Len(t, listed, 1)
+	stranger := launchWith(t, func(c *exec.Cmd) {
+		c.Env = append(c.Env, "CAPSTAN_SECRET_KEY="+base64.StdEncoding.EncodeToString([]byte("another-key-of-thirty-two-bytes!")))
+	}, t.TempDir(), args...)
+	select {
+	case <-stranger.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("a replica with another secret key kept running:\n%s", stranger.output())
+	}
+	require.Contains(t, stranger.output(), "every replica must have the same key")
 
 	// Phase 1: three Tempo operations (each with a MinIO sub-operation),
 	// started through three different replicas; the owner of the first

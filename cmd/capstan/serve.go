@@ -232,22 +232,24 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
-	vault, err := openVault(cfg)
-	if err != nil {
-		return err
-	}
-	// Every log line is masked: no secret value of any organization.
-	log = slog.New(secret.NewLogHandler(log.Handler(), vault))
-	for _, org := range tokens.Organizations() {
-		if _, err := vault.Redactor(ctx, org); err != nil {
-			return err
-		}
-	}
 	store, err := openStore(cfg, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	vault, err := openVault(cfg, store)
+	if err != nil {
+		return err
+	}
+	// Every log line is masked: no secret value of any organization.
+	log = slog.New(secret.NewLogHandler(log.Handler(), vault))
+	if _, shared := vault.Store.(*secret.DBStore); !shared {
+		for _, org := range tokens.Organizations() {
+			if _, err := vault.Redactor(ctx, org); err != nil {
+				return err
+			}
+		}
+	}
 	// Replicas on one Neo4j share its operations by shard lease (the
 	// embedded store's data directory is locked to one process already).
 	lease, _ := store.(executor.Lease)
@@ -389,17 +391,57 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 }
 
 // openVault opens the secret store (its key from CAPSTAN_SECRET_KEY or
-// the key file).
-func openVault(cfg serveConfig) (*secret.Vault, error) {
+// the key file): the file beside the embedded store; on Neo4j, the
+// database every replica shares (sealed with the key they share), which
+// prepareSecrets checks once the database answers.
+func openVault(cfg serveConfig, store capstan.Store) (*secret.Vault, error) {
 	key, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
 	if err != nil {
 		return nil, err
+	}
+	if records, ok := store.(secret.Records); ok {
+		return secret.NewVault(secret.NewDB(records, key)), nil
 	}
 	fs, err := secret.OpenFile(cfg.secretStore, key)
 	if err != nil {
 		return nil, err
 	}
 	return secret.NewVault(fs), nil
+}
+
+// prepareSecrets, on a shared store, checks that the key opens what the
+// database holds, copies into it the secrets an earlier version kept in
+// the file (those it does not have), and builds every organization's
+// redactor.
+func prepareSecrets(ctx context.Context, vault *secret.Vault, orgs []string, cfg serveConfig) error {
+	db, shared := vault.Store.(*secret.DBStore)
+	if !shared {
+		return nil
+	}
+	if err := db.CheckKey(ctx); err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.secretStore); err == nil {
+		key, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
+		if err != nil {
+			return err
+		}
+		file, err := secret.OpenFile(cfg.secretStore, key)
+		if err != nil {
+			return err
+		}
+		for _, org := range orgs {
+			if err := secret.CopyMissing(ctx, file, vault, org); err != nil {
+				return err
+			}
+		}
+	}
+	for _, org := range orgs {
+		if _, err := vault.Redactor(ctx, org); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jobSandbox confines jobs: they never see the data directory, the tokens
@@ -541,6 +583,9 @@ func prepareUntilReady(ctx context.Context, svc *service.Service, orgs []string,
 // prepare installs the bundled and extra packs into every organization and
 // imports the catalog (or, into an empty organization, the demo catalog).
 func prepare(ctx context.Context, svc *service.Service, orgs []string, cfg serveConfig) error {
+	if err := prepareSecrets(ctx, svc.Secrets, orgs, cfg); err != nil {
+		return err
+	}
 	var extra []string
 	if cfg.packsDir != "" {
 		entries, err := os.ReadDir(cfg.packsDir)
