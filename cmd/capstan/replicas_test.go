@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/gqlws"
@@ -488,4 +489,39 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 		checked++
 	}
 	require.Greater(t, checked, 10)
+}
+
+// TestComposeStartsThreeReplicas: docker-compose.yml (this machine has no
+// Docker engine to run it) starts three replicas on its one Neo4j, each
+// with a data volume and a port of its own, all with the same secret key.
+func TestComposeStartsThreeReplicas(t *testing.T) {
+	data, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	var compose struct {
+		Services map[string]struct {
+			Command     []string          `yaml:"command"`
+			Environment map[string]string `yaml:"environment"`
+			Volumes     []string          `yaml:"volumes"`
+			Ports       []string          `yaml:"ports"`
+		} `yaml:"services"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &compose))
+	keys, ports, volumes := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	replicas := 0
+	for name, svc := range compose.Services {
+		if !strings.HasPrefix(name, "capstan") {
+			continue
+		}
+		replicas++
+		require.Contains(t, svc.Command, "neo4j", name)
+		require.Equal(t, "bolt://neo4j:7687", svc.Environment["CAPSTAN_NEO4J_URI"], name)
+		keys[svc.Environment["CAPSTAN_SECRET_KEY"]] = true
+		ports[svc.Ports[0]] = true
+		volumes[svc.Volumes[0]] = true
+	}
+	require.Equal(t, 3, replicas)
+	require.Len(t, keys, 1, "one secret key")
+	require.NotContains(t, keys, "")
+	require.Len(t, ports, 3)
+	require.Len(t, volumes, 3, "a data directory each")
 }
