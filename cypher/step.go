@@ -23,28 +23,31 @@ import (
 
 const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json`
 
-// qApplyStep writes one step of an operation in one statement: it locks
-// the operation, checks that it is still at version $expected with last
-// sequence $prev, and writes the operation, its records (upserted by kind and key)
-// and its new timeline events. No row comes back when the check fails.
+// qApplyStep writes steps of operations in one statement: for each, it
+// locks the operation, checks that it is still at version expected with
+// last sequence prev (and, for an executor's step, that its shard's lease
+// is still the grant it carries), and writes the operation, its records
+// (upserted by kind and key) and its new timeline events. It returns the
+// operations it wrote; a step whose check failed writes nothing.
 const qApplyStep = `
-MATCH (o:Operation {uid: $op})
+UNWIND $steps AS st
+MATCH (o:Operation {uid: st.op})
 SET o.locked = true REMOVE o.locked
-WITH o WHERE o.version = $expected AND o.last_seq = $prev
-  AND (NOT $fenced OR EXISTS { MATCH (l:ExecutorLease {key: $fence_key}) WHERE l.holder = $fence_holder AND coalesce(l.token, 0) = $fence_token })
-SET o.status = $status, o.version = $version, o.active = $active, o.last_seq = $last, o.json = $json, o.open_patches = $open_patches,
+WITH o, st WHERE o.version = st.expected AND o.last_seq = st.prev
+  AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token })
+SET o.status = st.status, o.version = st.version, o.active = st.active, o.last_seq = st.last, o.json = st.json, o.open_patches = st.open_patches,
     o.touched = timestamp()
-WITH o
-CALL (o) {
-  UNWIND $records AS row
-  MERGE (r:OpRecord {op: $op, kind: row.kind, key: row.key})
-  SET r.org = $org, r.json = row.json
+WITH o, st
+CALL (o, st) {
+  UNWIND st.records AS row
+  MERGE (r:OpRecord {op: st.op, kind: row.kind, key: row.key})
+  SET r.org = st.org, r.json = row.json
 }
-CALL (o) {
-  UNWIND $events AS row
-  CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})
+CALL (o, st) {
+  UNWIND st.events AS row
+  CREATE (:Event {org: st.org, op: st.op, seq: row.seq, json: row.json})
 }
-RETURN o.version AS version`
+RETURN st.op AS op`
 
 // stepCursor is what this store wrote last for an operation: its
 // version, its timeline's last sequence and when it was created.
@@ -125,15 +128,20 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 }
 
 // applyKnownStep commits ch on the operation at cur, as this store last
-// wrote it, in one auto-commit statement: one round trip. It returns nil
-// when the operation is no longer at cur (someone else wrote it); running
-// the statement again is safe for the same reason.
+// wrote it, in one auto-commit statement shared with the steps of other
+// operations that commit at the same moment (group.go). It returns nil
+// when the operation is no longer at cur (someone else wrote it);
+// running the step again is safe for the same reason.
 func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
-	res, err := s.writeStatement(ctx, "cypher.ApplyOperationChange", func(r runner) (any, error) {
-		return s.applyStep(ctx, r, org, ch, cur)
-	})
-	out, _ := res.(*stepOutcome)
-	return out, err
+	row, out, err := s.stepRow(ctx, org, ch, cur)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.group.commit(ctx, s, row)
+	if err != nil || !applied {
+		return nil, err
+	}
+	return out, nil
 }
 
 // applyLockedStep reads the operation under its lock, checks the
@@ -169,9 +177,23 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 	return out, err
 }
 
-// applyStep runs qApplyStep for ch on an operation at cur; it returns nil
-// when the operation is no longer at cur.
+// applyStep runs qApplyStep for ch alone on an operation at cur, in tx;
+// it returns nil when the operation is no longer at cur.
 func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
+	row, out, err := s.stepRow(ctx, org, ch, cur)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := collect(ctx, tx, qApplyStep, map[string]any{"steps": []map[string]any{row}})
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stepRow is qApplyStep's row for ch on an operation at cur, and what the
+// step writes when it applies.
+func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor) (map[string]any, *stepOutcome, error) {
 	op := ch.Operation
 	c := *op
 	c.Meta.CreatedAt = cur.created
@@ -179,16 +201,13 @@ func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capsta
 	records := s.stamp(org, op.ID, ch)
 	evs, events, last, err := s.eventRows(op.ID, cur.last, ch.Events)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, _ := json.Marshal(&c)
-	recs, err := collect(ctx, tx, qApplyStep, fenceParams(ctx, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
+	row := fenceParams(ctx, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
-		"records": recordRows(records), "events": events}))
-	if err != nil || len(recs) == 0 {
-		return nil, err
-	}
-	return &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}, nil
+		"records": recordRows(records), "events": events})
+	return row, &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}, nil
 }
 
 // remember keeps the cursor of an operation this store just wrote, while

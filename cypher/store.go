@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -49,6 +50,10 @@ type Store struct {
 	// cursors holds a stepCursor per unfinished operation this store
 	// wrote (step.go).
 	cursors sync.Map
+	// group batches the steps of operations committing at the same
+	// moment into one statement (group.go); groupStatements counts them.
+	group           stepGroup
+	groupStatements atomic.Int64
 }
 
 // retryTime bounds how long a transaction that failed with a retryable

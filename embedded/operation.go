@@ -143,7 +143,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	var written capstan.ChangeMetas
 	var opMeta capstan.Meta
-	err := s.update(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+	err := s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
 		var stored capstan.Operation
 		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -52,6 +53,10 @@ type Store struct {
 	db    *bolt.DB
 	now   func() time.Time
 	cache *providerCache
+	// group batches the steps of operations committing at the same
+	// moment (group.go); groupCommits counts its transactions.
+	group        groupCommit
+	groupCommits atomic.Int64
 }
 
 // Option configures a Store.

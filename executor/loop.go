@@ -118,7 +118,7 @@ type nodeResult struct {
 }
 
 func newLoop(e *Executor, org, opID string) *loop {
-	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult),
+	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult, e.cfg.PerOperation),
 		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{}, gatherIdle: gatherIdle, gatherMax: gatherMax,
 		diag: &diagnosticsLog{path: filepath.Join(e.cfg.Dir, "artifacts", opID, "diagnostics.log"), ref: filepath.Join("artifacts", opID, "diagnostics.log")}}
 }

@@ -217,3 +217,57 @@ func testListOperationsFilters(t *testing.T, s capstan.Store) {
 	require.NoError(t, err)
 	require.Empty(t, ops, "scoped to the organization")
 }
+
+// testManyOperationsStepAtOnce: steps of many operations committed at the
+// same moment (a store may commit them together) all land, each in its
+// own operation's timeline, gap-free and in order; one stale step among
+// them fails alone.
+func testManyOperationsStepAtOnce(t *testing.T, s capstan.Store) {
+	const ops, steps = 16, 5
+	started := make([]*capstan.Operation, ops)
+	for i := range started {
+		op, plan := startedPlan(t, s, "")
+		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil))
+		started[i] = op
+	}
+	stale := *started[0] // at its start's version, which the steps below move on from
+	require.NoError(t, s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: started[0], Events: []capstan.OperationEvent{event("step")}}))
+	var wg sync.WaitGroup
+	errs := make([]error, ops)
+	for i, op := range started {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := steps
+			if i == 0 {
+				n-- // its first step is made already
+			}
+			for range n {
+				if err := s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event("step")}}); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	var staleErr error
+	go func() {
+		defer wg.Done()
+		staleErr = s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: &stale, Events: []capstan.OperationEvent{event("late")}})
+	}()
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	requireStale(t, staleErr, "a step at an old version among the others")
+	for _, op := range started {
+		events, err := s.ListEvents(ctx, orgA, op.ID, 0, 100)
+		require.NoError(t, err)
+		require.Len(t, events, steps)
+		for i, e := range events {
+			require.Equal(t, int64(i+1), e.Sequence)
+			require.Equal(t, "step", e.Type)
+		}
+	}
+}

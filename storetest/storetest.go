@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"StartOperation", testStartOperation},
 		{"OperationChanges", testOperationChanges},
 		{"ConcurrentOperationSteps", testConcurrentOperationSteps},
+		{"ManyOperationsStepAtOnce", testManyOperationsStepAtOnce},
 		{"ListOperationsFilters", testListOperationsFilters},
 		{"StartOperationWritesItsIntent", testStartOperationWritesItsIntent},
 		{"OperationChangeCommitsWhatFollows", testOperationChangeCommitsWhatFollows},

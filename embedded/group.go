@@ -1,0 +1,103 @@
+package embedded
+
+import (
+	"context"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// Group commit across operations. Every bbolt commit costs two fsyncs,
+// whatever it holds; steps of different operations that become ready
+// while a commit is on disk therefore wait for it and then commit
+// together, in one transaction (one pair of fsyncs). There is no added
+// delay: a step that finds no commit running commits at once (a lone
+// chain is not slowed); one that finds a commit running joins the next.
+// The first step queued behind a commit leads the next one, which takes
+// every step queued by then.
+
+// groupCommit queues the steps waiting for the running commit.
+type groupCommit struct {
+	mu      sync.Mutex
+	running bool
+	queue   []*groupStep
+}
+
+// groupStep is one step waiting: its writes, and where its outcome (or
+// the turn to lead) is told.
+type groupStep struct {
+	fn   func(tx *bolt.Tx) error
+	err  error
+	done chan bool // true: lead the next commit; false: committed (err set)
+}
+
+// updateGrouped runs fn in a write transaction shared with the steps of
+// other operations that wait at the same moment.
+func (s *Store) updateGrouped(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
+	}
+	g := &s.group
+	me := &groupStep{fn: fn, done: make(chan bool, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, me)
+	if g.running {
+		g.mu.Unlock()
+		if lead := <-me.done; !lead {
+			return wrap(op, me.err)
+		}
+		g.mu.Lock()
+	}
+	g.running = true
+	batch := g.queue
+	g.queue = nil
+	g.mu.Unlock()
+
+	s.commitSteps(batch)
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- true // it leads the next commit, with those queued behind it
+	} else {
+		g.running = false
+	}
+	g.mu.Unlock()
+	return wrap(op, me.err)
+}
+
+// commitSteps commits the steps in one transaction. A step that fails
+// fails alone: the transaction is rolled back and the others commit
+// again without it (bbolt has no savepoints); most failures (a stale
+// version) are found before the step writes anything, so this is rare.
+func (s *Store) commitSteps(batch []*groupStep) {
+	s.groupCommits.Add(1)
+	for len(batch) > 0 {
+		failed := -1
+		var failure error
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, st := range batch {
+				if err := st.fn(tx); err != nil {
+					failed, failure = i, err
+					return err
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			for _, st := range batch {
+				st.err = err // nil, or the commit's own failure: every step's
+				st.done <- false
+			}
+			return
+		}
+		batch[failed].err = failure
+		batch[failed].done <- false
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+// GroupCommits counts the transactions that committed operation steps
+// (several steps each when they came at once).
+func (s *Store) GroupCommits() int64 { return s.groupCommits.Load() }

@@ -1,0 +1,93 @@
+package executor_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/live"
+)
+
+// BenchmarkManyOperations runs many chains of no-op jobs at once on one
+// executor — 100 operations of 100 nodes, 1,000 of 10 — beside one chain
+// of 100 alone, on both stores (on Neo4j with the shard leases and their
+// fencing, as a replica runs), and reports nodes per second over the
+// whole batch: from the first start to the last end. At a small
+// CAPSTAN_BENCH_NODES (make test) the batches shrink in proportion.
+func BenchmarkManyOperations(b *testing.B) {
+	scale := min(1.0, float64(benchNodes())/1000)
+	for _, store := range []string{"embedded", "neo4j"} {
+		for _, batch := range []struct{ ops, nodes int }{{1, 100}, {100, 100}, {1000, 10}} {
+			ops := max(1, int(float64(batch.ops)*scale))
+			b.Run(fmt.Sprintf("%s/%dx%d", store, ops, batch.nodes), func(b *testing.B) {
+				org = testenv.NewOrg()
+				broker := live.NewBroker(1 << 16) // the feed is read once every operation started
+				raw := benchStore(b, store)
+				counted := &countingStore{Store: raw}
+				s := live.Store{Store: counted, Broker: broker}
+				lease, _ := raw.(executor.Lease)
+				svc, _ := setup(b, s, org, func(c *executor.Config) { c.Lease, c.LeaseHolder = lease, "bench-"+org })
+				nodes, edges := dagPlan("chain", batch.nodes)
+				var total time.Duration
+				grouped := groupCounter(raw)
+				var commits0 int64
+				if grouped != nil {
+					commits0 = grouped.GroupCommits()
+				}
+				counted.steps.Store(0)
+				for i := 0; i < b.N; i++ {
+					plans := make([]*capstan.Plan, ops)
+					for j := range plans {
+						plans[j] = readyPlan(b, s, nodes, edges)
+					}
+					ended := broker.Organization(org)
+					start := time.Now()
+					pending := map[string]bool{}
+					for _, p := range plans {
+						op, err := svc.StartOperation(as("alice", capstan.RoleAdmin), p.ID, "")
+						require.NoError(b, err)
+						pending[op.ID] = true
+					}
+					for m := range ended.C {
+						if pending[m.Operation.ID] && m.Operation.Status.Terminal() {
+							require.Equal(b, capstan.OperationSucceeded, m.Operation.Status)
+							delete(pending, m.Operation.ID)
+							if len(pending) == 0 {
+								break
+							}
+						}
+					}
+					require.Empty(b, pending, "the feed ended first (overflowed: %v)", ended.Overflowed())
+					total += time.Since(start)
+					ended.Close()
+				}
+				b.ReportMetric(float64(b.N*ops*batch.nodes)/total.Seconds(), "nodes/s")
+				b.ReportMetric(float64(total.Microseconds())/float64(b.N*ops*batch.nodes), "µs/node")
+				if grouped != nil {
+					b.ReportMetric(float64(counted.steps.Load())/float64(grouped.GroupCommits()-commits0), "steps/commit")
+				}
+			})
+		}
+	}
+}
+
+// groupCounter counts a store's group commits (transactions or statements
+// that committed steps), or is nil.
+func groupCounter(s capstan.Store) interface{ GroupCommits() int64 } {
+	switch g := s.(type) {
+	case interface{ GroupCommits() int64 }:
+		return g
+	case interface{ GroupStatements() int64 }:
+		return statementCounter{g}
+	}
+	return nil
+}
+
+type statementCounter struct{ s interface{ GroupStatements() int64 } }
+
+func (c statementCounter) GroupCommits() int64 { return c.s.GroupStatements() }
