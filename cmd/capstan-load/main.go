@@ -9,6 +9,7 @@
 //	make load                       # 1,000 subscribers over 100 operations
 //	go run ./cmd/capstan-load -subscribers 10000 -operations 1
 //	go run ./cmd/capstan-load -floor -subscribers 10000   # the machine's floor (floor.go)
+//	go run ./cmd/capstan-load -replicas 3 -subscribers 10000   # three replicas on one Neo4j
 package main
 
 import (
@@ -28,6 +29,13 @@ type config struct {
 	window, hold            time.Duration
 	cpuProfile              string
 	perEvent                bool
+	// replicas > 1 starts that many servers on one Neo4j (neo4jURI, or
+	// one it starts itself); subscribers and gate decisions are spread
+	// over them, so most events reach their subscribers through another
+	// replica's tailer. servers are their URLs (server is the first).
+	replicas int
+	neo4jURI string
+	servers  []string
 }
 
 func main() {
@@ -45,6 +53,8 @@ func main() {
 	flag.DurationVar(&c.hold, "hold", 2*time.Second, "how long the subscriptions stay idle before the operations are released (memory is measured at its end)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the server's CPU profile of the released phase to this file (go tool pprof FILE)")
 	flag.BoolVar(&c.perEvent, "per-event", false, "also print the latency percentiles of each live event (the i-th of every subscriber)")
+	flag.IntVar(&c.replicas, "replicas", 1, "servers started on one Neo4j (more than one: replicas mode; subscribers and decisions spread over them)")
+	flag.StringVar(&c.neo4jURI, "neo4j-uri", "", "the Neo4j of -replicas (empty: start a throwaway one)")
 	floor := flag.Bool("floor", false, "measure this machine's floor instead: one raw loopback TCP write to each of -subscribers connections, read by another process (no WebSocket, GraphQL or Capstan)")
 	floorSize := flag.Int("floor-size", 1024, "bytes per write in -floor")
 	floorReader := flag.String("floor-reader", "", "(internal) the reading side of -floor, connecting to this address")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/metrics"
+	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
 type report struct {
@@ -46,13 +48,24 @@ type serverMemory struct{ rss, heap, stack, goroutines float64 }
 func run(c config) (*report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.window)
 	defer cancel()
+	if c.server == "" && c.replicas > 1 {
+		urls, stop, err := startReplicas(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		c.server, c.servers = urls[0], urls
+	}
 	if c.server == "" {
-		url, stop, err := startServer(c)
+		url, stop, err := startServer(c, nil)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		c.server = url
+	}
+	if len(c.servers) == 0 {
+		c.servers = []string{c.server}
 	}
 	ops, err := startOperations(c)
 	if err != nil {
@@ -82,7 +95,7 @@ func run(c config) (*report, error) {
 		if i > 0 {
 			time.Sleep(c.step / time.Duration(len(ops)))
 		}
-		if err := gql(c.server, c.token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op}, nil); err != nil {
+		if err := gql(c.servers[(i+1)%len(c.servers)], c.token+"-sre", `mutation($op: ID!) { decideGate(input: {operation: $op, node: "hold", approve: true}) { status } }`, map[string]any{"op": op}, nil); err != nil {
 			return nil, fmt.Errorf("release %s: %w", op, err)
 		}
 	}
@@ -105,9 +118,10 @@ func run(c config) (*report, error) {
 	return r, nil
 }
 
-// startServer runs `capstan serve` on a fresh embedded store with the
-// load pack: a gate that holds, then a chain of simulated jobs.
-func startServer(c config) (string, func(), error) {
+// startServer runs `capstan serve` on a fresh embedded store (or with
+// the extra arguments given, a Neo4j) with the load pack: a gate that
+// holds, then a chain of simulated jobs.
+func startServer(c config, extra []string) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "capstan-load")
 	if err != nil {
 		return "", nil, err
@@ -123,7 +137,8 @@ func startServer(c config) (string, func(), error) {
 	// measure themselves, not the fan-out, so they are off here.
 	cmd := exec.Command(c.capstan, "serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"), "--packs", packs, "--workers", "256",
 		"--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0", "--max-connections-per-client", "0")
-	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token, "CAPSTAN_PPROF=1")
+	cmd.Args = append(cmd.Args, extra...)
+	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+c.token, "CAPSTAN_PPROF=1", "CAPSTAN_SECRET_KEY="+loadSecretKey)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return "", nil, err
@@ -242,7 +257,7 @@ func subscribe(ctx context.Context, c config, ops []string, r *report) ([]*subsc
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			conn, err := gqlws.Dial(ctx, c.server+"/graphql", c.token)
+			conn, err := gqlws.Dial(ctx, c.servers[(first/per)%len(c.servers)]+"/graphql", c.token)
 			for i, s := range group {
 				if err == nil {
 					err = conn.Subscribe(strconv.Itoa(i), `subscription($op: ID!) { operationEvents(operation: $op) { cursor node { sequence at } } }`, map[string]any{"op": s.op})
@@ -445,4 +460,39 @@ func (r *report) printPerEvent(w io.Writer) {
 		fmt.Fprintf(w, "event %3d: p50 %s, p99 %s, max %s (%d)\n", i+1, l[len(l)/2].Round(100*time.Microsecond),
 			l[min(len(l)-1, len(l)*99/100)].Round(100*time.Microsecond), l[len(l)-1].Round(100*time.Microsecond), len(l))
 	}
+}
+
+// loadSecretKey seals the secrets of the servers this tool starts (the
+// replicas of one database share it).
+var loadSecretKey = base64.StdEncoding.EncodeToString([]byte("capstan-load-secret-key-32-bytes"))
+
+// startReplicas starts c.replicas servers on one Neo4j (c.neo4jURI, or a
+// throwaway one), one after another (the first prepares the database).
+func startReplicas(ctx context.Context, c config) ([]string, func(), error) {
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	uri := c.neo4jURI
+	if uri == "" {
+		db, err := neo4jtest.StartOwn(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start Neo4j: %w", err)
+		}
+		stops = append(stops, func() { db.Close() })
+		uri = db.URI
+	}
+	var urls []string
+	for range c.replicas {
+		url, stopOne, err := startServer(c, []string{"--store", "neo4j", "--neo4j-uri", uri})
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		stops = append(stops, stopOne)
+		urls = append(urls, url)
+	}
+	return urls, stop, nil
 }
