@@ -3,6 +3,9 @@ package live
 import (
 	"context"
 	"sync"
+	"time"
+
+	"github.com/capstan-dev/capstan"
 
 	"github.com/capstan-dev/capstan/internal/guard"
 )
@@ -64,7 +67,11 @@ func (f *Feed) run() {
 	// The sections under f.mu only move fields, so a panic never leaves
 	// it held and f.end can take it.
 	defer guard.Recover(nil, "operation feed", f.end)
-	ended, err := f.src.Terminal(f.ctx)
+	var ended bool
+	err := retryUnavailable(f.ctx, func() (err error) {
+		ended, err = f.src.Terminal(f.ctx)
+		return err
+	})
 	if err == nil {
 		err = f.catchUp()
 	}
@@ -115,6 +122,30 @@ func (f *Feed) deliver(m *Message) error {
 	return nil
 }
 
+// storeRetries is how often a feed reads the store again after an
+// UNAVAILABLE answer (a database busy or restarting for a moment),
+// waiting twice as long each time from 100 ms, before it ends the
+// subscription with the error (the client resumes from its cursor).
+const storeRetries = 5
+
+// retryUnavailable runs read until it succeeds, fails otherwise than
+// UNAVAILABLE, or has been retried storeRetries times.
+func retryUnavailable(ctx context.Context, read func() error) error {
+	wait := 100 * time.Millisecond
+	for i := 0; ; i++ {
+		err := read()
+		if err == nil || i == storeRetries || capstan.ErrorCode(err) != capstan.EUNAVAILABLE {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
 // catchUp sends every stored event after the last one delivered: those
 // the broker still holds (recent.go) without reading them, then what the
 // store has after them.
@@ -126,7 +157,11 @@ func (f *Feed) catchUp() error {
 			}
 			f.last = e.Event.Sequence
 		}
-		events, err := f.src.Events(f.ctx, f.last, pageSize)
+		var events []capstan.OperationEvent
+		err := retryUnavailable(f.ctx, func() (err error) {
+			events, err = f.src.Events(f.ctx, f.last, pageSize)
+			return err
+		})
 		if err != nil {
 			return err
 		}

@@ -239,3 +239,53 @@ func TestEndedFeedLeavesWithoutTheBrokersLock(t *testing.T) {
 	b.mu.Unlock()
 	requireNoSubscribers(t, b)
 }
+
+// flakySource answers UNAVAILABLE a number of times before it reads (a
+// database busy or restarting for a moment), or always with another code.
+type flakySource struct {
+	*timeline
+	mu       sync.Mutex
+	failures int
+	code     string
+}
+
+func (f *flakySource) Events(ctx context.Context, after int64, limit int) ([]capstan.OperationEvent, error) {
+	f.mu.Lock()
+	if f.failures != 0 {
+		f.failures--
+		f.mu.Unlock()
+		return nil, capstan.Errorf(f.code, "neo4j is not reachable; try again")
+	}
+	f.mu.Unlock()
+	return f.timeline.Events(ctx, after, limit)
+}
+
+// TestAFeedRidesOutAStoreHiccup: a replay read that answers UNAVAILABLE a
+// few times is read again (the subscriber sees nothing of it); one that
+// keeps failing, or fails otherwise, ends the stream with the error.
+func TestAFeedRidesOutAStoreHiccup(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		failures int
+		code     string
+		ends     string
+	}{
+		{"a hiccup", 3, capstan.EUNAVAILABLE, ""},
+		{"an outage", -1, capstan.EUNAVAILABLE, capstan.EUNAVAILABLE},
+		{"another failure", 1, capstan.EINTERNAL, capstan.EINTERNAL},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tl := &timeline{ended: true}
+			tl.add(3)
+			out := newRecorder(-1)
+			StartFeed(context.Background(), NewBroker(0), "o", "op", &flakySource{timeline: tl, failures: c.failures, code: c.code}, 0, out)
+			got, err := out.wait(t)
+			if c.ends == "" {
+				require.NoError(t, err)
+				require.Equal(t, seqs(1, 3), got)
+				return
+			}
+			require.Equal(t, c.ends, capstan.ErrorCode(err))
+		})
+	}
+}

@@ -47,7 +47,7 @@ type Tailer struct {
 // DefaultTailEvery and DefaultTailSlack are the tailer's interval and how
 // far back each read looks again.
 const (
-	DefaultTailEvery = 100 * time.Millisecond
+	DefaultTailEvery = 50 * time.Millisecond
 	DefaultTailSlack = 5 * time.Second
 )
 

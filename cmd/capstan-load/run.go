@@ -35,6 +35,8 @@ type report struct {
 	events, deliveries     int64
 	gaps, duplicates       int64
 	overflows, otherErrors int64
+	// firstError is what the first of the other errors said.
+	firstError atomic.Value
 	lastEvent              time.Time
 	dialTime               time.Duration
 	// released is when the gates opened (unix ns; read by subscribers):
@@ -299,6 +301,7 @@ func follow(conn *gqlws.Conn, group []*subscriber, r *report, closing <-chan str
 	for open > 0 {
 		m, err := conn.Next()
 		if err != nil {
+			r.firstError.CompareAndSwap(nil, "connection: "+err.Error())
 			for _, s := range group {
 				select {
 				case <-s.done:
@@ -323,6 +326,7 @@ func follow(conn *gqlws.Conn, group []*subscriber, r *report, closing <-chan str
 				atomic.AddInt64(&r.overflows, 1)
 			} else {
 				atomic.AddInt64(&r.otherErrors, 1)
+				r.firstError.CompareAndSwap(nil, "error message: "+string(m.Payload))
 			}
 			end(s)
 			continue
@@ -336,6 +340,7 @@ func (s *subscriber) record(m gqlws.Message, now time.Time, r *report) {
 	n, ok := eventOf(m.Payload)
 	if !ok {
 		atomic.AddInt64(&r.otherErrors, 1)
+		r.firstError.CompareAndSwap(nil, "not an event: "+string(m.Payload))
 		return
 	}
 	switch {
@@ -439,6 +444,9 @@ func (r *report) print(w io.Writer, c config) {
 		fmt.Fprintf(w, "event rate held: %.0f committed events/s, %.0f deliveries/s over %.1fs\n", float64(r.events)/wall, float64(len(r.latencies))/wall, wall)
 	}
 	fmt.Fprintf(w, "gaps %d, duplicates %d, overflows %d, other errors %d\n", r.gaps, r.duplicates, r.overflows, r.otherErrors)
+	if first, _ := r.firstError.Load().(string); first != "" {
+		fmt.Fprintf(w, "the first other error: %s\n", first)
+	}
 	r.printPerEvent(w)
 }
 
