@@ -251,8 +251,11 @@ func (w ChangeMetas) Apply(ch *OperationChange) {
 type OperationTouch struct {
 	OrganizationID, ID, ParentID string
 	LastSequence                 int64
-	Active                       bool
-	CreatedAt                    time.Time
+	// PrevSequence is the last sequence before the latest commit: where
+	// that commit's events start (0 for an operation's first).
+	PrevSequence int64
+	Active       bool
+	CreatedAt    time.Time
 }
 
 // TimelineCursor asks for an operation's events after a sequence.

@@ -36,7 +36,7 @@ SET o.locked = true REMOVE o.locked
 WITH o, st WHERE o.version = st.expected AND o.last_seq = st.prev
   AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token })
 SET o.status = st.status, o.version = st.version, o.active = st.active, o.last_seq = st.last, o.json = st.json, o.open_patches = st.open_patches,
-    o.touched = timestamp()
+    o.touched = timestamp(), o.prev_seq = st.prev
 WITH o, st
 CALL (o, st) {
   UNWIND st.records AS row

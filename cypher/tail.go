@@ -17,11 +17,11 @@ import (
 
 const qTouchedOperations = `
 MATCH (o:Operation) WHERE o.touched >= $since
-RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, o.active AS active, o.created_at AS created`
+RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, coalesce(o.prev_seq, 0) AS prev, o.active AS active, o.created_at AS created`
 
 const qActiveOperations = `
 MATCH (o:Operation) WHERE o.active = true
-RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, o.active AS active, o.created_at AS created`
+RETURN o.org AS org, o.id AS id, o.parent AS parent, o.last_seq AS last, coalesce(o.prev_seq, 0) AS prev, o.active AS active, o.created_at AS created`
 
 // TouchedOperations returns the operations a commit touched at or after
 // since (milliseconds of the database's clock), or, with since 0, every
@@ -50,7 +50,7 @@ func (s *Store) TouchedOperations(ctx context.Context, since int64) ([]capstan.O
 			created, _ := m["created"].(time.Time)
 			active, _ := m["active"].(bool)
 			a.touches = append(a.touches, capstan.OperationTouch{OrganizationID: str(m["org"]), ID: str(m["id"]), ParentID: str(m["parent"]),
-				LastSequence: i64(m["last"]), Active: active, CreatedAt: created})
+				LastSequence: i64(m["last"]), PrevSequence: i64(m["prev"]), Active: active, CreatedAt: created})
 		}
 		return a, nil
 	})

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,13 +29,22 @@ type groupCommit struct {
 // groupStep is one step waiting: its writes, and where its outcome (or
 // the turn to lead) is told.
 type groupStep struct {
-	fn   func(tx *bolt.Tx) error
-	err  error
-	done chan bool // true: lead the next commit; false: committed (err set)
+	fn       func(tx *bolt.Tx) error
+	err      error
+	done     chan bool // true: lead the next commit; false: committed (err set)
+	answered bool      // set by the leader's goroutine once err is final
+}
+
+// answer tells the step its outcome (its err).
+func (st *groupStep) answer() {
+	st.answered = true
+	st.done <- false
 }
 
 // updateGrouped runs fn in a write transaction shared with the steps of
-// other operations that wait at the same moment.
+// other operations that wait at the same moment. A step still queued when
+// its context ends leaves the queue; one taken into a commit waits for
+// its outcome (it may have committed).
 func (s *Store) updateGrouped(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
@@ -45,8 +55,18 @@ func (s *Store) updateGrouped(ctx context.Context, op string, fn func(tx *bolt.T
 	g.queue = append(g.queue, me)
 	if g.running {
 		g.mu.Unlock()
-		if lead := <-me.done; !lead {
-			return wrap(op, me.err)
+		select {
+		case lead := <-me.done:
+			if !lead {
+				return wrap(op, me.err)
+			}
+		case <-ctx.Done():
+			if !g.leave(me) {
+				return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, ctx.Err())
+			}
+			if lead := <-me.done; !lead {
+				return wrap(op, me.err)
+			}
 		}
 		g.mu.Lock()
 	}
@@ -54,17 +74,38 @@ func (s *Store) updateGrouped(ctx context.Context, op string, fn func(tx *bolt.T
 	batch := g.queue
 	g.queue = nil
 	g.mu.Unlock()
-
+	defer g.handOff()
 	s.commitSteps(batch)
-
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		g.queue[0].done <- true // it leads the next commit, with those queued behind it
-	} else {
-		g.running = false
-	}
-	g.mu.Unlock()
 	return wrap(op, me.err)
+}
+
+// leave takes a step whose context ended out of the queue, and reports
+// false when it did; true means it was already taken into a commit or
+// given the lead, and must wait for its outcome or lead.
+func (g *groupCommit) leave(me *groupStep) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(me.done) > 0 {
+		return true
+	}
+	i := slices.Index(g.queue, me)
+	if i < 0 {
+		return true
+	}
+	g.queue = slices.Delete(g.queue, i, i+1)
+	return false
+}
+
+// handOff lets the first step queued lead the next commit, or ends the
+// run; it runs even when a commit panicked, so the queue never stalls.
+func (g *groupCommit) handOff() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queue) > 0 {
+		g.queue[0].done <- true
+		return
+	}
+	g.running = false
 }
 
 // commitSteps commits the steps in one transaction. A step that fails
@@ -73,6 +114,15 @@ func (s *Store) updateGrouped(ctx context.Context, op string, fn func(tx *bolt.T
 // version) are found before the step writes anything, so this is rare.
 func (s *Store) commitSteps(batch []*groupStep) {
 	s.groupCommits.Add(1)
+	leader := batch[0]
+	defer func() { // a panic below still answers every step
+		for _, st := range batch {
+			if st != leader && !st.answered {
+				st.err = capstan.Errorf(capstan.EINTERNAL, "the commit of this step failed")
+				st.answer()
+			}
+		}
+	}()
 	for len(batch) > 0 {
 		failed := -1
 		var failure error
@@ -88,12 +138,12 @@ func (s *Store) commitSteps(batch []*groupStep) {
 		if failed < 0 {
 			for _, st := range batch {
 				st.err = err // nil, or the commit's own failure: every step's
-				st.done <- false
+				st.answer()
 			}
 			return
 		}
 		batch[failed].err = failure
-		batch[failed].done <- false
+		batch[failed].answer()
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
 }

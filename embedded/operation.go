@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -143,7 +144,14 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	var written capstan.ChangeMetas
 	var opMeta capstan.Meta
+	// The records as given: a group commit may run fn again (after
+	// another step of its batch failed), and putRecords stamps them.
+	gates, evidence, artifacts, interventions := slices.Clone(ch.Gates), slices.Clone(ch.Evidence), slices.Clone(ch.Artifacts), slices.Clone(ch.Interventions)
 	err := s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+		copy(ch.Gates, gates)
+		copy(ch.Evidence, evidence)
+		copy(ch.Artifacts, artifacts)
+		copy(ch.Interventions, interventions)
 		var stored capstan.Operation
 		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
 		if err != nil {

@@ -118,6 +118,8 @@ type Executor struct {
 	wg      sync.WaitGroup // workers and drain watchers
 
 	kick       chan struct{} // asks keepShards to renew at once (a fenced write)
+	starting   chan struct{} // closed when Start has returned
+	stopped    bool          // Stop (or a failed Start) has stopped everything; under mu
 	leaseDone  chan struct{} // closed when keepShards has ended
 	leaseUntil time.Time     // when the leases held run out; only keepShards uses it after Start
 	renewals   int           // renewals so far; only keepShards uses it after Start
@@ -188,7 +190,10 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	e.ctx, e.cancel = context.WithCancel(ctx)
+	starting := make(chan struct{})
+	e.starting = starting
 	e.mu.Unlock()
+	defer close(starting)
 	for i := 0; i < e.cfg.Workers; i++ {
 		e.wg.Add(1)
 		go func() {
@@ -220,9 +225,12 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.stopAll()
 		return err
 	}
-	e.leaseDone = make(chan struct{})
+	leaseDone := make(chan struct{})
+	e.mu.Lock()
+	e.leaseDone = leaseDone
+	e.mu.Unlock()
 	go func() {
-		defer close(e.leaseDone)
+		defer close(leaseDone)
 		e.keepShards()
 	}()
 	return nil
@@ -300,14 +308,22 @@ func (e *Executor) runs(org, opID string) bool {
 // resume on the next Start, or at once on another executor.
 func (e *Executor) Stop() {
 	e.mu.Lock()
-	cancel := e.cancel
+	cancel, starting := e.cancel, e.starting
 	e.mu.Unlock()
 	if cancel == nil {
 		return // never started
 	}
 	cancel()
-	if e.leaseDone != nil {
-		<-e.leaseDone
+	<-starting // a Start still under way ends first (cancelled)
+	e.mu.Lock()
+	leaseDone, stopped := e.leaseDone, e.stopped
+	e.stopped = true
+	e.mu.Unlock()
+	if stopped {
+		return
+	}
+	if leaseDone != nil {
+		<-leaseDone
 	}
 	e.stopAll()
 }
@@ -315,6 +331,9 @@ func (e *Executor) Stop() {
 // stopAll ends every shard and worker; with a Lease it releases the
 // shards and withdraws the executor.
 func (e *Executor) stopAll() {
+	e.mu.Lock()
+	e.stopped = true
+	e.mu.Unlock()
 	e.cancel()
 	var keys []string
 	for i := range e.owned() {

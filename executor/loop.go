@@ -173,10 +173,15 @@ func (l *loop) run(ctx context.Context) {
 		if err != nil {
 			l.dirty = true // a failed step may have moved the cached state: read the stored one
 		}
+		if err != nil && l.draining && len(l.inflight) == 0 {
+			return // handed over: the next owner tries the step
+		}
 		if err != nil && (capstan.ErrorCode(err) != capstan.ECONFLICT || l.conflicts > maxConflicts) {
 			l.e.cfg.Log.Warn("operation step failed; retrying", "operation", l.opID, "err", err.Error())
 			select {
 			case <-l.e.cfg.Clock.After(time.Second):
+			case <-l.drainSignal():
+				l.draining = true
 			case <-ctx.Done():
 				return
 			}

@@ -88,6 +88,8 @@ func groupCounter(s capstan.Store) interface{ GroupCommits() int64 } {
 	return nil
 }
 
-type statementCounter struct{ s interface{ GroupStatements() int64 } }
+type statementCounter struct {
+	s interface{ GroupStatements() int64 }
+}
 
 func (c statementCounter) GroupCommits() int64 { return c.s.GroupStatements() }

@@ -34,9 +34,19 @@ type shard struct {
 	drain, idle chan struct{}
 	// loops counts its operation goroutines (and the Tenure).
 	loops sync.WaitGroup
-	// draining and fenced are set under the executor's mu.
+	// draining and fenced are set under the executor's mu; drainSince
+	// is when the hand-over began.
 	draining, fenced bool
+	drainSince       time.Time
 }
+
+// abandonedAfter is how many lease terms a shard stays free before any
+// member takes it beyond its share (Decide).
+const abandonedAfter = 3
+
+// maxDrain is how many lease terms a hand-over waits for the shard's
+// work to finish before it ends the shard anyway.
+const maxDrain = 2
 
 // beginShard starts running shard i under fence; its unfinished
 // operations are launched by the caller (launchShards).
@@ -61,16 +71,27 @@ func (e *Executor) beginShard(i int, fence capstan.Fence) {
 }
 
 // endShard stops shard i's operations and waits for them.
-func (e *Executor) endShard(i int) {
+func (e *Executor) endShard(i int) { e.endShards([]int{i}) }
+
+// endShards stops the shards' operations — every one of them first, so
+// that no shard's loops run on while another's are waited for — and then
+// waits for them.
+func (e *Executor) endShards(list []int) {
+	var ended []*shard
 	e.mu.Lock()
-	sh := e.shards[i]
-	e.shards[i] = nil
-	e.mu.Unlock()
-	if sh == nil {
-		return
+	for _, i := range list {
+		if sh := e.shards[i]; sh != nil {
+			e.shards[i] = nil
+			ended = append(ended, sh)
+		}
 	}
-	sh.stop()
-	sh.loops.Wait()
+	e.mu.Unlock()
+	for _, sh := range ended {
+		sh.stop()
+	}
+	for _, sh := range ended {
+		sh.loops.Wait()
+	}
 }
 
 // drainShard hands shard i over: its loops start nothing new and end once
@@ -82,7 +103,7 @@ func (e *Executor) drainShard(i int) {
 		e.mu.Unlock()
 		return
 	}
-	sh.draining = true
+	sh.draining, sh.drainSince = true, e.cfg.Clock.Now()
 	e.mu.Unlock()
 	close(sh.drain)
 	if sh.hook != nil {
@@ -183,9 +204,7 @@ func (e *Executor) keepShards() {
 		default:
 			wait = c.LeaseTerm / 15
 			c.Log.Error("the executor's leases run out before they can be renewed; stopping operations until they are", "err", err.Error())
-			for i := range e.owned() {
-				e.endShard(i)
-			}
+			e.endShards(keysOfShards(e.owned()))
 		}
 	}
 }
@@ -209,7 +228,7 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	d := Decide(members, c.LeaseHolder, leases, now)
+	d := Decide(members, c.LeaseHolder, leases, now, abandonedAfter*c.LeaseTerm)
 	running := e.owned()
 	var keys []string
 	for _, i := range append(d.Claim, d.GiveUp...) {
@@ -232,6 +251,7 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 		}
 	}
 	begun := map[int]bool{}
+	var lost, regranted []int
 	for i, sh := range running {
 		f, ok := held[i]
 		e.mu.Lock()
@@ -240,15 +260,18 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 		switch {
 		case !ok:
 			c.Log.Warn("another executor holds this shard now; no longer running its operations", "shard", ShardKey(i))
-			e.endShard(i)
+			lost = append(lost, i)
 		case fenced || f != sh.fence:
 			// Granted anew meanwhile (it ran out, another held it): the
 			// writes under the old grant are refused; resume from what
 			// is persisted under the new one.
-			e.endShard(i)
-			e.beginShard(i, f)
-			begun[i] = true
+			regranted = append(regranted, i)
 		}
+	}
+	e.endShards(append(lost, regranted...))
+	for _, i := range regranted {
+		e.beginShard(i, held[i])
+		begun[i] = true
 	}
 	for i, f := range held {
 		if _, ok := running[i]; !ok {
@@ -290,17 +313,26 @@ func (e *Executor) handOver(giveUp []int) {
 		e.drainShard(i)
 	}
 	var released []string
+	var done []int
 	for i, sh := range e.owned() {
 		if !sh.draining {
 			continue
 		}
 		select {
 		case <-sh.idle:
-			e.endShard(i)
-			released = append(released, ShardKey(i))
 		default:
+			if e.cfg.Clock.Now().Sub(sh.drainSince) < maxDrain*e.cfg.LeaseTerm {
+				continue
+			}
+			// A loop that cannot step (a store failing it) or a job
+			// that runs for hours must not keep the shard from its
+			// owner: it is ended, as a lost shard would be.
+			e.cfg.Log.Warn("a shard handed over still has work out; ending it", "shard", ShardKey(i))
 		}
+		done = append(done, i)
+		released = append(released, ShardKey(i))
 	}
+	e.endShards(done)
 	if len(released) == 0 {
 		return
 	}
@@ -324,6 +356,14 @@ func (e *Executor) releaseAll(shards []string) {
 	if err := e.cfg.Lease.ReleaseLeases(ctx, e.cfg.LeaseHolder, shards); err != nil {
 		e.cfg.Log.Warn("releasing the executor's leases failed; they expire by themselves", "err", err.Error())
 	}
+}
+
+func keysOfShards(m map[int]*shard) []int {
+	out := make([]int, 0, len(m))
+	for i := range m {
+		out = append(out, i)
+	}
+	return out
 }
 
 func contains(list []int, i int) bool {

@@ -126,7 +126,8 @@ func (l *loop) redactor() *secret.Redactor {
 	}
 	r, err := l.e.cfg.Secrets.Redactor(context.Background(), l.org)
 	if err != nil {
-		l.e.cfg.Log.Warn("secret values not loaded for masking", "operation", l.opID, "err", capstan.ErrorMessage(err))
+		l.e.cfg.Log.Warn("secret values not loaded for masking: outputs are withheld whole", "operation", l.opID, "err", capstan.ErrorMessage(err))
+		return secret.Withhold()
 	}
 	return r
 }

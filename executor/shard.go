@@ -67,12 +67,23 @@ type Claims struct {
 // point of its own so that members do not race for the same ones; one
 // above it gives its highest-numbered shards up, only while another
 // member has room for them.
-func Decide(members []string, holder string, leases []capstan.LeaseHolder, now time.Time) Claims {
+//
+// A shard free for longer than abandoned (a member that announces itself
+// but never claims its share) is taken by any member, one per renewal,
+// whatever its quota: no shard stays unowned.
+func Decide(members []string, holder string, leases []capstan.LeaseHolder, now time.Time, abandoned time.Duration) Claims {
 	quota := Quota(members, holder)
 	holders := map[int]string{}
+	var stale []int
 	for _, l := range leases {
 		i := shardOfKey(l.Key)
-		if i < 0 || l.ID == "" || (l.ID != holder && l.Until.Before(now)) {
+		if i < 0 {
+			continue
+		}
+		if l.ID == "" || (l.ID != holder && l.Until.Before(now)) {
+			if abandoned > 0 && slices.Contains(members, holder) && l.Until.Before(now.Add(-abandoned)) {
+				stale = append(stale, i)
+			}
 			continue // free
 		}
 		holders[i] = l.ID
@@ -101,6 +112,12 @@ func Decide(members []string, holder string, leases []capstan.LeaseHolder, now t
 		start := slices.Index(members, holder) * Shards / max(1, len(members))
 		slices.SortFunc(free, func(a, b int) int { return (a-start+Shards)%Shards - (b-start+Shards)%Shards })
 		c.Claim = append(c.Claim, free[:min(want, len(free))]...)
+	}
+	for _, i := range stale {
+		if !slices.Contains(c.Claim, i) {
+			c.Claim = append(c.Claim, i)
+			break
+		}
 	}
 	slices.Sort(c.Claim)
 	return c

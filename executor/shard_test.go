@@ -101,9 +101,12 @@ func TestDecide(t *testing.T) {
 		{"over quota, the free ones fill the room: keeps all", []string{"a", "b"}, "a", leases(now, append(repeat("a", 8), repeat("", 8)...)...),
 			executor.Claims{Claim: span(0, 7)}},
 		{"not a member yet: claims nothing", []string{"b"}, "a", nil, executor.Claims{}},
+		{"a shard abandoned past the limit: one more, beyond the quota", []string{"a", "b"}, "a",
+			append(leases(now, repeat("a", 8)...), capstan.LeaseHolder{Key: executor.ShardKey(9), Until: now.Add(-2 * time.Hour)}, capstan.LeaseHolder{Key: executor.ShardKey(10), Until: now.Add(-2 * time.Hour)}),
+			executor.Claims{Claim: append(span(0, 7), 9)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := executor.Decide(c.members, c.holder, c.leases, now)
+			got := executor.Decide(c.members, c.holder, c.leases, now, time.Hour)
 			require.Equal(t, c.want, got)
 		})
 	}

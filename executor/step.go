@@ -47,6 +47,9 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 	}
 	waiting := len(l.inflight) == 0 && len(dispatch) == 0 && !l.retryDue() && len(verify) == 0 && st.waiting()
 	switch {
+	case l.draining:
+		// Handed over: nodes it did not start are not waiting; the
+		// next owner decides the status.
 	case waiting && op.Status == capstan.OperationRunning:
 		if err := op.Move(capstan.OperationWaiting); err != nil {
 			return false, err

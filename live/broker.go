@@ -227,7 +227,7 @@ func (b *Broker) Publish(m Message) {
 		return
 	}
 	if n := b.Published.Add(1); n%1024 == 0 {
-		b.forgetEnded(time.Now().Add(-forgetEndedAfter))
+		b.forget(time.Now().Add(-forgetAfter))
 	}
 	m.events = share(m.Events, &b.Encodings)
 	b.remember(key, &m)

@@ -15,9 +15,9 @@ import (
 type seen struct {
 	upTo  int64
 	above map[int64]struct{}
-	// ended is when the operation's final change was published: the mark
-	// is kept a while after it (the tailer may still read the change).
-	ended time.Time
+	// at is when the mark last moved: a mark idle for forgetAfter is
+	// forgotten (Forget), so the map holds the operations of lately.
+	at time.Time
 }
 
 func (s *seen) has(seq int64) bool {
@@ -62,11 +62,14 @@ func (b *Broker) markPublished(key string, m *Message) bool {
 	s := b.seen[key]
 	if s == nil {
 		s = &seen{}
+		if len(m.Events) > 0 && m.Events[0].Sequence > 1 {
+			// The first published here: what came before is the
+			// store's to replay, not news for the tailer to bring.
+			s.upTo = m.Events[0].Sequence - 1
+		}
 		b.seen[key] = s
 	}
-	if m.Operation.Status.Terminal() && s.ended.IsZero() {
-		s.ended = time.Now()
-	}
+	s.at = time.Now()
 	if len(m.Events) == 0 {
 		return true
 	}
@@ -112,6 +115,7 @@ func (b *Broker) Known(org, opID string, last int64) {
 		s = &seen{}
 		b.seen[key] = s
 	}
+	s.at = time.Now()
 	s.upTo = max(s.upTo, last)
 	for seq := range s.above {
 		if seq <= s.upTo {
@@ -129,15 +133,23 @@ func (b *Broker) Interested(org, opID string) bool {
 	return len(b.byOp[operationKey(org, opID)]) > 0 || len(b.byOrg[org]) > 0
 }
 
-// forgetEndedAfter is how long the mark of an ended operation is kept:
-// well beyond what the tailer reads again (its slack).
-const forgetEndedAfter = 30 * time.Second
+// forgetAfter is how long the mark of an operation nothing moved is
+// kept: well beyond what the tailer reads again (its slack). An operation
+// moved after that is new to the tailer (it brings its latest commit).
+const forgetAfter = 30 * time.Second
 
-// forgetEnded drops the marks of operations that ended before cutoff
-// (b.mu held).
-func (b *Broker) forgetEnded(cutoff time.Time) {
+// Forget drops the marks idle for forgetAfter (the tailer calls it now
+// and then; Publish too).
+func (b *Broker) Forget() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.forget(time.Now().Add(-forgetAfter))
+}
+
+// forget drops the marks idle since before cutoff (b.mu held).
+func (b *Broker) forget(cutoff time.Time) {
 	for key, s := range b.seen {
-		if !s.ended.IsZero() && s.ended.Before(cutoff) {
+		if s.at.Before(cutoff) {
 			delete(b.seen, key)
 		}
 	}

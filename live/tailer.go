@@ -56,7 +56,9 @@ const (
 const newsLimit = 500
 
 // Run tails until ctx ends. It starts from every unfinished operation as
-// stored now: what happened before is the store's to replay.
+// stored now: what happened before is the store's to replay. An
+// operation it does not know (finished before it started, or forgotten
+// since: Broker.Forget) brings the events of its latest commit.
 func (t *Tailer) Run(ctx context.Context) {
 	every, slack := t.Every, t.Slack
 	if every <= 0 {
@@ -70,10 +72,9 @@ func (t *Tailer) Run(ctx context.Context) {
 		log = slog.Default()
 	}
 	var since int64
-	var started time.Time
 	failing := false
 	for {
-		err := t.read(ctx, &since, &started, slack)
+		err := t.read(ctx, &since, slack)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -94,8 +95,10 @@ func (t *Tailer) Run(ctx context.Context) {
 
 // read is one read. since is the database's clock of the next read's
 // start (0 before the first: the baseline of unfinished operations).
-func (t *Tailer) read(ctx context.Context, since *int64, started *time.Time, slack time.Duration) error {
-	t.Reads.Add(1)
+func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) error {
+	if t.Reads.Add(1)%100 == 0 {
+		t.Broker.Forget()
+	}
 	touches, now, err := t.Timeline.TouchedOperations(ctx, *since)
 	if err != nil {
 		return err
@@ -104,19 +107,19 @@ func (t *Tailer) read(ctx context.Context, since *int64, started *time.Time, sla
 		for _, o := range touches {
 			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
 		}
-		*started = time.UnixMilli(now)
 		*since = now - slack.Milliseconds()
 		return nil
 	}
-	*since = now - slack.Milliseconds()
+	next := now - slack.Milliseconds() // only once this read has succeeded
 	var cursors []capstan.TimelineCursor
 	for _, o := range touches {
 		upTo, known := t.Broker.PublishedUpTo(o.OrganizationID, o.ID)
-		if !known && o.CreatedAt.Before(started.Add(-slack)) {
-			// Ended before this tailer started (the baseline had every
-			// unfinished one): nothing of it is news.
-			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
-			continue
+		if !known {
+			// Not followed here since the baseline (or forgotten since):
+			// its news is its latest commit's events — an assessment on
+			// a finished operation, say.
+			upTo = min(o.PrevSequence, o.LastSequence)
+			t.Broker.Known(o.OrganizationID, o.ID, upTo)
 		}
 		if o.LastSequence <= upTo {
 			continue // published here already (most often: committed here)
@@ -131,12 +134,14 @@ func (t *Tailer) read(ctx context.Context, since *int64, started *time.Time, sla
 		}
 	}
 	if len(cursors) == 0 {
+		*since = next
 		return nil
 	}
 	news, err := t.Timeline.TimelineNews(ctx, cursors, newsLimit)
 	if err != nil {
 		return err
 	}
+	*since = next
 	for _, n := range news {
 		if len(n.Events) == 0 {
 			continue

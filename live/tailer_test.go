@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func (f *fakeTimeline) commit(org, id string, active bool, evs ...capstan.Operat
 	}
 	o.Active = active
 	f.events[id] = append(f.events[id], evs...)
-	o.LastSequence = evs[len(evs)-1].Sequence
+	o.PrevSequence, o.LastSequence = o.LastSequence, evs[len(evs)-1].Sequence
 	f.touch[id] = f.now
 }
 
@@ -163,4 +164,39 @@ func TestTailerBringsOtherProcessesCommits(t *testing.T) {
 	reads := tl.Reads.Load() - readsBefore
 	require.LessOrEqual(t, reads, int64(30), "one read per interval, not one per subscriber")
 	require.Equal(t, db.reads, int(tl.Reads.Load()))
+}
+
+// TestTailerBringsAnOldOperationsNews: an operation the tailer does not
+// know (finished before it started) that gets a commit (an assessment
+// recorded on a finished operation) brings that commit's events, not its
+// history; and a first local publish of an old operation does not make
+// the tailer bring its history either.
+func TestTailerBringsAnOldOperationsNews(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	db.commit("o", "done", false, events(1, 9)...)
+	db.commit("o", "mine", false, events(1, 4)...)
+	db.now += 60_000 // they ended a minute before the tailer starts
+	b := NewBroker(0)
+	org := b.Organization("o")
+	tl := &Tailer{Timeline: db, Broker: b, Every: 5 * time.Millisecond, Slack: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tl.Run(ctx) }()
+	require.Eventually(t, func() bool { return tl.Reads.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	db.commit("o", "done", false, capstan.OperationEvent{Sequence: 10, Type: EventResourceAssessed})
+	finished := capstan.Operation{Meta: capstan.Meta{ID: "mine"}, Status: capstan.OperationSucceeded}
+	b.Publish(Message{Org: "o", Operation: finished, Events: []capstan.OperationEvent{{Sequence: 5, Type: EventResourceAssessed}}})
+	db.commit("o", "mine", false, capstan.OperationEvent{Sequence: 5, Type: EventResourceAssessed})
+	require.Eventually(t, func() bool { upTo, _ := b.PublishedUpTo("o", "done"); return upTo == 10 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done
+	b.Close()
+	var got []string
+	for m := range org.C {
+		for _, e := range m.Events {
+			got = append(got, fmt.Sprintf("%s/%d", m.Operation.ID, e.Sequence))
+		}
+	}
+	require.ElementsMatch(t, []string{"mine/5", "done/10"}, got, "each news once, no history")
 }

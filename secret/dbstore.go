@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"sort"
 	"time"
@@ -46,6 +47,10 @@ type DBStore struct {
 	aead    cipher.AEAD
 }
 
+// keyCheckOrg keeps the value CheckKey seals on a database without
+// secrets (no organization is expected to be called so).
+const keyCheckOrg = "capstan-key-check"
+
 // NewDB is the store over records with key (a key of KeySize bytes:
 // LoadKey's). CheckKey tells whether the key opens what the database
 // holds.
@@ -59,10 +64,21 @@ func NewDB(records Records, key []byte) *DBStore {
 
 // CheckKey refuses a key that does not open what the database holds (a
 // replica started with a key of its own), before any job needs a secret.
+//
+// On a database that holds no secret yet, it seals a value of its own
+// (keyCheckOrg), so that the first replica's key is the one every other
+// is checked against even before anyone puts a secret.
 func (s *DBStore) CheckKey(ctx context.Context) error {
 	org, name, values, err := s.records.AnySecretRecord(ctx)
-	if err != nil || len(values) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(values) == 0 {
+		check := make([]byte, 24)
+		if _, err := rand.Read(check); err != nil {
+			return capstan.Wrap("secret.CheckKey", err)
+		}
+		return s.Put(ctx, keyCheckOrg, "key-check", []byte(base64.RawURLEncoding.EncodeToString(check)))
 	}
 	if _, err := s.open(org, name, values[0]); err != nil {
 		return capstan.Errorf(capstan.EINVALID, "the database's secrets do not open with this secret key: every replica must have the same key (CAPSTAN_SECRET_KEY, or the same --secret-key-file)")

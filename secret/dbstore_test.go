@@ -80,7 +80,8 @@ func TestReplicasShareSecrets(t *testing.T) {
 	ctx := context.Background()
 	db := &memRecords{recs: map[string]map[string][]secret.SealedValue{}, gens: map[string]int64{}}
 	a, b := secret.NewVault(secret.NewDB(db, key(1))), secret.NewVault(secret.NewDB(db, key(1)))
-	require.NoError(t, b.Store.(*secret.DBStore).CheckKey(ctx), "an empty database opens with any key")
+	require.NoError(t, b.Store.(*secret.DBStore).CheckKey(ctx), "an empty database takes the first key")
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(secret.NewDB(db, key(3)).CheckKey(ctx)), "the first key is the database's, even with no secret put yet")
 	before, err := b.Redactor(ctx, "acme")
 	require.NoError(t, err)
 	require.True(t, before.Empty())

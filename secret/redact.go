@@ -19,7 +19,15 @@ const Mask = "[redacted]"
 // (query and path), JSON string escaping, hex. It is immutable.
 type Redactor struct {
 	patterns [][]byte // longest first, so a longer encoding is masked whole
+	// all withholds everything (Withhold): the values to mask could not
+	// be loaded.
+	all bool
 }
+
+// Withhold is the redactor of an organization whose secret values could
+// not be loaded: it masks every output whole rather than none of it
+// (fail closed).
+func Withhold() *Redactor { return &Redactor{all: true} }
 
 // NewRedactor builds a redactor for values (shorter than MinValueLen
 // ones are ignored).
@@ -76,12 +84,15 @@ func base64Cores(enc *base64.Encoding, v []byte) [][]byte {
 }
 
 // Empty reports whether there is nothing to mask.
-func (r *Redactor) Empty() bool { return r == nil || len(r.patterns) == 0 }
+func (r *Redactor) Empty() bool { return r == nil || (len(r.patterns) == 0 && !r.all) }
 
 // Bytes masks b (b itself is never changed).
 func (r *Redactor) Bytes(b []byte) []byte {
 	if r.Empty() {
 		return b
+	}
+	if r.all {
+		return []byte(Mask)
 	}
 	out := b
 	for _, p := range r.patterns {
@@ -96,6 +107,9 @@ func (r *Redactor) Bytes(b []byte) []byte {
 func (r *Redactor) String(s string) string {
 	if r.Empty() {
 		return s
+	}
+	if r.all {
+		return Mask
 	}
 	for _, p := range r.patterns {
 		if strings.Contains(s, string(p)) {

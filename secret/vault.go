@@ -65,11 +65,13 @@ func (v *Vault) Redactor(ctx context.Context, org string) (*Redactor, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	gen, fresh, err := v.generation(ctx, org)
+	if r, ok := v.byOrg[org]; ok && (fresh || err != nil) {
+		// A failed check keeps the redactor it has: it masks every value
+		// known so far, and nil would mask nothing.
+		return r, nil
+	}
 	if err != nil {
 		return nil, err
-	}
-	if r, ok := v.byOrg[org]; ok && fresh {
-		return r, nil
 	}
 	values, err := v.Store.Values(ctx, org)
 	if err != nil {
