@@ -37,8 +37,8 @@ type report struct {
 	overflows, otherErrors int64
 	// firstError is what the first of the other errors said.
 	firstError atomic.Value
-	lastEvent              time.Time
-	dialTime               time.Duration
+	lastEvent  time.Time
+	dialTime   time.Duration
 	// released is when the gates opened (unix ns; read by subscribers):
 	// only events committed after it count as live deliveries.
 	released atomic.Int64
