@@ -112,13 +112,15 @@ func TestExecutorMembers(t *testing.T) {
 	s := open(t)
 	require.NoError(t, clearLease(ctx))
 	a, b := "a-"+capstan.NewID(), "b-"+capstan.NewID()
-	members, err := s.JoinExecutors(ctx, b, 300*time.Millisecond)
+	// b's term is long enough for a's join to find it on a busy machine,
+	// and short enough to wait out.
+	members, err := s.JoinExecutors(ctx, b, 2*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, []string{b}, members)
 	members, err = s.JoinExecutors(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, []string{a, b}, members, "sorted")
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	members, err = s.JoinExecutors(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, []string{a}, members, "b expired")
