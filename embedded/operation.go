@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -70,7 +69,20 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 
 // putOperation writes op and keeps the index of unfinished operations.
 func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) error {
+	data, err := json.Marshal(op)
+	if err != nil {
+		return err
+	}
+	return s.putOperationJSON(tx, org, op, data)
+}
+
+// putOperationJSON writes op, encoded as data, its version for the next
+// step's check, and keeps the index of unfinished operations.
+func (s *Store) putOperationJSON(tx *bolt.Tx, org string, op *capstan.Operation, data []byte) error {
 	k := key(org, op.ID)
+	if err := putVersion(tx, org, op.Meta); err != nil {
+		return err
+	}
 	active := tx.Bucket(bActiveOps)
 	// Only a change of the set is written: a put of a key that is there
 	// already still makes bbolt materialise and re-serialise the set in
@@ -86,7 +98,7 @@ func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) err
 			return err
 		}
 	}
-	return putJSON(tx.Bucket(bOperations), k, op)
+	return tx.Bucket(bOperations).Put(k, data)
 }
 
 // appendFill is how full bbolt leaves pages it splits in the buckets an
@@ -104,16 +116,7 @@ const appendFill = 0.95
 func (s *Store) appendEvents(tx *bolt.Tx, org, opID string, events []capstan.OperationEvent) error {
 	b := tx.Bucket(bEvents)
 	b.FillPercent = appendFill
-	last := int64(0)
-	p := prefix(org, opID)
-	c := b.Cursor()
-	if k, _ := c.Seek(append(append([]byte(nil), p...), 0xff)); k != nil {
-		if k2, _ := c.Prev(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
-			fmt.Sscanf(string(k2[len(p):]), "%x", &last)
-		}
-	} else if k2, _ := c.Last(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
-		fmt.Sscanf(string(k2[len(p):]), "%x", &last)
-	}
+	last := lastSequence(b, org, opID)
 	now := s.now().UTC()
 	for i := range events {
 		e := events[i]
@@ -130,6 +133,21 @@ func (s *Store) appendEvents(tx *bolt.Tx, org, opID string, events []capstan.Ope
 	return nil
 }
 
+// lastSequence is the operation's last event's sequence (0: none).
+func lastSequence(b *bolt.Bucket, org, opID string) int64 {
+	last := int64(0)
+	p := prefix(org, opID)
+	c := b.Cursor()
+	if k, _ := c.Seek(append(append([]byte(nil), p...), 0xff)); k != nil {
+		if k2, _ := c.Prev(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
+			fmt.Sscanf(string(k2[len(p):]), "%x", &last)
+		}
+	} else if k2, _ := c.Last(); k2 != nil && len(k2) > len(p) && string(k2[:len(p)]) == string(p) {
+		fmt.Sscanf(string(k2[len(p):]), "%x", &last)
+	}
+	return last
+}
+
 // ApplyOperationChange commits one step of an operation.
 func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
 	if err := checkOrg(org); err != nil {
@@ -142,39 +160,33 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	if len(ch.Resources) > 0 {
 		defer s.cache.invalidate(org)
 	}
+	prep, err := s.prepareStep(org, ch)
+	if err != nil {
+		return capstan.Wrap("embedded.ApplyOperationChange", err)
+	}
 	var written capstan.ChangeMetas
-	var opMeta capstan.Meta
-	// The records as given: a group commit may run fn again (after
-	// another step of its batch failed), and putRecords stamps them.
-	gates, evidence, artifacts, interventions := slices.Clone(ch.Gates), slices.Clone(ch.Evidence), slices.Clone(ch.Artifacts), slices.Clone(ch.Interventions)
-	err := s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
-		copy(ch.Gates, gates)
-		copy(ch.Evidence, evidence)
-		copy(ch.Artifacts, artifacts)
-		copy(ch.Interventions, interventions)
-		var stored capstan.Operation
-		ok, err := getJSON(tx.Bucket(bOperations), key(org, op.ID), &stored)
+	var events []capstan.OperationEvent
+	err = s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+		version, created, ok, err := storedVersion(tx, org, op.ID)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return notFound("operation", op.ID)
 		}
-		if stored.Version != op.Version {
-			return capstan.StaleVersion("operation", op.ID, stored.Version, op.Version)
+		if version != op.Version {
+			return capstan.StaleVersion("operation", op.ID, version, op.Version)
 		}
-		m := op.Meta
-		m.CreatedAt = stored.CreatedAt
-		s.touch(&m, org, false)
 		o2 := *op
-		o2.Meta = m
-		if err := s.putOperation(tx, org, &o2); err != nil {
-			return err
+		o2.Meta = prep.meta
+		if !created.Equal(o2.CreatedAt) { // the caller's copy lost its creation time: keep the stored one
+			o2.CreatedAt = created
+			if prep.opJSON, err = json.Marshal(&o2); err != nil {
+				return err
+			}
+			prep.meta.CreatedAt = created
 		}
-		if err := s.putRecords(tx, org, op.ID, ch); err != nil {
-			return err
-		}
-		if err := s.appendEvents(tx, org, op.ID, ch.Events); err != nil {
+		if events, err = s.putPrepared(tx, org, op, prep, &o2); err != nil {
 			return err
 		}
 		w, err := s.putChangeWrites(tx, org, ch)
@@ -182,13 +194,15 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			return err
 		}
 		w.Patches, err = s.putPatches(tx, org, op.ID, ch.Patches)
-		written, opMeta = w, m
+		written = w
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	op.Meta = opMeta
+	op.Meta = prep.meta
+	copy(ch.Events, events)
+	ch.NodeRuns, ch.Gates, ch.Evidence, ch.Artifacts, ch.Interventions = prep.records.NodeRuns, prep.records.Gates, prep.records.Evidence, prep.records.Artifacts, prep.records.Interventions
 	written.Apply(ch)
 	return nil
 }

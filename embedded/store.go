@@ -43,9 +43,10 @@ var (
 	bActiveOps     = []byte("active_ops")     // org, id -> "" while not terminal
 	bOpRecords     = []byte("op_records")     // org, op id, kind, key -> record
 	bEvents        = []byte("events")         // org, op id, sequence (hex) -> OperationEvent
+	bOpVersions    = []byte("op_versions")    // org, op id -> version, created (16 bytes): a step's check without decoding
 	allBuckets     = [][]byte{bResources, bResourceKeys, bProvides, bIncoming, bPacks, bCapabilities,
 		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans,
-		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents, bRevisions, bPatches, bOpPatches}
+		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents, bRevisions, bPatches, bOpPatches, bOpVersions}
 )
 
 // Store is the embedded store.
