@@ -270,3 +270,37 @@ type TimelineNews struct {
 	Operation *Operation
 	Events    []OperationEvent
 }
+
+// StampedRecords returns copies of the change's records as a store keeps
+// them — ids, meta (a new gate created, a known one updated; evidence,
+// artifacts and interventions created) and the operation set — leaving
+// the change as it is until the store's commit succeeds (a retried
+// transaction starts over from it).
+func (ch *OperationChange) StampedRecords(org string, now time.Time) *OperationChange {
+	opID := ch.Operation.ID
+	out := &OperationChange{
+		NodeRuns: append([]OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]Gate(nil), ch.Gates...),
+		Evidence: append([]Evidence(nil), ch.Evidence...), Artifacts: append([]Artifact(nil), ch.Artifacts...),
+		Interventions: append([]Intervention(nil), ch.Interventions...),
+	}
+	for i := range out.NodeRuns {
+		out.NodeRuns[i].OperationID = opID
+	}
+	for i := range out.Gates {
+		out.Gates[i].Meta.Touch(org, out.Gates[i].ID == "", now)
+		out.Gates[i].OperationID = opID
+	}
+	for i := range out.Evidence {
+		out.Evidence[i].Meta.Touch(org, true, now)
+		out.Evidence[i].OperationID = opID
+	}
+	for i := range out.Artifacts {
+		out.Artifacts[i].Meta.Touch(org, true, now)
+		out.Artifacts[i].OperationID = opID
+	}
+	for i := range out.Interventions {
+		out.Interventions[i].Meta.Touch(org, true, now)
+		out.Interventions[i].OperationID = opID
+	}
+	return out
+}

@@ -137,7 +137,7 @@ func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.Oper
 	if err != nil {
 		return nil, err
 	}
-	applied, err := s.group.commit(ctx, s, row)
+	applied, err := s.commitStep(ctx, row)
 	if err != nil || !applied {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationCh
 	c := *op
 	c.Meta.CreatedAt = cur.created
 	s.touch(&c.Meta, org, false)
-	records := s.stamp(org, op.ID, ch)
+	records := ch.StampedRecords(org, s.now())
 	evs, events, last, err := s.eventRows(op.ID, cur.last, ch.Events)
 	if err != nil {
 		return nil, nil, err
@@ -218,37 +218,6 @@ func (s *Store) remember(opUID string, m capstan.Meta, last int64, status capsta
 		return
 	}
 	s.cursors.Store(opUID, stepCursor{version: m.Version, last: last, created: m.CreatedAt})
-}
-
-// stamp returns copies of the change's records with ids, meta and the
-// operation set, leaving the input as it was (a retried transaction
-// starts over).
-func (s *Store) stamp(org, opID string, ch *capstan.OperationChange) *capstan.OperationChange {
-	out := &capstan.OperationChange{
-		NodeRuns: append([]capstan.OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]capstan.Gate(nil), ch.Gates...),
-		Evidence: append([]capstan.Evidence(nil), ch.Evidence...), Artifacts: append([]capstan.Artifact(nil), ch.Artifacts...),
-		Interventions: append([]capstan.Intervention(nil), ch.Interventions...),
-	}
-	for i := range out.NodeRuns {
-		out.NodeRuns[i].OperationID = opID
-	}
-	for i := range out.Gates {
-		s.touch(&out.Gates[i].Meta, org, out.Gates[i].ID == "")
-		out.Gates[i].OperationID = opID
-	}
-	for i := range out.Evidence {
-		s.touch(&out.Evidence[i].Meta, org, true)
-		out.Evidence[i].OperationID = opID
-	}
-	for i := range out.Artifacts {
-		s.touch(&out.Artifacts[i].Meta, org, true)
-		out.Artifacts[i].OperationID = opID
-	}
-	for i := range out.Interventions {
-		s.touch(&out.Interventions[i].Meta, org, true)
-		out.Interventions[i].OperationID = opID
-	}
-	return out
 }
 
 // recordRows are the rows that store a change's records.

@@ -12,13 +12,13 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/groupcommit"
 )
 
 var _ capstan.Store = (*Store)(nil)
@@ -51,9 +51,8 @@ type Store struct {
 	// wrote (step.go).
 	cursors sync.Map
 	// group batches the steps of operations committing at the same
-	// moment into one statement (group.go); groupStatements counts them.
-	group           stepGroup
-	groupStatements atomic.Int64
+	// moment into one statement (group.go).
+	group groupcommit.Queue[stepRow]
 }
 
 // retryTime bounds how long a transaction that failed with a retryable

@@ -301,51 +301,6 @@ func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationCh
 	return w, nil
 }
 
-func (s *Store) putRecords(tx *bolt.Tx, org, opID string, ch *capstan.OperationChange) error {
-	b := tx.Bucket(bOpRecords)
-	b.FillPercent = appendFill
-	put := func(kind, k string, v any) error { return putJSON(b, key(org, opID, kind, k), v) }
-	for i := range ch.NodeRuns {
-		ch.NodeRuns[i].OperationID = opID
-		if err := put(kindNodeRun, ch.NodeRuns[i].NodeID, ch.NodeRuns[i]); err != nil {
-			return err
-		}
-	}
-	for i := range ch.Gates {
-		g := &ch.Gates[i]
-		s.touch(&g.Meta, org, g.ID == "")
-		g.OperationID = opID
-		if err := put(kindGate, g.NodeID, g); err != nil {
-			return err
-		}
-	}
-	for i := range ch.Evidence {
-		e := &ch.Evidence[i]
-		s.touch(&e.Meta, org, true)
-		e.OperationID = opID
-		if err := put(kindEvidence, e.ID, e); err != nil {
-			return err
-		}
-	}
-	for i := range ch.Artifacts {
-		a := &ch.Artifacts[i]
-		s.touch(&a.Meta, org, true)
-		a.OperationID = opID
-		if err := put(kindArtifact, a.ID, a); err != nil {
-			return err
-		}
-	}
-	for i := range ch.Interventions {
-		iv := &ch.Interventions[i]
-		s.touch(&iv.Meta, org, true)
-		iv.OperationID = opID
-		if err := put(kindIntervention, iv.ID, iv); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // GetOperation returns an operation by id.
 func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
 	var op capstan.Operation

@@ -52,7 +52,7 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 	if p.opJSON, err = json.Marshal(&o2); err != nil {
 		return nil, err
 	}
-	p.records = s.stampRecords(org, op.ID, ch)
+	p.records = ch.StampedRecords(org, s.now())
 	add := func(kind, k string, v any) error {
 		data, err := json.Marshal(v)
 		p.rows = append(p.rows, keyValue{kind: kind, key: k, value: data})
@@ -101,36 +101,6 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 		p.events = append(p.events, preparedEvent{event: e, head: data[:i+len(mark)-1], tail: data[i+len(mark):]})
 	}
 	return p, nil
-}
-
-// stampRecords returns copies of ch's records with their ids, meta and
-// operation set (ch's stay as they are until the commit succeeds).
-func (s *Store) stampRecords(org, opID string, ch *capstan.OperationChange) *capstan.OperationChange {
-	out := &capstan.OperationChange{
-		NodeRuns: append([]capstan.OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]capstan.Gate(nil), ch.Gates...),
-		Evidence: append([]capstan.Evidence(nil), ch.Evidence...), Artifacts: append([]capstan.Artifact(nil), ch.Artifacts...),
-		Interventions: append([]capstan.Intervention(nil), ch.Interventions...),
-	}
-	for i := range out.NodeRuns {
-		out.NodeRuns[i].OperationID = opID
-	}
-	for i := range out.Gates {
-		s.touch(&out.Gates[i].Meta, org, out.Gates[i].ID == "")
-		out.Gates[i].OperationID = opID
-	}
-	for i := range out.Evidence {
-		s.touch(&out.Evidence[i].Meta, org, true)
-		out.Evidence[i].OperationID = opID
-	}
-	for i := range out.Artifacts {
-		s.touch(&out.Artifacts[i].Meta, org, true)
-		out.Artifacts[i].OperationID = opID
-	}
-	for i := range out.Interventions {
-		s.touch(&out.Interventions[i].Meta, org, true)
-		out.Interventions[i].OperationID = opID
-	}
-	return out
 }
 
 // storedVersion is the operation's version and creation time as stored:

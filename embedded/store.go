@@ -10,12 +10,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/groupcommit"
 )
 
 var _ capstan.Store = (*Store)(nil)
@@ -55,9 +55,8 @@ type Store struct {
 	now   func() time.Time
 	cache *providerCache
 	// group batches the steps of operations committing at the same
-	// moment (group.go); groupCommits counts its transactions.
-	group        groupCommit
-	groupCommits atomic.Int64
+	// moment (group.go).
+	group groupcommit.Queue[stepWrite]
 }
 
 // Option configures a Store.
