@@ -39,23 +39,32 @@ SET r += row.props` + qProvides
 	qUpdateResources = `
 UNWIND $rows AS row
 MATCH (r:Resource {ukey: row.ukey})
+USING INDEX r:Resource(ukey)
 SET r += row.props` + qProvides
 	qProvides = `
 WITH r, row
 UNWIND row.provides AS p
 MATCH (pf:Profile {uid: p.profile})
+USING INDEX pf:Profile(uid)
 CREATE (r)-[e:PROVIDES]->(pf)
 SET e = p.props`
 )
 
+// The queries that find resources or profiles by key hold the planner to
+// the unique index: right after a large import its statistics can lag,
+// and a re-import planned then scanned the index for every row instead
+// of seeking (measured: 60 s instead of 0.3 s to drop 18,000 edges).
 const qDropResourceEdges = `
 UNWIND $ukeys AS k
-MATCH (r:Resource {ukey: k})-[e:PROVIDES|RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]->()
+MATCH (r:Resource {ukey: k})
+USING INDEX r:Resource(ukey)
+MATCH (r)-[e:PROVIDES|RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]->()
 DELETE e`
 
 const qMissingTargets = `
 UNWIND $targets AS t
 OPTIONAL MATCH (r:Resource {ukey: t})
+USING INDEX r:Resource(ukey)
 WITH t, r WHERE r IS NULL
 RETURN collect(t) AS missing`
 
@@ -85,6 +94,8 @@ func relQuery(typ string) string {
 	return `
 UNWIND $rows AS x
 MATCH (a:Resource {ukey: x.from}), (b:Resource {ukey: x.to})
+USING INDEX a:Resource(ukey)
+USING INDEX b:Resource(ukey)
 CREATE (a)-[:` + typ + `]->(b)`
 }
 
@@ -291,6 +302,7 @@ type importOutcome struct {
 const qResourcesByUkey = `
 UNWIND $ukeys AS k
 MATCH (r:Resource {ukey: k})
+USING INDEX r:Resource(ukey)
 RETURN r.json AS json`
 
 // storedResources returns the stored versions of rs that exist, by key.
