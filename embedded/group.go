@@ -62,3 +62,10 @@ func (s *Store) commitSteps(batch []*groupcommit.Call[stepWrite]) {
 // GroupCommits counts the transactions that committed operation steps
 // (several steps each when they came at once).
 func (s *Store) GroupCommits() int64 { return s.group.Commits() }
+
+// PageWrites counts the page writes of every transaction the store
+// committed (bbolt's own count): what a commit's syncs carry to disk.
+func (s *Store) PageWrites() int64 {
+	st := s.db.Stats()
+	return st.TxStats.GetWrite()
+}

@@ -271,7 +271,14 @@ func peakRSS() uint64 {
 //   - direct: one 4 KB block written with O_DIRECT|O_DSYNC over a block
 //     already written once: the least any purpose-built log could pay for
 //     one durable record on this disk (direct_floor_test.go).
+//   - pages-N: N 4 KB pages written at scattered places of a 64 MB file
+//     and synced once, as a bbolt commit of N dirty pages does; reported
+//     per page. A step's page writes (BenchmarkManyOperations' pages/step)
+//     times this is the least its share of a commit can cost.
 func BenchmarkDurableWriteFloor(b *testing.B) {
+	for _, n := range []int{8, 400} {
+		b.Run(fmt.Sprintf("pages-%d", n), func(b *testing.B) { benchmarkScatteredPages(b, n) })
+	}
 	b.Run("fsync", func(b *testing.B) {
 		f, err := os.Create(b.TempDir() + "/floor")
 		require.NoError(b, err)
@@ -291,4 +298,30 @@ func BenchmarkDurableWriteFloor(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/sync")
 	})
 	b.Run("direct", benchmarkDirectWrite)
+}
+
+// benchmarkScatteredPages writes n pages at scattered offsets, then syncs.
+func benchmarkScatteredPages(b *testing.B, n int) {
+	const size = 64 << 20
+	f, err := os.Create(b.TempDir() + "/pages")
+	require.NoError(b, err)
+	defer f.Close()
+	_, err = f.WriteAt(make([]byte, size), 0) // allocated, as a grown bbolt file is
+	require.NoError(b, err)
+	require.NoError(b, f.Sync())
+	page := make([]byte, 4096)
+	slot := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for range n {
+			slot = (slot + 7919) % (size / 4096) // a prime stride: no two neighbours
+			if _, err := f.WriteAt(page, int64(slot)*4096); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/page")
 }

@@ -39,6 +39,11 @@ func BenchmarkManyOperations(b *testing.B) {
 				if grouped != nil {
 					commits0 = grouped.GroupCommits()
 				}
+				pages, _ := raw.(interface{ PageWrites() int64 })
+				var pages0 int64
+				if pages != nil {
+					pages0 = pages.PageWrites()
+				}
 				counted.steps.Store(0)
 				for i := 0; i < b.N; i++ {
 					plans := make([]*capstan.Plan, ops)
@@ -70,6 +75,9 @@ func BenchmarkManyOperations(b *testing.B) {
 				b.ReportMetric(float64(total.Microseconds())/float64(b.N*ops*batch.nodes), "µs/node")
 				if grouped != nil {
 					b.ReportMetric(float64(counted.steps.Load())/float64(grouped.GroupCommits()-commits0), "steps/commit")
+				}
+				if pages != nil { // the embedded store: what its syncs carried (BenchmarkDurableWriteFloor/pages-N)
+					b.ReportMetric(float64(pages.PageWrites()-pages0)/float64(counted.steps.Load()), "pages/step")
 				}
 			})
 		}
