@@ -35,6 +35,39 @@ type Analysis struct {
 	ProposedPatch  []PlanChange      `json:"proposed_patch,omitempty"`
 	// Missing names capabilities the analysis found missing (network.registry_access on worker-3).
 	Missing []string `json:"missing_capabilities,omitempty"`
+	// DroppedFindings counts the findings a model returned that cited a
+	// record the operation does not have: dropped, never shown as fact.
+	DroppedFindings int `json:"dropped_findings,omitempty"`
+	// Model is how a model answered (nil for the rule and deterministic
+	// analyzers).
+	Model *AnalysisModel `json:"model,omitempty"`
+}
+
+// AnalysisModel records a model's answer: which model, the digest of
+// what it was sent (never the prompt itself), what it spent and the
+// read-only tools it called.
+type AnalysisModel struct {
+	Name             string             `json:"name"`
+	PromptDigest     string             `json:"prompt_digest"`
+	PromptTokens     int64              `json:"prompt_tokens"`
+	CompletionTokens int64              `json:"completion_tokens"`
+	LatencyMS        int64              `json:"latency_ms"`
+	Cost             float64            `json:"cost,omitempty"`
+	ToolCalls        []AnalysisToolCall `json:"tool_calls,omitempty"`
+}
+
+// AnalysisToolCall is one read-only tool call a model made.
+type AnalysisToolCall struct {
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Error     string `json:"error,omitempty"`
+}
+
+// AnalysisCitation is a record a finding rests on: an evidence id, a node
+// id or a resource key.
+type AnalysisCitation struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
 }
 
 // AnalysisFinding is one observation an analysis rests on, with where it
@@ -44,6 +77,9 @@ type AnalysisFinding struct {
 	Source string `json:"source"`
 	Detail string `json:"detail"`
 	Ref    string `json:"ref,omitempty"`
+	// Citations are the records a model's finding rests on, each checked
+	// against the operation's records before the finding is kept.
+	Citations []AnalysisCitation `json:"citations,omitempty"`
 }
 
 // Check rejects output that is not structured as invariant 9 asks: an

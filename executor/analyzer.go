@@ -25,6 +25,7 @@ type Analyzer interface {
 // (secret ones by reference only: invariant 10) and the resource the
 // operation changes.
 type AnalysisInput struct {
+	Org         string
 	OperationID string
 	Node        string
 	Question    string
@@ -32,6 +33,27 @@ type AnalysisInput struct {
 	Evidence    []capstan.Evidence
 	Artifacts   []AnalysisArtifact
 	Resource    *capstan.Resource
+	// Plan is the operation's plan (its DAG and bindings), Templates the
+	// node templates the installed packs publish: a proposal may only
+	// use these, and Resources are the catalog facts of the plan's bound
+	// resources. Empty where the caller has none.
+	Plan      *capstan.Plan
+	Templates []capstan.NodeTemplate
+	Resources []*capstan.Resource
+	// Lookup answers a model's read-only tool calls (nil: no tools).
+	Lookup AnalysisLookup
+	// Redact masks secret values in anything sent out (nil: nothing
+	// more to mask than the records already are).
+	Redact func(string) string
+}
+
+// AnalysisLookup reads, for an analyzer's tools, what the input does not
+// carry whole. It changes nothing.
+type AnalysisLookup interface {
+	// NodeOutput is the tail of the output a node's job wrote (masked).
+	NodeOutput(ctx context.Context, node string) (string, error)
+	// Resource is a catalog resource by key, with its relationships.
+	Resource(ctx context.Context, key string) (*capstan.Resource, error)
 }
 
 // AnalysisArtifact is an input artifact with the tail of its content

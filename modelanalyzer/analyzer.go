@@ -1,0 +1,211 @@
+package modelanalyzer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
+)
+
+// Name is the analyzer's name on its analyses and its proposals' author.
+const Name = capstan.AgentPrefix + "model"
+
+// Config configures the model analyzer. Endpoint and Model are required;
+// the key is resolved by the caller from a secret: reference.
+type Config struct {
+	Endpoint    string // base URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1
+	Model       string
+	APIKey      string
+	Timeout     time.Duration // per request, retries included (default 60 s)
+	MaxTokens   int64         // completion tokens per request (default 2,000)
+	Temperature float64
+	// Retries of a request the server throttled (429, honouring
+	// Retry-After) or failed (5xx): default 2.
+	Retries int
+	// MaxToolRounds caps the rounds of read-only tool calls (default 4).
+	MaxToolRounds int
+	// Budgets of tokens per operation and per organization per UTC day
+	// (0: no cap).
+	OperationTokens, OrganizationTokens int64
+	// Prices per million prompt and completion tokens, for the cost an
+	// analysis records (0: not recorded).
+	PromptPrice, CompletionPrice float64
+	// Mask are the names policy marks sensitive (host names, customer
+	// names …): masked reversibly before anything leaves (mask.go).
+	Mask []*regexp.Regexp
+	// HTTPClient overrides the HTTP client (tests); its responses are
+	// still limited to maxResponse bytes.
+	HTTPClient *http.Client
+	Now        func() time.Time
+}
+
+// Analyzer is the model analyzer; safe for concurrent use.
+type Analyzer struct {
+	cfg    Config
+	client openai.Client
+	schema map[string]any
+	budget *budget
+}
+
+// New checks cfg and returns the analyzer.
+func New(cfg Config) (*Analyzer, error) {
+	var p capstan.Problems
+	if cfg.Endpoint == "" {
+		p.Addf("the analyzer's endpoint is not set")
+	}
+	if cfg.Model == "" {
+		p.Addf("the analyzer's model is not set")
+	}
+	if err := p.Err("model analyzer"); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 2000
+	}
+	if cfg.Retries < 0 {
+		cfg.Retries = 0
+	} else if cfg.Retries == 0 {
+		cfg.Retries = 2
+	}
+	if cfg.MaxToolRounds <= 0 {
+		cfg.MaxToolRounds = 4
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	limited := *hc
+	limited.Transport = limitBody{next: transportOf(hc)}
+	client := openai.NewClient(option.WithBaseURL(cfg.Endpoint), option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(&limited), option.WithMaxRetries(cfg.Retries), option.WithRequestTimeout(cfg.Timeout))
+	return &Analyzer{cfg: cfg, client: client, schema: Schema(),
+		budget: newBudget(cfg.OperationTokens, cfg.OrganizationTokens, cfg.Now)}, nil
+}
+
+// Analyze implements executor.Analyzer: it asks the model, with the
+// operation's records masked, lets it call read-only tools a bounded
+// number of rounds, and checks its answer before returning it.
+func (a *Analyzer) Analyze(ctx context.Context, in executor.AnalysisInput) (capstan.Analysis, error) {
+	if err := a.budget.check(in.Org, in.OperationID); err != nil {
+		return capstan.Analysis{}, err
+	}
+	m := newMasker(a.cfg.Mask)
+	out := func(s string) string { // what leaves: secrets redacted, then names masked
+		if in.Redact != nil {
+			s = in.Redact(s)
+		}
+		return m.mask(s)
+	}
+	messages := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage(systemPrompt),
+		openai.UserMessage(out(userPrompt(in))),
+	}
+	rec := &capstan.AnalysisModel{Name: a.cfg.Model}
+	start := a.cfg.Now()
+	defer func() {
+		rec.LatencyMS = a.cfg.Now().Sub(start).Milliseconds()
+		a.budget.spend(in.Org, in.OperationID, rec.PromptTokens+rec.CompletionTokens)
+	}()
+	digest := sha256.New()
+	for round := 0; ; round++ {
+		params := a.params(messages, round < a.cfg.MaxToolRounds && in.Lookup != nil)
+		body, _ := json.Marshal(params.Messages)
+		digest.Write(body)
+		resp, err := a.client.Chat.Completions.New(ctx, params)
+		if err != nil {
+			return capstan.Analysis{}, requestError(ctx, err)
+		}
+		rec.PromptTokens += resp.Usage.PromptTokens
+		rec.CompletionTokens += resp.Usage.CompletionTokens
+		if len(resp.Choices) == 0 {
+			return capstan.Analysis{}, invalid("the answer has no choice")
+		}
+		choice := resp.Choices[0]
+		if len(choice.Message.ToolCalls) > 0 {
+			if round >= a.cfg.MaxToolRounds || in.Lookup == nil {
+				return capstan.Analysis{}, invalid("the model kept calling tools after %d rounds", a.cfg.MaxToolRounds)
+			}
+			messages = append(messages, choice.Message.ToParam())
+			for _, call := range choice.Message.ToolCalls {
+				result, call := runTool(ctx, &in, m, call.ID, call.Function.Name, call.Function.Arguments)
+				rec.ToolCalls = append(rec.ToolCalls, call.AnalysisToolCall)
+				messages = append(messages, openai.ToolMessage(out(result), call.id()))
+			}
+			continue
+		}
+		rec.PromptDigest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
+		rec.Cost = a.cost(rec)
+		ans, err := decodeAnswer(choice.FinishReason, choice.Message.Refusal, choice.Message.Content)
+		if err != nil {
+			return capstan.Analysis{}, err
+		}
+		m.unmaskAnswer(ans)
+		return analysisOf(ans, in, rec)
+	}
+}
+
+// params is one Chat Completions request: the strict answer schema, and
+// the read-only tools while rounds are left.
+func (a *Analyzer) params(messages []openai.ChatCompletionMessageParamUnion, tools bool) openai.ChatCompletionNewParams {
+	p := openai.ChatCompletionNewParams{
+		Model:               shared.ChatModel(a.cfg.Model),
+		Messages:            messages,
+		MaxCompletionTokens: openai.Int(a.cfg.MaxTokens),
+		Temperature:         openai.Float(a.cfg.Temperature),
+		ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "capstan_analysis", Schema: a.schema, Strict: openai.Bool(true),
+				Description: openai.String("a diagnosis of a failed operation, with cited findings and changes only from the plan-change vocabulary")}}},
+	}
+	if tools {
+		p.Tools = toolParams()
+	}
+	return p
+}
+
+// cost prices what the analysis spent.
+func (a *Analyzer) cost(r *capstan.AnalysisModel) float64 {
+	return (float64(r.PromptTokens)*a.cfg.PromptPrice + float64(r.CompletionTokens)*a.cfg.CompletionPrice) / 1e6
+}
+
+// requestError types a failed request: a timeout or an unreachable or
+// failing server is UNAVAILABLE, throttling past the retries
+// RATE_LIMITED, anything else the server refused INVALID.
+func requestError(ctx context.Context, err error) error {
+	var apiErr *openai.Error
+	switch {
+	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests:
+		return capstan.Errorf(capstan.ERATELIMITED, "the model's server is throttling: %d", apiErr.StatusCode)
+	case errors.As(err, &apiErr) && apiErr.StatusCode >= 500:
+		return capstan.Errorf(capstan.EUNAVAILABLE, "the model's server failed: %d", apiErr.StatusCode)
+	case errors.As(err, &apiErr):
+		return capstan.Errorf(capstan.EINVALID, "the model's server refused the request: %d", apiErr.StatusCode)
+	case errors.Is(err, errBodyTooLarge):
+		return invalid("the answer is larger than %d bytes", maxResponse)
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return capstan.Errorf(capstan.EUNAVAILABLE, "the model did not answer in time")
+	}
+	return capstan.Errorf(capstan.EUNAVAILABLE, "the model's server cannot be reached: %v", err)
+}
+
+// invalid is an answer the analyzer cannot accept: retried as the node's
+// policy says, then the node asks for attention with this reason.
+func invalid(format string, args ...any) error {
+	return capstan.Errorf(capstan.EINVALID, "model answer rejected: "+format, args...)
+}
