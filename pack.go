@@ -449,6 +449,9 @@ type AnalysisSpec struct {
 	Question string   `json:"question"`
 	Inputs   []string `json:"inputs,omitempty"`
 	Output   string   `json:"output,omitempty"`
+	// Model asks for the configured model even when a pack's failure rule
+	// recognizes the failure (by default the rules answer first).
+	Model bool `json:"model,omitempty"`
 }
 
 // Policy is a rule over candidate providers written in CEL. When When holds

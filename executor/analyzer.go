@@ -168,12 +168,12 @@ func errorLines(content []byte, n int) []string {
 // invariant 9 asks, failed (with why) when it is not. An analyzer error is
 // an attempt error, retried as the node's policy says.
 func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, scope attemptScope) nodeResult {
-	in, err := l.analysisInput(ctx, n, scope.resource)
+	in, err := l.analysisInput(ctx, n, scope.resource, scope.plan)
 	if err != nil {
 		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analysis input: %w", err)}
 		return r
 	}
-	a, err := l.e.cfg.Analyzer.Analyze(ctx, in)
+	a, err := l.analyze(ctx, in, n.Analysis != nil && n.Analysis.Model)
 	if err != nil {
 		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analyzer: %w", err)}
 		return r
@@ -190,9 +190,29 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 	return r
 }
 
+// analyze answers in: the packs' failure rules first, the configured
+// analyzer when none matched or when the node asks for the model.
+func (l *loop) analyze(ctx context.Context, in AnalysisInput, model bool) (capstan.Analysis, error) {
+	if !model {
+		packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
+		if err != nil {
+			return capstan.Analysis{}, err
+		}
+		for _, r := range in.Runs {
+			if r.NodeID == in.Node || r.Error == "" && r.Status != capstan.NodeFailed {
+				continue
+			}
+			if a, ok := MatchRules(FailureRules(packs), r.NodeID, in.Runs, in.Evidence); ok {
+				return a, nil
+			}
+		}
+	}
+	return l.e.cfg.Analyzer.Analyze(ctx, in)
+}
+
 // analysisInput gathers what the analyzer sees, from the store.
-func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string) (AnalysisInput, error) {
-	in := AnalysisInput{OperationID: l.opID, Node: n.ID}
+func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string, plan *capstan.Plan) (AnalysisInput, error) {
+	in := AnalysisInput{Org: l.org, OperationID: l.opID, Node: n.ID, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
 	var wanted []string
 	if n.Analysis != nil {
 		in.Question, wanted = n.Analysis.Question, n.Analysis.Inputs
@@ -225,5 +245,69 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		}
 		in.Resource = res
 	}
-	return in, nil
+	return in, l.analysisContext(ctx, &in, plan)
+}
+
+// analysisContext adds the templates the packs publish and the catalog
+// facts of the plan's bound providers.
+func (l *loop) analysisContext(ctx context.Context, in *AnalysisInput, plan *capstan.Plan) error {
+	packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
+	if err != nil {
+		return err
+	}
+	for _, p := range capstan.NewestPacks(packs) {
+		in.Templates = append(in.Templates, p.NodeTemplates...)
+	}
+	if plan == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, b := range plan.Bindings {
+		if b.Provider == nil || seen[b.Provider.ResourceKey] || len(in.Resources) >= maxAnalysisResources {
+			continue
+		}
+		seen[b.Provider.ResourceKey] = true
+		res, err := l.e.cfg.Prober.Resources.GetResourceByKey(ctx, l.org, b.Provider.ResourceKey)
+		if err != nil && capstan.ErrorCode(err) != capstan.ENOTFOUND {
+			return err
+		}
+		if res != nil {
+			in.Resources = append(in.Resources, res)
+		}
+	}
+	return nil
+}
+
+// maxAnalysisResources bounds the resources an analysis is shown.
+const maxAnalysisResources = 50
+
+// analysisLookup answers an analyzer's read-only tools for a loop.
+type analysisLookup struct{ l *loop }
+
+// NodeOutput is the masked tail of the non-secret artifacts the node wrote.
+func (a analysisLookup) NodeOutput(ctx context.Context, node string) (string, error) {
+	recs, err := a.l.e.cfg.Store.OperationRecords(ctx, a.l.org, a.l.opID)
+	if err != nil {
+		return "", err
+	}
+	var out []byte
+	for _, art := range recs.Artifacts {
+		if art.ProducedBy != node || art.Sensitivity == capstan.SensitivitySecret {
+			continue
+		}
+		content, err := ReadArtifact(a.l.e.cfg.Dir, art.StorageRef)
+		if err != nil {
+			continue
+		}
+		out = append(out, content[max(0, len(content)-maxToolOutput):]...)
+	}
+	return string(a.l.redactor().Bytes(out[max(0, len(out)-maxToolOutput):])), nil
+}
+
+// maxToolOutput bounds a node's output read through a tool.
+const maxToolOutput = 8 << 10
+
+// Resource is a catalog resource of the loop's organization.
+func (a analysisLookup) Resource(ctx context.Context, key string) (*capstan.Resource, error) {
+	return a.l.e.cfg.Prober.Resources.GetResourceByKey(ctx, a.l.org, key)
 }

@@ -82,7 +82,11 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 	}
 	a, ok := MatchRules(FailureRules(packs), node, recs.NodeRuns, recs.Evidence)
 	if !ok {
-		in := AnalysisInput{OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns, Evidence: recs.Evidence}
+		in := AnalysisInput{Org: l.org, OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns,
+			Evidence: recs.Evidence, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
+		if err := l.analysisContext(ctx, &in, plan); err != nil {
+			return err
+		}
 		if a, err = l.e.cfg.Analyzer.Analyze(ctx, in); err != nil {
 			return err
 		}

@@ -73,6 +73,7 @@ type serveConfig struct {
 	// allowUnisolated runs shell jobs and command probes even where they
 	// cannot be isolated.
 	allowUnisolated bool
+	analyzer        analyzerConfig
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
 	egress        []string
@@ -148,6 +149,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
 	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
+	addAnalyzerFlags(fs, &c.analyzer)
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
@@ -241,6 +243,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
+	analyzer, err := openAnalyzer(ctx, cfg.analyzer, vault.Store)
+	if err != nil {
+		return err
+	}
 	// Every log line is masked: no secret value of any organization.
 	log = slog.New(secret.NewLogHandler(log.Handler(), vault))
 	if _, shared := vault.Store.(*secret.DBStore); !shared {
@@ -299,7 +305,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress}},
-		Prober:        prober, Tenure: func(ctx context.Context) {
+		Prober:        prober, Analyzer: analyzer, Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)
 			}
