@@ -65,6 +65,9 @@ type PatchAnalysis struct {
 	Findings  []AnalysisFinding `json:"findings,omitempty"`
 	// Evidence lists the ids of the evidence the analysis cites.
 	Evidence []string `json:"evidence,omitempty"`
+	// DroppedFindings and Model are a model's (Analysis).
+	DroppedFindings int            `json:"dropped_findings,omitempty"`
+	Model           *AnalysisModel `json:"model,omitempty"`
 }
 
 // ApprovalRule is one thing a patch needs before it applies: Approvals

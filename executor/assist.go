@@ -81,7 +81,7 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 		return err
 	}
 	a, ok := MatchRules(FailureRules(packs), node, recs.NodeRuns, recs.Evidence)
-	if !ok {
+	if !ok || l.e.cfg.SkipRules {
 		in := AnalysisInput{Org: l.org, OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns,
 			Evidence: recs.Evidence, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
 		if err := l.analysisContext(ctx, &in, plan); err != nil {

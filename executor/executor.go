@@ -46,8 +46,12 @@ type Config struct {
 	// PerOperation bounds the jobs and probes one operation runs at once,
 	// so one wide operation cannot take every worker (default Workers/2).
 	PerOperation int
-	// Analyzer answers ai_analysis nodes (DeterministicAnalyzer by default).
-	Analyzer Analyzer
+	// Analyzer answers ai_analysis nodes (DeterministicAnalyzer by default)
+	// and the failures of jobs that allow AI assistance, after the packs'
+	// failure rules; SkipRules asks it even where a rule knows the
+	// failure (an evaluation, a demonstration of the model).
+	Analyzer  Analyzer
+	SkipRules bool
 	// Lease, when set, keeps a second executor off the same database
 	// (lease.go): Start waits for it, it is renewed while the executor
 	// runs, and operations stop if it is lost.

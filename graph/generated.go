@@ -74,16 +74,23 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Analysis struct {
-		Analyzer       func(childComplexity int) int
-		Diagnosis      func(childComplexity int) int
-		Findings       func(childComplexity int) int
-		Kind           func(childComplexity int) int
-		Missing        func(childComplexity int) int
-		Node           func(childComplexity int) int
-		ObservedAt     func(childComplexity int) int
-		ProposedPatch  func(childComplexity int) int
-		Question       func(childComplexity int) int
-		Recommendation func(childComplexity int) int
+		Analyzer        func(childComplexity int) int
+		Diagnosis       func(childComplexity int) int
+		DroppedFindings func(childComplexity int) int
+		Findings        func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		Missing         func(childComplexity int) int
+		Model           func(childComplexity int) int
+		Node            func(childComplexity int) int
+		ObservedAt      func(childComplexity int) int
+		ProposedPatch   func(childComplexity int) int
+		Question        func(childComplexity int) int
+		Recommendation  func(childComplexity int) int
+	}
+
+	AnalysisCitation struct {
+		ID   func(childComplexity int) int
+		Kind func(childComplexity int) int
 	}
 
 	AnalysisEvent struct {
@@ -98,16 +105,33 @@ type ComplexityRoot struct {
 	}
 
 	AnalysisFinding struct {
-		Detail func(childComplexity int) int
-		Node   func(childComplexity int) int
-		Ref    func(childComplexity int) int
-		Source func(childComplexity int) int
+		Citations func(childComplexity int) int
+		Detail    func(childComplexity int) int
+		Node      func(childComplexity int) int
+		Ref       func(childComplexity int) int
+		Source    func(childComplexity int) int
+	}
+
+	AnalysisModel struct {
+		CompletionTokens func(childComplexity int) int
+		Cost             func(childComplexity int) int
+		LatencyMS        func(childComplexity int) int
+		Name             func(childComplexity int) int
+		PromptDigest     func(childComplexity int) int
+		PromptTokens     func(childComplexity int) int
+		ToolCalls        func(childComplexity int) int
 	}
 
 	AnalysisSpec struct {
 		Inputs   func(childComplexity int) int
 		Output   func(childComplexity int) int
 		Question func(childComplexity int) int
+	}
+
+	AnalysisToolCall struct {
+		Arguments func(childComplexity int) int
+		Error     func(childComplexity int) int
+		Tool      func(childComplexity int) int
 	}
 
 	ApprovalRule struct {
@@ -599,12 +623,14 @@ type ComplexityRoot struct {
 	}
 
 	PatchAnalysis struct {
-		Analyzer  func(childComplexity int) int
-		Diagnosis func(childComplexity int) int
-		Evidence  func(childComplexity int) int
-		Findings  func(childComplexity int) int
-		Missing   func(childComplexity int) int
-		Node      func(childComplexity int) int
+		Analyzer        func(childComplexity int) int
+		Diagnosis       func(childComplexity int) int
+		DroppedFindings func(childComplexity int) int
+		Evidence        func(childComplexity int) int
+		Findings        func(childComplexity int) int
+		Missing         func(childComplexity int) int
+		Model           func(childComplexity int) int
+		Node            func(childComplexity int) int
 	}
 
 	PatchDecision struct {
@@ -1339,6 +1365,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Analysis.Diagnosis(childComplexity), true
+	case "Analysis.droppedFindings":
+		if e.ComplexityRoot.Analysis.DroppedFindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.DroppedFindings(childComplexity), true
 	case "Analysis.findings":
 		if e.ComplexityRoot.Analysis.Findings == nil {
 			break
@@ -1357,6 +1389,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Analysis.Missing(childComplexity), true
+	case "Analysis.model":
+		if e.ComplexityRoot.Analysis.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Analysis.Model(childComplexity), true
 	case "Analysis.node":
 		if e.ComplexityRoot.Analysis.Node == nil {
 			break
@@ -1387,6 +1425,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Analysis.Recommendation(childComplexity), true
+
+	case "AnalysisCitation.id":
+		if e.ComplexityRoot.AnalysisCitation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisCitation.ID(childComplexity), true
+	case "AnalysisCitation.kind":
+		if e.ComplexityRoot.AnalysisCitation.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisCitation.Kind(childComplexity), true
 
 	case "AnalysisEvent.actor":
 		if e.ComplexityRoot.AnalysisEvent.Actor == nil {
@@ -1437,6 +1488,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AnalysisEvent.Type(childComplexity), true
 
+	case "AnalysisFinding.citations":
+		if e.ComplexityRoot.AnalysisFinding.Citations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisFinding.Citations(childComplexity), true
 	case "AnalysisFinding.detail":
 		if e.ComplexityRoot.AnalysisFinding.Detail == nil {
 			break
@@ -1462,6 +1519,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AnalysisFinding.Source(childComplexity), true
 
+	case "AnalysisModel.completionTokens":
+		if e.ComplexityRoot.AnalysisModel.CompletionTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.CompletionTokens(childComplexity), true
+	case "AnalysisModel.cost":
+		if e.ComplexityRoot.AnalysisModel.Cost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.Cost(childComplexity), true
+	case "AnalysisModel.latencyMs":
+		if e.ComplexityRoot.AnalysisModel.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.LatencyMS(childComplexity), true
+	case "AnalysisModel.name":
+		if e.ComplexityRoot.AnalysisModel.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.Name(childComplexity), true
+	case "AnalysisModel.promptDigest":
+		if e.ComplexityRoot.AnalysisModel.PromptDigest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.PromptDigest(childComplexity), true
+	case "AnalysisModel.promptTokens":
+		if e.ComplexityRoot.AnalysisModel.PromptTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.PromptTokens(childComplexity), true
+	case "AnalysisModel.toolCalls":
+		if e.ComplexityRoot.AnalysisModel.ToolCalls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisModel.ToolCalls(childComplexity), true
+
 	case "AnalysisSpec.inputs":
 		if e.ComplexityRoot.AnalysisSpec.Inputs == nil {
 			break
@@ -1480,6 +1580,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AnalysisSpec.Question(childComplexity), true
+
+	case "AnalysisToolCall.arguments":
+		if e.ComplexityRoot.AnalysisToolCall.Arguments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisToolCall.Arguments(childComplexity), true
+	case "AnalysisToolCall.error":
+		if e.ComplexityRoot.AnalysisToolCall.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisToolCall.Error(childComplexity), true
+	case "AnalysisToolCall.tool":
+		if e.ComplexityRoot.AnalysisToolCall.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnalysisToolCall.Tool(childComplexity), true
 
 	case "ApprovalRule.approvals":
 		if e.ComplexityRoot.ApprovalRule.Approvals == nil {
@@ -3586,6 +3705,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PatchAnalysis.Diagnosis(childComplexity), true
+	case "PatchAnalysis.droppedFindings":
+		if e.ComplexityRoot.PatchAnalysis.DroppedFindings == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.DroppedFindings(childComplexity), true
 	case "PatchAnalysis.evidence":
 		if e.ComplexityRoot.PatchAnalysis.Evidence == nil {
 			break
@@ -3604,6 +3729,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PatchAnalysis.Missing(childComplexity), true
+	case "PatchAnalysis.model":
+		if e.ComplexityRoot.PatchAnalysis.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PatchAnalysis.Model(childComplexity), true
 	case "PatchAnalysis.node":
 		if e.ComplexityRoot.PatchAnalysis.Node == nil {
 			break
@@ -8118,6 +8249,46 @@ type PatchAnalysis {
   findings: [AnalysisFinding!]!
   "Ids of the evidence it cites (Evidence.id)."
   evidence: [String!]!
+  "Findings a model returned that cited a record the operation does not have: dropped, never shown."
+  droppedFindings: Int!
+  "How a model answered; null for the packs' rules and the deterministic analyzer."
+  model: AnalysisModel
+}
+
+"How a model answered an analysis: the model, the digest of what it was sent (never the prompt), what it spent and the read-only tools it called."
+type AnalysisModel {
+  "The model's name, as configured."
+  name: String!
+  "sha256 of the requests sent, in order."
+  promptDigest: String!
+  "Tokens of the requests, over every round."
+  promptTokens: Int!
+  "Tokens of the answers, over every round."
+  completionTokens: Int!
+  "From the first request to the answer, in milliseconds."
+  latencyMs: Int!
+  "At the configured prices (0 when none is configured)."
+  cost: Float!
+  "The read-only tool calls it made, in order."
+  toolCalls: [AnalysisToolCall!]!
+}
+
+"A read-only tool call a model made."
+type AnalysisToolCall {
+  "node_output, resource, dependencies or evidence."
+  tool: String!
+  "Its arguments, as the model sent them (cut at 200 bytes)."
+  arguments: String!
+  "Why it answered with an error, if it did."
+  error: String
+}
+
+"A record a model's finding rests on, checked against the operation's records."
+type AnalysisCitation {
+  "evidence, node or resource."
+  kind: String!
+  "An evidence id, a node id or a resource key."
+  id: String!
 }
 
 "One run of a plan, separate from the resource it changes (invariant 1)."
@@ -8368,6 +8539,10 @@ type Analysis {
   missingCapabilities: [String!]!
   "When it was recorded."
   observedAt: Time!
+  "Findings a model returned that cited a record the operation does not have: dropped, never shown."
+  droppedFindings: Int!
+  "How a model answered; null for the packs' rules and the deterministic analyzer."
+  model: AnalysisModel
 }
 "An observation an analysis rests on and where it was seen (a node, evidence, an artifact reference)."
 type AnalysisFinding {
@@ -8379,6 +8554,8 @@ type AnalysisFinding {
   detail: String!
   "A reference to what it cites (an evidence item or artifact), if any."
   ref: String
+  "The records a model's finding rests on (empty for other analyzers)."
+  citations: [AnalysisCitation!]!
 }
 "A person's recorded action on a node; it never skips verification (invariant 8)."
 type Intervention {
@@ -8728,8 +8905,22 @@ func (ec *executionContext) childFields_Analysis(ctx context.Context, field grap
 		return ec.fieldContext_Analysis_missingCapabilities(ctx, field)
 	case "observedAt":
 		return ec.fieldContext_Analysis_observedAt(ctx, field)
+	case "droppedFindings":
+		return ec.fieldContext_Analysis_droppedFindings(ctx, field)
+	case "model":
+		return ec.fieldContext_Analysis_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Analysis", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisCitation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AnalysisCitation_kind(ctx, field)
+	case "id":
+		return ec.fieldContext_AnalysisCitation_id(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisCitation", field.Name)
 }
 
 func (ec *executionContext) childFields_AnalysisFinding(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8742,8 +8933,30 @@ func (ec *executionContext) childFields_AnalysisFinding(ctx context.Context, fie
 		return ec.fieldContext_AnalysisFinding_detail(ctx, field)
 	case "ref":
 		return ec.fieldContext_AnalysisFinding_ref(ctx, field)
+	case "citations":
+		return ec.fieldContext_AnalysisFinding_citations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisFinding", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisModel(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_AnalysisModel_name(ctx, field)
+	case "promptDigest":
+		return ec.fieldContext_AnalysisModel_promptDigest(ctx, field)
+	case "promptTokens":
+		return ec.fieldContext_AnalysisModel_promptTokens(ctx, field)
+	case "completionTokens":
+		return ec.fieldContext_AnalysisModel_completionTokens(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_AnalysisModel_latencyMs(ctx, field)
+	case "cost":
+		return ec.fieldContext_AnalysisModel_cost(ctx, field)
+	case "toolCalls":
+		return ec.fieldContext_AnalysisModel_toolCalls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisModel", field.Name)
 }
 
 func (ec *executionContext) childFields_AnalysisSpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8756,6 +8969,18 @@ func (ec *executionContext) childFields_AnalysisSpec(ctx context.Context, field 
 		return ec.fieldContext_AnalysisSpec_output(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AnalysisSpec", field.Name)
+}
+
+func (ec *executionContext) childFields_AnalysisToolCall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tool":
+		return ec.fieldContext_AnalysisToolCall_tool(ctx, field)
+	case "arguments":
+		return ec.fieldContext_AnalysisToolCall_arguments(ctx, field)
+	case "error":
+		return ec.fieldContext_AnalysisToolCall_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnalysisToolCall", field.Name)
 }
 
 func (ec *executionContext) childFields_ApprovalRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9538,6 +9763,10 @@ func (ec *executionContext) childFields_PatchAnalysis(ctx context.Context, field
 		return ec.fieldContext_PatchAnalysis_findings(ctx, field)
 	case "evidence":
 		return ec.fieldContext_PatchAnalysis_evidence(ctx, field)
+	case "droppedFindings":
+		return ec.fieldContext_PatchAnalysis_droppedFindings(ctx, field)
+	case "model":
+		return ec.fieldContext_PatchAnalysis_model(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PatchAnalysis", field.Name)
 }
@@ -11530,6 +11759,107 @@ func (ec *executionContext) fieldContext_Analysis_observedAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("Analysis", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Analysis_droppedFindings(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_droppedFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DroppedFindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_droppedFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Analysis", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Analysis_model(ctx context.Context, field graphql.CollectedField, obj *capstan.RecordedAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Analysis_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.AnalysisModel) graphql.Marshaler {
+			return ec.marshalOAnalysisModel2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Analysis_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Analysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisModel(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisCitation_kind(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisCitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisCitation_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisCitation_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisCitation", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisCitation_id(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisCitation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisCitation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisCitation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisCitation", field, false, false, "String")
+}
+
 func (ec *executionContext) _AnalysisEvent_sequence(ctx context.Context, field graphql.CollectedField, obj *events.AnalysisEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11806,6 +12136,208 @@ func (ec *executionContext) fieldContext_AnalysisFinding_ref(_ context.Context, 
 	return graphql.NewScalarFieldContext("AnalysisFinding", field, false, false, "String")
 }
 
+func (ec *executionContext) _AnalysisFinding_citations(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisFinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisFinding_citations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Citations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.AnalysisCitation) graphql.Marshaler {
+			return ec.marshalNAnalysisCitation2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisCitationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisFinding_citations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisFinding",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisCitation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AnalysisModel_name(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisModel_promptDigest(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_promptDigest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PromptDigest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_promptDigest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisModel_promptTokens(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_promptTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PromptTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_promptTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnalysisModel_completionTokens(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_completionTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletionTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_completionTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnalysisModel_latencyMs(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_latencyMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatencyMS, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "Int")
+}
+
+func (ec *executionContext) _AnalysisModel_cost(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_cost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_cost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisModel", field, false, false, "Float")
+}
+
+func (ec *executionContext) _AnalysisModel_toolCalls(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisModel) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisModel_toolCalls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToolCalls, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.AnalysisToolCall) graphql.Marshaler {
+			return ec.marshalNAnalysisToolCall2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisToolCallᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisModel_toolCalls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnalysisModel",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisToolCall(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AnalysisSpec_question(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisSpec) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11873,6 +12405,75 @@ func (ec *executionContext) _AnalysisSpec_output(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_AnalysisSpec_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AnalysisSpec", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisToolCall_tool(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisToolCall) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisToolCall_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisToolCall_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisToolCall", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisToolCall_arguments(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisToolCall) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisToolCall_arguments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Arguments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisToolCall_arguments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisToolCall", field, false, false, "String")
+}
+
+func (ec *executionContext) _AnalysisToolCall_error(ctx context.Context, field graphql.CollectedField, obj *capstan.AnalysisToolCall) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnalysisToolCall_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AnalysisToolCall_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AnalysisToolCall", field, false, false, "String")
 }
 
 func (ec *executionContext) _ApprovalRule_rule(ctx context.Context, field graphql.CollectedField, obj *capstan.ApprovalRule) (ret graphql.Marshaler) {
@@ -20427,6 +21028,61 @@ func (ec *executionContext) _PatchAnalysis_evidence(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_PatchAnalysis_evidence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "String")
+}
+
+func (ec *executionContext) _PatchAnalysis_droppedFindings(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_droppedFindings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DroppedFindings, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_droppedFindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PatchAnalysis", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PatchAnalysis_model(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PatchAnalysis_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.AnalysisModel) graphql.Marshaler {
+			return ec.marshalOAnalysisModel2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisModel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PatchAnalysis_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PatchAnalysis",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnalysisModel(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PatchDecision_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.PatchDecision) (ret graphql.Marshaler) {
@@ -32658,6 +33314,54 @@ func (ec *executionContext) _Analysis(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "droppedFindings":
+			out.Values[i] = ec._Analysis_droppedFindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._Analysis_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var analysisCitationImplementors = []string{"AnalysisCitation"}
+
+func (ec *executionContext) _AnalysisCitation(ctx context.Context, sel ast.SelectionSet, obj *capstan.AnalysisCitation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisCitationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisCitation")
+		case "kind":
+			out.Values[i] = ec._AnalysisCitation_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._AnalysisCitation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32774,6 +33478,74 @@ func (ec *executionContext) _AnalysisFinding(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "citations":
+			out.Values[i] = ec._AnalysisFinding_citations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var analysisModelImplementors = []string{"AnalysisModel"}
+
+func (ec *executionContext) _AnalysisModel(ctx context.Context, sel ast.SelectionSet, obj *capstan.AnalysisModel) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisModelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisModel")
+		case "name":
+			out.Values[i] = ec._AnalysisModel_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "promptDigest":
+			out.Values[i] = ec._AnalysisModel_promptDigest(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "promptTokens":
+			out.Values[i] = ec._AnalysisModel_promptTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completionTokens":
+			out.Values[i] = ec._AnalysisModel_completionTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._AnalysisModel_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cost":
+			out.Values[i] = ec._AnalysisModel_cost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "toolCalls":
+			out.Values[i] = ec._AnalysisModel_toolCalls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32814,6 +33586,49 @@ func (ec *executionContext) _AnalysisSpec(ctx context.Context, sel ast.Selection
 			}
 		case "output":
 			out.Values[i] = ec._AnalysisSpec_output(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var analysisToolCallImplementors = []string{"AnalysisToolCall"}
+
+func (ec *executionContext) _AnalysisToolCall(ctx context.Context, sel ast.SelectionSet, obj *capstan.AnalysisToolCall) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, analysisToolCallImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnalysisToolCall")
+		case "tool":
+			out.Values[i] = ec._AnalysisToolCall_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "arguments":
+			out.Values[i] = ec._AnalysisToolCall_arguments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._AnalysisToolCall_error(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -36110,6 +36925,16 @@ func (ec *executionContext) _PatchAnalysis(ctx context.Context, sel ast.Selectio
 		case "evidence":
 			out.Values[i] = ec._PatchAnalysis_evidence(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "droppedFindings":
+			out.Values[i] = ec._PatchAnalysis_droppedFindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._PatchAnalysis_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -39611,6 +40436,26 @@ func (ec *executionContext) marshalNAnalysis2ᚕgithubᚗcomᚋcapstanᚑdevᚋc
 	return ret
 }
 
+func (ec *executionContext) marshalNAnalysisCitation2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisCitation(ctx context.Context, sel ast.SelectionSet, v capstan.AnalysisCitation) graphql.Marshaler {
+	return ec._AnalysisCitation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisCitation2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisCitationᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.AnalysisCitation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisCitation2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisCitation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAnalysisFinding2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisFinding(ctx context.Context, sel ast.SelectionSet, v capstan.AnalysisFinding) graphql.Marshaler {
 	return ec._AnalysisFinding(ctx, sel, &v)
 }
@@ -39660,6 +40505,26 @@ var (
 		capstan.AnalysisReview:         "REVIEW",
 	}
 )
+
+func (ec *executionContext) marshalNAnalysisToolCall2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisToolCall(ctx context.Context, sel ast.SelectionSet, v capstan.AnalysisToolCall) graphql.Marshaler {
+	return ec._AnalysisToolCall(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNAnalysisToolCall2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisToolCallᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.AnalysisToolCall) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAnalysisToolCall2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisToolCall(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) unmarshalNAny2interface(ctx context.Context, v any) (any, error) {
 	res, err := graphql.UnmarshalAny(v)
@@ -41959,6 +42824,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAnalysisModel2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisModel(ctx context.Context, sel ast.SelectionSet, v *capstan.AnalysisModel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AnalysisModel(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOAnalysisSpec2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisSpec(ctx context.Context, sel ast.SelectionSet, v *capstan.AnalysisSpec) graphql.Marshaler {

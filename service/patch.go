@@ -453,7 +453,8 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 	if !capstan.IsAgent(author) {
 		author = capstan.AgentPrefix + author
 	}
-	pa := &capstan.PatchAnalysis{Analyzer: author, Node: node, Diagnosis: a.Diagnosis, Missing: a.Missing, Findings: a.Findings, Evidence: evidence}
+	pa := &capstan.PatchAnalysis{Analyzer: author, Node: node, Diagnosis: a.Diagnosis, Missing: a.Missing, Findings: a.Findings, Evidence: evidence,
+		DroppedFindings: a.DroppedFindings, Model: a.Model}
 	_, err := s.Propose(ctx, org, proposal{author: author, opID: opID, base: base, changes: a.ProposedPatch, reason: a.Diagnosis, analysis: pa})
 	switch capstan.ErrorCode(err) {
 	case "":

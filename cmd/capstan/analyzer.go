@@ -23,6 +23,7 @@ type analyzerConfig struct {
 	maxTokens                           int64
 	temperature                         float64
 	operationTokens, organizationTokens int64
+	rules                               string
 }
 
 func addAnalyzerFlags(fs *flag.FlagSet, c *analyzerConfig) {
@@ -35,12 +36,16 @@ func addAnalyzerFlags(fs *flag.FlagSet, c *analyzerConfig) {
 	fs.Float64Var(&c.temperature, "analyzer-temperature", envFloat("CAPSTAN_ANALYZER_TEMPERATURE", 0), "sampling temperature (CAPSTAN_ANALYZER_TEMPERATURE)")
 	fs.Int64Var(&c.operationTokens, "analyzer-operation-tokens", int64(envInt("CAPSTAN_ANALYZER_OPERATION_TOKENS", 200000)), "tokens the model may spend on one operation; 0 for no cap (CAPSTAN_ANALYZER_OPERATION_TOKENS)")
 	fs.Int64Var(&c.organizationTokens, "analyzer-organization-tokens", int64(envInt("CAPSTAN_ANALYZER_ORGANIZATION_TOKENS", 2000000)), "tokens the model may spend for one organization per UTC day; 0 for no cap (CAPSTAN_ANALYZER_ORGANIZATION_TOKENS)")
+	fs.StringVar(&c.rules, "analyzer-rules", envOr("CAPSTAN_ANALYZER_RULES", "on"), "on: the packs' failure rules answer the failures they know before the analyzer; off: the analyzer answers every one (to evaluate or show a model) (CAPSTAN_ANALYZER_RULES)")
 	fs.StringVar(&c.mask, "analyzer-mask", envOr("CAPSTAN_ANALYZER_MASK", ""), "comma-separated regular expressions of names masked before anything reaches the model (host names, customers); IPv4 addresses always are (CAPSTAN_ANALYZER_MASK)")
 }
 
 // openAnalyzer builds the configured analyzer; nil means the executor's
 // default (deterministic).
 func openAnalyzer(ctx context.Context, c analyzerConfig, secrets secret.Store) (executor.Analyzer, error) {
+	if c.rules != "on" && c.rules != "off" {
+		return nil, capstan.Errorf(capstan.EINVALID, "--analyzer-rules %q: on or off", c.rules)
+	}
 	switch c.kind {
 	case "", "deterministic":
 		return nil, nil

@@ -305,7 +305,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress}},
-		Prober:        prober, Analyzer: analyzer, Tenure: func(ctx context.Context) {
+		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)
 			}
