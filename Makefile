@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 DATA    ?= data
 LISTEN  ?= 127.0.0.1:8080
 
-.PHONY: help crash-sweep system-deps run demo demo-real demo-patch build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -15,8 +15,8 @@ help: ## List the targets.
 system-deps: ## Install what the tests need from the system when missing (Chromium, util-linux, iproute2): scripts/system-deps.sh.
 	scripts/system-deps.sh
 
-run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /).
-	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA)
+run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /). ANALYZER=openai: the model at CAPSTAN_ANALYZER_ENDPOINT answers failures (docs/ANALYZER.md).
+	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA) $(if $(filter openai,$(ANALYZER)),--analyzer openai --analyzer-rules off)
 
 demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
 	scripts/demo.sh
@@ -24,8 +24,11 @@ demo: ## Drive the seed example end to end against a running `make run` (needs C
 demo-real: build system-deps ## The real-targets story as root: 3 test hosts over SSH, linux-service installed, a config edited by hand, DRIFTED with its diff, an approved repair, healthy again.
 	scripts/demo-real.sh
 
-demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a second person's approval) against a running `make run`.
-	scripts/demo-patch.sh
+eval-analyzer: ## Score the model analyzer on the evaluation set (modelanalyzer/eval): against CAPSTAN_ANALYZER_ENDPOINT and CAPSTAN_ANALYZER_MODEL, or the recorded replies when none is set.
+	$(GO) run ./cmd/capstan-eval-analyzer
+
+demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a second person's approval) against a running `make run` (ANALYZER=openai: against `make run ANALYZER=openai`, the model must answer).
+	$(if $(filter openai,$(ANALYZER)),CAPSTAN_EXPECT_ANALYZER=ai-agent:model) scripts/demo-patch.sh
 
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan

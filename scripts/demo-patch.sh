@@ -44,10 +44,12 @@ for p in json.load(sys.stdin)["operation"]["patches"]:
     if p["status"] == "PROPOSED": print(p["id"] + " " + p["digest"])' | head -1)
   if [ -n "$proposed" ] && [ -z "$approved" ]; then
     echo "$s" | python3 -c '
-import json,sys
+import json,os,sys
 p=[p for p in json.load(sys.stdin)["operation"]["patches"] if p["status"]=="PROPOSED"][0]
 a=p["analysis"] or {}
 print("analysis  by", p["author"] + ":", a.get("diagnosis"))
+want = os.environ.get("CAPSTAN_EXPECT_ANALYZER")
+if want and p["author"] != want: sys.exit("the patch is by " + p["author"] + ", not " + want + ": is the server running with --analyzer openai?")
 print("missing  ", ", ".join(a.get("missingCapabilities") or []))
 for c in p["changes"]: print("proposes ", c["op"], c["node"], c["template"] or "")'
     gql "$sre" 'mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d, comment: "demo"}) { status appliedRevision } }' \

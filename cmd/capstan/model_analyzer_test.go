@@ -38,7 +38,7 @@ func TestDemoPatchWithTheModel(t *testing.T) {
 	srv := fakeModel(t, "seed-story")
 	p := start(t, t.TempDir(), modelArgs(srv)...)
 	defer p.kill()
-	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token, "CAPSTAN_EXPECT_ANALYZER=ai-agent:model")
 	for _, want := range []string{"analysis  by ai-agent:model: kubeadm init cannot pull the control-plane images: prod-worker-3 has no access",
 		"missing   network.registry_access", "proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
 		"approved by dev-sre: APPLIED revision 2", "operation SUCCEEDED on revision 2"} {
