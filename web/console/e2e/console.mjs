@@ -253,6 +253,8 @@ try {
   await analyzed.waitFor({ timeout: 60000 });
   await analyzed.getByRole("button").first().click();
   await analyzed.locator(".dag-node.diff-added").first().waitFor({ timeout: 10000 });
+  const analysisText = await analyzed.getByLabel("analysis").textContent();
+  if (!analysisText.includes("Diagnosis by ai-agent:rules")) fail("the patch's analysis does not say who answered: " + analysisText);
   if (!(await analyzed.locator("table.fielddiff").textContent()).includes("configure-registry-mirror")) fail("the field diff does not name the added node");
   const digest = (await analyzed.locator(".digest").textContent()).trim();
   const before = await gql(token, `query($id: ID!) { operation(id: $id) { patches { digest status } } }`, { id: patchOp });

@@ -63,8 +63,26 @@ const PatchesQueryDoc = graphql(`
           id
         }
         analysis {
+          analyzer
           diagnosis
           missingCapabilities
+          droppedFindings
+          findings {
+            detail
+            citations {
+              kind
+              id
+            }
+          }
+          model {
+            name
+            promptTokens
+            completionTokens
+            latencyMs
+            toolCalls {
+              tool
+            }
+          }
         }
         viewerMayDecide {
           allowed
@@ -231,7 +249,7 @@ function PatchDetail({ patch, plan, onChanged }: { patch: Patch; plan: string; o
     <div className="patch" aria-label={`patch ${patch.id}`}>
       <p>Base revision {patch.baseRevision}{patch.appliedRevision && ` → applied as revision ${patch.appliedRevision}`} · digest <code className="digest">{patch.digest}</code></p>
       {patch.reverts && <p>Reverts {patch.reverts.id}.</p>}
-      {patch.analysis && <p>Diagnosis: {patch.analysis.diagnosis} {patch.analysis.missingCapabilities.length > 0 && `(missing ${patch.analysis.missingCapabilities.join(", ")})`}</p>}
+      {patch.analysis && <AnalysisView analysis={patch.analysis} />}
       {patch.closedReason && <p>Closed: {patch.closedReason}</p>}
       <h4>Changes</h4>
       <ol>{patch.changes.map((c, i) => <li key={i}><code>{c.op}</code> {[c.node, c.template && `template ${c.template}`, c.nodeId && `as ${c.nodeId}`, c.parameters && JSON.stringify(c.parameters), c.edge && `${c.edge.from} → ${c.edge.to}`, c.requirement && `${c.requirement} → ${c.provider}`, c.reason].filter(Boolean).join(" · ")}</li>)}</ol>
@@ -364,5 +382,31 @@ function ProposeForm({ operation, revision, nodes, templates, onProposed }: {
       </fieldset>
       {error && <p role="alert" className="error">{error.message}</p>}
     </form>
+  );
+}
+
+// AnalysisView shows what an analyzer found and which one answered: the
+// packs' rules, the deterministic analyzer or a model (with what it
+// spent, the tools it called and the findings dropped for citing records
+// the operation does not have).
+function AnalysisView({ analysis: a }: { analysis: NonNullable<Patch["analysis"]> }) {
+  return (
+    <div className="analysis" aria-label="analysis">
+      <p>Diagnosis by {a.analyzer}: {a.diagnosis} {a.missingCapabilities.length > 0 && `(missing ${a.missingCapabilities.join(", ")})`}</p>
+      {a.model && (
+        <p>
+          Model {a.model.name} · {a.model.promptTokens + a.model.completionTokens} tokens · {a.model.latencyMs} ms
+          {a.model.toolCalls.length > 0 && ` · tools ${a.model.toolCalls.map((t) => t.tool).join(", ")}`}
+          {a.droppedFindings > 0 && ` · ${a.droppedFindings} finding${a.droppedFindings > 1 ? "s" : ""} dropped for citing what the operation does not have`}
+        </p>
+      )}
+      {a.findings.length > 0 && (
+        <ul>
+          {a.findings.map((f, i) => (
+            <li key={i}>{f.detail}{f.citations.length > 0 && <> · cites {f.citations.map((c) => `${c.kind} ${c.id}`).join(", ")}</>}</li>
+          ))}
+        </ul>
+      )}
+    </div>
   );
 }
