@@ -234,7 +234,10 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 			}
 			// Masked again as it is read: a value that became a secret
 			// after the file was written is not shown either.
-			a.Content = l.redactor().Bytes(content[max(0, len(content)-maxAnalysisContent):])
+			// Masked whole before the tail is taken: a secret across the
+			// cut would otherwise keep its end.
+			masked := l.redactor().Bytes(content)
+			a.Content = masked[max(0, len(masked)-maxAnalysisContent):]
 		}
 		in.Artifacts = append(in.Artifacts, a)
 	}
@@ -299,9 +302,10 @@ func (a analysisLookup) NodeOutput(ctx context.Context, node string) (string, er
 		if err != nil {
 			continue
 		}
-		out = append(out, content[max(0, len(content)-maxToolOutput):]...)
+		masked := a.l.redactor().Bytes(content) // whole, then the tail: see analysisInput
+		out = append(out, masked[max(0, len(masked)-maxToolOutput):]...)
 	}
-	return string(a.l.redactor().Bytes(out[max(0, len(out)-maxToolOutput):])), nil
+	return string(out[max(0, len(out)-maxToolOutput):]), nil
 }
 
 // maxToolOutput bounds a node's output read through a tool.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -92,74 +93,105 @@ func New(cfg Config) (*Analyzer, error) {
 		hc = &http.Client{}
 	}
 	limited := *hc
-	limited.Transport = limitBody{next: transportOf(hc)}
+	limited.Transport = guardTransport{next: transportOf(hc)}
 	client := openai.NewClient(option.WithBaseURL(cfg.Endpoint), option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(&limited), option.WithMaxRetries(cfg.Retries), option.WithRequestTimeout(cfg.Timeout))
 	return &Analyzer{cfg: cfg, client: client, schema: Schema(),
 		budget: newBudget(cfg.OperationTokens, cfg.OrganizationTokens, cfg.Now)}, nil
 }
 
+// session is one analysis under way.
+type session struct {
+	in    executor.AnalysisInput
+	mask  *masker
+	scrub scrubber
+	known map[string]bool // what a finding may cite (citable), growing with the resources tools read
+	rec   *capstan.AnalysisModel
+}
+
 // Analyze implements executor.Analyzer: it asks the model, with the
-// operation's records masked, lets it call read-only tools a bounded
-// number of rounds, and checks its answer before returning it.
+// operation's records scrubbed, lets it call read-only tools a bounded
+// number of times, and checks its answer before returning it. The whole
+// analysis is bounded by Timeout per round.
 func (a *Analyzer) Analyze(ctx context.Context, in executor.AnalysisInput) (capstan.Analysis, error) {
-	if err := a.budget.check(in.Org, in.OperationID); err != nil {
-		return capstan.Analysis{}, err
-	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout*time.Duration(a.cfg.MaxToolRounds+1))
+	defer cancel()
+	in.Resources = slices.Clip(in.Resources) // a tool's read appends to our copy, never to the caller's array
 	m := newMasker(a.cfg.Mask)
-	out := func(s string) string { // what leaves: secrets redacted, then names masked
-		if in.Redact != nil {
-			s = in.Redact(s)
-		}
-		return m.mask(s)
+	s := &session{in: in, mask: m, scrub: scrubber{redact: in.Redact, mask: m}, known: citable(in), rec: &capstan.AnalysisModel{Name: a.cfg.Model}}
+	prompt, err := userPrompt(in, s.scrub)
+	if err != nil {
+		return capstan.Analysis{}, capstan.Errorf(capstan.EINTERNAL, "the analysis input cannot be encoded: %v", err)
 	}
-	messages := []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(systemPrompt),
-		openai.UserMessage(out(userPrompt(in))),
-	}
-	rec := &capstan.AnalysisModel{Name: a.cfg.Model}
-	start := a.cfg.Now()
-	defer func() {
-		rec.LatencyMS = a.cfg.Now().Sub(start).Milliseconds()
-		a.budget.spend(in.Org, in.OperationID, rec.PromptTokens+rec.CompletionTokens)
-	}()
+	messages := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage(systemPrompt), openai.UserMessage(prompt)}
 	digest := sha256.New()
+	hashed := 0
+	start := a.cfg.Now()
+	defer func() { s.rec.LatencyMS = a.cfg.Now().Sub(start).Milliseconds() }()
 	for round := 0; ; round++ {
-		params := a.params(messages, round < a.cfg.MaxToolRounds && in.Lookup != nil)
-		body, _ := json.Marshal(params.Messages)
-		digest.Write(body)
-		resp, err := a.client.Chat.Completions.New(ctx, params)
-		if err != nil {
-			return capstan.Analysis{}, requestError(ctx, err)
+		for _, msg := range messages[hashed:] { // each message once, in order
+			data, _ := json.Marshal(msg)
+			digest.Write(data)
 		}
-		rec.PromptTokens += resp.Usage.PromptTokens
-		rec.CompletionTokens += resp.Usage.CompletionTokens
+		hashed = len(messages)
+		tools := round < a.cfg.MaxToolRounds && in.Lookup != nil
+		resp, err := a.ask(ctx, in, a.params(messages, tools), len(prompt))
+		if err != nil {
+			return capstan.Analysis{}, err
+		}
+		s.rec.PromptTokens += tokens(resp.Usage.PromptTokens)
+		s.rec.CompletionTokens += tokens(resp.Usage.CompletionTokens)
 		if len(resp.Choices) == 0 {
 			return capstan.Analysis{}, invalid("the answer has no choice")
 		}
 		choice := resp.Choices[0]
-		if len(choice.Message.ToolCalls) > 0 {
-			if round >= a.cfg.MaxToolRounds || in.Lookup == nil {
+		if calls := choice.Message.ToolCalls; len(calls) > 0 {
+			switch {
+			case !tools && in.Lookup == nil:
+				return capstan.Analysis{}, invalid("the model called tools although none were offered")
+			case !tools:
 				return capstan.Analysis{}, invalid("the model kept calling tools after %d rounds", a.cfg.MaxToolRounds)
+			case len(calls) > maxCallsPerAnswer:
+				return capstan.Analysis{}, invalid("%d tool calls in one answer: at most %d", len(calls), maxCallsPerAnswer)
+			case len(s.rec.ToolCalls)+len(calls) > maxCallsPerAnalysis:
+				return capstan.Analysis{}, invalid("more than %d tool calls in one analysis", maxCallsPerAnalysis)
 			}
 			messages = append(messages, choice.Message.ToParam())
-			for _, call := range choice.Message.ToolCalls {
-				result, call := runTool(ctx, &in, m, call.ID, call.Function.Name, call.Function.Arguments)
-				rec.ToolCalls = append(rec.ToolCalls, call.AnalysisToolCall)
-				messages = append(messages, openai.ToolMessage(out(result), call.id()))
+			for _, call := range calls {
+				messages = append(messages, openai.ToolMessage(s.runTool(ctx, call.Function.Name, call.Function.Arguments), call.ID))
 			}
 			continue
 		}
-		rec.PromptDigest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
-		rec.Cost = a.cost(rec)
+		s.rec.PromptDigest = "sha256:" + hex.EncodeToString(digest.Sum(nil))
+		s.rec.Cost = a.cost(s.rec)
 		ans, err := decodeAnswer(choice.FinishReason, choice.Message.Refusal, choice.Message.Content)
 		if err != nil {
 			return capstan.Analysis{}, err
 		}
 		m.unmaskAnswer(ans)
-		return analysisOf(ans, in, rec)
+		return analysisOf(ans, s)
 	}
 }
+
+// ask sends one request within the budgets: an estimate of what it may
+// spend is reserved before it is sent and settled with what it spent.
+func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params openai.ChatCompletionNewParams, promptBytes int) (*openai.ChatCompletion, error) {
+	estimate := a.cfg.MaxTokens + int64(promptBytes)/4
+	if err := a.budget.reserve(in.Org, in.OperationID, estimate); err != nil {
+		return nil, err
+	}
+	resp, err := a.client.Chat.Completions.New(ctx, params)
+	if err != nil {
+		a.budget.settle(in.Org, in.OperationID, estimate, 0)
+		return nil, requestError(ctx, err)
+	}
+	a.budget.settle(in.Org, in.OperationID, estimate, tokens(resp.Usage.PromptTokens)+tokens(resp.Usage.CompletionTokens))
+	return resp, nil
+}
+
+// tokens is a count a server reported, held to a sane range: a negative
+// count must not refill a budget.
+func tokens(n int64) int64 { return min(max(n, 0), 10_000_000) }
 
 // params is one Chat Completions request: the strict answer schema, and
 // the read-only tools while rounds are left.
@@ -198,10 +230,14 @@ func requestError(ctx context.Context, err error) error {
 		return capstan.Errorf(capstan.EINVALID, "the model's server refused the request: %d", apiErr.StatusCode)
 	case errors.Is(err, errBodyTooLarge):
 		return invalid("the answer is larger than %d bytes", maxResponse)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return capstan.Errorf(capstan.EUNAVAILABLE, "the analysis was cancelled")
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return capstan.Errorf(capstan.EUNAVAILABLE, "the model did not answer in time")
+	case unreachable(err):
+		return capstan.Errorf(capstan.EUNAVAILABLE, "the model's server cannot be reached: %v", err)
 	}
-	return capstan.Errorf(capstan.EUNAVAILABLE, "the model's server cannot be reached: %v", err)
+	return invalid("the server's response is not a chat completion: %.200v", err)
 }
 
 // invalid is an answer the analyzer cannot accept: retried as the node's

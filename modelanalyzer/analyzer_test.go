@@ -2,9 +2,11 @@ package modelanalyzer_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,26 +186,59 @@ func TestTheBudgetRefusesBeforeSending(t *testing.T) {
 	f.Replies[0].Repeat = true
 	srv := fakemodel.Start(f)
 	defer srv.Close()
-	a, err := modelanalyzer.New(modelanalyzer.Config{Endpoint: srv.URL, Model: "m", OperationTokens: 300, OrganizationTokens: 500})
+	// Each request reserves MaxTokens and a quarter of its prompt's bytes
+	// (about 600 here) and spends 160: the operation's 3,000 allow a few.
+	const perOp, perOrg = 3000, 7000
+	a, err := modelanalyzer.New(modelanalyzer.Config{Endpoint: srv.URL, Model: "m", MaxTokens: 100, OperationTokens: perOp, OrganizationTokens: perOrg})
 	require.NoError(t, err)
 	in := seedInput()
-	for range 2 { // 160 tokens each: the second brings the operation to 320
-		_, err = a.Analyze(context.Background(), in)
-		require.NoError(t, err)
+	sent := func() int { return len(srv.Requests()) }
+	for sent() < 100 {
+		if _, err = a.Analyze(context.Background(), in); err != nil {
+			break
+		}
 	}
-	_, err = a.Analyze(context.Background(), in)
 	require.Equal(t, capstan.ERATELIMITED, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), "operation op-1")
-	in.OperationID = "op-2" // another operation, same organization: 320 + 160 = 480, then 640
-	_, err = a.Analyze(context.Background(), in)
-	require.NoError(t, err)
-	_, err = a.Analyze(context.Background(), in)
-	require.NoError(t, err)
-	in.OperationID = "op-3"
-	_, err = a.Analyze(context.Background(), in)
+	n := sent()
+	require.Greater(t, n, 1)
+	require.LessOrEqual(t, n*160, perOp, "never spent past the cap")
+	for i := 2; sent() < 100; i++ { // other operations, until the organization's day is spent
+		in.OperationID = fmt.Sprintf("op-%d", i)
+		if _, err = a.Analyze(context.Background(), in); err != nil {
+			break
+		}
+	}
 	require.Equal(t, capstan.ERATELIMITED, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), "organization")
-	require.Len(t, srv.Requests(), 4, "refused requests were never sent")
+	require.LessOrEqual(t, sent()*160, perOrg)
+	before := sent()
+	_, err = a.Analyze(context.Background(), in)
+	require.Equal(t, capstan.ERATELIMITED, capstan.ErrorCode(err))
+	require.Equal(t, before, sent(), "a refused request is never sent")
+}
+
+func TestConcurrentAnalysesShareOneBudget(t *testing.T) {
+	f, err := fakemodel.Load(filepath.Join("testdata", "fixtures", "rate-limited.json"))
+	require.NoError(t, err)
+	f.Replies = f.Replies[1:]
+	f.Replies[0].Repeat = true
+	srv := fakemodel.Start(f)
+	defer srv.Close()
+	a, err := modelanalyzer.New(modelanalyzer.Config{Endpoint: srv.URL, Model: "m", MaxTokens: 100, OrganizationTokens: 3000})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := seedInput()
+			in.OperationID = fmt.Sprintf("op-%d", i)
+			_, _ = a.Analyze(context.Background(), in)
+		}()
+	}
+	wg.Wait()
+	require.Less(t, len(srv.Requests()), 20, "reservations: twenty at once cannot all pass one check")
 }
 
 func TestConfigurationIsChecked(t *testing.T) {

@@ -1,13 +1,17 @@
 package modelanalyzer
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
@@ -23,15 +27,38 @@ const (
 
 var errBodyTooLarge = errors.New("response body too large")
 
-// limitBody is a transport whose response bodies fail past maxResponse.
-type limitBody struct{ next http.RoundTripper }
+// guardTransport sends only the headers a Chat Completions request needs
+// (the SDK adds headers from OPENAI_* variables of the server's
+// environment, which are not the endpoint's business) and fails a
+// response body past maxResponse.
+type guardTransport struct{ next http.RoundTripper }
 
-func (l limitBody) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := l.next.RoundTrip(r)
+// sentHeaders are the headers that reach the model's server.
+var sentHeaders = []string{"Authorization", "Content-Type", "Content-Length", "Accept", "User-Agent", "Idempotency-Key"}
+
+func (g guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	kept := http.Header{}
+	for _, h := range sentHeaders {
+		if v := r.Header.Values(h); len(v) > 0 {
+			kept[h] = v
+		}
+	}
+	r.Header = kept
+	resp, err := g.next.RoundTrip(r)
 	if err == nil {
 		resp.Body = &limitedBody{rc: resp.Body, left: maxResponse}
 	}
 	return resp, err
+}
+
+// unreachable reports a failure to reach the server (as opposed to an
+// answer that is not what was asked).
+func unreachable(err error) bool {
+	var netErr net.Error
+	var opErr *net.OpError
+	var urlErr *url.Error
+	return errors.As(err, &netErr) || errors.As(err, &opErr) || errors.As(err, &urlErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func transportOf(c *http.Client) http.RoundTripper {
@@ -72,14 +99,19 @@ func decodeAnswer(finish, refusal, content string) (*Answer, error) {
 	case len(content) > maxAnswer:
 		return nil, invalid("the answer is larger than %d bytes", maxAnswer)
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(content)))
-	dec.DisallowUnknownFields()
-	var a Answer
-	if err := dec.Decode(&a); err != nil {
+	if err := checkJSON(content); err != nil {
 		return nil, invalid("not the analysis schema: %v", err)
 	}
-	if dec.More() {
-		return nil, invalid("not the analysis schema: more than one JSON value")
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(content))
+	if err != nil {
+		return nil, invalid("not the analysis schema: %v", err)
+	}
+	if err := answerSchema.Validate(inst); err != nil {
+		return nil, invalid("not the analysis schema: %s", truncate(err.Error(), 500))
+	}
+	var a Answer
+	if err := json.Unmarshal([]byte(content), &a); err != nil {
+		return nil, invalid("not the analysis schema: %v", err)
 	}
 	var p capstan.Problems
 	if !slices.Contains(capstan.AnalysisKinds, capstan.AnalysisKind(a.Kind)) {
@@ -98,13 +130,79 @@ func decodeAnswer(finish, refusal, content string) (*Answer, error) {
 	return &a, nil
 }
 
+// answerSchema is Schema compiled, to check answers with: strict mode is
+// the server's promise, this is ours (every property, no other, the
+// enums, the types).
+var answerSchema = func() *jsonschema.Schema {
+	c := jsonschema.NewCompiler()
+	const url = "https://capstan.dev/schema/analysis-answer.json"
+	if err := c.AddResource(url, Schema()); err != nil {
+		panic("modelanalyzer: " + err.Error())
+	}
+	return c.MustCompile(url)
+}()
+
+// checkJSON refuses what a schema check of decoded JSON cannot see: a key
+// twice in one object (the last would win), and anything after the value.
+func checkJSON(content string) error {
+	dec := json.NewDecoder(strings.NewReader(content))
+	if err := checkValue(dec, 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+func checkValue(dec *json.Decoder, depth int) error {
+	if depth > 32 {
+		return errors.New("nested too deep")
+	}
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			key, _ := k.(string)
+			if seen[key] {
+				return fmt.Errorf("key %q twice in one object", truncate(key, 64))
+			}
+			seen[key] = true
+			if err := checkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	case json.Delim('['):
+		for dec.More() {
+			if err := checkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return err
+	}
+	return nil
+}
+
 // analysisOf turns a checked answer into the analysis: findings whose
-// citations do not all name a record of the operation are dropped and
-// counted; a change may only name a template the packs publish.
-func analysisOf(ans *Answer, in executor.AnalysisInput, rec *capstan.AnalysisModel) (capstan.Analysis, error) {
+// citations do not all name a record the model was shown (or read) are
+// dropped and counted; a change may only name a template the packs
+// publish.
+func analysisOf(ans *Answer, s *session) (capstan.Analysis, error) {
+	in := s.in
 	a := capstan.Analysis{Analyzer: Name, Kind: capstan.AnalysisKind(ans.Kind), Diagnosis: ans.Diagnosis,
-		Recommendation: ans.Recommendation, Missing: ans.Missing, Model: rec}
-	known := citable(in)
+		Recommendation: ans.Recommendation, Missing: ans.Missing, Model: s.rec}
+	known := s.known
 	for _, f := range ans.Findings {
 		ok := len(f.Citations) > 0
 		var cites []capstan.AnalysisCitation
@@ -157,15 +255,12 @@ func citable(in executor.AnalysisInput) map[string]bool {
 		}
 	}
 	for _, r := range in.Resources {
-		known["resource:"+r.Key()] = true
+		if r != nil {
+			known["resource:"+r.Key()] = true
+		}
 	}
 	if in.Resource != nil {
 		known["resource:"+in.Resource.Key()] = true
 	}
 	return known
-}
-
-// toolError is a tool's refusal as the model reads it.
-func toolError(format string, args ...any) string {
-	return fmt.Sprintf(`{"error": %q}`, fmt.Sprintf(format, args...))
 }

@@ -1,6 +1,8 @@
 package modelanalyzer
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -8,52 +10,84 @@ import (
 
 // Masking, k8sgpt's way: names the organization marks sensitive (host
 // names, addresses, customer names: Config.Mask) leave the server as
-// stable placeholders (MASK_1, MASK_2 …, the same name the same
-// placeholder within one analysis) and come back in the answer, so the
-// model can still reason about "the same host" and cite it.
+// placeholders and come back in the answer, so the model can still reason
+// about "the same host" and cite it. The masking runs on each string
+// value before anything is encoded as JSON (scrub.go): patterns never see
+// escapes or JSON syntax.
+//
+// A placeholder is MASK_<nonce>_<n>: the nonce is drawn for each analysis,
+// so a log line that already holds something like a placeholder is never
+// restored into a name, and all patterns match in one pass (one
+// alternation), so a placeholder is never masked again inside another.
 
 // defaultMask is masked whatever the configuration says: IPv4 addresses.
-var defaultMask = []*regexp.Regexp{regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)}
+var defaultMask = regexp.MustCompile(`(?:^|[^0-9.])((?:\d{1,3}\.){3}\d{1,3})(?:$|[^0-9.])`)
 
 // masker masks and restores the names of one analysis.
 type masker struct {
-	patterns []*regexp.Regexp
-	byName   map[string]string
-	byToken  map[string]string
+	pattern     *regexp.Regexp // every configured pattern, one alternation; nil: none
+	nonce       string
+	placeholder *regexp.Regexp
+	byName      map[string]string
+	byToken     map[string]string
 }
 
 func newMasker(patterns []*regexp.Regexp) *masker {
-	return &masker{patterns: append(append([]*regexp.Regexp{}, defaultMask...), patterns...),
+	b := make([]byte, 3)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	nonce := strings.ToUpper(hex.EncodeToString(b))
+	m := &masker{nonce: nonce, placeholder: regexp.MustCompile(`MASK_` + nonce + `_\d+`),
 		byName: map[string]string{}, byToken: map[string]string{}}
+	if len(patterns) > 0 {
+		parts := make([]string, len(patterns))
+		for i, p := range patterns {
+			parts[i] = "(?:" + p.String() + ")"
+		}
+		m.pattern = regexp.MustCompile(strings.Join(parts, "|")) // each compiled alone already
+	}
+	return m
+}
+
+// token is name's placeholder.
+func (m *masker) token(name string) string {
+	tok, ok := m.byName[name]
+	if !ok {
+		tok = fmt.Sprintf("MASK_%s_%d", m.nonce, len(m.byName)+1)
+		m.byName[name], m.byToken[tok] = tok, name
+	}
+	return tok
 }
 
 // mask replaces every sensitive name in s with its placeholder.
 func (m *masker) mask(s string) string {
-	for _, p := range m.patterns {
-		s = p.ReplaceAllStringFunc(s, func(name string) string {
-			if strings.HasPrefix(name, "MASK_") {
+	if m.pattern != nil {
+		s = m.pattern.ReplaceAllStringFunc(s, func(name string) string {
+			if m.placeholder.MatchString(name) {
 				return name
 			}
-			tok, ok := m.byName[name]
-			if !ok {
-				tok = fmt.Sprintf("MASK_%d", len(m.byName)+1)
-				m.byName[name], m.byToken[tok] = tok, name
-			}
-			return tok
+			return m.token(name)
 		})
 	}
-	return s
+	// IPv4 addresses: the submatch only, not the delimiters around it.
+	for {
+		loc := defaultMask.FindStringSubmatchIndex(s)
+		if loc == nil {
+			return s
+		}
+		s = s[:loc[2]] + m.token(s[loc[2]:loc[3]]) + s[loc[3]:]
+	}
 }
 
-// placeholder matches a placeholder whole: MASK_99 is not MASK_9 and a 9.
-var placeholder = regexp.MustCompile(`MASK_\d+`)
+// changes reports whether masking would change s: s holds a sensitive
+// name in the clear.
+func (m *masker) changes(s string) bool { return m.mask(s) != s }
 
 // unmask puts the names back in s; an unknown placeholder stays.
 func (m *masker) unmask(s string) string {
 	if len(m.byToken) == 0 {
 		return s
 	}
-	return placeholder.ReplaceAllStringFunc(s, func(tok string) string {
+	return m.placeholder.ReplaceAllStringFunc(s, func(tok string) string {
 		if name, ok := m.byToken[tok]; ok {
 			return name
 		}

@@ -1,7 +1,6 @@
 package modelanalyzer
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/capstan-dev/capstan"
@@ -23,7 +22,7 @@ Rules:
 // userPrompt is the operation's records as JSON: runs, evidence, the
 // tails of the output named as inputs, the plan's DAG, the templates a
 // proposal may use and the catalog facts of its resources.
-func userPrompt(in executor.AnalysisInput) string {
+func userPrompt(in executor.AnalysisInput, sc scrubber) (string, error) {
 	type run struct {
 		Node     string `json:"node"`
 		Status   string `json:"status"`
@@ -87,26 +86,30 @@ func userPrompt(in executor.AnalysisInput) string {
 	for _, r := range resources(in) {
 		doc.Resources = append(doc.Resources, resourceFacts(r))
 	}
-	data, _ := json.MarshalIndent(doc, "", " ") // plain values: cannot fail
-	return string(data)
+	return sc.encode(doc, true)
 }
 
 // resources are the resources the model is shown.
 func resources(in executor.AnalysisInput) []*capstan.Resource {
-	out := in.Resources
+	out := make([]*capstan.Resource, 0, len(in.Resources)+1)
 	if in.Resource != nil {
-		out = append([]*capstan.Resource{in.Resource}, out...)
+		out = append(out, in.Resource)
+	}
+	for _, r := range in.Resources {
+		if r != nil {
+			out = append(out, r)
+		}
 	}
 	return out
 }
 
-// resourceFacts is what the model sees of a resource: its catalog facts,
-// with literal secrets masked (they should not be there at all).
+// resourceFacts is what the model sees of a resource: its catalog facts
+// (scrubbed on the way out: a literal secret, which should not be there
+// at all, is masked at any depth).
 func resourceFacts(r *capstan.Resource) map[string]any {
 	caps := make([]map[string]any, 0, len(r.ProvidedCapabilities))
 	for _, pc := range r.ProvidedCapabilities {
-		caps = append(caps, map[string]any{"capability": pc.Capability, "scope": capstan.MaskLiteralSecrets(pc.Scope),
-			"attributes": capstan.MaskLiteralSecrets(pc.Attributes)})
+		caps = append(caps, map[string]any{"capability": pc.Capability, "scope": pc.Scope, "attributes": pc.Attributes})
 	}
 	rels := make([]map[string]any, 0, len(r.Relationships))
 	for _, rel := range r.Relationships {

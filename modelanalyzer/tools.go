@@ -3,21 +3,28 @@ package modelanalyzer
 import (
 	"context"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
 )
 
 // The model's tools read; none changes state. Each call is recorded in
-// the analysis (AnalysisModel.ToolCalls), its result is masked like the
-// prompt, and the rounds are capped (Config.MaxToolRounds).
+// the analysis (AnalysisModel.ToolCalls), its result is scrubbed like
+// the prompt, and calls are bounded: per answer, per analysis, in the
+// size of their arguments and of their results. A tool's refusal never
+// repeats what the model sent (an argument holding a masked name in the
+// clear is refused like an unknown one), so tools cannot confirm a guess
+// of a masked name.
 
-// maxToolResult bounds what one tool call returns to the model.
-const maxToolResult = 16 << 10
+const (
+	maxToolResult       = 16 << 10 // one result, scrubbed and encoded
+	maxToolArguments    = 1 << 10
+	maxCallsPerAnswer   = 8
+	maxCallsPerAnalysis = 24
+	maxDependencies     = 20
+)
 
 // tool names.
 const (
@@ -41,80 +48,88 @@ func toolParams() []openai.ChatCompletionToolUnionParam {
 	}
 }
 
-// toolCall is a recorded call, and the id the answer to it carries.
-type toolCall struct {
-	capstan.AnalysisToolCall
-	callID string
+// toolArg is each tool's one argument.
+var toolArg = map[string]string{toolNodeOutput: "node", toolResource: "key", toolDependencies: "key", toolEvidence: "id"}
+
+// runTool answers one tool call with a scrubbed result (or a refusal the
+// model reads) and records it.
+func (s *session) runTool(ctx context.Context, name, args string) string {
+	call := capstan.AnalysisToolCall{Tool: truncate(name, 64), Arguments: truncate(args, 200)}
+	result, refusal := s.lookup(ctx, name, args)
+	var out string
+	if refusal == "" {
+		var err error
+		if out, err = s.scrub.encode(result, false); err != nil || len(out) > maxToolResult {
+			refusal = "the result is too large to return"
+		}
+	}
+	if refusal != "" {
+		call.Error = refusal
+		out = `{"error": "` + refusal + `"}`
+	}
+	s.rec.ToolCalls = append(s.rec.ToolCalls, call)
+	return out
 }
 
-func (c toolCall) id() string { return c.callID }
-
-// runTool answers one tool call; an unknown tool or a bad argument is an
-// error the model reads, not a failure of the analysis. Arguments are
-// unmasked before they are looked up.
-func runTool(ctx context.Context, in *executor.AnalysisInput, m *masker, id, name, args string) (string, toolCall) {
-	call := toolCall{AnalysisToolCall: capstan.AnalysisToolCall{Tool: name, Arguments: truncate(args, 200)}, callID: id}
+// lookup reads what a call asks; a refusal is a fixed sentence.
+func (s *session) lookup(ctx context.Context, name, args string) (any, string) {
+	argName, ok := toolArg[name]
+	if !ok {
+		return nil, "no such tool"
+	}
+	if len(args) > maxToolArguments {
+		return nil, "the arguments are too long"
+	}
 	var arg map[string]string
-	if err := json.Unmarshal([]byte(args), &arg); err != nil {
-		call.Error = "arguments are not a JSON object of strings"
-		return toolError("%s", call.Error), call
+	if err := json.Unmarshal([]byte(args), &arg); err != nil || len(arg) != 1 {
+		return nil, "the arguments must be one JSON object with one string: " + argName
 	}
-	result, err := lookup(ctx, in, name, arg, m)
-	if err != nil {
-		call.Error = capstan.ErrorMessage(err)
-		return toolError("%s", call.Error), call
+	v, ok := arg[argName]
+	if !ok || s.mask.changes(v) { // a masked name in the clear: a guess
+		return nil, "not found"
 	}
-	data, _ := json.Marshal(result)
-	if len(data) > maxToolResult {
-		return string(data[:maxToolResult]), call
-	}
-	return string(data), call
-}
-
-func lookup(ctx context.Context, in *executor.AnalysisInput, name string, arg map[string]string, m *masker) (any, error) {
+	v = s.mask.unmask(v)
 	switch name {
 	case toolNodeOutput:
-		node := m.unmask(arg["node"])
-		if !citable(*in)["node:"+node] {
-			return nil, capstan.Errorf(capstan.ENOTFOUND, "the plan has no node %q", node)
+		if !s.known["node:"+v] {
+			return nil, "not found"
 		}
-		return in.Lookup.NodeOutput(ctx, node)
-	case toolResource, toolDependencies:
-		r, err := in.Lookup.Resource(ctx, m.unmask(arg["key"]))
+		out, err := s.in.Lookup.NodeOutput(ctx, v)
 		if err != nil {
-			return nil, err
+			return nil, "the output cannot be read"
 		}
-		in.Resources = append(in.Resources, r) // now citable
+		return out, ""
+	case toolResource, toolDependencies:
+		r := s.resource(ctx, v)
+		if r == nil {
+			return nil, "not found"
+		}
 		if name == toolResource {
-			return resourceFacts(r), nil
+			return resourceFacts(r), ""
 		}
 		deps := []any{}
-		for _, rel := range r.Relationships[:min(len(r.Relationships), 20)] {
-			if d, err := in.Lookup.Resource(ctx, rel.Target); err == nil {
-				in.Resources = append(in.Resources, d)
+		for _, rel := range r.Relationships[:min(len(r.Relationships), maxDependencies)] {
+			if d := s.resource(ctx, rel.Target); d != nil {
 				deps = append(deps, map[string]any{"relationship": rel.Type, "resource": resourceFacts(d)})
 			}
 		}
-		return deps, nil
-	case toolEvidence:
-		id := m.unmask(arg["id"])
-		for _, e := range in.Evidence {
-			if e.ID == id {
-				return e, nil
-			}
-		}
-		return nil, capstan.Errorf(capstan.ENOTFOUND, "the operation has no evidence %q", id)
+		return deps, ""
 	}
-	return nil, capstan.Errorf(capstan.EINVALID, "no tool %q", name)
+	for _, e := range s.in.Evidence {
+		if e.ID == v {
+			return e, ""
+		}
+	}
+	return nil, "not found"
 }
 
-// truncate cuts s to n bytes at most, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// resource reads a resource of the operation's organization, or nil; a
+// resource read may be cited.
+func (s *session) resource(ctx context.Context, key string) *capstan.Resource {
+	r, err := s.in.Lookup.Resource(ctx, key)
+	if err != nil || r == nil {
+		return nil
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	s.known["resource:"+r.Key()] = true
+	return r
 }
