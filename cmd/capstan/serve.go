@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net"
@@ -22,6 +21,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/cypher"
@@ -35,6 +37,7 @@ import (
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
+	"github.com/capstan-dev/capstan/tracing"
 )
 
 // DemoOrg is the organization of dev mode.
@@ -74,6 +77,8 @@ type serveConfig struct {
 	// cannot be isolated.
 	allowUnisolated bool
 	analyzer        analyzerConfig
+	// otlpEndpoint receives traces (OTLP/HTTP); empty: tracing is off.
+	otlpEndpoint string
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
 	egress        []string
@@ -150,6 +155,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
 	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	addAnalyzerFlags(fs, &c.analyzer)
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", envOr("CAPSTAN_OTLP_ENDPOINT", ""), "OpenTelemetry collector receiving traces over OTLP/HTTP, e.g. http://127.0.0.1:4318 (a span per request, per operation, per node attempt, per gate wait and patch decision; docs/OPERATIONS.md); empty: tracing off (CAPSTAN_OTLP_ENDPOINT)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
 	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
@@ -234,6 +240,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
+	stopTracing, err := tracing.Start(ctx, cfg.otlpEndpoint)
+	if err != nil {
+		return fmt.Errorf("--otlp-endpoint: %w", err)
+	}
+	defer stopTracing()
 	store, err := openStore(cfg, log)
 	if err != nil {
 		return err
@@ -262,6 +273,8 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = crashpoint.Wrap(store) // the crash sweep's binary only (build tag crashpoints)
 	// What operations record is masked before it is stored.
 	store = secret.MaskingStore{Store: store, Vault: vault}
+	// Every committed operation change ends its spans (off: no-op).
+	store = tracing.Store{Store: store}
 	// Every committed operation change is published to live subscribers.
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
@@ -351,10 +364,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}()
 	go reloadTokensOnHUP(ctx, cfg, tokens, log)
 	closing := make(chan struct{})
-	srv := httpServer(cfg, server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
+	var handler http.Handler = server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
 		Broker: broker, Collectors: collectors, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
-		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes}))
+		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes})
+	if cfg.otlpEndpoint != "" {
+		handler = otelhttp.NewHandler(handler, "capstan") // a span per request
+	}
+	srv := httpServer(cfg, handler)
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()

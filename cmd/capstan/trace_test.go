@@ -1,0 +1,93 @@
+package main_test
+
+import (
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/tracing"
+)
+
+// otlpReceiver is an OTLP/HTTP collector on 127.0.0.1 that keeps the
+// spans it receives: name -> trace ids (hex).
+type otlpReceiver struct {
+	*httptest.Server
+	mu    sync.Mutex
+	spans map[string][]string
+}
+
+func startReceiver(t *testing.T) *otlpReceiver {
+	r := &otlpReceiver{spans: map[string][]string{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(req.Body, 16<<20))
+		var export collector.ExportTraceServiceRequest
+		if req.URL.Path != "/v1/traces" || proto.Unmarshal(body, &export) != nil {
+			http.Error(w, "not OTLP traces", http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		for _, rs := range export.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					r.spans[s.Name] = append(r.spans[s.Name], hex.EncodeToString(s.TraceId))
+				}
+			}
+		}
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		out, _ := proto.Marshal(&collector.ExportTraceServiceResponse{})
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *otlpReceiver) traces(name string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.spans[name]...)
+}
+
+// TestTracesReachACollector runs a real server with --otlp-endpoint: its
+// requests are spans, and the node attempts of an operation waiting at its
+// gate arrive in the trace derived from the operation's id.
+func TestTracesReachACollector(t *testing.T) {
+	recv := startReceiver(t)
+	p := start(t, t.TempDir(), "--otlp-endpoint", recv.URL)
+	defer p.kill()
+	intent := p.gql(t, `mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
+		desiredResult: {name: "traced-k8s"}, constraints: {environment: "prod"}, providers: [{requirement: "hosts", provider: "compute.node/prod-worker-1"}]}) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": intent["createIntent"].(map[string]any)["id"]})
+	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})
+	gid := op["startOperation"].(map[string]any)["id"].(string)
+	_, opID, err := capstan.ParseGlobalID(gid, "Operation")
+	require.NoError(t, err)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r := p.gql(t, `query($id: ID!) { operation(id: $id) { status } }`, map[string]any{"id": gid})
+		o := r["operation"].(map[string]any)
+		if o["status"] == "WAITING" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the operation never reached its gate: %v", o)
+		time.Sleep(300 * time.Millisecond)
+	}
+	want := tracing.TraceID("demo", opID).String()
+	require.Eventually(t, func() bool {
+		for _, id := range recv.traces("node.attempt") {
+			if id == want {
+				return len(recv.traces("POST /graphql")) > 0 // the requests' spans (otelhttp)
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "want %s (operation %s); spans received: %v", want, opID, recv.spans)
+}

@@ -1,0 +1,140 @@
+// Package tracing gives an operation one OpenTelemetry trace for its
+// whole life, however many restarts and replicas it crosses: the trace id
+// and the span ids are derived from the operation's id (and its nodes'
+// ids and attempts), and spans are emitted from what was committed — the
+// operation's span when it ends, a node attempt's when it ends, a gate's
+// wait when it is decided — with the times the records hold. A job
+// receives its attempt's span as TRACEPARENT before the span is emitted.
+//
+// Off by default: without an OTLP endpoint the global provider is
+// OpenTelemetry's no-op one and nothing is exported.
+package tracing
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys, one name on every span (docs/OPERATIONS.md).
+const (
+	AttrOrganization = attribute.Key("capstan.organization")
+	AttrOperation    = attribute.Key("capstan.operation.id")
+	AttrStatus       = attribute.Key("capstan.status")
+	AttrNode         = attribute.Key("capstan.node.id")
+	AttrNodeType     = attribute.Key("capstan.node.type")
+	AttrAttempt      = attribute.Key("capstan.node.attempt")
+	AttrError        = attribute.Key("capstan.error")
+	AttrPatch        = attribute.Key("capstan.patch.id")
+	AttrActor        = attribute.Key("capstan.actor")
+	AttrDecision     = attribute.Key("capstan.decision")
+)
+
+func derive(parts ...string) [32]byte {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// TraceID is the operation's trace id.
+func TraceID(org, op string) trace.TraceID {
+	var id trace.TraceID
+	d := derive("capstan/trace", org, op)
+	copy(id[:], d[:16])
+	return id
+}
+
+// OperationSpanID is the id of the operation's own span, every node's
+// parent.
+func OperationSpanID(org, op string) trace.SpanID {
+	var id trace.SpanID
+	d := derive("capstan/operation", org, op)
+	copy(id[:], d[:8])
+	return id
+}
+
+// AttemptSpanID is the id of a node attempt's span.
+func AttemptSpanID(org, op, node string, attempt int) trace.SpanID {
+	var id trace.SpanID
+	d := derive("capstan/attempt", org, op, node, fmt.Sprint(attempt))
+	copy(id[:], d[:8])
+	return id
+}
+
+// GateSpanID is the id of a gate wait's span (one per decision).
+func GateSpanID(org, op, node string, attempt int) trace.SpanID {
+	var id trace.SpanID
+	d := derive("capstan/gate", org, op, node, fmt.Sprint(attempt))
+	copy(id[:], d[:8])
+	return id
+}
+
+// Traceparent is the W3C traceparent of a node attempt: what its job
+// receives as TRACEPARENT.
+func Traceparent(org, op, node string, attempt int) string {
+	return fmt.Sprintf("00-%s-%s-01", TraceID(org, op), AttemptSpanID(org, op, node, attempt))
+}
+
+// InOperation returns ctx with the operation's span as the (remote)
+// parent: spans started under it belong to the operation's trace.
+func InOperation(ctx context.Context, org, op string) context.Context {
+	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: TraceID(org, op), SpanID: OperationSpanID(org, op), TraceFlags: trace.FlagsSampled, Remote: true}))
+}
+
+// LinkToAttempt links a span to a node attempt's span.
+func LinkToAttempt(org, op, node string, attempt int) trace.Link {
+	return trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: TraceID(org, op), SpanID: AttemptSpanID(org, op, node, attempt), TraceFlags: trace.FlagsSampled, Remote: true})}
+}
+
+type idsKey struct{}
+
+type ids struct {
+	trace trace.TraceID
+	span  trace.SpanID
+}
+
+// WithSpanID makes the next span started with ctx take id (and, for a
+// span without a parent, the trace id tr): how a span emitted after a
+// restart gets the ids its children were given before.
+func WithSpanID(ctx context.Context, tr trace.TraceID, id trace.SpanID) context.Context {
+	return context.WithValue(ctx, idsKey{}, ids{trace: tr, span: id})
+}
+
+// IDGenerator gives spans the ids WithSpanID asks for, random ones
+// otherwise. The providers NewProvider makes use it.
+type IDGenerator struct{}
+
+var _ sdktrace.IDGenerator = IDGenerator{}
+
+// NewIDs implements sdktrace.IDGenerator.
+func (IDGenerator) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	if v, ok := ctx.Value(idsKey{}).(ids); ok && v.trace.IsValid() && v.span.IsValid() {
+		return v.trace, v.span
+	}
+	var t trace.TraceID
+	var s trace.SpanID
+	_, _ = rand.Read(t[:])
+	_, _ = rand.Read(s[:])
+	return t, s
+}
+
+// NewSpanID implements sdktrace.IDGenerator.
+func (IDGenerator) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
+	if v, ok := ctx.Value(idsKey{}).(ids); ok && v.span.IsValid() {
+		return v.span
+	}
+	var s trace.SpanID
+	_, _ = rand.Read(s[:])
+	return s
+}
