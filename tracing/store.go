@@ -127,9 +127,11 @@ func patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *cap
 		}
 		d := p.Decisions[len(p.Decisions)-1]
 		var links []trace.Link
+		linked := map[string]bool{}
 		for _, c := range p.Changes {
 			for _, node := range []string{c.Node, c.NewNodeID()} {
-				if node != "" && len(links) < 32 {
+				if node != "" && !linked[node] && len(links) < 32 {
+					linked[node] = true
 					links = append(links, LinkToAttempt(org, ch.Operation.ID, node, max(1, attempts[node])))
 				}
 			}
