@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // startChild persists the sub_operation node as running, then starts the
@@ -23,14 +24,14 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		}
 		run.Error = "sub-operation could not start: " + capstan.ErrorMessage(err)
 		run.FinishedAt = l.now()
-		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "failed", Node: n.ID, Reason: run.Error}))
 		st.set(run)
 		if err := l.fail(st, ch, n.ID, run.Error); err != nil {
 			return err
 		}
 	} else {
 		run.ChildOperationID = id
-		ch.Events = append(ch.Events, l.event("suboperation.started", map[string]any{"node": n.ID, "child": capstan.OperationGID(id)}))
+		ch.Events = append(ch.Events, l.event(event.SubOperationStarted{Node: n.ID, Child: capstan.OperationGID(id)}))
 	}
 	ch.NodeRuns = append(ch.NodeRuns, run)
 	return l.commit(ctx, ch)
@@ -62,13 +63,13 @@ func (l *loop) followChild(ctx context.Context, st *state, n *capstan.PlanNode) 
 		if err := moveAll(&run, capstan.NodeVerifying, capstan.NodeSucceeded); err != nil {
 			return false, err
 		}
-		ch.Events = append(ch.Events, l.event("node.succeeded", map[string]any{"node": n.ID, "child": capstan.OperationGID(child.ID)}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "succeeded", Node: n.ID, Child: capstan.OperationGID(child.ID)}))
 	} else {
 		if err := run.Move(capstan.NodeFailed); err != nil {
 			return false, err
 		}
 		run.Error = failure
-		ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": n.ID, "reason": run.Error}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "failed", Node: n.ID, Reason: run.Error}))
 		st.set(run)
 		if err := l.fail(st, ch, n.ID, run.Error); err != nil {
 			return false, err
@@ -100,10 +101,10 @@ func (l *loop) childCreated(ctx context.Context, st *state, n *capstan.PlanNode,
 	ch.Evidence = append(ch.Evidence, capstan.Evidence{ProducedBy: n.ID, Capability: n.SubOperation.ExpectedCapability, Item: "provider-created",
 		Result: capstan.EvidencePassed, ObservedAt: *l.now(), Source: map[string]any{"type": "sub_operation", "operation": childID,
 			"resource": r.Key(), "resource_id": capstan.GlobalID(capstan.KindResource, r.ID)}})
-	resolved := map[string]any{"node": n.ID, "binding": n.SubOperation.Requirement, "provider": r.Key(),
-		"resource": capstan.GlobalID(capstan.KindResource, r.ID), "child": childID}
+	resolved := event.Binding{Node: n.ID, Binding: n.SubOperation.Requirement, Provider: r.Key(),
+		Resource: capstan.GlobalID(capstan.KindResource, r.ID), Child: childID}
 	if n.SubOperation.Requirement == "" {
-		ch.Events = append(ch.Events, l.event("binding.resolved", resolved))
+		ch.Events = append(ch.Events, l.event(resolved))
 		return "", nil
 	}
 	plan, err := store.GetPlan(ctx, l.org, st.op.PlanID)
@@ -115,8 +116,8 @@ func (l *loop) childCreated(ctx context.Context, st *state, n *capstan.PlanNode,
 		return capstan.ErrorMessage(err), nil
 	}
 	ch.Plan = plan
-	resolved["reason"] = b.Reason
-	ch.Events = append(ch.Events, l.event("binding.resolved", resolved))
+	resolved.Reason = b.Reason
+	ch.Events = append(ch.Events, l.event(resolved))
 	if st.op.ResourceKey == "" {
 		return "", nil
 	}

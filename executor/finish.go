@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // finish records attempts' results (several when workers reported at
@@ -36,7 +37,7 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 // what the retry policy says next.
 func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) error {
 	for _, t := range r.trusted { // whatever became of the attempt: the key was trusted
-		ch.Events = append(ch.Events, l.event(EventHostKeyTrusted, t.payload))
+		ch.Events = append(ch.Events, l.event(t.event))
 		if t.node != nil {
 			ch.Resources = append(withoutKey(ch.Resources, t.node.Key()), t.node)
 		}
@@ -53,7 +54,7 @@ func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) erro
 	ch.Evidence = append(ch.Evidence, r.evidence...)
 	ch.Artifacts = append(ch.Artifacts, r.artifacts...)
 	for _, e := range r.evidence {
-		ch.Events = append(ch.Events, l.event("evidence.recorded", map[string]any{"node": r.node, "item": e.Item, "result": e.Result}))
+		ch.Events = append(ch.Events, l.event(event.Evidence{Node: r.node, Item: e.Item, Result: e.Result}))
 	}
 	verdict, errKind := Verdict(r.res, r.evidence)
 	run.FinishedAt = l.now()
@@ -83,11 +84,11 @@ func (l *loop) succeeded(ch *capstan.OperationChange, run *capstan.OperationNode
 		return err
 	}
 	run.Error = ""
-	typ := "node.succeeded"
+	typ := "succeeded"
 	if r.kind == kindProbes && n.Type == capstan.NodeJob && n.Intervention == nil {
-		typ = "node.recovered" // the evidence proved the job had done its work
+		typ = "recovered" // the evidence proved the job had done its work
 	}
-	ch.Events = append(ch.Events, l.event(typ, map[string]any{"node": r.node, "attempt": r.attempt}))
+	ch.Events = append(ch.Events, l.event(event.Node{What: typ, Node: r.node, Attempt: r.attempt}))
 	return nil
 }
 
@@ -105,7 +106,7 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 		return err
 	}
 	run.Error = verdict
-	ch.Events = append(ch.Events, l.event("node.failed", map[string]any{"node": r.node, "attempt": r.attempt, "reason": verdict}))
+	ch.Events = append(ch.Events, l.event(event.Node{What: "failed", Node: r.node, Attempt: r.attempt, Reason: verdict}))
 	if r.kind == kindProbes && (n.Type != capstan.NodeJob || !n.Job.Controls.Idempotent) {
 		return l.unproven(st, ch, run, n, r.node)
 	}
@@ -116,8 +117,8 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 		if err := run.Move(capstan.NodeRetrying); err != nil {
 			return err
 		}
-		ch.Events = append(ch.Events, l.event("node.retrying", map[string]any{"node": r.node, "wait": "0s",
-			"reason": "interrupted before its evidence proved it done; it is idempotent, so it runs again"}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "retrying", Node: r.node, Wait: "0s",
+			Reason: "interrupted before its evidence proved it done; it is idempotent, so it runs again"}))
 		return nil
 	}
 	d := NextAttempt(nodePolicy(n), run.Attempts, errKind)
@@ -126,7 +127,7 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 		if err := run.Move(capstan.NodeRetrying); err != nil {
 			return err
 		}
-		ch.Events = append(ch.Events, l.event("node.retrying", map[string]any{"node": r.node, "wait": d.Wait.String()}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "retrying", Node: r.node, Wait: d.Wait.String()}))
 	case d.OnExhausted == "wait":
 		if err := l.waitForPeople(st); err != nil {
 			return err
@@ -134,7 +135,7 @@ func (l *loop) failedAttempt(st *state, ch *capstan.OperationChange, run *capsta
 		if wantsAssist(n) {
 			l.assist = append(l.assist, assistance{node: r.node})
 		}
-		ch.Events = append(ch.Events, l.event("operation.needs_attention", map[string]any{"node": r.node, "reason": verdict + "; " + d.Reason}))
+		ch.Events = append(ch.Events, l.event(event.Operation{What: "needs_attention", Node: r.node, Reason: verdict + "; " + d.Reason}))
 	default:
 		st.set(*run)
 		return l.fail(st, ch, r.node, verdict)
@@ -185,7 +186,7 @@ func (l *loop) unproven(st *state, ch *capstan.OperationChange, run *capstan.Ope
 	if err := l.waitForPeople(st); err != nil {
 		return err
 	}
-	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": node, "reason": run.Error}))
+	ch.Events = append(ch.Events, l.event(event.Node{What: "needs_attention", Node: node, Reason: run.Error}))
 	return nil
 }
 
@@ -210,7 +211,7 @@ func (l *loop) retry(ctx context.Context, node string) error {
 	run.Attempts++
 	run.StartedAt, run.FinishedAt = l.now(), nil
 	ch := &capstan.OperationChange{Operation: st.op, NodeRuns: []capstan.OperationNodeRun{run},
-		Events: []capstan.OperationEvent{l.event("node.running", map[string]any{"node": node, "attempt": run.Attempts})}}
+		Events: []capstan.OperationEvent{l.event(event.Node{What: "running", Node: node, Attempt: run.Attempts})}}
 	if err := l.commit(ctx, ch); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // gateTimer prefixes the due-timer names of gate timeouts.
@@ -95,7 +96,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	}
 	gate.Status = capstan.GateStatus("timed_out_" + outcome)
 	run.FinishedAt = l.now()
-	ch.Events = append(ch.Events, l.event("gate.timed_out", map[string]any{"node": node, "after": gate.Spec.Timeout, "outcome": outcome}))
+	ch.Events = append(ch.Events, l.event(event.Gate{What: "timed_out", Node: node, After: gate.Spec.Timeout, Outcome: outcome}))
 	if outcome == "approved" {
 		if err := run.Move(capstan.NodeSucceeded); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // loop owns one operation: it reloads the persisted state, decides, persists
@@ -378,9 +379,8 @@ func (l *loop) orphaned(ctx context.Context, op *capstan.Operation) (bool, error
 	return parent.Status.Terminal(), nil
 }
 
-func (l *loop) event(typ string, payload map[string]any) capstan.OperationEvent {
-	return capstan.OperationEvent{Type: typ, Actor: "executor", Payload: payload}
-}
+// event records e as the executor's.
+func (l *loop) event(e event.Event) capstan.OperationEvent { return event.Record("executor", e) }
 
 func (l *loop) now() *time.Time {
 	t := l.e.cfg.Clock.Now().UTC()
@@ -411,7 +411,7 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 		return false, err
 	}
 	st.op.CompletedAt = l.now()
-	ch.Events = append(ch.Events, l.event("operation.cancelled", nil))
+	ch.Events = append(ch.Events, l.event(event.OperationMoved(capstan.OperationCancelled)))
 	return true, l.commit(ctx, ch)
 }
 
@@ -444,7 +444,7 @@ func (l *loop) complete(ctx context.Context, op *capstan.Operation, outcome caps
 		return err
 	}
 	op.CompletedAt = l.now()
-	ch.Events = append(ch.Events, l.event("operation."+string(outcome), nil))
+	ch.Events = append(ch.Events, l.event(event.OperationMoved(outcome)))
 	return l.commit(ctx, ch)
 }
 

@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // What an operation's start and end do to its resource, its intent and
@@ -30,20 +31,20 @@ func (l *loop) begin(ctx context.Context, st *state) error {
 		case r != nil:
 			ch.Resources = append(ch.Resources, r)
 			op.ResourceBefore = &before
-			ch.Events = append(ch.Events, l.event("resource.changing", map[string]any{"resource": op.ResourceKey, "lifecycle": string(r.LifecycleStatus)}))
+			ch.Events = append(ch.Events, l.event(event.Resource{What: "changing", Resource: op.ResourceKey, Lifecycle: string(r.LifecycleStatus)}))
 		}
 	}
 	if err := op.Move(capstan.OperationRunning); err != nil {
 		return err // cannot happen: step calls begin for a pending operation only
 	}
 	op.StartedAt = l.now()
-	ch.Events = append(ch.Events, l.event("operation.running", nil))
+	ch.Events = append(ch.Events, l.event(event.OperationMoved(capstan.OperationRunning)))
 	if reason != "" {
 		if err := op.Move(capstan.OperationFailed); err != nil {
 			return err // cannot happen: running -> failed is legal
 		}
 		op.CompletedAt = l.now()
-		ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"reason": reason}))
+		ch.Events = append(ch.Events, l.event(event.Operation{What: "failed", Reason: reason}))
 	}
 	return l.commit(ctx, ch)
 }
@@ -152,7 +153,7 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 			// Someone moved it meanwhile (a catalog re-import): keep what
 			// they set, say so, and still let the operation go.
 			ended.LifecycleStatus, ended.HealthStatus = r.LifecycleStatus, r.HealthStatus
-			ch.Events = append(ch.Events, l.event("resource.lifecycle_kept", map[string]any{"resource": op.ResourceKey, "reason": capstan.ErrorMessage(err)}))
+			ch.Events = append(ch.Events, l.event(event.Resource{What: "lifecycle_kept", Resource: op.ResourceKey, Reason: capstan.ErrorMessage(err)}))
 		}
 	}
 	for _, other := range ch.Resources {
@@ -161,12 +162,9 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 		}
 	}
 	ch.Resources = append(withoutKey(ch.Resources, ended.Key()), ended)
-	concluded := map[string]any{"resource": op.ResourceKey, "outcome": string(op.Status),
-		"lifecycle": string(ended.LifecycleStatus), "health": string(ended.HealthStatus)}
-	if desired != nil {
-		concluded["desired_state"] = desired
-	}
-	ch.Events = append(ch.Events, l.event("resource.concluded", concluded))
+	concluded := event.Resource{What: "concluded", Resource: op.ResourceKey, Outcome: string(op.Status),
+		Lifecycle: string(ended.LifecycleStatus), Health: string(ended.HealthStatus), DesiredState: desired}
+	ch.Events = append(ch.Events, l.event(concluded))
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // fail ends the operation after a node failed for good: it rolls back
@@ -18,7 +19,7 @@ func (l *loop) fail(st *state, ch *capstan.OperationChange, node, reason string)
 		if err := op.Move(capstan.OperationRollingBack); err != nil {
 			return err
 		}
-		ch.Events = append(ch.Events, l.event("operation.rolling_back", map[string]any{"node": node, "reason": reason}))
+		ch.Events = append(ch.Events, l.event(event.Operation{What: "rolling_back", Node: node, Reason: reason}))
 		return nil
 	}
 	// Nothing else of a failed operation may stay unfinished: its other
@@ -31,7 +32,7 @@ func (l *loop) fail(st *state, ch *capstan.OperationChange, node, reason string)
 		return err
 	}
 	op.CompletedAt = l.now()
-	ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": node, "reason": reason}))
+	ch.Events = append(ch.Events, l.event(event.Operation{What: "failed", Node: node, Reason: reason}))
 	return nil
 }
 
@@ -75,10 +76,10 @@ func (l *loop) rollback(ctx context.Context, st *state) (bool, error) {
 			return false, err
 		}
 		st.op.CompletedAt = l.now()
-		ch.Events = append(ch.Events, l.event("operation.rolled_back", nil))
+		ch.Events = append(ch.Events, l.event(event.OperationMoved(capstan.OperationRolledBack)))
 		return true, l.commit(ctx, ch)
 	}
-	ch.Events = append(ch.Events, l.event("compensation.running", map[string]any{"node": next[0]}))
+	ch.Events = append(ch.Events, l.event(event.CompensationRunning{Node: next[0]}))
 	if err := l.commit(ctx, ch); err != nil {
 		return false, err
 	}
@@ -102,7 +103,7 @@ func (l *loop) compensated(st *state, ch *capstan.OperationChange, r nodeResult)
 		}
 		ch.NodeRuns = append(ch.NodeRuns, run)
 		st.set(run)
-		ch.Events = append(ch.Events, l.event("node.rolled_back", map[string]any{"node": r.node}))
+		ch.Events = append(ch.Events, l.event(event.Node{What: "rolled_back", Node: r.node}))
 		return nil
 	}
 	if err := l.endRuns(st, ch); err != nil {
@@ -112,7 +113,7 @@ func (l *loop) compensated(st *state, ch *capstan.OperationChange, r nodeResult)
 		return err
 	}
 	st.op.CompletedAt = l.now()
-	ch.Events = append(ch.Events, l.event("operation.failed", map[string]any{"node": r.node, "reason": "compensation failed: " + verdict}))
+	ch.Events = append(ch.Events, l.event(event.Operation{What: "failed", Node: r.node, Reason: "compensation failed: " + verdict}))
 	return nil
 }
 
@@ -135,7 +136,7 @@ func (l *loop) endRuns(st *state, ch *capstan.OperationChange) error {
 			r.FinishedAt = l.now()
 			ch.NodeRuns = append(ch.NodeRuns, r)
 			st.set(r)
-			ch.Events = append(ch.Events, l.event("node.cancelled", map[string]any{"node": r.NodeID}))
+			ch.Events = append(ch.Events, l.event(event.Node{What: "cancelled", Node: r.NodeID}))
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // step decides what the operation does next, persists it, then acts. It
@@ -54,12 +55,12 @@ func (l *loop) step(ctx context.Context, st *state) (bool, error) {
 		if err := op.Move(capstan.OperationWaiting); err != nil {
 			return false, err
 		}
-		ch.Events = append(ch.Events, l.event("operation.waiting", nil))
+		ch.Events = append(ch.Events, l.event(event.OperationMoved(capstan.OperationWaiting)))
 	case !waiting && op.Status == capstan.OperationWaiting && len(dispatch) > 0:
 		if err := op.Move(capstan.OperationRunning); err != nil {
 			return false, err
 		}
-		ch.Events = append(ch.Events, l.event("operation.running", nil))
+		ch.Events = append(ch.Events, l.event(event.OperationMoved(capstan.OperationRunning)))
 	}
 	if len(ch.Events) == 0 && len(children) == 0 {
 		return false, nil
@@ -115,7 +116,7 @@ func (l *loop) startReady(st *state, ch *capstan.OperationChange) (dispatch, chi
 				g.Meta, g.Decisions = old.Meta, old.Decisions
 			}
 			ch.Gates = append(ch.Gates, g)
-			ch.Events = append(ch.Events, l.event("gate.waiting", map[string]any{"node": id, "roles": n.Gate.RequiredRoles}))
+			ch.Events = append(ch.Events, l.event(event.Gate{What: "waiting", Node: id, Roles: n.Gate.RequiredRoles}))
 		case capstan.NodeSubOperation:
 			if l.e.cfg.Hooks == nil {
 				err = l.needsAttention(ch, &run, n)
@@ -142,7 +143,7 @@ func (l *loop) firstAttempt(ch *capstan.OperationChange, run *capstan.OperationN
 		return err
 	}
 	run.Attempts, run.StartedAt = run.Attempts+1, l.now()
-	ch.Events = append(ch.Events, l.event("node.running", map[string]any{"node": run.NodeID, "attempt": run.Attempts, "revision": run.Revision}))
+	ch.Events = append(ch.Events, l.event(event.Node{What: "running", Node: run.NodeID, Attempt: run.Attempts, Revision: run.Revision}))
 	return nil
 }
 
@@ -152,7 +153,7 @@ func (l *loop) needsAttention(ch *capstan.OperationChange, run *capstan.Operatio
 		return err
 	}
 	run.Error = waitingReason(n)
-	ch.Events = append(ch.Events, l.event("node.needs_attention", map[string]any{"node": run.NodeID, "reason": run.Error}))
+	ch.Events = append(ch.Events, l.event(event.Node{What: "needs_attention", Node: run.NodeID, Reason: run.Error}))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // EventHostKeyTrusted is the timeline event of a host key trusted on its
@@ -19,8 +20,8 @@ const EventHostKeyTrusted = "host_key.trusted"
 // node with the key pinned (nil when someone pinned one meanwhile) and
 // what the audit event says.
 type trusted struct {
-	node    *capstan.Resource
-	payload map[string]any
+	node  *capstan.Resource
+	event event.HostKeyTrusted
 }
 
 // trustOnFirstUse marks the job's target as trusting a first host key
@@ -40,17 +41,16 @@ func (l *loop) trustedKeys(ctx context.Context, node string, hosts map[string]*T
 		if t == nil || t.Learned == "" {
 			continue
 		}
-		payload := map[string]any{"node": node, "target": req, "host": t.Resource, "address": t.Address, "key": t.Learned}
+		tr := trusted{event: event.HostKeyTrusted{Node: node, Target: req, Host: t.Resource, Address: t.Address, Key: t.Learned}}
 		if k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(t.Learned)); err == nil {
-			payload["fingerprint"] = ssh.FingerprintSHA256(k)
+			tr.event.Fingerprint = ssh.FingerprintSHA256(k)
 		}
-		tr := trusted{payload: payload}
 		r, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, t.Resource)
 		if err == nil {
 			tr.node = pinHostKey(r, t.Learned)
 		}
 		if tr.node == nil {
-			payload["note"] = "the compute node has a pinned host key now: it is kept"
+			tr.event.Note = "the compute node has a pinned host key now: it is kept"
 		}
 		out = append(out, tr)
 	}

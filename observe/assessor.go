@@ -16,8 +16,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/assess"
+	"github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/executor"
-	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -237,16 +237,10 @@ func (a *Assessor) recordInTimeline(ctx context.Context, org string, r *capstan.
 	if err != nil {
 		return err
 	}
-	payload := map[string]any{"resource": r.Key(), "health": string(r.HealthStatus), "previous": string(previous), "reason": r.Assessment.Reason}
-	if len(r.Assessment.Diff) > 0 {
-		diff := make([]any, 0, len(r.Assessment.Diff))
-		for _, d := range r.Assessment.Diff {
-			diff = append(diff, map[string]any{"field": d.Field, "desired": d.Desired, "observed": d.Observed})
-		}
-		payload["diff"] = diff
-	}
+	assessed := event.Resource{What: "assessed", Resource: r.Key(), Health: string(r.HealthStatus), Previous: string(previous),
+		Reason: r.Assessment.Reason, Diff: r.Assessment.Diff}
 	ch := &capstan.OperationChange{Operation: op, Resources: []*capstan.Resource{r},
-		Events: []capstan.OperationEvent{{Type: live.EventResourceAssessed, Actor: by, Payload: payload}}}
+		Events: []capstan.OperationEvent{event.Record(by, assessed)}}
 	return a.Store.ApplyOperationChange(ctx, org, ch)
 }
 

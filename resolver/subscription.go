@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/capstan-dev/capstan"
+	ev "github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/internal/guard"
 	"github.com/capstan-dev/capstan/live"
@@ -206,8 +207,9 @@ func (r *Resolver) operationsStream(ctx context.Context, filter *model.Operation
 func (r *Resolver) resourceHealth(ctx context.Context) (<-chan *capstan.Resource, error) {
 	return organizationStream(r, ctx, "resources", func(m *live.Message, emit func(*capstan.Resource) bool) bool {
 		for _, e := range m.Events {
-			key, _ := e.Payload["resource"].(string)
-			if e.Type != live.EventResourceAssessed || key == "" {
+			assessed, ok := ev.ResourceOf(e)
+			key := assessed.Resource
+			if !ok || assessed.What != "assessed" || key == "" {
 				continue
 			}
 			res, err := r.Service.ResourceByKey(ctx, key)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // Launcher is the executor as the service sees it.
@@ -67,7 +68,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
 		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
 		ResourceKey: targetKey(in)}
-	events := []capstan.OperationEvent{{Type: "operation.created", Actor: actor, Payload: map[string]any{"plan": capstan.GlobalID(capstan.KindPlan, plan.ID), "revision": plan.Revision, "parent": capstan.OperationGID(parentID)}}}
+	events := []capstan.OperationEvent{event.Record(actor, event.Operation{What: "created", Plan: capstan.GlobalID(capstan.KindPlan, plan.ID), Revision: plan.Revision, Parent: capstan.OperationGID(parentID)})}
 	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
@@ -137,7 +138,7 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	digest := capstan.UpstreamDigest(plan, nodeID)
 	gate.Decisions = append(gate.Decisions, capstan.GateDecision{Actor: a.ID, Role: role, At: s.Now().UTC(), Approve: approve, Comment: comment, Digest: digest})
 	ch := &capstan.OperationChange{Operation: op,
-		Events: []capstan.OperationEvent{{Type: "gate.decided", Actor: a.ID, Payload: map[string]any{"node": nodeID, "approve": approve, "role": role, "digest": digest}}}}
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Gate{What: "decided", Node: nodeID, Approve: &approve, Role: role, Digest: digest})}}
 	if outcome := GateOutcome(gate, op.Actor, prod); outcome != "" {
 		run := nodeRun(recs, nodeID)
 		closed, err := closeGate(outcome, &gate, &run, op, a.ID)
@@ -200,7 +201,7 @@ func closeGate(outcome string, gate *capstan.Gate, run *capstan.OperationNodeRun
 	if err := resume(op); err != nil {
 		return capstan.OperationEvent{}, err
 	}
-	return capstan.OperationEvent{Type: "gate." + outcome, Actor: actor, Payload: map[string]any{"node": gate.NodeID}}, nil
+	return event.Record(actor, event.Gate{What: outcome, Node: gate.NodeID}), nil
 }
 
 // resume moves a waiting operation back to running after a person acted

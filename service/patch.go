@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/planner"
 	"github.com/capstan-dev/capstan/policy"
 )
@@ -121,9 +122,8 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 		BaseDigest: sc.plan.Digest, Digest: capstan.PatchDigest(sc.plan.Digest, pr.changes), Author: pr.author, AuthorRoles: pr.roles, Reason: pr.reason,
 		Changes: pr.changes, Status: capstan.PatchProposed, Reverts: pr.reverts, Analysis: pr.analysis,
 		Approvals: policyApprovals(capstan.DefaultApprovalRules(s.Production.Is(sc.in.Environment()), pr.author, res.Gates), verdicts)}
-	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: pr.author, At: now,
-		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "digest": p.Digest, "base_revision": p.BaseRevision, "changes": len(p.Changes), "reason": p.Reason,
-			"approvals": approvalRuleNames(p.Approvals)}}}}
+	ch := &capstan.OperationChange{Operation: sc.op, Events: []capstan.OperationEvent{recordAt(pr.author, now, event.Patch{What: "proposed", Patch: capstan.PatchGID(p.ID), Digest: p.Digest,
+		BaseRevision: p.BaseRevision, Changes: len(p.Changes), Reason: p.Reason, Approvals: approvalRuleNames(p.Approvals)})}}
 	if p.Approved() {
 		if err := s.apply(ctx, org, sc, &p, res, pr.author, ch); err != nil {
 			return nil, err
@@ -194,9 +194,8 @@ func (s *Service) apply(ctx context.Context, org string, sc *scene, p *capstan.P
 	sc.op.PlanRevision = next.Revision
 	dropOpen(sc.op, p.ID)
 	ch.Events = append(ch.Events,
-		capstan.OperationEvent{Type: "patch.applied", Actor: actor, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "revision": next.Revision, "digest": next.Digest}},
-		capstan.OperationEvent{Type: "plan.revised", Actor: actor, At: now, Payload: map[string]any{"revision": next.Revision, "digest": next.Digest,
-			"parent": sc.plan.Digest, "patch": capstan.PatchGID(p.ID)}})
+		recordAt(actor, now, event.Patch{What: "applied", Patch: capstan.PatchGID(p.ID), Revision: next.Revision, Digest: next.Digest}),
+		recordAt(actor, now, event.PlanRevised{Revision: next.Revision, Digest: next.Digest, Parent: sc.plan.Digest, Patch: capstan.PatchGID(p.ID)}))
 	if err := moveRuns(sc, res.Runs, next.Revision, actor, ch); err != nil {
 		return err
 	}
@@ -213,12 +212,12 @@ func moveRuns(sc *scene, runs []capstan.OperationNodeRun, revision int, actor st
 				return err
 			}
 		}
-		typ := "node.reset"
+		typ := "reset"
 		if r.Status == capstan.NodeSkipped {
-			typ = "node.skipped"
+			typ = "skipped"
 		}
 		ch.NodeRuns = append(ch.NodeRuns, r)
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: typ, Actor: actor, Payload: map[string]any{"node": r.NodeID, "revision": revision, "reason": r.Error}})
+		ch.Events = append(ch.Events, event.Record(actor, event.Node{What: typ, Node: r.NodeID, Revision: revision, Reason: r.Error}))
 	}
 	return nil
 }
@@ -240,8 +239,7 @@ func dismissGateDecisions(sc *scene, next *capstan.Plan, actor string, ch *capst
 		}
 		if len(dismissed) > 0 {
 			ch.Gates = append(ch.Gates, g)
-			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "gate.approval_invalidated", Actor: actor,
-				Payload: map[string]any{"node": g.NodeID, "actors": dismissed, "digest": digest, "revision": next.Revision}})
+			ch.Events = append(ch.Events, event.Record(actor, event.Gate{What: "approval_invalidated", Node: g.NodeID, Actors: dismissed, Digest: digest, Revision: next.Revision}))
 		}
 	}
 }
@@ -258,7 +256,7 @@ func (s *Service) staleOthers(ctx context.Context, org string, sc *scene, applie
 			return err
 		}
 		ch.Patches = append(ch.Patches, *o)
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(o.ID), "reason": o.ClosedReason}})
+		ch.Events = append(ch.Events, event.Record("capstan", event.Patch{What: "stale", Patch: capstan.PatchGID(o.ID), Reason: o.ClosedReason}))
 	}
 	sc.op.OpenPatches = nil
 	return nil
@@ -333,7 +331,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		}
 		dropOpen(sc.op, p.ID)
 		ch.Patches = []capstan.PlanPatch{*p}
-		ch.Events = []capstan.OperationEvent{{Type: "patch.stale", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}}}
+		ch.Events = []capstan.OperationEvent{event.Record(a.ID, event.Patch{What: "stale", Patch: capstan.PatchGID(p.ID), Reason: why})}
 		if err := s.commit(ctx, org, ch); err != nil {
 			return nil, err
 		}
@@ -347,15 +345,14 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 	p.Approvals = mergeRules(p.Approvals, policyApprovals(capstan.DefaultApprovalRules(s.Production.Is(sc.in.Environment()), p.Author, res.Gates), j.verdicts))
 	roles := slices.Clone(a.Roles)
 	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: a.ID, Roles: roles, Approve: approve, Comment: comment, Digest: p.Digest, At: now})
-	ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.decided", Actor: a.ID, At: now,
-		Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "approve": approve, "digest": p.Digest}})
+	ch.Events = append(ch.Events, recordAt(a.ID, now, event.Patch{What: "decided", Patch: capstan.PatchGID(p.ID), Approve: &approve, Digest: p.Digest}))
 	switch {
 	case !approve:
 		if err := closePatch(p, capstan.PatchRejected, "rejected by "+a.ID, now); err != nil {
 			return nil, err
 		}
 		dropOpen(sc.op, p.ID)
-		ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.rejected", Actor: a.ID, At: now, Payload: map[string]any{"patch": capstan.PatchGID(p.ID)}})
+		ch.Events = append(ch.Events, recordAt(a.ID, now, event.Patch{What: "rejected", Patch: capstan.PatchGID(p.ID)}))
 	case p.Approved():
 		if err := s.apply(ctx, org, sc, p, res, a.ID, ch); err != nil {
 			return nil, err
@@ -428,7 +425,7 @@ func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string)
 		}
 		dropOpen(op, p.ID)
 		ch := &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{*p},
-			Events: []capstan.OperationEvent{{Type: "patch.withdrawn", Actor: a.ID, Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": p.ClosedReason}}}}
+			Events: []capstan.OperationEvent{event.Record(a.ID, event.Patch{What: "withdrawn", Patch: capstan.PatchGID(p.ID), Reason: p.ClosedReason})}}
 		if err := s.commit(ctx, org, ch); err != nil {
 			return nil, err
 		}
@@ -469,8 +466,8 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 			if op.Status.Terminal() {
 				return nil
 			}
-			return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "analysis.proposal_refused", Actor: author,
-				Payload: map[string]any{"node": node, "diagnosis": a.Diagnosis, "problems": capstan.ErrorDetails(refused)}}}})
+			return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(author,
+				event.Analysis{Node: node, Diagnosis: a.Diagnosis, Problems: capstan.ErrorDetails(refused)})}})
 		})
 	}
 	return err
@@ -507,7 +504,7 @@ func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
 			}
 			dropOpen(sc.op, p.ID)
 			ch.Patches = append(ch.Patches, *p)
-			ch.Events = append(ch.Events, capstan.OperationEvent{Type: "patch.stale", Actor: "capstan", Payload: map[string]any{"patch": capstan.PatchGID(p.ID), "reason": why}})
+			ch.Events = append(ch.Events, event.Record("capstan", event.Patch{What: "stale", Patch: capstan.PatchGID(p.ID), Reason: why}))
 		}
 		if len(ch.Patches) == 0 {
 			return failed
@@ -533,4 +530,11 @@ func mergeRules(rules, more []capstan.ApprovalRule) []capstan.ApprovalRule {
 // dropOpen takes a patch off its operation's open proposals.
 func dropOpen(op *capstan.Operation, patchID string) {
 	op.OpenPatches = slices.DeleteFunc(slices.Clone(op.OpenPatches), func(id string) bool { return id == patchID })
+}
+
+// recordAt records e by actor at t.
+func recordAt(actor string, t time.Time, e event.Event) capstan.OperationEvent {
+	ev := event.Record(actor, e)
+	ev.At = t
+	return ev
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -100,8 +101,8 @@ func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) 
 		return nil, err
 	}
 	expires := s.Now().UTC().Add(capstan.RevealWindow)
-	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "secret.revealed", Actor: a.ID,
-		Payload: map[string]any{"artifact": artifactGID, "name": art.Name, "produced_by": art.ProducedBy, "reason": reason, "expires_at": expires.Format(time.RFC3339)}}}}
+	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(a.ID,
+		event.SecretRevealed{Artifact: artifactGID, Name: art.Name, ProducedBy: art.ProducedBy, Reason: reason, ExpiresAt: expires.Format(time.RFC3339)})}}
 	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
 		return nil, err
 	}

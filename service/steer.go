@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // maxFreshTries bounds how often a steering action reads, decides and
@@ -109,7 +110,7 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run}, Interventions: []capstan.Intervention{iv},
-		Events: []capstan.OperationEvent{{Type: "intervention.recorded", Actor: a.ID, Payload: map[string]any{"node": nodeID, "type": typ, "verify": verify}}}}
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Intervention{Node: nodeID, Type: typ, Verify: verify})}}
 	if err := s.commit(ctx, a.OrganizationID, ch); err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.
 		return nil, err
 	}
 	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run},
-		Events: []capstan.OperationEvent{{Type: "node.retry_requested", Actor: a.ID, Payload: map[string]any{"node": nodeID}}}}
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Node{What: "retry_requested", Node: nodeID})}}
 	return op, s.commit(ctx, a.OrganizationID, ch)
 }
 
@@ -174,7 +175,7 @@ func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (
 		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s and cannot be cancelled", capstan.Named("operation", opID), op.Status)
 	}
 	ch := &capstan.OperationChange{Operation: op,
-		Events: []capstan.OperationEvent{{Type: "operation." + string(op.Status), Actor: actor, Payload: map[string]any{"reason": reason}}}}
+		Events: []capstan.OperationEvent{event.Record(actor, event.Operation{What: string(op.Status), Reason: reason})}}
 	if op.Status == capstan.OperationCancelled { // ended before it began: its intent and plan follow in this commit
 		if _, err := capstan.FollowInto(ctx, s.Store, org, ch, actor); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // Store emits the spans a committed operation change ends, whoever
@@ -111,10 +112,8 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 func patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *capstan.OperationChange, now time.Time) {
 	decided := map[string]bool{}
 	for _, e := range ch.Events {
-		if e.Type == "patch.decided" {
-			if id, ok := e.Payload["patch"].(string); ok {
-				decided[id] = true
-			}
+		if p, ok := event.PatchOf(e); ok && p.What == "decided" {
+			decided[p.Patch] = true
 		}
 	}
 	attempts := map[string]int{}

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/tracing"
 )
 
@@ -31,7 +32,7 @@ func TestCommittedChangesEndTheirSpans(t *testing.T) {
 		{"a patch is decided", capstan.OperationChange{Patches: []capstan.PlanPatch{{Meta: capstan.Meta{ID: "p1"}, Status: capstan.PatchApplied,
 			Changes:   []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: "a"}, {Op: capstan.ChangeInsertAfter, Node: "a", Template: "mirror"}},
 			Decisions: []capstan.PatchDecision{{Actor: "bob", Approve: true, At: t1}}}},
-			Events: []capstan.OperationEvent{{Type: "patch.decided", Payload: map[string]any{"patch": capstan.PatchGID("p1")}}}}, []string{"patch.decision"}},
+			Events: []capstan.OperationEvent{event.Record("bob", event.Patch{What: "decided", Patch: capstan.PatchGID("p1")})}}, []string{"patch.decision"}},
 		{"a patch is only marked stale", capstan.OperationChange{Patches: []capstan.PlanPatch{{Meta: capstan.Meta{ID: "p1"}, Status: capstan.PatchStale,
 			Decisions: []capstan.PatchDecision{{Actor: "bob", Approve: true, At: t1}}}}}, nil},
 	}

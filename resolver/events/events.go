@@ -7,11 +7,11 @@
 package events
 
 import (
-	"math"
 	"strings"
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/event"
 )
 
 // Version is the contract's version (docs/EVENTS.md): it changes when a
@@ -28,11 +28,6 @@ type base struct{ capstan.OperationEvent }
 
 func (base) IsOperationEvent()               {}
 func (b *base) Raw() *capstan.OperationEvent { return &b.OperationEvent }
-func (b *base) str(key string) *string       { return str(b.Payload[key]) }
-func (b *base) integer(key string) *int      { return integer(b.Payload[key]) }
-func (b *base) boolean(key string) *bool     { v, ok := b.Payload[key].(bool); return ptrIf(v, ok) }
-func (b *base) suffix() string               { _, s, _ := strings.Cut(b.Type, "."); return s }
-func (b *base) nodeID() string               { return deref(b.str("node")) }
 
 // The event types, one per family of kinds.
 type (
@@ -93,47 +88,53 @@ func Of(e capstan.OperationEvent) Event {
 	return &OtherEvent{b}
 }
 
+// The accessors read the event's family type (package event, where the
+// writers build it too): one definition of every field, from writer to
+// reader. An empty value is null.
+
 // OperationStatus is the operation's status the event reached (none for
 // operation.created and other non-status kinds).
 func (e *OperationStatusEvent) OperationStatus() *capstan.OperationStatus {
-	s := capstan.OperationStatus(e.suffix())
-	if !capstan.OperationStatuses.Valid(s) {
-		return nil
-	}
-	return &s
+	ev, _ := event.OperationOf(e.OperationEvent)
+	return valid(opt(ev.What), capstan.OperationStatuses.Valid)
 }
-func (e *OperationStatusEvent) Reason() *string     { return e.str("reason") }
-func (e *OperationStatusEvent) FailedNode() *string { return e.str("node") }
-func (e *OperationStatusEvent) Revision() *int      { return e.integer("revision") }
-func (e *OperationStatusEvent) PlanID() string      { return deref(e.str("plan")) }
-func (e *OperationStatusEvent) ParentID() string    { return deref(e.str("parent")) }
+func (e *OperationStatusEvent) typed() event.Operation {
+	ev, _ := event.OperationOf(e.OperationEvent)
+	return ev
+}
+func (e *OperationStatusEvent) Reason() *string     { return opt(e.typed().Reason) }
+func (e *OperationStatusEvent) FailedNode() *string { return opt(e.typed().Node) }
+func (e *OperationStatusEvent) Revision() *int      { return optInt(e.typed().Revision) }
+func (e *OperationStatusEvent) PlanID() string      { return e.typed().Plan }
+func (e *OperationStatusEvent) ParentID() string    { return e.typed().Parent }
+
+func (e *NodeEvent) typed() event.Node { ev, _ := event.NodeOf(e.OperationEvent); return ev }
 
 // Node is the node the event is about.
-func (e *NodeEvent) Node() string { return e.nodeID() }
+func (e *NodeEvent) Node() string { return e.typed().Node }
 
 // RunStatus is the node run's status the event reached (none for kinds that
 // are not a status: retry_requested, needs_attention, recovered, reset).
 func (e *NodeEvent) RunStatus() *capstan.NodeRunStatus {
-	s := capstan.NodeRunStatus(e.suffix())
-	if !capstan.NodeRunStatuses.Valid(s) {
-		return nil
-	}
-	return &s
+	return valid(opt(e.typed().What), capstan.NodeRunStatuses.Valid)
 }
-func (e *NodeEvent) Attempt() *int   { return e.integer("attempt") }
-func (e *NodeEvent) Revision() *int  { return e.integer("revision") }
-func (e *NodeEvent) Reason() *string { return e.str("reason") }
-func (e *NodeEvent) Wait() *string   { return e.str("wait") }
-func (e *NodeEvent) ChildID() string { return deref(e.str("child")) }
+func (e *NodeEvent) Attempt() *int   { return optInt(e.typed().Attempt) }
+func (e *NodeEvent) Revision() *int  { return optInt(e.typed().Revision) }
+func (e *NodeEvent) Reason() *string { return opt(e.typed().Reason) }
+func (e *NodeEvent) Wait() *string   { return opt(e.typed().Wait) }
+func (e *NodeEvent) ChildID() string { return e.typed().Child }
+
+func (e *GateEvent) typed() event.Gate { ev, _ := event.GateOf(e.OperationEvent); return ev }
 
 // RunStatus is what a gate event moved the gate's node run to:
 // gate.waiting to waiting_approval; a closing event (gate.approved,
 // gate.rejected, gate.timed_out with its outcome) to succeeded or failed.
 func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
 	var s capstan.NodeRunStatus
-	outcome := e.suffix()
+	ev := e.typed()
+	outcome := ev.What
 	if outcome == "timed_out" {
-		outcome = deref(e.str("outcome"))
+		outcome = ev.Outcome
 	}
 	switch outcome {
 	case "waiting":
@@ -148,89 +149,106 @@ func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
 	return &s
 }
 
-func (e *GateEvent) Node() string    { return e.nodeID() }
-func (e *GateEvent) Approve() *bool  { return e.boolean("approve") }
-func (e *GateEvent) Role() *string   { return e.str("role") }
-func (e *GateEvent) Digest() *string { return e.str("digest") }
+func (e *GateEvent) Node() string    { return e.typed().Node }
+func (e *GateEvent) Approve() *bool  { return e.typed().Approve }
+func (e *GateEvent) Role() *string   { return opt(e.typed().Role) }
+func (e *GateEvent) Digest() *string { return opt(e.typed().Digest) }
 
-func (e *PatchEvent) PatchID() string { return deref(e.str("patch")) }
-func (e *PatchEvent) Revision() *int  { return e.integer("revision") }
-func (e *PatchEvent) Digest() *string { return e.str("digest") }
-func (e *PatchEvent) Reason() *string { return e.str("reason") }
+func (e *PatchEvent) typed() event.Patch { ev, _ := event.PatchOf(e.OperationEvent); return ev }
+func (e *PatchEvent) PatchID() string    { return e.typed().Patch }
+func (e *PatchEvent) Revision() *int     { return optInt(e.typed().Revision) }
+func (e *PatchEvent) Digest() *string    { return opt(e.typed().Digest) }
+func (e *PatchEvent) Reason() *string    { return opt(e.typed().Reason) }
 
-func (e *PlanRevisedEvent) Revision() int         { return deref(e.integer("revision")) }
-func (e *PlanRevisedEvent) Digest() *string       { return e.str("digest") }
-func (e *PlanRevisedEvent) ParentDigest() *string { return e.str("parent") }
-func (e *PlanRevisedEvent) PatchID() string       { return deref(e.str("patch")) }
+func (e *PlanRevisedEvent) typed() event.PlanRevised {
+	ev, _ := event.PlanRevisedOf(e.OperationEvent)
+	return ev
+}
+func (e *PlanRevisedEvent) Revision() int         { return e.typed().Revision }
+func (e *PlanRevisedEvent) Digest() *string       { return opt(e.typed().Digest) }
+func (e *PlanRevisedEvent) ParentDigest() *string { return opt(e.typed().Parent) }
+func (e *PlanRevisedEvent) PatchID() string       { return e.typed().Patch }
 
-func (e *EvidenceEvent) Node() string { return e.nodeID() }
-func (e *EvidenceEvent) Item() string { return deref(e.str("item")) }
+func (e *EvidenceEvent) typed() event.Evidence {
+	ev, _ := event.EvidenceOf(e.OperationEvent)
+	return ev
+}
+func (e *EvidenceEvent) Node() string { return e.typed().Node }
+func (e *EvidenceEvent) Item() string { return e.typed().Item }
 
 // Result is the evidence result as recorded (passed, failed, inconclusive).
-func (e *EvidenceEvent) Result() string { return deref(e.str("result")) }
+func (e *EvidenceEvent) Result() string { return e.typed().Result }
 
-func (e *ResourceEvent) ResourceKey() string { return deref(e.str("resource")) }
+func (e *ResourceEvent) typed() event.Resource {
+	ev, _ := event.ResourceOf(e.OperationEvent)
+	return ev
+}
+func (e *ResourceEvent) ResourceKey() string { return e.typed().Resource }
 func (e *ResourceEvent) Lifecycle() *capstan.LifecycleStatus {
-	return valid(e.str("lifecycle"), capstan.LifecycleStatuses.Valid)
+	return valid(opt(e.typed().Lifecycle), capstan.LifecycleStatuses.Valid)
 }
 func (e *ResourceEvent) Health() *capstan.HealthStatus {
-	return valid(e.str("health"), capstan.ValidHealth)
+	return valid(opt(e.typed().Health), capstan.ValidHealth)
 }
 func (e *ResourceEvent) Outcome() *capstan.OperationStatus {
-	return valid(e.str("outcome"), capstan.OperationStatuses.Valid)
+	return valid(opt(e.typed().Outcome), capstan.OperationStatuses.Valid)
 }
-func (e *ResourceEvent) Reason() *string { return e.str("reason") }
+func (e *ResourceEvent) Reason() *string { return opt(e.typed().Reason) }
 func (e *ResourceEvent) PreviousHealth() *capstan.HealthStatus {
-	return valid(e.str("previous"), capstan.ValidHealth)
+	return valid(opt(e.typed().Previous), capstan.ValidHealth)
 }
 
 // Diff is resource.assessed's drifted fields (nil for other kinds; an
 // entry without a field name is left out).
 func (e *ResourceEvent) Diff() []capstan.FieldDrift {
-	list, ok := e.Payload["diff"].([]any)
-	if !ok {
+	if e.typed().What != "assessed" {
 		return nil
 	}
-	out := []capstan.FieldDrift{}
-	for _, item := range list {
-		m, _ := item.(map[string]any)
-		field, _ := m["field"].(string)
-		if field == "" {
-			continue
-		}
-		out = append(out, capstan.FieldDrift{Field: field, Desired: m["desired"], Observed: m["observed"]})
+	d := e.typed().Diff
+	if d == nil {
+		d = []capstan.FieldDrift{}
 	}
-	return out
+	return d
 }
 
-func (e *BindingEvent) Binding() *string   { return e.str("binding") }
-func (e *BindingEvent) ProviderID() string { return deref(e.str("resource")) }
-func (e *BindingEvent) ChildID() string    { return deref(e.str("child")) }
+func (e *BindingEvent) typed() event.Binding { ev, _ := event.BindingOf(e.OperationEvent); return ev }
+func (e *BindingEvent) Binding() *string     { return opt(e.typed().Binding) }
+func (e *BindingEvent) ProviderID() string   { return e.typed().Resource }
+func (e *BindingEvent) ChildID() string      { return e.typed().Child }
 
-func (e *InterventionEvent) Node() string              { return e.nodeID() }
-func (e *InterventionEvent) InterventionType() *string { return e.str("type") }
-func (e *InterventionEvent) Verify() []string          { return strs(e.Payload["verify"]) }
+func (e *InterventionEvent) typed() event.Intervention {
+	ev, _ := event.InterventionOf(e.OperationEvent)
+	return ev
+}
+func (e *InterventionEvent) Node() string              { return e.typed().Node }
+func (e *InterventionEvent) InterventionType() *string { return opt(e.typed().Type) }
+func (e *InterventionEvent) Verify() []string          { return e.typed().Verify }
 
-func (e *AnalysisEvent) Node() string       { return e.nodeID() }
-func (e *AnalysisEvent) Diagnosis() *string { return e.str("diagnosis") }
-func (e *AnalysisEvent) Problems() []string { return strs(e.Payload["problems"]) }
+func (e *AnalysisEvent) typed() event.Analysis {
+	ev, _ := event.AnalysisOf(e.OperationEvent)
+	return ev
+}
+func (e *AnalysisEvent) Node() string       { return e.typed().Node }
+func (e *AnalysisEvent) Diagnosis() *string { return opt(e.typed().Diagnosis) }
+func (e *AnalysisEvent) Problems() []string { return e.typed().Problems }
 
-func (e *SecretRevealedEvent) Artifact() string    { return deref(e.str("artifact")) }
-func (e *SecretRevealedEvent) Name() *string       { return e.str("name") }
-func (e *SecretRevealedEvent) ProducedBy() *string { return e.str("produced_by") }
-func (e *SecretRevealedEvent) Reason() *string     { return e.str("reason") }
+func (e *SecretRevealedEvent) typed() event.SecretRevealed {
+	ev, _ := event.SecretRevealedOf(e.OperationEvent)
+	return ev
+}
+func (e *SecretRevealedEvent) Artifact() string    { return e.typed().Artifact }
+func (e *SecretRevealedEvent) Name() *string       { return opt(e.typed().Name) }
+func (e *SecretRevealedEvent) ProducedBy() *string { return opt(e.typed().ProducedBy) }
+func (e *SecretRevealedEvent) Reason() *string     { return opt(e.typed().Reason) }
 func (e *SecretRevealedEvent) ExpiresAt() *time.Time {
-	t, err := time.Parse(time.RFC3339, deref(e.str("expires_at")))
+	t, err := time.Parse(time.RFC3339, e.typed().ExpiresAt)
 	return ptrIf(t, err == nil)
 }
 
-func str(v any) *string {
-	s, ok := v.(string)
-	if !ok || s == "" {
-		return nil
-	}
-	return &s
-}
+// opt is s, or nil when empty; optInt is n, or nil when 0 (none of the
+// counts an event carries starts at 0).
+func opt(s string) *string { return ptrIf(s, s != "") }
+func optInt(n int) *int    { return ptrIf(n, n != 0) }
 
 // valid converts a raw string to a status type when ok says it is one.
 func valid[S ~string](raw *string, ok func(S) bool) *S {
@@ -241,59 +259,9 @@ func valid[S ~string](raw *string, ok func(S) bool) *S {
 	return &s
 }
 
-// integer reads a number however it was decoded (int, int64, float64,
-// json.Number).
-func integer(v any) *int {
-	var n int
-	switch v := v.(type) {
-	case int:
-		n = v
-	case int64:
-		n = int(v)
-	case float64:
-		if v != math.Trunc(v) {
-			return nil
-		}
-		n = int(v)
-	case interface{ Int64() (int64, error) }:
-		i, err := v.Int64()
-		if err != nil {
-			return nil
-		}
-		n = int(i)
-	default:
-		return nil
-	}
-	return &n
-}
-
-func strs(v any) []string {
-	switch v := v.(type) {
-	case []string:
-		return v
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
 func ptrIf[T any](v T, ok bool) *T {
 	if !ok {
 		return nil
 	}
 	return &v
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
