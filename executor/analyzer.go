@@ -168,12 +168,20 @@ func errorLines(content []byte, n int) []string {
 // invariant 9 asks, failed (with why) when it is not. An analyzer error is
 // an attempt error, retried as the node's policy says.
 func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, scope attemptScope) nodeResult {
-	in, err := l.analysisInput(ctx, n, scope.resource, scope.plan)
+	packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
+	var in AnalysisInput
+	if err == nil {
+		in, err = l.analysisInput(ctx, n, scope.resource, scope.plan, packs)
+	}
 	if err != nil {
 		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analysis input: %w", err)}
 		return r
 	}
-	a, err := l.analyze(ctx, in, l.e.cfg.SkipRules || n.Analysis != nil && n.Analysis.Model)
+	var rules []capstan.FailureRule // none when the node asks for the model
+	if !l.e.cfg.SkipRules && (n.Analysis == nil || !n.Analysis.Model) {
+		rules = FailureRules(packs)
+	}
+	a, err := l.analyze(ctx, in, rules)
 	if err != nil {
 		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analyzer: %w", err)}
 		return r
@@ -190,29 +198,24 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 	return r
 }
 
-// analyze answers in: the packs' failure rules first, the configured
-// analyzer when none matched or when the node asks for the model.
-func (l *loop) analyze(ctx context.Context, in AnalysisInput, model bool) (capstan.Analysis, error) {
-	if !model {
-		packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
-		if err != nil {
-			return capstan.Analysis{}, err
+// analyze answers in: the failure rules first, the configured analyzer
+// when none matched.
+func (l *loop) analyze(ctx context.Context, in AnalysisInput, rules []capstan.FailureRule) (capstan.Analysis, error) {
+	for _, r := range in.Runs {
+		if r.NodeID == in.Node || r.Error == "" && r.Status != capstan.NodeFailed {
+			continue
 		}
-		for _, r := range in.Runs {
-			if r.NodeID == in.Node || r.Error == "" && r.Status != capstan.NodeFailed {
-				continue
-			}
-			if a, ok := MatchRules(FailureRules(packs), r.NodeID, in.Runs, in.Evidence); ok {
-				return a, nil
-			}
+		if a, ok := MatchRules(rules, r.NodeID, in.Runs, in.Evidence); ok {
+			return a, nil
 		}
 	}
 	return l.e.cfg.Analyzer.Analyze(ctx, in)
 }
 
 // analysisInput gathers what the analyzer sees, from the store.
-func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string, plan *capstan.Plan) (AnalysisInput, error) {
-	in := AnalysisInput{Org: l.org, OperationID: l.opID, Node: n.ID, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
+func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string, plan *capstan.Plan, packs []*capstan.ScenarioPack) (AnalysisInput, error) {
+	red := l.redactor()
+	in := AnalysisInput{Org: l.org, OperationID: l.opID, Node: n.ID, Plan: plan, Lookup: analysisLookup{l}, Redact: red.String}
 	var wanted []string
 	if n.Analysis != nil {
 		in.Question, wanted = n.Analysis.Question, n.Analysis.Inputs
@@ -236,7 +239,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 			// after the file was written is not shown either.
 			// Masked whole before the tail is taken: a secret across the
 			// cut would otherwise keep its end.
-			masked := l.redactor().Bytes(content)
+			masked := red.Bytes(content)
 			a.Content = masked[max(0, len(masked)-maxAnalysisContent):]
 		}
 		in.Artifacts = append(in.Artifacts, a)
@@ -248,16 +251,12 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		}
 		in.Resource = res
 	}
-	return in, l.analysisContext(ctx, &in, plan)
+	return in, l.analysisContext(ctx, &in, plan, packs)
 }
 
 // analysisContext adds the templates the packs publish and the catalog
 // facts of the plan's bound providers.
-func (l *loop) analysisContext(ctx context.Context, in *AnalysisInput, plan *capstan.Plan) error {
-	packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
-	if err != nil {
-		return err
-	}
+func (l *loop) analysisContext(ctx context.Context, in *AnalysisInput, plan *capstan.Plan, packs []*capstan.ScenarioPack) error {
 	for _, p := range capstan.NewestPacks(packs) {
 		in.Templates = append(in.Templates, p.NodeTemplates...)
 	}

@@ -84,7 +84,7 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 	if !ok || l.e.cfg.SkipRules {
 		in := AnalysisInput{Org: l.org, OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns,
 			Evidence: recs.Evidence, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
-		if err := l.analysisContext(ctx, &in, plan); err != nil {
+		if err := l.analysisContext(ctx, &in, plan, packs); err != nil {
 			return err
 		}
 		if a, err = l.e.cfg.Analyzer.Analyze(ctx, in); err != nil {

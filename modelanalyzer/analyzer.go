@@ -206,7 +206,7 @@ func (a *Analyzer) params(messages []openai.ChatCompletionMessageParamUnion, too
 				Description: openai.String("a diagnosis of a failed operation, with cited findings and changes only from the plan-change vocabulary")}}},
 	}
 	if tools {
-		p.Tools = toolParams()
+		p.Tools = toolDefinitions
 	}
 	return p
 }

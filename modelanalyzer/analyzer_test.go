@@ -180,12 +180,7 @@ func TestToolsReadAndAreRecorded(t *testing.T) {
 }
 
 func TestTheBudgetRefusesBeforeSending(t *testing.T) {
-	f, err := fakemodel.Load(filepath.Join("testdata", "fixtures", "rate-limited.json"))
-	require.NoError(t, err)
-	f.Replies = f.Replies[1:]
-	f.Replies[0].Repeat = true
-	srv := fakemodel.Start(f)
-	defer srv.Close()
+	srv := reviewingForever(t)
 	// Each request reserves MaxTokens and a quarter of its prompt's bytes
 	// (about 600 here) and spends 160: the operation's 3,000 allow a few.
 	const perOp, perOrg = 3000, 7000
@@ -219,12 +214,7 @@ func TestTheBudgetRefusesBeforeSending(t *testing.T) {
 }
 
 func TestConcurrentAnalysesShareOneBudget(t *testing.T) {
-	f, err := fakemodel.Load(filepath.Join("testdata", "fixtures", "rate-limited.json"))
-	require.NoError(t, err)
-	f.Replies = f.Replies[1:]
-	f.Replies[0].Repeat = true
-	srv := fakemodel.Start(f)
-	defer srv.Close()
+	srv := reviewingForever(t)
 	a, err := modelanalyzer.New(modelanalyzer.Config{Endpoint: srv.URL, Model: "m", MaxTokens: 100, OrganizationTokens: 3000})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
@@ -245,4 +235,16 @@ func TestConfigurationIsChecked(t *testing.T) {
 	_, err := modelanalyzer.New(modelanalyzer.Config{})
 	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err))
 	require.True(t, strings.Contains(capstan.ErrorMessage(err), "endpoint") && strings.Contains(capstan.ErrorMessage(err), "model"))
+}
+
+// reviewingForever is a fake server that answers every request with the
+// rate-limited fixture's good review (160 tokens).
+func reviewingForever(t *testing.T) *fakemodel.Server {
+	f, err := fakemodel.Load(filepath.Join("testdata", "fixtures", "rate-limited.json"))
+	require.NoError(t, err)
+	f.Replies = f.Replies[1:]
+	f.Replies[0].Repeat = true
+	srv := fakemodel.Start(f)
+	t.Cleanup(srv.Close)
+	return srv
 }

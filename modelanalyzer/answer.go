@@ -9,10 +9,6 @@ package modelanalyzer
 
 import (
 	"encoding/json"
-	"fmt"
-	"reflect"
-	"slices"
-	"strings"
 
 	"github.com/invopop/jsonschema"
 
@@ -131,26 +127,4 @@ func (a *Answer) planChanges() ([]capstan.PlanChange, error) {
 		out = append(out, pc)
 	}
 	return out, p.Err("model answer")
-}
-
-// jsonNames lists the JSON names of a struct type's fields.
-func jsonNames(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// checkCitationKind reports an unknown citation kind.
-func checkCitationKind(k string) error {
-	switch k {
-	case "evidence", "node", "resource":
-		return nil
-	}
-	return fmt.Errorf("citation kind %q is not evidence, node or resource", k)
 }

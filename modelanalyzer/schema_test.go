@@ -79,3 +79,16 @@ func TestMaskingIsReversible(t *testing.T) {
 	require.Equal(t, text, m.unmask(masked))
 	require.Equal(t, "MASK_99", m.unmask("MASK_99"), "an unknown placeholder stays as it is")
 }
+
+// jsonNames lists the JSON names of a struct type's fields.
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -34,6 +34,9 @@ const (
 	toolEvidence     = "evidence"
 )
 
+// toolDefinitions are the tool definitions every request with tools left offers.
+var toolDefinitions = toolParams()
+
 func toolParams() []openai.ChatCompletionToolUnionParam {
 	one := func(name, desc, arg, argDesc string) openai.ChatCompletionToolUnionParam {
 		return openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name, Description: openai.String(desc), Strict: openai.Bool(true),

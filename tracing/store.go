@@ -57,7 +57,6 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 	for _, g := range ch.Gates {
 		gates[g.NodeID] = g.Status != "waiting"
 	}
-	base := []trace.SpanStartOption{}
 	for _, r := range ch.NodeRuns {
 		if r.StartedAt == nil || !attemptEnded(r.Status) {
 			continue
@@ -74,9 +73,9 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 			}
 			name, id = "gate.wait", GateSpanID(org, op.ID, r.NodeID, r.Attempts)
 		}
-		_, span := tr.Start(WithSpanID(parent, traceID, id), name, append(base, trace.WithTimestamp(*r.StartedAt), trace.WithAttributes(
+		_, span := tr.Start(WithSpanID(parent, traceID, id), name, trace.WithTimestamp(*r.StartedAt), trace.WithAttributes(
 			AttrOrganization.String(org), AttrOperation.String(op.ID), AttrNode.String(r.NodeID),
-			AttrAttempt.Int(r.Attempts), AttrStatus.String(string(r.Status))))...)
+			AttrAttempt.Int(r.Attempts), AttrStatus.String(string(r.Status))))
 		if gate {
 			span.SetAttributes(AttrDecision.String(map[bool]string{true: "approved", false: "rejected"}[r.Status == capstan.NodeSucceeded]))
 		}

@@ -53,29 +53,26 @@ func TraceID(org, op string) trace.TraceID {
 	return id
 }
 
-// OperationSpanID is the id of the operation's own span, every node's
-// parent.
-func OperationSpanID(org, op string) trace.SpanID {
+// spanID is the span id derived from parts.
+func spanID(parts ...string) trace.SpanID {
 	var id trace.SpanID
-	d := derive("capstan/operation", org, op)
+	d := derive(parts...)
 	copy(id[:], d[:8])
 	return id
 }
 
+// OperationSpanID is the id of the operation's own span, every node's
+// parent.
+func OperationSpanID(org, op string) trace.SpanID { return spanID("capstan/operation", org, op) }
+
 // AttemptSpanID is the id of a node attempt's span.
 func AttemptSpanID(org, op, node string, attempt int) trace.SpanID {
-	var id trace.SpanID
-	d := derive("capstan/attempt", org, op, node, fmt.Sprint(attempt))
-	copy(id[:], d[:8])
-	return id
+	return spanID("capstan/attempt", org, op, node, fmt.Sprint(attempt))
 }
 
 // GateSpanID is the id of a gate wait's span (one per decision).
 func GateSpanID(org, op, node string, attempt int) trace.SpanID {
-	var id trace.SpanID
-	d := derive("capstan/gate", org, op, node, fmt.Sprint(attempt))
-	copy(id[:], d[:8])
-	return id
+	return spanID("capstan/gate", org, op, node, fmt.Sprint(attempt))
 }
 
 // Traceparent is the W3C traceparent of a node attempt: what its job

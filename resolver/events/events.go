@@ -32,27 +32,60 @@ func (b *base) Raw() *capstan.OperationEvent { return &b.OperationEvent }
 // The event types, one per family of kinds.
 type (
 	// OperationStatusEvent: operation.* — the operation moved (or was created).
-	OperationStatusEvent struct{ base }
+	OperationStatusEvent struct {
+		base
+		ev event.Operation
+	}
 	// NodeEvent: node.* — a node run moved.
-	NodeEvent struct{ base }
+	NodeEvent struct {
+		base
+		ev event.Node
+	}
 	// GateEvent: gate.* — a gate waits, was decided, timed out, or an approval was invalidated.
-	GateEvent struct{ base }
+	GateEvent struct {
+		base
+		ev event.Gate
+	}
 	// PatchEvent: patch.* — a PlanPatch was proposed, decided, applied, rejected, withdrawn or went stale.
-	PatchEvent struct{ base }
+	PatchEvent struct {
+		base
+		ev event.Patch
+	}
 	// PlanRevisedEvent: plan.revised — the operation's plan reached a new revision.
-	PlanRevisedEvent struct{ base }
+	PlanRevisedEvent struct {
+		base
+		ev event.PlanRevised
+	}
 	// EvidenceEvent: evidence.recorded — a probe's result.
-	EvidenceEvent struct{ base }
+	EvidenceEvent struct {
+		base
+		ev event.Evidence
+	}
 	// ResourceEvent: resource.* — the operation's resource changed lifecycle.
-	ResourceEvent struct{ base }
+	ResourceEvent struct {
+		base
+		ev event.Resource
+	}
 	// BindingEvent: binding.* — a requirement got its provider (from a sub-operation).
-	BindingEvent struct{ base }
+	BindingEvent struct {
+		base
+		ev event.Binding
+	}
 	// InterventionEvent: intervention.recorded — a person acted on a node.
-	InterventionEvent struct{ base }
+	InterventionEvent struct {
+		base
+		ev event.Intervention
+	}
 	// AnalysisEvent: analysis.* — an analyzer's output was refused as a proposal.
-	AnalysisEvent struct{ base }
+	AnalysisEvent struct {
+		base
+		ev event.Analysis
+	}
 	// SecretRevealedEvent: secret.revealed — a person saw a secret artifact's value.
-	SecretRevealedEvent struct{ base }
+	SecretRevealedEvent struct {
+		base
+		ev event.SecretRevealed
+	}
 	// OtherEvent: a kind this contract version has no type for.
 	OtherEvent struct{ base }
 )
@@ -63,27 +96,38 @@ func Of(e capstan.OperationEvent) Event {
 	family, _, _ := strings.Cut(e.Type, ".")
 	switch {
 	case family == "operation":
-		return &OperationStatusEvent{b}
+		ev, _ := event.OperationOf(e)
+		return &OperationStatusEvent{b, ev}
 	case family == "node":
-		return &NodeEvent{b}
+		ev, _ := event.NodeOf(e)
+		return &NodeEvent{b, ev}
 	case family == "gate":
-		return &GateEvent{b}
+		ev, _ := event.GateOf(e)
+		return &GateEvent{b, ev}
 	case family == "patch":
-		return &PatchEvent{b}
+		ev, _ := event.PatchOf(e)
+		return &PatchEvent{b, ev}
 	case e.Type == "plan.revised":
-		return &PlanRevisedEvent{b}
+		ev, _ := event.PlanRevisedOf(e)
+		return &PlanRevisedEvent{b, ev}
 	case e.Type == "evidence.recorded":
-		return &EvidenceEvent{b}
+		ev, _ := event.EvidenceOf(e)
+		return &EvidenceEvent{b, ev}
 	case family == "resource":
-		return &ResourceEvent{b}
+		ev, _ := event.ResourceOf(e)
+		return &ResourceEvent{b, ev}
 	case family == "binding":
-		return &BindingEvent{b}
+		ev, _ := event.BindingOf(e)
+		return &BindingEvent{b, ev}
 	case e.Type == "intervention.recorded":
-		return &InterventionEvent{b}
+		ev, _ := event.InterventionOf(e)
+		return &InterventionEvent{b, ev}
 	case family == "analysis":
-		return &AnalysisEvent{b}
+		ev, _ := event.AnalysisOf(e)
+		return &AnalysisEvent{b, ev}
 	case e.Type == "secret.revealed":
-		return &SecretRevealedEvent{b}
+		ev, _ := event.SecretRevealedOf(e)
+		return &SecretRevealedEvent{b, ev}
 	}
 	return &OtherEvent{b}
 }
@@ -95,46 +139,36 @@ func Of(e capstan.OperationEvent) Event {
 // OperationStatus is the operation's status the event reached (none for
 // operation.created and other non-status kinds).
 func (e *OperationStatusEvent) OperationStatus() *capstan.OperationStatus {
-	ev, _ := event.OperationOf(e.OperationEvent)
-	return valid(opt(ev.What), capstan.OperationStatuses.Valid)
+	return valid(opt(e.ev.What), capstan.OperationStatuses.Valid)
 }
-func (e *OperationStatusEvent) typed() event.Operation {
-	ev, _ := event.OperationOf(e.OperationEvent)
-	return ev
-}
-func (e *OperationStatusEvent) Reason() *string     { return opt(e.typed().Reason) }
-func (e *OperationStatusEvent) FailedNode() *string { return opt(e.typed().Node) }
-func (e *OperationStatusEvent) Revision() *int      { return optInt(e.typed().Revision) }
-func (e *OperationStatusEvent) PlanID() string      { return e.typed().Plan }
-func (e *OperationStatusEvent) ParentID() string    { return e.typed().Parent }
-
-func (e *NodeEvent) typed() event.Node { ev, _ := event.NodeOf(e.OperationEvent); return ev }
+func (e *OperationStatusEvent) Reason() *string     { return opt(e.ev.Reason) }
+func (e *OperationStatusEvent) FailedNode() *string { return opt(e.ev.Node) }
+func (e *OperationStatusEvent) Revision() *int      { return optInt(e.ev.Revision) }
+func (e *OperationStatusEvent) PlanID() string      { return e.ev.Plan }
+func (e *OperationStatusEvent) ParentID() string    { return e.ev.Parent }
 
 // Node is the node the event is about.
-func (e *NodeEvent) Node() string { return e.typed().Node }
+func (e *NodeEvent) Node() string { return e.ev.Node }
 
 // RunStatus is the node run's status the event reached (none for kinds that
 // are not a status: retry_requested, needs_attention, recovered, reset).
 func (e *NodeEvent) RunStatus() *capstan.NodeRunStatus {
-	return valid(opt(e.typed().What), capstan.NodeRunStatuses.Valid)
+	return valid(opt(e.ev.What), capstan.NodeRunStatuses.Valid)
 }
-func (e *NodeEvent) Attempt() *int   { return optInt(e.typed().Attempt) }
-func (e *NodeEvent) Revision() *int  { return optInt(e.typed().Revision) }
-func (e *NodeEvent) Reason() *string { return opt(e.typed().Reason) }
-func (e *NodeEvent) Wait() *string   { return opt(e.typed().Wait) }
-func (e *NodeEvent) ChildID() string { return e.typed().Child }
-
-func (e *GateEvent) typed() event.Gate { ev, _ := event.GateOf(e.OperationEvent); return ev }
+func (e *NodeEvent) Attempt() *int   { return optInt(e.ev.Attempt) }
+func (e *NodeEvent) Revision() *int  { return optInt(e.ev.Revision) }
+func (e *NodeEvent) Reason() *string { return opt(e.ev.Reason) }
+func (e *NodeEvent) Wait() *string   { return opt(e.ev.Wait) }
+func (e *NodeEvent) ChildID() string { return e.ev.Child }
 
 // RunStatus is what a gate event moved the gate's node run to:
 // gate.waiting to waiting_approval; a closing event (gate.approved,
 // gate.rejected, gate.timed_out with its outcome) to succeeded or failed.
 func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
 	var s capstan.NodeRunStatus
-	ev := e.typed()
-	outcome := ev.What
+	outcome := e.ev.What
 	if outcome == "timed_out" {
-		outcome = ev.Outcome
+		outcome = e.ev.Outcome
 	}
 	switch outcome {
 	case "waiting":
@@ -149,99 +183,73 @@ func (e *GateEvent) RunStatus() *capstan.NodeRunStatus {
 	return &s
 }
 
-func (e *GateEvent) Node() string    { return e.typed().Node }
-func (e *GateEvent) Approve() *bool  { return e.typed().Approve }
-func (e *GateEvent) Role() *string   { return opt(e.typed().Role) }
-func (e *GateEvent) Digest() *string { return opt(e.typed().Digest) }
+func (e *GateEvent) Node() string    { return e.ev.Node }
+func (e *GateEvent) Approve() *bool  { return e.ev.Approve }
+func (e *GateEvent) Role() *string   { return opt(e.ev.Role) }
+func (e *GateEvent) Digest() *string { return opt(e.ev.Digest) }
 
-func (e *PatchEvent) typed() event.Patch { ev, _ := event.PatchOf(e.OperationEvent); return ev }
-func (e *PatchEvent) PatchID() string    { return e.typed().Patch }
-func (e *PatchEvent) Revision() *int     { return optInt(e.typed().Revision) }
-func (e *PatchEvent) Digest() *string    { return opt(e.typed().Digest) }
-func (e *PatchEvent) Reason() *string    { return opt(e.typed().Reason) }
+func (e *PatchEvent) PatchID() string { return e.ev.Patch }
+func (e *PatchEvent) Revision() *int  { return optInt(e.ev.Revision) }
+func (e *PatchEvent) Digest() *string { return opt(e.ev.Digest) }
+func (e *PatchEvent) Reason() *string { return opt(e.ev.Reason) }
 
-func (e *PlanRevisedEvent) typed() event.PlanRevised {
-	ev, _ := event.PlanRevisedOf(e.OperationEvent)
-	return ev
-}
-func (e *PlanRevisedEvent) Revision() int         { return e.typed().Revision }
-func (e *PlanRevisedEvent) Digest() *string       { return opt(e.typed().Digest) }
-func (e *PlanRevisedEvent) ParentDigest() *string { return opt(e.typed().Parent) }
-func (e *PlanRevisedEvent) PatchID() string       { return e.typed().Patch }
+func (e *PlanRevisedEvent) Revision() int         { return e.ev.Revision }
+func (e *PlanRevisedEvent) Digest() *string       { return opt(e.ev.Digest) }
+func (e *PlanRevisedEvent) ParentDigest() *string { return opt(e.ev.Parent) }
+func (e *PlanRevisedEvent) PatchID() string       { return e.ev.Patch }
 
-func (e *EvidenceEvent) typed() event.Evidence {
-	ev, _ := event.EvidenceOf(e.OperationEvent)
-	return ev
-}
-func (e *EvidenceEvent) Node() string { return e.typed().Node }
-func (e *EvidenceEvent) Item() string { return e.typed().Item }
+func (e *EvidenceEvent) Node() string { return e.ev.Node }
+func (e *EvidenceEvent) Item() string { return e.ev.Item }
 
 // Result is the evidence result as recorded (passed, failed, inconclusive).
-func (e *EvidenceEvent) Result() string { return e.typed().Result }
+func (e *EvidenceEvent) Result() string { return e.ev.Result }
 
-func (e *ResourceEvent) typed() event.Resource {
-	ev, _ := event.ResourceOf(e.OperationEvent)
-	return ev
-}
-func (e *ResourceEvent) ResourceKey() string { return e.typed().Resource }
+func (e *ResourceEvent) ResourceKey() string { return e.ev.Resource }
 func (e *ResourceEvent) Lifecycle() *capstan.LifecycleStatus {
-	return valid(opt(e.typed().Lifecycle), capstan.LifecycleStatuses.Valid)
+	return valid(opt(e.ev.Lifecycle), capstan.LifecycleStatuses.Valid)
 }
 func (e *ResourceEvent) Health() *capstan.HealthStatus {
-	return valid(opt(e.typed().Health), capstan.ValidHealth)
+	return valid(opt(e.ev.Health), capstan.ValidHealth)
 }
 func (e *ResourceEvent) Outcome() *capstan.OperationStatus {
-	return valid(opt(e.typed().Outcome), capstan.OperationStatuses.Valid)
+	return valid(opt(e.ev.Outcome), capstan.OperationStatuses.Valid)
 }
-func (e *ResourceEvent) Reason() *string { return opt(e.typed().Reason) }
+func (e *ResourceEvent) Reason() *string { return opt(e.ev.Reason) }
 func (e *ResourceEvent) PreviousHealth() *capstan.HealthStatus {
-	return valid(opt(e.typed().Previous), capstan.ValidHealth)
+	return valid(opt(e.ev.Previous), capstan.ValidHealth)
 }
 
 // Diff is resource.assessed's drifted fields (nil for other kinds; an
 // entry without a field name is left out).
 func (e *ResourceEvent) Diff() []capstan.FieldDrift {
-	if e.typed().What != "assessed" {
+	if e.ev.What != "assessed" {
 		return nil
 	}
-	d := e.typed().Diff
+	d := e.ev.Diff
 	if d == nil {
 		d = []capstan.FieldDrift{}
 	}
 	return d
 }
 
-func (e *BindingEvent) typed() event.Binding { ev, _ := event.BindingOf(e.OperationEvent); return ev }
-func (e *BindingEvent) Binding() *string     { return opt(e.typed().Binding) }
-func (e *BindingEvent) ProviderID() string   { return e.typed().Resource }
-func (e *BindingEvent) ChildID() string      { return e.typed().Child }
+func (e *BindingEvent) Binding() *string   { return opt(e.ev.Binding) }
+func (e *BindingEvent) ProviderID() string { return e.ev.Resource }
+func (e *BindingEvent) ChildID() string    { return e.ev.Child }
 
-func (e *InterventionEvent) typed() event.Intervention {
-	ev, _ := event.InterventionOf(e.OperationEvent)
-	return ev
-}
-func (e *InterventionEvent) Node() string              { return e.typed().Node }
-func (e *InterventionEvent) InterventionType() *string { return opt(e.typed().Type) }
-func (e *InterventionEvent) Verify() []string          { return e.typed().Verify }
+func (e *InterventionEvent) Node() string              { return e.ev.Node }
+func (e *InterventionEvent) InterventionType() *string { return opt(e.ev.Type) }
+func (e *InterventionEvent) Verify() []string          { return e.ev.Verify }
 
-func (e *AnalysisEvent) typed() event.Analysis {
-	ev, _ := event.AnalysisOf(e.OperationEvent)
-	return ev
-}
-func (e *AnalysisEvent) Node() string       { return e.typed().Node }
-func (e *AnalysisEvent) Diagnosis() *string { return opt(e.typed().Diagnosis) }
-func (e *AnalysisEvent) Problems() []string { return e.typed().Problems }
+func (e *AnalysisEvent) Node() string       { return e.ev.Node }
+func (e *AnalysisEvent) Diagnosis() *string { return opt(e.ev.Diagnosis) }
+func (e *AnalysisEvent) Problems() []string { return e.ev.Problems }
 
-func (e *SecretRevealedEvent) typed() event.SecretRevealed {
-	ev, _ := event.SecretRevealedOf(e.OperationEvent)
-	return ev
-}
-func (e *SecretRevealedEvent) Artifact() string    { return e.typed().Artifact }
-func (e *SecretRevealedEvent) Name() *string       { return opt(e.typed().Name) }
-func (e *SecretRevealedEvent) ProducedBy() *string { return opt(e.typed().ProducedBy) }
-func (e *SecretRevealedEvent) Reason() *string     { return opt(e.typed().Reason) }
+func (e *SecretRevealedEvent) Artifact() string    { return e.ev.Artifact }
+func (e *SecretRevealedEvent) Name() *string       { return opt(e.ev.Name) }
+func (e *SecretRevealedEvent) ProducedBy() *string { return opt(e.ev.ProducedBy) }
+func (e *SecretRevealedEvent) Reason() *string     { return opt(e.ev.Reason) }
 func (e *SecretRevealedEvent) ExpiresAt() *time.Time {
-	t, err := time.Parse(time.RFC3339, e.typed().ExpiresAt)
+	t, err := time.Parse(time.RFC3339, e.ev.ExpiresAt)
 	return ptrIf(t, err == nil)
 }
 
