@@ -74,7 +74,7 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 			name, id = "gate.wait", GateSpanID(org, op.ID, r.NodeID, r.Attempts)
 		}
 		_, span := tr.Start(WithSpanID(parent, traceID, id), name, trace.WithTimestamp(*r.StartedAt), trace.WithAttributes(
-			AttrOrganization.String(org), AttrOperation.String(op.ID), AttrNode.String(r.NodeID),
+			AttrOrganization.String(org), AttrOperation.String(capstan.OperationGID(op.ID)), AttrNode.String(r.NodeID),
 			AttrAttempt.Int(r.Attempts), AttrStatus.String(string(r.Status))))
 		if gate {
 			span.SetAttributes(AttrDecision.String(map[bool]string{true: "approved", false: "rejected"}[r.Status == capstan.NodeSucceeded]))
@@ -98,7 +98,7 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 	}
 	ctx := WithSpanID(context.Background(), traceID, OperationSpanID(org, op.ID))
 	_, span := tr.Start(ctx, "operation", trace.WithNewRoot(), trace.WithTimestamp(start), trace.WithAttributes(
-		AttrOrganization.String(org), AttrOperation.String(op.ID), AttrStatus.String(string(op.Status))))
+		AttrOrganization.String(org), AttrOperation.String(capstan.OperationGID(op.ID)), AttrStatus.String(string(op.Status))))
 	if op.Status != capstan.OperationSucceeded {
 		span.SetStatus(codes.Error, string(op.Status))
 	}
@@ -135,7 +135,7 @@ func patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *cap
 			}
 		}
 		_, span := tr.Start(parent, "patch.decision", trace.WithTimestamp(d.At), trace.WithLinks(links...), trace.WithAttributes(
-			AttrOrganization.String(org), AttrOperation.String(ch.Operation.ID), AttrPatch.String(p.ID), AttrActor.String(d.Actor),
+			AttrOrganization.String(org), AttrOperation.String(capstan.OperationGID(ch.Operation.ID)), AttrPatch.String(capstan.PatchGID(p.ID)), AttrActor.String(d.Actor),
 			AttrDecision.String(map[bool]string{true: "approved", false: "rejected"}[d.Approve]), AttrStatus.String(string(p.Status))))
 		span.End(trace.WithTimestamp(now))
 	}

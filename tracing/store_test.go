@@ -49,6 +49,7 @@ func TestCommittedChangesEndTheirSpans(t *testing.T) {
 				names = append(names, s.Name)
 				require.Equal(t, tracing.TraceID("acme", "op-1"), s.SpanContext.TraceID())
 				require.Equal(t, tracing.OperationSpanID("acme", "op-1"), s.Parent.SpanID())
+				require.Contains(t, s.Attributes, tracing.AttrOperation.String(capstan.OperationGID("op-1")), "the id the API accepts")
 				switch s.Name {
 				case "node.attempt":
 					require.Equal(t, tracing.AttemptSpanID("acme", "op-1", "a", 1), s.SpanContext.SpanID())
@@ -58,6 +59,7 @@ func TestCommittedChangesEndTheirSpans(t *testing.T) {
 					require.Equal(t, t2, s.EndTime.UTC(), "the wait ends with the decision")
 				case "patch.decision":
 					require.Len(t, s.Links, 2, "the retried node and the inserted one")
+					require.Contains(t, s.Attributes, tracing.AttrPatch.String(capstan.PatchGID("p1")))
 					require.Equal(t, tracing.AttemptSpanID("acme", "op-1", "a", 1), s.Links[0].SpanContext.SpanID())
 				}
 			}

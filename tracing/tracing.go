@@ -24,15 +24,17 @@ import (
 // Attribute keys, one name on every span (docs/OPERATIONS.md).
 const (
 	AttrOrganization = attribute.Key("capstan.organization")
-	AttrOperation    = attribute.Key("capstan.operation.id")
-	AttrStatus       = attribute.Key("capstan.status")
-	AttrNode         = attribute.Key("capstan.node.id")
-	AttrNodeType     = attribute.Key("capstan.node.type")
-	AttrAttempt      = attribute.Key("capstan.node.attempt")
-	AttrError        = attribute.Key("capstan.error")
-	AttrPatch        = attribute.Key("capstan.patch.id")
-	AttrActor        = attribute.Key("capstan.actor")
-	AttrDecision     = attribute.Key("capstan.decision")
+	// AttrOperation and AttrPatch are global ids: what the API's
+	// operation(id:) and the patch mutations accept, pasted from a trace.
+	AttrOperation = attribute.Key("capstan.operation.id")
+	AttrStatus    = attribute.Key("capstan.status")
+	AttrNode      = attribute.Key("capstan.node.id")
+	AttrNodeType  = attribute.Key("capstan.node.type")
+	AttrAttempt   = attribute.Key("capstan.node.attempt")
+	AttrError     = attribute.Key("capstan.error")
+	AttrPatch     = attribute.Key("capstan.patch.id")
+	AttrActor     = attribute.Key("capstan.actor")
+	AttrDecision  = attribute.Key("capstan.decision")
 )
 
 func derive(parts ...string) [32]byte {

@@ -23,6 +23,7 @@ type otlpReceiver struct {
 	*httptest.Server
 	mu    sync.Mutex
 	spans map[string][]string
+	ops   []string // the capstan.operation.id attributes received
 }
 
 func startReceiver(t *testing.T) *otlpReceiver {
@@ -39,6 +40,11 @@ func startReceiver(t *testing.T) *otlpReceiver {
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
 					r.spans[s.Name] = append(r.spans[s.Name], hex.EncodeToString(s.TraceId))
+					for _, a := range s.Attributes {
+						if a.Key == string(tracing.AttrOperation) {
+							r.ops = append(r.ops, a.Value.GetStringValue())
+						}
+					}
 				}
 			}
 		}
@@ -90,4 +96,9 @@ func TestTracesReachACollector(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 200*time.Millisecond, "want %s (operation %s); spans received: %v", want, opID, recv.spans)
+	recv.mu.Lock()
+	pasted := recv.ops[0]
+	recv.mu.Unlock()
+	r := p.gql(t, `query($id: ID!) { operation(id: $id) { id } }`, map[string]any{"id": pasted})
+	require.Equal(t, gid, r["operation"].(map[string]any)["id"], "the operation id a trace shows is one the API accepts")
 }
