@@ -103,6 +103,23 @@ CREATE (a)-[:` + typ + `]->(b)`
 // edges; existing lists the keys of those that were stored before, whose
 // old edges go. Relationship targets must exist after the write.
 func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource, existing []string) error {
+	edges, err := writeResourceNodes(ctx, tx, org, rs, existing)
+	if err != nil {
+		return err
+	}
+	return edges.link(ctx, tx, org)
+}
+
+// resourceEdges are the relationships of written resources, by type,
+// and the keys of their targets.
+type resourceEdges struct {
+	rels    map[capstan.RelationshipType][]map[string]any
+	targets []string
+}
+
+// writeResourceNodes writes rs as nodes with their PROVIDES edges and
+// returns their relationships, for link.
+func writeResourceNodes(ctx context.Context, tx neo4j.ManagedTransaction, org string, rs []*capstan.Resource, existing []string) (resourceEdges, error) {
 	old := make(map[string]bool, len(existing))
 	for _, k := range existing {
 		old[k] = true
@@ -114,7 +131,7 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 	for _, r := range rs {
 		data, err := json.Marshal(r)
 		if err != nil {
-			return err
+			return resourceEdges{}, err
 		}
 		ukey := uid(org, r.Key())
 		row := resourceRow(org, r, ukey, data, profiles)
@@ -130,7 +147,7 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 	}
 	if len(existing) > 0 {
 		if _, err := tx.Run(ctx, qDropResourceEdges, map[string]any{"ukeys": existing}); err != nil {
-			return err
+			return resourceEdges{}, err
 		}
 	}
 	if len(profiles) > 0 {
@@ -139,7 +156,7 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 			rows = append(rows, pf)
 		}
 		if _, err := tx.Run(ctx, qCreateProfiles, map[string]any{"profiles": rows}); err != nil {
-			return err
+			return resourceEdges{}, err
 		}
 	}
 	for q, rows := range map[string][]map[string]any{qUpdateResources: updated, qCreateResources: created} {
@@ -147,9 +164,16 @@ func writeResources(ctx context.Context, tx neo4j.ManagedTransaction, org string
 			continue
 		}
 		if _, err := tx.Run(ctx, q, map[string]any{"rows": rows}); err != nil {
-			return err
+			return resourceEdges{}, err
 		}
 	}
+	return resourceEdges{rels: rels, targets: targets}, nil
+}
+
+// link creates the relationships once every target is written; a
+// missing target is EINVALID.
+func (e resourceEdges) link(ctx context.Context, tx neo4j.ManagedTransaction, org string) error {
+	targets, rels := e.targets, e.rels
 	if len(targets) > 0 {
 		rec, err := single(ctx, tx, qMissingTargets, map[string]any{"targets": targets})
 		if err != nil {

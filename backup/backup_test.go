@@ -1,0 +1,381 @@
+package backup_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/backup"
+	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/internal/neo4jtest"
+	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/secret"
+)
+
+var server *neo4jtest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	server, err = neo4jtest.Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: Neo4j is part of the test suite and could not start: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := server.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping Neo4j: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+var ctx = context.Background()
+
+// store is one store with the secret side a backup reads and restores.
+type store struct {
+	kind string
+	capstan.Store
+	secrets secret.Store
+	file    *secret.FileStore // embedded only
+}
+
+var key = bytes.Repeat([]byte{7}, secret.KeySize)
+
+func openEmbedded(t *testing.T) store {
+	dir := t.TempDir()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	f, err := secret.OpenFile(filepath.Join(dir, "secrets.json"), key)
+	require.NoError(t, err)
+	return store{kind: "embedded", Store: s, secrets: f, file: f}
+}
+
+func openNeo4j(t *testing.T) store {
+	s, err := cypher.Open(cypher.Config{URI: server.URI, User: server.User, Password: server.Password})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return store{kind: "neo4j", Store: s, secrets: secret.NewDB(s, key)}
+}
+
+// source is what a backup of org reads from s.
+func (s store) source(org string) backup.Source {
+	return func(ctx context.Context, emit func(capstan.BackupRecord) error) error {
+		if err := s.Store.(capstan.Dumper).Dump(ctx, org, emit); err != nil {
+			return err
+		}
+		if s.file != nil {
+			return s.file.SealedRecords(org, emit)
+		}
+		return nil
+	}
+}
+
+func (s store) target() backup.Target {
+	t := backup.Target{Store: s.Store.(capstan.Restorer), BatchRecords: 7} // small batches: many writes
+	if s.file != nil {
+		t.Secrets = s.file
+	}
+	return t
+}
+
+// forget removes an organization from the shared Neo4j at the end of a
+// test: an executor of another package's tests would resume its
+// operations.
+func forget(t *testing.T, org string) {
+	t.Cleanup(func() {
+		driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
+		require.NoError(t, err)
+		defer driver.Close(ctx)
+		_, err = neo4j.ExecuteQuery(ctx, driver, `MATCH (n) WHERE n.org = $org DETACH DELETE n`, map[string]any{"org": org}, neo4j.EagerResultTransformer)
+		require.NoError(t, err)
+	})
+}
+
+// populate gives org packs, the demo catalog, a planned intent, an
+// operation in flight with every kind of record, a proposed patch, and
+// secrets (one replaced).
+func populate(t *testing.T, s store, org string) *capstan.Operation {
+	svc := testenv.DemoIn(t, s.Store, org)
+	admin := testenv.Admin(org)
+	in, err := svc.CreateIntent(admin, testenv.SeedIntent())
+	require.NoError(t, err)
+	plan, err := svc.PlanIntent(admin, in.ID)
+	require.NoError(t, err)
+	in, err = s.GetIntent(ctx, org, in.ID)
+	require.NoError(t, err)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
+		Status: capstan.OperationPending, Actor: "alice", IdempotencyKey: "backup-key", ResourceKey: "tempo.instance/prod-tempo"}
+	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, op.Move(capstan.OperationRunning))
+	node := plan.Nodes[0].ID
+	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
+		NodeRuns:      []capstan.OperationNodeRun{{NodeID: node, Status: capstan.NodeRunning, Attempts: 1}},
+		Gates:         []capstan.Gate{{NodeID: "approve", Status: "waiting", Spec: capstan.GateSpec{Type: "approval", Reason: "r", RequiredRoles: []string{"sre"}}}},
+		Evidence:      []capstan.Evidence{{ProducedBy: node, Item: "up", Result: capstan.EvidencePassed, Source: map[string]any{"type": "sim"}}},
+		Artifacts:     []capstan.Artifact{{Type: "report", Name: "log", Sensitivity: capstan.SensitivityInternal, StorageRef: "file:log", ProducedBy: node}},
+		Interventions: []capstan.Intervention{{Type: "manually_fixed", Actor: "bob", TargetNode: node, Note: "restarted"}},
+		Events:        []capstan.OperationEvent{{Type: "operation.running", Actor: "executor"}, {Type: "node.running", Actor: "executor"}},
+	}))
+	changes := []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: node, Template: "smoke"}}
+	p := capstan.PlanPatch{OperationID: op.ID, PlanID: plan.ID, BaseRevision: plan.Revision, BaseDigest: plan.Digest, Author: "alice", Reason: "r",
+		Changes: changes, Digest: capstan.PatchDigest(plan.Digest, changes), Status: capstan.PatchProposed}
+	op.OpenPatches = nil
+	ch := &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{p}, Events: []capstan.OperationEvent{{Type: "patch.proposed", Actor: "alice"}}}
+	require.NoError(t, s.ApplyOperationChange(ctx, org, ch))
+	op.OpenPatches = []string{ch.Patches[0].ID}
+	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "patch.awaiting", Actor: "executor"}}}))
+	require.NoError(t, s.secrets.Put(ctx, org, "registry-token", []byte("first-value-of-the-token")))
+	require.NoError(t, s.secrets.Put(ctx, org, "registry-token", []byte("second-value-of-the-token")))
+	require.NoError(t, s.secrets.Put(ctx, org, "kubeconfig-admin", []byte("apiVersion: v1 kind: Config")))
+	return op
+}
+
+// records dumps org and returns every record as canonical JSON lines,
+// sorted: the same records in any order compare equal.
+func records(t *testing.T, s store, org string) []string {
+	var out []string
+	require.NoError(t, s.source(org)(ctx, func(r capstan.BackupRecord) error {
+		var data any
+		require.NoError(t, json.Unmarshal(r.Data, &data))
+		line, err := json.Marshal(map[string]any{"kind": r.Kind, "operation": r.Operation, "key": r.Key, "data": data})
+		require.NoError(t, err)
+		out = append(out, string(line))
+		return nil
+	}))
+	slices.Sort(out)
+	return out
+}
+
+// TestABackupRestoresOntoEitherStore backs up each store and restores it
+// onto each: the restored organization dumps to the same records, every
+// read the API makes answers the same, and the restored operation takes
+// its next step where it stopped.
+func TestABackupRestoresOntoEitherStore(t *testing.T) {
+	opens := map[string]func(*testing.T) store{"embedded": openEmbedded, "neo4j": openNeo4j}
+	for _, from := range []string{"embedded", "neo4j"} {
+		for _, to := range []string{"embedded", "neo4j"} {
+			t.Run(from+"-to-"+to, func(t *testing.T) {
+				org := testenv.NewOrg()
+				src := opens[from](t)
+				if from == "neo4j" {
+					forget(t, org)
+				}
+				op := populate(t, src, org)
+
+				var file bytes.Buffer
+				end, err := backup.Write(ctx, &file, backup.Manifest{Release: "test", Store: src.kind, Organization: org}, src.source(org))
+				require.NoError(t, err)
+				require.Equal(t, int64(2), end.Kinds[capstan.BackupSecret], "a record per secret, with its replaced values")
+				for _, kind := range capstan.BackupKinds {
+					require.Positive(t, end.Kinds[kind], "the backup holds a %s", kind)
+				}
+				sum, err := backup.Verify(ctx, bytes.NewReader(file.Bytes()))
+				require.NoError(t, err)
+				require.Equal(t, org, sum.Manifest.Organization)
+				require.NotNil(t, sum.Secret)
+				require.NoError(t, secret.OpensRecord(key, org, sum.Secret.Key, sum.Secret.Data))
+				require.Equal(t, capstan.EINVALID, capstan.ErrorCode(secret.OpensRecord(bytes.Repeat([]byte{8}, secret.KeySize), org, sum.Secret.Key, sum.Secret.Data)))
+
+				dst := opens[to](t)
+				if to == "neo4j" {
+					forget(t, org)
+				}
+				if to == from && to == "neo4j" {
+					// One database: the organization is there already.
+					_, err := backup.Load(ctx, bytes.NewReader(file.Bytes()), dst.target())
+					require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
+					return
+				}
+				_, err = backup.Load(ctx, bytes.NewReader(file.Bytes()), dst.target())
+				require.NoError(t, err)
+				require.Equal(t, records(t, src, org), records(t, dst, org), "the restored organization is the backed-up one")
+				sameReads(t, src, dst, org, op)
+				takesItsNextStep(t, dst, org, op.ID)
+
+				_, err = backup.Load(ctx, bytes.NewReader(file.Bytes()), dst.target())
+				require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "a store that holds the organization is refused: %v", err)
+			})
+		}
+	}
+}
+
+// sameReads compares what the API reads through derived indexes.
+func sameReads(t *testing.T, a, b store, org string, op *capstan.Operation) {
+	for _, s := range []store{a, b} {
+		got, err := s.GetOperationByKey(ctx, org, "backup-key")
+		require.NoError(t, err, s.kind)
+		require.Equal(t, op.ID, got.ID)
+		list, total, err := s.ListOperations(ctx, org, capstan.OperationFilter{AwaitingPatch: true})
+		require.NoError(t, err, s.kind)
+		require.Equal(t, 1, total, s.kind)
+		require.Equal(t, op.ID, list[0].ID)
+		_, total, err = s.ListOperations(ctx, org, capstan.OperationFilter{ResourceKey: "tempo.instance/prod-tempo"})
+		require.NoError(t, err)
+		require.Equal(t, 1, total, s.kind)
+		unfinished, err := s.UnfinishedOperations(ctx)
+		require.NoError(t, err)
+		require.Contains(t, unfinished, capstan.OperationRef{OrganizationID: org, ID: op.ID}, s.kind)
+		patches, err := s.ListPlanPatches(ctx, org, op.ID)
+		require.NoError(t, err)
+		require.Len(t, patches, 1, s.kind)
+		values, err := s.secrets.Values(ctx, org)
+		require.NoError(t, err, s.kind)
+		require.Len(t, values, 3, "%s: the current values and the replaced one, still masked", s.kind)
+		v, err := s.secrets.Get(ctx, org, "registry-token")
+		require.NoError(t, err)
+		require.Equal(t, "second-value-of-the-token", string(v))
+	}
+	cand := func(s store) []string {
+		res, err := s.FindCandidates(ctx, org, capstan.CandidateQuery{Capability: "object_storage.s3", MaxRejected: -1, MaxPassing: -1})
+		require.NoError(t, err, s.kind)
+		var out []string
+		for _, c := range res.Candidates {
+			out = append(out, fmt.Sprintf("%s %v %v %v", c.Resource.Key(), c.Passed(), c.Via, c.Failed))
+		}
+		return out
+	}
+	require.NotEmpty(t, cand(a))
+	require.Equal(t, cand(a), cand(b), "candidates come from the rebuilt profiles")
+	deps := func(s store) []string {
+		r, err := s.GetResourceByKey(ctx, org, "compute.node/prod-worker-3")
+		require.NoError(t, err, s.kind)
+		out := []string{}
+		for _, dir := range []capstan.Direction{capstan.Outgoing, capstan.Incoming} {
+			ds, err := s.Dependencies(ctx, org, r.ID, dir, 3)
+			require.NoError(t, err, s.kind)
+			for _, d := range ds {
+				out = append(out, fmt.Sprintf("%v %s %d", dir, d.Resource.Key(), d.Depth))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	require.NotEmpty(t, deps(a))
+	require.Equal(t, deps(a), deps(b), "relationships are relinked")
+	plans, err := a.ListPlans(ctx, org, op.IntentID)
+	require.NoError(t, err)
+	for _, p := range plans {
+		for _, bd := range p.Bindings {
+			if bd.Provider == nil {
+				continue
+			}
+			pa, err := a.ListProviderBindings(ctx, org, bd.Provider.ResourceID, 10)
+			require.NoError(t, err)
+			pb, err := b.ListProviderBindings(ctx, org, bd.Provider.ResourceID, 10)
+			require.NoError(t, err)
+			require.Equal(t, pa, pb, "bindings by provider")
+		}
+	}
+}
+
+// takesItsNextStep writes a step of the restored operation: its version
+// and last sequence are where the backup left them.
+func takesItsNextStep(t *testing.T, s store, org, id string) {
+	op, err := s.GetOperation(ctx, org, id)
+	require.NoError(t, err)
+	before, err := s.ListEvents(ctx, org, id, 0, 1000)
+	require.NoError(t, err)
+	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "operation.resumed", Actor: "executor"}}}
+	require.NoError(t, s.ApplyOperationChange(ctx, org, ch))
+	require.Equal(t, before[len(before)-1].Sequence+1, ch.Events[0].Sequence, "the timeline goes on without a gap")
+}
+
+// TestADamagedBackupIsRefusedBeforeAnyWrite cuts, flips and pads a backup:
+// each is INVALID, and the store is left without the organization.
+func TestADamagedBackupIsRefusedBeforeAnyWrite(t *testing.T) {
+	src := openEmbedded(t)
+	org := testenv.NewOrg()
+	populate(t, src, org)
+	var file bytes.Buffer
+	_, err := backup.Write(ctx, &file, backup.Manifest{Store: "embedded", Organization: org}, src.source(org))
+	require.NoError(t, err)
+	plain := gunzip(t, file.Bytes())
+
+	damaged := map[string][]byte{
+		"cut short":        regzip(t, plain[:len(plain)/2]),
+		"no end line":      regzip(t, plain[:bytes.LastIndexByte(plain[:len(plain)-1], '\n')+1]),
+		"a record changed": regzip(t, bytes.Replace(plain, []byte("prod-worker-3"), []byte("prod-worker-9"), 1)),
+		"more after end":   regzip(t, append(slices.Clone(plain), []byte(`{"kind":"resource","data":{}}`+"\n")...)),
+		"not gzip":         plain,
+		"empty":            nil,
+		"another format":   regzip(t, []byte(`{"manifest":{"format":"capstan-backup/99"}}`+"\n")),
+	}
+	for name, data := range damaged {
+		t.Run(name, func(t *testing.T) {
+			_, err := backup.Verify(ctx, bytes.NewReader(data))
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+			dst := openEmbedded(t)
+			_, err = backup.Load(ctx, bytes.NewReader(data), dst.target())
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+			requireNothingOf(t, dst, org)
+		})
+	}
+}
+
+// TestAFailedRestoreRemovesWhatItWrote loads a backup whose checksum
+// holds but whose later record cannot be stored: the batches written
+// before it are removed, on both stores.
+func TestAFailedRestoreRemovesWhatItWrote(t *testing.T) {
+	src := openEmbedded(t)
+	org := testenv.NewOrg()
+	populate(t, src, org)
+	var file bytes.Buffer
+	_, err := backup.Write(ctx, &file, backup.Manifest{Store: "embedded", Organization: org}, func(ctx context.Context, emit func(capstan.BackupRecord) error) error {
+		if err := src.source(org)(ctx, emit); err != nil {
+			return err
+		}
+		return emit(capstan.BackupRecord{Kind: "strange", Data: json.RawMessage(`{}`)})
+	})
+	require.NoError(t, err)
+	for name, open := range map[string]func(*testing.T) store{"embedded": openEmbedded, "neo4j": openNeo4j} {
+		t.Run(name, func(t *testing.T) {
+			dst := open(t)
+			if name == "neo4j" {
+				forget(t, org)
+			}
+			_, err := backup.Load(ctx, bytes.NewReader(file.Bytes()), dst.target())
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+			require.Contains(t, err.Error(), `kind "strange"`)
+			requireNothingOf(t, dst, org)
+		})
+	}
+}
+
+// requireNothingOf checks that s holds nothing of org: a restore may
+// begin.
+func requireNothingOf(t *testing.T, s store, org string) {
+	t.Helper()
+	rs, err := s.Store.(capstan.Restorer).BeginRestore(ctx, org)
+	require.NoError(t, err, "the store holds nothing of the organization")
+	require.NoError(t, rs.Abort(ctx))
+	_, total, err := s.ListResources(ctx, org, capstan.ResourceFilter{})
+	require.NoError(t, err)
+	require.Zero(t, total)
+	if s.file != nil {
+		require.Empty(t, s.file.Sealed(org))
+	}
+}
+
+func gunzip(t *testing.T, data []byte) []byte {
+	var out bytes.Buffer
+	require.NoError(t, backupGunzip(&out, data))
+	return out.Bytes()
+}
+
+func regzip(t *testing.T, data []byte) []byte {
+	var out bytes.Buffer
+	require.NoError(t, backupGzip(&out, data))
+	return out.Bytes()
+}
+
