@@ -235,4 +235,3 @@ func readLine(in *bufio.Reader) ([]byte, error) {
 func invalid(format string, args ...any) error {
 	return capstan.Errorf(capstan.EINVALID, "this is not a whole Capstan backup: "+format, args...)
 }
-

@@ -378,4 +378,3 @@ func regzip(t *testing.T, data []byte) []byte {
 	require.NoError(t, backupGzip(&out, data))
 	return out.Bytes()
 }
-
