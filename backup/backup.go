@@ -141,6 +141,15 @@ func Verify(ctx context.Context, r io.Reader) (Summary, error) {
 	return s, err
 }
 
+// Each reads a whole backup, handing each record to fn in file order,
+// and checks it as Verify does: a record handed over is not yet known
+// to belong to a whole file until Each returns nil.
+func Each(ctx context.Context, r io.Reader, fn func(capstan.BackupRecord) error) (Summary, error) {
+	var s Summary
+	err := read(ctx, r, &s, fn)
+	return s, err
+}
+
 // read reads a backup from r, handing each record to fn, and checks its
 // end line once every record is read.
 func read(ctx context.Context, r io.Reader, s *Summary, fn func(capstan.BackupRecord) error) error {

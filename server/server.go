@@ -93,6 +93,9 @@ type Config struct {
 	// NoMetrics leaves /metrics out of Handler (MetricsHandler serves it
 	// on a listener of its own).
 	NoMetrics bool
+	// Backup, when set, writes a backup of an organization: GET
+	// /admin/backup serves it to that organization's admins (backup.go).
+	Backup BackupFunc
 
 	rate *rateLimiter
 }
@@ -228,6 +231,9 @@ func Handler(cfg Config) http.Handler {
 	}
 	if !cfg.NoMetrics {
 		mux.Handle("GET /metrics", metrics(cfg.Broker, cfg.Collectors...))
+	}
+	if cfg.Backup != nil {
+		mux.Handle("GET /admin/backup", cfg.Tokens.Authenticate(rate.limitRate(backupHandler(cfg.Backup, cfg.Log))))
 	}
 	if cfg.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)

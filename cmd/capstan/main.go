@@ -35,6 +35,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return lint(args[2:], stdout, stderr)
 	case "watch":
 		return watch(args[1:], stdout, stderr)
+	case "backup":
+		return backupCmd(args[1:], stdout, stderr)
+	case "restore":
+		return restoreCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "capstan %s (%s)\n", buildVersion(), runtime.Version())
 		return 0
@@ -54,6 +58,8 @@ commands:
   serve           run the server (see capstan serve -h)
   pack lint PATH  check scenario packs (files or directories); exit 1 on any problem
   watch OP        follow an operation live (see capstan watch -h)
+  backup          write a backup of an organization from a running server (see capstan backup -h)
+  restore         load a backup into a store that does not hold its organization (see capstan restore -h)
   version         print the version
 `)
 }

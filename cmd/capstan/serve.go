@@ -115,19 +115,38 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// addStoreFlags adds the flags that name the store and its secrets:
+// capstan serve's, and capstan restore's.
+func addStoreFlags(fs *flag.FlagSet, c *serveConfig) {
+	fs.StringVar(&c.store, "store", envOr("CAPSTAN_STORE", "embedded"), "store: embedded or neo4j (CAPSTAN_STORE)")
+	fs.StringVar(&c.dataDir, "data-dir", envOr("CAPSTAN_DATA_DIR", "data"), "embedded store directory (CAPSTAN_DATA_DIR)")
+	fs.StringVar(&c.neo4jURI, "neo4j-uri", envOr("CAPSTAN_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URI for --store neo4j (CAPSTAN_NEO4J_URI)")
+	fs.StringVar(&c.neo4jUser, "neo4j-user", envOr("CAPSTAN_NEO4J_USER", ""), "Neo4j user; empty for no auth (CAPSTAN_NEO4J_USER)")
+	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
+	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
+	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
+	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
+}
+
+// storeDefaults fills what the store flags leave to the data directory.
+func storeDefaults(c *serveConfig) {
+	if c.secretStore == "" {
+		c.secretStore = filepath.Join(c.dataDir, "secrets", "secrets.json")
+	}
+	if c.secretKeyFile == "" {
+		c.secretKeyFile = filepath.Join(c.dataDir, "secrets", "secret.key")
+	}
+}
+
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	var c serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.listen, "listen", envOr("CAPSTAN_LISTEN", "127.0.0.1:8080"), "address to listen on (CAPSTAN_LISTEN)")
-	fs.StringVar(&c.store, "store", envOr("CAPSTAN_STORE", "embedded"), "store: embedded or neo4j (CAPSTAN_STORE)")
-	fs.StringVar(&c.dataDir, "data-dir", envOr("CAPSTAN_DATA_DIR", "data"), "embedded store directory (CAPSTAN_DATA_DIR)")
+	addStoreFlags(fs, &c)
 	fs.StringVar(&c.tokens, "tokens", envOr("CAPSTAN_TOKENS", ""), "tokens file; without it, dev mode with one admin of the demo organization (CAPSTAN_TOKENS)")
 	fs.StringVar(&c.packsDir, "packs", envOr("CAPSTAN_PACKS", ""), "directory of extra scenario packs to install at start (CAPSTAN_PACKS)")
 	fs.StringVar(&c.catalog, "catalog", envOr("CAPSTAN_CATALOG", ""), "catalog file to import at start; without it an empty store gets the demo catalog (CAPSTAN_CATALOG)")
-	fs.StringVar(&c.neo4jURI, "neo4j-uri", envOr("CAPSTAN_NEO4J_URI", "bolt://127.0.0.1:7687"), "Neo4j Bolt URI for --store neo4j (CAPSTAN_NEO4J_URI)")
-	fs.StringVar(&c.neo4jUser, "neo4j-user", envOr("CAPSTAN_NEO4J_USER", ""), "Neo4j user; empty for no auth (CAPSTAN_NEO4J_USER)")
-	fs.StringVar(&c.neo4jDatabase, "neo4j-database", envOr("CAPSTAN_NEO4J_DATABASE", ""), "Neo4j database; empty for the default (CAPSTAN_NEO4J_DATABASE)")
 	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
 	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
 	fs.DurationVar(&c.assessEvery, "assess-every", envDuration("CAPSTAN_ASSESS_EVERY", 0),
@@ -157,21 +176,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	addAnalyzerFlags(fs, &c.analyzer)
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", envOr("CAPSTAN_OTLP_ENDPOINT", ""), "OpenTelemetry collector receiving traces over OTLP/HTTP, e.g. http://127.0.0.1:4318 (a span per request, per operation, per node attempt, per gate wait and patch decision; docs/OPERATIONS.md); empty: tracing off (CAPSTAN_OTLP_ENDPOINT)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
-	fs.StringVar(&c.secretStore, "secret-store", envOr("CAPSTAN_SECRET_STORE", ""), "the secret store's file, encrypted with AES-256-GCM (default <data-dir>/secrets/secrets.json) (CAPSTAN_SECRET_STORE)")
-	fs.StringVar(&c.secretKeyFile, "secret-key-file", envOr("CAPSTAN_SECRET_KEY_FILE", ""), "the secret store's key file, made (0600) when missing, unless CAPSTAN_SECRET_KEY holds the key in base64 (default <data-dir>/secrets/secret.key) (CAPSTAN_SECRET_KEY_FILE)")
-	c.neo4jPassword = os.Getenv("CAPSTAN_NEO4J_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
-	if c.secretStore == "" {
-		c.secretStore = filepath.Join(c.dataDir, "secrets", "secrets.json")
-	}
-	if c.secretKeyFile == "" {
-		c.secretKeyFile = filepath.Join(c.dataDir, "secrets", "secret.key")
-	}
+	storeDefaults(&c)
 	if c.sandbox != "on" && c.sandbox != "off" {
 		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
 	}
@@ -250,6 +261,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		return err
 	}
 	defer store.Close()
+	backups := backupFunc(store, cfg.store)
 	vault, err := openVault(cfg, store)
 	if err != nil {
 		return err
@@ -367,7 +379,8 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	var handler http.Handler = server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
 		Broker: broker, Collectors: collectors, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
-		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes})
+		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes,
+		Backup: backups(vault)})
 	if cfg.otlpEndpoint != "" {
 		handler = otelhttp.NewHandler(handler, "capstan") // a span per request
 	}
