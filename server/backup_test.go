@@ -52,7 +52,9 @@ func TestBackupsAreForAdminsOneAtATime(t *testing.T) {
 		return resp, string(body)
 	}
 	code := func(body string) string {
-		var e struct{ Errors []struct{ Extensions map[string]any } }
+		var e struct {
+			Errors []struct{ Extensions map[string]any }
+		}
 		require.NoError(t, json.Unmarshal([]byte(body), &e), body)
 		return e.Errors[0].Extensions["code"].(string)
 	}
