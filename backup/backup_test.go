@@ -50,7 +50,7 @@ type store struct {
 
 var key = bytes.Repeat([]byte{7}, secret.KeySize)
 
-func openEmbedded(t *testing.T) store {
+func openEmbedded(t testing.TB) store {
 	dir := t.TempDir()
 	s, err := embedded.Open(dir)
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func openEmbedded(t *testing.T) store {
 	return store{kind: "embedded", Store: s, secrets: f, file: f}
 }
 
-func openNeo4j(t *testing.T) store {
+func openNeo4j(t testing.TB) store {
 	s, err := cypher.Open(cypher.Config{URI: server.URI, User: server.User, Password: server.Password})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -81,24 +81,37 @@ func (s store) source(org string) backup.Source {
 }
 
 func (s store) target() backup.Target {
-	t := backup.Target{Store: s.Store.(capstan.Restorer), BatchRecords: 7} // small batches: many writes
-	if s.file != nil {
-		t.Secrets = s.file
-	}
-	return t
+	return backup.Target{Store: s.Store.(capstan.Restorer), Secrets: s.fileOrNil(), BatchRecords: 7} // small batches: many writes
 }
 
 // forget removes an organization from the shared Neo4j at the end of a
 // test: an executor of another package's tests would resume its
 // operations.
-func forget(t *testing.T, org string) {
-	t.Cleanup(func() {
-		driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
-		require.NoError(t, err)
-		defer driver.Close(ctx)
-		_, err = neo4j.ExecuteQuery(ctx, driver, `MATCH (n) WHERE n.org = $org DETACH DELETE n`, map[string]any{"org": org}, neo4j.EagerResultTransformer)
-		require.NoError(t, err)
-	})
+func forget(t testing.TB, org string) {
+	t.Cleanup(func() { dropOrg(t, org) })
+}
+
+// dropOrg removes an organization from the shared Neo4j, ten thousand
+// nodes per transaction.
+func dropOrg(t testing.TB, org string) {
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
+	require.NoError(t, err)
+	defer driver.Close(ctx)
+	sess := driver.NewSession(ctx, neo4j.SessionConfig{})
+	defer sess.Close(ctx)
+	res, err := sess.Run(ctx, `MATCH (n) WHERE n.org = $org CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS`, map[string]any{"org": org})
+	require.NoError(t, err)
+	_, err = res.Consume(ctx)
+	require.NoError(t, err)
+}
+
+// fileOrNil is the embedded store's secret file as a backup's secret
+// sink, or no sink.
+func (s store) fileOrNil() backup.SecretSink {
+	if s.file == nil {
+		return nil
+	}
+	return s.file
 }
 
 // populate gives org packs, the demo catalog, a planned intent, an
@@ -162,7 +175,7 @@ func records(t *testing.T, s store, org string) []string {
 // read the API makes answers the same, and the restored operation takes
 // its next step where it stopped.
 func TestABackupRestoresOntoEitherStore(t *testing.T) {
-	opens := map[string]func(*testing.T) store{"embedded": openEmbedded, "neo4j": openNeo4j}
+	opens := map[string]func(testing.TB) store{"embedded": openEmbedded, "neo4j": openNeo4j}
 	for _, from := range []string{"embedded", "neo4j"} {
 		for _, to := range []string{"embedded", "neo4j"} {
 			t.Run(from+"-to-"+to, func(t *testing.T) {
@@ -338,7 +351,7 @@ func TestAFailedRestoreRemovesWhatItWrote(t *testing.T) {
 		return emit(capstan.BackupRecord{Kind: "strange", Data: json.RawMessage(`{}`)})
 	})
 	require.NoError(t, err)
-	for name, open := range map[string]func(*testing.T) store{"embedded": openEmbedded, "neo4j": openNeo4j} {
+	for name, open := range map[string]func(testing.TB) store{"embedded": openEmbedded, "neo4j": openNeo4j} {
 		t.Run(name, func(t *testing.T) {
 			dst := open(t)
 			if name == "neo4j" {
