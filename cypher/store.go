@@ -101,17 +101,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// ready applies the schema once Neo4j answers.
+// ready runs the migrations once Neo4j answers (migrate.go).
 func (s *Store) ready(ctx context.Context) error {
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	if s.schemaReady {
 		return nil
 	}
-	if err := s.applySchema(ctx); err != nil {
-		return err
-	}
-	if err := s.migrateProvides(ctx); err != nil {
+	if err := s.migrate(ctx); err != nil {
 		return err
 	}
 	s.schemaReady = true

@@ -77,31 +77,22 @@ func Open(dir string, opts ...Option) (*Store, error) {
 		}
 		return nil, capstan.Wrap("embedded.Open", err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		if tx.Bucket(bProviderBindings) != nil {
-			return nil
-		}
-		for _, b := range [][]byte{bProviderBindings, bPlanProviders} {
-			if _, err := tx.CreateBucket(b); err != nil {
-				return err
-			}
-		}
-		return buildProviderIndex(tx)
-	})
-	if err != nil {
+	if err := migrate(db); err != nil {
 		db.Close()
-		return nil, capstan.Wrap("embedded.Open", err)
+		return nil, err
 	}
 	s := &Store{db: db, now: time.Now, cache: newProviderCache()}
 	for _, o := range opts {
 		o(s)
 	}
 	return s, nil
+}
+
+// SchemaLevel is the level of the last migration the store ran.
+func (s *Store) SchemaLevel(ctx context.Context) (int, error) {
+	var level int
+	err := s.view(ctx, "embedded.SchemaLevel", func(tx *bolt.Tx) error { level = schemaLevel(tx); return nil })
+	return level, err
 }
 
 // Close closes the database.
