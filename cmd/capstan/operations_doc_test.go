@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/embedded"
 )
 
 // TestOperationsListsEveryFlagAndMetric keeps docs/OPERATIONS.md whole:
@@ -24,6 +28,15 @@ func TestOperationsListsEveryFlagAndMetric(t *testing.T) {
 	require.Greater(t, len(flags), 30, "%s", help)
 	for _, f := range flags {
 		require.Contains(t, doc, "`--"+f[1]+"`", "docs/OPERATIONS.md does not list --%s", f[1])
+	}
+	for _, c := range []string{"backup", "restore"} {
+		help, _ := exec.Command(binary, c, "-h").CombinedOutput()
+		for _, f := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(string(help), -1) {
+			require.Contains(t, doc, "`--"+f[1]+"`", "docs/OPERATIONS.md does not list capstan %s --%s", c, f[1])
+		}
+	}
+	for _, m := range append(embedded.Migrations(), cypher.Migrations()...) {
+		require.Contains(t, doc, fmt.Sprintf("| %d | `%s` |", m.Level, m.Name), "docs/OPERATIONS.md does not list migration %d %s", m.Level, m.Name)
 	}
 	p := start(t, t.TempDir())
 	defer p.kill()
