@@ -3,6 +3,7 @@ package capstan
 import (
 	"context"
 	"encoding/json"
+	"slices"
 )
 
 // A backup is one organization's records, each as the store keeps it (its
@@ -36,6 +37,9 @@ const (
 var BackupKinds = []string{BackupPack, BackupResource, BackupIntent, BackupPlan, BackupPlanRevision,
 	BackupOperation, BackupNodeRun, BackupGate, BackupEvidence, BackupArtifact, BackupIntervention,
 	BackupEvent, BackupPlanPatch, BackupSecret}
+
+// ValidKind reports whether kind is a backup record kind.
+func ValidKind(kind string) bool { return slices.Contains(BackupKinds, kind) }
 
 // BackupRecord is one stored entity of an organization.
 type BackupRecord struct {

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"maps"
@@ -96,13 +97,20 @@ func Write(ctx context.Context, w io.Writer, m Manifest, src Source) (End, error
 	if err := writeLine(line{Manifest: &m}); err != nil {
 		return End{}, err
 	}
+	check := newChecker(m.Organization)
 	err := src(ctx, func(r capstan.BackupRecord) error {
+		if err := check.add(r); err != nil {
+			return capstan.Errorf(capstan.EINTERNAL, "the dump read a record it cannot restore: %v", err)
+		}
 		end.Records++
 		end.Kinds[r.Kind]++
 		return writeLine(line{BackupRecord: r})
 	})
 	if err != nil {
 		return End{}, err
+	}
+	if err := check.done(); err != nil {
+		return End{}, &capstan.Error{Code: capstan.EUNAVAILABLE, Op: "backup.Write", Err: fmt.Errorf("%w: %v", ErrTorn, err)}
 	}
 	if err := out.Flush(); err != nil {
 		return End{}, err
@@ -118,13 +126,18 @@ func Write(ctx context.Context, w io.Writer, m Manifest, src Source) (End, error
 	return end, zw.Close()
 }
 
+// ErrTorn is the cause of a dump that read a write half-way: something
+// it refers to is missing. Neo4j's read transactions are read-committed,
+// not snapshots; a dump that meets a concurrent write is taken again.
+var ErrTorn = errors.New("the dump read a write half-way")
+
 // Summary is what reading a whole backup found.
 type Summary struct {
 	Manifest Manifest
 	End      End
-	// Secret is the backup's first secret record, if any: what a restore
-	// tries its key on before writing anything.
-	Secret *capstan.BackupRecord
+	// Secrets are the backup's secret records (at most MaxSecrets): what
+	// a restore tries its key on before writing anything.
+	Secrets []capstan.BackupRecord
 }
 
 // Verify reads a whole backup and checks it: the format, every line, the
@@ -132,9 +145,8 @@ type Summary struct {
 func Verify(ctx context.Context, r io.Reader) (Summary, error) {
 	var s Summary
 	err := read(ctx, r, &s, func(rec capstan.BackupRecord) error {
-		if rec.Kind == capstan.BackupSecret && s.Secret == nil {
-			c := rec
-			s.Secret = &c
+		if rec.Kind == capstan.BackupSecret {
+			s.Secrets = append(s.Secrets, rec)
 		}
 		return nil
 	})
@@ -161,6 +173,7 @@ func read(ctx context.Context, r io.Reader, s *Summary, fn func(capstan.BackupRe
 	in := bufio.NewReaderSize(zr, 256<<10)
 	sum := sha256.New()
 	counted := End{Kinds: map[string]int64{}}
+	var check *checker
 	first := true
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
@@ -183,12 +196,25 @@ func read(ctx context.Context, r io.Reader, s *Summary, fn func(capstan.BackupRe
 				return invalid("it does not start with a %s manifest", Format)
 			}
 			s.Manifest = *l.Manifest
+			if !capstan.ValidKey(s.Manifest.Organization) {
+				return invalid("its manifest names no valid organization")
+			}
+			check = newChecker(s.Manifest.Organization)
 			first = false
 		case l.End != nil:
-			return checkEnd(in, sum, counted, *l.End, s)
+			if err := checkEnd(in, sum, counted, *l.End, s); err != nil {
+				return err
+			}
+			if err := check.done(); err != nil {
+				return invalid("%v", err)
+			}
+			return nil
 		default:
 			if l.Kind == "" || len(l.Data) == 0 {
 				return invalid("line %d is neither a record nor the end line", n)
+			}
+			if err := check.add(l.BackupRecord); err != nil {
+				return invalid("line %d: %v", n, err)
 			}
 			counted.Records++
 			counted.Kinds[l.Kind]++

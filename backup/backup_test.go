@@ -196,9 +196,12 @@ func TestABackupRestoresOntoEitherStore(t *testing.T) {
 				sum, err := backup.Verify(ctx, bytes.NewReader(file.Bytes()))
 				require.NoError(t, err)
 				require.Equal(t, org, sum.Manifest.Organization)
-				require.NotNil(t, sum.Secret)
-				require.NoError(t, secret.OpensRecord(key, org, sum.Secret.Key, sum.Secret.Data))
-				require.Equal(t, capstan.EINVALID, capstan.ErrorCode(secret.OpensRecord(bytes.Repeat([]byte{8}, secret.KeySize), org, sum.Secret.Key, sum.Secret.Data)))
+				require.Len(t, sum.Secrets, 2)
+				for _, rec := range sum.Secrets {
+					require.NoError(t, secret.OpensRecord(key, org, rec.Key, rec.Data))
+					require.Equal(t, capstan.EINVALID, capstan.ErrorCode(secret.OpensRecord(bytes.Repeat([]byte{8}, secret.KeySize), org, rec.Key, rec.Data)))
+					require.Equal(t, capstan.EINVALID, capstan.ErrorCode(secret.OpensRecord(key, "another-org", rec.Key, rec.Data)), "sealed for its organization")
+				}
 
 				dst := opens[to](t)
 				if to == "neo4j" {
@@ -336,19 +339,24 @@ func TestADamagedBackupIsRefusedBeforeAnyWrite(t *testing.T) {
 	}
 }
 
-// TestAFailedRestoreRemovesWhatItWrote loads a backup whose checksum
-// holds but whose later record cannot be stored: the batches written
-// before it are removed, on both stores.
+// TestAFailedRestoreRemovesWhatItWrote loads a backup that passes every
+// check of the file but that no store can hold (two operations started
+// with one idempotency key, at its end): the batches written before it
+// are removed, on both stores.
 func TestAFailedRestoreRemovesWhatItWrote(t *testing.T) {
 	src := openEmbedded(t)
 	org := testenv.NewOrg()
-	populate(t, src, org)
+	op := populate(t, src, org)
 	var file bytes.Buffer
 	_, err := backup.Write(ctx, &file, backup.Manifest{Store: "embedded", Organization: org}, func(ctx context.Context, emit func(capstan.BackupRecord) error) error {
 		if err := src.source(org)(ctx, emit); err != nil {
 			return err
 		}
-		return emit(capstan.BackupRecord{Kind: "strange", Data: json.RawMessage(`{}`)})
+		twin := *op
+		twin.ID = capstan.NewID()
+		data, err := json.Marshal(&twin)
+		require.NoError(t, err)
+		return emit(capstan.BackupRecord{Kind: capstan.BackupOperation, Data: data})
 	})
 	require.NoError(t, err)
 	for name, open := range map[string]func(testing.TB) store{"embedded": openEmbedded, "neo4j": openNeo4j} {
@@ -358,11 +366,100 @@ func TestAFailedRestoreRemovesWhatItWrote(t *testing.T) {
 				forget(t, org)
 			}
 			_, err := backup.Load(ctx, bytes.NewReader(file.Bytes()), dst.target())
-			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
-			require.Contains(t, err.Error(), `kind "strange"`)
+			require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
 			requireNothingOf(t, dst, org)
 		})
 	}
+}
+
+// TestACraftedBackupIsRefused writes files whose checksums hold but whose
+// records break the backup's rules: each is INVALID on reading, before
+// a store sees it.
+func TestACraftedBackupIsRefused(t *testing.T) {
+	src := openEmbedded(t)
+	org := testenv.NewOrg()
+	op := populate(t, src, org)
+	plus := func(extra ...capstan.BackupRecord) []byte {
+		var file bytes.Buffer
+		_, err := backup.Write(ctx, &file, backup.Manifest{Store: "embedded", Organization: org}, func(ctx context.Context, emit func(capstan.BackupRecord) error) error {
+			if err := src.source(org)(ctx, emit); err != nil {
+				return err
+			}
+			for _, r := range extra {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		require.Error(t, err, "Write refuses what it cannot restore")
+		// Write it anyway, by hand: the checksum holds.
+		var body bytes.Buffer
+		sum := sha256Writer()
+		lines := [][]byte{}
+		add := func(v any) {
+			data, err := json.Marshal(v)
+			require.NoError(t, err)
+			lines = append(lines, data)
+		}
+		add(map[string]any{"manifest": backup.Manifest{Format: backup.Format, Store: "embedded", Organization: org}})
+		kinds := map[string]int64{}
+		n := int64(0)
+		require.NoError(t, src.source(org)(ctx, func(r capstan.BackupRecord) error {
+			add(r)
+			kinds[r.Kind]++
+			n++
+			return nil
+		}))
+		for _, r := range extra {
+			add(r)
+			kinds[r.Kind]++
+			n++
+		}
+		for _, l := range lines {
+			body.Write(l)
+			body.WriteByte('\n')
+			sum.Write(l)
+			sum.Write([]byte{'\n'})
+		}
+		add(map[string]any{"end": backup.End{Records: n, Kinds: kinds, SHA256: sum.hex()}})
+		body.Write(lines[len(lines)-1])
+		body.WriteByte('\n')
+		return regzip(t, body.Bytes())
+	}
+	foreign := *op
+	foreign.ID, foreign.OrganizationID = capstan.NewID(), "victim"
+	foreignData, _ := json.Marshal(&foreign)
+	orphan := *op
+	orphan.ID, orphan.PlanID = capstan.NewID(), "no-such-plan"
+	orphanData, _ := json.Marshal(&orphan)
+	cases := map[string]capstan.BackupRecord{
+		"another organization's operation": {Kind: capstan.BackupOperation, Data: foreignData},
+		"an operation of a missing plan":   {Kind: capstan.BackupOperation, Data: orphanData},
+		"an event of another operation":    {Kind: capstan.BackupEvent, Operation: op.ID, Key: "99", Data: json.RawMessage(`{"operation_id":"other","sequence":99}`)},
+		"an event of a missing operation":  {Kind: capstan.BackupEvent, Operation: "nope", Key: "1", Data: json.RawMessage(`{"operation_id":"nope","sequence":1}`)},
+		"an unknown kind":                  {Kind: "strange", Data: json.RawMessage(`{}`)},
+		"a resource twice":                 {Kind: capstan.BackupResource, Data: resourceJSON(t, src, org, "compute.node/prod-worker-3")},
+	}
+	for name, extra := range cases {
+		t.Run(name, func(t *testing.T) {
+			data := plus(extra)
+			_, err := backup.Verify(ctx, bytes.NewReader(data))
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+			dst := openEmbedded(t)
+			_, err = backup.Load(ctx, bytes.NewReader(data), dst.target())
+			require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+			requireNothingOf(t, dst, org)
+		})
+	}
+}
+
+func resourceJSON(t *testing.T, s store, org, key string) json.RawMessage {
+	r, err := s.GetResourceByKey(ctx, org, key)
+	require.NoError(t, err)
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	return data
 }
 
 // requireNothingOf checks that s holds nothing of org: a restore may
@@ -390,4 +487,34 @@ func regzip(t *testing.T, data []byte) []byte {
 	var out bytes.Buffer
 	require.NoError(t, backupGzip(&out, data))
 	return out.Bytes()
+}
+
+// TestRestoredOperationsWaitForFinish: on Neo4j, replicas may be serving
+// other organizations while one is restored. Until Finish, none of its
+// operations is unfinished to an executor (none is resumed half
+// restored); after it, the running one is.
+func TestRestoredOperationsWaitForFinish(t *testing.T) {
+	src := openEmbedded(t)
+	org := testenv.NewOrg()
+	op := populate(t, src, org)
+	var recs []capstan.BackupRecord
+	require.NoError(t, src.source(org)(ctx, func(r capstan.BackupRecord) error {
+		if r.Kind != capstan.BackupSecret {
+			recs = append(recs, r)
+		}
+		return nil
+	}))
+	dst := openNeo4j(t)
+	forget(t, org)
+	rs, err := dst.Store.(capstan.Restorer).BeginRestore(ctx, org)
+	require.NoError(t, err)
+	require.NoError(t, rs.Write(ctx, recs))
+	ref := capstan.OperationRef{OrganizationID: org, ID: op.ID}
+	unfinished, err := dst.UnfinishedOperations(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, unfinished, ref, "written, not yet whole")
+	require.NoError(t, rs.Finish(ctx))
+	unfinished, err = dst.UnfinishedOperations(ctx)
+	require.NoError(t, err)
+	require.Contains(t, unfinished, ref)
 }

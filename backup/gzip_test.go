@@ -3,6 +3,9 @@ package backup_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
 	"io"
 )
 
@@ -22,3 +25,9 @@ func backupGzip(w io.Writer, data []byte) error {
 	}
 	return zw.Close()
 }
+
+type shaWriter struct{ hash.Hash }
+
+func sha256Writer() shaWriter { return shaWriter{sha256.New()} }
+
+func (s shaWriter) hex() string { return hex.EncodeToString(s.Sum(nil)) }

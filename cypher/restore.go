@@ -33,8 +33,8 @@ MATCH (p:Plan {uid: x.plan})
 CREATE (r:PlanRevision {uid: x.uid, org: $org, plan_id: x.plan_id, revision: x.revision, digest: x.digest, json: x.json})-[:REVISION_OF]->(p)`
 	qRestoreOperations = `UNWIND $rows AS x
 CREATE (o:Operation {uid: x.uid, org: $org, id: x.id, status: x.status, intent_id: x.intent, plan_id: x.plan,
-  resource_key: x.resource, created_at: x.created, version: x.version, active: x.active, last_seq: 0, json: x.json,
-  parent: x.parent, open_patches: x.open_patches, touched: timestamp()})
+  resource_key: x.resource, created_at: x.created, version: x.version, active: false, last_seq: 0, json: x.json,
+  parent: x.parent, open_patches: x.open_patches, touched: 0})
 FOREACH (_ IN CASE WHEN x.idem = '' THEN [] ELSE [1] END | SET o.idem_uid = x.idem)`
 	qRestoreRecords = `UNWIND $rows AS x
 CREATE (:OpRecord {op: x.op, kind: x.kind, key: x.key, org: $org, json: x.json})`
@@ -46,13 +46,19 @@ CREATE (:PlanPatch {uid: x.uid, org: $org, id: x.id, op: x.op, version: x.versio
 CREATE (:Secret {uid: x.uid, org: $org, name: x.name, json: x.json})
 WITH count(*) AS n
 MERGE (g:SecretGeneration {org: $org}) SET g.gen = coalesce(g.gen, 0) + 1`
-	qRestoreLastSequences = `UNWIND $rows AS x
-MATCH (o:Operation {uid: x.op}) SET o.last_seq = x.last`
+	// Operations are written inactive and untouched: no executor of a
+	// replica on this database resumes one, and no tailer publishes it,
+	// before Finish makes each whole at once.
+	qRestoreFinishOperations = `UNWIND $rows AS x
+MATCH (o:Operation {uid: x.op}) SET o.last_seq = x.last, o.active = x.active, o.touched = timestamp()`
 )
 
 // restoreLabels are the labels a restore writes: what Abort removes.
+// The organization's :SecretGeneration stays and moves on: a replica's
+// redactor built from secrets the aborted restore wrote must see a change
+// when the next restore writes others.
 var restoreLabels = []string{"Event", "OpRecord", "PlanPatch", "Operation", "PlanRevision", "Binding", "Plan", "Intent",
-	"Resource", "Profile", "Policy", "Scenario", "ScenarioPack", "ResourceType", "Capability", "Secret", "SecretGeneration"}
+	"Resource", "Profile", "Policy", "Scenario", "ScenarioPack", "ResourceType", "Capability", "Secret"}
 
 // BeginRestore starts loading org's records; the database must hold
 // nothing of org (ECONFLICT).
@@ -74,34 +80,37 @@ func (s *Store) BeginRestore(ctx context.Context, org string) (capstan.Restorati
 	if held, _ := res.(bool); held {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "the database already holds organization %s: a backup restores into a store without it", org)
 	}
-	return &restoration{s: s, org: org, last: map[string]int64{}, edges: resourceEdges{rels: map[capstan.RelationshipType][]map[string]any{}}}, nil
+	return &restoration{s: s, org: org, last: map[string]int64{}, active: map[string]bool{}, edges: resourceEdges{rels: map[capstan.RelationshipType][]map[string]any{}}}, nil
 }
 
 type restoration struct {
 	s   *Store
 	org string
 	// edges are the resources' relationships, linked by Finish once
-	// every resource exists; last is each operation's last sequence.
-	edges resourceEdges
-	last  map[string]int64
+	// every resource exists; last is each operation's last sequence,
+	// active whether it is unfinished.
+	edges  resourceEdges
+	last   map[string]int64
+	active map[string]bool
 }
 
 // Write stores a batch in one transaction, each record as it was, with
 // the graph this store derives from it.
 func (r *restoration) Write(ctx context.Context, batch []capstan.BackupRecord) error {
 	type outcome struct {
-		edges resourceEdges
-		last  map[string]int64
+		edges  resourceEdges
+		last   map[string]int64
+		active map[string]bool
 	}
 	res, err := r.s.write(ctx, "cypher.Restore", func(tx neo4j.ManagedTransaction) (any, error) {
-		w := &batchWriter{org: r.org, s: r.s, rows: map[string][]map[string]any{}, last: map[string]int64{}}
+		w := &batchWriter{org: r.org, s: r.s, rows: map[string][]map[string]any{}, last: map[string]int64{}, active: map[string]bool{}}
 		for _, rec := range batch {
 			if err := w.add(rec); err != nil {
 				return nil, capstan.Errorf(capstan.EINVALID, "backup record %s %s: %v", rec.Kind, rec.Key, err)
 			}
 		}
 		edges, err := w.flush(ctx, tx)
-		return outcome{edges, w.last}, err
+		return outcome{edges, w.last, w.active}, err
 	})
 	if err != nil {
 		return err
@@ -114,26 +123,47 @@ func (r *restoration) Write(ctx context.Context, batch []capstan.BackupRecord) e
 	for op, seq := range o.last {
 		r.last[op] = max(r.last[op], seq)
 	}
+	for op, active := range o.active {
+		r.active[op] = active
+	}
 	return nil
 }
 
-// Finish links the resources and sets each operation's last sequence,
-// which the executor's next step checks.
+// Finish links the resources, then makes every operation whole at once:
+// its last sequence, which the executor's next step checks, and whether
+// it is unfinished, which lets the executors resume it. Each runs in
+// transactions of finishBatch rows.
 func (r *restoration) Finish(ctx context.Context) error {
-	rows := make([]map[string]any, 0, len(r.last))
-	for op, seq := range r.last {
-		rows = append(rows, map[string]any{"op": op, "last": seq})
-	}
-	_, err := r.s.write(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
-		if len(rows) > 0 {
-			if _, err := tx.Run(ctx, qRestoreLastSequences, map[string]any{"rows": rows}); err != nil {
-				return nil, err
+	for typ, rows := range r.edges.rels {
+		for i := 0; i < len(rows); i += finishBatch {
+			part := resourceEdges{rels: map[capstan.RelationshipType][]map[string]any{typ: rows[i:min(i+finishBatch, len(rows))]}}
+			for _, row := range part.rels[typ] {
+				part.targets = append(part.targets, str(row["to"]))
+			}
+			if _, err := r.s.write(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
+				return nil, part.link(ctx, tx, r.org)
+			}); err != nil {
+				return err
 			}
 		}
-		return nil, r.edges.link(ctx, tx, r.org)
-	})
-	return err
+	}
+	rows := make([]map[string]any, 0, len(r.active))
+	for op, active := range r.active {
+		rows = append(rows, map[string]any{"op": op, "last": r.last[op], "active": active})
+	}
+	for i := 0; i < len(rows); i += finishBatch {
+		if _, err := r.s.write(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
+			_, err := tx.Run(ctx, qRestoreFinishOperations, map[string]any{"rows": rows[i:min(i+finishBatch, len(rows))]})
+			return nil, err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// finishBatch bounds the rows of one of Finish's transactions.
+const finishBatch = 10_000
 
 // Abort removes every node of the organization, a thousand per
 // transaction.
@@ -146,7 +176,10 @@ func (r *restoration) Abort(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	_, err := r.s.writeStatement(ctx, "cypher.AbortRestore", func(run runner) (any, error) {
+		return collect(ctx, run, `MATCH (g:SecretGeneration {org: $org}) SET g.gen = g.gen + 1`, map[string]any{"org": r.org})
+	})
+	return err
 }
 
 // batchWriter gathers a batch's rows by statement.
@@ -159,6 +192,7 @@ type batchWriter struct {
 	plans     []*capstan.Plan
 	rows      map[string][]map[string]any
 	last      map[string]int64
+	active    map[string]bool
 }
 
 func (w *batchWriter) add(rec capstan.BackupRecord) error {
@@ -211,6 +245,7 @@ func (w *batchWriter) add(rec capstan.BackupRecord) error {
 		if op.IdempotencyKey != "" {
 			idem = uid(org, op.IdempotencyKey)
 		}
+		w.active[uid(org, op.ID)] = !op.Status.Terminal()
 		w.rows[qRestoreOperations] = append(w.rows[qRestoreOperations], map[string]any{"uid": uid(org, op.ID), "id": op.ID,
 			"status": string(op.Status), "intent": op.IntentID, "plan": op.PlanID, "resource": op.ResourceKey, "created": op.CreatedAt,
 			"version": op.Version, "active": !op.Status.Terminal(), "json": data, "idem": idem, "parent": op.ParentID,

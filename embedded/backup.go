@@ -154,6 +154,9 @@ func (r *restoration) Write(ctx context.Context, batch []capstan.BackupRecord) e
 	return r.s.update(ctx, "embedded.Restore", func(tx *bolt.Tx) error {
 		for _, rec := range batch {
 			if err := r.put(tx, rec); err != nil {
+				if capstan.ErrorCode(err) == capstan.ECONFLICT {
+					return err
+				}
 				return capstan.Errorf(capstan.EINVALID, "backup record %s %s: %v", rec.Kind, rec.Key, err)
 			}
 		}
@@ -215,7 +218,13 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 		if err := json.Unmarshal(rec.Data, &op); err != nil {
 			return err
 		}
+		if tx.Bucket(bOperations).Get(key(org, op.ID)) != nil {
+			return capstan.Errorf(capstan.ECONFLICT, "operation %s appears twice", op.ID)
+		}
 		if op.IdempotencyKey != "" {
+			if tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
+				return capstan.Errorf(capstan.ECONFLICT, "two operations were started with idempotency key %s", op.IdempotencyKey)
+			}
 			if err := tx.Bucket(bOperationKeys).Put(key(org, op.IdempotencyKey), []byte(op.ID)); err != nil {
 				return err
 			}

@@ -48,9 +48,15 @@ func Migrations() []capstan.Migration {
 	return out
 }
 
+// level1Buckets are the buckets of the first release, as they were: a
+// bucket added later comes with a migration of its own.
+var level1Buckets = []string{"resources", "resource_keys", "provides", "incoming", "packs", "capabilities",
+	"resource_types", "scenarios", "policies", "intents", "plans", "intent_plans", "operations", "operation_keys",
+	"active_ops", "op_records", "events", "plan_revisions", "plan_patches", "op_patches", "op_versions"}
+
 func createBuckets(tx *bolt.Tx) error {
-	for _, b := range allBuckets {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+	for _, b := range level1Buckets {
+		if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
 			return err
 		}
 	}

@@ -93,20 +93,27 @@ func (s *FileStore) PutSealed(_ context.Context, org string, records map[string]
 	return nil
 }
 
-// OpensRecord reports whether key opens the newest value of a backup's
+// OpensRecord reports whether key opens every value of a backup's
 // secret record: a restore's check, before it writes anything, that it
-// was given the key of the server the backup was taken from.
+// was given the key of the server the backup was taken from, and that
+// each value is sealed for this organization and name (a store whose
+// values do not all open cannot mask them: its servers refuse to start).
 func OpensRecord(key []byte, org, name string, data json.RawMessage) error {
 	values, err := decodeRecord(name, data)
 	if err != nil {
 		return err
 	}
+	if len(values) > keptPrevious+1 {
+		return capstan.Errorf(capstan.EINVALID, "the backup's record of secret %q holds %d values, more than a store keeps (%d)", name, len(values), keptPrevious+1)
+	}
 	aead, err := newAEAD(key)
 	if err != nil {
 		return err
 	}
-	if _, err := aead.Open(nil, values[0].Nonce, values[0].Ciphertext, additional(org, name)); err != nil {
-		return keyMismatch(org, name)
+	for _, v := range values {
+		if _, err := aead.Open(nil, v.Nonce, v.Ciphertext, additional(org, name)); err != nil {
+			return keyMismatch(org, name)
+		}
 	}
 	return nil
 }

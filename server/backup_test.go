@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/backup"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
 )
@@ -27,10 +29,15 @@ func TestBackupsAreForAdminsOneAtATime(t *testing.T) {
 	})
 	require.NoError(t, err)
 	entered, release := make(chan string, 1), make(chan struct{})
-	fail := false
+	fail, torn := false, 0
 	write := func(ctx context.Context, org string, w io.Writer) error {
 		if fail {
 			return capstan.Errorf(capstan.EUNAVAILABLE, "the store is down")
+		}
+		if torn > 0 {
+			torn--
+			w.Write([]byte("half a dump"))
+			return &capstan.Error{Code: capstan.EUNAVAILABLE, Err: fmt.Errorf("%w: resource x is missing", backup.ErrTorn)}
 		}
 		entered <- org
 		<-release
@@ -81,6 +88,22 @@ func TestBackupsAreForAdminsOneAtATime(t *testing.T) {
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	close(release)
 	require.Equal(t, "backup of "+testenv.Org, <-first)
+
+	// A dump that read a write half-way is taken again; what the client
+	// gets is the whole last one.
+	torn = 2
+	release = make(chan struct{})
+	go func(release chan struct{}) { <-entered; release <- struct{}{} }(release)
+	resp, body = get(adminToken)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "backup of "+testenv.Org, body)
+
+	req, _ := http.NewRequest(http.MethodHead, ts.URL+"/admin/backup", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	head, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	head.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, head.StatusCode, "HEAD takes no backup")
 
 	fail = true
 	resp, body = get(adminToken)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/backup"
+	"github.com/capstan-dev/capstan/cypher"
+	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/server"
 )
@@ -64,7 +66,8 @@ func schemaLevel(ctx context.Context, store capstan.Store) int {
 
 // backupCmd asks a running server for a backup of the token's
 // organization and writes it to a file: into a temporary file beside
-// it, checked whole, then renamed, so FILE is a whole backup or absent.
+// it, checked whole, then linked to its name, so FILE is a whole backup
+// or absent, and an existing file is never replaced.
 func backupCmd(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("backup", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -121,7 +124,7 @@ func fetchBackup(ctx context.Context, url, token, to string) (backup.Summary, in
 	if err != nil {
 		return backup.Summary{}, 0, err
 	}
-	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	defer os.Remove(tmp.Name()) // the file stays under its final name
 	size, err := io.Copy(tmp, resp.Body)
 	if err == nil {
 		err = tmp.Sync()
@@ -136,8 +139,14 @@ func fetchBackup(ctx context.Context, url, token, to string) (backup.Summary, in
 	if err != nil {
 		return backup.Summary{}, 0, fmt.Errorf("the server's answer is not a whole backup (see its log): %v", capstan.ErrorMessage(err))
 	}
-	if err := os.Rename(tmp.Name(), to); err != nil {
-		return backup.Summary{}, 0, err
+	// A link fails when the name exists: a file that appeared meanwhile
+	// (another run's) is never replaced.
+	if err := os.Link(tmp.Name(), to); err != nil {
+		return backup.Summary{}, 0, fmt.Errorf("%s: %v", to, err)
+	}
+	if d, err := os.Open(filepath.Dir(to)); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return sum, size, nil
 }
@@ -207,6 +216,10 @@ func restore(ctx context.Context, c serveConfig, from string) (backup.Summary, e
 	if err != nil {
 		return sum, err
 	}
+	known := map[string][]capstan.Migration{"embedded": embedded.Migrations(), "neo4j": cypher.Migrations()}[sum.Manifest.Store]
+	if err := capstan.CheckSchemaLevel(sum.Manifest.Store+" store of the backup", sum.Manifest.Schema, known); err != nil {
+		return sum, err
+	}
 	key, err := restoreKey(c, sum)
 	if err != nil {
 		return sum, err
@@ -222,7 +235,7 @@ func restore(ctx context.Context, c serveConfig, from string) (backup.Summary, e
 	}
 	target := backup.Target{Store: restorer}
 	if records, shared := store.(secret.Records); shared {
-		if sum.Secret != nil {
+		if len(sum.Secrets) > 0 {
 			if err := secret.NewDB(records, key).CheckKey(ctx); err != nil {
 				return sum, err
 			}
@@ -246,7 +259,7 @@ func restore(ctx context.Context, c serveConfig, from string) (backup.Summary, e
 // the backup's secrets. A key file that does not exist is made only when
 // the backup holds no secret (a new key could not open them).
 func restoreKey(c serveConfig, sum backup.Summary) ([]byte, error) {
-	if sum.Secret != nil && os.Getenv("CAPSTAN_SECRET_KEY") == "" {
+	if len(sum.Secrets) > 0 && os.Getenv("CAPSTAN_SECRET_KEY") == "" {
 		if _, err := os.Stat(c.secretKeyFile); errors.Is(err, fs.ErrNotExist) {
 			return nil, capstan.Errorf(capstan.EINVALID, "the backup holds secrets, and there is no secret key at %s: give the key of the server that took the backup (CAPSTAN_SECRET_KEY or --secret-key-file)", c.secretKeyFile)
 		}
@@ -255,8 +268,8 @@ func restoreKey(c serveConfig, sum backup.Summary) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sum.Secret != nil {
-		if err := secret.OpensRecord(key, sum.Manifest.Organization, sum.Secret.Key, sum.Secret.Data); err != nil {
+	for _, rec := range sum.Secrets {
+		if err := secret.OpensRecord(key, sum.Manifest.Organization, rec.Key, rec.Data); err != nil {
 			return nil, err
 		}
 	}
