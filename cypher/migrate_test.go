@@ -41,6 +41,10 @@ DELETE p`, map[string]any{"ukey": org + "|" + r.Key()}, neo4j.EagerResultTransfo
 	require.NoError(t, err)
 	require.Zero(t, found.Considered, "the old edge is invisible to the profile model")
 
+	// A database from before profiles is at level 1: a store starting
+	// on it runs migration 2.
+	_, err = neo4j.ExecuteQuery(ctx, driver, `MERGE (m:CapstanSchema {key: 'capstan'}) SET m.level = 1`, nil, neo4j.EagerResultTransformer)
+	require.NoError(t, err)
 	fresh := open(t) // a store starting on the database migrates it
 	found, err = fresh.FindCandidates(ctx, org, capstan.CandidateQuery{Capability: "object_storage.s3", Constraints: map[string]any{"region": "eu"}})
 	require.NoError(t, err)
