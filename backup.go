@@ -52,10 +52,6 @@ type BackupRecord struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// OperationRecordKind is the backup kind of each kind of operation record.
-var OperationRecordKind = map[string]bool{BackupNodeRun: true, BackupGate: true, BackupEvidence: true,
-	BackupArtifact: true, BackupIntervention: true}
-
 // Dumper writes one organization's records in one consistent snapshot:
 // a read transaction that does not stop writers.
 type Dumper interface {

@@ -518,3 +518,25 @@ func TestRestoredOperationsWaitForFinish(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, unfinished, ref)
 }
+
+// TestTheReadersLimitsHold pushes past a line's bound and the secrets'
+// bound: each is INVALID, read without holding the file in memory.
+func TestTheReadersLimitsHold(t *testing.T) {
+	org := testenv.NewOrg()
+	manifest, err := json.Marshal(map[string]any{"manifest": backup.Manifest{Format: backup.Format, Organization: org}})
+	require.NoError(t, err)
+	long := append(append([]byte(`{"kind":"intent","data":{"id":"`), bytes.Repeat([]byte("a"), backup.MaxLine)...), []byte("\"}}\n")...)
+	data := regzip(t, append(append(manifest, '\n'), long...))
+	_, err = backup.Verify(ctx, bytes.NewReader(data))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "longer than")
+
+	var many bytes.Buffer
+	many.Write(append(manifest, '\n'))
+	for i := range backup.MaxSecrets + 1 {
+		fmt.Fprintf(&many, `{"kind":"secret","key":"s-%d","data":[]}`+"\n", i)
+	}
+	_, err = backup.Verify(ctx, bytes.NewReader(regzip(t, many.Bytes())))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "more than")
+}

@@ -248,7 +248,7 @@ func (w *batchWriter) add(rec capstan.BackupRecord) error {
 		w.active[uid(org, op.ID)] = !op.Status.Terminal()
 		w.rows[qRestoreOperations] = append(w.rows[qRestoreOperations], map[string]any{"uid": uid(org, op.ID), "id": op.ID,
 			"status": string(op.Status), "intent": op.IntentID, "plan": op.PlanID, "resource": op.ResourceKey, "created": op.CreatedAt,
-			"version": op.Version, "active": !op.Status.Terminal(), "json": data, "idem": idem, "parent": op.ParentID,
+			"version": op.Version, "json": data, "idem": idem, "parent": op.ParentID,
 			"open_patches": len(op.OpenPatches)})
 	case capstan.BackupEvent:
 		seq, err := strconv.ParseInt(rec.Key, 10, 64)
