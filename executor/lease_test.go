@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -24,7 +25,12 @@ import (
 // leasedExecutor starts an executor of svc on s that holds the database's
 // lease as holder, for terms of a second (or the term given).
 func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder string, term ...time.Duration) (*executor.Executor, error) {
-	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
+	return leasedExecutorLogging(t, s, svc, holder, io.Discard, term...)
+}
+
+// leasedExecutorLogging is leasedExecutor writing its log to w.
+func leasedExecutorLogging(t *testing.T, s *cypher.Store, svc *service.Service, holder string, w io.Writer, term ...time.Duration) (*executor.Executor, error) {
+	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(w, nil)), Hooks: svc,
 		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, time.Second)[0]})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
@@ -254,10 +260,21 @@ func TestOneExecutorPerDirectory(t *testing.T) {
 // lease term (here 30 s: the once-a-term re-read cannot be what woke it).
 func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
 	s, svc := leaseCase(t)
-	owner, err := leasedExecutor(t, s, svc, "owner", 30*time.Second)
+	logs := &testenv.SyncBuffer{} // the executor's and the tailer's, shown when the test fails
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+	})
+	owner, err := leasedExecutorLogging(t, s, svc, "owner", logs, 30*time.Second)
 	require.NoError(t, err)
 	svc.Launcher = owner
-	tailer := &live.Tailer{Timeline: s, Broker: live.NewBroker(0), Touched: owner.Touched, Every: 20 * time.Millisecond}
+	touched := func(o capstan.OperationTouch) {
+		fmt.Fprintf(logs, "touched %s last %d prev %d active %v\n", o.ID, o.LastSequence, o.PrevSequence, o.Active)
+		owner.Touched(o)
+	}
+	tailer := &live.Tailer{Timeline: s, Broker: live.NewBroker(0), Touched: touched, Every: 20 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(logs, nil))}
 	ctx, stop := context.WithCancel(context.Background())
 	tailed := make(chan struct{})
 	go func() { defer close(tailed); tailer.Run(ctx) }()
