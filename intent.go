@@ -33,6 +33,16 @@ func (i *Intent) Environment() string {
 	return s
 }
 
+// TargetKey names the resource the intent's operation creates or changes:
+// its target type and the name it asks for ("" when it names none).
+func (i *Intent) TargetKey() string {
+	name, _ := i.DesiredResult["name"].(string)
+	if name == "" || !ValidKey(i.TargetResourceType) {
+		return ""
+	}
+	return ResourceKey(i.TargetResourceType, name)
+}
+
 // Validate checks the intent.
 func (i *Intent) Validate() error {
 	var p Problems

@@ -462,7 +462,10 @@ type Policy struct {
 	Capability  string `json:"capability,omitempty"`
 	When        string `json:"when,omitempty"`
 	Require     string `json:"require"`
-	Pack        string `json:"pack,omitempty"`
+	// Explain, a CEL string expression over the same variables, says why
+	// a candidate fails require; its text follows the description.
+	Explain string `json:"explain,omitempty"`
+	Pack    string `json:"pack,omitempty"`
 }
 
 // Validate checks the node's own fields and type-specific settings.

@@ -260,6 +260,11 @@ type Candidate struct {
 	Failed []string
 	// Checks explains every check; stores fill it for returned candidates.
 	Checks []ConstraintCheck
+	// Consumers are the keys of the resources that run on, depend on, use
+	// or connect to the candidate (deleted ones not counted), sorted;
+	// stores fill it for returned candidates. Policies read it as
+	// provider.consumers (a dedicated provider serves one workload).
+	Consumers []string
 }
 
 // Passed reports whether every check passed.

@@ -62,7 +62,8 @@ func firstProviders(limit string) string {
 const (
 	candidateRow = `{r: startNode(p), p: p, capability: x.capability, via: x.via, failed: x.failed}`
 	keptRow      = `{id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
-          lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed}`
+          lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed,
+          consumers: COLLECT { WITH x.r AS t MATCH (c:Resource)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO]->(t) WHERE c.lifecycle <> 'deleted' RETURN c.type + '/' + c.name }}`
 )
 
 // QueryCandidates judges each distinct offer (profile) once and counts its
@@ -297,7 +298,10 @@ func candidates(v any, org string) []capstan.Candidate {
 		r := &capstan.Resource{Meta: capstan.Meta{ID: str(m["id"]), OrganizationID: org}, Type: str(m["type"]), Name: str(m["name"]),
 			Environment: str(m["environment"]), LifecycleStatus: capstan.LifecycleStatus(str(m["lifecycle"])),
 			HealthStatus: capstan.HealthStatus(str(m["health"])), ProvidedCapabilities: []capstan.ProvidedCapability{pc}}
-		out = append(out, capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"]), Failed: strs(m["failed"])})
+		consumers := strs(m["consumers"])
+		slices.Sort(consumers)
+		out = append(out, capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"]), Failed: strs(m["failed"]),
+			Consumers: slices.Compact(consumers)})
 	}
 	return out
 }

@@ -440,22 +440,13 @@ func neighbours(tx *bolt.Tx, org string, r *capstan.Resource, dir capstan.Direct
 		}
 		return out, nil
 	}
-	p := prefix(org, r.Key())
-	err := scan(tx.Bucket(bIncoming), p, nil, func(k, _ []byte) (bool, error) {
-		rest := k[len(p):]
-		var typ string
-		for i, c := range rest {
-			if c == 0 {
-				typ = string(rest[:i])
-				break
-			}
-		}
-		src, err := loadResource(tx, org, lastPart(k))
+	err := eachIncoming(tx, org, r.Key(), func(typ capstan.RelationshipType, sourceID string) error {
+		src, err := loadResource(tx, org, sourceID)
 		if err != nil || src == nil {
-			return err == nil, err
+			return err
 		}
-		out = append(out, capstan.Dependency{Resource: src, Relationship: capstan.RelationshipType(typ), From: r.Key()})
-		return true, nil
+		out = append(out, capstan.Dependency{Resource: src, Relationship: typ, From: r.Key()})
+		return nil
 	})
 	return out, err
 }

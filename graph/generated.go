@@ -816,6 +816,7 @@ type ComplexityRoot struct {
 	Policy struct {
 		Capability  func(childComplexity int) int
 		Description func(childComplexity int) int
+		Explain     func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Pack        func(childComplexity int) int
 		Require     func(childComplexity int) int
@@ -4635,6 +4636,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Policy.Description(childComplexity), true
+	case "Policy.explain":
+		if e.ComplexityRoot.Policy.Explain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Policy.Explain(childComplexity), true
 	case "Policy.key":
 		if e.ComplexityRoot.Policy.ID == nil {
 			break
@@ -7012,6 +7019,8 @@ type Policy {
   when: String
   "CEL expression (over intent, requirement and provider) that must hold for a candidate to pass."
   require: String!
+  "CEL string expression (over the same variables) saying why a candidate fails require; empty when the description says all."
+  explain: String
   "The pack (key@version) that ships it."
   pack: String
 }
@@ -10095,6 +10104,8 @@ func (ec *executionContext) childFields_Policy(ctx context.Context, field graphq
 		return ec.fieldContext_Policy_when(ctx, field)
 	case "require":
 		return ec.fieldContext_Policy_require(ctx, field)
+	case "explain":
+		return ec.fieldContext_Policy_explain(ctx, field)
 	case "pack":
 		return ec.fieldContext_Policy_pack(ctx, field)
 	}
@@ -24956,6 +24967,29 @@ func (ec *executionContext) fieldContext_Policy_require(_ context.Context, field
 	return graphql.NewScalarFieldContext("Policy", field, false, false, "String")
 }
 
+func (ec *executionContext) _Policy_explain(ctx context.Context, field graphql.CollectedField, obj *capstan.Policy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Policy_explain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Explain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Policy_explain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Policy", field, false, false, "String")
+}
+
 func (ec *executionContext) _Policy_pack(ctx context.Context, field graphql.CollectedField, obj *capstan.Policy) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -38082,6 +38116,11 @@ func (ec *executionContext) _Policy(ctx context.Context, sel ast.SelectionSet, o
 		case "require":
 			out.Values[i] = ec._Policy_require(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "explain":
+			out.Values[i] = ec._Policy_explain(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pack":

@@ -3,25 +3,33 @@
 // when its `when` expression holds; a candidate then passes only if its
 // `require` expression holds.
 //
-// Variables: intent (action, target, environment, production — whether
-// the environment is declared production —, constraints),
-// requirement (id, capability, constraints) and provider (kind, key, type,
-// name, environment, lifecycle, scope, attributes).
+// Variables: intent (action, target, target_key — the resource the
+// intent's operation changes —, environment, production — whether the
+// environment is declared production —, constraints, desired_result),
+// requirement (id, capability, constraints) and provider (kind, key,
+// type, name, environment, lifecycle, scope, attributes, consumers — the
+// keys of the other resources that run on, depend on, use or connect to
+// it; the intent's own resource is not counted, so re-applying a workload
+// keeps its provider). A policy may give explain, a string expression
+// saying why a candidate fails require (cel-go's string extensions, so
+// join works); its text follows the description.
 package policy
 
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/ext"
 
 	"github.com/capstan-dev/capstan"
 )
 
 var env = sync.OnceValues(func() (*cel.Env, error) {
 	m := cel.MapType(cel.StringType, cel.DynType)
-	return cel.NewEnv(cel.Variable("intent", m), cel.Variable("requirement", m), cel.Variable("provider", m))
+	return cel.NewEnv(cel.Variable("intent", m), cel.Variable("requirement", m), cel.Variable("provider", m), ext.Strings())
 })
 
 // Compiled is a policy ready to evaluate.
@@ -29,6 +37,7 @@ type Compiled struct {
 	Policy  capstan.Policy
 	when    cel.Program
 	require cel.Program
+	explain cel.Program // nil when the policy gives none
 }
 
 // Compile checks that a policy's expressions parse, type-check and yield bool.
@@ -46,16 +55,26 @@ func Compile(p capstan.Policy) (*Compiled, error) {
 	if c.require, err = program(e, p.ID, "require", p.Require); err != nil {
 		return nil, err
 	}
+	if p.Explain != "" {
+		if c.explain, err = programOf(e, p.ID, "explain", p.Explain, cel.StringType); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
 func program(e *cel.Env, id, which, expr string) (cel.Program, error) {
+	return programOf(e, id, which, expr, cel.BoolType)
+}
+
+func programOf(e *cel.Env, id, which, expr string, want *cel.Type) (cel.Program, error) {
 	ast, iss := e.Compile(expr)
 	if iss != nil && iss.Err() != nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression: %v", id, which, iss.Err())
 	}
-	if ast.OutputType() != cel.BoolType {
-		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression must be bool, is %v", id, which, ast.OutputType())
+	out := ast.OutputType()
+	if !out.IsExactType(want) && (want == cel.BoolType || !out.IsExactType(cel.DynType)) { // a string may come out dyn, checked when evaluated
+		return nil, capstan.Errorf(capstan.EINVALID, "policy %s: %s expression must be %v, is %v", id, which, want, out)
 	}
 	prg, err := e.Program(ast)
 	if err != nil {
@@ -117,11 +136,29 @@ func (s Set) Evaluate(capability string, in Input) []capstan.PolicyVerdict {
 		case ok:
 			v.Reason = fmt.Sprintf("%s: satisfied", c.Policy.ID)
 		default:
-			v.Reason = fmt.Sprintf("%s: %s", c.Policy.ID, c.Policy.Description)
+			v.Reason = fmt.Sprintf("%s: %s", c.Policy.ID, c.explained(vars))
 		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// explained is the description of a policy a candidate fails, followed
+// by what its explain expression says (or why it could not say it).
+func (c *Compiled) explained(vars map[string]any) string {
+	if c.explain == nil {
+		return c.Policy.Description
+	}
+	desc := strings.TrimSuffix(c.Policy.Description, ".")
+	out, _, err := c.explain.Eval(vars)
+	if err != nil {
+		return fmt.Sprintf("%s (explain could not be evaluated: %v).", desc, err)
+	}
+	text, ok := out.Value().(string)
+	if !ok || text == "" {
+		return c.Policy.Description
+	}
+	return desc + ": " + text + "."
 }
 
 func evalBool(p cel.Program, vars map[string]any) (bool, error) {

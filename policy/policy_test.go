@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -52,6 +53,48 @@ func TestCompileRejectsBadExpressions(t *testing.T) {
 		"nope == 1":             "undeclared reference",
 	} {
 		_, err := policy.Compile(capstan.Policy{ID: "p", Description: "d", Require: expr})
+		require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), expr)
+		require.Contains(t, err.Error(), want, expr)
+	}
+}
+
+// TestExplainSaysWhyAPolicyFails: a failing candidate's reason is the
+// description followed by what explain says, from the same variables;
+// a passing one never evaluates it, and an explain that cannot be
+// evaluated says so instead of hiding the failure.
+func TestExplainSaysWhyAPolicyFails(t *testing.T) {
+	set, err := policy.CompileAll([]*capstan.Policy{{ID: "dedicated", Description: "Storage serves one workload.",
+		Require: "provider.attributes.access_mode == 'dedicated' && size(provider.consumers) == 0",
+		Explain: "provider.attributes.access_mode != 'dedicated' ? 'its access_mode is ' + string(provider.attributes.access_mode) : 'it already serves ' + provider.consumers.join(', ')"}})
+	require.NoError(t, err)
+	provider := func(mode any, consumers any) policy.Input {
+		return policy.Input{Intent: map[string]any{}, Requirement: map[string]any{},
+			Provider: map[string]any{"attributes": map[string]any{"access_mode": mode}, "consumers": consumers}}
+	}
+	for name, tt := range map[string]struct {
+		in     policy.Input
+		passed bool
+		reason string
+	}{
+		"dedicated and unused":        {provider("dedicated", []string{}), true, "dedicated: satisfied"},
+		"shared":                      {provider("shared", []string{}), false, "dedicated: Storage serves one workload: its access_mode is shared."},
+		"dedicated to another":        {provider("dedicated", []string{"tempo.instance/prod-tempo"}), false, "dedicated: Storage serves one workload: it already serves tempo.instance/prod-tempo."},
+		"dedicated to two others":     {provider("dedicated", []string{"a.b/c", "a.b/d"}), false, "dedicated: Storage serves one workload: it already serves a.b/c, a.b/d."},
+		"explain cannot be evaluated": {provider("dedicated", []any{1}), false, "dedicated: Storage serves one workload (explain could not be evaluated: "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := set.Evaluate("s3", tt.in)
+			require.Len(t, got, 1)
+			require.Equal(t, tt.passed, got[0].Passed)
+			require.True(t, strings.HasPrefix(got[0].Reason, tt.reason), "%q", got[0].Reason)
+		})
+	}
+	for expr, want := range map[string]string{
+		"1 + 1":      "explain expression must be string",
+		"'a' +":      "explain expression",
+		"nope + 'x'": "undeclared reference",
+	} {
+		_, err := policy.Compile(capstan.Policy{ID: "p", Description: "d", Require: "true", Explain: expr})
 		require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), expr)
 		require.Contains(t, err.Error(), want, expr)
 	}

@@ -67,7 +67,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	}
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: in.Action,
 		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
-		ResourceKey: targetKey(in)}
+		ResourceKey: in.TargetKey()}
 	events := []capstan.OperationEvent{event.Record(actor, event.Operation{What: "created", Plan: capstan.GlobalID(capstan.KindPlan, plan.ID), Revision: plan.Revision, Parent: capstan.OperationGID(parentID)})}
 	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {

@@ -9,7 +9,7 @@ var SeedExplanations = map[string]string{
 	"cluster <- kubernetes.cluster/staging-k8s": "rejected: environment: want prod, got staging; name: want prod-k8s, got staging-k8s",
 	"object-storage": "pending_sub_operation | no existing provider qualified (4 considered); minio.install@1.0.0 will create one that meets the constraints and policies",
 	"object-storage <- minio.instance/old-prod-storage":        "rejected: lifecycle: want active, got deleted",
-	"object-storage <- minio.instance/shared-prod-storage":     "rejected by policy prod-object-storage-dedicated: Production object storage must be dedicated to one workload.",
+	"object-storage <- minio.instance/shared-prod-storage":     "rejected by policy prod-object-storage-dedicated: Production object storage must be dedicated to one workload: its access_mode is shared.",
 	"object-storage <- minio.instance/staging-storage":         "rejected: environment: want prod, got staging",
 	"object-storage <- s3.bucket/archive-us-east":              "rejected: region: want eu-central, got us-east",
 	"object-storage <- minio.install@1.0.0":                    "selected: meets every constraint and policy and ranks first",

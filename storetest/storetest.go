@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"ScenarioVersions", testScenarioVersions},
 		{"CapabilityOwnedByOnePack", testCapabilityOwnership},
 		{"FindCandidates", testFindCandidates},
+		{"CandidateConsumers", testCandidateConsumers},
 		{"CandidatePages", testCandidatePages},
 		{"CandidatesMatchReference", testCandidatesMatchReference},
 		{"TopologyValue", testTopology},
