@@ -4,8 +4,15 @@ BIN     := bin/capstan
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 SHELL   := /bin/bash
 .SHELLFLAGS := -o pipefail -c
-DATA    ?= data
-LISTEN  ?= 127.0.0.1:8080
+# `make run`, `make demo` and `make demo-patch` read the server's own
+# settings from the environment, as `capstan serve` does (README, "Two
+# commands"): CAPSTAN_LISTEN (127.0.0.1:8080), CAPSTAN_DATA_DIR (data),
+# CAPSTAN_DEV_TOKEN; the demos reach the server at CAPSTAN_LISTEN, or
+# CAPSTAN_URL when it is elsewhere.
+DATA_DIR = $(or $(CAPSTAN_DATA_DIR),data)
+ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
+$(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
+endif
 
 .PHONY: help crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
@@ -16,9 +23,9 @@ system-deps: ## Install what the tests need from the system when missing (Chromi
 	scripts/system-deps.sh
 
 run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /). ANALYZER=openai: the model at CAPSTAN_ANALYZER_ENDPOINT answers failures (docs/ANALYZER.md).
-	$(BIN) serve --listen $(LISTEN) --data-dir $(DATA) $(if $(filter openai,$(ANALYZER)),--analyzer openai --analyzer-rules off)
+	$(BIN) serve $(if $(filter openai,$(ANALYZER)),--analyzer openai --analyzer-rules off)
 
-demo: ## Drive the seed example end to end against a running `make run` (needs CAPSTAN_DEV_TOKEN).
+demo: ## Drive the seed example end to end against a running `make run` (at CAPSTAN_LISTEN or CAPSTAN_URL; its token from CAPSTAN_DEV_TOKEN or CAPSTAN_DATA_DIR/dev-token).
 	scripts/demo.sh
 
 demo-real: build system-deps ## The real-targets story as root: 3 test hosts over SSH, linux-service installed, a config edited by hand, DRIFTED with its diff, an approved repair, healthy again.
@@ -119,7 +126,7 @@ soak: ## The soak test at length (SOAK=20000 operations through a real server; g
 	SOAK_OPERATIONS=$(or $(SOAK),20000) $(GO) test -count=1 -v -timeout 60m -run '^TestSoakReturnsToItsStartingLevel$$' ./cmd/capstan/
 
 neo4j: ## Run a local Neo4j 5.26 Community on bolt://127.0.0.1:7687 (jars from Maven Central; Java 17).
-	scripts/neo4j/run.sh 7687 $(DATA)/neo4j
+	scripts/neo4j/run.sh 7687 $(DATA_DIR)/neo4j
 
 fmt: ## Format the code.
 	gofmt -w $$(git ls-files '*.go' | grep -v '^graph/')
@@ -128,4 +135,4 @@ vet: ## go vet.
 	$(GO) vet ./...
 
 clean: ## Remove build output and the default data directory.
-	rm -rf bin $(DATA)
+	rm -rf bin $(DATA_DIR)

@@ -681,6 +681,7 @@ type ComplexityRoot struct {
 		ScenarioRef     func(childComplexity int) int
 		Status          func(childComplexity int) int
 		Summary         func(childComplexity int) int
+		Target          func(childComplexity int) int
 		UpdatedAt       func(childComplexity int) int
 		Version         func(childComplexity int) int
 		ViewerMayEdit   func(childComplexity int) int
@@ -806,6 +807,13 @@ type ComplexityRoot struct {
 		Scenario       func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Steps          func(childComplexity int) int
+	}
+
+	PlanTarget struct {
+		Description func(childComplexity int) int
+		Effect      func(childComplexity int) int
+		Key         func(childComplexity int) int
+		Resource    func(childComplexity int) int
 	}
 
 	PlanTemplate struct {
@@ -1231,6 +1239,7 @@ type PlanResolver interface {
 
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
 
+	Target(ctx context.Context, obj *capstan.Plan) (*capstan.PlanTarget, error)
 	Summary(ctx context.Context, obj *capstan.Plan) (*model.PlanSummary, error)
 	CapabilityGraph(ctx context.Context, obj *capstan.Plan) (*planner.Graph, error)
 }
@@ -3979,6 +3988,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.Summary(childComplexity), true
+	case "Plan.target":
+		if e.ComplexityRoot.Plan.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.Target(childComplexity), true
 	case "Plan.updatedAt":
 		if e.ComplexityRoot.Plan.UpdatedAt == nil {
 			break
@@ -4610,6 +4625,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlanSummary.Steps(childComplexity), true
+
+	case "PlanTarget.description":
+		if e.ComplexityRoot.PlanTarget.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTarget.Description(childComplexity), true
+	case "PlanTarget.effect":
+		if e.ComplexityRoot.PlanTarget.Effect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTarget.Effect(childComplexity), true
+	case "PlanTarget.key":
+		if e.ComplexityRoot.PlanTarget.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTarget.Key(childComplexity), true
+	case "PlanTarget.resource":
+		if e.ComplexityRoot.PlanTarget.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanTarget.Resource(childComplexity), true
 
 	case "PlanTemplate.edges":
 		if e.ComplexityRoot.PlanTemplate.Edges == nil {
@@ -7605,6 +7645,8 @@ type Plan implements Node {
   customizations: Customizations!
   "Every reason an invalid plan cannot run."
   problems: [String!]!
+  "What an operation of this plan does to the resource its intent names, as that resource stands now; null when the intent names none."
+  target: PlanTarget @cost(weight: 10)
   "Simple mode: the plan at a glance."
   summary: PlanSummary! @cost(weight: 500)
   "Advanced mode: requirements, their providers and the scenarios that will create missing ones."
@@ -7615,6 +7657,32 @@ type Plan implements Node {
   updatedAt: Time!
   "Optimistic-concurrency version (editPlan takes it): one more on every write."
   version: Int!
+}
+
+"What an operation of a plan does to the resource its intent names (read now: the resource may change before the plan starts)."
+type PlanTarget {
+  "The resource's key: type/name."
+  key: String!
+  "The resource as it stands now; null when it does not exist."
+  resource: Resource
+  "What the operation does to it."
+  effect: TargetEffect!
+  "One line saying so, for people."
+  description: String!
+}
+
+"What an operation does to the resource its intent names."
+enum TargetEffect {
+  "It does not exist (or was deleted): the operation creates it."
+  CREATE
+  "It exists, and the action creates or installs: the operation runs its scenario again on it, in place; no second resource is made."
+  REAPPLY
+  "It exists: the operation changes it."
+  CHANGE
+  "The operation deletes it."
+  DELETE
+  "Its lifecycle refuses the action (the description says why): the operation would fail at its first step."
+  REFUSED
 }
 
 "How one requirement is met: by a provider, or by a sub-operation that will create one, and why (invariant 7)."
@@ -8051,7 +8119,7 @@ enum EvidenceResult {
 input StartOperationInput {
   "Global id of the plan."
   plan: ID!
-  "Any string unique per intended start: the same key returns the operation it started before, never a second run."
+  "Any string unique per intended start: the same key with the same plan returns the operation it started before, never a second run; with another plan it is CONFLICT."
   idempotencyKey: String
 }
 "A decision on a waiting gate."
@@ -9850,6 +9918,8 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_customizations(ctx, field)
 	case "problems":
 		return ec.fieldContext_Plan_problems(ctx, field)
+	case "target":
+		return ec.fieldContext_Plan_target(ctx, field)
 	case "summary":
 		return ec.fieldContext_Plan_summary(ctx, field)
 	case "capabilityGraph":
@@ -10080,6 +10150,20 @@ func (ec *executionContext) childFields_PlanSummary(ctx context.Context, field g
 		return ec.fieldContext_PlanSummary_bindings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PlanSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanTarget(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_PlanTarget_key(ctx, field)
+	case "resource":
+		return ec.fieldContext_PlanTarget_resource(ctx, field)
+	case "effect":
+		return ec.fieldContext_PlanTarget_effect(ctx, field)
+	case "description":
+		return ec.fieldContext_PlanTarget_description(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanTarget", field.Name)
 }
 
 func (ec *executionContext) childFields_PlanTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -22058,6 +22142,38 @@ func (ec *executionContext) fieldContext_Plan_problems(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Plan", field, false, false, "String")
 }
 
+func (ec *executionContext) _Plan_target(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Plan().Target(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.PlanTarget) graphql.Marshaler {
+			return ec.marshalOPlanTarget2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanTarget(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanTarget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Plan_summary(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24786,6 +24902,107 @@ func (ec *executionContext) _PlanSummary_bindings(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_PlanSummary_bindings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlanSummary", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTarget_key(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTarget_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTarget_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTarget", field, false, false, "String")
+}
+
+func (ec *executionContext) _PlanTarget_resource(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTarget_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTarget_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanTarget",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanTarget_effect(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTarget_effect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Effect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.TargetEffect) graphql.Marshaler {
+			return ec.marshalNTargetEffect2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐTargetEffect(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTarget_effect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTarget", field, false, false, "TargetEffect")
+}
+
+func (ec *executionContext) _PlanTarget_description(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanTarget_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanTarget_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanTarget", field, false, false, "String")
 }
 
 func (ec *executionContext) _PlanTemplate_nodes(ctx context.Context, field graphql.CollectedField, obj *capstan.PlanTemplate) (ret graphql.Marshaler) {
@@ -37278,6 +37495,12 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "target":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_target(ctx, field, obj)
+				})
 		case "summary":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -38024,6 +38247,54 @@ func (ec *executionContext) _PlanSummary(ctx context.Context, sel ast.SelectionS
 			}
 		case "bindings":
 			out.Values[i] = ec._PlanSummary_bindings(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var planTargetImplementors = []string{"PlanTarget"}
+
+func (ec *executionContext) _PlanTarget(ctx context.Context, sel ast.SelectionSet, obj *capstan.PlanTarget) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planTargetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanTarget")
+		case "key":
+			out.Values[i] = ec._PlanTarget_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resource":
+			out.Values[i] = ec._PlanTarget_resource(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "effect":
+			out.Values[i] = ec._PlanTarget_effect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._PlanTarget_description(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -42696,6 +42967,21 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNTargetEffect2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐTargetEffect(ctx context.Context, v any) (capstan.TargetEffect, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := capstan.TargetEffect(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTargetEffect2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐTargetEffect(ctx context.Context, sel ast.SelectionSet, v capstan.TargetEffect) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TargetEffect!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := graphql.UnmarshalTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -43528,6 +43814,13 @@ func (ec *executionContext) marshalOPlanRevision2ᚖgithubᚗcomᚋcapstanᚑdev
 		return graphql.Null
 	}
 	return ec._PlanRevision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPlanTarget2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanTarget(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanTarget) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PlanTarget(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {

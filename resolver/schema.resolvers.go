@@ -490,6 +490,11 @@ func (r *planResolver) Order(ctx context.Context, obj *capstan.Plan) ([]string, 
 	return dag.Order(obj.Nodes, obj.Edges)
 }
 
+// Target is the resolver for the target field.
+func (r *planResolver) Target(ctx context.Context, obj *capstan.Plan) (*capstan.PlanTarget, error) {
+	return r.Service.PlanTarget(ctx, obj)
+}
+
 // Summary is the resolver for the summary field.
 func (r *planResolver) Summary(ctx context.Context, obj *capstan.Plan) (*model.PlanSummary, error) {
 	s, err := r.Service.PlanSummary(ctx, obj)

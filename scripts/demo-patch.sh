@@ -8,14 +8,13 @@
 # Jobs use the sim runner; the failure, analysis, patch, approval and
 # continuation are the product's real paths.
 #
-#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make run          # in one terminal
-#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make demo-patch   # in another
+#   make run          # in one terminal
+#   make demo-patch   # in another: the same CAPSTAN_LISTEN / CAPSTAN_DATA_DIR
+#                     # as make run, or CAPSTAN_URL and CAPSTAN_DEV_TOKEN
 set -euo pipefail
-url=${CAPSTAN_URL:-http://127.0.0.1:8080/graphql}
-admin=${CAPSTAN_DEV_TOKEN:?set CAPSTAN_DEV_TOKEN to the token make run uses}
-sre="$admin-sre"
-
 . "$(dirname "$0")/lib.sh"
+demo_target
+sre="$admin-sre"
 
 intent=$(gql "$admin" 'mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
   desiredResult: {name: "demo-k8s"}, constraints: {environment: "prod"},

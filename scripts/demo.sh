@@ -4,23 +4,25 @@
 # by the second dev approver) -> the Tempo rollout gate -> verified result.
 # Demo jobs use the `sim` runner (scripted outcomes), so nothing is installed.
 #
-#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make run     # in one terminal
-#   CAPSTAN_DEV_TOKEN=dev-token-1234567890 make demo    # in another
+#   make run     # in one terminal
+#   make demo    # in another: the same CAPSTAN_LISTEN / CAPSTAN_DATA_DIR
+#                # as make run, or CAPSTAN_URL and CAPSTAN_DEV_TOKEN
 set -euo pipefail
-url=${CAPSTAN_URL:-http://127.0.0.1:8080/graphql}
-admin=${CAPSTAN_DEV_TOKEN:?set CAPSTAN_DEV_TOKEN to the token make run uses}
-sre="$admin-sre"
-
 . "$(dirname "$0")/lib.sh"
+demo_target
+sre="$admin-sre"
 
 intent=$(gql "$admin" 'mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
   desiredResult: {name: "prod-tempo", version: "2.x"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }' | field '["createIntent"]["id"]')
 echo "intent  $intent"
-plan=$(gql "$admin" 'mutation($id: ID!) { planIntent(input: {intent: $id}) { id status summary { bindings } } }' "{\"id\": \"$intent\"}")
+plan=$(gql "$admin" 'mutation($id: ID!) { planIntent(input: {intent: $id}) { id status target { effect description } summary { bindings } } }' "{\"id\": \"$intent\"}")
 echo "plan    $(echo "$plan" | field '["planIntent"]["status"]')"
+# What the operation does to prod-tempo: a second `make demo` finds it
+# installed, and says that this install runs again on it in place.
+echo "target  $(echo "$plan" | field '["planIntent"]["target"]["effect"]'): $(echo "$plan" | field '["planIntent"]["target"]["description"]')"
 echo "$plan" | field '["planIntent"]["summary"]["bindings"]' | tr -d "[]'" | tr ',' '\n' | sed 's/^ */        /'
 planID=$(echo "$plan" | field '["planIntent"]["id"]')
-op=$(gql "$admin" 'mutation($p: ID!) { startOperation(input: {plan: $p, idempotencyKey: "demo"}) { id } }' "{\"p\": \"$planID\"}" | field '["startOperation"]["id"]')
+op=$(gql "$admin" 'mutation($p: ID!, $k: String) { startOperation(input: {plan: $p, idempotencyKey: $k}) { id } }' "{\"p\": \"$planID\", \"k\": \"demo-$planID\"}" | field '["startOperation"]["id"]')
 echo "operation $op started"
 
 approve() { # operation node

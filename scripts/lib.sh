@@ -1,16 +1,73 @@
-# Shared by the demo scripts: gql TOKEN QUERY [VARIABLES-JSON] posts to
-# $url with a bearer token and prints the data (exits on a GraphQL error);
-# field PYTHON-INDEX reads one value of JSON on stdin.
+# Shared by the demo scripts.
+#
+# demo_target sets url (the GraphQL endpoint) and admin (the dev token) the
+# way `make run` chose them: CAPSTAN_URL, else http://CAPSTAN_LISTEN/graphql
+# (127.0.0.1:8080, a wildcard host reached on 127.0.0.1); CAPSTAN_DEV_TOKEN,
+# else the token `make run` kept in CAPSTAN_DATA_DIR/dev-token. It says
+# which server it reaches, and stops with one line when it cannot.
+demo_target() {
+  local listen=${CAPSTAN_LISTEN:-127.0.0.1:8080}
+  local host=${listen%:*} port=${listen##*:}
+  case $host in "" | 0.0.0.0 | "[::]" | ::) host=127.0.0.1 ;; esac
+  url=${CAPSTAN_URL:-http://$host:$port/graphql}
+  local tokenfile=${CAPSTAN_DATA_DIR:-data}/dev-token
+  admin=${CAPSTAN_DEV_TOKEN:-}
+  if [ -z "$admin" ] && [ -r "$tokenfile" ]; then
+    admin=$(<"$tokenfile")
+  fi
+  if [ -z "$admin" ]; then
+    echo "demo: no token: set CAPSTAN_DEV_TOKEN to the token make run printed (or CAPSTAN_DATA_DIR to its data directory, which keeps it in dev-token)" >&2
+    exit 2
+  fi
+  echo "demo: against $url (set CAPSTAN_LISTEN as for make run, or CAPSTAN_URL)"
+}
+
+# gql TOKEN QUERY [VARIABLES-JSON] posts to $url with a bearer token and
+# prints the data. Anything but a GraphQL answer — nothing listening, a
+# refused token, another program on the port, a GraphQL error — ends the
+# script with one line saying which.
 gql() {
   python3 - "$url" "$1" "$2" "${3:-{\}}" <<'PY'
-import json, sys, urllib.request
+import json, sys, urllib.error, urllib.request
 url, token, query, variables = sys.argv[1:]
+def stop(why):
+    sys.exit("demo: " + url + ": " + why)
 req = urllib.request.Request(url, json.dumps({"query": query, "variables": json.loads(variables)}).encode(),
                              {"Content-Type": "application/json", "Authorization": "Bearer " + token})
-out = json.load(urllib.request.urlopen(req))
+try:
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        body = resp.read()
+except urllib.error.HTTPError as e:
+    body = e.read()
+    if e.code == 401:
+        stop("the token was refused (401): use the token this server printed, in CAPSTAN_DEV_TOKEN")
+    try:
+        out = json.loads(body)
+    except ValueError:
+        stop("HTTP %d and no GraphQL answer: is Capstan listening there? (CAPSTAN_LISTEN, CAPSTAN_URL)" % e.code)
+except (urllib.error.URLError, OSError) as e:
+    stop("no server answers (%s): start it with make run, or point CAPSTAN_LISTEN / CAPSTAN_URL at it" % getattr(e, "reason", e))
+else:
+    try:
+        out = json.loads(body)
+    except ValueError:
+        stop("the answer is not GraphQL: is Capstan listening there? (CAPSTAN_LISTEN, CAPSTAN_URL)")
+if not isinstance(out, dict) or ("data" not in out and "errors" not in out):
+    stop("the answer is not GraphQL: is Capstan listening there? (CAPSTAN_LISTEN, CAPSTAN_URL)")
 if out.get("errors"):
-    sys.exit("GraphQL error: " + json.dumps(out["errors"]))
+    e = out["errors"][0]
+    stop("GraphQL error %s: %s" % ((e.get("extensions") or {}).get("code", ""), e.get("message", "")))
 print(json.dumps(out["data"]))
 PY
 }
-field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(eval('d'+sys.argv[1]))" "$1"; }
+# field PYTHON-INDEX reads one value of JSON on stdin; with nothing on stdin
+# (gql stopped and said why) it stops without a word of its own.
+field() {
+  python3 -c "
+import json, sys
+text = sys.stdin.read()
+if not text.strip():
+    sys.exit(1)
+d = json.loads(text)
+print(eval('d' + sys.argv[1]))" "$1"
+}

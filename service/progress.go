@@ -265,7 +265,19 @@ func (s *Service) lastEvent(ctx context.Context, org string, op *capstan.Operati
 // once it has (while it runs and after it ended).
 func (s *Service) PlanSummary(ctx context.Context, plan *capstan.Plan) (planner.Summary, error) {
 	sum := planner.Summarize(plan)
-	if plan.Status.Editable() || plan.Status == capstan.PlanSuperseded {
+	if plan.Status.Editable() {
+		// Before it starts, a person should know when the operation would
+		// run again on a resource that exists, or fail on it at once.
+		t, err := s.PlanTarget(ctx, plan)
+		if err != nil {
+			return sum, err
+		}
+		if t != nil && (t.Effect == capstan.TargetReapply || t.Effect == capstan.TargetRefused) {
+			sum.NeedsAttention = append([]string{t.Description}, sum.NeedsAttention...)
+		}
+		return sum, nil
+	}
+	if plan.Status == capstan.PlanSuperseded {
 		return sum, nil
 	}
 	ops, _, err := s.Operations(ctx, capstan.OperationFilter{PlanID: plan.ID, Limit: 1})

@@ -244,3 +244,25 @@ func (s *Service) ProviderBindings(ctx context.Context, resourceID string, limit
 	}
 	return out, nil
 }
+
+// PlanTarget says what an operation of plan does to the resource its
+// intent names, as that resource stands now (nil when it names none).
+func (s *Service) PlanTarget(ctx context.Context, plan *capstan.Plan) (*capstan.PlanTarget, error) {
+	in, err := s.Intent(ctx, plan.IntentID)
+	if err != nil {
+		return nil, err
+	}
+	key := in.TargetKey()
+	if key == "" {
+		return nil, nil
+	}
+	r, err := s.ResourceByKey(ctx, key)
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+		r, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t := capstan.TargetOf(in.Action, key, r)
+	return &t, nil
+}

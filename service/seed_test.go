@@ -87,3 +87,32 @@ func TestCancellingAPendingOperationEndsItsIntentAndPlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, capstan.PlanCancelled, gotPlan.Status)
 }
+
+// TestAnIdempotencyKeyStartsOnePlan: the same key with the same plan
+// returns the operation it started, never a second; the same key with
+// another plan is CONFLICT naming what it started, and starts nothing.
+func TestAnIdempotencyKeyStartsOnePlan(t *testing.T) {
+	svc, store := setup(t)
+	ctx := testenv.Admin(testenv.Org)
+	ready := func() *capstan.Plan {
+		in, err := svc.CreateIntent(ctx, testenv.SeedIntent())
+		require.NoError(t, err)
+		plan, err := svc.PlanIntent(ctx, in.ID)
+		require.NoError(t, err)
+		return plan
+	}
+	first := ready()
+	op, err := svc.StartOperation(ctx, first.ID, "k")
+	require.NoError(t, err)
+	again, err := svc.StartOperation(ctx, first.ID, "k")
+	require.NoError(t, err)
+	require.Equal(t, op.ID, again.ID, "a retry of the same start")
+
+	second := ready()
+	_, err = svc.StartOperation(ctx, second.ID, "k")
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), `idempotency key "k" started `+capstan.Named("operation", op.ID))
+	_, total, err := store.ListOperations(context.Background(), testenv.Org, capstan.OperationFilter{PlanID: second.ID})
+	require.NoError(t, err)
+	require.Zero(t, total)
+}
