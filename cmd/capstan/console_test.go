@@ -119,7 +119,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"START-SEED-CLUSTER": func() string { return c.startSeedCluster(t) },
 	})
 	require.Contains(t, out, "OK: ")
-	for _, shot := range []string{"dashboard.png", "dashboard-live.png", "operation-dag.png", "patch-diff.png", "plan-review.png", "explorer.png", "timeline.png"} {
+	for _, shot := range []string{"dashboard.png", "dashboard-live.png", "operation-dag.png", "operation-stages.png", "patch-diff.png", "plan-review.png", "explorer.png", "timeline.png", "dashboard-dark.png", "operation-dark.png"} {
 		info, err := os.Stat(filepath.Join(shots, shot))
 		require.NoError(t, err)
 		require.Greater(t, info.Size(), int64(1000))

@@ -74,7 +74,9 @@ async function accessible(page, where) {
 }
 
 async function shoot(page, name) {
-  if (shots) await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  if (!shots) return;
+  await page.evaluate(() => window.scrollTo(0, 0)); // the sticky app bar at the top of the picture
+  await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
 }
 
 // On a failure, what the last page showed.
@@ -111,8 +113,12 @@ try {
     await accessible(page, "sign-in");
     await page.getByLabel("Bearer token").fill("not-a-token-at-all-0000");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").waitFor({ timeout: 10000 });
-    step("a bad token is refused");
+    const refused = page.getByRole("alert");
+    await refused.waitFor({ timeout: 10000 });
+    const said = await refused.textContent();
+    if (!said.includes("refused this token") || said.includes("Cannot reach")) fail("a bad token reads: " + said);
+    if ((await page.locator("body").textContent()).includes("connecting")) fail("a refused token still says connecting");
+    step("a bad token is refused, and the page says the token was refused");
   }
 
   // Alice signs in from the keyboard; the waiting operation comes first.
@@ -125,6 +131,7 @@ try {
   // What needs repair: the demo catalog's degraded cluster, linked to the explorer.
   const drift = page.getByRole("region", { name: "drift" });
   await drift.getByRole("link", { name: "kubernetes.cluster/legacy-k8s" }).waitFor({ timeout: 10000 });
+  await page.getByRole("list", { name: "operation status legend" }).waitFor();
   await accessible(page, "dashboard");
   await shoot(page, "dashboard");
   step("dashboard: needs attention first, and what needs repair");
@@ -147,6 +154,7 @@ try {
   if (!gate) fail("no waiting gate");
   const gateNode = page.locator(`.react-flow__node[data-id="${gate.node}"]`);
   if (!(await gateNode.locator(".dag-node").getAttribute("class")).includes("status-waiting_approval")) fail("the gate is not drawn as waiting");
+  await page.getByRole("list", { name: "node status legend" }).waitFor();
   await accessible(page, "operation, DAG");
   await shoot(page, "operation-dag");
   await gateNode.waitFor({ state: "visible" });
@@ -158,6 +166,12 @@ try {
   if (!(await drawer.getByRole("button", { name: "Approve" }).isDisabled())) fail("the starter may approve their own production gate in the console");
   if (await drawer.getByRole("button", { name: "Reject" }).isDisabled()) fail("the starter may not reject (the server allows it)");
   if (!(await drawer.textContent()).includes("started this operation")) fail("the drawer does not say why");
+  // The open drawer sits under the app bar: Sign out stays reachable.
+  {
+    const box = await page.getByRole("button", { name: "Sign out" }).boundingBox();
+    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x, y)?.closest("button")?.textContent ?? "", [box.x + box.width / 2, box.y + box.height / 2]);
+    if (hit !== "Sign out") fail("the open drawer covers Sign out: " + hit);
+  }
   await accessible(page, "gate drawer");
   await shoot(page, "operation-gate");
   await page.keyboard.press("Escape");
@@ -238,6 +252,10 @@ try {
   await page.locator(`.react-flow__node[data-id="${gate.node}"] .dag-node.status-succeeded`).waitFor({ timeout: 30000 });
   await page.locator("#operation-title .status-succeeded").waitFor({ timeout: 30000 });
   step(`timeline: ${total} events, each once, across a server kill -9; the gate and operation turned SUCCEEDED live`);
+  // A finished operation takes no patch: no form, a note instead.
+  await page.getByRole("tab", { name: "Patches" }).click();
+  await page.getByText("The operation has ended: it takes no more patches.").waitFor({ timeout: 10000 });
+  if ((await page.getByRole("form", { name: "propose a patch" }).count()) !== 0) fail("a finished operation offers the patch form");
   await page.getByRole("link", { name: "← Operations" }).click();
   await page.locator('tbody tr[data-status="SUCCEEDED"]').first().waitFor({ timeout: 30000 });
   await shoot(page, "dashboard-live");
@@ -264,6 +282,30 @@ try {
   await analyzed.getByRole("button", { name: "Approve patch" }).click();
   await analyzed.getByText("The patch is applied.").waitFor({ timeout: 15000 });
   step("bob approved the analyzer's patch on the digest shown, after its graph and field diff");
+
+  // The retried node and its stage as the DAG shows them: the stage takes
+  // its children's status and they hang from it; the retried job's drawer
+  // lists its artifact once and says how its attempts count.
+  await bob.getByRole("tab", { name: "Advanced" }).click();
+  await bob.locator('.react-flow__node[data-id="init-control-plane"] .dag-node.status-succeeded').waitFor({ timeout: 60000 });
+  await bob.locator('.react-flow__node[data-id="install-runtime"] .dag-node.stage.status-succeeded').waitFor({ timeout: 10000 });
+  if ((await bob.locator('[data-testid="rf__edge-install-runtime=>detect-package-manager"]').count()) !== 1) fail("the stage's first child is not drawn from it");
+  const stage = await openNode(bob, "install-runtime");
+  await stage.getByRole("heading", { name: /Its \d+ steps/ }).waitFor({ timeout: 10000 });
+  const stageText = await stage.textContent();
+  if (!stageText.includes("succeeded") || stageText.includes("pending")) fail("the stage's drawer reads: " + stageText.slice(0, 300));
+  await bob.keyboard.press("Escape");
+  const retried = await openNode(bob, "init-control-plane");
+  await retried.getByRole("heading", { name: "Artifacts" }).waitFor({ timeout: 10000 });
+  const retriedText = await retried.textContent();
+  const kubeconfigs = await retried.locator("li", { hasText: "kubeconfig-admin" }).count();
+  if (kubeconfigs !== 1) fail(`kubeconfig-admin is listed ${kubeconfigs} times`);
+  if (retriedText.includes("at most")) fail("the retried job's drawer still reads: " + retriedText.slice(0, 400));
+  if (!/attempt 3: past the policy's, each retry by a patch or a person is one more attempt/.test(retriedText)) fail("the drawer does not say how attempt 3 came: " + retriedText.slice(0, 400));
+  await accessible(bob, "stage and retried job");
+  await shoot(bob, "operation-stages");
+  await bob.keyboard.press("Escape");
+  step("a stage takes its children's status and they hang from it; a retried job lists its artifact once and explains its attempts");
 
   await page.goto(`${url}/#/operations/${encodeURIComponent(patchOp)}`);
   await page.getByRole("tab", { name: "Patches" }).click();
@@ -303,10 +345,16 @@ try {
   await intent.getByLabel("Mode").selectOption("ADVANCED");
   await intent.getByRole("button", { name: "Plan it" }).click();
   await page.getByRole("heading", { name: /Plan: create kubernetes.cluster/ }).waitFor({ timeout: 15000 });
+  if ((await page.locator("header").textContent()).includes("idle")) fail("the header says idle");
+  const desired = page.getByRole("list", { name: "desired result" }).first();
+  if (!(await desired.textContent()).includes("review-k8s")) fail("the desired result is not listed");
+  if ((await page.locator("main").textContent()).includes('{"name"')) fail("raw JSON on the plan page");
   const hosts = page.locator("details.binding", { hasText: "hosts" });
   await hosts.locator("summary").click();
   await hosts.locator("tr.selected").first().waitFor();
   if ((await hosts.locator("tr.rejected").count()) === 0) fail("no rejected candidate shown with its reason");
+  const checks = await hosts.locator("table").textContent();
+  if (/\b([a-z_]+): \1:/.test(checks)) fail("a check names its key twice: " + checks.match(/\b([a-z_]+): \1:[^✓✗]*/)[0]);
   const edit = page.getByRole("form", { name: "edit the plan" });
   await edit.getByLabel("Change", { exact: true }).selectOption("INSERT_AFTER");
   await edit.getByLabel("Node", { exact: true }).selectOption("verify-cluster");
@@ -341,6 +389,33 @@ try {
   await accessible(page, "explorer");
   await shoot(page, "explorer");
   step("explorer: search, dependencies both ways with depth, health");
+
+  // The dark theme: the system's, and the viewer's choice kept.
+  {
+    const dark = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: "dark" });
+    const dpage = await dark.newPage();
+    await dpage.goto(url + "/");
+    await dpage.getByLabel("Bearer token").fill(token);
+    await dpage.getByRole("button", { name: "Sign in" }).click();
+    await dpage.locator("tbody tr[data-status]").first().waitFor({ timeout: 10000 });
+    const bg = await dpage.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    if (bg !== "rgb(13, 17, 23)") fail("the dark scheme is not applied: " + bg);
+    await accessible(dpage, "dashboard, dark");
+    await shoot(dpage, "dashboard-dark");
+    await dpage.goto(`${url}/#/operations/${encodeURIComponent(patchOp)}`);
+    await dpage.getByRole("tab", { name: "Advanced" }).click();
+    await dpage.locator(".react-flow__node").first().waitFor({ timeout: 10000 });
+    await accessible(dpage, "operation DAG, dark");
+    await shoot(dpage, "operation-dark");
+    // The toggle: system → light → dark, kept across a reload.
+    await dpage.getByRole("button", { name: /colour theme: system/ }).click();
+    if ((await dpage.evaluate(() => document.documentElement.dataset.theme)) !== "light") fail("the toggle does not choose light");
+    await dpage.reload();
+    await dpage.getByRole("button", { name: /colour theme: light/ }).waitFor({ timeout: 10000 });
+    if ((await dpage.evaluate(() => getComputedStyle(document.body).backgroundColor)) === "rgb(13, 17, 23)") fail("light was not kept");
+    await dark.close();
+    step("dark theme: applied from the system, accessible, and a choice is kept");
+  }
 
   // Signing out forgets the token.
   await page.getByRole("button", { name: "Sign out" }).click();

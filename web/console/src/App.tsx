@@ -11,6 +11,7 @@ import { PlanReview } from "./PlanReview";
 import { Explorer } from "./Explorer";
 import { ViewerProvider } from "./viewer";
 import { codeOf } from "./errors";
+import { ThemeToggle } from "./ui";
 
 const ViewerQuery = graphql(`
   query Viewer {
@@ -58,7 +59,7 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
   // Only a refused token signs out; a server that is restarting or a
   // network that dropped is said so, and the next read tries again.
   useEffect(() => {
-    if (error && codeOf(error) === "UNAUTHENTICATED") onSignOut(`Not signed in: ${error.message}`);
+    if (error && codeOf(error) === "UNAUTHENTICATED") onSignOut("The server refused this token: check it (make run prints the dev token), or ask for a new one.");
   }, [error, onSignOut]);
   const viewer = data?.viewer;
   const current = route === "" || route === "#/" ? "#/operations" : route;
@@ -66,24 +67,33 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
     <div className="shell">
       <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById("main")?.focus(); }}>Skip to content</a>
       <header>
-        <strong>Capstan</strong>
+        <span className="brand"><span className="mark" aria-hidden="true">C</span>Capstan</span>
         <nav aria-label="pages">
           {pages.map((p) => (
             <a key={p.prefix} href={`${p.prefix}`} aria-current={current.startsWith(p.prefix) ? "page" : undefined}>{p.label}</a>
           ))}
           <a href="/graphiql">GraphiQL</a>
         </nav>
-        <span className={`link link-${link}`} role="status" aria-label="live updates">{link === "live" ? "● live" : link === "idle" ? "○ idle" : link === "connecting" ? "○ connecting" : "○ reconnecting"}</span>
-        {viewer && (
-          <span className="viewer" aria-label="signed in as">
-            {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}
-          </span>
-        )}
-        <button type="button" onClick={() => onSignOut()}>Sign out</button>
+        <span className="end">
+          {/* Live updates flow only while a page follows something: on
+              the others there is nothing to say. */}
+          {link !== "idle" && (
+            <span className={`link link-${link}`} role="status" aria-label="live updates">
+              <span aria-hidden="true">{link === "live" ? "●" : "○"}</span> {link === "live" ? "live" : link === "connecting" ? "connecting…" : "reconnecting…"}
+            </span>
+          )}
+          {viewer && (
+            <span className="viewer" aria-label="signed in as">
+              {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}
+            </span>
+          )}
+          <ThemeToggle />
+          <button type="button" onClick={() => onSignOut()}>Sign out</button>
+        </span>
       </header>
       <main id="main" tabIndex={-1}>
         {viewer ? <ViewerProvider viewer={viewer}><Page route={current} /></ViewerProvider>
-          : error ? <p role="alert" className="error">Cannot reach Capstan: {error.message} <button type="button" onClick={() => void refetch()}>Try again</button></p>
+          : error && codeOf(error) !== "UNAUTHENTICATED" ? <p role="alert" className="error">Cannot reach Capstan: {error.message} <button type="button" onClick={() => void refetch()}>Try again</button></p>
           : <p>Loading…</p>}
       </main>
     </div>

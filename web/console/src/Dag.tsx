@@ -2,8 +2,12 @@ import { memo, useLayoutEffect, useMemo, useState, useSyncExternalStore } from "
 import { ReactFlow, Background, Controls, Handle, Position, type Node, type NodeProps, type Edge } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { layoutPlan, nodeHeight, nodeWidth } from "./layout";
+import { look, words } from "./ui";
 
-export type DagNode = { key: string; title: string; simulated?: boolean };
+// A stage groups children (type STAGE): it is drawn with a dashed
+// "contains" edge to each child that nothing else in the stage precedes,
+// so its children hang from it instead of floating in a row of their own.
+export type DagNode = { key: string; title: string; simulated?: boolean; type?: string; children?: string[] };
 export type DagEdge = { from: string; to: string };
 // Mark is how a node is drawn: its run status (live), or its place in a
 // diff (added, removed, changed).
@@ -40,17 +44,18 @@ class MarkStore {
   }
 }
 
-type NodeData = { key: string; title: string; simulated?: boolean; store: MarkStore };
+type NodeData = { key: string; title: string; simulated?: boolean; stage: boolean; store: MarkStore };
 
 // PlanNodeView is one node: its title, and its mark read from the store.
 const PlanNodeView = memo(function PlanNodeView({ data }: NodeProps<Node<NodeData>>) {
   const mark = useSyncExternalStore((f) => data.store.subscribe(data.key, f), () => data.store.get(data.key));
   const s = (mark?.status ?? "PENDING").toLowerCase();
-  const state = mark?.diff ?? s.replace(/_/g, " ");
+  const state = mark?.diff ?? words(s);
   return (
-    <div className={`dag-node status-${s}${mark?.diff ? ` diff-${mark.diff}` : ""}${data.simulated ? " simulated" : ""}`} data-id={data.key} style={{ width: nodeWidth, height: nodeHeight }}>
+    <div className={`dag-node status-${s}${mark?.diff ? ` diff-${mark.diff}` : ""}${data.simulated ? " simulated" : ""}${data.stage ? " stage" : ""}`} data-id={data.key} style={{ width: nodeWidth, height: nodeHeight }}>
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <span>{data.title}{mark?.note ? ` (${mark.note})` : ""}{data.simulated && <em className="sim-mark" title="simulated: changes and proves nothing real"> · simulated</em>}</span>
+      {!mark?.diff && mark?.status && <span className="icon" aria-hidden="true">{look(s).icon}</span>}
+      <span>{data.stage && <span className="muted">Stage · </span>}{data.title}{mark?.note ? ` (${mark.note})` : ""}{data.simulated && <em className="sim-mark" title="simulated: changes and proves nothing real"> · simulated</em>}</span>
       <span className="sr-only">: {state}</span>
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
@@ -72,8 +77,9 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
   // never does.
   const shape = `${layoutKey}|${nodes.map((n) => n.key).join(",")}|${edges.map((e) => `${e.from}>${e.to}`).join(",")}`;
   const [store] = useState(() => new MarkStore());
+  const contains = useMemo(() => containsEdges(nodes, edges), [shape]); // eslint-disable-line react-hooks/exhaustive-deps
   const drawn: Node<NodeData>[] = useMemo(() => {
-    const placed = layoutPlan(nodes, edges);
+    const placed = layoutPlan(nodes, [...edges, ...contains]);
     return nodes.map((n) => ({
       id: n.key,
       type: "plan",
@@ -82,14 +88,17 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
       // hiding it until it is measured.
       width: nodeWidth,
       height: nodeHeight,
-      data: { key: n.key, title: n.title, simulated: n.simulated, store },
-      ariaLabel: `${n.title} (${n.key})${n.simulated ? ", simulated" : ""}`,
+      data: { key: n.key, title: n.title, simulated: n.simulated, stage: n.type === "STAGE", store },
+      ariaLabel: `${n.type === "STAGE" ? "stage " : ""}${n.title} (${n.key})${n.simulated ? ", simulated" : ""}`,
     }));
   }, [shape]); // eslint-disable-line react-hooks/exhaustive-deps
-  const lines: Edge[] = useMemo(() => edges.map((e) => {
-    const m = edgeMark?.(e);
-    return { id: `${e.from}->${e.to}`, source: e.from, target: e.to, className: m ? `diff-${m}` : undefined, animated: m === "added" };
-  }), [shape]); // eslint-disable-line react-hooks/exhaustive-deps
+  const lines: Edge[] = useMemo(() => [
+    ...edges.map((e) => {
+      const m = edgeMark?.(e);
+      return { id: `${e.from}->${e.to}`, source: e.from, target: e.to, className: m ? `diff-${m}` : undefined, animated: m === "added" };
+    }),
+    ...contains.map((e) => ({ id: `${e.from}=>${e.to}`, source: e.from, target: e.to, className: "contains" })),
+  ], [shape]); // eslint-disable-line react-hooks/exhaustive-deps
   // Before paint: a node never shows a stale mark for a frame.
   useLayoutEffect(() => { store.update(nodes.map((n) => n.key), marks); });
   return (
@@ -108,3 +117,33 @@ export function Dag({ layoutKey, nodes, edges, marks, edgeMark, onSelect, label,
     </div>
   );
 }
+
+// containsEdges are a stage's edges to its children that no sibling
+// precedes.
+export function containsEdges(nodes: DagNode[], edges: DagEdge[]): DagEdge[] {
+  const out: DagEdge[] = [];
+  for (const n of nodes) {
+    if (!n.children?.length) continue;
+    const kids = new Set(n.children);
+    const preceded = new Set(edges.filter((e) => kids.has(e.from) && kids.has(e.to)).map((e) => e.to));
+    for (const c of n.children) if (!preceded.has(c)) out.push({ from: n.key, to: c });
+  }
+  return out;
+}
+
+// stageStatus is a stage's status from its children's (a stage has no run
+// of its own): failed or waiting or running when one is, succeeded when
+// every child is done (skipped or cancelled ones allowed), else pending.
+export function stageStatus(children: (string | undefined)[]): string | undefined {
+  const s = children.map((c) => c ?? "PENDING");
+  if (s.length === 0) return undefined;
+  for (const first of ["FAILED", "WAITING_INTERVENTION", "WAITING_APPROVAL", "RETRYING", "RUNNING", "VERIFYING"]) {
+    if (s.includes(first)) return first === "RETRYING" || first === "VERIFYING" ? "RUNNING" : first;
+  }
+  const done = ["SUCCEEDED", "SKIPPED", "CANCELLED", "ROLLED_BACK"];
+  if (s.every((x) => done.includes(x))) return s.every((x) => x === "CANCELLED") ? "CANCELLED" : s.some((x) => x === "ROLLED_BACK") ? "ROLLED_BACK" : "SUCCEEDED";
+  return s.some((x) => x !== "PENDING" && x !== "READY") ? "RUNNING" : "PENDING";
+}
+
+// dagStatuses are the statuses a DAG's legend lists.
+export const dagStatuses = ["PENDING", "RUNNING", "RETRYING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "SKIPPED"];

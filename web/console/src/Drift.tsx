@@ -1,5 +1,6 @@
 import { useQuery, useSubscription } from "@apollo/client/react";
 import { graphql } from "./gql";
+import { Status } from "./ui";
 
 const DriftedResources = graphql(`
   query DriftedResources {
@@ -50,7 +51,7 @@ export function DriftPanel() {
         <ul aria-label="drifted resources">
           {rows.map((r) => (
             <li key={r.id}>
-              <span className={`status status-${r.healthStatus.toLowerCase()}`}>{r.healthStatus}</span>{" "}
+              <Status value={r.healthStatus} />{" "}
               <a href={`#/explorer/${encodeURIComponent(r.id)}`}>{r.key}</a> <span className="muted">{r.environment}</span>
               {r.assessment && <> · {r.assessment.reason}{r.assessment.diff.length > 0 && ` (${r.assessment.diff.map((d) => d.field).join(", ")})`} · <time dateTime={r.assessment.at}>{new Date(r.assessment.at).toLocaleTimeString()}</time></>}
             </li>

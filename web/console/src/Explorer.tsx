@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql, useFragment as readFragment } from "./gql";
+import { KeyValues, Status } from "./ui";
 import type { Direction, ResourceDetailQuery } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
 
@@ -191,11 +192,11 @@ function ResourceView({ id }: { id: string }) {
   return (
     <article aria-labelledby="resource-title">
       <h3 id="resource-title">{r.key}</h3>
-      <p>{r.name} · {r.type} · {r.environment} · <span className={`status status-${r.lifecycleStatus.toLowerCase()}`}>{r.lifecycleStatus}</span> · health {r.healthStatus.toLowerCase()}{r.source && ` · from ${r.source}`}</p>
+      <p>{r.name} · {r.type} · {r.environment} · <Status value={r.lifecycleStatus} /> · health <Status value={r.healthStatus} />{r.source && ` · from ${r.source}`}</p>
       <Health r={r} />
       {r.activeOperation && <p>Now changed by <a href={`#/operations/${encodeURIComponent(r.activeOperation.id)}`}>{r.activeOperation.action} ({r.activeOperation.status.toLowerCase()})</a></p>}
       <h4>Capabilities</h4>
-      <ul>{r.providedCapabilities.map((c) => <li key={c.capability}><code>{c.capability}</code> {c.scope && <span className="muted">{JSON.stringify(c.scope)}</span>}</li>)}</ul>
+      <ul>{r.providedCapabilities.map((c) => <li key={c.capability}><code>{c.capability}</code> {c.scope && <KeyValues value={c.scope} label={`${c.capability} scope`} />}</li>)}</ul>
       <h4>Dependencies</h4>
       <fieldset className="inline">
         <legend>Direction and depth</legend>
@@ -222,7 +223,7 @@ function ResourceView({ id }: { id: string }) {
         {r.boundBy.length === 0 && <li>none</li>}
         {r.boundBy.map((b) => (
           <li key={`${b.plan.id}/${b.binding.key}`}>
-            <a href={`#/plans/${encodeURIComponent(b.plan.id)}`}>{b.plan.intent.action} {b.plan.intent.targetResourceType} {JSON.stringify(b.plan.intent.desiredResult ?? {})}</a>
+            <a href={`#/plans/${encodeURIComponent(b.plan.id)}`}>{b.plan.intent.action} {b.plan.intent.targetResourceType} {String((b.plan.intent.desiredResult as Record<string, unknown> | null)?.name ?? "")}</a>
             {" "}· {b.binding.key} ({b.binding.requirement.capability}) · plan {b.plan.status.toLowerCase()} · <span className="muted">{b.binding.reason}</span>
           </li>
         ))}
@@ -230,7 +231,7 @@ function ResourceView({ id }: { id: string }) {
       <h4>Operation history ({data.operations.totalCount})</h4>
       <ul>
         {ops.map((o) => (
-          <li key={o.id}><a href={`#/operations/${encodeURIComponent(o.id)}`}>{o.action}</a> · <span className={`status status-${o.status.toLowerCase()}`}>{o.status}</span> · {o.actor} · <time dateTime={o.createdAt}>{new Date(o.createdAt).toLocaleString()}</time></li>
+          <li key={o.id}><a href={`#/operations/${encodeURIComponent(o.id)}`}>{o.action}</a> · <Status value={o.status} /> · {o.actor} · <time dateTime={o.createdAt}>{new Date(o.createdAt).toLocaleString()}</time></li>
         ))}
       </ul>
     </article>
@@ -261,7 +262,7 @@ function Health({ r }: { r: Detail }) {
       {!a && <p className="muted">Not assessed since its last operation{r.desiredState ? "" : " (it holds no desired state)"}.</p>}
       {a && (
         <p>
-          <span className={`status status-${a.health.toLowerCase()}`}>{a.health}</span> · {a.reason} · assessed{" "}
+          <Status value={a.health} /> · {a.reason} · assessed{" "}
           <time dateTime={a.at}>{new Date(a.at).toLocaleString()}</time> by {a.by} · {a.health.toLowerCase()} since <time dateTime={a.since}>{new Date(a.since).toLocaleString()}</time>
         </p>
       )}
@@ -280,7 +281,7 @@ function Health({ r }: { r: Detail }) {
         <ul aria-label="observations">
           {a.evidence.map((e) => (
             <li key={e.item}>
-              <code>{e.item}</code> <span className={`status status-${e.result.toLowerCase()}`}>{e.result}</span>{" "}
+              <code>{e.item}</code> <Status value={e.result} />{" "}
               <span className="muted">{String(e.source?.type ?? "")} on {String(e.source?.host ?? "?")} ({String(e.source?.address ?? "?")}){e.source?.note ? ` · ${String(e.source.note)}` : ""}</span>
             </li>
           ))}

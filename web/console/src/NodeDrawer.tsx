@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import { ActionButton, ReadOnlyNote, may, readOnly, useViewer, type Verdict } from "./viewer";
+import { Status } from "./ui";
 
 const NodeDetail = graphql(`
   query NodeDetail($id: ID!, $node: String!) {
@@ -147,8 +148,10 @@ const RecordIntervention = graphql(`
 // artifacts (secret ones masked; revealed with a reason where policy
 // allows), its gate, interventions, and the actions the viewer may take —
 // each as the server judges it (viewerMay… fields, Viewer.permissions).
-export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
+export function NodeDrawer({ operation, node, runStatus, children, events, onClose }: {
   operation: string; node: string; runStatus?: string; events: number; onClose: () => void;
+  // children are a stage's nodes with their statuses (a stage has no run).
+  children?: { key: string; title: string; status?: string }[];
 }) {
   const { data, error, refetch } = useQuery(NodeDetail, { variables: { id: operation, node }, fetchPolicy: "cache-and-network" });
   const viewer = useViewer();
@@ -175,14 +178,25 @@ export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
   const run = op.nodeRuns.find((r) => r.node === node);
   const gate = op.gates.find((g) => g.node === node);
   const evidence = op.evidence.filter((e) => e.producedBy === node);
-  const artifacts = op.artifacts.filter((a) => a.producedBy === node);
+  // One line per artifact name: each attempt leaves its own, and the
+  // last one is what the node's outputs are now.
+  const produced = op.artifacts.filter((a) => a.producedBy === node);
+  const artifacts = [...new Map(produced.map((a) => [a.name, a])).values()];
+  const earlier = (name: string) => produced.filter((a) => a.name === name).length - 1;
+  const maxAttempts = spec.job?.controls.retry.maximumAttempts ?? 1;
   const interventions = op.interventions.filter((i) => i.targetNode === node);
   return (
     <aside className="drawer" role="dialog" aria-labelledby="drawer-title" onKeyDown={(e) => { if (e.key === "Escape") onClose(); }}>
       <h3 id="drawer-title" tabIndex={-1} ref={heading}>{spec.title}</h3>
       <button type="button" className="close" onClick={onClose} aria-label="close">×</button>
-      <p><code>{spec.key}</code> · {spec.type.toLowerCase()} · {(runStatus ?? run?.status ?? "PENDING").toLowerCase().replace(/_/g, " ")}
+      <p><code>{spec.key}</code> · {spec.type.toLowerCase()} · <Status value={runStatus ?? run?.status ?? "PENDING"} />
         {run && run.attempts > 1 && ` · attempt ${run.attempts}`}</p>
+      {children && (
+        <section aria-label="stage">
+          <h4>Its {children.length} steps</h4>
+          <ul className="plain">{children.map((c) => <li key={c.key}><Status value={c.status ?? "PENDING"} /> {c.title} <code>{c.key}</code></li>)}</ul>
+        </section>
+      )}
       {spec.simulated && <p className="sim-note" role="note"><strong>Simulated</strong>: this step runs the simulator; it changes and proves nothing real.</p>}
       {spec.description && <p>{spec.description}</p>}
       {run?.error && <p className="error">{run.error}</p>}
@@ -190,7 +204,8 @@ export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
       {spec.job && (
         <section aria-label="job contract">
           <h4>Job contract</h4>
-          <p>Runs with <strong>{spec.job.run.runner}</strong>{spec.job.run.timeout && `, timeout ${spec.job.run.timeout}`}, at most {spec.job.controls.retry.maximumAttempts ?? 1} attempts.</p>
+          <p>Runs with <strong>{spec.job.run.runner}</strong>{spec.job.run.timeout && `, timeout ${spec.job.run.timeout}`}; its retry policy makes up to {maxAttempts} {maxAttempts === 1 ? "attempt" : "attempts"} on its own.
+            {run && run.attempts > maxAttempts && ` This is attempt ${run.attempts}: past the policy's, each retry by a patch or a person is one more attempt.`}</p>
           <p>Inputs: {Object.keys(spec.job.inputs.parameters ?? {}).join(", ") || "none"} · Evidence it owes: {spec.job.outputs.evidence.length ? spec.job.outputs.evidence.map((p) => p.name).join(", ") : "none"}</p>
           {spec.job.outputs.artifacts.length > 0 && <p>Artifacts it leaves: {spec.job.outputs.artifacts.map((a) => `${a.name} (${a.sensitivity})`).join(", ")}</p>}
         </section>
@@ -205,14 +220,14 @@ export function NodeDrawer({ operation, node, runStatus, events, onClose }: {
       <ul>
         {evidence.length ? evidence.map((e) => (
           <li key={e.id}>
-            <strong>{e.item}</strong>: <span className={`result-${e.result.toLowerCase()}`}>{e.result.toLowerCase()}</span>
+            <strong>{e.item}</strong>: <Status value={e.result} />
             {e.capability && ` (${e.capability})`} · source <code>{sourceOf(e.source)}</code>{e.simulated && <em className="sim-mark"> · simulated, nothing checked</em>}
           </li>
         )) : <li>none yet</li>}
       </ul>
       <h4>Artifacts</h4>
       <ul>
-        {artifacts.length ? artifacts.map((a) => <ArtifactItem key={a.id} artifact={a} />) : <li>none</li>}
+        {artifacts.length ? artifacts.map((a) => <ArtifactItem key={a.id} artifact={a} earlier={earlier(a.name)} />) : <li>none</li>}
       </ul>
       {interventions.length > 0 && (
         <>
@@ -256,8 +271,8 @@ function GateSection({ operation, gate, onDecided }: { operation: string; gate: 
       {!readOnly(viewer) && gate.status === "WAITING" && (
         <label>Comment <input aria-label="Comment" value={comment} onChange={(e) => setComment(e.target.value)} /></label>
       )}
-      <ActionButton verdict={gate.viewerMayApprove} busy={loading} onClick={() => void act(true)}>Approve</ActionButton>
-      <ActionButton verdict={gate.viewerMayReject} busy={loading} onClick={() => void act(false)}>Reject</ActionButton>
+      <ActionButton verdict={gate.viewerMayApprove} busy={loading} onClick={() => void act(true)} kind="primary">Approve</ActionButton>
+      <ActionButton verdict={gate.viewerMayReject} busy={loading} onClick={() => void act(false)} kind="danger">Reject</ActionButton>
       {done && <p role="status">{done}</p>}
       {error && <p role="alert" className="error">{error.message}</p>}
     </section>
@@ -305,7 +320,7 @@ type ArtifactView = { id: string; name: string; type: string; sensitivity: strin
 // ArtifactItem shows an artifact; a secret one is masked, and revealed
 // (where policy allows) only after the viewer gives a reason — recorded in
 // the timeline — for the five minutes the server allows, then masked again.
-function ArtifactItem({ artifact }: { artifact: ArtifactView }) {
+function ArtifactItem({ artifact, earlier }: { artifact: ArtifactView; earlier: number }) {
   // The value is never written to Apollo's cache, and the hook forgets it
   // when it is hidden.
   const [reveal, { error, loading, reset }] = useMutation(RevealSecret, { fetchPolicy: "no-cache" });
@@ -321,7 +336,7 @@ function ArtifactItem({ artifact }: { artifact: ArtifactView }) {
   const secret = artifact.sensitivity === "secret";
   return (
     <li>
-      {artifact.name} ({artifact.type}, {artifact.sensitivity})
+      {artifact.name} ({artifact.type}, {artifact.sensitivity}){earlier > 0 && <span className="muted"> · the latest attempt's; {earlier} earlier</span>}
       {secret && !shown && <> · <span aria-label="masked secret">••••••••</span></>}
       {secret && shown && <> · <code aria-label="revealed secret">{shown.value}</code> <button type="button" onClick={hide}>Hide</button></>}
       {secret && !shown && !asking && (

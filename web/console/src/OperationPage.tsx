@@ -1,13 +1,14 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
-import { Dag } from "./Dag";
+import { Dag, dagStatuses, stageStatus } from "./Dag";
 import { NodeDrawer } from "./NodeDrawer";
 import { Patches } from "./Patches";
 import { TimelineView } from "./TimelineView";
 import { useTimeline } from "./useTimeline";
 import { finalStatuses } from "./timeline";
 import { ActionButton, may, useViewer } from "./viewer";
+import { KeyValues, Status, StatusLegend } from "./ui";
 
 const OperationDetail = graphql(`
   query OperationDetail($id: ID!) {
@@ -41,6 +42,7 @@ const OperationDetail = graphql(`
           type
           title
           simulated
+          children
         }
         edges {
           from
@@ -128,14 +130,20 @@ export function OperationPage({ id }: { id: string }) {
   if (error) return <p role="alert" className="error">{error.message}</p>;
   if (!op) return <p role="alert">No such operation.</p>;
   const plan = op.plan;
+  const children = new Map(plan.nodes.filter((n) => n.children.length > 0).map((n) => [n.key, n.children]));
   const runOf = (key: string): Run | undefined => live.runs.get(key) ?? readRuns.get(key);
+  // A stage has no run: its status is its children's.
+  const statusOf = (key: string): string | undefined => {
+    const kids = children.get(key);
+    return kids ? stageStatus(kids.map(statusOf)) : runOf(key)?.status;
+  };
   const status = live.status ?? op.status;
   const ended = finalStatuses.has(status);
   return (
     <section aria-labelledby="operation-title">
       <p><a href="#/">← Operations</a></p>
       <h2 id="operation-title">
-        {op.action} {op.resource?.key ?? ""} <span className={`status status-${status.toLowerCase()}`}>{status}</span>
+        {op.action} {op.resource?.key ?? ""} <Status value={status} />
       </h2>
       <p className="muted">
         Started by {op.actor} · plan revision {plan.revision} · <a href={`#/plans/${encodeURIComponent(plan.id)}`}>plan</a>
@@ -145,7 +153,7 @@ export function OperationPage({ id }: { id: string }) {
         <ActionButton verdict={may(viewer, "CANCEL_OPERATION")} busy={cancelled.loading} onClick={() => {
           const reason = window.prompt("Why cancel this operation? (recorded in its timeline)");
           if (reason !== null) void cancel({ variables: { id: op.id, reason } });
-        }}>Cancel operation</ActionButton>
+        }} kind="danger">Cancel operation</ActionButton>
       )}
       {cancelled.error && <p role="alert" className="error">{cancelled.error.message}</p>}
       <div role="tablist" aria-label="view" onKeyDown={(e) => {
@@ -166,7 +174,7 @@ export function OperationPage({ id }: { id: string }) {
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
         {tab === "simple" && (
           <dl className="simple">
-            <dt>Desired result</dt><dd><code>{JSON.stringify(op.progress.desiredResult ?? {})}</code></dd>
+            <dt>Desired result</dt><dd><KeyValues value={op.progress.desiredResult} label="desired result" /></dd>
             <dt>Current phase</dt><dd>{op.progress.currentPhase}</dd>
             <dt>Progress</dt><dd><progress max={1} value={op.progress.progress} aria-label="progress" /> {op.progress.completedNodes}/{op.progress.totalNodes}</dd>
             <dt>Needs attention</dt><dd>{op.progress.needsAttention.length ? op.progress.needsAttention.join("; ") : "nothing"}</dd>
@@ -183,15 +191,17 @@ export function OperationPage({ id }: { id: string }) {
                 const notes = [];
                 if (run && run.attempts > 1) notes.push(`attempt ${run.attempts}`);
                 if (run?.revision && run.revision !== plan.revision) notes.push(`ran on r${run.revision}`);
-                return { status: run?.status, note: notes.join(", ") || undefined };
+                return { status: statusOf(key), note: notes.join(", ") || undefined };
               }} />
+            <StatusLegend statuses={dagStatuses} label="node status legend" />
           </>
         )}
         {tab === "timeline" && <TimelineView timeline={timeline} />}
-        {tab === "patches" && <Patches operation={op.id} revision={plan.revision} nodes={plan.nodes.map((n) => n.key)} patchEvents={live.patchEvents} />}
+        {tab === "patches" && <Patches operation={op.id} revision={plan.revision} nodes={plan.nodes.map((n) => n.key)} patchEvents={live.patchEvents} ended={ended} />}
       </div>
       {selected && tab === "advanced" && (
-        <NodeDrawer key={selected} operation={op.id} node={selected} runStatus={runOf(selected)?.status}
+        <NodeDrawer key={selected} operation={op.id} node={selected} runStatus={statusOf(selected)}
+          children={children.get(selected)?.map((c) => ({ key: c, title: plan.nodes.find((n) => n.key === c)?.title ?? c, status: statusOf(c) }))}
           events={live.nodeEvents.get(selected) ?? 0} onClose={() => setSelected(null)} />
       )}
     </section>

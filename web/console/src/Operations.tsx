@@ -3,6 +3,7 @@ import { useApolloClient, useSubscription } from "@apollo/client/react";
 import { DriftPanel } from "./Drift";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { graphql, useFragment as readFragment } from "./gql";
+import { Status, StatusLegend } from "./ui";
 import type { OperationFilter, OperationRowFragment, OperationStatus, OperationsQuery as OperationsQueryResult, OperationsQueryVariables } from "./gql/graphql";
 
 const OperationsQuery = graphql(`
@@ -254,7 +255,7 @@ export function Operations() {
               return (
                 <tr key={r.id} data-status={r.status} style={{ height: rowHeight }}>
                   <td><a href={`#/operations/${encodeURIComponent(r.id)}`}>{r.action} {r.resource?.key ?? ""}</a></td>
-                  <td><span className={`status status-${r.status.toLowerCase()}`}>{r.status}</span></td>
+                  <td><Status value={r.status} /></td>
                   <td>{r.progress.currentPhase}</td>
                   <td><progress max={1} value={r.progress.progress} aria-label={`progress of ${r.action} ${r.resource?.key ?? ""}`} /></td>
                   <td>{[...r.progress.needsAttention, ...(r.progress.patchesAwaitingApproval ? [`${r.progress.patchesAwaitingApproval} patch(es) await approval`] : [])].join("; ")}</td>
@@ -266,6 +267,7 @@ export function Operations() {
           </tbody>
         </table>
       </div>
+      <StatusLegend statuses={["WAITING", "RUNNING", "PENDING", "SUCCEEDED", "FAILED", "CANCELLED"]} label="operation status legend" />
       <p role="status">{plural(list.total, "operation")}{rows.length < list.total && ` (${rows.length} read)`}</p>
     </section>
   );

@@ -197,7 +197,7 @@ type Patch = NonNullable<PatchesQuery["operation"]>["patches"][number];
 // diff and a field diff), who must approve and why, the decisions so far;
 // approve and reject bind to the digest shown; an applied patch can be
 // reverted (a new patch, approved like any other).
-export function Patches({ operation, revision, nodes, patchEvents }: { operation: string; revision: number; nodes: string[]; patchEvents: number }) {
+export function Patches({ operation, revision, nodes, patchEvents, ended }: { operation: string; revision: number; nodes: string[]; patchEvents: number; ended: boolean }) {
   const { data, error, refetch } = useQuery(PatchesQueryDoc, { variables: { id: operation }, fetchPolicy: "cache-and-network" });
   const [open, setOpen] = useState<string | null>(null);
   // A patch event (proposed, decided, applied, stale, …) or a new
@@ -216,7 +216,10 @@ export function Patches({ operation, revision, nodes, patchEvents }: { operation
     <section aria-labelledby="patches-title">
       <h3 id="patches-title">Patches</h3>
       <ReadOnlyNote />
-      <ProposeForm operation={operation} revision={revision} nodes={nodes} templates={data.nodeTemplates} onProposed={(id) => { setOpen(id); void refetch(); }} />
+      {/* A finished operation takes no patch (the server would refuse
+          one): its history stays readable below. */}
+      {ended ? <p className="muted" role="note">The operation has ended: it takes no more patches.</p>
+        : <ProposeForm operation={operation} revision={revision} nodes={nodes} templates={data.nodeTemplates} onProposed={(id) => { setOpen(id); void refetch(); }} />}
       {patches.length === 0 && <p>No patch yet.</p>}
       <ul className="patches">
         {patches.map((p) => (

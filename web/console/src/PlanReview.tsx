@@ -4,6 +4,7 @@ import { graphql } from "./gql";
 import type { PlanChangeOp, PlanReviewQuery } from "./gql/graphql";
 import { Dag } from "./Dag";
 import { ActionButton, ReadOnlyNote, readOnly, useViewer } from "./viewer";
+import { KeyValues, Status } from "./ui";
 
 const PlanReviewDoc = graphql(`
   query PlanReview($id: ID!) {
@@ -35,6 +36,11 @@ const PlanReviewDoc = graphql(`
         steps
         bindings
       }
+      target {
+        key
+        effect
+        description
+      }
       nodes {
         key
         type
@@ -42,6 +48,7 @@ const PlanReviewDoc = graphql(`
         simulated
         parameters
         template
+        children
       }
       edges {
         from
@@ -146,18 +153,20 @@ export function PlanReview({ id }: { id: string }) {
   return (
     <section aria-labelledby="plan-title">
       <p><a href="#/plans">← Plans</a></p>
-      <h2 id="plan-title">Plan: {plan.intent.action} {plan.intent.targetResourceType} <span className={`status status-${plan.status.toLowerCase()}`}>{plan.status}</span></h2>
+      <h2 id="plan-title">Plan: {plan.intent.action} {plan.intent.targetResourceType} <Status value={plan.status} /></h2>
       <p className="muted">{plan.scenarioRef} · revision {plan.revision} · {plan.summary.steps} steps · intent by {plan.intent.actor}</p>
       <dl className="simple">
-        <dt>Desired result</dt><dd><code>{JSON.stringify(plan.intent.desiredResult ?? {})}</code></dd>
-        <dt>Constraints</dt><dd><code>{JSON.stringify(plan.intent.constraints ?? {})}</code></dd>
+        <dt>Desired result</dt><dd><KeyValues value={plan.intent.desiredResult} label="desired result" /></dd>
+        <dt>Constraints</dt><dd><KeyValues value={plan.intent.constraints} label="constraints" /></dd>
+        {plan.target && <><dt>Its resource</dt><dd><Status value={plan.target.effect}>{plan.target.effect.toLowerCase()}</Status> {plan.target.description}</dd></>}
       </dl>
+      {plan.target && (plan.target.effect === "REAPPLY" || plan.target.effect === "REFUSED") && <p className="target" role="note">{plan.target.description}</p>}
       {plan.problems.length > 0 && <ul role="alert" className="error">{plan.problems.map((p) => <li key={p}>{p}</li>)}</ul>}
       <ReadOnlyNote />
       <ActionButton verdict={startable} busy={started.loading} onClick={async () => {
         const r = await start({ variables: { plan: plan.id, key } }).catch(() => null);
         if (r?.data) location.hash = `#/operations/${encodeURIComponent(r.data.startOperation.id)}`;
-      }}>Start operation</ActionButton>
+      }} kind="primary">Start operation</ActionButton>
       {started.error && <p role="alert" className="error">{started.error.message}</p>}
       <Bindings plan={plan} />
       <h3>DAG</h3>
@@ -185,7 +194,7 @@ function Bindings({ plan }: { plan: Plan }) {
         <details key={b.key} className="binding" open={b.status !== "RESOLVED"}>
           <summary>
             <strong>{b.key}</strong> ({b.requirement.capability}) → {b.provider ? b.provider.resourceKey : b.subOperation ? `new, by ${b.subOperation.scenario}` : "unresolved"}
-            {" "}<span className={`status status-${b.status.toLowerCase()}`}>{b.status}</span>{b.explicit && " · chosen explicitly"}
+            {" "}<Status value={b.status} />{b.explicit && " · chosen explicitly"}
           </summary>
           <p>{b.reason}</p>
           <table>
@@ -197,8 +206,8 @@ function Bindings({ plan }: { plan: Plan }) {
                   <td>{c.ref}{c.via.length > 0 && <span className="muted"> via {c.via.join(" → ")}</span>}</td>
                   <td>{c.selected ? "selected" : c.accepted ? `accepted (rank ${c.rank ?? "?"})` : "rejected"}</td>
                   <td>{c.reason}</td>
-                  <td>{c.checks.map((k) => <div key={k.key} className={k.passed ? "passed" : "failed"}>{k.passed ? "✓" : "✗"} {k.key}: {k.reason}</div>)}</td>
-                  <td>{c.policies.map((p) => <div key={p.policy} className={p.passed ? "passed" : "failed"}>{p.passed ? "✓" : "✗"} {p.policy}: {p.reason}</div>)}</td>
+                  <td><ul className="checks">{c.checks.map((k) => <li key={k.key} className={k.passed ? "passed" : "failed"}><span aria-hidden="true">{k.passed ? "✓" : "✗"}</span><span className="sr-only">{k.passed ? "passed" : "failed"}</span> {k.reason}</li>)}</ul></td>
+                  <td><ul className="checks">{c.policies.map((p) => <li key={p.policy} className={p.passed ? "passed" : "failed"}><span aria-hidden="true">{p.passed ? "✓" : "✗"}</span><span className="sr-only">{p.passed ? "passed" : "failed"}</span> {p.reason}</li>)}</ul></td>
                 </tr>
               ))}
             </tbody>

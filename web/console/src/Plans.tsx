@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
+import { KeyValues, Status } from "./ui";
 import type { IntentMode } from "./gql/graphql";
 import { ActionButton, may, readOnly, useViewer } from "./viewer";
 
@@ -66,9 +67,9 @@ export function Plans() {
         <tbody>
           {edges.map(({ node: i }) => (
             <tr key={i.id}>
-              <td>{i.action} {i.targetResourceType} <code>{JSON.stringify(i.desiredResult ?? {})}</code></td>
-              <td>{i.status.toLowerCase()}</td>
-              <td>{i.latestPlan ? <a href={`#/plans/${encodeURIComponent(i.latestPlan.id)}`}>{i.latestPlan.status.toLowerCase()} · revision {i.latestPlan.revision}</a> : "not planned"}</td>
+              <td>{i.action} {i.targetResourceType} <KeyValues value={i.desiredResult} label="desired result" /></td>
+              <td><Status value={i.status} /></td>
+              <td>{i.latestPlan ? <a href={`#/plans/${encodeURIComponent(i.latestPlan.id)}`}><Status value={i.latestPlan.status} /> · revision {i.latestPlan.revision}</a> : "not planned"}</td>
               <td>{i.actor}</td>
             </tr>
           ))}

@@ -1,3 +1,5 @@
+import { ServerError } from "@apollo/client/errors";
+
 // The extensions of a GraphQL error as Apollo hands it over: the first
 // error's code, and OVERFLOW's cursor to resume from.
 type Extensions = Record<string, unknown> | undefined;
@@ -6,8 +8,10 @@ function extensionsOf(err: unknown): Extensions[] {
   return ((err as { errors?: { extensions?: Extensions }[] }).errors ?? []).map((e) => e.extensions);
 }
 
-// codeOf is a GraphQL error's extensions.code.
+// codeOf is a GraphQL error's extensions.code. A request the server
+// refused before GraphQL (HTTP 401: no valid token) is UNAUTHENTICATED too.
 export function codeOf(err: unknown): string | undefined {
+  if (ServerError.is(err) && err.statusCode === 401) return "UNAUTHENTICATED";
   const code = extensionsOf(err)[0]?.code;
   return typeof code === "string" ? code : undefined;
 }

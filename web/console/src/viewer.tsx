@@ -42,15 +42,17 @@ export function readOnly(viewer: Viewer): boolean {
 // disabled with the reason beside it for everyone else. (A token with only
 // custom roles takes no role-only action but may decide a gate that asks
 // for its role: the verdict, not the role list, decides.)
-export function ActionButton({ verdict, onClick, busy, children, label }: {
+export function ActionButton({ verdict, onClick, busy, children, label, kind }: {
   verdict: Verdict; onClick: () => void; busy?: boolean; children: ReactNode; label?: string;
+  // kind styles the button: primary (the page's main action), danger.
+  kind?: "primary" | "danger";
 }) {
   const viewer = useViewer();
   if (!verdict.allowed && readOnly(viewer)) return null;
   const refused = !verdict.allowed;
   return (
     <span className="action">
-      <button type="button" aria-label={label} disabled={refused || busy} aria-disabled={refused || busy}
+      <button type="button" className={kind} aria-label={label} disabled={refused || busy} aria-disabled={refused || busy}
         title={refused ? verdict.reason ?? "" : ""} onClick={onClick}>{children}</button>
       {refused && <span className="why">{verdict.reason}</span>}
     </span>
