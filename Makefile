@@ -134,5 +134,5 @@ fmt: ## Format the code.
 vet: ## go vet.
 	$(GO) vet ./...
 
-clean: ## Remove build output and the default data directory.
-	rm -rf bin $(DATA_DIR)
+clean: ## Remove build output and the default data directory (./data only: a CAPSTAN_DATA_DIR elsewhere is never removed).
+	rm -rf bin ./data

@@ -63,7 +63,8 @@ func TestTheDockerContextHoldsTheBuildAndNothingElse(t *testing.T) {
 
 	// What must never be sent, whether or not it exists here.
 	for _, n := range []string{"web/console/node_modules/react/index.js", "web/livetest/node_modules/x", "node_modules/x",
-		"bin/capstan", "data/capstan.db", "data/dev-token", ".git/HEAD", "cmd/capstan/capstan.test", "cpu.out"} {
+		"bin/capstan", "data/capstan.db", "data/dev-token", ".git/HEAD", "cmd/capstan/capstan.test", "cpu.out",
+		"mydata/dev-token", "mydata/capstan.db", ".env", "deploy/.env.prod", "deploy/tokens.prod.yaml"} {
 		require.True(t, ignored(n), "%s would be sent to the build", n)
 	}
 

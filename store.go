@@ -176,7 +176,17 @@ type CandidateQuery struct {
 	// Lifecycles are the lifecycle statuses a candidate may be in (none:
 	// active only).
 	Lifecycles Lifecycles
+	// Owner is the key of the resource the search is for (the intent's
+	// target): neither it nor what is part_of it counts among a
+	// candidate's consumers, so re-applying a workload keeps the provider
+	// it already uses.
+	Owner string
 }
+
+// MaxConsumers bounds the consumer keys a candidate carries; past it,
+// MoreConsumers says there are more (a provider used by thousands costs
+// no more to judge than one used by twenty).
+const MaxConsumers = 20
 
 // Defaults of CandidateQuery.
 const (
@@ -261,10 +271,24 @@ type Candidate struct {
 	// Checks explains every check; stores fill it for returned candidates.
 	Checks []ConstraintCheck
 	// Consumers are the keys of the resources that run on, depend on, use
-	// or connect to the candidate (deleted ones not counted), sorted;
-	// stores fill it for returned candidates. Policies read it as
-	// provider.consumers (a dedicated provider serves one workload).
-	Consumers []string
+	// or connect to the candidate — deleted ones, the query's Owner and
+	// what is part_of it not counted — sorted, at most MaxConsumers of
+	// them; MoreConsumers says there are more. Stores fill them for
+	// returned candidates. Policies read them as provider.consumers and
+	// provider.more_consumers (a dedicated provider serves one workload).
+	Consumers     []string
+	MoreConsumers bool
+}
+
+// CapConsumers sorts keys (each once) and keeps at most MaxConsumers,
+// saying whether it dropped any.
+func CapConsumers(keys []string) ([]string, bool) {
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	if len(keys) > MaxConsumers {
+		return keys[:MaxConsumers], true
+	}
+	return keys, false
 }
 
 // Passed reports whether every check passed.

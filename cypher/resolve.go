@@ -63,7 +63,9 @@ const (
 	candidateRow = `{r: startNode(p), p: p, capability: x.capability, via: x.via, failed: x.failed}`
 	keptRow      = `{id: x.r.id, type: x.r.type, name: x.r.name, environment: x.r.environment,
           lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed,
-          consumers: COLLECT { WITH x.r AS t MATCH (c:Resource)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO]->(t) WHERE c.lifecycle <> 'deleted' RETURN c.type + '/' + c.name }}`
+          consumers: COLLECT { WITH x.r AS t MATCH (c:Resource)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO]->(t)
+            WHERE coalesce(c.lifecycle, '') <> 'deleted' AND c.ukey <> $owner AND NOT EXISTS { (c)-[:PART_OF]->(:Resource {ukey: $owner}) }
+            WITH DISTINCT c.type + '/' + c.name AS key ORDER BY key LIMIT $consumers RETURN key }}`
 )
 
 // QueryCandidates judges each distinct offer (profile) once and counts its
@@ -230,7 +232,8 @@ const all = 1<<31 - 1
 // see withDefinition) and its parameters.
 func candidateQuery(org string, q capstan.CandidateQuery, checks []map[string]any, maxPassing, maxRejected int) (string, map[string]any) {
 	skip := max(0, q.SkipPassing)
-	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all, "lifecycles": q.Lifecycles.Strings()}
+	params := map[string]any{"want": uid(org, q.Capability), "checks": checks, "skip": skip, "upto": all, "keep": all, "lifecycles": q.Lifecycles.Strings(),
+		"owner": uid(org, q.Owner), "consumers": capstan.MaxConsumers + 1}
 	if maxPassing >= 0 {
 		params["upto"] = skip + maxPassing
 	}
@@ -298,10 +301,9 @@ func candidates(v any, org string) []capstan.Candidate {
 		r := &capstan.Resource{Meta: capstan.Meta{ID: str(m["id"]), OrganizationID: org}, Type: str(m["type"]), Name: str(m["name"]),
 			Environment: str(m["environment"]), LifecycleStatus: capstan.LifecycleStatus(str(m["lifecycle"])),
 			HealthStatus: capstan.HealthStatus(str(m["health"])), ProvidedCapabilities: []capstan.ProvidedCapability{pc}}
-		consumers := strs(m["consumers"])
-		slices.Sort(consumers)
+		consumers, more := capstan.CapConsumers(strs(m["consumers"]))
 		out = append(out, capstan.Candidate{Resource: r, Capability: str(m["capability"]), Via: strs(m["via"]), Failed: strs(m["failed"]),
-			Consumers: slices.Compact(consumers)})
+			Consumers: consumers, MoreConsumers: more})
 	}
 	return out
 }

@@ -144,7 +144,7 @@ func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.Candid
 		c.Resource = &slim
 		c.Checks = capstan.CheckCandidateKeys(&d.facts[kept[i].pc], q.Lifecycles, keys, q.Constraints, want.Spec)
 	}
-	return res, s.fillConsumers(ctx, org, res.Candidates)
+	return res, s.fillConsumers(ctx, org, q.Owner, res.Candidates)
 }
 
 // only returns an index of the one provider with key, or nil.

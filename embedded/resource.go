@@ -440,13 +440,13 @@ func neighbours(tx *bolt.Tx, org string, r *capstan.Resource, dir capstan.Direct
 		}
 		return out, nil
 	}
-	err := eachIncoming(tx, org, r.Key(), func(typ capstan.RelationshipType, sourceID string) error {
+	err := eachIncoming(tx, org, r.Key(), func(typ capstan.RelationshipType, sourceID string) (bool, error) {
 		src, err := loadResource(tx, org, sourceID)
 		if err != nil || src == nil {
-			return err
+			return err == nil, err
 		}
 		out = append(out, capstan.Dependency{Resource: src, Relationship: typ, From: r.Key()})
-		return nil
+		return true, nil
 	})
 	return out, err
 }

@@ -42,7 +42,7 @@ func (r *resolution) bind(ctx context.Context, b capstan.ResourceBinding, def *c
 // rejected every one so far, so a large catalog costs one page. It returns
 // how many providers the store considered.
 func (r *resolution) judgePages(ctx context.Context, b *capstan.ResourceBinding, def *capstan.CapabilityDefinition) (int, error) {
-	q := capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints, Lifecycles: b.Requirement.Lifecycles}
+	q := capstan.CandidateQuery{Capability: def.Key, Constraints: b.Constraints, Lifecycles: b.Requirement.Lifecycles, Owner: r.intent.TargetKey()}
 	if b.Requirement.Strategy == capstan.StrategyExplicit {
 		q.Provider = b.Requirement.Provider
 	}
@@ -91,7 +91,7 @@ func (r *resolution) judgeResources(b capstan.ResourceBinding, cands []capstan.C
 		v.Policies = r.planner.Policies.Evaluate(b.Requirement.Capability, policy.Input{
 			Intent: r.intentVars(), Requirement: requirementVars(b),
 			Provider: providerVars(capstan.CandidateResource, c.Resource.Key(), c.Resource.Type, c.Resource.Name,
-				c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes, otherConsumers(c.Consumers, r.intent.TargetKey())),
+				c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes, c.Consumers, c.MoreConsumers),
 		})
 		if failed := failedPolicies(v.Policies); failed != "" {
 			v.Reason = "rejected by policy " + failed
@@ -196,7 +196,7 @@ func (r *resolution) judgeScenario(b capstan.ResourceBinding, def *capstan.Capab
 	env, _ := b.Constraints["environment"].(string)
 	v.Policies = r.planner.Policies.Evaluate(def.Key, policy.Input{
 		Intent: r.intentVars(), Requirement: requirementVars(b),
-		Provider: providerVars(capstan.CandidateScenario, sc.Ref(), sc.TargetResourceType, "", env, string(capstan.LifecyclePlanned), nil, attrs, nil),
+		Provider: providerVars(capstan.CandidateScenario, sc.Ref(), sc.TargetResourceType, "", env, string(capstan.LifecyclePlanned), nil, attrs, nil, false),
 	})
 	if failed := failedPolicies(v.Policies); failed != "" {
 		v.Reason = "rejected by policy " + failed
@@ -266,26 +266,14 @@ func requirementVars(b capstan.ResourceBinding) map[string]any {
 	return map[string]any{"id": b.ID, "capability": b.Requirement.Capability, "constraints": orEmpty(b.Constraints)}
 }
 
-func providerVars(kind, key, typ, name, env, lifecycle string, scope, attrs map[string]any, consumers []string) map[string]any {
+func providerVars(kind, key, typ, name, env, lifecycle string, scope, attrs map[string]any, consumers []string, more bool) map[string]any {
 	if consumers == nil {
 		consumers = []string{}
 	}
 	return map[string]any{
 		"kind": kind, "key": key, "type": typ, "name": name, "environment": env, "lifecycle": lifecycle,
-		"scope": orEmpty(scope), "attributes": orEmpty(attrs), "consumers": consumers,
+		"scope": orEmpty(scope), "attributes": orEmpty(attrs), "consumers": consumers, "more_consumers": more,
 	}
-}
-
-// otherConsumers is a provider's consumers but the intent's own resource
-// (target): re-applying a workload keeps the provider it already uses.
-func otherConsumers(consumers []string, target string) []string {
-	out := make([]string, 0, len(consumers))
-	for _, c := range consumers {
-		if c != target {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func orEmpty(m map[string]any) map[string]any {

@@ -9,10 +9,12 @@
 // requirement (id, capability, constraints) and provider (kind, key,
 // type, name, environment, lifecycle, scope, attributes, consumers — the
 // keys of the other resources that run on, depend on, use or connect to
-// it; the intent's own resource is not counted, so re-applying a workload
-// keeps its provider). A policy may give explain, a string expression
-// saying why a candidate fails require (cel-go's string extensions, so
-// join works); its text follows the description.
+// it, at most capstan.MaxConsumers of them, and more_consumers when there
+// are more; the intent's own resource and what is part_of it are not
+// counted, so re-applying a workload keeps its provider). A policy may
+// give explain, a string expression saying why a candidate fails require
+// (cel-go's string extensions, so join works); its text, cut at
+// maxExplained bytes, follows the description.
 package policy
 
 import (
@@ -158,8 +160,15 @@ func (c *Compiled) explained(vars map[string]any) string {
 	if !ok || text == "" {
 		return c.Policy.Description
 	}
+	if len(text) > maxExplained {
+		text = strings.ToValidUTF8(text[:maxExplained], "") + "…"
+	}
 	return desc + ": " + text + "."
 }
+
+// maxExplained bounds what explain adds to a verdict: every plan stores
+// its candidates' verdicts.
+const maxExplained = 500
 
 func evalBool(p cel.Program, vars map[string]any) (bool, error) {
 	out, _, err := p.Eval(vars)

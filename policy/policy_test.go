@@ -81,6 +81,7 @@ func TestExplainSaysWhyAPolicyFails(t *testing.T) {
 		"dedicated to another":        {provider("dedicated", []string{"tempo.instance/prod-tempo"}), false, "dedicated: Storage serves one workload: it already serves tempo.instance/prod-tempo."},
 		"dedicated to two others":     {provider("dedicated", []string{"a.b/c", "a.b/d"}), false, "dedicated: Storage serves one workload: it already serves a.b/c, a.b/d."},
 		"explain cannot be evaluated": {provider("dedicated", []any{1}), false, "dedicated: Storage serves one workload (explain could not be evaluated: "},
+		"a long explanation is cut":   {provider("dedicated", []string{strings.Repeat("x", 2000)}), false, "dedicated: Storage serves one workload: it already serves " + strings.Repeat("x", 500-len("it already serves ")) + "…."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := set.Evaluate("s3", tt.in)

@@ -12,11 +12,14 @@ demo_target() {
   url=${CAPSTAN_URL:-http://$host:$port/graphql}
   local tokenfile=${CAPSTAN_DATA_DIR:-data}/dev-token
   admin=${CAPSTAN_DEV_TOKEN:-}
-  if [ -z "$admin" ] && [ -r "$tokenfile" ]; then
-    admin=$(<"$tokenfile")
+  # make run's own token, only for make run's own server: never sent to a
+  # CAPSTAN_URL elsewhere. The server trims it and ignores one too short.
+  if [ -z "$admin" ] && [ -z "${CAPSTAN_URL:-}" ] && [ -r "$tokenfile" ]; then
+    admin=$(tr -d '[:space:]' <"$tokenfile")
+    [ "${#admin}" -ge 16 ] || admin=""
   fi
   if [ -z "$admin" ]; then
-    echo "demo: no token: set CAPSTAN_DEV_TOKEN to the token make run printed (or CAPSTAN_DATA_DIR to its data directory, which keeps it in dev-token)" >&2
+    echo "demo: no token: set CAPSTAN_DEV_TOKEN to the token the server printed (for make run's server, CAPSTAN_DATA_DIR to its data directory, which keeps it in dev-token)" >&2
     exit 2
   fi
   echo "demo: against $url (set CAPSTAN_LISTEN as for make run, or CAPSTAN_URL)"
@@ -45,7 +48,11 @@ except urllib.error.HTTPError as e:
         out = json.loads(body)
     except ValueError:
         stop("HTTP %d and no GraphQL answer: is Capstan listening there? (CAPSTAN_LISTEN, CAPSTAN_URL)" % e.code)
+except TimeoutError:
+    stop("no answer within 30 s: the server is there but busy, or stuck")
 except (urllib.error.URLError, OSError) as e:
+    if isinstance(getattr(e, "reason", None), TimeoutError):
+        stop("no answer within 30 s: the server is there but busy, or stuck")
     stop("no server answers (%s): start it with make run, or point CAPSTAN_LISTEN / CAPSTAN_URL at it" % getattr(e, "reason", e))
 else:
     try:

@@ -71,6 +71,15 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	if err := Startable(plan, in); err != nil {
 		return nil, err
 	}
+	if parentID == "" { // a sub-operation's plan was made a moment ago, by its parent's executor
+		pl, err := s.planner(ctx, org)
+		if err != nil {
+			return nil, err
+		}
+		if err := pl.Recheck(ctx, org, plan, in); err != nil {
+			return nil, err
+		}
+	}
 	if err := plan.Move(capstan.PlanRunning); err != nil {
 		return nil, err
 	}

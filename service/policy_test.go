@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -77,4 +78,52 @@ func TestPatchPolicies(t *testing.T) {
 	require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err))
 	require.Contains(t, err.Error(), "[rejected-by-policy]")
 	require.Contains(t, err.Error(), "no-rebind-in-prod")
+}
+
+// TestAStartJudgesItsProvidersAgain: two prod Tempos planned while a
+// dedicated MinIO was free both bind it; once the first workload uses it,
+// the second plan's start is CONFLICT naming the binding, the provider and
+// the policy — it never starts on storage another workload holds — while
+// a plan whose providers still qualify starts.
+func TestAStartJudgesItsProvidersAgain(t *testing.T) {
+	svc, store := setup(t)
+	ctx := testenv.Admin(testenv.Org)
+	free := &capstan.Resource{Type: "minio.instance", Name: "free-dedicated", Environment: "prod", LifecycleStatus: capstan.LifecycleActive,
+		HealthStatus: capstan.HealthHealthy, Relationships: []capstan.Relationship{{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/prod-k8s"}},
+		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: "object_storage.s3", Scope: map[string]any{"environment": "prod", "region": "eu-central"},
+			Attributes: map[string]any{"encryption": "required", "access_mode": "dedicated", "min_capacity_gb": 500}}}}
+	_, err := store.ImportResources(context.Background(), testenv.Org, []*capstan.Resource{free})
+	require.NoError(t, err)
+	tempo := func(name string) *capstan.Plan {
+		in := testenv.SeedIntent()
+		in.DesiredResult = map[string]any{"name": name, "version": "2.x"}
+		p := plan(t, svc, in)
+		require.Equal(t, capstan.PlanReady, p.Status, "%v", p.Problems)
+		for _, b := range p.Bindings {
+			if b.ID == "object-storage" {
+				require.NotNil(t, b.Provider, "%+v", b)
+				require.Equal(t, free.Key(), b.Provider.ResourceKey, "the free dedicated MinIO is chosen")
+			}
+		}
+		return p
+	}
+	first, second := tempo("tempo-a"), tempo("tempo-b")
+
+	// tempo-a's workload now uses the MinIO (as its operation's first step does).
+	user := &capstan.Resource{Type: "tempo.instance", Name: "tempo-a", Environment: "prod", LifecycleStatus: capstan.LifecycleProvisioning,
+		HealthStatus: capstan.HealthUnknown, Relationships: []capstan.Relationship{{Type: capstan.RelUses, Target: free.Key()}}}
+	_, err = store.ImportResources(context.Background(), testenv.Org, []*capstan.Resource{user})
+	require.NoError(t, err)
+
+	_, err = svc.StartOperation(ctx, second.ID, "")
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "object-storage: minio.instance/free-dedicated now fails policy prod-object-storage-dedicated: Production object storage must be dedicated to one workload: it already serves tempo.instance/tempo-a.")
+	require.Contains(t, err.Error(), "plan the intent again")
+	_, total, err := store.ListOperations(context.Background(), testenv.Org, capstan.OperationFilter{PlanID: second.ID})
+	require.NoError(t, err)
+	require.Zero(t, total, "nothing started")
+
+	op, err := svc.StartOperation(ctx, first.ID, "")
+	require.NoError(t, err, "tempo-a's own MinIO still qualifies for tempo-a")
+	require.NotEmpty(t, op.ID)
 }

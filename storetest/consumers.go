@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,6 +46,17 @@ func testCandidateConsumers(t *testing.T, s capstan.Store) {
 	require.Equal(t, []string{"tempo.instance/runner", "tempo.instance/user"}, consumers["s3.bucket/held"], "sorted, each once, the deleted one left out")
 	require.Empty(t, consumers["s3.bucket/free"], "part_of is no use, and orgB's user is orgB's")
 
+	// The query's owner and what is part_of it are not the provider's
+	// other consumers: re-applying the owner keeps its provider.
+	ingester := resource("tempo.instance", "user-ingester", "prod")
+	ingester.Relationships = []capstan.Relationship{{Type: capstan.RelPartOf, Target: user.Key()}, {Type: capstan.RelUses, Target: held.Key()}}
+	_, err = s.ImportResources(ctx, orgA, []*capstan.Resource{ingester})
+	require.NoError(t, err)
+	owned, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{Capability: "object_storage.s3", Provider: held.Key(), Owner: user.Key()})
+	require.NoError(t, err)
+	require.Equal(t, []string{"tempo.instance/runner"}, owned.Candidates[0].Consumers, "the owner and its part are left out")
+	require.False(t, owned.Candidates[0].MoreConsumers)
+
 	// Deleting the consumer frees the provider.
 	stored, err := s.GetResourceByKey(ctx, orgA, user.Key())
 	require.NoError(t, err)
@@ -52,5 +65,20 @@ func testCandidateConsumers(t *testing.T, s capstan.Store) {
 	only, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{Capability: "object_storage.s3", Provider: held.Key()})
 	require.NoError(t, err)
 	require.Len(t, only.Candidates, 1)
-	require.Equal(t, []string{"tempo.instance/runner"}, only.Candidates[0].Consumers)
+	require.Equal(t, []string{"tempo.instance/runner", "tempo.instance/user-ingester"}, only.Candidates[0].Consumers)
+
+	// Past MaxConsumers a candidate carries that many and says there are more.
+	var many []*capstan.Resource
+	for i := range capstan.MaxConsumers + 5 {
+		r := resource("tempo.instance", fmt.Sprintf("many-%02d", i), "prod")
+		r.Relationships = []capstan.Relationship{{Type: capstan.RelUses, Target: free.Key()}}
+		many = append(many, r)
+	}
+	_, err = s.ImportResources(ctx, orgA, many)
+	require.NoError(t, err)
+	crowded, err := s.FindCandidates(ctx, orgA, capstan.CandidateQuery{Capability: "object_storage.s3", Provider: free.Key()})
+	require.NoError(t, err)
+	require.Len(t, crowded.Candidates[0].Consumers, capstan.MaxConsumers)
+	require.True(t, crowded.Candidates[0].MoreConsumers)
+	require.True(t, slices.IsSorted(crowded.Candidates[0].Consumers))
 }

@@ -77,11 +77,9 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
         <span className="end">
           {/* Live updates flow only while a page follows something: on
               the others there is nothing to say. */}
-          {link !== "idle" && (
-            <span className={`link link-${link}`} role="status" aria-label="live updates">
-              <span aria-hidden="true">{link === "live" ? "●" : "○"}</span> {link === "live" ? "live" : link === "connecting" ? "connecting…" : "reconnecting…"}
-            </span>
-          )}
+          <span className={`link link-${link}`} role="status" aria-label="live updates">
+            {link !== "idle" && <><span aria-hidden="true">{link === "live" ? "●" : "○"}</span> {link === "live" ? "live" : link === "connecting" ? "connecting…" : "reconnecting…"}</>}
+          </span>
           {viewer && (
             <span className="viewer" aria-label="signed in as">
               {viewer.actor} · {viewer.organization} · {viewer.roles.join(", ")}

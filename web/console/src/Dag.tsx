@@ -132,18 +132,27 @@ export function containsEdges(nodes: DagNode[], edges: DagEdge[]): DagEdge[] {
 }
 
 // stageStatus is a stage's status from its children's (a stage has no run
-// of its own): failed or waiting or running when one is, succeeded when
-// every child is done (skipped or cancelled ones allowed), else pending.
-export function stageStatus(children: (string | undefined)[]): string | undefined {
+// of its own): failed, waiting or running when one child is; cancelled
+// when one was cancelled; skipped when all were; succeeded when every
+// child is done; else pending. Once the operation has ended nothing runs:
+// a stage it left unfinished reads cancelled.
+export function stageStatus(children: (string | undefined)[], ended = false): string | undefined {
   const s = children.map((c) => c ?? "PENDING");
   if (s.length === 0) return undefined;
-  for (const first of ["FAILED", "WAITING_INTERVENTION", "WAITING_APPROVAL", "RETRYING", "RUNNING", "VERIFYING"]) {
+  if (s.includes("FAILED")) return "FAILED";
+  const done = ["SUCCEEDED", "SKIPPED", "CANCELLED", "ROLLED_BACK"];
+  if (ended && !s.every((x) => done.includes(x))) return "CANCELLED";
+  for (const first of ["WAITING_INTERVENTION", "WAITING_APPROVAL", "RETRYING", "RUNNING", "VERIFYING"]) {
     if (s.includes(first)) return first === "RETRYING" || first === "VERIFYING" ? "RUNNING" : first;
   }
-  const done = ["SUCCEEDED", "SKIPPED", "CANCELLED", "ROLLED_BACK"];
-  if (s.every((x) => done.includes(x))) return s.every((x) => x === "CANCELLED") ? "CANCELLED" : s.some((x) => x === "ROLLED_BACK") ? "ROLLED_BACK" : "SUCCEEDED";
+  if (s.every((x) => done.includes(x))) {
+    if (s.includes("ROLLED_BACK")) return "ROLLED_BACK";
+    if (s.includes("CANCELLED")) return "CANCELLED";
+    return s.every((x) => x === "SKIPPED") ? "SKIPPED" : "SUCCEEDED";
+  }
   return s.some((x) => x !== "PENDING" && x !== "READY") ? "RUNNING" : "PENDING";
 }
 
 // dagStatuses are the statuses a DAG's legend lists.
-export const dagStatuses = ["PENDING", "RUNNING", "RETRYING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "SKIPPED"];
+export const dagStatuses = ["PENDING", "RUNNING", "VERIFYING", "RETRYING", "WAITING_APPROVAL", "WAITING_INTERVENTION", "SUCCEEDED", "FAILED",
+  "SKIPPED", "CANCELLED", "ROLLED_BACK"];

@@ -130,15 +130,16 @@ export function OperationPage({ id }: { id: string }) {
   if (error) return <p role="alert" className="error">{error.message}</p>;
   if (!op) return <p role="alert">No such operation.</p>;
   const plan = op.plan;
+  const status = live.status ?? op.status;
+  const ended = finalStatuses.has(status);
   const children = new Map(plan.nodes.filter((n) => n.children.length > 0).map((n) => [n.key, n.children]));
   const runOf = (key: string): Run | undefined => live.runs.get(key) ?? readRuns.get(key);
   // A stage has no run: its status is its children's.
   const statusOf = (key: string): string | undefined => {
     const kids = children.get(key);
-    return kids ? stageStatus(kids.map(statusOf)) : runOf(key)?.status;
+    return kids ? stageStatus(kids.map(statusOf), ended) : runOf(key)?.status;
   };
-  const status = live.status ?? op.status;
-  const ended = finalStatuses.has(status);
+
   return (
     <section aria-labelledby="operation-title">
       <p><a href="#/">← Operations</a></p>
