@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan/internal/testenv"
 )
 
 // The first hour of a newcomer (issue 35): `make run` and the demos take
@@ -74,8 +76,8 @@ func TestMakeRunAndTheDemosShareTheirSettings(t *testing.T) {
 
 	run := exec.Command("make", "-C", filepath.Join("..", ".."), "--no-print-directory", "run")
 	run.Env = env
-	var logs strings.Builder
-	run.Stdout, run.Stderr = &logs, &logs
+	logs := &testenv.SyncBuffer{} // written by the command's copiers, read here
+	run.Stdout, run.Stderr = logs, logs
 	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // make and the server it starts
 	require.NoError(t, run.Start())
 	exited := make(chan struct{})
