@@ -273,7 +273,9 @@ type Candidate struct {
 	// Consumers are the keys of the resources that run on, depend on, use
 	// or connect to the candidate — deleted ones, the query's Owner and
 	// what is part_of it not counted — sorted, at most MaxConsumers of
-	// them; MoreConsumers says there are more. Stores fill them for
+	// them; MoreConsumers says there are more (which ones are listed then
+	// is the order the store meets them in: reading them all to sort
+	// would make a crowded provider cost its crowd). Stores fill them for
 	// returned candidates. Policies read them as provider.consumers and
 	// provider.more_consumers (a dedicated provider serves one workload).
 	Consumers     []string

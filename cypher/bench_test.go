@@ -23,6 +23,11 @@ func BenchmarkCandidates(b *testing.B) {
 	storetest.BenchmarkCandidates(b, func(b *testing.B) capstan.Store { return open(b) })
 }
 
+// BenchmarkCrowdedProvider searches a provider thousands of workloads use.
+func BenchmarkCrowdedProvider(b *testing.B) {
+	storetest.BenchmarkCrowdedProvider(b, func(b *testing.B) capstan.Store { return open(b) })
+}
+
 // BenchmarkPlanIntentSeed plans the seed's example on Neo4j over the demo
 // catalog. Target: <= 100 ms.
 func BenchmarkPlanIntentSeed(b *testing.B) {

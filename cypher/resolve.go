@@ -65,7 +65,7 @@ const (
           lifecycle: x.r.lifecycle, health: x.r.health, provided: x.p.json, capability: x.capability, via: x.via, failed: x.failed,
           consumers: COLLECT { WITH x.r AS t MATCH (c:Resource)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO]->(t)
             WHERE coalesce(c.lifecycle, '') <> 'deleted' AND c.ukey <> $owner AND NOT EXISTS { (c)-[:PART_OF]->(:Resource {ukey: $owner}) }
-            WITH DISTINCT c.type + '/' + c.name AS key ORDER BY key LIMIT $consumers RETURN key }}`
+            WITH DISTINCT c.type + '/' + c.name AS key LIMIT $consumers RETURN key }}`
 )
 
 // QueryCandidates judges each distinct offer (profile) once and counts its

@@ -37,6 +37,16 @@ func BenchmarkCandidates(b *testing.B) {
 	})
 }
 
+// BenchmarkCrowdedProvider searches a provider thousands of workloads use.
+func BenchmarkCrowdedProvider(b *testing.B) {
+	storetest.BenchmarkCrowdedProvider(b, func(b *testing.B) capstan.Store {
+		s, err := embedded.Open(b.TempDir())
+		require.NoError(b, err)
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
 // BenchmarkOperationStep is one executor commit of a chain on bbolt.
 func BenchmarkOperationStep(b *testing.B) {
 	s, err := embedded.Open(b.TempDir())
