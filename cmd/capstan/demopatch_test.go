@@ -30,6 +30,15 @@ func runScript(t *testing.T, name string, limit time.Duration, env ...string) st
 	t.Helper()
 	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", name))
 	cmd.Env = append(os.Environ(), env...)
+	out, err := combinedWithin(t, cmd, limit)
+	require.NoError(t, err, "%s", out)
+	return out
+}
+
+// combinedWithin runs cmd and returns what it printed and how it ended;
+// one that outlives limit is killed and fails the test.
+func combinedWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) (string, error) {
+	t.Helper()
 	done := make(chan struct{})
 	var out []byte
 	var err error
@@ -39,8 +48,7 @@ func runScript(t *testing.T, name string, limit time.Duration, env ...string) st
 	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%s did not finish within %s: %s", name, limit, out)
+		t.Fatalf("%v did not finish within %s: %s", cmd.Args, limit, out)
 	}
-	require.NoError(t, err, "%s", out)
-	return string(out)
+	return string(out), err
 }

@@ -46,18 +46,7 @@ func makeIn(t *testing.T, limit time.Duration, env []string, args ...string) (st
 	t.Helper()
 	cmd := exec.Command("make", append([]string{"-C", filepath.Join("..", ".."), "--no-print-directory"}, args...)...)
 	cmd.Env = env
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("make %v did not finish within %s: %s", args, limit, out)
-	}
-	return string(out), err
+	return combinedWithin(t, cmd, limit)
 }
 
 // TestMakeRunAndTheDemosShareTheirSettings: `make run` listens on
