@@ -87,12 +87,7 @@ func (r *resolution) judgeResources(b capstan.ResourceBinding, cands []capstan.C
 			out = append(out, v)
 			continue
 		}
-		pc := c.Resource.Provides(c.Capability)
-		v.Policies = r.planner.Policies.Evaluate(b.Requirement.Capability, policy.Input{
-			Intent: r.intentVars(), Requirement: requirementVars(b),
-			Provider: providerVars(capstan.CandidateResource, c.Resource.Key(), c.Resource.Type, c.Resource.Name,
-				c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes, c.Consumers, c.MoreConsumers),
-		})
+		v.Policies = r.resourcePolicies(b, &c)
 		if failed := failedPolicies(v.Policies); failed != "" {
 			v.Reason = "rejected by policy " + failed
 			out = append(out, v)
@@ -260,6 +255,17 @@ func (r *resolution) intentVars() map[string]any {
 		"production":  r.planner.Production.Is(r.intent.Environment()),
 		"constraints": orEmpty(r.intent.Constraints), "desired_result": orEmpty(r.intent.DesiredResult),
 	}
+}
+
+// resourcePolicies judges an existing resource c for binding b against
+// every policy of its capability.
+func (r *resolution) resourcePolicies(b capstan.ResourceBinding, c *capstan.Candidate) []capstan.PolicyVerdict {
+	pc := c.Resource.Provides(c.Capability)
+	return r.planner.Policies.Evaluate(b.Requirement.Capability, policy.Input{
+		Intent: r.intentVars(), Requirement: requirementVars(b),
+		Provider: providerVars(capstan.CandidateResource, c.Resource.Key(), c.Resource.Type, c.Resource.Name,
+			c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes, c.Consumers, c.MoreConsumers),
+	})
 }
 
 func requirementVars(b capstan.ResourceBinding) map[string]any {

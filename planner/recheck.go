@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/policy"
 )
 
 // Recheck judges again, against the store as it is now, the policies
@@ -37,13 +36,7 @@ func (p *Planner) Recheck(ctx context.Context, org string, plan *capstan.Plan, i
 			failed = append(failed, fmt.Sprintf("%s: %s no longer provides %s", b.ID, b.Provider.ResourceKey, b.Requirement.Capability))
 			continue
 		}
-		pc := c.Resource.Provides(c.Capability)
-		verdicts := r.planner.Policies.Evaluate(b.Requirement.Capability, policy.Input{
-			Intent: r.intentVars(), Requirement: requirementVars(b),
-			Provider: providerVars(capstan.CandidateResource, c.Resource.Key(), c.Resource.Type, c.Resource.Name,
-				c.Resource.Environment, string(c.Resource.LifecycleStatus), pc.Scope, pc.Attributes, c.Consumers, c.MoreConsumers),
-		})
-		if why := failedPolicies(verdicts); why != "" {
+		if why := failedPolicies(r.resourcePolicies(b, c)); why != "" {
 			failed = append(failed, fmt.Sprintf("%s: %s now fails policy %s", b.ID, b.Provider.ResourceKey, why))
 		}
 	}

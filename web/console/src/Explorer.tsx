@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql, useFragment as readFragment } from "./gql";
-import { KeyValues, Status } from "./ui";
+import { KeyValues, Status, words } from "./ui";
 import type { Direction, ResourceDetailQuery } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
 
@@ -210,7 +210,7 @@ function ResourceView({ id }: { id: string }) {
           {data.dependencies.edges.length === 0 && <tr><td colSpan={5}>none</td></tr>}
           {data.dependencies.edges.map((e) => (
             <tr key={`${e.from}-${e.relationship}-${e.to}`}>
-              <td>{e.depth}</td><td>{e.from}</td><td>{e.relationship.toLowerCase().replace(/_/g, " ")}</td>
+              <td>{e.depth}</td><td>{e.from}</td><td>{words(e.relationship)}</td>
               <td><a href={`#/explorer/${encodeURIComponent(e.resource.id)}`}>{e.to}</a></td>
               <td>{e.resource.lifecycleStatus.toLowerCase()} · {e.resource.healthStatus.toLowerCase()}</td>
             </tr>

@@ -3,7 +3,7 @@ import { useApolloClient, useSubscription } from "@apollo/client/react";
 import { DriftPanel } from "./Drift";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { graphql, useFragment as readFragment } from "./gql";
-import { Status, StatusLegend } from "./ui";
+import { Status, StatusLegend, words } from "./ui";
 import type { OperationFilter, OperationRowFragment, OperationStatus, OperationsQuery as OperationsQueryResult, OperationsQueryVariables } from "./gql/graphql";
 
 const OperationsQuery = graphql(`
@@ -228,7 +228,7 @@ export function Operations() {
         <label>Status{" "}
           <select aria-label="Status" value={status} onChange={(e) => setStatus(e.target.value as OperationStatus | "")}>
             <option value="">any</option>
-            {statuses.map((s) => <option key={s} value={s}>{s.toLowerCase().replace(/_/g, " ")}</option>)}
+            {statuses.map((s) => <option key={s} value={s}>{words(s)}</option>)}
           </select>
         </label>
         <label>Resource <input aria-label="Resource" value={resourceKey} onChange={(e) => setResourceKey(e.target.value)} placeholder="minio.instance/demo" /></label>

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
+import { words } from "./ui";
 import { graphql } from "./gql";
 import type { PatchesQuery, PlanChangeOp } from "./gql/graphql";
 import { Dag, type DagEdge } from "./Dag";
@@ -368,7 +369,7 @@ function ProposeForm({ operation, revision, nodes, templates, onProposed }: {
     }}>
       <fieldset>
         <legend>Propose a patch on revision {revision}</legend>
-        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{ops.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
+        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{ops.map((o) => <option key={o} value={o}>{words(o)}</option>)}</select></label>
         <label>Node <select aria-label="Node" value={node} onChange={(e) => setNode(e.target.value)}>{nodes.map((n) => <option key={n}>{n}</option>)}</select></label>
         {inserts && (
           <>

@@ -4,7 +4,7 @@ import { graphql } from "./gql";
 import type { PlanChangeOp, PlanReviewQuery } from "./gql/graphql";
 import { Dag } from "./Dag";
 import { ActionButton, ReadOnlyNote, readOnly, useViewer } from "./viewer";
-import { KeyValues, Status } from "./ui";
+import { KeyValues, Status, words } from "./ui";
 
 const PlanReviewDoc = graphql(`
   query PlanReview($id: ID!) {
@@ -251,7 +251,7 @@ function EditForm({ plan, templates, onEdited }: { plan: Plan; templates: { name
     }}>
       <fieldset>
         <legend>Edit (revision {plan.revision}, version {plan.version})</legend>
-        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{editOps.map((o) => <option key={o} value={o}>{o.toLowerCase().replace(/_/g, " ")}</option>)}</select></label>
+        <label>Change <select aria-label="Change" value={op} onChange={(e) => setOp(e.target.value as PlanChangeOp)}>{editOps.map((o) => <option key={o} value={o}>{words(o)}</option>)}</select></label>
         <label>Node <select aria-label="Node" value={node} onChange={(e) => setNode(e.target.value)}>{plan.nodes.map((n) => <option key={n.key} value={n.key}>{n.title} ({n.key})</option>)}</select></label>
         {inserts && (
           <label>Template <select aria-label="Template" value={template} onChange={(e) => setTemplate(e.target.value)}>{templates.map((t) => <option key={`${t.pack}/${t.name}`} value={t.name}>{t.name} ({t.pack})</option>)}</select></label>
