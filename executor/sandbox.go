@@ -70,6 +70,11 @@ type Sandbox struct {
 	// userns: not root, but a user namespace (and mount, PID, IPC, UTS
 	// and network namespaces in it) can be made.
 	userns bool
+	// nested: as root, each job is in a user namespace of its own
+	// (identity-mapped), whose limits forbid it another; without it (a
+	// kernel or container that refuses one), a job may make user
+	// namespaces of its own.
+	nested bool
 	uids   chan uint32
 }
 
@@ -110,9 +115,13 @@ func NewSandbox(cfg SandboxConfig) *Sandbox {
 	for i := range cfg.Slots {
 		s.uids <- cfg.UIDBase + uint32(i)
 	}
-	if !cfg.Off {
-		s.namespaces = s.root && namespacesWork(false)
-		s.userns = !s.root && namespacesWork(true)
+	switch {
+	case cfg.Off:
+	case s.root:
+		s.nested = s.namespacesWork(true)
+		s.namespaces = s.nested || s.namespacesWork(false)
+	default:
+		s.userns = s.namespacesWork(true)
 	}
 	return s
 }
@@ -166,34 +175,68 @@ func (s *Sandbox) Describe() string {
 		if s.cfg.Network {
 			net = "the host's network"
 		}
-		return fmt.Sprintf("not root: a user namespace per job (the server's uid, without capabilities), mount/pid/ipc/uts namespaces, %s, limits %+v", net, s.cfg.Limits)
+		return fmt.Sprintf("not root: a user namespace per job (the server's uid, without capabilities) that forbids it another, mount/pid/ipc/uts namespaces and a root of its own, %s, limits %+v", net, s.cfg.Limits)
 	case s.namespaces:
 		net := "no network"
 		if s.cfg.Network {
 			net = "the host's network"
 		}
-		return fmt.Sprintf("uids %d-%d, mount/pid/ipc/uts namespaces, %s, limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, net, s.cfg.Limits)
+		users := "a user namespace per job that forbids it another"
+		if !s.nested {
+			users = "NO user namespace of its own (this host refuses one): a job may make user namespaces"
+		}
+		return fmt.Sprintf("uids %d-%d, %s, mount/pid/ipc/uts namespaces and a root of its own, %s, limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, users, net, s.cfg.Limits)
 	}
 	return fmt.Sprintf("limits %+v; not root, so jobs run as the server's user", s.cfg.Limits)
 }
 
-// namespacesWork runs what a job's prologue needs the way jobs run, to
-// learn whether the kernel (and a container around us) allows new
-// namespaces — in a user namespace of their own when user is set — and
-// the tools exist.
-func namespacesWork(user bool) bool {
-	for _, tool := range []string{"setpriv", "mount"} {
+// namespacesWork runs a job's whole prologue the way jobs run, with a
+// script that does nothing, to learn whether the kernel (and a container
+// around us) allows what it needs — new namespaces, a user namespace of
+// their own when user is set, pivot_root, a fresh /proc — and the tools
+// exist.
+func (s *Sandbox) namespacesWork(user bool) bool {
+	for _, tool := range []string{"setpriv", "mount", "pivot_root"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return false
 		}
 	}
-	cmd := exec.Command("bash", "-c", "mount --make-rprivate / && mount -o remount,bind,ro / && mount -t tmpfs capstan-probe /tmp && mount -t proc proc /proc")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: nsFlags(false)}
+	dir, err := os.MkdirTemp("", "capstan-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	cmd := s.isolated("exit 0", dir, dir, nil, s.cfg.UIDBase, user)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	return cmd.Run() == nil
+}
+
+// isolated prepares bash running script in namespaces of its own (see
+// namespacePrologue), as uid when the server is root. With user, they sit
+// in a user namespace of their own: the server's uid is 0 in it when the
+// server is not root (identity-mapped when it is), and the prologue
+// forbids it any nested user namespace.
+func (s *Sandbox) isolated(script, dir, outputs string, own map[string]string, uid uint32, user bool) *exec.Cmd {
+	become, passwd := s.dropPrivileges(), ""
+	if s.root {
+		become, passwd = s.becomeUser(uid), fmt.Sprint(uid)
+	}
+	nested := ""
 	if user {
+		nested = "forbid"
+	}
+	args := append([]string{"-c", s.namespacePrologue(become), "capstan-job", script, dir, outputs, passwd, fmt.Sprint(s.cfg.GID), nested}, s.cfg.Hide...)
+	cmd := exec.Command("bash", args...)
+	cmd.Dir = dir
+	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
+	switch {
+	case user && s.root:
+		identityNamespace(cmd.SysProcAttr)
+	case user:
 		userNamespace(cmd.SysProcAttr)
 	}
-	cmd.Env = []string{"PATH=" + jobPath}
-	return cmd.Run() == nil
+	return cmd
 }
 
 // userNamespace makes the process's namespaces inside a user namespace
@@ -204,6 +247,17 @@ func userNamespace(attr *syscall.SysProcAttr) {
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	attr.GidMappingsEnableSetgroups = false
+}
+
+// identityNamespace makes the process's namespaces inside a user
+// namespace of its own that maps every id to itself (the server is
+// root): files keep their owners, the job's uid is the same inside and
+// out, and the namespace's own limits can forbid the job nested ones.
+func identityNamespace(attr *syscall.SysProcAttr) {
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	attr.GidMappingsEnableSetgroups = true
 }
 
 func nsFlags(network bool) uintptr {
@@ -242,13 +296,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
 	if s.userns {
-		args := append([]string{"-c", s.namespacePrologue(s.dropPrivileges()), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
-		cmd := exec.Command("bash", args...)
-		cmd.Dir = dir
-		cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
-		userNamespace(cmd.SysProcAttr)
-		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
+		return &sandboxedJob{cmd: s.isolated(script, dir, outputs, own, 0, true), release: func() {}}, nil
 	}
 	uid := <-s.uids
 	release := func() { s.uids <- uid }
@@ -264,12 +312,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 			Credential: &syscall.Credential{Uid: uid, Gid: s.cfg.GID, Groups: []uint32{}}}
 		return &sandboxedJob{cmd: cmd, release: release}, nil
 	}
-	args := append([]string{"-c", s.namespacePrologue(s.becomeUser(uid)), "capstan-job", script, dir, outputs}, s.cfg.Hide...)
-	cmd := exec.Command("bash", args...)
-	cmd.Dir = dir
-	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
-	return &sandboxedJob{cmd: cmd, release: release}, nil
+	return &sandboxedJob{cmd: s.isolated(script, dir, outputs, own, uid, s.nested), release: release}, nil
 }
 
 // own gives the operation's sandbox and outputs directories to root and
@@ -309,44 +352,91 @@ func (s *Sandbox) limitsPrologue() string {
 }
 
 // namespacePrologue runs as root inside the job's new namespaces, then
-// becomes the job: every mount the host has made read-only (the job
-// writes nowhere but where it is given to: a file left in $HOME, /etc or
-// a pack directory would outlive it), a fresh /tmp holding only the operation's sandbox
-// ($2, at /tmp/job) and outputs ($3, at /tmp/outputs); the hidden paths
-// ($4…) covered; fresh /dev/shm, /var/tmp and /run/lock (nothing shared
-// with other jobs), /run covered without network; /proc showing only the
-// job's own processes; the limits; and, as uid, without capabilities or a
-// way to regain them, the script ($1), by become (becomeUser or
-// dropPrivileges). The job is PID 1 of its namespace: when it ends, every
-// process it left behind is killed, and it is killed when the server dies
-// (PDEATHSIG, set again after the uid changes).
+// becomes the job. It builds the job a root of its own on a tmpfs and
+// pivots into it, so nothing of the host is within reach but what is
+// named here:
+//
+//   - /usr, /etc and the /bin, /sbin and /lib links or directories, bound
+//     read-only (nosuid, nodev): the programs and their configuration;
+//   - a fresh /tmp holding only the operation's sandbox ($2, at /tmp/job)
+//     and outputs ($3, at /tmp/outputs), fresh /var/tmp, /run and
+//     /dev/shm (nothing shared with other jobs), a /dev of the harmless
+//     devices alone, and a /proc showing only the job's own processes.
+//
+// Everything else — the data directory, the tokens file, other users'
+// homes, /opt, /srv, /var, the host's sockets in /run or anywhere, /sys —
+// is not in it at all; the hidden paths ($7…) are covered too where they
+// fall inside /usr or /etc. As root ($4 the job's uid) the job gets a
+// passwd entry of its own (ssh and python ask who they are). In a user
+// namespace of its own ($6 = forbid), its limits forbid the job another:
+// it cannot unshare one to mount or map ids. Then, as the job's uid
+// without capabilities or a way to regain them, the script ($1), by
+// become (becomeUser or dropPrivileges). The job is PID 1 of its
+// namespace: when it ends, every process it left behind is killed, and it
+// is killed when the server dies (PDEATHSIG, set again after the uid
+// changes).
 func (s *Sandbox) namespacePrologue(become string) string {
 	return `set -e
-script=$1 work=$2 outputs=$3; shift 3
+PATH=/usr/local/sbin:/usr/sbin:/sbin:` + jobPath + `
+script=$1 work=$2 outputs=$3 uid=$4 gid=$5 nested=$6; shift 6
 exec 3<"$work" 4<"$outputs"
+own=$(readlink /proc/self/ns/user) init=$(readlink /proc/1/ns/user 2>/dev/null || true)
 mount --make-rprivate /
-while read -r _ _ _ _ mp _; do
-  printf -v mp '%b' "$mp"
-  mount -o remount,bind,ro "$mp"
-done </proc/self/mountinfo
-mount -t tmpfs -o size=1m,mode=0755 capstan-job /tmp
-mkdir ` + jobHome + ` ` + jobOutputs + `
-mount -c --bind /proc/self/fd/3 ` + jobHome + `
-mount -c --bind /proc/self/fd/4 ` + jobOutputs + `
-mount -c -o remount,bind,rw ` + jobHome + `
-mount -c -o remount,bind,rw ` + jobOutputs + `
-exec 3<&- 4<&-
-for p in "$@"; do
-  if [ -d "$p" ]; then mount -t tmpfs -o size=4k,mode=000 capstan-hidden "$p"
-  elif [ -e "$p" ]; then mount --bind /dev/null "$p"
+r=/tmp
+mount -t tmpfs -o size=4m,mode=0755 capstan-root "$r"
+for d in usr bin sbin lib lib32 lib64 libx32 etc; do
+  if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$r/$d"
+  elif [ -d "/$d" ]; then
+    mkdir "$r/$d"
+    mount -c --bind "/$d" "$r/$d"
+    mount -c -o remount,bind,ro,nosuid,nodev "$r/$d"
   fi
 done
-for p in /dev/shm /var/tmp /run/lock; do
-  if [ -d "$p" ]; then mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-private "$p"; fi
+mkdir "$r/tmp" "$r/proc" "$r/dev" "$r/run" "$r/var" "$r/var/tmp"
+mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-job "$r/tmp"
+mkdir "$r` + jobHome + `" "$r` + jobOutputs + `"
+mount -c --bind /proc/self/fd/3 "$r` + jobHome + `"
+mount -c --bind /proc/self/fd/4 "$r` + jobOutputs + `"
+exec 3<&- 4<&-
+mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-private "$r/var/tmp"
+mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-run "$r/run"
+mkdir -m 1777 "$r/run/lock"
+mount -t tmpfs -o size=64k,mode=0755,nosuid,noexec capstan-dev "$r/dev"
+for n in null zero full random urandom tty; do
+  : >"$r/dev/$n"
+  mount -c --bind "/dev/$n" "$r/dev/$n"
 done
-` + s.hideRun() + `mount -t proc -o nosuid,nodev,noexec proc /proc
+ln -s /proc/self/fd "$r/dev/fd"
+ln -s /proc/self/fd/0 "$r/dev/stdin"
+ln -s /proc/self/fd/1 "$r/dev/stdout"
+ln -s /proc/self/fd/2 "$r/dev/stderr"
+mkdir "$r/dev/shm"
+mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-shm "$r/dev/shm"
+` + s.resolvConf() + `if [ -n "$uid" ] && ! grep -q "^[^:]*:[^:]*:$uid:" /etc/passwd; then
+  { cat /etc/passwd; echo "capstan-job:x:$uid:$gid:Capstan job:` + jobHome + `:/usr/sbin/nologin"; } >"$r/.passwd"
+  mount -c --bind "$r/.passwd" "$r/etc/passwd"
+  mount -c -o remount,bind,ro "$r/etc/passwd"
+  rm "$r/.passwd"
+fi
+for p in "$@"; do
+  if [ -d "$r$p" ]; then mount -t tmpfs -o size=4k,mode=000 capstan-hidden "$r$p"
+  elif [ -e "$r$p" ]; then mount -c --bind /dev/null "$r$p"
+  fi
+done
+mount -t proc -o nosuid,nodev,noexec proc "$r/proc"
+if [ "$nested" = forbid ] && [ "$own" != "$init" ]; then
+  echo 0 >"$r/proc/sys/user/max_user_namespaces"
+fi
+cd "$r"
+mkdir .old
+pivot_root . .old
+cd /
+umount -l /.old
+rmdir /.old
+mount -o remount,bind,ro /
 cd ` + jobHome + `
 umask 007
+PATH=` + jobPath + `
 ` + s.limitsPrologue() + `
 exec ` + become + ` -- bash -c "$script"`
 }
@@ -365,14 +455,18 @@ func (s *Sandbox) dropPrivileges() string {
 	return "setpriv --no-new-privs --bounding-set=-all --inh-caps=-all --securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,+keep_caps_locked --pdeathsig KILL"
 }
 
-// hideRun covers /run (the host's sockets: D-Bus, a container runtime's)
-// when the job has no network; with the host's network it stays, as the
-// resolver configuration may live there.
-func (s *Sandbox) hideRun() string {
-	if s.cfg.Network {
+// resolvConf gives a job with the host's network the host's resolver
+// configuration when /etc/resolv.conf points into /run (systemd-resolved,
+// resolvconf): that one file, never the rest of /run and its sockets.
+func (s *Sandbox) resolvConf() string {
+	if !s.cfg.Network {
 		return ""
 	}
-	return "mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-run /run\n"
+	return `if [ -L /etc/resolv.conf ]; then
+  f=$(readlink -f /etc/resolv.conf)
+  case "$f" in /run/*) if [ -f "$f" ]; then mkdir -p "$r$(dirname "$f")"; : >"$r$f"; mount -c --bind "$f" "$r$f"; fi ;; esac
+fi
+`
 }
 
 // inNamespace rewrites the job's variables that name host paths of its

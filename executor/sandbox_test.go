@@ -33,7 +33,31 @@ const (
 	tokenSecret = "TOKEN-SECRET-4711"
 	envSecret   = "NEO4J-SECRET-4711"
 	otherSecret = "OTHER-OPERATION-SECRET-4711"
+	worldSecret = "WORLD-READABLE-4711"
 )
+
+// hostUnixSocket listens on a Unix socket anyone may connect to (mode
+// 0777, as a careless daemon's), answering HOST-SOCKET.
+func hostUnixSocket(t *testing.T, path string) string {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(path, 0o777))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("HOST-SOCKET\n"))
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return path
+}
 
 func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
 	t.Helper()
@@ -108,6 +132,8 @@ func TestHostileJobs(t *testing.T) {
 		}
 	}()
 	h := newHostileHost(t, JobLimits{CPUSeconds: 2, MemoryBytes: 256 << 20, Processes: 64, FileBytes: 8 << 20}, 32<<20)
+	hostSocket := hostUnixSocket(t, filepath.Join(h.open, "s"))
+	require.NoError(t, os.WriteFile(filepath.Join(h.open, "world"), []byte(worldSecret), 0o644))
 	attacks := []struct {
 		name, script string
 		timeout      time.Duration
@@ -128,6 +154,11 @@ func TestHostileJobs(t *testing.T) {
 		{"one huge file", `head -c 100M /dev/zero > big`, 30 * time.Second, "exit:153"}, // 128 + SIGXFSZ
 		{"fill the disk", `for i in $(seq 1 1000); do head -c 4M /dev/zero > "fill-$i" || true; done; sleep 5`, 30 * time.Second, "disk_quota"},
 		{"take the memory", `python3 -c 'x = bytearray(1 << 30); print("GOT IT")'`, 30 * time.Second, "exit:1"},
+		{"talk to a host socket", `python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(64))' "` + hostSocket + `"`, 5 * time.Second, "exit:1"},
+		{"make a user namespace", `unshare -Ur id && echo NESTED-USERNS`, 5 * time.Second, "exit:1"},
+		{"make a user namespace from python", `python3 -c 'import os; os.unshare(os.CLONE_NEWUSER); print("NESTED-USERNS")'`, 5 * time.Second, "exit:1"},
+		{"read world-readable host files", `cat "$OPEN/world"; ls /var/lib /opt /home /root /srv /sys /work /mnt 2>&1; find / -xdev -name world 2>/dev/null | xargs cat`, 10 * time.Second, ""},
+		{"read the mount table", `cat /proc/self/mountinfo /proc/mounts`, 5 * time.Second, ""},
 	}
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
@@ -136,6 +167,15 @@ func TestHostileJobs(t *testing.T) {
 			require.NotContains(t, string(res.Output), "CONTROL-PLANE")
 			require.NotContains(t, string(res.Output), "KILLED")
 			require.NotContains(t, string(res.Output), "GOT IT")
+			require.NotContains(t, string(res.Output), "HOST-SOCKET")
+			require.NotContains(t, string(res.Output), "NESTED-USERNS")
+			require.NotContains(t, string(res.Output), worldSecret)
+			if a.name == "read the mount table" {
+				require.NotContains(t, string(res.Output), h.tokens, "no mount names the tokens file")
+				require.NotContains(t, string(res.Output), "capstan-hidden", "nothing needed covering: the data directory is not in the job's root")
+				require.NotContains(t, string(res.Output), h.open)
+				require.Contains(t, string(res.Output), " /tmp/job ", "the test reads the table")
+			}
 			if a.kind != "" {
 				require.Equal(t, a.kind, res.ErrKind, "%s", res.Output)
 			}
@@ -183,34 +223,38 @@ func processRunning(marker string) bool {
 	return false
 }
 
-// TestHiddenPathsOutsideTmp: a data directory and tokens file that file
-// permissions would let any user read (0755/0644, outside /tmp, which
-// the sandbox replaces anyway) are still out of a job's sight: the
-// mount namespace covers them. Without Hide, the same job reads them.
-func TestHiddenPathsOutsideTmp(t *testing.T) {
+// TestHiddenPathsOutsideTheJobsRoot: a data directory and tokens file
+// that file permissions would let any user read (0755/0644) are out of a
+// job's sight wherever they are: outside /usr and /etc they are not in
+// the job's root at all, even without Hide; inside /etc, Hide covers
+// them. Without Hide, the same job reads the one in /etc.
+func TestHiddenPathsOutsideTheJobsRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox's namespaces need the server to run as root (CI does)")
 	}
-	root, err := os.MkdirTemp("/var/lib", "capstan-sandbox-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(root) })
-	require.NoError(t, os.Chmod(root, 0o755))
-	data := filepath.Join(root, "data")
-	work, outputs := filepath.Join(data, "executor", "sandbox", "op"), filepath.Join(data, "executor", "outputs", "op")
-	for _, d := range []string{work, outputs} {
-		require.NoError(t, os.MkdirAll(d, 0o755))
+	var script string
+	var hide []string
+	for _, parent := range []string{"/var/lib", "/etc"} {
+		root, err := os.MkdirTemp(parent, "capstan-sandbox-test-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(root) })
+		require.NoError(t, os.Chmod(root, 0o755))
+		data := filepath.Join(root, "data")
+		require.NoError(t, os.MkdirAll(data, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(data, "store.db"), []byte(storeSecret), 0o644))
+		tokens := filepath.Join(root, "tokens.yaml")
+		require.NoError(t, os.WriteFile(tokens, []byte(tokenSecret), 0o644))
+		script += fmt.Sprintf(`cat %q %q; ls %q; `, filepath.Join(data, "store.db"), tokens, data)
+		hide = append(hide, data, tokens)
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(data, "store.db"), []byte(storeSecret), 0o644))
-	tokens := filepath.Join(root, "tokens.yaml")
-	require.NoError(t, os.WriteFile(tokens, []byte(tokenSecret), 0o644))
-	script := fmt.Sprintf(`cat %q %q; ls %q`, filepath.Join(data, "store.db"), tokens, data)
+	work, outputs := t.TempDir(), t.TempDir()
 	run := func(hide []string) Result {
 		sb := NewSandbox(SandboxConfig{Hide: hide, Slots: 2})
 		return ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "10s"}})
 	}
 	control := run(nil)
-	require.Contains(t, string(control.Output), storeSecret, "without Hide the files are readable: the test means something")
-	hidden := run([]string{data, tokens})
+	require.Equal(t, 1, strings.Count(string(control.Output), storeSecret), "without Hide the one in /etc is readable, the one in /var/lib is not: %s", control.Output)
+	hidden := run(hide)
 	noSecrets(t, hidden.Output)
 }
 
