@@ -8,12 +8,14 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"net/netip"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/sshaccess"
 )
 
 // Demo is the bundled demo catalog.
@@ -65,7 +67,7 @@ type Node struct {
 	// Address is where the node is reached (an IP address or a host
 	// name), SSHPort its sshd's port (default 22).
 	Address string `json:"address,omitempty"`
-	SSHPort int    `json:"ssh_port,omitempty"`
+	SSHPort *int   `json:"ssh_port,omitempty"`
 	// SSHHostKey pins the node's host key(s), in authorized_keys format
 	// (ssh-ed25519 AAAA…; one per line): a job reaches the node only
 	// when it presents one of them.
@@ -94,9 +96,21 @@ const (
 	NodeType    = "compute.node"
 )
 
+// Options are what an import allows beyond the catalog's own rules.
+type Options struct {
+	// AllowAddress says whether a node may name an address that is the
+	// host's or the cloud's own (loopback, link-local, metadata;
+	// netguard.Sensitive): only when the server's egress allow-list names
+	// it. Nil refuses them all.
+	AllowAddress func(netip.Addr) bool
+}
+
 // Parse reads a catalog document (YAML or JSON) into resources, reporting
 // every problem at once.
-func Parse(data []byte) ([]*capstan.Resource, error) {
+func Parse(data []byte) ([]*capstan.Resource, error) { return ParseWith(data, Options{}) }
+
+// ParseWith is Parse with the import's options.
+func ParseWith(data []byte, opts Options) ([]*capstan.Resource, error) {
 	if len(data) > MaxSize {
 		return nil, capstan.Errorf(capstan.EINVALID, "catalog is %d bytes, more than the %d allowed", len(data), MaxSize)
 	}
@@ -114,11 +128,13 @@ func Parse(data []byte) ([]*capstan.Resource, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "catalog: %v", err)
 	}
-	return f.Resources()
+	return f.resources(opts)
 }
 
 // Resources turns the catalog's rows into resources.
-func (f *File) Resources() ([]*capstan.Resource, error) {
+func (f *File) Resources() ([]*capstan.Resource, error) { return f.resources(Options{}) }
+
+func (f *File) resources(opts Options) ([]*capstan.Resource, error) {
 	var out []*capstan.Resource
 	var p capstan.Problems
 	for _, c := range f.Clusters {
@@ -135,9 +151,14 @@ func (f *File) Resources() ([]*capstan.Resource, error) {
 	}
 	for _, n := range f.ComputeNodes {
 		r := base(n.Common, NodeType, "catalog:compute_nodes")
+		n.checkAccess(opts, &p)
+		var port any
+		if n.SSHPort != nil {
+			port = *n.SSHPort
+		}
 		r.ProvidedCapabilities = []capstan.ProvidedCapability{
 			{Capability: "linux.host", Scope: scope(n.Common), Attributes: optional(map[string]any{"os": n.OS, "cpu_cores": n.CPUCores})},
-			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser, "address": n.Address, "port": n.SSHPort,
+			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser, "address": n.Address, "port": port,
 				"host_key": n.SSHHostKey, "private_key": n.SSHPrivateKey, "certificate": n.SSHCertificate})},
 		}
 		if n.RegistryAccess {
@@ -180,6 +201,42 @@ func (f *File) Resources() ([]*capstan.Resource, error) {
 	}
 	sortResources(out)
 	return out, nil
+}
+
+// checkAccess holds a node's ssh.access fields to the rules of what
+// reaches a command line, an inventory or a known_hosts file (sshaccess),
+// and its credentials to references into the importing organization's
+// own secret store.
+func (n Node) checkAccess(opts Options, p *capstan.Problems) {
+	where := "compute_nodes " + n.Name
+	if n.Address != "" {
+		if err := sshaccess.Address(n.Address, opts.AllowAddress); err != nil {
+			p.Addf("%s: %v", where, err)
+		}
+	}
+	if n.SSHPort != nil {
+		if err := sshaccess.Port(*n.SSHPort); err != nil {
+			p.Addf("%s: %v", where, err)
+		}
+	}
+	if n.SSHUser != "" {
+		if err := sshaccess.User(n.SSHUser); err != nil {
+			p.Addf("%s: %v", where, err)
+		}
+	}
+	if n.SSHHostKey != "" {
+		if _, err := sshaccess.HostKeys(n.SSHHostKey); err != nil {
+			p.Addf("%s: ssh_host_key: %v", where, err)
+		}
+	}
+	for field, ref := range map[string]string{"ssh_private_key": n.SSHPrivateKey, "ssh_certificate": n.SSHCertificate} {
+		if ref == "" {
+			continue
+		}
+		if err := sshaccess.SecretRef(ref); err != nil {
+			p.Addf("%s: %s: %v", where, field, err)
+		}
+	}
 }
 
 func base(c Common, typ, source string) *capstan.Resource {

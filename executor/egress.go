@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/netguard"
 )
 
 // Egress is the allow-list of the server's own outbound calls (`http`
@@ -61,68 +61,16 @@ func ParseEgress(entries []string) (*Egress, error) {
 	return e, nil
 }
 
-// metadata are cloud metadata and platform addresses outside the
-// link-local ranges (Alibaba, AWS IPv6, GCP IPv6, Azure's wire server).
-var metadata = []netip.Addr{netip.MustParseAddr("100.100.100.200"), netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("fd20:ce::254"), netip.MustParseAddr("168.63.129.16")}
-
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
-)
-
-// embedded is the IPv4 address an IPv6 one carries (mapped, NAT64,
-// 6to4), or the address itself.
-func embedded(a netip.Addr) netip.Addr {
-	a = a.Unmap()
-	if !a.Is6() {
-		return a
-	}
-	b := a.As16()
-	switch {
-	case nat64.Contains(a):
-		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-	case sixToFour.Contains(a):
-		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-	}
-	return a
-}
-
-// sensitive addresses are the host's and the cloud's own: loopback,
-// link-local (metadata), unspecified, multicast, the metadata addresses.
-func sensitive(a netip.Addr) bool {
-	for _, x := range []netip.Addr{a.Unmap(), embedded(a)} {
-		if slices.Contains(metadata, x) || x.IsLoopback() || x.IsLinkLocalUnicast() || x.IsLinkLocalMulticast() ||
-			x.IsUnspecified() || x.IsMulticast() || x.IsInterfaceLocalMulticast() {
-			return true
-		}
-	}
-	return false
-}
-
-// internal addresses are private networks (RFC 1918, ULA, CGNAT): a
-// listed host name that resolves there — or is rebound there — reaches
-// them only when a CIDR lists them too.
-func internal(a netip.Addr) bool {
-	for _, x := range []netip.Addr{a.Unmap(), embedded(a)} {
-		if x.IsPrivate() || cgnat.Contains(x) {
-			return true
-		}
-	}
-	return false
-}
-
 // Allows decides one dial: host as the URL names it, addr as resolved.
 // A sensitive address needs a CIDR of its own (not 0.0.0.0/0 or ::/0, which
 // allow everything else).
 func (e *Egress) Allows(host string, addr netip.Addr) error {
 	addr = addr.Unmap()
 	for _, p := range e.prefixes {
-		if !p.Contains(addr) && !p.Contains(embedded(addr)) {
+		if !p.Contains(addr) && !p.Contains(netguard.Embedded(addr)) {
 			continue
 		}
-		if sensitive(addr) && p.Bits() < 8 {
+		if netguard.Sensitive(addr) != "" && p.Bits() < 8 {
 			continue
 		}
 		return nil
@@ -130,7 +78,7 @@ func (e *Egress) Allows(host string, addr netip.Addr) error {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, pattern := range e.hosts {
 		if ok, _ := path.Match(pattern, host); ok {
-			if sensitive(addr) || internal(addr) {
+			if netguard.Sensitive(addr) != "" || netguard.Internal(addr) {
 				return capstan.Errorf(capstan.EFORBIDDEN, "egress: %s resolves to %s, a loopback, link-local, metadata or private address that no CIDR of the allow-list lists", host, addr)
 			}
 			return nil

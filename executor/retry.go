@@ -49,6 +49,8 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target presented a host key that is not pinned: another attempt would trust it no more"}
 	case ErrKindTarget:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target cannot be resolved from the catalog, and another attempt would not change that"}
+	case ErrKindPlaybook:
+		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the playbook would run on the controller, and another attempt would run the same playbook"}
 	}
 	if slices.Contains(p.NonRetryableErrors, errKind) {
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "error " + errKind + " is not retryable"}

@@ -78,14 +78,25 @@ const diskCheckEvery = 250 * time.Millisecond
 
 // Run runs the script.
 func (r ShellRunner) Run(ctx context.Context, j Job) Result {
-	timeout := j.Timeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	dir := r.Dir
 	if j.Dir != "" {
 		dir = j.Dir
 	}
-	job, err := r.Sandbox.command(j.Spec.Script, dir, j.Outputs, j.Env)
+	return RunScript(ctx, r.Sandbox, j, j.Spec.Script, dir, j.Outputs, j.Env)
+}
+
+// RunScript runs script with bash as an attempt of j: confined by sb (nil:
+// as the server's user, for the executor's own tests), in dir with outputs
+// (its sandbox and outputs, which the disk quota measures) and env (its
+// own variables, host paths: rewritten to where the job sees them),
+// bounded by j's timeout, its output by MaxOutput. Every runner that runs
+// a process on the server runs it through here.
+func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs string, env map[string]string) Result {
+	j.Outputs = outputs
+	timeout := j.Timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	job, err := sb.command(script, dir, j.Outputs, env)
 	if capstan.ErrorCode(err) == capstan.EUNAVAILABLE {
 		return Result{ExitCode: -1, ErrKind: ErrKindUnisolated, Err: err}
 	}
@@ -106,7 +117,7 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var quota <-chan time.Time
-	if r.Sandbox != nil {
+	if sb != nil {
 		tick := time.NewTicker(diskCheckEvery)
 		defer tick.Stop()
 		quota = tick.C
@@ -116,12 +127,12 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 		case err = <-done:
 			return exited(j, out.Bytes(), err)
 		case <-quota:
-			used, hidden := diskUsage(r.Sandbox.cfg.DiskQuota, dir, j.Outputs)
-			if used <= r.Sandbox.cfg.DiskQuota {
+			used, hidden := diskUsage(sb.cfg.DiskQuota, dir, j.Outputs)
+			if used <= sb.cfg.DiskQuota {
 				continue
 			}
 			kill(cmd, done)
-			why := fmt.Sprintf("passed its disk quota of %d bytes", r.Sandbox.cfg.DiskQuota)
+			why := fmt.Sprintf("passed its disk quota of %d bytes", sb.cfg.DiskQuota)
 			if hidden != "" {
 				why = "holds a directory its disk quota cannot measure (" + filepath.Base(hidden) + ")"
 			}

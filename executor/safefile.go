@@ -91,3 +91,8 @@ func WriteOutput(dir, name string, data []byte) error {
 	}
 	return createJobFile(filepath.Join(dir, name), data, 0o640)
 }
+
+// ReadJobFile reads at most limit bytes of a regular file a job wrote,
+// never through a symlink and never blocking on a FIFO: how a runner
+// reads what its job left.
+func ReadJobFile(path string, limit int64) ([]byte, error) { return readJobFile(path, limit) }

@@ -343,6 +343,39 @@ func (s *Sandbox) own(dirs ...string) error {
 	return nil
 }
 
+// Share gives the jobs' group what the server wrote into a job's
+// directory for it (a runner's inventory, key or socket): directories
+// 2770, sockets 0660, files 0640, owned by root and the group. Only a
+// root server's jobs run as other uids and need it; elsewhere a job runs
+// as the server's uid and reads them already.
+func (s *Sandbox) Share(paths ...string) error {
+	if s == nil || !s.root || s.cfg.Off {
+		return nil
+	}
+	for _, p := range paths {
+		info, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("sandbox share %s: %w", p, err)
+		}
+		mode := os.FileMode(0o640)
+		switch {
+		case info.IsDir():
+			mode = 0o2770 | os.ModeSetgid
+		case info.Mode()&os.ModeSocket != 0:
+			mode = 0o660
+		case !info.Mode().IsRegular():
+			return fmt.Errorf("sandbox share %s: not a file, directory or socket", p)
+		}
+		if err := os.Lchown(p, 0, int(s.cfg.GID)); err != nil {
+			return fmt.Errorf("sandbox share %s: %w", p, err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			return fmt.Errorf("sandbox share %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // limitsPrologue sets the job's hard limits (bash's ulimit: -v and -f in
 // KiB); every value is a number the sandbox computed, never job input.
 func (s *Sandbox) limitsPrologue() string {

@@ -3,11 +3,13 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/secret"
+	"github.com/capstan-dev/capstan/sshaccess"
 )
 
 // A Target is a host a remote job or probe acts on: a compute node of
@@ -48,6 +50,9 @@ func (t *Target) String() string {
 const (
 	ErrKindTarget  = "target"
 	ErrKindHostKey = "host_key"
+	// ErrKindPlaybook: a playbook that would run on the controller,
+	// refused before it runs (playbook.Check).
+	ErrKindPlaybook = "playbook"
 )
 
 // SSHAccess is the capability a compute node provides to be reached.
@@ -109,18 +114,26 @@ func TargetOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.
 			t.Port = n
 		}
 	}
-	for _, line := range strings.Split(attr("host_key"), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			t.HostKeys = append(t.HostKeys, line)
-		}
+	keys, err := sshaccess.HostKeys(attr("host_key"))
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's ssh.access host_key: %v", req, r.Key(), err)
 	}
+	t.HostKeys = keys
 	switch {
 	case t.Address == "":
 		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no address", req, r.Key())
 	case t.User == "":
 		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no ssh user", req, r.Key())
-	case t.Port < 1 || t.Port > 65535:
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has port %d", req, r.Key(), t.Port)
+	}
+	// The catalog held these to the same rules at import; a resource
+	// written otherwise (restored, or from before the rules) meets them
+	// here. Which addresses may be dialled is the egress allow-list's to
+	// say, at the dial.
+	everyAddress := func(netip.Addr) bool { return true }
+	for _, err := range []error{sshaccess.Address(t.Address, everyAddress), sshaccess.Port(t.Port), sshaccess.User(t.User)} {
+		if err != nil {
+			return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's ssh.access: %v", req, r.Key(), err)
+		}
 	}
 	for k, into := range map[string]*[]byte{"private_key": &t.Key, "certificate": &t.Certificate} {
 		ref := attr(k)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
+	"github.com/capstan-dev/capstan/playbook"
 	"github.com/capstan-dev/capstan/policy"
 )
 
@@ -251,6 +252,7 @@ func (c *meaningCheck) scenarioDetails(s *capstan.Scenario) []string {
 		details = capstan.ErrorDetails(err)
 	}
 	details = append(details, dag.Check(s.Plan.Nodes, s.Plan.Edges)...)
+	details = append(details, playbook.ProblemsOf(s.Plan.Nodes)...)
 	for _, pc := range s.Provides {
 		if c.caps[pc.Capability] == nil {
 			details = append(details, "provides unknown capability "+pc.Capability)

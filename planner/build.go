@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
+	"github.com/capstan-dev/capstan/playbook"
 )
 
 // SubOperationNodeID names the node that creates a pending binding's provider.
@@ -114,6 +115,7 @@ func GraphProblems(p *capstan.Plan) []string {
 		reqs[b.ID] = true
 	}
 	capstan.ValidateGraph(p.Nodes, p.Edges, reqs, &probs)
+	probs = append(probs, playbook.ProblemsOf(p.Nodes)...)
 	probs = append(probs, dag.Check(p.Nodes, p.Edges)...)
 	return probs
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
+	"github.com/capstan-dev/capstan/playbook"
 )
 
 // govern checks one change against the governance rules (SPEC §10) that
@@ -275,6 +276,7 @@ func graphProblems(p *capstan.Plan, r *reach) []string {
 		reqs[b.ID] = true
 	}
 	capstan.ValidateGraph(p.Nodes, p.Edges, reqs, &probs)
+	probs = append(probs, playbook.ProblemsOf(p.Nodes)...)
 	if r.cyclic(p) {
 		probs = append(probs, dag.Check(p.Nodes, p.Edges)...)
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type Service struct {
 	// Assessor assesses resources on demand (nil: assessResource is
 	// UNAVAILABLE).
 	Assessor Assessor
+	// AllowAddress says whether a catalog's node may name an address that
+	// is the host's or the cloud's own (loopback, link-local, metadata):
+	// the server's egress allow-list names it. Nil refuses them.
+	AllowAddress func(netip.Addr) bool
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile
@@ -145,8 +150,11 @@ func (s *Service) ImportCatalog(ctx context.Context, data []byte) (capstan.Impor
 }
 
 func (s *Service) importCatalog(ctx context.Context, org string, data []byte) (capstan.ImportResult, error) {
-	rs, err := catalog.Parse(data)
+	rs, err := catalog.ParseWith(data, catalog.Options{AllowAddress: s.AllowAddress})
 	if err != nil {
+		return capstan.ImportResult{}, err
+	}
+	if err := s.referencedSecretsExist(ctx, org, rs); err != nil {
 		return capstan.ImportResult{}, err
 	}
 	defs, err := s.Store.ListCapabilities(ctx, org)
@@ -184,6 +192,39 @@ func SensitiveAsReferences(rs []*capstan.Resource, defs []*capstan.CapabilityDef
 				if v, isString := pc.Attributes[key].(string); !isString || !isSecretRef(v) {
 					p.Addf("%s: attribute %s of %s is sensitive: give a secret:<name> reference (putSecret), not a value", r.Key(), key, pc.Capability)
 				}
+			}
+		}
+	}
+	return p.Err("catalog")
+}
+
+// referencedSecretsExist refuses a catalog whose ssh.access credentials
+// name a secret the importing organization does not hold: a reference
+// resolves in its resource's own organization only, so one that looks
+// like another's (secret:globex/key) is said so at import, not at the
+// first job. Without a secret store there is nothing to check against.
+func (s *Service) referencedSecretsExist(ctx context.Context, org string, rs []*capstan.Resource) error {
+	if s.Secrets == nil {
+		return nil
+	}
+	entries, err := s.Secrets.List(ctx, org)
+	if err != nil {
+		return err
+	}
+	held := map[string]bool{}
+	for _, e := range entries {
+		held[e.Name] = true
+	}
+	var p capstan.Problems
+	for _, r := range rs {
+		pc := r.Provides("ssh.access")
+		if pc == nil {
+			continue
+		}
+		for _, field := range []string{"private_key", "certificate"} {
+			ref, _ := pc.Attributes[field].(string)
+			if name, ok := secret.ParseRef(ref); ok && !held[name] {
+				p.Addf("%s: ssh.access %s refers to secret %q, which organization %s does not hold (a reference resolves in its own organization only: putSecret first)", r.Key(), field, name, org)
 			}
 		}
 	}

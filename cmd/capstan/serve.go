@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -304,6 +305,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
+	svc.AllowAddress = func(a netip.Addr) bool { return egress.Allows(a.String(), a) == nil }
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	var notes []string
 	if refusal := sandbox.Refusal(); refusal != "" {
@@ -329,7 +331,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress}},
+		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)

@@ -2,21 +2,21 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/playbook"
+	"github.com/capstan-dev/capstan/sshaccess"
 )
 
 // AnsibleRunner runs a job's playbook (runner: ansible) with Debian's
@@ -24,45 +24,158 @@ import (
 // with its key and its pinned host key (StrictHostKeyChecking against a
 // known_hosts file of the pinned keys alone). The play recap of the host
 // (ok, changed, unreachable, failed) becomes evidence.
+//
+// ansible-playbook runs in the job sandbox like a shell job (its own uid,
+// namespaces and root, none of the server's files): a play that runs on
+// the controller (delegate_to: localhost, connection: local — refused at
+// lint and plan time where it is written plainly, pack.CheckPlaybook)
+// runs there, confined. Its network namespace is empty: ssh reaches the
+// target through a relay (a Unix socket in its directory that the server
+// dials to the target's checked address and port, and nowhere else).
 type AnsibleRunner struct {
-	// Playbook is the ansible-playbook binary (default: from PATH).
-	Playbook string
 	// Egress decides whether the target's address may be dialled (the
-	// server's allow-list); nil refuses every target. ansible-playbook is
-	// given the address checked, never a name to resolve again.
+	// server's allow-list); nil refuses every target. The relay dials the
+	// address checked, never a name to resolve again.
 	Egress interface {
 		Allows(host string, addr netip.Addr) error
 	}
+	// Sandbox confines ansible-playbook; nil refuses every ansible job
+	// (it would run as the server's user).
+	Sandbox *executor.Sandbox
 }
 
 // allowed resolves the target's address and returns the first the
 // allow-list allows.
-func (r AnsibleRunner) allowed(ctx context.Context, t *executor.Target) (string, error) {
+func (r AnsibleRunner) allowed(ctx context.Context, t *executor.Target) (netip.Addr, error) {
 	if r.Egress == nil {
-		return "", errors.New("no egress allow-list: ansible reaches no host")
+		return netip.Addr{}, errors.New("no egress allow-list: ansible reaches no host")
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", t.Address)
 	if err != nil {
-		return "", err
+		return netip.Addr{}, err
 	}
 	var refused error
 	for _, a := range addrs {
 		if refused = r.Egress.Allows(t.Address, a); refused == nil {
-			return a.Unmap().String(), nil
+			return a.Unmap(), nil
 		}
 	}
 	if refused == nil {
 		refused = fmt.Errorf("%s has no address", t.Address)
 	}
-	return "", refused
+	return netip.Addr{}, refused
 }
 
 // recap matches a PLAY RECAP line.
 var recap = regexp.MustCompile(`(?m)^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)
 
+// inventoryHost is the one host of a job's inventory.
+const inventoryHost = playbook.Host
+
+// The files of an ansible job's directory (its /tmp/job), named relative
+// to it: ansible-playbook runs there, and ssh resolves them from there.
+const (
+	keyFile       = "key"
+	knownHosts    = "known_hosts"
+	inventoryFile = "inventory.json"
+	playbookFile  = "playbook.yml"
+	relayScript   = "relay.py"
+	relaySocket   = "ssh.sock"
+	recapFile     = ".recap"
+)
+
+// maxRecap is how much of the play's output's end the runner reads for
+// the recap, whatever its length.
+const maxRecap = 16 << 10
+
+// relayPy connects ssh's standard input and output to the relay's socket
+// (ssh's ProxyCommand): python3 is ansible's own interpreter, so it is
+// there wherever ansible-playbook is.
+const relayPy = `import os, socket, sys, threading
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+def up():
+    while True:
+        b = os.read(0, 65536)
+        if not b:
+            s.shutdown(socket.SHUT_WR)
+            return
+        s.sendall(b)
+threading.Thread(target=up, daemon=True).start()
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    while b:
+        b = b[os.write(1, b):]
+`
+
+// playScript runs the play in the job's directory; its output goes to the
+// job's (bounded) output, and its last maxRecap bytes to .recap, so a
+// long play's recap is read however much it printed.
+func playScript(check bool) string {
+	flags := ""
+	if check {
+		flags = " --check"
+	}
+	return "set -o pipefail\nansible-playbook -i " + inventoryFile + " " + playbookFile + flags + " 2>&1 | tee .play\nrc=$?\n" +
+		"tail -c " + strconv.Itoa(maxRecap) + " .play >" + recapFile + "\nrm -f .play\nexit $rc"
+}
+
+// Inventory is the JSON inventory of one host (ansible's yaml inventory
+// plugin reads JSON): every value a JSON string or number made by an
+// encoder, never text spliced into a format another program parses, and
+// each held to sshaccess's rules first. A value cannot carry a variable
+// (the user is a portable name, the address an IP literal).
+func Inventory(addr netip.Addr, port int, user string) ([]byte, error) {
+	if !addr.IsValid() {
+		return nil, errors.New("inventory: no address")
+	}
+	if err := sshaccess.Port(port); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	if err := sshaccess.User(user); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	vars := map[string]any{
+		"ansible_host": addr.String(), "ansible_port": port, "ansible_user": user,
+		"ansible_connection": "ssh", "ansible_ssh_private_key_file": keyFile,
+	}
+	return json.Marshal(map[string]any{"all": map[string]any{"hosts": map[string]any{inventoryHost: vars}}})
+}
+
+// KnownHosts is the known_hosts file of a target: its pinned keys alone,
+// each canonical ("type base64", sshaccess.HostKey) after the host's
+// address ([addr]:port unless the port is 22).
+func KnownHosts(addr netip.Addr, port int, keys []string) ([]byte, error) {
+	if err := sshaccess.Port(port); err != nil {
+		return nil, fmt.Errorf("known_hosts: %w", err)
+	}
+	host := "[" + addr.String() + "]:" + strconv.Itoa(port)
+	if port == 22 {
+		host = addr.String()
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		canonical, err := sshaccess.HostKey(k)
+		if err != nil {
+			return nil, fmt.Errorf("known_hosts: %w", err)
+		}
+		b.WriteString(host + " " + canonical + "\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// sshArgs are ssh's options for the play: the pinned keys alone, no
+// agent, no multiplexing, through the relay.
+const sshArgs = "-o UserKnownHostsFile=" + knownHosts + " -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes" +
+	" -o UpdateHostKeys=no -o IdentitiesOnly=yes -o IdentityAgent=none -o ControlMaster=no -o ControlPath=none -o BatchMode=yes" +
+	" -o ConnectTimeout=10 -o 'ProxyCommand=python3 " + relayScript + " " + relaySocket + "'"
+
 // Run runs the playbook. Its files (inventory, key, known_hosts,
-// playbook, ansible's own home) live in a private directory removed
-// afterwards; the key never reaches a command line.
+// playbook, the relay's socket, ansible's own home) live in a directory
+// of the job's own, private to the server, removed afterwards; the key
+// never reaches a command line.
 func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result {
 	fail := func(kind string, err error) executor.Result {
 		return executor.Result{ExitCode: -1, ErrKind: kind, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
@@ -74,85 +187,94 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	if len(t.HostKeys) == 0 {
 		return fail(executor.ErrKindHostKey, errors.New("the catalog pins no host_key for "+t.Resource+": ansible would have to trust whatever answers"))
 	}
+	if r.Sandbox == nil {
+		return fail(executor.ErrKindUnisolated, errors.New("ansible-playbook runs only in the job sandbox, and this runner has none"))
+	}
+	if err := playbook.Check(j.Spec.Playbook); err != nil {
+		return fail(executor.ErrKindPlaybook, err)
+	}
 	addr, err := r.allowed(ctx, t)
 	if err != nil {
 		return fail(KindUnreachable, err)
 	}
-	bin := r.Playbook
-	if bin == "" {
-		bin = "ansible-playbook"
+	inventory, err := Inventory(addr, t.Port, t.User)
+	if err != nil {
+		return fail(executor.ErrKindTarget, err)
 	}
-	dir, err := os.MkdirTemp("", "capstan-ansible-")
+	known, err := KnownHosts(addr, t.Port, t.HostKeys)
+	if err != nil {
+		return fail(executor.ErrKindHostKey, err)
+	}
+	// The outer directory is the server's alone (0700): the job reaches
+	// its own through the mount the sandbox makes, no one else through
+	// the path.
+	outer, err := os.MkdirTemp("", "capstan-ansible-")
 	if err != nil {
 		return fail("runner", err)
 	}
-	defer os.RemoveAll(dir)
-	host := "[" + addr + "]:" + strconv.Itoa(t.Port)
-	if t.Port == 22 {
-		host = addr
+	defer os.RemoveAll(outer)
+	dir := filepath.Join(outer, "job")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fail("runner", err)
 	}
-	var known strings.Builder
-	for _, k := range t.HostKeys {
-		fmt.Fprintf(&known, "%s %s\n", host, k)
-	}
-	name := "target"
-	inventory := fmt.Sprintf("%s ansible_host=%s ansible_port=%d ansible_user=%s ansible_ssh_private_key_file=%s\n",
-		name, addr, t.Port, t.User, filepath.Join(dir, "key"))
 	key := append([]byte(nil), t.Key...)
 	if len(key) > 0 && key[len(key)-1] != '\n' {
 		key = append(key, '\n')
 	}
-	for file, content := range map[string][]byte{"key": key, "known_hosts": []byte(known.String()),
-		"inventory": []byte(inventory), "playbook.yml": []byte(j.Spec.Playbook)} {
-		if err := os.WriteFile(filepath.Join(dir, file), content, 0o600); err != nil {
+	shared := []string{dir}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{keyFile, key}, {knownHosts, known}, {inventoryFile, inventory}, {playbookFile, []byte(j.Spec.Playbook)}, {relayScript, []byte(relayPy)}} {
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, f.data, 0o600); err != nil {
 			return fail("runner", err)
 		}
+		shared = append(shared, p)
 	}
-	args := []string{"-i", filepath.Join(dir, "inventory"), filepath.Join(dir, "playbook.yml")}
-	if j.Spec.Check {
-		args = append(args, "--check")
+	rl, err := listenRelay(filepath.Join(dir, relaySocket), netip.AddrPortFrom(addr, uint16(t.Port)).String())
+	if err != nil {
+		return fail("runner", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-		"ANSIBLE_HOST_KEY_CHECKING=True", "ANSIBLE_RETRY_FILES_ENABLED=False", "ANSIBLE_NOCOLOR=1",
-		"ANSIBLE_LOCAL_TEMP=" + filepath.Join(dir, "tmp"), "ANSIBLE_SSH_ARGS=-o UserKnownHostsFile=" + filepath.Join(dir, "known_hosts") +
-			" -o StrictHostKeyChecking=yes -o ControlMaster=no -o BatchMode=yes -o ConnectTimeout=10"}
+	defer rl.close()
+	if err := r.Sandbox.Share(append(shared, filepath.Join(dir, relaySocket))...); err != nil {
+		return fail("runner", err)
+	}
+	env := map[string]string{"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
+		"ANSIBLE_LOCAL_TEMP": "tmp", "ANSIBLE_SSH_ARGS": sshArgs, "ANSIBLE_PIPELINING": "False", "USER": "capstan-job"}
 	for k, v := range j.Env { // the job's variables, for the playbook's lookups
-		if validName(k) {
-			cmd.Env = append(cmd.Env, k+"="+v)
+		if validName(k) && !strings.HasPrefix(k, "ANSIBLE_") {
+			env[k] = v
 		}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	var out bounded
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	res := executor.Result{Output: out.Bytes()}
-	if ev := recapEvidence(out.buf, name, t); ev != nil {
+	outputs := j.Outputs
+	if outputs == "" {
+		outputs = dir
+	}
+	res := executor.RunScript(ctx, r.Sandbox, j, playScript(j.Spec.Check), dir, outputs, env)
+	tail, _ := executor.ReadJobFile(filepath.Join(dir, recapFile), maxRecap+1)
+	if ev := recapEvidence(tail, inventoryHost, t); ev != nil {
 		res.Evidence = []capstan.Evidence{*ev}
 	}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		res.ExitCode, res.ErrKind, res.Err = -1, "timeout", fmt.Errorf("job %s: timeout on %s", j.NodeID, t.Resource)
-	case ctx.Err() != nil:
-		res.ExitCode, res.ErrKind, res.Err = -1, "cancelled", fmt.Errorf("job %s: cancelled on %s", j.NodeID, t.Resource)
-	case errors.As(err, &exit):
-		res.ExitCode = exit.ExitCode()
-		res.ErrKind, res.Err = fmt.Sprintf("exit:%d", res.ExitCode), fmt.Errorf("job %s: ansible-playbook exited %d on %s", j.NodeID, res.ExitCode, t.Resource)
-		switch {
-		case strings.Contains(string(out.buf), "Host key verification failed") || strings.Contains(string(out.buf), "REMOTE HOST IDENTIFICATION HAS CHANGED"):
-			res.ErrKind = executor.ErrKindHostKey
-		case res.ExitCode == 4:
-			res.ErrKind = KindUnreachable
+	return classify(res, j, t, tail)
+}
+
+// classify names an ended play's failure: a host key that does not match
+// the pinned ones, an unreachable host (ansible's exit 4), or its exit.
+func classify(res executor.Result, j executor.Job, t *executor.Target, tail []byte) executor.Result {
+	if res.Err == nil || !strings.HasPrefix(res.ErrKind, "exit:") {
+		if res.ErrKind == "timeout" || res.ErrKind == "cancelled" {
+			res.Err = fmt.Errorf("job %s: %s on %s", j.NodeID, res.ErrKind, t.Resource)
 		}
-	default:
-		res.ExitCode, res.ErrKind, res.Err = -1, "runner", fmt.Errorf("job %s: ansible-playbook: %w", j.NodeID, err)
+		return res
+	}
+	res.Err = fmt.Errorf("job %s: ansible-playbook exited %d on %s", j.NodeID, res.ExitCode, t.Resource)
+	out := string(res.Output) + string(tail)
+	switch {
+	case strings.Contains(out, "Host key verification failed") || strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED"):
+		res.ErrKind = executor.ErrKindHostKey
+	case res.ExitCode == 4:
+		res.ErrKind = KindUnreachable
 	}
 	return res
 }

@@ -2,8 +2,10 @@ package remote_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,22 +26,55 @@ const playbook = `- hosts: target
         mode: "0640"
 `
 
-// TestAnsibleRunner runs a playbook with Debian's ansible-playbook on a
-// real host: the change happens and its recap is evidence; --check
-// changes nothing; a host key that is not pinned stops it.
-func TestAnsibleRunner(t *testing.T) {
+// ansibleHost is a server's side of an ansible job: its sandbox, hiding a
+// tokens file and a data directory any user could read.
+type ansibleHost struct {
+	sandbox       *executor.Sandbox
+	tokens, data  string
+	tokensSecret  string
+	runner        remote.AnsibleRunner
+	work, outputs string
+	markerDir     string
+	serverUID     int
+	hosts         *testhosts.Hosts
+}
+
+func newAnsibleHost(t *testing.T) *ansibleHost {
+	t.Helper()
 	hosts := testhosts.Start(t, 2)
-	var data []byte
+	root, err := os.MkdirTemp("/var/lib", "capstan-ansible-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	require.NoError(t, os.Chmod(root, 0o777))
+	h := &ansibleHost{tokens: filepath.Join(root, "tokens.yaml"), data: filepath.Join(root, "data"), tokensSecret: "TOKENS-OF-EVERY-ORGANIZATION-4711",
+		markerDir: root, serverUID: os.Geteuid(), hosts: hosts}
+	require.NoError(t, os.MkdirAll(h.data, 0o755))
+	require.NoError(t, os.WriteFile(h.tokens, []byte(h.tokensSecret), 0o644))
+	h.work, h.outputs = filepath.Join(h.data, "sandbox", "op1"), filepath.Join(h.data, "outputs", "op1")
+	require.NoError(t, os.MkdirAll(h.work, 0o750))
+	require.NoError(t, os.MkdirAll(h.outputs, 0o750))
+	h.sandbox = executor.NewSandbox(executor.SandboxConfig{Hide: []string{h.data, h.tokens}, Slots: 4})
+	require.True(t, h.sandbox.Isolated(), h.sandbox.Describe())
 	allow, err := executor.ParseEgress([]string{"10.0.0.0/8"})
 	require.NoError(t, err)
-	r := remote.AnsibleRunner{Egress: allow}
-	run := func(target *executor.Target, path string, check bool) executor.Result {
-		return r.Run(context.Background(), executor.Job{NodeID: "play", Target: target, Env: map[string]string{"CAPSTAN_PARAM_PATH": path},
-			Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: playbook, Check: check, Timeout: "2m"}})
-	}
-	res := run(targetOf(hosts, 0), "/srv/ansible.txt", false)
+	h.runner = remote.AnsibleRunner{Egress: allow, Sandbox: h.sandbox}
+	return h
+}
+
+func (h *ansibleHost) run(target *executor.Target, play string, check bool, env map[string]string) executor.Result {
+	return h.runner.Run(context.Background(), executor.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Outputs: h.outputs,
+		Target: target, Env: env, Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: play, Check: check, Timeout: "2m"}})
+}
+
+// TestAnsibleRunner runs a playbook with Debian's ansible-playbook, in
+// the job sandbox, on a real host: the change happens and its recap is
+// evidence; --check changes nothing; a host key that is not pinned stops
+// it; a host the allow-list does not name is never reached.
+func TestAnsibleRunner(t *testing.T) {
+	h := newAnsibleHost(t)
+	res := h.run(targetOf(h.hosts, 0), playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/ansible.txt"})
 	require.NoError(t, res.Err, "%s", res.Output)
-	data, err = os.ReadFile(filepath.Join(hosts.Hosts[0].Root, "srv", "ansible.txt"))
+	data, err := os.ReadFile(filepath.Join(h.hosts.Hosts[0].Root, "srv", "ansible.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "written by ansible\n", string(data))
 	require.Len(t, res.Evidence, 1)
@@ -47,24 +82,93 @@ func TestAnsibleRunner(t *testing.T) {
 	require.Equal(t, 1, res.Evidence[0].Source["changed"])
 	require.Equal(t, "compute.node/h1", res.Evidence[0].Source["host"])
 
-	res = run(targetOf(hosts, 0), "/srv/dry.txt", true)
+	res = h.run(targetOf(h.hosts, 0), playbook, true, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/dry.txt"})
 	require.NoError(t, res.Err, "%s", res.Output)
 	require.Equal(t, 1, res.Evidence[0].Source["changed"], "the dry run says what it would change")
-	_, err = os.Stat(filepath.Join(hosts.Hosts[0].Root, "srv", "dry.txt"))
+	_, err = os.Stat(filepath.Join(h.hosts.Hosts[0].Root, "srv", "dry.txt"))
 	require.True(t, os.IsNotExist(err), "--check changed nothing")
 
-	wrong := targetOf(hosts, 0)
-	wrong.HostKeys = []string{hosts.Hosts[1].HostKey}
-	res = run(wrong, "/srv/mitm.txt", false)
+	wrong := targetOf(h.hosts, 0)
+	wrong.HostKeys = []string{h.hosts.Hosts[1].HostKey}
+	res = h.run(wrong, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/mitm.txt"})
 	require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
-	_, err = os.Stat(filepath.Join(hosts.Hosts[0].Root, "srv", "mitm.txt"))
+	_, err = os.Stat(filepath.Join(h.hosts.Hosts[0].Root, "srv", "mitm.txt"))
 	require.True(t, os.IsNotExist(err))
-	require.NotContains(t, string(res.Output), string(hosts.ClientKey), "the key is never shown")
+	require.NotContains(t, string(res.Output), string(h.hosts.ClientKey), "the key is never shown")
 
 	none, err := executor.ParseEgress(nil)
 	require.NoError(t, err)
-	res = remote.AnsibleRunner{Egress: none}.Run(context.Background(), executor.Job{NodeID: "play", Target: targetOf(hosts, 0),
+	res = remote.AnsibleRunner{Egress: none, Sandbox: h.sandbox}.Run(context.Background(), executor.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
 		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: playbook}})
 	require.Equal(t, remote.KindUnreachable, res.ErrKind)
 	require.Contains(t, res.Err.Error(), "not in the allow-list")
+
+	res = remote.AnsibleRunner{Egress: none}.Run(context.Background(), executor.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
+		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: playbook}})
+	require.Equal(t, executor.ErrKindUnisolated, res.ErrKind, "no sandbox, no play")
+}
+
+// TestAnsibleAttacks are the attacks of issue 42 on the runner, as a
+// hostile organization admin would try them: a play that runs on the
+// controller, and catalog fields that would rewrite the inventory. The
+// marker is never written as the server's user and the tokens file is
+// never read.
+func TestAnsibleAttacks(t *testing.T) {
+	h := newAnsibleHost(t)
+	marker := filepath.Join(h.markerDir, "marker")
+	noHarm := func(t *testing.T, res executor.Result) {
+		t.Helper()
+		require.NotContains(t, string(res.Output), h.tokensSecret, "the tokens file is never read")
+		require.NotContains(t, string(res.Output), string(h.hosts.ClientKey))
+		if info, err := os.Stat(marker); err == nil {
+			require.NotEqual(t, uint32(h.serverUID), info.Sys().(interface{ Uid() uint32 }), "the marker is never the server's")
+		}
+		_, err := os.Stat(marker)
+		require.True(t, os.IsNotExist(err), "nothing of the controller's host was written")
+	}
+	delegate := fmt.Sprintf(`- hosts: target
+  gather_facts: false
+  tasks:
+    - ansible.builtin.shell: "id > %s; cat %s"
+      delegate_to: localhost
+`, marker, h.tokens)
+	t.Run("delegate_to localhost is refused before it runs", func(t *testing.T) {
+		res := h.run(targetOf(h.hosts, 0), delegate, false, nil)
+		require.Equal(t, executor.ErrKindPlaybook, res.ErrKind, "%v\n%s", res.Err, res.Output)
+		require.Contains(t, res.Err.Error(), "delegates a task")
+		noHarm(t, res)
+	})
+	// What a template computes on the controller cannot be read before it
+	// runs: it runs in the sandbox, as another uid, without the host.
+	lookup := fmt.Sprintf(`- hosts: target
+  gather_facts: false
+  tasks:
+    - ansible.builtin.debug:
+        msg: "uid={{ lookup('pipe', 'id -u') }} tokens={{ lookup('pipe', 'cat %s 2>&1 || true') }} marker={{ lookup('pipe', 'id > %s 2>&1 || echo refused') }} data={{ lookup('pipe', 'ls %s 2>&1 || true') }}"
+`, h.tokens, marker, h.data)
+	t.Run("a controller-side lookup runs in the sandbox", func(t *testing.T) {
+		res := h.run(targetOf(h.hosts, 0), lookup, false, nil)
+		require.NoError(t, res.Err, "%s", res.Output)
+		noHarm(t, res)
+		require.NotContains(t, string(res.Output), "uid=0 ", "not the server's root")
+		require.Contains(t, string(res.Output), "uid=1000", "a job's uid")
+		require.Contains(t, string(res.Output), "No such file or directory")
+	})
+	for _, user := range []string{"root ansible_connection=local", "root\nlocalhost ansible_connection=local", "{{ lookup('pipe','id') }}"} {
+		t.Run("ssh_user "+strings.ReplaceAll(user, "\n", `\n`), func(t *testing.T) {
+			target := targetOf(h.hosts, 0)
+			target.User = user
+			res := h.run(target, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/x.txt"})
+			require.Equal(t, executor.ErrKindTarget, res.ErrKind, "%v\n%s", res.Err, res.Output)
+			require.Contains(t, res.Err.Error(), "portable user name")
+			noHarm(t, res)
+		})
+	}
+	t.Run("a second known_hosts line", func(t *testing.T) {
+		target := targetOf(h.hosts, 0)
+		target.HostKeys = []string{h.hosts.Hosts[1].HostKey + "\n* " + h.hosts.Hosts[1].HostKey}
+		res := h.run(target, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/x.txt"})
+		require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
+		noHarm(t, res)
+	})
 }
