@@ -44,7 +44,7 @@ func TestWhatAHostSaysIsMasked(t *testing.T) {
 	const password = "correct-horse-battery-staple"
 	node := &capstan.Resource{Type: "compute.node", Name: "h1", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
 		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: executor.SSHAccess, Attributes: map[string]any{
-			"address": "10.0.0.2", "user": "root", "host_key": "ssh-ed25519 AAAA", "private_key": "secret:host-key"}}}}
+			"address": "10.0.0.2", "user": "root", "host_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ+pLwnnC0cXYtKxYG6AUsu8hdH4x8GYNannH9UOjCnF", "private_key": "secret:host-key"}}}}
 	svc := &capstan.Resource{Type: "app.service", Name: "a", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
 		DesiredState:  map[string]any{"dsn": "postgres://app@db/app"},
 		Relationships: []capstan.Relationship{{Type: capstan.RelRunsOn, Target: "compute.node/h1"}}}
