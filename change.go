@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -265,3 +266,40 @@ func (c *PlanChange) UnmarshalJSON(data []byte) error {
 // legacyOps maps the ops of the old edit vocabulary to the new one.
 var legacyOps = map[string]string{"add_node": ChangeInsertAfter, "remove_node": ChangeRemove,
 	"replace_node": ChangeReplace, "override_binding": ChangeRebind}
+
+// SecretReferences lists the secret:<name> references a change sets: in
+// its parameters and in an inline node, at any depth. A job resolves
+// each into its environment, so whoever sets one hands the job that
+// secret's value.
+func (c PlanChange) SecretReferences() []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if strings.HasPrefix(strings.TrimSpace(v), "secret:") {
+				out = append(out, strings.TrimSpace(v))
+			}
+		case map[string]any:
+			for k, x := range v {
+				walk(k)
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(c.Parameters)
+	if c.Spec != nil {
+		if data, err := json.Marshal(c.Spec); err == nil {
+			var spec any
+			if json.Unmarshal(data, &spec) == nil {
+				walk(spec)
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}

@@ -139,7 +139,13 @@ type GateTouch struct {
 // proposal, and each touched gate's own roles and quorum.
 func DefaultApprovalRules(production bool, author string, gates []GateTouch) []ApprovalRule {
 	var out []ApprovalRule
-	if production {
+	switch {
+	case production && IsAgent(author):
+		// The analyzer proposes on the operation's behalf: its starter
+		// approving alone would be one person deciding, not two.
+		out = append(out, ApprovalRule{Rule: "prod-second-person", Approvals: 2, Roles: PatchApproverRoles,
+			Reason: "in prod an analyzer's patch needs two people, neither of them its proposer"})
+	case production:
 		out = append(out, ApprovalRule{Rule: "prod-second-person", Approvals: 1, Roles: PatchApproverRoles,
 			Reason: "in prod a patch needs an approver other than its proposer"})
 	}

@@ -103,12 +103,15 @@ func TestPatchApprovals(t *testing.T) {
 	require.Empty(t, capstan.DefaultApprovalRules(false, "alice", nil), "nothing asks outside prod for a person's patch that touches no gate")
 
 	p := &capstan.PlanPatch{Meta: capstan.Meta{ID: "x"}, Author: "ai-agent:rules", Status: capstan.PatchProposed, Digest: "d", Approvals: rules}
-	require.Equal(t, map[string]int{"prod-second-person": 1, "agent-needs-person": 1, "gate:g": 2}, p.Outstanding())
+	require.Equal(t, map[string]int{"prod-second-person": 2, "agent-needs-person": 1, "gate:g": 2}, p.Outstanding(), "in prod an analyzer's patch needs two people")
 	p.Decisions = []capstan.PatchDecision{{Actor: "dora", Roles: []string{"dba", "sre"}, Approve: true, Digest: "d"},
 		{Actor: "old", Roles: []string{"dba"}, Approve: true, Digest: "stale-digest"}}
-	require.Equal(t, map[string]int{"gate:g": 1}, p.Outstanding(), "one decision counts for every rule its roles meet; one on another digest for none")
+	require.Equal(t, map[string]int{"prod-second-person": 1, "gate:g": 1}, p.Outstanding(), "one decision counts for every rule its roles meet; one on another digest for none; the starter alone is not a second person")
 	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: "dan", Roles: []string{"dba"}, Approve: true, Digest: "d"})
+	require.Equal(t, map[string]int{"prod-second-person": 1}, p.Outstanding(), "dan holds no approver role")
+	p.Decisions = append(p.Decisions, capstan.PatchDecision{Actor: "sam", Roles: []string{"sre"}, Approve: true, Digest: "d"})
 	require.True(t, p.Approved())
+	require.Equal(t, 1, capstan.DefaultApprovalRules(true, "alice", nil)[0].Approvals, "a person's patch in prod needs one other person")
 
 	for _, c := range []struct {
 		name  string

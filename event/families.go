@@ -235,9 +235,18 @@ func InterventionOf(e capstan.OperationEvent) (Intervention, bool) {
 type Analysis struct {
 	Node, Diagnosis string
 	Problems        []string
+	// Failed: the analyzer gave no answer to propose (analysis.failed):
+	// the model server refused, was rate limited or unavailable, the
+	// budget was spent, or its answer did not hold (problems say which).
+	Failed bool
 }
 
-func (e Analysis) Kind() string { return "analysis.proposal_refused" }
+func (e Analysis) Kind() string {
+	if e.Failed {
+		return "analysis.failed"
+	}
+	return "analysis.proposal_refused"
+}
 func (e Analysis) Payload() map[string]any {
 	return payload{"node": e.Node}.str("diagnosis", e.Diagnosis).strs("problems", e.Problems).out()
 }
@@ -245,7 +254,7 @@ func (e Analysis) Payload() map[string]any {
 // AnalysisOf reads an analysis.* event.
 func AnalysisOf(e capstan.OperationEvent) (Analysis, bool) {
 	p := e.Payload
-	return Analysis{Node: str(p, "node"), Diagnosis: str(p, "diagnosis"), Problems: strs(p, "problems")}, Family(e.Type) == "analysis"
+	return Analysis{Node: str(p, "node"), Diagnosis: str(p, "diagnosis"), Problems: strs(p, "problems"), Failed: e.Type == "analysis.failed"}, Family(e.Type) == "analysis"
 }
 
 // SecretRevealed is secret.revealed: a person saw a secret artifact's

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -219,5 +220,52 @@ func TestAnalysisNodeProposalIsJudged(t *testing.T) {
 		patches, err := store.ListPlanPatches(context.Background(), org, op.ID)
 		require.NoError(t, err)
 		require.Empty(t, patches, "a refused proposal leaves no patch")
+	})
+}
+
+// assistedPack's job fails and allows AI assistance: its failure is
+// analyzed by itself.
+const assistedPack = `id: assisted
+version: 1.0.0
+scenarios:
+  - id: assisted.repair
+    action: repair
+    target_resource_type: assisted
+    plan:
+      nodes:
+        - id: flaky
+          type: job
+          title: Fails
+          job:
+            run: {runner: sim, outcomes: [fail]}
+            outputs:
+              evidence: [{name: done, type: sim}]
+            controls: {ai_assistance_allowed: true, retry: {maximum_attempts: 1, on_exhausted: wait}}
+`
+
+// TestARefusedAnalysisIsOnTheTimeline: when the analysis of a failed
+// job gives nothing — the model server rate limits, refuses or is down —
+// the operation's timeline says so (analysis.failed, by the analyzer,
+// with the error's code), not only the server's log.
+func TestARefusedAnalysisIsOnTheTimeline(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		analyzer := &scriptedAnalyzer{answers: []func() (capstan.Analysis, error){func() (capstan.Analysis, error) {
+			return capstan.Analysis{}, capstan.Errorf(capstan.ERATELIMITED, "the analyzer's daily token budget of this organization is spent")
+		}}}
+		svc, _ := setup(t, store, org, func(c *executor.Config) { c.Analyzer = analyzer; c.SkipRules = true })
+		op := startAnalysisOf(t, svc, assistedPack, "assisted")
+		deadline := time.Now().Add(10 * time.Second)
+		for !slices.Contains(timeline(t, store, op.ID), "analysis.failed") {
+			require.True(t, time.Now().Before(deadline), "the failed analysis is recorded: %v", timeline(t, store, op.ID))
+			time.Sleep(10 * time.Millisecond)
+		}
+		evs, err := store.ListEvents(context.Background(), org, op.ID, 0, 1000)
+		require.NoError(t, err)
+		for _, e := range evs {
+			if e.Type == "analysis.failed" {
+				require.Equal(t, "flaky", e.Payload["node"])
+				require.Contains(t, fmt.Sprint(e.Payload["problems"]), "RATE_LIMITED: the analyzer's daily token budget")
+			}
+		}
 	})
 }

@@ -88,11 +88,11 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 			return err
 		}
 		if a, err = l.e.cfg.Analyzer.Analyze(ctx, in); err != nil {
-			return err
+			return l.analysisFailed(ctx, node, AnalyzerName(l.e.cfg.Analyzer), err)
 		}
 	}
 	if err := a.Check(func(id string) bool { return plan.Node(id) != nil }); err != nil {
-		return err
+		return l.analysisFailed(ctx, node, a.Analyzer, err)
 	}
 	if a.Kind != capstan.AnalysisPatch {
 		return nil // a diagnosis alone changes nothing; people see the failure
@@ -125,4 +125,26 @@ func (l *loop) recheckPatches() {
 			l.e.cfg.Log.Warn("rechecking proposed patches failed", "operation", l.opID, "err", err.Error())
 		}
 	}()
+}
+
+// analysisFailed puts why an analysis gave nothing to propose on the
+// timeline, not only in the server's log; it is logged as well.
+func (l *loop) analysisFailed(ctx context.Context, node, analyzer string, reason error) error {
+	l.e.cfg.Log.Warn("an analysis gave nothing to propose", "operation", l.opID, "node", node, "analyzer", analyzer, "err", reason.Error())
+	if ctx.Err() != nil {
+		return nil
+	}
+	return l.e.cfg.Hooks.AnalysisFailed(ctx, l.org, l.opID, node, analyzer, reason)
+}
+
+// AnalyzerName is the actor an analyzer acts as (ai-agent:<name>): its
+// Name when it has one.
+func AnalyzerName(a Analyzer) string {
+	if n, ok := a.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	if _, ok := a.(DeterministicAnalyzer); ok {
+		return DeterministicAnalyzerName
+	}
+	return capstan.AgentPrefix + "analyzer"
 }

@@ -104,6 +104,11 @@ type Hooks interface {
 	// RecheckPatches marks stale the operation's proposed patches that no
 	// longer apply after its nodes moved (assist.go).
 	RecheckPatches(ctx context.Context, org, operationID string) error
+	// AnalysisFailed records on the operation's timeline that the
+	// analysis of a failed node gave nothing to propose, and why
+	// (analysis.failed): the model's refusal, rate limit, outage or
+	// budget, or an answer that did not hold.
+	AnalysisFailed(ctx context.Context, org, operationID, node, analyzer string, reason error) error
 }
 
 // Executor runs operations: one goroutine owns each running operation's

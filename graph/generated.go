@@ -8881,11 +8881,11 @@ type InterventionEvent implements OperationEvent {
   verify: [String!]!
 }
 
-"analysis.*: an analyzer's output, refused as a proposal (why in problems)."
+"analysis.*: an analyzer's output refused as a proposal, or an analysis that gave nothing to propose (why in problems)."
 type AnalysisEvent implements OperationEvent {
   "Its place in the operation's timeline: 1, 2, 3, … without gaps."
   sequence: Int!
-  "The kind: analysis.proposal_refused."
+  "The kind: analysis.proposal_refused (the proposal broke a rule), analysis.failed (the model refused, was rate limited or unavailable, the budget was spent, or its answer did not hold)."
   type: String!
   "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
   actor: String!
@@ -8897,7 +8897,7 @@ type AnalysisEvent implements OperationEvent {
   node: String!
   "The analyzer's diagnosis."
   diagnosis: String
-  "Why the proposal was refused, one problem per line."
+  "Why the proposal was refused, or the analysis failed (its code first), one problem per line."
   problems: [String!]!
 }
 

@@ -113,6 +113,9 @@ type session struct {
 // operation's records scrubbed, lets it call read-only tools a bounded
 // number of times, and checks its answer before returning it. The whole
 // analysis is bounded by Timeout per round.
+// Name is the actor the model acts as.
+func (a *Analyzer) Name() string { return Name }
+
 func (a *Analyzer) Analyze(ctx context.Context, in executor.AnalysisInput) (capstan.Analysis, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout*time.Duration(a.cfg.MaxToolRounds+1))
 	defer cancel()
@@ -185,8 +188,20 @@ func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params op
 		a.budget.settle(in.Org, in.OperationID, estimate, 0)
 		return nil, requestError(ctx, err)
 	}
-	a.budget.settle(in.Org, in.OperationID, estimate, tokens(resp.Usage.PromptTokens)+tokens(resp.Usage.CompletionTokens))
+	a.budget.settle(in.Org, in.OperationID, estimate, spent(resp.Usage, estimate, promptBytes))
 	return resp, nil
+}
+
+// spent is what a request counts against the budgets: what the server
+// says it spent, but never less than the prompt this process sent (a
+// quarter of its bytes), and the whole estimate when the server reports
+// no usage, or a negative one — a server cannot refill a budget by
+// under-reporting.
+func spent(u openai.CompletionUsage, estimate int64, promptBytes int) int64 {
+	if u.PromptTokens <= 0 || u.CompletionTokens < 0 {
+		return estimate
+	}
+	return max(tokens(u.PromptTokens)+tokens(u.CompletionTokens), int64(promptBytes)/4)
 }
 
 // tokens is a count a server reported, held to a sane range: a negative

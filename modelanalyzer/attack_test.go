@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/openai/openai-go/v3"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -348,4 +349,53 @@ func TestToolsCannotConfirmAGuessOfAMaskedName(t *testing.T) {
 		require.Equal(t, answers[0], a, "every guess, right or wrong, gets the same answer")
 	}
 	require.NotContains(t, s.reqs[0], "10.0.3.7")
+}
+
+// TestEveryIPv4AddressIsMasked: an address is masked wherever a sentence
+// or a name puts it — before a full stop too (issue 42) — and a version
+// with more than four numbers is left alone.
+func TestEveryIPv4AddressIsMasked(t *testing.T) {
+	for _, c := range []struct {
+		in, leak string
+		kept     string
+	}{
+		{in: "dial 10.20.30.41.", leak: "10.20.30.41"},
+		{in: "dial 10.20.30.41.\nnext", leak: "10.20.30.41"},
+		{in: "at 10.20.30.41. Then it failed", leak: "10.20.30.41"},
+		{in: "10.20.30.41:5000 refused", leak: "10.20.30.41"},
+		{in: "(10.20.30.41)", leak: "10.20.30.41"},
+		{in: "node.10.20.30.41 is down", leak: "10.20.30.41"},
+		{in: "peers 10.0.0.1,10.0.0.2.", leak: "10.0.0.2"},
+		{in: "tempo 2.4.1.0.7 released", kept: "2.4.1.0.7"},
+	} {
+		m := newMasker(nil)
+		got := m.mask(c.in)
+		if c.leak != "" {
+			require.NotContains(t, got, c.leak, c.in)
+			a := &Answer{Diagnosis: got}
+			m.unmaskAnswer(a)
+			require.Equal(t, c.in, a.Diagnosis, "the answer gets it back")
+		} else {
+			require.Contains(t, got, c.kept, c.in)
+		}
+	}
+}
+
+// TestAServerCannotRefillItsBudget: usage that is missing, negative or
+// smaller than the prompt that was sent counts as the request's own
+// estimate of it.
+func TestAServerCannotRefillItsBudget(t *testing.T) {
+	for _, c := range []struct {
+		prompt, completion int64
+		want               int64
+	}{
+		{prompt: 900, completion: 100, want: 1000},
+		{prompt: 0, completion: 0, want: 5000},
+		{prompt: -1_000_000, completion: 10, want: 5000},
+		{prompt: 10, completion: -5, want: 5000},
+		{prompt: 1, completion: 1, want: 800},
+	} {
+		got := spent(openai.CompletionUsage{PromptTokens: c.prompt, CompletionTokens: c.completion}, 5000, 3200)
+		require.Equal(t, c.want, got, "%+v", c)
+	}
 }

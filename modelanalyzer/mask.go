@@ -20,8 +20,10 @@ import (
 // restored into a name, and all patterns match in one pass (one
 // alternation), so a placeholder is never masked again inside another.
 
-// defaultMask is masked whatever the configuration says: IPv4 addresses.
-var defaultMask = regexp.MustCompile(`(?:^|[^0-9.])((?:\d{1,3}\.){3}\d{1,3})(?:$|[^0-9.])`)
+// defaultMask is masked whatever the configuration says: IPv4 addresses,
+// also where a full stop ends the sentence or the name (10.20.30.41.),
+// not where a fifth number follows (a version 1.2.3.4.5 is no address).
+var defaultMask = regexp.MustCompile(`(?:^|[^0-9.]|(?:^|[^0-9])\.)((?:\d{1,3}\.){3}\d{1,3})(?:$|[^0-9.]|\.(?:$|[^0-9]))`)
 
 // masker masks and restores the names of one analysis.
 type masker struct {

@@ -476,6 +476,13 @@ func (a *applier) setParameters(c *capstan.PlanChange) {
 		if n == nil || !a.mayChange(c.Node, "take new parameters") {
 			return
 		}
+		if n.Type != capstan.NodeJob {
+			// A gate's approvals and roles are its gate spec: a parameter
+			// "approvals" on it would change what the plan shows and
+			// nothing the gate does.
+			a.problem(capstan.RuleShape, "node %s is a %s: only a job reads parameters, so set_parameters would change nothing it does (replace the node to change it)", c.Node, n.Type)
+			return
+		}
 		n.Parameters = maps.Clone(n.Parameters)
 		target = &n.Parameters
 		a.touched[c.Node] = true

@@ -94,13 +94,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if r.all {
 		return []byte(Mask)
 	}
-	out := b
-	for _, p := range r.patterns {
-		if bytes.Contains(out, p) {
-			out = bytes.ReplaceAll(out, p, []byte(Mask))
-		}
-	}
-	return out
+	return []byte(r.String(string(b)))
 }
 
 // String masks s.
@@ -111,12 +105,81 @@ func (r *Redactor) String(s string) string {
 	if r.all {
 		return Mask
 	}
+	s = r.wrapped(s)
 	for _, p := range r.patterns {
 		if strings.Contains(s, string(p)) {
 			s = strings.ReplaceAll(s, string(p), Mask)
 		}
 	}
 	return s
+}
+
+// wrapped masks base64 that an encoder wrapped over lines (base64(1)'s
+// 76 columns, PEM's 64, MIME's 76 with CRLF): a run of two or more lines
+// of base64 characters alone is read joined, and masked whole — every
+// line of it — when the joined text holds a secret's encoding.
+func (r *Redactor) wrapped(s string) string {
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && base64Line(lines[j]) {
+			j++
+		}
+		if j-i < 2 {
+			b.WriteString(lines[i])
+			i++
+			continue
+		}
+		var joined strings.Builder
+		for _, l := range lines[i:j] {
+			joined.WriteString(strings.TrimSpace(l))
+		}
+		if r.holdsPattern(joined.String()) {
+			for _, l := range lines[i:j] {
+				b.WriteString(Mask)
+				if strings.HasSuffix(l, "\n") {
+					b.WriteString("\n")
+				}
+			}
+		} else {
+			for _, l := range lines[i:j] {
+				b.WriteString(l)
+			}
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// base64Line reports a line of base64 characters alone (either
+// alphabet, padding), indentation and line ending aside.
+func base64Line(l string) bool {
+	l = strings.TrimSpace(l)
+	if len(l) < 4 {
+		return false
+	}
+	for _, c := range l {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '-', c == '_', c == '=':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Redactor) holdsPattern(s string) bool {
+	for _, p := range r.patterns {
+		if strings.Contains(s, string(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Value masks every string inside a JSON-like value (maps, slices,

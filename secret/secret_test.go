@@ -126,3 +126,37 @@ func TestReplacedValuesStayMasked(t *testing.T) {
 	require.Equal(t, Mask+" "+Mask, r.String("first-password-1 second-password-2"))
 	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(v.Put(ctx, "acme", "x", []byte("short\n\n\n\n\n"))), "spaces do not make a value long enough")
 }
+
+// TestWrappedBase64IsMasked: a secret a job prints base64-encoded and
+// wrapped (base64(1) at 76 columns, PEM at 64, CRLF, indented in YAML)
+// is masked, every line of the block; base64 lines that hold no secret
+// are left as they are.
+func TestWrappedBase64IsMasked(t *testing.T) {
+	secretValue := strings.Repeat("k3y-material-", 20) // 260 bytes: several lines once encoded
+	r := NewRedactor([][]byte{[]byte(secretValue)})
+	wrap := func(s string, width int, eol, indent string) string {
+		var b strings.Builder
+		for len(s) > width {
+			b.WriteString(indent + s[:width] + eol)
+			s = s[width:]
+		}
+		b.WriteString(indent + s + eol)
+		return b.String()
+	}
+	enc := base64.StdEncoding.EncodeToString([]byte("prefix:" + secretValue))
+	for _, out := range []string{
+		"key:\n" + wrap(enc, 76, "\n", "") + "done\n",
+		wrap(enc, 64, "\r\n", "  "),
+		"-----BEGIN X-----\n" + wrap(enc, 64, "\n", "") + "-----END X-----",
+		wrap(base64.URLEncoding.EncodeToString([]byte(secretValue)), 76, "\n", ""),
+	} {
+		masked := r.String(out)
+		require.Contains(t, masked, Mask)
+		for _, line := range strings.Split(strings.TrimSpace(wrap(enc, 76, "\n", "")), "\n") {
+			require.NotContains(t, masked, line[10:40], "no line of the block is left")
+		}
+		require.NotContains(t, masked, "k3y-material")
+	}
+	harmless := wrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("nothing secret here ", 10))), 76, "\n", "")
+	require.Equal(t, harmless, r.String(harmless))
+}

@@ -108,6 +108,9 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	if pr.base != sc.plan.Revision {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "the plan is at revision %d, the patch was made on revision %d: reload and propose again", sc.plan.Revision, pr.base)
 	}
+	if err := agentSetsNoSecret(pr.author, pr.changes); err != nil {
+		return nil, err
+	}
 	pc, err := s.packContext(ctx, org)
 	if err != nil {
 		return nil, err
@@ -471,6 +474,49 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 		})
 	}
 	return err
+}
+
+// agentSetsNoSecret refuses an analyzer's patch that sets a secret:
+// reference: the job would run with that secret's value (the analyzer's
+// own API key, a database password) on the word of a model. Only a
+// person puts a secret into a plan, through an edit or their own patch.
+func agentSetsNoSecret(author string, changes []capstan.PlanChange) error {
+	if !capstan.IsAgent(author) {
+		return nil
+	}
+	var p capstan.Problems
+	for i, c := range changes {
+		for _, ref := range c.SecretReferences() {
+			p.Addf("change %d (%s) sets %s: an analyzer never puts a secret into a plan; a person does", i+1, c.Op, ref)
+		}
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	err := capstan.Errorf(capstan.EFORBIDDEN, "%s's patch is refused: %s", author, strings.Join(p, "; "))
+	err.Details = p
+	return err
+}
+
+// AnalysisFailed records why the analysis of a failed node gave nothing
+// to propose (analysis.failed, by the analyzer): the error's code and
+// message, the secrets of the organization masked by the store.
+func (s *Service) AnalysisFailed(ctx context.Context, org, opID, node, analyzer string, reason error) error {
+	why := capstan.ErrorMessage(reason)
+	if code := capstan.ErrorCode(reason); code != "" {
+		why = code + ": " + why
+	}
+	problems := append([]string{why}, capstan.ErrorDetails(reason)...)
+	return onFreshState(func() error {
+		op, err := s.Store.GetOperation(ctx, org, opID)
+		if err != nil {
+			return err
+		}
+		// Recorded even once the operation ended (the failure it analyzed
+		// may have ended it): the timeline says why no proposal came.
+		return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(analyzer,
+			event.Analysis{Node: node, Problems: problems, Failed: true})}})
+	})
 }
 
 // RecheckPatches marks stale every proposed patch of the operation that

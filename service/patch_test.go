@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -195,4 +196,73 @@ func TestPatchDismissesGateDecisions(t *testing.T) {
 	}
 	require.Contains(t, eventTypes(t, store, op.ID), "gate.approval_invalidated")
 	require.Equal(t, "", service.GateOutcome(recs.Gates[0], "alice", false), "a dismissed approval does not count")
+}
+
+// TestAnAnalyzerNeverPutsASecretIntoAPlan: a model's patch that sets a
+// secret: reference (the analyzer's own API key, handed to the job that
+// re-runs) is refused and recorded on the timeline
+// (analysis.proposal_refused); the same change by a person is judged as
+// any other.
+func TestAnAnalyzerNeverPutsASecretIntoAPlan(t *testing.T) {
+	svc, store := setup(t)
+	op, p := running(t, svc, store, "staging", map[string]capstan.NodeRunStatus{"prepare-namespace": capstan.NodeSucceeded,
+		"create-bucket": capstan.NodeFailed})
+	ctx := context.Background()
+	for _, changes := range [][]capstan.PlanChange{
+		{{Op: capstan.ChangeSetParameters, Node: "helm-install", Parameters: map[string]any{"api_key": "secret:analyzer-api-key"}}},
+		{{Op: capstan.ChangeSetParameters, Node: "helm-install", Parameters: map[string]any{"values": map[string]any{"token": " secret:db-password"}}}},
+		{{Op: capstan.ChangeRetry, Node: "create-bucket"}, {Op: capstan.ChangeSetParameters, Parameters: map[string]any{"x": []any{"secret:other"}}}},
+	} {
+		err := svc.ProposeFromAnalysis(ctx, testenv.Org, op.ID, p.Revision, "create-bucket",
+			capstan.Analysis{Analyzer: "ai-agent:model", Kind: capstan.AnalysisPatch, Diagnosis: "needs the key", ProposedPatch: changes}, nil)
+		require.NoError(t, err, "refused, recorded")
+	}
+	patches, err := store.ListPlanPatches(ctx, testenv.Org, op.ID)
+	require.NoError(t, err)
+	require.Empty(t, patches, "nothing reached PROPOSED")
+	evs, err := store.ListEvents(ctx, testenv.Org, op.ID, 0, 1000)
+	require.NoError(t, err)
+	refused := 0
+	for _, e := range evs {
+		if e.Type == "analysis.proposal_refused" {
+			refused++
+			require.Contains(t, fmt.Sprint(e.Payload["problems"]), "an analyzer never puts a secret into a plan")
+		}
+	}
+	require.Equal(t, 3, refused)
+
+	_, err = svc.ProposePlanPatch(as("sam", capstan.RoleSRE), op.ID, p.Revision, []capstan.PlanChange{{Op: capstan.ChangeSetParameters, Node: "helm-install",
+		Parameters: map[string]any{"api_key": "secret:analyzer-api-key"}}}, "a person may")
+	require.NoError(t, err)
+}
+
+// TestAFailedAnalysisIsOnTheTimeline: the analysis of a failed node that
+// gave nothing to propose — the model server's refusal, a rate limit, an
+// outage, a spent budget — says why on the operation's timeline, even
+// once the operation ended.
+func TestAFailedAnalysisIsOnTheTimeline(t *testing.T) {
+	svc, store := setup(t)
+	op, _ := running(t, svc, store, "staging", map[string]capstan.NodeRunStatus{"create-bucket": capstan.NodeFailed})
+	ctx := context.Background()
+	for _, err := range []error{
+		capstan.Errorf(capstan.EINVALID, "the model's answer does not hold its schema"),
+		capstan.Errorf(capstan.ERATELIMITED, "the analyzer's token budget of operation x is spent"),
+		capstan.Errorf(capstan.EUNAVAILABLE, "the model server did not answer"),
+	} {
+		require.NoError(t, svc.AnalysisFailed(ctx, testenv.Org, op.ID, "create-bucket", "ai-agent:model", err))
+	}
+	evs, err := store.ListEvents(ctx, testenv.Org, op.ID, 0, 1000)
+	require.NoError(t, err)
+	var reasons []string
+	for _, e := range evs {
+		if e.Type == "analysis.failed" {
+			require.Equal(t, "ai-agent:model", e.Actor)
+			require.Equal(t, "create-bucket", e.Payload["node"])
+			reasons = append(reasons, fmt.Sprint(e.Payload["problems"]))
+		}
+	}
+	require.Len(t, reasons, 3)
+	require.Contains(t, reasons[0], "INVALID: the model's answer does not hold its schema")
+	require.Contains(t, reasons[1], "RATE_LIMITED")
+	require.Contains(t, reasons[2], "UNAVAILABLE")
 }

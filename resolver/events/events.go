@@ -76,7 +76,8 @@ type (
 		base
 		ev event.Intervention
 	}
-	// AnalysisEvent: analysis.* — an analyzer's output was refused as a proposal.
+	// AnalysisEvent: analysis.* — an analyzer's output was refused as a
+	// proposal, or the analysis gave nothing to propose.
 	AnalysisEvent struct {
 		base
 		ev event.Analysis

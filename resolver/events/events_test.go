@@ -30,6 +30,7 @@ func TestOfGivesEachKindItsType(t *testing.T) {
 		{"binding.resolved", &events.BindingEvent{}},
 		{"intervention.recorded", &events.InterventionEvent{}},
 		{"analysis.proposal_refused", &events.AnalysisEvent{}},
+		{"analysis.failed", &events.AnalysisEvent{}},
 		{"secret.revealed", &events.SecretRevealedEvent{}},
 		{"suboperation.started", &events.OtherEvent{}},
 		{"something.new", &events.OtherEvent{}},
