@@ -102,7 +102,7 @@ floors: ## Measure this machine's floors under the benchmark targets: a durable 
 	$(GO) run ./cmd/capstan-load -floor -subscribers 10000
 
 FUZZ_EXECS ?= 1000000
-FUZZ_TARGETS := ./pack:FuzzParse ./catalog:FuzzParse .:FuzzCheckConstraint ./planner:FuzzApplyChanges ./server:FuzzGraphQLRequest ./server:FuzzWebSocketMessage
+FUZZ_TARGETS := ./pack:FuzzParse ./catalog:FuzzParse .:FuzzCheckConstraint ./planner:FuzzApplyChanges ./server:FuzzGraphQLRequest ./server:FuzzWebSocketMessage ./executor/remote:FuzzInventory ./executor/remote:FuzzKnownHosts ./playbook:FuzzCheck
 
 fuzz: ## Run every fuzz target for FUZZ_EXECS executions (default 10^6 each); make test runs only their seed corpora (testdata/fuzz).
 	@for t in $(FUZZ_TARGETS); do \
