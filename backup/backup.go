@@ -165,12 +165,66 @@ func Each(ctx context.Context, r io.Reader, fn func(capstan.BackupRecord) error)
 // read reads a backup from r, handing each record to fn, and checks its
 // end line once every record is read.
 func read(ctx context.Context, r io.Reader, s *Summary, fn func(capstan.BackupRecord) error) error {
-	zr, err := gzip.NewReader(r)
+	compressed := &counter{r: r}
+	raw := bufio.NewReader(compressed)
+	zr, err := gzip.NewReader(raw)
 	if err != nil {
 		return invalid("it is not a gzip stream: %v", err)
 	}
 	defer zr.Close()
-	in := bufio.NewReaderSize(zr, 256<<10)
+	zr.Multistream(false) // a backup is one gzip stream: a second is refused, never read
+	in := bufio.NewReaderSize(&inflated{r: zr, compressed: compressed}, 256<<10)
+	if err := readLines(ctx, in, s, fn); err != nil {
+		return err
+	}
+	if err := zr.Reset(raw); !errors.Is(err, io.EOF) {
+		return invalid("there is more after its gzip stream: a backup is one gzip stream")
+	}
+	return nil
+}
+
+// MaxRatio and MinInflated bound what a backup may inflate to: at most
+// MaxRatio times the compressed bytes read so far, once past MinInflated.
+// Real backups (JSON lines) inflate 5 to 30 times; a file built to
+// inflate far more (a gzip bomb, deflate's best is about 1,000 times) is
+// refused as soon as it passes the bound, never read to its end.
+const (
+	MaxRatio    = 256
+	MinInflated = 64 << 20
+)
+
+// counter counts the bytes read through it.
+type counter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// inflated reads the decompressed stream, refusing it once it passes
+// MaxRatio times the compressed bytes read (after MinInflated).
+type inflated struct {
+	r          io.Reader
+	compressed *counter
+	n          int64
+}
+
+func (f *inflated) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	f.n += int64(n)
+	if f.n > MinInflated && f.n > MaxRatio*f.compressed.n {
+		return n, invalid("it inflates to more than %d times its size (%d bytes from %d): not a backup Capstan wrote", MaxRatio, f.n, f.compressed.n)
+	}
+	return n, err
+}
+
+// readLines reads the lines of a backup's one gzip stream, handing each
+// record to fn, and checks its end line once every record is read.
+func readLines(ctx context.Context, in *bufio.Reader, s *Summary, fn func(capstan.BackupRecord) error) error {
 	sum := sha256.New()
 	counted := End{Kinds: map[string]int64{}}
 	var check *checker
@@ -258,6 +312,8 @@ func readLine(in *bufio.Reader) ([]byte, error) {
 			continue
 		case errors.Is(err, io.EOF) && len(buf) > 0:
 			return nil, invalid("its last line is cut short")
+		case capstan.ErrorCode(err) != "":
+			return nil, err // the inflation bound's own error
 		default:
 			if errors.Is(err, io.EOF) {
 				return nil, io.EOF

@@ -2,7 +2,10 @@ package backup_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -525,7 +528,9 @@ func TestTheReadersLimitsHold(t *testing.T) {
 	org := testenv.NewOrg()
 	manifest, err := json.Marshal(map[string]any{"manifest": backup.Manifest{Format: backup.Format, Organization: org}})
 	require.NoError(t, err)
-	long := append(append([]byte(`{"kind":"intent","data":{"id":"`), bytes.Repeat([]byte("a"), backup.MaxLine)...), []byte("\"}}\n")...)
+	noise := make([]byte, backup.MaxLine*3/4+1)
+	_, _ = rand.Read(noise) // incompressible: the line's bound is met before the inflation bound
+	long := append(append([]byte(`{"kind":"intent","data":{"id":"`), base64.RawURLEncoding.AppendEncode(nil, noise)...), []byte("\"}}\n")...)
 	data := regzip(t, append(append(manifest, '\n'), long...))
 	_, err = backup.Verify(ctx, bytes.NewReader(data))
 	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
@@ -539,4 +544,47 @@ func TestTheReadersLimitsHold(t *testing.T) {
 	_, err = backup.Verify(ctx, bytes.NewReader(regzip(t, many.Bytes())))
 	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
 	require.Contains(t, err.Error(), "more than")
+}
+
+// TestABackupIsOneBoundedGzipStream: a file of many gzip members (read
+// whole, it cost a minute of CPU) is refused at the end of the first; a
+// stream that inflates past MaxRatio times its size (a gzip bomb) is
+// refused as soon as it does, not read to its end; a record that says no
+// organization is refused.
+func TestABackupIsOneBoundedGzipStream(t *testing.T) {
+	org := testenv.NewOrg()
+	manifest, err := json.Marshal(map[string]any{"manifest": backup.Manifest{Format: backup.Format, Organization: org}})
+	require.NoError(t, err)
+
+	var members bytes.Buffer
+	_, err = backup.Write(ctx, &members, backup.Manifest{Organization: org}, func(context.Context, func(capstan.BackupRecord) error) error { return nil })
+	require.NoError(t, err)
+	_, err = backup.Verify(ctx, bytes.NewReader(members.Bytes()))
+	require.NoError(t, err, "a whole empty backup")
+	one := regzip(t, append(append([]byte(nil), manifest...), '\n'))
+	for range 1000 {
+		members.Write(one)
+	}
+	_, err = backup.Verify(ctx, bytes.NewReader(members.Bytes()))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "a backup is one gzip stream")
+
+	var bomb bytes.Buffer
+	zw := gzip.NewWriter(&bomb)
+	_, err = zw.Write(append(manifest, '\n'))
+	require.NoError(t, err)
+	zeros := make([]byte, 1<<20)
+	for range 1024 { // 1 GiB of blanks, about 1 MiB compressed
+		_, err = zw.Write(zeros)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	_, err = backup.Verify(ctx, bytes.NewReader(bomb.Bytes()))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "inflates to more than")
+
+	orphan := []byte(`{"kind":"intent","key":"i1","data":{"id":"i1","organization_id":""}}`)
+	_, err = backup.Verify(ctx, bytes.NewReader(regzip(t, append(append(manifest, '\n'), append(orphan, '\n')...))))
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "without an organization")
 }

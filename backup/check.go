@@ -32,6 +32,13 @@ func newChecker(org string) *checker {
 		plans: map[string]bool{}, ops: map[string]bool{}}
 }
 
+// ownedKinds are the records that say their organization (capstan.Meta):
+// each must say the backup's; one that says none would be stored as no
+// organization's.
+var ownedKinds = map[string]bool{capstan.BackupResource: true, capstan.BackupIntent: true, capstan.BackupPlan: true,
+	capstan.BackupOperation: true, capstan.BackupArtifact: true, capstan.BackupEvidence: true, capstan.BackupGate: true,
+	capstan.BackupIntervention: true, capstan.BackupPlanPatch: true}
+
 // identity is what every record's JSON may say of where it belongs.
 type identity struct {
 	ID             string `json:"id"`
@@ -52,7 +59,10 @@ func (c *checker) add(r capstan.BackupRecord) error {
 		if err := json.Unmarshal(r.Data, &id); err != nil {
 			return fmt.Errorf("a %s record is not a JSON object: %v", r.Kind, err)
 		}
-		if id.OrganizationID != "" && id.OrganizationID != c.org {
+		switch {
+		case ownedKinds[r.Kind] && id.OrganizationID == "":
+			return fmt.Errorf("a %s record without an organization in a backup of %q", r.Kind, c.org)
+		case id.OrganizationID != "" && id.OrganizationID != c.org:
 			return fmt.Errorf("a %s record of organization %q in a backup of %q", r.Kind, id.OrganizationID, c.org)
 		}
 	}

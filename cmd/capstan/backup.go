@@ -185,6 +185,7 @@ func restoreCmd(args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	addStoreFlags(fset, &c)
 	from := fset.String("from", "", "the backup file to restore (required)")
+	timeout := fset.Duration("timeout", time.Hour, "give up (writing nothing that is not already undone) after this long: a file built to cost time is stopped")
 	fset.Usage = func() {
 		fmt.Fprintln(stderr, "usage: capstan restore --from FILE [store flags, as capstan serve's]")
 		fset.PrintDefaults()
@@ -199,6 +200,8 @@ func restoreCmd(args []string, stdout, stderr io.Writer) int {
 	storeDefaults(&c)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	start := time.Now()
 	sum, err := restore(ctx, c, *from)
 	if err != nil {
