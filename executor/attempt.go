@@ -11,7 +11,6 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/secret"
-	"github.com/capstan-dev/capstan/tracing"
 )
 
 // attempt runs on a worker: the job (or its compensation) unless only the
@@ -28,7 +27,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 	env := l.jobEnv(n)
 	// The attempt's span (emitted when it ends: trace.go), for a job that
 	// traces too (W3C trace context).
-	env["TRACEPARENT"] = tracing.Traceparent(l.org, l.opID, n.ID, attempt)
+	env["TRACEPARENT"] = l.e.cfg.TraceIDs.Traceparent(l.org, l.opID, n.ID, attempt)
 	if scope.plan != nil {
 		bindings, err := l.bindingEnv(ctx, scope.plan, n)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/secret"
+	"github.com/capstan-dev/capstan/tracing"
 )
 
 // Clock gives the executor its time; tests inject one.
@@ -69,6 +70,9 @@ type Config struct {
 	// secret artifacts, and masks every secret value of the organization
 	// in what jobs and probes print (nil: no secret store; secret
 	// artifacts are masked in their own job's output only).
+	// TraceIDs derives the TRACEPARENT each job gets (the ids
+	// tracing.Store gives the attempt's span).
+	TraceIDs tracing.IDs
 	Secrets Secrets
 	// KeepSandboxes keeps a finished operation's sandbox directory (for
 	// debugging and tests); by default it is removed when the operation

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/tracing"
 )
@@ -22,8 +23,9 @@ func TestAnOperationIsOneTrace(t *testing.T) {
 	org = testenv.NewOrg()
 	exp := tracetest.NewInMemoryExporter()
 	tp := tracing.NewProvider(exp, false)
-	store := tracing.Store{Store: testenv.Store(t), Provider: tp}
-	svc, _ := setup(t, store, org)
+	traceIDs := tracing.NewIDs([]byte("the tests' secret key"))
+	store := tracing.Store{Store: testenv.Store(t), Provider: tp, IDs: traceIDs}
+	svc, _ := setup(t, store, org, func(c *executor.Config) { c.TraceIDs = traceIDs })
 	job := func(id string) capstan.PlanNode {
 		return capstan.PlanNode{ID: id, Type: capstan.NodeJob, Title: id, Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"},
 			Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "traced", Type: "command", Script: `echo "$TRACEPARENT"`, OutputPattern: `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`}}}}}
@@ -41,7 +43,7 @@ func TestAnOperationIsOneTrace(t *testing.T) {
 	require.Equal(t, capstan.OperationSucceeded, done.Status, "the command probes saw a TRACEPARENT")
 	require.NoError(t, tp.ForceFlush(context.Background()))
 
-	traceID := tracing.TraceID(org, op.ID)
+	traceID := traceIDs.TraceID(org, op.ID)
 	byName := map[string][]tracetest.SpanStub{}
 	for _, s := range exp.GetSpans() {
 		require.Equal(t, traceID, s.SpanContext.TraceID(), "%s is in the operation's trace", s.Name)
@@ -49,14 +51,14 @@ func TestAnOperationIsOneTrace(t *testing.T) {
 	}
 	require.Len(t, byName["operation"], 1)
 	opSpan := byName["operation"][0]
-	require.Equal(t, tracing.OperationSpanID(org, op.ID), opSpan.SpanContext.SpanID())
+	require.Equal(t, traceIDs.OperationSpanID(org, op.ID), opSpan.SpanContext.SpanID())
 	require.False(t, opSpan.Parent.IsValid(), "the operation's span is the root")
 	attempts := map[string]tracetest.SpanStub{}
 	for _, s := range byName["node.attempt"] {
 		node := attr(s, tracing.AttrNode)
 		attempts[node] = s
-		require.Equal(t, tracing.OperationSpanID(org, op.ID), s.Parent.SpanID(), "a node's parent is the operation")
-		require.Equal(t, tracing.AttemptSpanID(org, op.ID, node, 1), s.SpanContext.SpanID(), "the id its job's TRACEPARENT named")
+		require.Equal(t, traceIDs.OperationSpanID(org, op.ID), s.Parent.SpanID(), "a node's parent is the operation")
+		require.Equal(t, traceIDs.AttemptSpanID(org, op.ID, node, 1), s.SpanContext.SpanID(), "the id its job's TRACEPARENT named")
 		require.False(t, s.StartTime.After(s.EndTime))
 	}
 	require.Contains(t, attempts, "build")
@@ -65,8 +67,8 @@ func TestAnOperationIsOneTrace(t *testing.T) {
 	gate := byName["gate.wait"][0]
 	require.Equal(t, "gate", attr(gate, tracing.AttrNode))
 	require.Equal(t, "approved", attr(gate, tracing.AttrDecision))
-	require.Equal(t, tracing.OperationSpanID(org, op.ID), gate.Parent.SpanID())
-	require.Equal(t, "00-"+traceID.String()+"-"+tracing.AttemptSpanID(org, op.ID, "build", 1).String()+"-01", tracing.Traceparent(org, op.ID, "build", 1))
+	require.Equal(t, traceIDs.OperationSpanID(org, op.ID), gate.Parent.SpanID())
+	require.Equal(t, "00-"+traceID.String()+"-"+traceIDs.AttemptSpanID(org, op.ID, "build", 1).String()+"-01", traceIDs.Traceparent(org, op.ID, "build", 1))
 }
 
 // attr is a span's attribute k, as a string.

@@ -24,6 +24,8 @@ type Store struct {
 	// Provider receives the spans; nil: the global one (OpenTelemetry's
 	// no-op provider unless tracing was started).
 	Provider trace.TracerProvider
+	// IDs derives the spans' ids (the executor gives jobs the same).
+	IDs IDs
 }
 
 // ApplyOperationChange implements capstan.Store.
@@ -35,7 +37,7 @@ func (s Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	Committed(tp.Tracer("github.com/capstan-dev/capstan"), org, ch, time.Now())
+	s.IDs.Committed(tp.Tracer("github.com/capstan-dev/capstan"), org, ch, time.Now())
 	return nil
 }
 
@@ -49,10 +51,10 @@ func attemptEnded(s capstan.NodeRunStatus) bool {
 }
 
 // Committed emits the spans ch ends, committed at now.
-func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now time.Time) {
+func (k IDs) Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now time.Time) {
 	op := ch.Operation
-	parent := InOperation(context.Background(), org, op.ID)
-	traceID := TraceID(org, op.ID)
+	parent := k.InOperation(context.Background(), org, op.ID)
+	traceID := k.TraceID(org, op.ID)
 	gates := map[string]bool{}
 	for _, g := range ch.Gates {
 		gates[g.NodeID] = g.Status != "waiting"
@@ -65,13 +67,13 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 		if r.FinishedAt != nil && r.FinishedAt.After(*r.StartedAt) {
 			end = *r.FinishedAt
 		}
-		name, id := "node.attempt", AttemptSpanID(org, op.ID, r.NodeID, r.Attempts)
+		name, id := "node.attempt", k.AttemptSpanID(org, op.ID, r.NodeID, r.Attempts)
 		decided, gate := gates[r.NodeID]
 		if gate {
 			if !decided {
 				continue
 			}
-			name, id = "gate.wait", GateSpanID(org, op.ID, r.NodeID, r.Attempts)
+			name, id = "gate.wait", k.GateSpanID(org, op.ID, r.NodeID, r.Attempts)
 		}
 		_, span := tr.Start(WithSpanID(parent, traceID, id), name, trace.WithTimestamp(*r.StartedAt), trace.WithAttributes(
 			AttrOrganization.String(org), AttrOperation.String(capstan.OperationGID(op.ID)), AttrNode.String(r.NodeID),
@@ -85,7 +87,7 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 		}
 		span.End(trace.WithTimestamp(end))
 	}
-	patchDecisions(tr, parent, org, ch, now)
+	k.patchDecisions(tr, parent, org, ch, now)
 	if !op.Status.Terminal() {
 		return
 	}
@@ -96,7 +98,7 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 	if op.CompletedAt != nil && op.CompletedAt.After(start) {
 		end = *op.CompletedAt
 	}
-	ctx := WithSpanID(context.Background(), traceID, OperationSpanID(org, op.ID))
+	ctx := WithSpanID(context.Background(), traceID, k.OperationSpanID(org, op.ID))
 	_, span := tr.Start(ctx, "operation", trace.WithNewRoot(), trace.WithTimestamp(start), trace.WithAttributes(
 		AttrOrganization.String(org), AttrOperation.String(capstan.OperationGID(op.ID)), AttrStatus.String(string(op.Status))))
 	if op.Status != capstan.OperationSucceeded {
@@ -108,7 +110,7 @@ func Committed(tr trace.Tracer, org string, ch *capstan.OperationChange, now tim
 // patchDecisions emits a span for each patch decision ch records (its
 // patch.decided events), linked to the attempts of the nodes the patch
 // changes.
-func patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *capstan.OperationChange, now time.Time) {
+func (k IDs) patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *capstan.OperationChange, now time.Time) {
 	decided := map[string]bool{}
 	for _, e := range ch.Events {
 		if p, ok := event.PatchOf(e); ok && p.What == "decided" {
@@ -130,7 +132,7 @@ func patchDecisions(tr trace.Tracer, parent context.Context, org string, ch *cap
 			for _, node := range []string{c.Node, c.NewNodeID()} {
 				if node != "" && !linked[node] && len(links) < 32 {
 					linked[node] = true
-					links = append(links, LinkToAttempt(org, ch.Operation.ID, node, max(1, attempts[node])))
+					links = append(links, k.LinkToAttempt(org, ch.Operation.ID, node, max(1, attempts[node])))
 				}
 			}
 		}

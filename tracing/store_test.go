@@ -12,6 +12,9 @@ import (
 	"github.com/capstan-dev/capstan/tracing"
 )
 
+// ids are the tests' keyed ids.
+var ids = tracing.NewIDs([]byte("the tests' secret key"))
+
 // TestCommittedChangesEndTheirSpans: what a change ends, and nothing
 // else, becomes a span with the derived ids.
 func TestCommittedChangesEndTheirSpans(t *testing.T) {
@@ -43,24 +46,24 @@ func TestCommittedChangesEndTheirSpans(t *testing.T) {
 			ch := c.ch
 			o := *op
 			ch.Operation = &o
-			tracing.Committed(tp.Tracer("t"), "acme", &ch, t2)
+			ids.Committed(tp.Tracer("t"), "acme", &ch, t2)
 			var names []string
 			for _, s := range exp.GetSpans() {
 				names = append(names, s.Name)
-				require.Equal(t, tracing.TraceID("acme", "op-1"), s.SpanContext.TraceID())
-				require.Equal(t, tracing.OperationSpanID("acme", "op-1"), s.Parent.SpanID())
+				require.Equal(t, ids.TraceID("acme", "op-1"), s.SpanContext.TraceID())
+				require.Equal(t, ids.OperationSpanID("acme", "op-1"), s.Parent.SpanID())
 				require.Contains(t, s.Attributes, tracing.AttrOperation.String(capstan.OperationGID("op-1")), "the id the API accepts")
 				switch s.Name {
 				case "node.attempt":
-					require.Equal(t, tracing.AttemptSpanID("acme", "op-1", "a", 1), s.SpanContext.SpanID())
+					require.Equal(t, ids.AttemptSpanID("acme", "op-1", "a", 1), s.SpanContext.SpanID())
 					require.Equal(t, t1, s.EndTime.UTC())
 				case "gate.wait":
-					require.Equal(t, tracing.GateSpanID("acme", "op-1", "g", 1), s.SpanContext.SpanID())
+					require.Equal(t, ids.GateSpanID("acme", "op-1", "g", 1), s.SpanContext.SpanID())
 					require.Equal(t, t2, s.EndTime.UTC(), "the wait ends with the decision")
 				case "patch.decision":
 					require.Len(t, s.Links, 2, "the retried node and the inserted one")
 					require.Contains(t, s.Attributes, tracing.AttrPatch.String(capstan.PatchGID("p1")))
-					require.Equal(t, tracing.AttemptSpanID("acme", "op-1", "a", 1), s.Links[0].SpanContext.SpanID())
+					require.Equal(t, ids.AttemptSpanID("acme", "op-1", "a", 1), s.Links[0].SpanContext.SpanID())
 				}
 			}
 			require.Equal(t, c.spans, names)
@@ -71,21 +74,24 @@ func TestCommittedChangesEndTheirSpans(t *testing.T) {
 	tp := tracing.NewProvider(exp, false)
 	o := *op
 	o.Status, o.CompletedAt = capstan.OperationSucceeded, &t2
-	tracing.Committed(tp.Tracer("t"), "acme", &capstan.OperationChange{Operation: &o}, t2)
+	ids.Committed(tp.Tracer("t"), "acme", &capstan.OperationChange{Operation: &o}, t2)
 	spans := exp.GetSpans()
 	require.Len(t, spans, 1)
 	require.Equal(t, "operation", spans[0].Name)
 	require.False(t, spans[0].Parent.IsValid())
-	require.Equal(t, tracing.OperationSpanID("acme", "op-1"), spans[0].SpanContext.SpanID())
+	require.Equal(t, ids.OperationSpanID("acme", "op-1"), spans[0].SpanContext.SpanID())
 	require.Equal(t, t0, spans[0].StartTime.UTC())
 	require.Equal(t, t2, spans[0].EndTime.UTC())
 }
 
 func TestIdsAreStableAndDistinct(t *testing.T) {
-	require.Equal(t, tracing.TraceID("a", "op"), tracing.TraceID("a", "op"))
-	require.NotEqual(t, tracing.TraceID("a", "op"), tracing.TraceID("b", "op"), "organizations do not share traces")
-	require.NotEqual(t, tracing.TraceID("a|b", "c"), tracing.TraceID("a", "b|c"), "no ambiguity between parts")
-	require.NotEqual(t, tracing.AttemptSpanID("a", "op", "n", 1), tracing.AttemptSpanID("a", "op", "n", 2))
-	require.NotEqual(t, tracing.AttemptSpanID("a", "op", "n", 1), tracing.GateSpanID("a", "op", "n", 1))
-	require.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, tracing.Traceparent("a", "op", "n", 1))
+	other := tracing.NewIDs([]byte("another deployment's secret key"))
+	require.NotEqual(t, ids.TraceID("a", "op"), other.TraceID("a", "op"), "keyed: without the key, an operation's id does not give its trace")
+	require.NotEqual(t, ids.AttemptSpanID("a", "op", "n", 1), other.AttemptSpanID("a", "op", "n", 1))
+	require.Equal(t, ids.TraceID("a", "op"), ids.TraceID("a", "op"))
+	require.NotEqual(t, ids.TraceID("a", "op"), ids.TraceID("b", "op"), "organizations do not share traces")
+	require.NotEqual(t, ids.TraceID("a|b", "c"), ids.TraceID("a", "b|c"), "no ambiguity between parts")
+	require.NotEqual(t, ids.AttemptSpanID("a", "op", "n", 1), ids.AttemptSpanID("a", "op", "n", 2))
+	require.NotEqual(t, ids.AttemptSpanID("a", "op", "n", 1), ids.GateSpanID("a", "op", "n", 1))
+	require.Regexp(t, `^00-[0-9a-f]{32}-[0-9a-f]{16}-01$`, ids.Traceparent("a", "op", "n", 1))
 }

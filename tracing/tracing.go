@@ -1,7 +1,7 @@
 // Package tracing gives an operation one OpenTelemetry trace for its
 // whole life, however many restarts and replicas it crosses: the trace id
-// and the span ids are derived from the operation's id (and its nodes'
-// ids and attempts), and spans are emitted from what was committed — the
+// and the span ids are derived, with a key the replicas share (IDs), from
+// the operation's id (and its nodes' ids and attempts), and spans are emitted from what was committed — the
 // operation's span when it ends, a node attempt's when it ends, a gate's
 // wait when it is decided — with the times the records hold. A job
 // receives its attempt's span as TRACEPARENT before the span is emitted.
@@ -12,6 +12,7 @@ package tracing
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -37,8 +38,26 @@ const (
 	AttrDecision  = attribute.Key("capstan.decision")
 )
 
-func derive(parts ...string) [32]byte {
-	h := sha256.New()
+// IDs derives an operation's trace and span ids with a key: the same on
+// every replica and across restarts (the key is derived from the secret
+// key they share), and not computable from an operation's public id by
+// anyone without it — a client cannot aim spans at an operation's trace
+// or read one trace from another's ids.
+type IDs struct {
+	key []byte
+}
+
+// NewIDs keys the ids with a deployment's secret key (the secret
+// store's): the key is never used as it is, only through HMAC-SHA256 of
+// a label of its own.
+func NewIDs(secretKey []byte) IDs {
+	m := hmac.New(sha256.New, secretKey)
+	m.Write([]byte("capstan/trace-ids/v1"))
+	return IDs{key: m.Sum(nil)}
+}
+
+func (k IDs) derive(parts ...string) [32]byte {
+	h := hmac.New(sha256.New, k.key)
 	for _, p := range parts {
 		fmt.Fprintf(h, "%d:%s", len(p), p)
 	}
@@ -48,52 +67,54 @@ func derive(parts ...string) [32]byte {
 }
 
 // TraceID is the operation's trace id.
-func TraceID(org, op string) trace.TraceID {
+func (k IDs) TraceID(org, op string) trace.TraceID {
 	var id trace.TraceID
-	d := derive("capstan/trace", org, op)
+	d := k.derive("capstan/trace", org, op)
 	copy(id[:], d[:16])
 	return id
 }
 
 // spanID is the span id derived from parts.
-func spanID(parts ...string) trace.SpanID {
+func (k IDs) spanID(parts ...string) trace.SpanID {
 	var id trace.SpanID
-	d := derive(parts...)
+	d := k.derive(parts...)
 	copy(id[:], d[:8])
 	return id
 }
 
 // OperationSpanID is the id of the operation's own span, every node's
 // parent.
-func OperationSpanID(org, op string) trace.SpanID { return spanID("capstan/operation", org, op) }
+func (k IDs) OperationSpanID(org, op string) trace.SpanID {
+	return k.spanID("capstan/operation", org, op)
+}
 
 // AttemptSpanID is the id of a node attempt's span.
-func AttemptSpanID(org, op, node string, attempt int) trace.SpanID {
-	return spanID("capstan/attempt", org, op, node, fmt.Sprint(attempt))
+func (k IDs) AttemptSpanID(org, op, node string, attempt int) trace.SpanID {
+	return k.spanID("capstan/attempt", org, op, node, fmt.Sprint(attempt))
 }
 
 // GateSpanID is the id of a gate wait's span (one per decision).
-func GateSpanID(org, op, node string, attempt int) trace.SpanID {
-	return spanID("capstan/gate", org, op, node, fmt.Sprint(attempt))
+func (k IDs) GateSpanID(org, op, node string, attempt int) trace.SpanID {
+	return k.spanID("capstan/gate", org, op, node, fmt.Sprint(attempt))
 }
 
 // Traceparent is the W3C traceparent of a node attempt: what its job
 // receives as TRACEPARENT.
-func Traceparent(org, op, node string, attempt int) string {
-	return fmt.Sprintf("00-%s-%s-01", TraceID(org, op), AttemptSpanID(org, op, node, attempt))
+func (k IDs) Traceparent(org, op, node string, attempt int) string {
+	return fmt.Sprintf("00-%s-%s-01", k.TraceID(org, op), k.AttemptSpanID(org, op, node, attempt))
 }
 
 // InOperation returns ctx with the operation's span as the (remote)
 // parent: spans started under it belong to the operation's trace.
-func InOperation(ctx context.Context, org, op string) context.Context {
+func (k IDs) InOperation(ctx context.Context, org, op string) context.Context {
 	return trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: TraceID(org, op), SpanID: OperationSpanID(org, op), TraceFlags: trace.FlagsSampled, Remote: true}))
+		TraceID: k.TraceID(org, op), SpanID: k.OperationSpanID(org, op), TraceFlags: trace.FlagsSampled, Remote: true}))
 }
 
 // LinkToAttempt links a span to a node attempt's span.
-func LinkToAttempt(org, op, node string, attempt int) trace.Link {
+func (k IDs) LinkToAttempt(org, op, node string, attempt int) trace.Link {
 	return trace.Link{SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: TraceID(org, op), SpanID: AttemptSpanID(org, op, node, attempt), TraceFlags: trace.FlagsSampled, Remote: true})}
+		TraceID: k.TraceID(org, op), SpanID: k.AttemptSpanID(org, op, node, attempt), TraceFlags: trace.FlagsSampled, Remote: true})}
 }
 
 type idsKey struct{}

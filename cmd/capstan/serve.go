@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
@@ -80,6 +81,9 @@ type serveConfig struct {
 	analyzer        analyzerConfig
 	// otlpEndpoint receives traces (OTLP/HTTP); empty: tracing is off.
 	otlpEndpoint string
+	// trustTraceparent continues a client's trace (its traceparent
+	// header); by default a request's span starts a trace of its own.
+	trustTraceparent bool
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
 	egress        []string
@@ -175,6 +179,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
 	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	addAnalyzerFlags(fs, &c.analyzer)
+	fs.BoolVar(&c.trustTraceparent, "trust-traceparent", envOr("CAPSTAN_TRUST_TRACEPARENT", "false") == "true", "continue the trace a client's traceparent header names (only behind a gateway that sets it; by default a client's header is ignored and each request's span starts a trace of its own) (CAPSTAN_TRUST_TRACEPARENT)")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", envOr("CAPSTAN_OTLP_ENDPOINT", ""), "OpenTelemetry collector receiving traces over OTLP/HTTP, e.g. http://127.0.0.1:4318 (a span per request, per operation, per node attempt, per gate wait and patch decision; docs/OPERATIONS.md); empty: tracing off (CAPSTAN_OTLP_ENDPOINT)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	if err := fs.Parse(args); err != nil {
@@ -286,8 +291,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = crashpoint.Wrap(store) // the crash sweep's binary only (build tag crashpoints)
 	// What operations record is masked before it is stored.
 	store = secret.MaskingStore{Store: store, Vault: vault}
-	// Every committed operation change ends its spans (off: no-op).
-	store = tracing.Store{Store: store}
+	// Every committed operation change ends its spans (off: no-op), with
+	// ids keyed by the secret key the replicas share.
+	secretKey, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
+	if err != nil {
+		return err
+	}
+	traceIDs := tracing.NewIDs(secretKey)
+	store = tracing.Store{Store: store, IDs: traceIDs}
 	// Every committed operation change is published to live subscribers.
 	broker := live.NewBroker(0)
 	store = live.Store{Store: store, Broker: broker}
@@ -330,7 +341,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	svc.Assessor = assessor
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
-		Lease: lease, LeaseTerm: cfg.executorLease, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
+		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
@@ -384,7 +395,14 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes,
 		Backup: backups(vault)})
 	if cfg.otlpEndpoint != "" {
-		handler = otelhttp.NewHandler(handler, "capstan") // a span per request
+		// A span per request. A client's traceparent is read only when
+		// trusted: otherwise anyone could hang the server's spans under a
+		// trace of their choosing.
+		propagators := propagation.NewCompositeTextMapPropagator()
+		if cfg.trustTraceparent {
+			propagators = propagation.TraceContext{}
+		}
+		handler = otelhttp.NewHandler(handler, "capstan", otelhttp.WithPropagators(propagators))
 	}
 	srv := httpServer(cfg, handler)
 	log.Info("capstan listening", "addr", "http://"+ln.Addr().String(), "graphql", "http://"+ln.Addr().String()+"/graphql", "store", cfg.store)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/tracing"
 )
 
@@ -68,8 +71,19 @@ func (r *otlpReceiver) traces(name string) []string {
 // gate arrive in the trace derived from the operation's id.
 func TestTracesReachACollector(t *testing.T) {
 	recv := startReceiver(t)
-	p := start(t, t.TempDir(), "--otlp-endpoint", recv.URL)
+	data := t.TempDir()
+	p := start(t, data, "--otlp-endpoint", recv.URL)
 	defer p.kill()
+	// A client's traceparent is not trusted: its request's span starts a
+	// trace of its own (--trust-traceparent would continue the client's).
+	const hostileTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	req, err := http.NewRequest(http.MethodPost, p.url+"/graphql", strings.NewReader(`{"query":"{ viewer { organization } }"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("traceparent", "00-"+hostileTrace+"-00f067aa0ba902b7-01")
+	_, err = sendGQL(req)
+	require.NoError(t, err)
 	intent := p.gql(t, `mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
 		desiredResult: {name: "traced-k8s"}, constraints: {environment: "prod"}, providers: [{requirement: "hosts", provider: "compute.node/prod-worker-1"}]}) { id } }`, nil)
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": intent["createIntent"].(map[string]any)["id"]})
@@ -87,7 +101,10 @@ func TestTracesReachACollector(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the operation never reached its gate: %v", o)
 		time.Sleep(300 * time.Millisecond)
 	}
-	want := tracing.TraceID("demo", opID).String()
+	key, err := secret.LoadKey("CAPSTAN_NO_SUCH_VARIABLE", filepath.Join(data, "secrets", "secret.key"))
+	require.NoError(t, err)
+	want := tracing.NewIDs(key).TraceID("demo", opID).String()
+	require.NotEqual(t, tracing.NewIDs(nil).TraceID("demo", opID).String(), want, "keyed: an operation's id alone does not give its trace")
 	require.Eventually(t, func() bool {
 		for _, id := range recv.traces("node.attempt") {
 			if id == want {
@@ -96,6 +113,7 @@ func TestTracesReachACollector(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 200*time.Millisecond, "want %s (operation %s); spans received: %v", want, opID, recv.spans)
+	require.NotContains(t, recv.traces("POST /graphql"), hostileTrace, "no span joined the client's trace")
 	recv.mu.Lock()
 	pasted := recv.ops[0]
 	recv.mu.Unlock()
