@@ -44,7 +44,7 @@ const (
 // anyone without it — a client cannot aim spans at an operation's trace
 // or read one trace from another's ids.
 type IDs struct {
-	key []byte
+	key [sha256.Size]byte // an array: a Store holding IDs stays comparable
 }
 
 // NewIDs keys the ids with a deployment's secret key (the secret
@@ -53,11 +53,13 @@ type IDs struct {
 func NewIDs(secretKey []byte) IDs {
 	m := hmac.New(sha256.New, secretKey)
 	m.Write([]byte("capstan/trace-ids/v1"))
-	return IDs{key: m.Sum(nil)}
+	var ids IDs
+	copy(ids.key[:], m.Sum(nil))
+	return ids
 }
 
 func (k IDs) derive(parts ...string) [32]byte {
-	h := hmac.New(sha256.New, k.key)
+	h := hmac.New(sha256.New, k.key[:])
 	for _, p := range parts {
 		fmt.Fprintf(h, "%d:%s", len(p), p)
 	}
