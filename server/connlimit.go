@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +20,16 @@ import (
 type ConnLimits struct {
 	Total     int
 	PerClient int
+	// TrustedProxies are the reverse proxies whose connections carry many
+	// clients: their connections count toward Total only, and each
+	// request through them counts against the client its ClientHeader
+	// names (ClientLimits), so one client behind the proxy cannot take
+	// every other's place.
+	TrustedProxies []netip.Prefix
+	// ClientHeader names the client behind a trusted proxy: a list of
+	// addresses (X-Forwarded-For's form), read from the right, the first
+	// one that is not a trusted proxy (default X-Forwarded-For).
+	ClientHeader string
 }
 
 // DefaultConnLimits leaves a quarter of the process's file descriptors
@@ -89,25 +101,55 @@ func (l *LimitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		addr := clientAddr(c.RemoteAddr())
+		if l.proxy(c.RemoteAddr()) {
+			addr = "" // a trusted proxy's connection carries many clients: counted per request (ClientLimits)
+		}
 		if l.take(addr) {
-			return &limitedConn{Conn: c, release: func() { l.give(addr) }}, nil
+			return &limitedConn{Conn: c, release: []func(){func() { l.give(addr) }}}, nil
 		}
 		l.refused.Add(1)
-		l.refuse(c)
+		l.refuse(c, addr)
 	}
 }
 
+// proxy reports whether a peer is one of the trusted proxies.
+func (l *LimitListener) proxy(a net.Addr) bool {
+	if len(l.limits.TrustedProxies) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && inPrefixes(ap.Addr().Unmap(), l.limits.TrustedProxies)
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// take takes a connection's place, and its client's ("" for a trusted
+// proxy's connection: Total only).
 func (l *LimitListener) take(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.limits.Total > 0 && l.open >= l.limits.Total {
 		return false
 	}
-	if l.limits.PerClient > 0 && l.byAddr[addr] >= l.limits.PerClient {
+	if addr != "" && !l.takeClientLocked(addr) {
 		return false
 	}
 	l.open++
-	l.byAddr[addr]++
+	return true
+}
+
+func (l *LimitListener) takeClientLocked(key string) bool {
+	if l.limits.PerClient > 0 && l.byAddr[key] >= l.limits.PerClient {
+		return false
+	}
+	l.byAddr[key]++
 	return true
 }
 
@@ -115,18 +157,35 @@ func (l *LimitListener) give(addr string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.open--
-	if l.byAddr[addr]--; l.byAddr[addr] <= 0 {
-		delete(l.byAddr, addr)
+	if addr != "" {
+		l.giveClientLocked(addr)
 	}
 }
 
-// refusal is what a refused connection reads, if it reads at all.
-var refusal = func() []byte {
-	body := `{"errors":[{"message":"too many connections from this address or to this server; retry later","extensions":{"code":"RATE_LIMITED"}}]}`
-	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
-}()
+func (l *LimitListener) giveClientLocked(key string) {
+	if l.byAddr[key]--; l.byAddr[key] <= 0 {
+		delete(l.byAddr, key)
+	}
+}
 
-func (l *LimitListener) refuse(c net.Conn) {
+// refusalBody says which limit refused: the client's, naming the key it
+// counts against, or the server's.
+func refusalBody(client string) []byte {
+	msg := "too many connections to this server; retry later"
+	if client != "" {
+		msg = "too many connections from client " + client + "; retry later"
+	}
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{"message": msg, "extensions": map[string]any{"code": "RATE_LIMITED", "client": client}}}})
+	return body
+}
+
+// refusal is what a refused connection reads, if it reads at all.
+func refusal(client string) []byte {
+	body := refusalBody(client)
+	return []byte(fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
+}
+
+func (l *LimitListener) refuse(c net.Conn, client string) {
 	if !l.startRefusal() { // too many refusals under way, or closing: reset this one at once
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
@@ -142,7 +201,7 @@ func (l *LimitListener) refuse(c net.Conn) {
 		// Answer once the request's headers are in, as HTTP clients expect
 		// (one that reads an answer before it sent its request drops it).
 		waitForHeaders(c)
-		if _, err := c.Write(refusal); err != nil {
+		if _, err := c.Write(refusal(l.refusedClient(client))); err != nil {
 			return
 		}
 		if tc, ok := c.(*net.TCPConn); ok {
@@ -187,11 +246,8 @@ func waitForHeaders(c net.Conn) {
 // remote address, or for IPv6 its /64 (one host commonly holds a whole
 // /64, and could otherwise take a new address per connection).
 func clientAddr(a net.Addr) string {
-	if tcp, ok := a.(*net.TCPAddr); ok {
-		if tcp.IP.To4() == nil && len(tcp.IP) == net.IPv6len {
-			return tcp.IP.Mask(net.CIDRMask(64, 128)).String() + "/64"
-		}
-		return tcp.IP.String()
+	if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		return clientKey(ap.Addr())
 	}
 	host, _, err := net.SplitHostPort(a.String())
 	if err != nil {
@@ -200,16 +256,58 @@ func clientAddr(a net.Addr) string {
 	return host
 }
 
+// refusedClient is the key a refusal names: the client's when its own
+// limit was met, "" when the server's total was.
+func (l *LimitListener) refusedClient(client string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if client != "" && l.limits.PerClient > 0 && l.byAddr[client] >= l.limits.PerClient {
+		return client
+	}
+	return ""
+}
+
 // limitedConn gives its place back once, when closed (also after a
-// WebSocket upgrade hijacked it).
+// WebSocket upgrade hijacked it), and what was added to it since (the
+// place of the client a trusted proxy's WebSocket carries).
 type limitedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	mu      sync.Mutex
+	closed  bool
+	release []func()
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.mu.Lock()
+	release := c.release
+	c.release, c.closed = nil, true
+	c.mu.Unlock()
+	for _, f := range release {
+		f()
+	}
 	return err
+}
+
+// alsoRelease adds f to what the connection gives back when it closes
+// (at once if it is closed already).
+func (c *limitedConn) alsoRelease(f func()) {
+	c.mu.Lock()
+	if !c.closed {
+		c.release = append(c.release, f)
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	f()
+}
+
+// clientKey is what one client's connections count against: its address,
+// or for IPv6 its /64.
+func clientKey(a netip.Addr) string {
+	a = a.Unmap()
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }

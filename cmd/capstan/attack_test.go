@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/gqlws"
@@ -444,4 +445,40 @@ func tokensFile(t *testing.T, dir string, rows ...string) string {
 	path := filepath.Join(dir, "tokens.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
 	return path
+}
+
+// TestClientsBehindATrustedProxy: a real server behind a (simulated)
+// reverse proxy on 127.0.0.1, named in --trusted-proxies: two WebSockets
+// of one client take its two places, its third is refused with a 503
+// naming it — even when it writes another's address into the header
+// first — and a viewer behind the same proxy still gets its only
+// connection.
+func TestClientsBehindATrustedProxy(t *testing.T) {
+	p := start(t, t.TempDir(), "--trusted-proxies", "127.0.0.1/32", "--max-connections-per-client", "2")
+	wsURL := "ws" + strings.TrimPrefix(p.url, "http") + "/graphql"
+	dial := func(forwarded string) (*websocket.Conn, *http.Response, error) {
+		h := http.Header{"X-Forwarded-For": {forwarded}, "Sec-WebSocket-Protocol": {"graphql-transport-ws"}}
+		return websocket.DefaultDialer.Dial(wsURL, h)
+	}
+	for range 2 {
+		c, _, err := dial("203.0.113.7")
+		require.NoError(t, err)
+		defer c.Close()
+	}
+	for _, forwarded := range []string{"203.0.113.7", "198.51.100.9, 203.0.113.7"} {
+		_, resp, err := dial(forwarded)
+		require.Error(t, err)
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		body, _ := io.ReadAll(resp.Body)
+		require.Contains(t, string(body), `"client":"203.0.113.7"`, "the refusal names the key")
+	}
+	req, err := http.NewRequest(http.MethodPost, p.url+"/graphql", strings.NewReader(`{"query":"{ viewer { organization } }"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Forwarded-For", "198.51.100.9")
+	got, err := sendGQL(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, got.status, "the viewer's only connection: %s", got.raw)
+	require.Empty(t, got.Errors)
 }

@@ -181,6 +181,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	addAnalyzerFlags(fs, &c.analyzer)
 	fs.BoolVar(&c.trustTraceparent, "trust-traceparent", envOr("CAPSTAN_TRUST_TRACEPARENT", "false") == "true", "continue the trace a client's traceparent header names (only behind a gateway that sets it; by default a client's header is ignored and each request's span starts a trace of its own) (CAPSTAN_TRUST_TRACEPARENT)")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", envOr("CAPSTAN_OTLP_ENDPOINT", ""), "OpenTelemetry collector receiving traces over OTLP/HTTP, e.g. http://127.0.0.1:4318 (a span per request, per operation, per node attempt, per gate wait and patch decision; docs/OPERATIONS.md); empty: tracing off (CAPSTAN_OTLP_ENDPOINT)")
+	proxies := fs.String("trusted-proxies", envOr("CAPSTAN_TRUSTED_PROXIES", ""), "comma-separated CIDRs or addresses of the reverse proxies in front of the server: their connections count toward --max-connections only, and each request through them counts against the client --client-address-header names, at most --max-connections-per-client at once; empty: every peer is a client (CAPSTAN_TRUSTED_PROXIES)")
+	fs.StringVar(&c.conns.ClientHeader, "client-address-header", envOr("CAPSTAN_CLIENT_ADDRESS_HEADER", "X-Forwarded-For"), "the header a trusted proxy names its client in: a list of addresses read from the right, the first that is not a trusted proxy (CAPSTAN_CLIENT_ADDRESS_HEADER)")
 	egress := fs.String("egress-allow", envOr("CAPSTAN_EGRESS_ALLOW", ""), "comma-separated CIDRs, addresses and host names (*.example.com) http jobs and probes may call; loopback, link-local and metadata addresses only when a CIDR lists them; empty: none (CAPSTAN_EGRESS_ALLOW)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -189,6 +191,20 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
 	storeDefaults(&c)
+	for _, p := range strings.Split(*proxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, aerr := netip.ParseAddr(p)
+			if aerr != nil {
+				return c, fmt.Errorf("--trusted-proxies: %q is neither a CIDR nor an address", p)
+			}
+			prefix = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		c.conns.TrustedProxies = append(c.conns.TrustedProxies, prefix.Masked())
+	}
 	if c.sandbox != "on" && c.sandbox != "off" {
 		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
 	}
@@ -394,6 +410,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
 		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes,
 		Backup: backups(vault)})
+	handler = ln.ClientLimits(handler) // the clients behind --trusted-proxies, each its own places
 	if cfg.otlpEndpoint != "" {
 		// A span per request. A client's traceparent is read only when
 		// trusted: otherwise anyone could hang the server's spans under a
@@ -520,6 +537,7 @@ func jobSandbox(cfg serveConfig) *executor.Sandbox {
 func httpServer(cfg serveConfig, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
+		ConnContext:       server.WithConn,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
 		ReadTimeout:       server.RequestDeadline,
 		IdleTimeout:       cfg.idleTimeout,
