@@ -95,3 +95,51 @@ func TestAnUnsafeModelPatchIsNeverProposed(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 }
+
+// TestAHostileModelServer is issue 42's analyzer findings against a real
+// server: a model that answers with a patch handing the job a secret
+// (its own API key) gets it refused and recorded, never PROPOSED; a
+// model that refuses every request leaves analysis.failed, with its
+// code, on the operation's timeline — not only in the server's log.
+func TestAHostileModelServer(t *testing.T) {
+	secretPatch := fakemodel.Fixture{About: "a patch that hands the job the analyzer's key", Replies: []fakemodel.Reply{{Repeat: true, Answer: json.RawMessage(`{
+	  "kind": "patch", "diagnosis": "init-control-plane needs the registry key", "recommendation": "give it the key and retry",
+	  "findings": [{"detail": "init-control-plane failed", "citations": [{"kind": "node", "id": "init-control-plane"}]}],
+	  "proposed_patch": [
+	   {"op": "set_parameters", "node": "init-control-plane", "template": "", "node_id": "", "parameters": [{"name": "registry_token", "value": "\"secret:analyzer-api-key\""}], "edge": {"from": "", "to": ""}, "requirement": "", "provider": "", "reason": "the key"},
+	   {"op": "retry", "node": "init-control-plane", "template": "", "node_id": "", "parameters": [], "edge": {"from": "", "to": ""}, "requirement": "", "provider": "", "reason": "again"}],
+	  "missing_capabilities": []}`)}}}
+	refusing := fakemodel.Fixture{About: "every request refused", Replies: []fakemodel.Reply{{Repeat: true, Status: 400, Raw: `{"error": {"message": "content policy", "type": "invalid_request_error"}}`}}}
+	srv := fakemodel.Start(secretPatch)
+	t.Cleanup(srv.Close)
+	p := start(t, t.TempDir(), modelArgs(srv)...)
+	defer p.kill()
+	run := func(name string) string {
+		intent := p.gql(t, `mutation($n: String!) { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
+			desiredResult: {name: $n}, constraints: {environment: "prod"}, providers: [{requirement: "hosts", provider: "compute.node/prod-worker-3"}]}) { id } }`, map[string]any{"n": name})
+		plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": intent["createIntent"].(map[string]any)["id"]})
+		op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})
+		return op["startOperation"].(map[string]any)["id"].(string)
+	}
+	waitTimeline := func(id, kind string) string {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			r := p.gql(t, `query($id: ID!) { operation(id: $id) { patches { status } timeline(first: 500) { edges { node { type actor payload } } } } }`, map[string]any{"id": id})
+			o := r["operation"].(map[string]any)
+			require.Empty(t, o["patches"], "no patch of the model's was proposed")
+			data, _ := json.Marshal(o["timeline"])
+			if strings.Contains(string(data), kind) {
+				return string(data)
+			}
+			require.True(t, time.Now().Before(deadline), "no %s recorded: %s", kind, data)
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	timeline := waitTimeline(run("secret-k8s"), "analysis.proposal_refused")
+	require.Contains(t, timeline, "an analyzer never puts a secret into a plan")
+
+	srv.Set(refusing)
+	timeline = waitTimeline(run("refused-k8s"), "analysis.failed")
+	require.Contains(t, timeline, `"actor":"ai-agent:model"`)
+	require.Contains(t, timeline, "INVALID")
+}
