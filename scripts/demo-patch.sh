@@ -3,8 +3,10 @@
 # create on prod-worker-3, a host without registry access. init-control-plane
 # fails on registry access; the rule analyzer (ai-agent:rules) reports the
 # missing capability and proposes a PlanPatch (insert configure-registry-mirror
-# after install-containerd, retry init-control-plane); a second person (the
-# dev sre) approves it; revision 2 applies and the operation succeeds.
+# after install-containerd, retry init-control-plane); in prod an
+# analyzer's patch needs two people, neither its proposer (nor, as it
+# touches a gate, its starter): the two dev sres approve it; revision 2
+# applies and the operation succeeds.
 # Jobs use the sim runner; the failure, analysis, patch, approval and
 # continuation are the product's real paths.
 #
@@ -14,7 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 demo_target
-sre="$admin-sre"
+sre="$admin-sre" sre2="$admin-sre2"
 
 intent=$(gql "$admin" 'mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.cluster", mode: ADVANCED,
   desiredResult: {name: "demo-k8s"}, constraints: {environment: "prod"},
@@ -51,9 +53,15 @@ want = os.environ.get("CAPSTAN_EXPECT_ANALYZER")
 if want and p["author"] != want: sys.exit("the patch is by " + p["author"] + ", not " + want + ": is the server running with --analyzer openai?")
 print("missing  ", ", ".join(a.get("missingCapabilities") or []))
 for c in p["changes"]: print("proposes ", c["op"], c["node"], c["template"] or "")'
-    gql "$sre" 'mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d, comment: "demo"}) { status appliedRevision } }' \
-      "{\"p\": \"${proposed%% *}\", \"d\": \"${proposed##* }\"}" | python3 -c '
-import json,sys; d=json.load(sys.stdin)["decidePlanPatch"]; print("patch     approved by dev-sre:", d["status"], "revision", d["appliedRevision"])'
+    for who in sre sre2; do
+      decided=$(gql "${!who}" 'mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d, comment: "demo"}) { status appliedRevision outstanding { rule approvals } } }' \
+        "{\"p\": \"${proposed%% *}\", \"d\": \"${proposed##* }\"}")
+      echo "$decided" | WHO="dev-$who" python3 -c '
+import json,os,sys; d=json.load(sys.stdin)["decidePlanPatch"]
+still = ", ".join("%s needs %d more" % (o["rule"], o["approvals"]) for o in d["outstanding"] or [])
+print("patch     approved by " + os.environ["WHO"] + ":", d["status"], "revision", d["appliedRevision"], ("(" + still + ")") if still else "")'
+      [ "$(echo "$decided" | field '["decidePlanPatch"]["status"]')" = PROPOSED ] || break
+    done
     approved=yes
   fi
   for g in $(echo "$s" | python3 -c '

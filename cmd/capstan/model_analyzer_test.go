@@ -41,7 +41,7 @@ func TestDemoPatchWithTheModel(t *testing.T) {
 	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token, "CAPSTAN_EXPECT_ANALYZER=ai-agent:model")
 	for _, want := range []string{"analysis  by ai-agent:model: kubeadm init cannot pull the control-plane images: prod-worker-3 has no access",
 		"missing   network.registry_access", "proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
-		"approved by dev-sre: APPLIED revision 2", "operation SUCCEEDED on revision 2"} {
+		"approved by dev-sre: PROPOSED revision None (prod-second-person needs 1 more)", "approved by dev-sre2: APPLIED revision 2", "operation SUCCEEDED on revision 2"} {
 		require.True(t, strings.Contains(text, want), "%q missing from:\n%s", want, text)
 	}
 	reqs := srv.Requests()

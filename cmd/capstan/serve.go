@@ -587,8 +587,10 @@ func reloadTokensOnHUP(ctx context.Context, cfg serveConfig, tokens *server.Toke
 // loadTokens reads the tokens file, or sets up dev mode: one admin of the
 // demo organization whose token is CAPSTAN_DEV_TOKEN, or one made once
 // for the data directory and kept in it (dev-token, 0600) so it stays the
-// same across restarts, and a second approver (the token plus "-sre").
-// Dev mode prints both, and the header to paste, on lines of their own.
+// same across restarts, and two approvers (the token plus "-sre" and
+// "-sre2": in prod an analyzer's patch needs two people, neither its
+// proposer, and one that touches a gate neither its starter). Dev mode
+// prints them, and the header to paste, on lines of their own.
 func loadTokens(cfg serveConfig, log *slog.Logger, stderr io.Writer) (*server.Tokens, error) {
 	if cfg.tokens != "" {
 		return server.LoadTokens(cfg.tokens)
@@ -600,14 +602,15 @@ func loadTokens(cfg serveConfig, log *slog.Logger, stderr io.Writer) (*server.To
 			return nil, err
 		}
 	}
-	sre := token + "-sre"
-	log.Warn("dev mode: no --tokens file; an admin and a second approver (sre) of the demo organization")
-	fmt.Fprintf(stderr, "\nCapstan dev mode: no --tokens file. The demo organization's admin and a second approver (sre):\n\n"+
-		"  token:      %s\n  header:     {\"Authorization\": \"Bearer %s\"}\n  sre token:  %s\n\n"+
-		"Console: http://%s/ (sign in with the token); GraphiQL: http://%[4]s/graphiql (paste the header into its Headers tab)\n\n", token, token, sre, cfg.listen)
+	sre, sre2 := token+"-sre", token+"-sre2"
+	log.Warn("dev mode: no --tokens file; an admin and two approvers (sre) of the demo organization")
+	fmt.Fprintf(stderr, "\nCapstan dev mode: no --tokens file. The demo organization's admin and two approvers (sre):\n\n"+
+		"  token:      %s\n  header:     {\"Authorization\": \"Bearer %s\"}\n  sre token:  %s\n  sre2 token: %s\n\n"+
+		"Console: http://%s/ (sign in with the token); GraphiQL: http://%[5]s/graphiql (paste the header into its Headers tab)\n\n", token, token, sre, sre2, cfg.listen)
 	return server.NewTokens([]server.Token{
 		{Token: token, Actor: "dev-admin", Organization: DemoOrg, Roles: []string{capstan.RoleAdmin}},
 		{Token: sre, Actor: "dev-sre", Organization: DemoOrg, Roles: []string{capstan.RoleSRE}},
+		{Token: sre2, Actor: "dev-sre2", Organization: DemoOrg, Roles: []string{capstan.RoleSRE}},
 	})
 }
 
