@@ -26,6 +26,9 @@ const (
 	adminToken  = "admin-token-0123456789"
 	viewerToken = "viewer-token-0123456789"
 	otherToken  = "other-org-token-0123456789"
+	// secondSRE is operationServer's second approver: in prod an
+	// analyzer's patch needs two people.
+	secondSRE = "second-sre-token-0123456789"
 )
 
 // startServer serves the full HTTP surface over a real socket.
@@ -389,6 +392,7 @@ func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
 		{Token: viewerToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
+		{Token: secondSRE, Actor: "carol", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
 		{Token: otherToken, Actor: "olga", Organization: "other", Roles: []string{capstan.RoleAdmin}},
 	})
 	require.NoError(t, err)

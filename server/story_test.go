@@ -84,9 +84,14 @@ func TestSeedPatchStory(t *testing.T) {
 	require.Equal(t, float64(1), get(op, "progress", "patchesAwaitingApproval"))
 	require.Contains(t, get(op, "progress", "needsAttention"), "plan patch "+patch["id"].(string)+" awaits approval", "simple mode says what waits, by the id the API takes")
 
-	// A person approves (the analyzer never could); revision 2 applies.
-	const decide = `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status appliedRevision } }`
-	ok := post(t, ts, viewerToken, decide, map[string]any{"p": patch["id"], "d": patch["digest"]})
+	// Two people approve (the analyzer never could; in prod its patch
+	// needs two, neither the proposer); revision 2 applies.
+	const decide = `mutation($p: ID!, $d: String!) { decidePlanPatch(input: {patch: $p, approve: true, digest: $d}) { status appliedRevision outstanding { rule approvals } } }`
+	one := post(t, ts, viewerToken, decide, map[string]any{"p": patch["id"], "d": patch["digest"]})
+	require.Empty(t, one.Errors)
+	require.Equal(t, "PROPOSED", get(one.Data, "decidePlanPatch", "status"), "one person is not enough in prod")
+	require.Equal(t, []any{map[string]any{"rule": "prod-second-person", "approvals": float64(1)}}, get(one.Data, "decidePlanPatch", "outstanding"))
+	ok := post(t, ts, secondSRE, decide, map[string]any{"p": patch["id"], "d": patch["digest"]})
 	require.Empty(t, ok.Errors)
 	require.Equal(t, "APPLIED", get(ok.Data, "decidePlanPatch", "status"))
 

@@ -39,7 +39,7 @@ scenarios:
 `
 
 // consoleServer is the browser test's server: a tokens file (alice admin,
-// bob sre, victor viewer), the console pack, and three operations — a
+// bob and carol sre, victor viewer), the console pack, and three operations — a
 // production install waiting at its gate, the seed's kubernetes cluster
 // (whose failure the analyzer answers with a patch) and a finished staging
 // install with a secret artifact.
@@ -55,8 +55,9 @@ func startConsoleServer(t *testing.T) *consoleServer {
 	require.NoError(t, os.WriteFile(c.tokens, []byte(fmt.Sprintf(`tokens:
   - {token: %q, actor: alice, organization: demo, roles: [admin]}
   - {token: %q, actor: bob, organization: demo, roles: [sre]}
+  - {token: %q, actor: carol, organization: demo, roles: [sre]}
   - {token: %q, actor: victor, organization: demo, roles: [viewer]}
-`, token, token+"-sre", token+"-viewer")), 0o600))
+`, token, token+"-sre", token+"-sre2", token+"-viewer")), 0o600))
 	require.NoError(t, os.MkdirAll(c.packs, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(c.packs, "console.yaml"), []byte(consolePack), 0o644))
 	c.p = start(t, c.data, "--tokens", c.tokens, "--packs", c.packs)
@@ -111,7 +112,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	cmd := exec.Command(node, "e2e/console.mjs")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+c.p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_SRE_TOKEN="+token+"-sre",
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+c.p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_SRE_TOKEN="+token+"-sre", "CAPSTAN_SRE2_TOKEN="+token+"-sre2",
 		"CAPSTAN_VIEWER_TOKEN="+token+"-viewer", "CAPSTAN_OPERATION="+c.gated,
 		"CAPSTAN_SECRET_OPERATION="+c.withToken, "CHROMIUM="+chromium, "CAPSTAN_SCREENSHOTS="+shots)
 	out := runBrowserScript(t, cmd, map[string]func() string{

@@ -52,3 +52,48 @@ func BenchmarkSSHRunner(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAnsibleRunner is one play of one task (ping) on a real test
+// host through the runner — ansible-playbook in the job sandbox, its ssh
+// through the relay — beside the floor: the same playbook run by
+// ansible-playbook directly as the server's user, connecting itself.
+// Run with go test -run '^$' -bench AnsibleRunner ./executor/remote (as
+// root).
+func BenchmarkAnsibleRunner(b *testing.B) {
+	hosts := testhosts.Start(b, 1)
+	allow, err := executor.ParseEgress([]string{"10.0.0.0/8"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sb := executor.NewSandbox(executor.SandboxConfig{Slots: 2})
+	r := remote.AnsibleRunner{Egress: allow, Sandbox: sb}
+	const ping = "- hosts: target\n  gather_facts: false\n  tasks: [{ansible.builtin.ping: {}}]\n"
+	target := targetOf(hosts, 0)
+	b.Run("runner", func(b *testing.B) {
+		for b.Loop() {
+			res := r.Run(context.Background(), executor.Job{OperationID: "bench", NodeID: "n", Attempt: 1, Target: target,
+				Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: ping, Timeout: "2m"}})
+			if res.Err != nil {
+				b.Fatalf("%v: %s", res.Err, res.Output)
+			}
+		}
+	})
+	dir := b.TempDir()
+	files := map[string]string{"key": string(hosts.ClientKey), "known_hosts": hosts.Hosts[0].Address + " " + hosts.Hosts[0].HostKey + "\n", "play.yml": ping,
+		"inventory": "target ansible_host=" + hosts.Hosts[0].Address + " ansible_user=root ansible_ssh_private_key_file=" + filepath.Join(dir, "key") + "\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("floor-bare-ansible-playbook", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command("ansible-playbook", "-i", filepath.Join(dir, "inventory"), filepath.Join(dir, "play.yml"))
+			cmd.Env = append(os.Environ(), "ANSIBLE_SSH_ARGS=-o UserKnownHostsFile="+filepath.Join(dir, "known_hosts")+" -o StrictHostKeyChecking=yes -o ControlMaster=no -o BatchMode=yes",
+				"ANSIBLE_HOST_KEY_CHECKING=True", "HOME="+dir)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
+		}
+	})
+}

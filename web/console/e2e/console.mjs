@@ -17,6 +17,7 @@ import { createInterface } from "node:readline";
 const url = process.env.CAPSTAN_URL;
 const token = process.env.CAPSTAN_TOKEN;
 const sreToken = process.env.CAPSTAN_SRE_TOKEN;
+const sre2Token = process.env.CAPSTAN_SRE2_TOKEN;
 const viewerToken = process.env.CAPSTAN_VIEWER_TOKEN;
 const gatedOp = process.env.CAPSTAN_OPERATION;
 const secretOp = process.env.CAPSTAN_SECRET_OPERATION;
@@ -280,8 +281,20 @@ try {
   await accessible(bob, "patch with its diff");
   await shoot(bob, "patch-diff");
   await analyzed.getByRole("button", { name: "Approve patch" }).click();
-  await analyzed.getByText("The patch is applied.").waitFor({ timeout: 15000 });
-  step("bob approved the analyzer's patch on the digest shown, after its graph and field diff");
+  await analyzed.getByText("The patch is proposed.").waitFor({ timeout: 15000 });
+  await analyzed.getByText(/prod-second-person: 2 of .*\(1 outstanding\)/).waitFor({ timeout: 15000 });
+  step("bob approved the analyzer's patch on the digest shown, after its graph and field diff: in prod it waits for a second person");
+  // In prod an analyzer's patch needs two people: carol is the second.
+  const carol = await signedIn(sre2Token);
+  await carol.goto(`${url}/#/operations/${encodeURIComponent(patchOp)}`);
+  await carol.getByRole("tab", { name: "Patches" }).click();
+  const second = carol.locator(".patches > li", { hasText: "ai-agent:rules" });
+  await second.waitFor({ timeout: 30000 });
+  await second.getByRole("button").first().click();
+  await second.getByRole("button", { name: "Approve patch" }).click();
+  await second.getByText("The patch is applied.").waitFor({ timeout: 15000 });
+  await carol.context().close();
+  step("carol approved it as the second person: applied");
 
   // The retried node and its stage as the DAG shows them: the stage takes
   // its children's status and they hang from it; the retried job's drawer
