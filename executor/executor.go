@@ -73,7 +73,7 @@ type Config struct {
 	// TraceIDs derives the TRACEPARENT each job gets (the ids
 	// tracing.Store gives the attempt's span).
 	TraceIDs tracing.IDs
-	Secrets Secrets
+	Secrets  Secrets
 	// KeepSandboxes keeps a finished operation's sandbox directory (for
 	// debugging and tests); by default it is removed when the operation
 	// ends (sandboxdir.go).
