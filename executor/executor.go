@@ -66,14 +66,14 @@ type Config struct {
 	Sandbox *Sandbox
 	// Egress bounds where http jobs and probes may call (nil: anywhere).
 	Egress *Egress
+	// TraceIDs derives the TRACEPARENT each job gets (the ids
+	// tracing.Store gives the attempt's span).
+	TraceIDs tracing.IDs
 	// Secrets resolves secret:<name> parameters, keeps the values of
 	// secret artifacts, and masks every secret value of the organization
 	// in what jobs and probes print (nil: no secret store; secret
 	// artifacts are masked in their own job's output only).
-	// TraceIDs derives the TRACEPARENT each job gets (the ids
-	// tracing.Store gives the attempt's span).
-	TraceIDs tracing.IDs
-	Secrets  Secrets
+	Secrets Secrets
 	// KeepSandboxes keeps a finished operation's sandbox directory (for
 	// debugging and tests); by default it is removed when the operation
 	// ends (sandboxdir.go).
