@@ -229,7 +229,7 @@ func (s *Sandbox) isolated(script, dir, outputs string, own map[string]string, u
 	cmd := exec.Command("bash", args...)
 	cmd.Dir = dir
 	cmd.Env = jobEnviron(jobHome, inNamespace(own, dir, outputs))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: nsFlags(s.cfg.Network)}
 	switch {
 	case user && s.root:
 		identityNamespace(cmd.SysProcAttr)
@@ -282,7 +282,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir = dir
 		cmd.Env = jobEnviron(dir, own)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
 	if !s.Isolated() && !s.cfg.AllowUnisolated {
@@ -292,7 +292,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`exec bash -c "$1"`, "capstan-job", script)
 		cmd.Dir = dir
 		cmd.Env = jobEnviron(dir, own)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 		return &sandboxedJob{cmd: cmd, release: func() {}}, nil
 	}
 	if s.userns {
@@ -308,7 +308,7 @@ func (s *Sandbox) command(script, dir, outputs string, own map[string]string) (*
 		cmd := exec.Command("bash", "-c", s.limitsPrologue()+`umask 007; exec bash -c "$1"`, "capstan-job", script)
 		cmd.Dir = dir
 		cmd.Env = jobEnviron(dir, own)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL,
 			Credential: &syscall.Credential{Uid: uid, Gid: s.cfg.GID, Groups: []uint32{}}}
 		return &sandboxedJob{cmd: cmd, release: release}, nil
 	}
@@ -341,6 +341,18 @@ func (s *Sandbox) own(dirs ...string) error {
 		}
 	}
 	return nil
+}
+
+// Offline is the sandbox with no network whatever --job-network says:
+// what a runner uses whose job reaches its target through a relay alone
+// (the ansible runner). It shares the uids of s.
+func (s *Sandbox) Offline() *Sandbox {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.cfg.Network = false
+	return &c
 }
 
 // Share gives the jobs' group what the server wrote into a job's
@@ -435,7 +447,7 @@ mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-private "$r/var/tmp"
 mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-run "$r/run"
 mkdir -m 1777 "$r/run/lock"
 mount -t tmpfs -o size=64k,mode=0755,nosuid,noexec capstan-dev "$r/dev"
-for n in null zero full random urandom tty; do
+for n in null zero full random urandom; do
   : >"$r/dev/$n"
   mount -c --bind "/dev/$n" "$r/dev/$n"
 done

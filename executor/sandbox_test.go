@@ -159,6 +159,11 @@ func TestHostileJobs(t *testing.T) {
 		{"make a user namespace from python", `python3 -c 'import os; os.unshare(os.CLONE_NEWUSER); print("NESTED-USERNS")'`, 5 * time.Second, "exit:1"},
 		{"read world-readable host files", `cat "$OPEN/world"; ls /var/lib /opt /home /root /srv /sys /work /mnt 2>&1; find / -xdev -name world 2>/dev/null | xargs cat`, 10 * time.Second, ""},
 		{"read the mount table", `cat /proc/self/mountinfo /proc/mounts`, 5 * time.Second, ""},
+		// The job leads a session of its own, so the server's terminal (if
+		// it was started from one) is not its controlling terminal: no
+		// TIOCSTI into the operator's shell, no keystrokes read.
+		{"type into the server's terminal", `set -- $(sed 's/^[0-9]* ([^)]*) //' /proc/self/stat); echo "session=$4 tty=$5"; ` +
+			`python3 -c 'import fcntl,termios; t=open("/dev/tty","wb"); fcntl.ioctl(t, termios.TIOCSTI, b"x"); print("TYPED")'`, 5 * time.Second, "exit:1"},
 	}
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
@@ -170,6 +175,10 @@ func TestHostileJobs(t *testing.T) {
 			require.NotContains(t, string(res.Output), "HOST-SOCKET")
 			require.NotContains(t, string(res.Output), "NESTED-USERNS")
 			require.NotContains(t, string(res.Output), worldSecret)
+			require.NotContains(t, string(res.Output), "TYPED")
+			if a.name == "type into the server's terminal" {
+				require.Contains(t, string(res.Output), "session=1 tty=0", "a session of its own, no controlling terminal")
+			}
 			if a.name == "read the mount table" {
 				require.NotContains(t, string(res.Output), h.tokens, "no mount names the tokens file")
 				require.NotContains(t, string(res.Output), "capstan-hidden", "nothing needed covering: the data directory is not in the job's root")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -205,40 +206,24 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	if err != nil {
 		return fail(executor.ErrKindHostKey, err)
 	}
-	// The outer directory is the server's alone (0700): the job reaches
-	// its own through the mount the sandbox makes, no one else through
-	// the path.
-	outer, err := os.MkdirTemp("", "capstan-ansible-")
+	ws, err := newWorkspace(j.Dir)
 	if err != nil {
-		return fail("runner", err)
-	}
-	defer os.RemoveAll(outer)
-	dir := filepath.Join(outer, "job")
-	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fail("runner", err)
 	}
 	key := append([]byte(nil), t.Key...)
 	if len(key) > 0 && key[len(key)-1] != '\n' {
 		key = append(key, '\n')
 	}
-	shared := []string{dir}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{keyFile, key}, {knownHosts, known}, {inventoryFile, inventory}, {playbookFile, []byte(j.Spec.Playbook)}, {relayScript, []byte(relayPy)}} {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.data, 0o600); err != nil {
-			return fail("runner", err)
-		}
-		shared = append(shared, p)
-	}
-	rl, err := listenRelay(filepath.Join(dir, relaySocket), netip.AddrPortFrom(addr, uint16(t.Port)).String())
+	err = ws.write(map[string][]byte{keyFile: key, knownHosts: known, inventoryFile: inventory, playbookFile: []byte(j.Spec.Playbook), relayScript: []byte(relayPy)})
 	if err != nil {
-		return fail("runner", err)
+		return fail("runner", errors.Join(err, ws.remove()))
 	}
-	defer rl.close()
-	if err := r.Sandbox.Share(append(shared, filepath.Join(dir, relaySocket))...); err != nil {
-		return fail("runner", err)
+	rl, err := listenRelay(ws.socket(), netip.AddrPortFrom(addr, uint16(t.Port)).String())
+	if err == nil {
+		err = r.Sandbox.Share(ws.shared()...)
+	}
+	if err != nil {
+		return fail("runner", errors.Join(err, closeRelay(rl), ws.remove()))
 	}
 	env := map[string]string{"ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_RETRY_FILES_ENABLED": "False", "ANSIBLE_NOCOLOR": "1",
 		"ANSIBLE_LOCAL_TEMP": "tmp", "ANSIBLE_SSH_ARGS": sshArgs, "ANSIBLE_PIPELINING": "False", "USER": "capstan-job"}
@@ -249,14 +234,100 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	}
 	outputs := j.Outputs
 	if outputs == "" {
-		outputs = dir
+		outputs = ws.dir
 	}
-	res := executor.RunScript(ctx, r.Sandbox, j, playScript(j.Spec.Check), dir, outputs, env)
-	tail, _ := executor.ReadJobFile(filepath.Join(dir, recapFile), maxRecap+1)
+	// Offline whatever --job-network says: the relay is the job's only way
+	// out, so controller-side code reaches nothing but the target's sshd.
+	res := executor.RunScript(ctx, r.Sandbox.Offline(), j, playScript(j.Spec.Check), ws.dir, outputs, env)
+	tail, err := executor.ReadJobFile(filepath.Join(ws.dir, recapFile), maxRecap+1)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = nil // the play did not get that far: its output says why
+	} else if err != nil {
+		err = fmt.Errorf("the play's recap was not read: %w", err)
+	}
+	notes := []error{err, closeRelay(rl), ws.remove()}
 	if ev := recapEvidence(tail, inventoryHost, t); ev != nil {
 		res.Evidence = []capstan.Evidence{*ev}
 	}
+	for _, n := range notes {
+		if n != nil { // said where the operator reads the attempt: its output
+			res.Output = append(res.Output, fmt.Sprintf("\n[capstan: %v]\n", n)...)
+		}
+	}
 	return classify(res, j, t, tail)
+}
+
+func closeRelay(rl *relay) error {
+	if rl == nil {
+		return nil
+	}
+	if err := rl.close(); err != nil {
+		return fmt.Errorf("the relay to the target: %w", err)
+	}
+	return nil
+}
+
+// workspace is an ansible job's directory (its /tmp/job): the inventory,
+// the key, known_hosts, the playbook, the relay's script and socket. It
+// sits in a directory of the server's alone (0700) — beside the
+// operation's sandbox when there is one, where a start sweeps what a
+// crash left (executor.sweepSandboxes), in the temporary directory
+// otherwise — so no one reaches it through its path; the job reaches it
+// through the mount the sandbox makes.
+type workspace struct {
+	outer, dir string
+	fd         *os.File // dir, open: its socket is bound through /proc/self/fd, however long the path
+	files      []string
+}
+
+func newWorkspace(sandbox string) (*workspace, error) {
+	parent := ""
+	if sandbox != "" {
+		parent = filepath.Dir(sandbox)
+	}
+	outer, err := os.MkdirTemp(parent, ".ansible-")
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{outer: outer, dir: filepath.Join(outer, "job")}
+	if err := os.Mkdir(w.dir, 0o700); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(outer))
+	}
+	if w.fd, err = os.Open(w.dir); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(outer))
+	}
+	return w, nil
+}
+
+func (w *workspace) write(files map[string][]byte) error {
+	for name, data := range files {
+		p := filepath.Join(w.dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return err
+		}
+		w.files = append(w.files, p)
+	}
+	return nil
+}
+
+// socket is where the relay listens, by a path short enough for a Unix
+// socket (108 bytes) wherever the data directory is.
+func (w *workspace) socket() string {
+	return fmt.Sprintf("/proc/self/fd/%d/%s", w.fd.Fd(), relaySocket)
+}
+
+// shared are what the job reads: the directory, its files, the socket.
+func (w *workspace) shared() []string {
+	return append([]string{w.dir, filepath.Join(w.dir, relaySocket)}, w.files...)
+}
+
+// remove removes the workspace, the key with it.
+func (w *workspace) remove() error {
+	err := w.fd.Close()
+	if rerr := os.RemoveAll(w.outer); rerr != nil {
+		return fmt.Errorf("the job's directory (with the target's key) was not removed: %w", rerr)
+	}
+	return err
 }
 
 // classify names an ended play's failure: a host key that does not match

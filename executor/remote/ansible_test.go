@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,47 @@ func TestAnsibleAttacks(t *testing.T) {
 		require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
 		noHarm(t, res)
 	})
+}
+
+// TestAnsibleIsOfflineWhateverJobNetworkSays: with --job-network on
+// (a sandbox with the host's network), controller-side code of a play
+// still reaches nothing — not a service on the server's loopback — and
+// the relay carries only what speaks SSH.
+func TestAnsibleIsOfflineWhateverJobNetworkSays(t *testing.T) {
+	h := newAnsibleHost(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("CONTROL-PLANE\n"))
+			c.Close()
+		}
+	}()
+	defer func() { l.Close(); <-served }()
+	online := executor.NewSandbox(executor.SandboxConfig{Network: true, Slots: 2})
+	r := h.runner
+	r.Sandbox = online
+	play := fmt.Sprintf(`- hosts: target
+  gather_facts: false
+  tasks:
+    - ansible.builtin.debug:
+        msg: 'plane={{ lookup("pipe", "bash -c ''exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3'' 2>/dev/null || echo unreachable") }}'
+`, l.Addr().(*net.TCPAddr).Port)
+	res := r.Run(context.Background(), executor.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Target: targetOf(h.hosts, 0),
+		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: play, Timeout: "2m"}})
+	require.NoError(t, res.Err, "%s", res.Output)
+	require.NotContains(t, string(res.Output), "CONTROL-PLANE")
+	require.Contains(t, string(res.Output), "plane=unreachable")
+	entries, err := os.ReadDir(filepath.Dir(h.work))
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.False(t, strings.HasPrefix(e.Name(), ".ansible-"), "the job's directory, with the key, is gone: %s", e.Name())
+	}
 }

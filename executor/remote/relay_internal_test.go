@@ -1,0 +1,55 @@
+package remote
+
+import (
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTheRelayCarriesSSHAlone: a target that does not open with an SSH
+// version line gets nothing relayed (the job cannot speak Redis to the
+// host's port 6379 through it), and the relay says why; one that does is
+// relayed both ways, its banner first.
+func TestTheRelayCarriesSSHAlone(t *testing.T) {
+	serve := func(banner string) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					c.Write([]byte(banner))
+					buf := make([]byte, 64)
+					n, _ := c.Read(buf)
+					c.Write([]byte("echo:" + string(buf[:n])))
+				}()
+			}
+		}()
+		return l.Addr().String()
+	}
+	through := func(target string) (string, error) {
+		rl, err := listenRelay(filepath.Join(t.TempDir(), "s"), target)
+		require.NoError(t, err)
+		c, err := net.Dial("unix", rl.l.Addr().String())
+		require.NoError(t, err)
+		c.Write([]byte("PING\r\n"))
+		got, _ := io.ReadAll(c)
+		c.Close()
+		return string(got), rl.close()
+	}
+	got, err := through(serve("-ERR unknown command\r\n"))
+	require.Empty(t, got, "nothing of a non-SSH service is relayed")
+	require.ErrorContains(t, err, "did not answer as an SSH server")
+	got, err = through(serve("SSH-2.0-OpenSSH_9.2\r\n"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(got, "SSH-2.0-OpenSSH_9.2\r\necho:PING"), got)
+}
