@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"net/http"
@@ -43,17 +44,45 @@ func (l *LimitListener) ClientLimits(next http.Handler) http.Handler {
 			_, _ = w.Write(refusalBody(key))
 			return
 		}
-		if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok && isWebSocket(r) {
-			// The proxy gives a WebSocket a connection of its own: the
-			// place is the connection's until it closes.
+		hw := &hijackWatch{ResponseWriter: w}
+		next.ServeHTTP(hw, r)
+		if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok && hw.hijacked {
+			// A WebSocket: the proxy gave it a connection of its own, and
+			// the place is the connection's until it closes.
 			c.alsoRelease(func() { l.giveClient(key) })
-			next.ServeHTTP(w, r)
 			return
 		}
-		defer l.giveClient(key)
-		next.ServeHTTP(w, r)
+		l.giveClient(key) // a request, a stream, or an upgrade that was refused: its place ends with it
 	})
 }
+
+// hijackWatch notes whether the handler took the connection over (a
+// WebSocket upgrade). It passes Flush (event streams) and Hijack on, and
+// Unwrap for http.ResponseController.
+type hijackWatch struct {
+	http.ResponseWriter
+	hijacked bool
+}
+
+func (h *hijackWatch) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, http.ErrNotSupported
+	}
+	c, rw, err := hj.Hijack()
+	if err == nil {
+		h.hijacked = true
+	}
+	return c, rw, err
+}
+
+func (h *hijackWatch) Flush() {
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (h *hijackWatch) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // forwardedClient is the client a trusted proxy's request names: reading
 // the header's addresses from the right (each proxy appends the peer it

@@ -161,3 +161,27 @@ func TestClientsBehindATrustedProxy(t *testing.T) {
 	require.Equal(t, "127.0.0.1", (&LimitListener{limits: ConnLimits{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}}).
 		forwardedClient(http.Header{"X-Forwarded-For": {"10.0.0.1, junk"}}, netip.MustParseAddr("127.0.0.1")), "a malformed entry ends the reading")
 }
+
+// TestARefusedUpgradeGivesItsPlaceBack: a request that asks for a
+// WebSocket and is answered without one (a refused token, a wrong path)
+// holds its client's place only while it runs, not for as long as the
+// proxy keeps the connection: three of them in a row, then an ordinary
+// request, are all served.
+func TestARefusedUpgradeGivesItsPlaceBack(t *testing.T) {
+	s := startProxied(t, ConnLimits{PerClient: 2, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	client := &http.Client{} // keep-alive: one connection, as a proxy's pool
+	for range 3 {
+		req, err := http.NewRequest(http.MethodGet, s.url+"/nothing-here", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", "203.0.113.7")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Connection", "Upgrade")
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	}
+	status, _ := s.get(t, "/", "203.0.113.7")
+	require.Equal(t, http.StatusNotFound, status, "no place was kept")
+}
