@@ -20,10 +20,23 @@ import (
 // restored into a name, and all patterns match in one pass (one
 // alternation), so a placeholder is never masked again inside another.
 
-// defaultMask is masked whatever the configuration says: IPv4 addresses,
-// also where a full stop ends the sentence or the name (10.20.30.41.),
-// not where a fifth number follows (a version 1.2.3.4.5 is no address).
-var defaultMask = regexp.MustCompile(`(?:^|[^0-9.]|(?:^|[^0-9])\.)((?:\d{1,3}\.){3}\d{1,3})(?:$|[^0-9.]|\.(?:$|[^0-9]))`)
+// ipv4 finds candidate IPv4 addresses (and AWS-style host names that spell
+// one: ip-10-0-3-7); ipv4Bounded keeps those that stand alone: not inside
+// a longer run of numbers and dots (a version 1.2.3.4.5 is no address),
+// also where a full stop ends the sentence or the name (10.20.30.41.).
+// One pass, linear in the text.
+var ipv4 = regexp.MustCompile(`\d{1,3}(?:\.\d{1,3}){3}|ip-\d{1,3}(?:-\d{1,3}){3}`)
+
+func ipv4Bounded(s string, start, end int) bool {
+	digit := func(i int) bool { return i >= 0 && i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	if strings.HasPrefix(s[start:end], "ip-") {
+		return !digit(end) && !(end < len(s) && s[end] == '-' && digit(end+1))
+	}
+	if digit(start-1) || start > 0 && s[start-1] == '.' && digit(start-2) {
+		return false
+	}
+	return !digit(end) && !(end < len(s) && s[end] == '.' && digit(end+1))
+}
 
 // masker masks and restores the names of one analysis.
 type masker struct {
@@ -70,14 +83,22 @@ func (m *masker) mask(s string) string {
 			return m.token(name)
 		})
 	}
-	// IPv4 addresses: the submatch only, not the delimiters around it.
-	for {
-		loc := defaultMask.FindStringSubmatchIndex(s)
-		if loc == nil {
-			return s
+	// IPv4 addresses, whatever the configuration says.
+	var b strings.Builder
+	last := 0
+	for _, loc := range ipv4.FindAllStringIndex(s, -1) {
+		if !ipv4Bounded(s, loc[0], loc[1]) || m.placeholder.MatchString(s[loc[0]:loc[1]]) {
+			continue
 		}
-		s = s[:loc[2]] + m.token(s[loc[2]:loc[3]]) + s[loc[3]:]
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(m.token(s[loc[0]:loc[1]]))
+		last = loc[1]
 	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // changes reports whether masking would change s: s holds a sensitive

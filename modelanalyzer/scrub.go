@@ -2,6 +2,7 @@ package modelanalyzer
 
 import (
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/capstan-dev/capstan"
@@ -24,8 +25,17 @@ type scrubber struct {
 	mask   *masker
 }
 
-// text scrubs one string.
+// text scrubs one string. A long one is cut to twice what is sent, back
+// to its last space, before the work starts (the redactor's and the
+// masker's work then stays bounded by what could be sent, never by what a
+// job printed), and to what is sent after.
 func (s scrubber) text(v string) string {
+	if len(v) > 2*maxString {
+		v = v[:2*maxString]
+		if i := strings.LastIndexAny(v, " \t\n"); i > maxString {
+			v = v[:i] // a name the cut split is not sent in part
+		}
+	}
 	if s.redact != nil {
 		v = s.redact(v)
 	}
