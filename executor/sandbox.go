@@ -33,7 +33,10 @@ type SandboxConfig struct {
 	// network namespace of its own with nothing in it.
 	Network bool
 	// Hide lists paths jobs must not see (the data directory, the tokens
-	// file, the secret store): covered in the job's mount namespace.
+	// file, the secret store). Most are outside the job's root anyway; one
+	// inside /usr or /etc is left out of it: its directory is grafted into
+	// the root entry by entry, without it, so neither a symlink to it nor
+	// a file renamed over it on the host brings it back.
 	Hide []string
 	// DiskQuota bounds the bytes an operation's sandbox and outputs hold;
 	// a job that passes it is killed (default 1 GiB).
@@ -106,11 +109,7 @@ func NewSandbox(cfg SandboxConfig) *Sandbox {
 	l.Processes = orDefault(l.Processes, 256)
 	l.FileBytes = orDefault(l.FileBytes, 256<<20)
 	l.OpenFiles = orDefault(l.OpenFiles, 256)
-	for i, p := range cfg.Hide {
-		if abs, err := filepath.Abs(p); err == nil {
-			cfg.Hide[i] = abs
-		}
-	}
+	cfg.Hide = hidePaths(cfg.Hide)
 	s := &Sandbox{cfg: cfg, root: os.Geteuid() == 0, uids: make(chan uint32, cfg.Slots)}
 	for i := range cfg.Slots {
 		s.uids <- cfg.UIDBase + uint32(i)
@@ -124,6 +123,24 @@ func NewSandbox(cfg SandboxConfig) *Sandbox {
 		s.userns = s.namespacesWork(true)
 	}
 	return s
+}
+
+// hidePaths are the paths to hide, absolute, each also as what its
+// symlinks resolve to: a link in /etc to a file in /etc hides both, so
+// neither name reaches the file.
+func hidePaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		out = append(out, filepath.Clean(abs))
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // Isolated reports whether jobs run isolated from the server: in mount,
@@ -410,8 +427,11 @@ func (s *Sandbox) limitsPrologue() string {
 //
 // Everything else — the data directory, the tokens file, other users'
 // homes, /opt, /srv, /var, the host's sockets in /run or anywhere, /sys —
-// is not in it at all; the hidden paths ($7…) are covered too where they
-// fall inside /usr or /etc. As root ($4 the job's uid) the job gets a
+// is not in it at all; the hidden paths ($7…) that fall inside /usr or
+// /etc are left out of it too: the directories holding them are grafted
+// entry by entry (graft) instead of bound whole, and /etc's own
+// resolv.conf, hosts and hostname, a container's mounts of their own,
+// are bound as they are. As root ($4 the job's uid) the job gets a
 // passwd entry of its own (ssh and python ask who they are). In a user
 // namespace of its own ($6 = forbid), its limits forbid the job another:
 // it cannot unshare one to mount or map ids. Then, as the job's uid
@@ -429,13 +449,37 @@ own=$(readlink /proc/self/ns/user) init=$(readlink /proc/1/ns/user 2>/dev/null |
 mount --make-rprivate /
 r=/tmp
 mount -t tmpfs -o size=4m,mode=0755 capstan-root "$r"
+hide=("$@")
+hidden() { local p; for p in "${hide[@]}"; do [ "$1" = "$p" ] && return 0; done; return 1; }
+holds_hidden() { local p; for p in "${hide[@]}"; do case "$p" in "$1"/*) return 0 ;; esac; done; return 1; }
+bind_ro() { mount -c --bind "$1" "$2"; mount -c -o remount,bind,ro,nosuid,nodev "$2"; }
+graft() {
+  local src=$1 dst=$2 e name
+  mkdir -p "$dst"
+  for e in "$src"/*; do
+    name=${e##*/}
+    if hidden "$e"; then continue
+    elif [ -L "$e" ]; then ln -s "$(readlink "$e")" "$dst/$name"
+    elif [ -d "$e" ] && holds_hidden "$e"; then graft "$e" "$dst/$name"
+    elif [ -d "$e" ]; then mkdir "$dst/$name"; bind_ro "$e" "$dst/$name"
+    elif [ -f "$e" ]; then : >"$dst/$name"; bind_ro "$e" "$dst/$name"
+    fi
+  done
+}
+shopt -s dotglob nullglob
 for d in usr bin sbin lib lib32 lib64 libx32 etc; do
   if [ -L "/$d" ]; then ln -s "$(readlink "/$d")" "$r/$d"
-  elif [ -d "/$d" ]; then
+  elif [ ! -d "/$d" ]; then continue
+  elif hidden "/$d"; then mkdir "$r/$d"
+  elif holds_hidden "/$d"; then graft "/$d" "$r/$d"
+  else
     mkdir "$r/$d"
-    mount -c --bind "/$d" "$r/$d"
-    mount -c -o remount,bind,ro,nosuid,nodev "$r/$d"
+    bind_ro "/$d" "$r/$d"
   fi
+done
+shopt -u dotglob nullglob
+for f in resolv.conf hosts hostname; do
+  if [ -f "/etc/$f" ] && [ -f "$r/etc/$f" ] && ! hidden "/etc/$f" && mountpoint -q "/etc/$f"; then bind_ro "/etc/$f" "$r/etc/$f"; fi
 done
 mkdir "$r/tmp" "$r/proc" "$r/dev" "$r/run" "$r/var" "$r/var/tmp"
 mount -t tmpfs -o size=1m,mode=0755,nosuid,nodev capstan-job "$r/tmp"
@@ -463,11 +507,6 @@ mount -t tmpfs -o size=64m,mode=1777,nosuid,nodev capstan-shm "$r/dev/shm"
   mount -c -o remount,bind,ro "$r/etc/passwd"
   rm "$r/.passwd"
 fi
-for p in "$@"; do
-  if [ -d "$r$p" ]; then mount -t tmpfs -o size=4k,mode=000 capstan-hidden "$r$p"
-  elif [ -e "$r$p" ]; then mount -c --bind /dev/null "$r$p"
-  fi
-done
 mount -t proc -o nosuid,nodev,noexec proc "$r/proc"
 if [ "$nested" = forbid ] && [ "$own" != "$init" ]; then
   echo 0 >"$r/proc/sys/user/max_user_namespaces"

@@ -267,6 +267,42 @@ func TestHiddenPathsOutsideTheJobsRoot(t *testing.T) {
 	noSecrets(t, hidden.Output)
 }
 
+// TestAHiddenFileStaysHidden: a hidden path in /etc that is a symlink to
+// another file in /etc hides that file too; a file an operator renames
+// over the hidden one while a job runs (an editor, install, ansible's
+// template) does not appear to the job either.
+func TestAHiddenFileStaysHidden(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox's namespaces need the server to run as root (CI does)")
+	}
+	dir, err := os.MkdirTemp("/etc", "capstan-hide-test-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	real, link, tokens := filepath.Join(dir, "real"), filepath.Join(dir, "link"), filepath.Join(dir, "tokens.yaml")
+	require.NoError(t, os.WriteFile(real, []byte("REAL-TOKEN-SECRET"), 0o644))
+	require.NoError(t, os.Symlink(real, link))
+	require.NoError(t, os.WriteFile(tokens, []byte(tokenSecret), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other"), []byte("VISIBLE"), 0o644))
+	sb := NewSandbox(SandboxConfig{Hide: []string{link, tokens}, Slots: 2})
+	work, outputs := t.TempDir(), t.TempDir()
+	script := fmt.Sprintf(`cat %q %q; ls %q; : > ready; while [ ! -e go ]; do sleep 0.02; done; cat %q`, link, real, dir, tokens)
+	done := make(chan Result, 1)
+	go func() {
+		done <- ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "30s"}})
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(work, "ready")); return err == nil }, 20*time.Second, 10*time.Millisecond)
+	rotated := filepath.Join(dir, ".tokens.new")
+	require.NoError(t, os.WriteFile(rotated, []byte("ROTATED-TOKEN-SECRET"), 0o644))
+	require.NoError(t, os.Rename(rotated, tokens))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "go"), nil, 0o666))
+	res := <-done
+	require.NotContains(t, string(res.Output), "REAL-TOKEN-SECRET", "the symlink's target is hidden too")
+	require.NotContains(t, string(res.Output), "ROTATED-TOKEN-SECRET", "a file renamed over the hidden one stays hidden")
+	noSecrets(t, res.Output)
+	require.Contains(t, string(res.Output), "other", "the rest of the directory is there")
+}
+
 // TestArtifactsAreNeverFollowed: what a job leaves where its artifacts
 // belong — a symlink to a file it must not read, a dangling symlink to a
 // file it wants root to create, a FIFO — is refused, never followed,
