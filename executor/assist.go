@@ -92,7 +92,7 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 		}
 	}
 	if err := a.Check(func(id string) bool { return plan.Node(id) != nil }); err != nil {
-		return l.analysisFailed(ctx, node, a.Analyzer, err)
+		return l.analysisFailed(ctx, node, agentName(a.Analyzer, l.e.cfg.Analyzer), err)
 	}
 	if a.Kind != capstan.AnalysisPatch {
 		return nil // a diagnosis alone changes nothing; people see the failure
@@ -140,11 +140,27 @@ func (l *loop) analysisFailed(ctx context.Context, node, analyzer string, reason
 // AnalyzerName is the actor an analyzer acts as (ai-agent:<name>): its
 // Name when it has one.
 func AnalyzerName(a Analyzer) string {
+	name := "analyzer"
 	if n, ok := a.(interface{ Name() string }); ok {
-		return n.Name()
+		name = n.Name()
+	} else if _, ok := a.(DeterministicAnalyzer); ok {
+		name = DeterministicAnalyzerName
 	}
-	if _, ok := a.(DeterministicAnalyzer); ok {
-		return DeterministicAnalyzerName
+	if capstan.IsAgent(name) {
+		return name
 	}
-	return capstan.AgentPrefix + "analyzer"
+	return capstan.AgentPrefix + name
+}
+
+// agentName is the actor an analysis's answer speaks as: its analyzer
+// with the agent prefix (never what looks like a person), or the
+// configured analyzer's name when the answer names none.
+func agentName(name string, configured Analyzer) string {
+	switch {
+	case name == "":
+		return AnalyzerName(configured)
+	case capstan.IsAgent(name):
+		return name
+	}
+	return capstan.AgentPrefix + name
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -187,7 +188,31 @@ func jobEnviron(dir string, own map[string]string) []string {
 	if dir != "" {
 		base = append(base, "HOME="+dir, "TMPDIR="+dir)
 	}
-	return append(base, envList(own)...)
+	safe := make(map[string]string, len(own))
+	for k, v := range own {
+		if !interpreterVariable(k) {
+			safe[k] = v
+		}
+	}
+	return append(base, envList(safe)...)
+}
+
+// interpreterVariable reports a variable that makes bash, the dynamic
+// loader or python run code of its choosing (BASH_ENV, BASH_FUNC_x%%,
+// SHELLOPTS with PS4, LD_PRELOAD, PYTHONSTARTUP …): a job's variables
+// never carry one. The sandbox's prologue runs as root in the job's
+// namespaces with the job's environment.
+func interpreterVariable(k string) bool {
+	switch k {
+	case "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH", "GLOBIGNORE", "PATH", "HOME", "TMPDIR":
+		return true
+	}
+	for _, prefix := range []string{"BASH_", "LD_", "PYTHON", "PERL5", "RUBY", "NODE_", "GCONV_", "LOCPATH", "MALLOC_"} {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func envList(m map[string]string) []string {

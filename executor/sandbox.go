@@ -79,6 +79,8 @@ type Sandbox struct {
 	// namespaces of its own.
 	nested bool
 	uids   chan uint32
+	// probeErrs say why a probe of what this host allows failed (Describe).
+	probeErrs []string
 }
 
 // Where a job sees its sandbox and outputs inside its mount namespace.
@@ -200,7 +202,7 @@ func (s *Sandbox) Describe() string {
 		}
 		users := "a user namespace per job that forbids it another"
 		if !s.nested {
-			users = "NO user namespace of its own (this host refuses one): a job may make user namespaces"
+			users = "NO user namespace of its own (this host refuses one: " + strings.Join(s.probeErrs, "; ") + "): a job may make user namespaces"
 		}
 		return fmt.Sprintf("uids %d-%d, %s, mount/pid/ipc/uts namespaces and a root of its own, %s, limits %+v", s.cfg.UIDBase, s.cfg.UIDBase+uint32(s.cfg.Slots)-1, users, net, s.cfg.Limits)
 	}
@@ -224,8 +226,15 @@ func (s *Sandbox) namespacesWork(user bool) bool {
 	}
 	defer os.RemoveAll(dir)
 	cmd := s.isolated("exit 0", dir, dir, nil, s.cfg.UIDBase, user)
-	cmd.Stdout, cmd.Stderr = nil, nil
-	return cmd.Run() == nil
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		why := strings.TrimSpace(string(out))
+		if len(why) > 300 {
+			why = why[len(why)-300:]
+		}
+		s.probeErrs = append(s.probeErrs, fmt.Sprintf("%v: %s", err, why))
+	}
+	return err == nil
 }
 
 // isolated prepares bash running script in namespaces of its own (see
@@ -353,7 +362,7 @@ func (s *Sandbox) own(dirs ...string) error {
 		if err := os.Lchown(d, 0, int(s.cfg.GID)); err != nil {
 			return fmt.Errorf("sandbox %s: %w", d, err)
 		}
-		if err := os.Chmod(d, 0o2770); err != nil {
+		if err := os.Chmod(d, 0o770|os.ModeSetgid); err != nil { // os.FileMode has its own setgid bit: 0o2000 is not it
 			return fmt.Errorf("sandbox %s: %w", d, err)
 		}
 	}
@@ -389,7 +398,7 @@ func (s *Sandbox) Share(paths ...string) error {
 		mode := os.FileMode(0o640)
 		switch {
 		case info.IsDir():
-			mode = 0o2770 | os.ModeSetgid
+			mode = 0o770 | os.ModeSetgid
 		case info.Mode()&os.ModeSocket != 0:
 			mode = 0o660
 		case !info.Mode().IsRegular():

@@ -378,3 +378,17 @@ func TestWhatIsIsolated(t *testing.T) {
 		})
 	}
 }
+
+// TestAJobsVariablesNeverCarryCode: a variable that would make the
+// prologue's bash (root in the job's namespaces), the loader or python
+// run code of its choosing never reaches the job's environment, nor one
+// that would replace its PATH or HOME.
+func TestAJobsVariablesNeverCarryCode(t *testing.T) {
+	env := jobEnviron("/tmp/job", map[string]string{"CAPSTAN_PARAM_X": "1", "BASH_ENV": "/tmp/job/x", "BASH_FUNC_id%%": "() { evil; }",
+		"SHELLOPTS": "xtrace", "PS4": "$(evil)", "LD_PRELOAD": "/tmp/job/x.so", "PYTHONSTARTUP": "/tmp/job/x.py", "PATH": "/tmp/job", "ENV": "/tmp/job/x"})
+	joined := strings.Join(env, "\n")
+	require.Contains(t, joined, "CAPSTAN_PARAM_X=1")
+	for _, bad := range []string{"BASH_ENV", "BASH_FUNC", "SHELLOPTS", "PS4", "LD_PRELOAD", "PYTHONSTARTUP", "PATH=/tmp/job", "\nENV="} {
+		require.NotContains(t, joined, bad)
+	}
+}

@@ -188,20 +188,22 @@ func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params op
 		a.budget.settle(in.Org, in.OperationID, estimate, 0)
 		return nil, requestError(ctx, err)
 	}
-	a.budget.settle(in.Org, in.OperationID, estimate, spent(resp.Usage, estimate, promptBytes))
+	a.budget.settle(in.Org, in.OperationID, estimate, spent(resp.Usage, estimate, promptBytes, len(resp.RawJSON())))
 	return resp, nil
 }
 
 // spent is what a request counts against the budgets: what the server
-// says it spent, but never less than the prompt this process sent (a
-// quarter of its bytes), and the whole estimate when the server reports
-// no usage, or a negative one — a server cannot refill a budget by
-// under-reporting.
-func spent(u openai.CompletionUsage, estimate int64, promptBytes int) int64 {
+// says it spent, but never less than what this process sent and received
+// (a quarter of their bytes), and the whole estimate when the server
+// reports no usage, or a negative one — a server cannot refill a budget
+// by under-reporting — and never more than the estimate reserved: a
+// server cannot spend an organization's day with one reply.
+func spent(u openai.CompletionUsage, estimate int64, promptBytes, responseBytes int) int64 {
 	if u.PromptTokens <= 0 || u.CompletionTokens < 0 {
 		return estimate
 	}
-	return max(tokens(u.PromptTokens)+tokens(u.CompletionTokens), int64(promptBytes)/4)
+	floor := int64(promptBytes+responseBytes) / 4
+	return min(max(tokens(u.PromptTokens)+tokens(u.CompletionTokens), floor), max(estimate, floor))
 }
 
 // tokens is a count a server reported, held to a sane range: a negative

@@ -389,15 +389,19 @@ func TestEveryIPv4AddressIsMasked(t *testing.T) {
 func TestAServerCannotRefillItsBudget(t *testing.T) {
 	for _, c := range []struct {
 		prompt, completion int64
+		response           int
 		want               int64
+		name               string
 	}{
 		{prompt: 900, completion: 100, want: 1000},
 		{prompt: 0, completion: 0, want: 5000},
 		{prompt: -1_000_000, completion: 10, want: 5000},
 		{prompt: 10, completion: -5, want: 5000},
 		{prompt: 1, completion: 1, want: 800},
+		{prompt: 1, completion: 0, response: 8000, want: 2800, name: "an answer it says cost nothing"},
+		{prompt: 9_000_000, completion: 9_000_000, want: 5000, name: "a reply that would spend the day"},
 	} {
-		got := spent(openai.CompletionUsage{PromptTokens: c.prompt, CompletionTokens: c.completion}, 5000, 3200)
+		got := spent(openai.CompletionUsage{PromptTokens: c.prompt, CompletionTokens: c.completion}, 5000, 3200, c.response)
 		require.Equal(t, c.want, got, "%+v", c)
 	}
 }
