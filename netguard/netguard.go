@@ -17,12 +17,15 @@ var metadata = []netip.Addr{netip.MustParseAddr("100.100.100.200"), netip.MustPa
 	netip.MustParseAddr("fd20:ce::254"), netip.MustParseAddr("168.63.129.16")}
 
 var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	compatible = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
 )
 
-// Embedded is the IPv4 address an IPv6 one carries (mapped, NAT64,
+// Embedded is the IPv4 address an IPv6 one carries (mapped, NAT64 — the
+// well-known prefix and the local-use /48 of RFC 8215 —, IPv4-compatible,
 // 6to4), or the address itself.
 func Embedded(a netip.Addr) netip.Addr {
 	a = a.Unmap()
@@ -31,8 +34,10 @@ func Embedded(a netip.Addr) netip.Addr {
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a):
+	case nat64.Contains(a), compatible.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
 		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	case nat64Local.Contains(a): // RFC 6052's /48 layout: bits 48–63 and 72–87, around the u octet
+		return netip.AddrFrom4([4]byte{b[6], b[7], b[9], b[10]})
 	case sixToFour.Contains(a):
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 	}

@@ -205,6 +205,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		}
 		c.conns.TrustedProxies = append(c.conns.TrustedProxies, prefix.Masked())
 	}
+	if strings.EqualFold(strings.TrimSpace(c.conns.ClientHeader), "Forwarded") {
+		return c, fmt.Errorf("--client-address-header: Forwarded (RFC 7239's for= syntax) is not read; name a header that holds addresses, X-Forwarded-For or X-Real-IP")
+	}
 	if c.sandbox != "on" && c.sandbox != "off" {
 		return c, fmt.Errorf("--sandbox must be on or off, not %q", c.sandbox)
 	}
