@@ -115,9 +115,12 @@ func (r *Redactor) String(s string) string {
 }
 
 // wrapped masks base64 that an encoder wrapped over lines (base64(1)'s
-// 76 columns, PEM's 64, MIME's 76 with CRLF): a run of two or more lines
-// of base64 characters alone is read joined, and masked whole — every
-// line of it — when the joined text holds a secret's encoding.
+// 76 columns, PEM's 64, MIME's 76 with CRLF, indented in YAML): a run of
+// two or more lines of base64 characters alone, every line but the last
+// of one width (at least 16) and the last no wider, padding only at its
+// end — the shape an encoder leaves, not that of a few words — is read
+// joined, and masked whole, every line of it, when the joined text holds
+// a secret's encoding.
 func (r *Redactor) wrapped(s string) string {
 	if !strings.Contains(s, "\n") {
 		return s
@@ -126,46 +129,62 @@ func (r *Redactor) wrapped(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(lines); {
-		j := i
-		for j < len(lines) && base64Line(lines[j]) {
-			j++
-		}
-		if j-i < 2 {
+		n := wrappedRun(lines[i:])
+		if n < 2 {
 			b.WriteString(lines[i])
 			i++
 			continue
 		}
 		var joined strings.Builder
-		for _, l := range lines[i:j] {
+		for _, l := range lines[i : i+n] {
 			joined.WriteString(strings.TrimSpace(l))
 		}
-		if r.holdsPattern(joined.String()) {
-			for _, l := range lines[i:j] {
-				b.WriteString(Mask)
-				if strings.HasSuffix(l, "\n") {
-					b.WriteString("\n")
-				}
-			}
-		} else {
-			for _, l := range lines[i:j] {
+		masked := r.holdsPattern(joined.String())
+		for _, l := range lines[i : i+n] {
+			if !masked {
 				b.WriteString(l)
+				continue
+			}
+			b.WriteString(Mask)
+			if strings.HasSuffix(l, "\n") {
+				b.WriteString("\n")
 			}
 		}
-		i = j
+		i += n
 	}
 	return b.String()
 }
 
-// base64Line reports a line of base64 characters alone (either
-// alphabet, padding), indentation and line ending aside.
-func base64Line(l string) bool {
-	l = strings.TrimSpace(l)
-	if len(l) < 4 {
-		return false
-	}
-	for _, c := range l {
+// wrappedRun is how many of lines, from the first, are one block of
+// wrapped base64 (0 or 1: none).
+func wrappedRun(lines []string) int {
+	width := 0
+	for n, l := range lines {
+		t := strings.TrimSpace(l)
+		body := strings.TrimRight(t, "=")
+		if len(t)-len(body) > 2 || !base64Chars(body) || len(t) == 0 {
+			return n
+		}
 		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '-', c == '_', c == '=':
+		case n == 0:
+			width = len(t)
+			if width < 16 || len(body) != len(t) && len(lines) > 1 {
+				return 0 // padding ends a block: a first line with it is a block of one
+			}
+		case len(t) > width:
+			return n
+		case len(t) < width || len(body) != len(t):
+			return n + 1 // the last line: narrower, or padded
+		}
+	}
+	return len(lines)
+}
+
+// base64Chars reports text of base64 characters alone (either alphabet).
+func base64Chars(t string) bool {
+	for _, c := range t {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '-', c == '_':
 		default:
 			return false
 		}

@@ -159,4 +159,10 @@ func TestWrappedBase64IsMasked(t *testing.T) {
 	}
 	harmless := wrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("nothing secret here ", 10))), 76, "\n", "")
 	require.Equal(t, harmless, r.String(harmless))
+
+	// Lines that merely hold base64 characters are not a wrapped block:
+	// only the secret in them is masked, the words around it stay.
+	words := "password=" + secretValue[:20] + "\nuser=admin\nhost=db1\n"
+	short := NewRedactor([][]byte{[]byte(secretValue[:20])})
+	require.Equal(t, "password="+Mask+"\nuser=admin\nhost=db1\n", short.String(words))
 }
