@@ -188,7 +188,7 @@ func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params op
 		a.budget.settle(in.Org, in.OperationID, estimate, 0)
 		return nil, requestError(ctx, err)
 	}
-	a.budget.settle(in.Org, in.OperationID, estimate, spent(resp.Usage, estimate, promptBytes, len(resp.RawJSON())))
+	a.budget.settle(in.Org, in.OperationID, estimate, spent(resp.Usage, estimate, a.cfg.MaxTokens, promptBytes, len(resp.RawJSON())))
 	return resp, nil
 }
 
@@ -196,14 +196,16 @@ func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params op
 // says it spent, but never less than what this process sent and received
 // (a quarter of their bytes), and the whole estimate when the server
 // reports no usage, or a negative one — a server cannot refill a budget
-// by under-reporting — and never more than the estimate reserved: a
+// by under-reporting — and never more than the request could have cost
+// (a token per byte sent and received, and the completion limit): a
 // server cannot spend an organization's day with one reply.
-func spent(u openai.CompletionUsage, estimate int64, promptBytes, responseBytes int) int64 {
+func spent(u openai.CompletionUsage, estimate, maxTokens int64, promptBytes, responseBytes int) int64 {
 	if u.PromptTokens <= 0 || u.CompletionTokens < 0 {
 		return estimate
 	}
 	floor := int64(promptBytes+responseBytes) / 4
-	return min(max(tokens(u.PromptTokens)+tokens(u.CompletionTokens), floor), max(estimate, floor))
+	ceiling := int64(promptBytes+responseBytes) + maxTokens
+	return min(max(tokens(u.PromptTokens)+tokens(u.CompletionTokens), floor), max(ceiling, floor))
 }
 
 // tokens is a count a server reported, held to a sane range: a negative

@@ -399,9 +399,9 @@ func TestAServerCannotRefillItsBudget(t *testing.T) {
 		{prompt: 10, completion: -5, want: 5000},
 		{prompt: 1, completion: 1, want: 800},
 		{prompt: 1, completion: 0, response: 8000, want: 2800, name: "an answer it says cost nothing"},
-		{prompt: 9_000_000, completion: 9_000_000, want: 5000, name: "a reply that would spend the day"},
+		{prompt: 9_000_000, completion: 9_000_000, response: 800, want: 3200 + 800 + 4200, name: "a reply that would spend the day: at most a token a byte, and the completion limit"},
 	} {
-		got := spent(openai.CompletionUsage{PromptTokens: c.prompt, CompletionTokens: c.completion}, 5000, 3200, c.response)
+		got := spent(openai.CompletionUsage{PromptTokens: c.prompt, CompletionTokens: c.completion}, 5000, 4200, 3200, c.response)
 		require.Equal(t, c.want, got, "%+v", c)
 	}
 }
