@@ -108,11 +108,11 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 	if pr.base != sc.plan.Revision {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "the plan is at revision %d, the patch was made on revision %d: reload and propose again", sc.plan.Revision, pr.base)
 	}
-	if err := agentSetsNoSecret(pr.author, pr.changes); err != nil {
-		return nil, err
-	}
 	pc, err := s.packContext(ctx, org)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.agentSetsNoSecret(ctx, org, pr.author, pr.changes, pc.templates); err != nil {
 		return nil, err
 	}
 	pr.changes = planner.PinTemplates(pr.changes, pc.templates)
@@ -476,18 +476,37 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 	return err
 }
 
-// agentSetsNoSecret refuses an analyzer's patch that sets a secret:
-// reference: the job would run with that secret's value (the analyzer's
+// agentSetsNoSecret refuses an analyzer's patch that hands a job a
+// secret: a change that sets a secret: reference, inserts a template
+// whose node carries one, or rebinds a requirement to a provider whose
+// attributes hold one (a job reads its bindings' attributes, references
+// resolved). The job would run with that secret's value (the analyzer's
 // own API key, a database password) on the word of a model. Only a
 // person puts a secret into a plan, through an edit or their own patch.
-func agentSetsNoSecret(author string, changes []capstan.PlanChange) error {
+func (s *Service) agentSetsNoSecret(ctx context.Context, org, author string, changes []capstan.PlanChange, templates map[string]*capstan.NodeTemplate) error {
 	if !capstan.IsAgent(author) {
 		return nil
 	}
 	var p capstan.Problems
 	for i, c := range changes {
-		for _, ref := range c.SecretReferences() {
-			p.Addf("change %d (%s) sets %s: an analyzer never puts a secret into a plan; a person does", i+1, c.Op, ref)
+		refs := c.SecretReferences()
+		if t := templates[c.Template]; c.Template != "" && t != nil {
+			node := t.Node
+			refs = append(refs, capstan.PlanChange{Spec: &node}.SecretReferences()...)
+		}
+		if c.Op == capstan.ChangeRebind && c.Provider != "" {
+			r, err := s.Store.GetResourceByKey(ctx, org, c.Provider)
+			if err != nil && capstan.ErrorCode(err) != capstan.ENOTFOUND {
+				return err
+			}
+			if r != nil {
+				for _, pc := range r.ProvidedCapabilities {
+					refs = append(refs, capstan.PlanChange{Parameters: pc.Attributes}.SecretReferences()...)
+				}
+			}
+		}
+		for _, ref := range refs {
+			p.Addf("change %d (%s) hands the job %s: an analyzer never puts a secret into a plan; a person does", i+1, c.Op, ref)
 		}
 	}
 	if len(p) == 0 {

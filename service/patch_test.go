@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -265,4 +266,32 @@ func TestAFailedAnalysisIsOnTheTimeline(t *testing.T) {
 	require.Contains(t, reasons[0], "INVALID: the model's answer does not hold its schema")
 	require.Contains(t, reasons[1], "RATE_LIMITED")
 	require.Contains(t, reasons[2], "UNAVAILABLE")
+}
+
+// TestAnAnalyzerNeverRebindsToASecret: an analyzer's rebind of a
+// requirement to a provider whose attributes hold a secret: reference
+// (the job would read it, resolved, in its binding's attributes) is
+// refused like a secret it sets itself.
+func TestAnAnalyzerNeverRebindsToASecret(t *testing.T) {
+	svc, store := setup(t)
+	op, p := running(t, svc, store, "staging", map[string]capstan.NodeRunStatus{"create-bucket": capstan.NodeFailed})
+	ctx := context.Background()
+	require.NotEmpty(t, p.Bindings)
+	b := p.Bindings[0]
+	_, err := store.ImportResources(ctx, testenv.Org, []*capstan.Resource{{Type: "vault.instance", Name: "holder", Environment: "staging",
+		LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
+		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: b.Requirement.Capability, Attributes: map[string]any{"root_token": "secret:vault-root"}}}}})
+	require.NoError(t, err)
+	err = svc.ProposeFromAnalysis(ctx, testenv.Org, op.ID, p.Revision, "create-bucket", capstan.Analysis{Analyzer: "ai-agent:model", Kind: capstan.AnalysisPatch,
+		Diagnosis: "use the other one", ProposedPatch: []capstan.PlanChange{{Op: capstan.ChangeRebind, Requirement: b.ID, Provider: "vault.instance/holder"}}}, nil)
+	require.NoError(t, err, "refused, recorded")
+	evs, err := store.ListEvents(ctx, testenv.Org, op.ID, 0, 1000)
+	require.NoError(t, err)
+	found := false
+	for _, e := range evs {
+		if e.Type == "analysis.proposal_refused" && strings.Contains(fmt.Sprint(e.Payload["problems"]), "hands the job secret:vault-root") {
+			found = true
+		}
+	}
+	require.True(t, found, "the refusal is on the timeline")
 }
