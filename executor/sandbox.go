@@ -215,8 +215,9 @@ func (s *Sandbox) Describe() string {
 // their own when user is set, pivot_root, a fresh /proc — and the tools
 // exist.
 func (s *Sandbox) namespacesWork(user bool) bool {
-	for _, tool := range []string{"setpriv", "mount", "pivot_root"} {
-		if _, err := exec.LookPath(tool); err != nil {
+	for _, tool := range []string{"setpriv", "mount", "pivot_root", "mountpoint"} {
+		if !onProloguePath(tool) {
+			s.probeErrs = append(s.probeErrs, tool+" is not installed (util-linux)")
 			return false
 		}
 	}
@@ -235,6 +236,20 @@ func (s *Sandbox) namespacesWork(user bool) bool {
 		s.probeErrs = append(s.probeErrs, fmt.Sprintf("%v: %s", err, why))
 	}
 	return err == nil
+}
+
+// prologuePath is the PATH the prologue runs with (root's tools first,
+// whatever the server's own PATH holds).
+const prologuePath = "/usr/local/sbin:/usr/sbin:/sbin:" + jobPath
+
+// onProloguePath reports whether tool is on the prologue's PATH.
+func onProloguePath(tool string) bool {
+	for _, dir := range filepath.SplitList(prologuePath) {
+		if info, err := os.Stat(filepath.Join(dir, tool)); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isolated prepares bash running script in namespaces of its own (see
@@ -451,7 +466,7 @@ func (s *Sandbox) limitsPrologue() string {
 // changes).
 func (s *Sandbox) namespacePrologue(become string) string {
 	return `set -e
-PATH=/usr/local/sbin:/usr/sbin:/sbin:` + jobPath + `
+PATH=` + prologuePath + `
 script=$1 work=$2 outputs=$3 uid=$4 gid=$5 nested=$6; shift 6
 exec 3<"$work" 4<"$outputs"
 own=$(readlink /proc/self/ns/user) init=$(readlink /proc/1/ns/user 2>/dev/null || true)
