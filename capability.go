@@ -409,3 +409,8 @@ func ImplyingCapabilities(defs map[string]*CapabilityDefinition, want string, de
 	}
 	return out
 }
+
+// SSHAccess is the capability a compute node provides to be reached over
+// SSH: its attributes are the address, port, user, pinned host keys and
+// the secret references of its credentials (catalog, sshaccess).
+const SSHAccess = "ssh.access"

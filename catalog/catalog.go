@@ -158,7 +158,7 @@ func (f *File) resources(opts Options) ([]*capstan.Resource, error) {
 		}
 		r.ProvidedCapabilities = []capstan.ProvidedCapability{
 			{Capability: "linux.host", Scope: scope(n.Common), Attributes: optional(map[string]any{"os": n.OS, "cpu_cores": n.CPUCores})},
-			{Capability: "ssh.access", Attributes: optional(map[string]any{"user": n.SSHUser, "address": n.Address, "port": port,
+			{Capability: capstan.SSHAccess, Attributes: optional(map[string]any{"user": n.SSHUser, "address": n.Address, "port": port,
 				"host_key": n.SSHHostKey, "private_key": n.SSHPrivateKey, "certificate": n.SSHCertificate})},
 		}
 		if n.RegistryAccess {

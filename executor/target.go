@@ -56,7 +56,7 @@ const (
 )
 
 // SSHAccess is the capability a compute node provides to be reached.
-const SSHAccess = "ssh.access"
+const SSHAccess = capstan.SSHAccess
 
 // targets resolves the hosts a node acts on, by requirement. A
 // requirement that is not bound to a compute node with ssh.access (an

@@ -217,7 +217,7 @@ func (s *Service) referencedSecretsExist(ctx context.Context, org string, rs []*
 	}
 	var p capstan.Problems
 	for _, r := range rs {
-		pc := r.Provides("ssh.access")
+		pc := r.Provides(capstan.SSHAccess)
 		if pc == nil {
 			continue
 		}

@@ -287,7 +287,12 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	defer store.Close()
 	backups := backupFunc(store, cfg.store)
-	vault, err := openVault(cfg, store)
+	// The secret key seals the secret store and keys the trace ids.
+	secretKey, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
+	if err != nil {
+		return err
+	}
+	vault, err := openVault(cfg, store, secretKey)
 	if err != nil {
 		return err
 	}
@@ -312,10 +317,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = secret.MaskingStore{Store: store, Vault: vault}
 	// Every committed operation change ends its spans (off: no-op), with
 	// ids keyed by the secret key the replicas share.
-	secretKey, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
-	if err != nil {
-		return err
-	}
 	traceIDs := tracing.NewIDs(secretKey)
 	store = tracing.Store{Store: store, IDs: traceIDs}
 	// Every committed operation change is published to live subscribers.
@@ -466,15 +467,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	return srv.Shutdown(shutdown)
 }
 
-// openVault opens the secret store (its key from CAPSTAN_SECRET_KEY or
+// openVault opens the secret store with key (from CAPSTAN_SECRET_KEY or
 // the key file): the file beside the embedded store; on Neo4j, the
 // database every replica shares (sealed with the key they share), which
 // prepareSecrets checks once the database answers.
-func openVault(cfg serveConfig, store capstan.Store) (*secret.Vault, error) {
-	key, err := secret.LoadKey("CAPSTAN_SECRET_KEY", cfg.secretKeyFile)
-	if err != nil {
-		return nil, err
-	}
+func openVault(cfg serveConfig, store capstan.Store, key []byte) (*secret.Vault, error) {
 	if records, ok := store.(secret.Records); ok {
 		return secret.NewVault(secret.NewDB(records, key)), nil
 	}
