@@ -133,13 +133,15 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	}
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
-		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), filepath.Join("outputs", l.opID), r.res.Output, *l.now(), l.redactor())
+		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), l.refKept(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
 		if err := l.keepSecrets(ctx, n.ID, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
 			dropFiles(l.outputs(), declared)
 			return false
 		}
+		r.artifacts, missing = keepArtifacts(n.ID, r.artifacts, l.outputs(), l.kept(), *l.now())
+		r.evidence = append(r.evidence, missing...)
 	} else {
 		// A failed job's secret artifacts are not kept, but what it
 		// printed of them is masked, and their files go.
@@ -229,19 +231,38 @@ func redact(out []byte, secrets [][]byte) []byte {
 // sandbox is the operation's working directory for jobs and probes.
 func (l *loop) sandbox() string {
 	l.dirs.Do(l.makeDirs)
-	return filepath.Join(l.e.cfg.Dir, "sandbox", l.opID)
+	return filepath.Join(l.e.cfg.JobDir, "sandbox", l.opID)
 }
 
-// outputs is the directory where the operation's jobs write artifacts.
+// outputs is the directory where the operation's jobs write artifacts
+// and read those of the jobs upstream (in the job directory).
 func (l *loop) outputs() string {
 	l.dirs.Do(l.makeDirs)
-	return filepath.Join(l.e.cfg.Dir, "outputs", l.opID)
+	return filepath.Join(l.e.cfg.JobDir, "outputs", l.opID)
 }
 
-// makeDirs creates the operation's directories once.
+// kept is where the operation's artifacts are kept (in Dir), out of its
+// jobs' reach; refKept is its name in their storage references.
+func (l *loop) kept() string    { return filepath.Join(l.e.cfg.Dir, l.refKept()) }
+func (l *loop) refKept() string { return filepath.Join("outputs", l.opID) }
+
+// makeDirs creates the operation's directories once. An operation that
+// resumes with its outputs gone (a job directory lost with /var/tmp, or
+// moved) gets back the artifacts kept so far, for its jobs downstream.
 func (l *loop) makeDirs() {
-	for _, d := range []string{"sandbox", "outputs"} {
-		_ = os.MkdirAll(filepath.Join(l.e.cfg.Dir, d, l.opID), 0o750)
+	outputs := filepath.Join(l.e.cfg.JobDir, "outputs", l.opID)
+	_, err := os.Lstat(outputs)
+	lost := os.IsNotExist(err)
+	for _, d := range []string{filepath.Join(l.e.cfg.JobDir, "sandbox", l.opID), outputs, l.kept()} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			l.e.cfg.Log.Warn("operation directory not made", "operation", l.opID, "err", err.Error())
+		}
+	}
+	if !lost {
+		return
+	}
+	if err := l.e.cfg.Sandbox.Share(restoreOutputs(l.kept(), outputs)...); err != nil {
+		l.e.cfg.Log.Warn("restored outputs not shared with the jobs", "operation", l.opID, "err", err.Error())
 	}
 }
 

@@ -38,8 +38,14 @@ type Config struct {
 	RemoteRunners map[string]Runner
 	// Workers bounds jobs and probes running at once across operations.
 	Workers int
-	// Dir holds job sandboxes and diagnostics artifacts.
+	// Dir holds what the executor keeps: diagnostics, the artifacts its
+	// jobs produced (outputs/<op>), the directory lock.
 	Dir string
+	// JobDir holds the operations' working directories, where their jobs
+	// write: sandbox/<op> and outputs/<op>. It lies apart from Dir because
+	// a job's mount table names the paths its directories are bound from
+	// (default: DefaultJobDir(Dir); jobdir.go).
+	JobDir string
 	// Hooks reach the rest of the product (the service): sub-operations.
 	Hooks Hooks
 	// Prober runs evidence probes; its Resources default to Store.
@@ -150,12 +156,15 @@ func New(cfg Config) *Executor {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 8
 	}
+	if cfg.JobDir == "" {
+		cfg.JobDir = DefaultJobDir(cfg.Dir)
+	}
 	var client *http.Client
 	if cfg.Egress != nil {
 		client = cfg.Egress.Client()
 	}
 	if cfg.Runners == nil {
-		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.Dir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{Client: client}}
+		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.JobDir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{Client: client}}
 		for name, r := range cfg.RemoteRunners {
 			cfg.Runners[name] = r
 		}
@@ -189,7 +198,7 @@ func New(cfg Config) *Executor {
 // of them, taken at once, and more as they come free (keepShards).
 func (e *Executor) Start(ctx context.Context) error {
 	began := time.Now()
-	for _, d := range []string{"sandbox", "artifacts"} {
+	for _, d := range []string{"outputs", "artifacts"} {
 		if err := os.MkdirAll(filepath.Join(e.cfg.Dir, d), 0o750); err != nil {
 			return capstan.Wrap("executor.Start", err)
 		}
@@ -200,6 +209,10 @@ func (e *Executor) Start(ctx context.Context) error {
 			return err
 		}
 		e.dirLock = dirLock
+	}
+	if err := makeJobDir(e.cfg.JobDir); err != nil {
+		e.dirLock.Close()
+		return err
 	}
 	e.mu.Lock()
 	e.ctx, e.cancel = context.WithCancel(ctx)
@@ -339,6 +352,7 @@ func (e *Executor) Stop() {
 		<-leaseDone
 	}
 	e.stopAll()
+	leaveJobDir(e.cfg.JobDir)
 }
 
 // stopAll ends every shard and worker; with a Lease it releases the

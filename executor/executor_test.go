@@ -16,15 +16,16 @@ import (
 	"github.com/capstan-dev/capstan/service"
 )
 
-// executorDirs remembers each store's executor directory (sandboxes).
-var executorDirs = map[capstan.Store]string{}
+// executorDirs and jobDirs remember each store's executor directory
+// (kept artifacts, diagnostics) and job directory (sandboxes, outputs).
+var executorDirs, jobDirs = map[capstan.Store]string{}, map[capstan.Store]string{}
 
 func setup(t testing.TB, store capstan.Store, org string, options ...func(*executor.Config)) (*service.Service, *executor.Executor) {
 	t.Helper()
 	svc := testenv.DemoIn(t, store, org)
-	dir := t.TempDir()
-	executorDirs[store] = dir
-	cfg := executor.Config{Store: store, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true,
+	dir, jobDir := t.TempDir(), t.TempDir()
+	executorDirs[store], jobDirs[store] = dir, jobDir
+	cfg := executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}}}
 	for _, o := range options {
 		o(&cfg)

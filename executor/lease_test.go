@@ -30,7 +30,7 @@ func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder 
 
 // leasedExecutorLogging is leasedExecutor writing its log to w.
 func leasedExecutorLogging(t *testing.T, s *cypher.Store, svc *service.Service, holder string, w io.Writer, term ...time.Duration) (*executor.Executor, error) {
-	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(w, nil)), Hooks: svc,
+	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(w, nil)), Hooks: svc,
 		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, time.Second)[0]})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
@@ -204,7 +204,7 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	s, svc := leaseCase(t)
 	lease := &unreachableLease{Lease: s}
 	logs := &testenv.SyncBuffer{}
-	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: svc,
+	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: svc,
 		Lease: lease, LeaseHolder: "paused", LeaseTerm: time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
@@ -241,9 +241,9 @@ func TestTheHolderRunsOperationsStartedElsewhere(t *testing.T) {
 // second is refused at once, before it could hold the lease as the first.
 func TestOneExecutorPerDirectory(t *testing.T) {
 	s, svc := leaseCase(t)
-	dir := t.TempDir()
+	dir, jobDir := t.TempDir(), t.TempDir()
 	start := func() error {
-		ex := executor.New(executor.Config{Store: s, Dir: dir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, Lease: s, LeaseTerm: time.Second})
+		ex := executor.New(executor.Config{Store: s, Dir: dir, JobDir: jobDir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, Lease: s, LeaseTerm: time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(func() { cancel(); ex.Stop() })
 		return ex.Start(ctx)

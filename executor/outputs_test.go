@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,5 +77,61 @@ func TestAnEndedOperationKeepsOnlyItsArtifacts(t *testing.T) {
 		data, err := executor.ReadArtifact(executorDirs[store], "file:"+filepath.Join("outputs", op.ID, "report"))
 		require.NoError(t, err)
 		require.Equal(t, "all good\n", string(data))
+	})
+}
+
+const tamperPack = `
+id: tamper
+version: 1.0.0
+scenarios:
+  - id: thing.tamper
+    action: tamper
+    target_resource_type: thing
+    plan:
+      nodes:
+        - id: report
+          type: job
+          title: Write a report
+          job:
+            run: {runner: shell, script: 'echo "all good" > "$CAPSTAN_OUTPUTS/report"'}
+            outputs:
+              artifacts: [{name: report, type: report, sensitivity: internal}]
+              evidence: [{name: ok, type: command, script: 'true'}]
+        - id: rewrite
+          type: job
+          title: Read the report, then rewrite it
+          after: [report]
+          job:
+            inputs: {artifacts: [report]}
+            run: {runner: shell, script: 'grep -q "all good" "$CAPSTAN_ARTIFACT_REPORT" && echo "tampered" > "$CAPSTAN_ARTIFACT_REPORT"'}
+            outputs:
+              evidence: [{name: ok, type: command, script: 'true'}]
+`
+
+// TestAnArtifactKeepsWhatItsJobLeft: a job downstream reads an artifact
+// from the operation's outputs and may change that file, but the
+// artifact recorded is the copy kept when its job ended, in the
+// executor's directory, apart from the job directory.
+func TestAnArtifactKeepsWhatItsJobLeft(t *testing.T) {
+	forEachStore(t, func(t *testing.T, store capstan.Store) {
+		svc, _ := setup(t, store, org)
+		op := startFromPack(t, svc, tamperPack, "tamper", "thing")
+		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
+		require.Equal(t, capstan.OperationSucceeded, op.Status, "%v", timeline(t, store, op.ID))
+		staged, err := os.ReadFile(filepath.Join(jobDirs[store], "outputs", op.ID, "report"))
+		require.NoError(t, err)
+		require.Equal(t, "tampered\n", string(staged), "the job downstream read and rewrote it")
+		recs, err := store.OperationRecords(context.Background(), org, op.ID)
+		require.NoError(t, err)
+		var ref string
+		for _, a := range recs.Artifacts {
+			if a.Name == "report" {
+				ref = a.StorageRef
+			}
+		}
+		require.Equal(t, "file:"+filepath.Join("outputs", op.ID, "report"), ref)
+		data, err := executor.ReadArtifact(executorDirs[store], ref)
+		require.NoError(t, err)
+		require.Equal(t, "all good\n", string(data), "the artifact is what its job left")
 	})
 }

@@ -51,10 +51,10 @@ func TestRestartRecoversAnInterruptedJobFromItsEvidence(t *testing.T) {
 }
 
 func testRecovery(t *testing.T, store capstan.Store) {
-	dir := t.TempDir()
+	dir, jobDir := t.TempDir(), t.TempDir()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	newExecutor := func() (*executor.Executor, context.CancelFunc) {
-		ex := executor.New(executor.Config{Store: store, Dir: dir, Log: log, Hooks: svcOf[store], KeepSandboxes: true})
+		ex := executor.New(executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: log, Hooks: svcOf[store], KeepSandboxes: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, ex.Start(ctx))
 		return ex, cancel
@@ -72,7 +72,7 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	require.NoError(t, err)
 	op, err := svc.StartOperation(admin, plan.ID, "")
 	require.NoError(t, err)
-	sandbox := filepath.Join(dir, "sandbox", op.ID)
+	sandbox := filepath.Join(jobDir, "sandbox", op.ID)
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 20*time.Second, 10*time.Millisecond)
 	cancel()
 	first.Stop()

@@ -67,10 +67,12 @@ func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
 	t.Setenv("CAPSTAN_NEO4J_PASSWORD", envSecret)
 	root := t.TempDir()
 	h := &hostileHost{data: filepath.Join(root, "data"), tokens: filepath.Join(root, "tokens.yaml")}
-	h.work = filepath.Join(h.data, "executor", "sandbox", "opA")
-	h.outputs = filepath.Join(h.data, "executor", "outputs", "opA")
-	h.other = filepath.Join(h.data, "executor", "sandbox", "opB")
-	for _, d := range []string{h.work, h.outputs, h.other} {
+	// The executor's layout: the operations' directories in a job
+	// directory apart from the data directory (jobdir.go).
+	h.work = filepath.Join(root, "jobs", "sandbox", "opA")
+	h.outputs = filepath.Join(root, "jobs", "outputs", "opA")
+	h.other = filepath.Join(root, "jobs", "sandbox", "opB")
+	for _, d := range []string{h.data, h.work, h.outputs, h.other} {
 		require.NoError(t, os.MkdirAll(d, 0o750))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(h.data, "store.db"), []byte(storeSecret), 0o600))
@@ -181,6 +183,7 @@ func TestHostileJobs(t *testing.T) {
 			}
 			if a.name == "read the mount table" {
 				require.NotContains(t, string(res.Output), h.tokens, "no mount names the tokens file")
+				require.NotContains(t, string(res.Output), h.data, "no mount names the data directory")
 				require.NotContains(t, string(res.Output), "capstan-hidden", "nothing needed covering: the data directory is not in the job's root")
 				require.NotContains(t, string(res.Output), h.open)
 				require.Contains(t, string(res.Output), " /tmp/job ", "the test reads the table")

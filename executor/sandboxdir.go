@@ -10,26 +10,29 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// An operation's sandbox directory is its jobs' working directory: what
-// they leave there (up to the disk quota, per operation) is of no use once
-// the operation ended — its outputs, diagnostics and evidence are kept
-// elsewhere — so it is removed then (Config.KeepSandboxes keeps it for
-// debugging), and a start removes the ones a crash left behind.
+// An operation's directories in the job directory (jobdir.go) — its
+// sandbox, its jobs' working directory, and its outputs, where they write
+// artifacts — are of no use once the operation ended: the artifacts are
+// kept in Dir, its diagnostics and evidence elsewhere. So they are
+// removed then (Config.KeepSandboxes keeps them for debugging), and a
+// start removes the ones a crash left behind.
 
-// dropSandbox removes a finished operation's sandbox directory.
+// dropSandbox removes a finished operation's sandbox and outputs from
+// the job directory.
 func (e *Executor) dropSandbox(opID string) {
 	if e.cfg.KeepSandboxes || opID == "" {
 		return
 	}
-	if err := removeTree(filepath.Join(e.cfg.Dir, "sandbox", opID)); err != nil {
-		e.cfg.Log.Warn("sandbox not removed", "operation", opID, "err", err.Error())
+	for _, d := range []string{"sandbox", "outputs"} {
+		if err := removeTree(filepath.Join(e.cfg.JobDir, d, opID)); err != nil {
+			e.cfg.Log.Warn("operation directory not removed", "operation", opID, "dir", d, "err", err.Error())
+		}
 	}
 }
 
-// pruneOutputs leaves in an ended operation's outputs directory only the
-// files its recorded artifacts refer to: what its jobs wrote there
-// besides (undeclared files, directories, the files of secret artifacts
-// the secret store now holds, those of failed attempts) goes.
+// pruneOutputs leaves in an ended operation's kept artifacts only the
+// files its recorded artifacts refer to: a copy whose record was never
+// committed (the step that would have recorded it lost its lease) goes.
 func (e *Executor) pruneOutputs(opID string, arts []capstan.Artifact) {
 	if opID == "" {
 		return
@@ -56,28 +59,33 @@ func (e *Executor) pruneOutputs(opID string, arts []capstan.Artifact) {
 	}
 }
 
-// sweepSandboxes removes the sandboxes of operations that are not
-// unfinished and whose directory predates since (this start): ones a crash
-// left between an operation's end and its sandbox's removal. A directory
-// made since belongs to an operation started meanwhile.
+// sweepSandboxes removes the directories in the job directory of
+// operations that are not unfinished and whose directory predates since
+// (this start): ones a crash left between an operation's end and their
+// removal, and an ansible job's workspace a crash left. A directory made
+// since belongs to an operation started meanwhile.
 func (e *Executor) sweepSandboxes(unfinished map[string]bool, since time.Time) {
 	if e.cfg.KeepSandboxes {
 		return
 	}
-	root := filepath.Join(e.cfg.Dir, "sandbox")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, d := range entries {
-		if !d.IsDir() || unfinished[d.Name()] {
+	for _, d := range []string{"sandbox", "outputs"} {
+		root := filepath.Join(e.cfg.JobDir, d)
+		entries, err := os.ReadDir(root)
+		if err != nil {
 			continue
 		}
-		info, err := d.Info()
-		if err != nil || !info.ModTime().Before(since) {
-			continue
+		for _, entry := range entries {
+			if !entry.IsDir() || unfinished[entry.Name()] {
+				continue
+			}
+			info, err := entry.Info()
+			if err != nil || !info.ModTime().Before(since) {
+				continue
+			}
+			if err := removeTree(filepath.Join(root, entry.Name())); err != nil {
+				e.cfg.Log.Warn("operation directory not removed", "operation", entry.Name(), "dir", d, "err", err.Error())
+			}
 		}
-		e.dropSandbox(d.Name())
 	}
 }
 

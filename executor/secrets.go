@@ -94,7 +94,7 @@ func secretArtifactName(opID, node, artifact string) string {
 // keepSecrets puts the values of a job's secret artifacts into the secret
 // store, encrypted, and points the artifacts at them: the file in the
 // operation's outputs stays for the jobs downstream until the operation
-// ends (pruneOutputs).
+// ends (dropSandbox), and is never copied into Dir (keepArtifacts).
 func (l *loop) keepSecrets(ctx context.Context, node string, arts []capstan.Artifact, values [][]byte) error {
 	if l.e.cfg.Secrets == nil {
 		return nil

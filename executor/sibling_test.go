@@ -73,11 +73,11 @@ func (s parentLeftOut) UnfinishedOperations(ctx context.Context) ([]capstan.Oper
 // its resumption dropped with the rest of the touched list).
 func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 	forEachStore(t, func(t *testing.T, store capstan.Store) {
-		dir := t.TempDir()
+		dir, jobDir := t.TempDir(), t.TempDir()
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		svc, _ := setup(t, store, org)
 		start := func(s capstan.Store) (*executor.Executor, context.CancelFunc) {
-			ex := executor.New(executor.Config{Store: s, Dir: dir, Log: log, Hooks: svc, KeepSandboxes: true})
+			ex := executor.New(executor.Config{Store: s, Dir: dir, JobDir: jobDir, Log: log, Hooks: svc, KeepSandboxes: true})
 			ctx, cancel := context.WithCancel(context.Background())
 			require.NoError(t, ex.Start(ctx))
 			return ex, cancel
@@ -85,7 +85,7 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		first, cancel := start(store)
 		svc.Launcher = first
 		op := startFromPack(t, svc, siblingPack, "nest", "nest")
-		sandbox := filepath.Join(dir, "sandbox", op.ID)
+		sandbox := filepath.Join(jobDir, "sandbox", op.ID)
 		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 20*time.Second, 10*time.Millisecond)
 		var child string
 		require.Eventually(t, func() bool { child = nodeRuns(t, store, op.ID)["child"].ChildOperationID; return child != "" }, 20*time.Second, 10*time.Millisecond)
@@ -132,7 +132,7 @@ func TestAChildStopsItselfWhenItsParentEnded(t *testing.T) {
 		require.NoError(t, store.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: parent,
 			Events: []capstan.OperationEvent{{Type: "operation.failed", Actor: "executor", Payload: map[string]any{"reason": "a sibling failed"}}}}))
 
-		again := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true})
+		again := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true})
 		runCtx, cancel := context.WithCancel(ctx)
 		require.NoError(t, again.Start(runCtx))
 		defer func() { cancel(); again.Stop() }()

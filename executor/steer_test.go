@@ -83,7 +83,7 @@ func startSteer(t *testing.T, store capstan.Store, action string) (*service.Serv
 // sandboxRoot is where setup's executor keeps sandboxes for this test.
 func sandboxRoot(t *testing.T, store capstan.Store) string {
 	t.Helper()
-	return filepath.Join(executorDirs[store], "sandbox")
+	return filepath.Join(jobDirs[store], "sandbox")
 }
 
 func nodeStatus(t *testing.T, store capstan.Store, opID, node string) capstan.OperationNodeRun {

@@ -45,7 +45,7 @@ func newHeavyEnv(b *testing.B) *heavyEnv {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ex := executor.New(executor.Config{Store: store, Dir: b.TempDir(), Log: log, Hooks: svc,
+	ex := executor.New(executor.Config{Store: store, Dir: b.TempDir(), JobDir: b.TempDir(), Log: log, Hooks: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(func() { cancel(); ex.Stop() })

@@ -66,7 +66,7 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 	svc := testenv.Demo(t, panickingStore{Store: store, panicFor: panicFor})
 	require.NoError(t, svc.SeedDemoCatalog(testenv.Admin("other"), "other", []byte("clusters: [{name: other-k8s, environment: prod}]")))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: log, Hooks: svc,
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: log, Hooks: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))

@@ -27,7 +27,7 @@ func TestPermissionsAgreeWithMutations(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), Log: log, Hooks: svc,
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: log, Hooks: svc,
 		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))

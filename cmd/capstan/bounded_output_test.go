@@ -137,7 +137,7 @@ scenarios:
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
 `), 0o644))
 	data := filepath.Join(dir, "data")
-	sandboxes := filepath.Join(data, "executor", "sandbox")
+	sandboxes := filepath.Join(jobsOf(data), "sandbox")
 	left := filepath.Join(sandboxes, "op-a-crash-left-behind")
 	require.NoError(t, os.MkdirAll(filepath.Join(left, "x"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(left, "x", "blob"), make([]byte, 1<<20), 0o644))

@@ -250,7 +250,7 @@ var packCase = sweepCase{
 				// A crash came between the job's start and its process: it
 				// never ran (its runs file says so) and is not re-run by
 				// itself. The person does its work and records it.
-				sandbox := filepath.Join(dir, "executor", "sandbox", localOf(t, op))
+				sandbox := filepath.Join(jobsOf(dir), "sandbox", localOf(t, op))
 				short := strings.TrimSuffix(node, "-store")
 				require.Equal(t, 0, runsIn(t, sandbox, short+".runs"), "%s needs attention after it ran: %v", node, runs[node]["error"])
 				require.NoError(t, os.WriteFile(filepath.Join(sandbox, short+".done"), nil, 0o666))
@@ -293,7 +293,7 @@ func runsIn(t *testing.T, sandbox, file string) int {
 func checkSweepEnd(t *testing.T, p *proc, dir, op string) {
 	t.Helper()
 	checkTimelines(t, p, op, "ROLLED_BACK")
-	sandbox := filepath.Join(dir, "executor", "sandbox", localOf(t, op))
+	sandbox := filepath.Join(jobsOf(dir), "sandbox", localOf(t, op))
 	for _, f := range []string{"first.runs", "use.runs"} {
 		require.LessOrEqual(t, runsIn(t, sandbox, f), 1, "%s: a non-idempotent job ran twice", f)
 	}

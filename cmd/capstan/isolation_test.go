@@ -69,6 +69,7 @@ scenarios:
                 unshare -Urm sh -c 'umount %[1]q && echo "UNMOUNTED-$((40+3))"; mount -o remount,bind,rw / && echo planted > %[3]q/planted && echo "PLANTED-$((40+3))"' 2>&1
                 echo "== caps"; grep Cap /proc/self/status
                 echo "== procs"; ls /proc | grep -cE '^[0-9]+$'
+                echo "== mounts"; cat /proc/self/mountinfo; echo "== end of mounts"
                 exit 0
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
   - id: probe.check
@@ -140,6 +141,7 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(open, "planted"))
 	require.True(t, os.IsNotExist(err), "the job wrote outside its sandbox")
+	mountTableNamesNothingOfTheServer(t, text, data, tokens)
 	require.Contains(t, text, "CapEff:\t0000000000000000", "the job holds no capability")
 	require.Contains(t, text, "CapBnd:\t0000000000000000", "nor can it gain one")
 	t.Logf("what the job saw:\n%s", text)
@@ -152,9 +154,57 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	r := postAs(t, p, attackAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { error } } }`, map[string]any{"id": op})
 	require.Empty(t, r.Errors)
 	require.Contains(t, fmt.Sprint(r.Data), "holds a directory its disk quota cannot measure (stash)")
-	stashes, err := filepath.Glob(filepath.Join(data, "executor", "sandbox", "*", "stash"))
+	stashes, err := filepath.Glob(filepath.Join(jobsOf(data), "sandbox", "*", "stash"))
 	require.NoError(t, err)
 	require.Empty(t, stashes, "the sandbox went with its operation, locked directory and all")
+}
+
+// mountTableNamesNothingOfTheServer: the mount table the snoop job
+// printed (a bind mount's line names the path it came from, whatever
+// namespace reads it) names neither the data directory nor the tokens.
+func mountTableNamesNothingOfTheServer(t *testing.T, text, data, tokens string) {
+	t.Helper()
+	_, mounts, ok := strings.Cut(text, "== mounts\n")
+	require.True(t, ok, "the job read its mount table: %s", text)
+	mounts, _, ok = strings.Cut(mounts, "== end of mounts")
+	require.True(t, ok, "the job read its mount table: %s", text)
+	require.Contains(t, mounts, " /tmp/job ", "the table is the job's: %s", mounts)
+	require.Contains(t, mounts, jobsOf(data), "its directories come from the job directory")
+	for _, path := range []string{data, tokens, filepath.Dir(data)} {
+		require.NotContains(t, mounts, path, "the mount table names %s", path)
+	}
+}
+
+// TestAJobsMountTableNamesNothingOfTheServer: as root, the server binds
+// each job's directories from the job directory, which is not in the
+// data directory: the job's mount table names neither it nor the tokens.
+func TestAJobsMountTableNamesNothingOfTheServer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox's user switch and namespaces need the server to run as root (CI does)")
+	}
+	t.Parallel()
+	dir, err := os.MkdirTemp("/var/lib", "capstan-mounts-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, tokens, packs, open := filepath.Join(dir, "data"), filepath.Join(dir, "tokens.yaml"), filepath.Join(dir, "packs"), filepath.Join(dir, "open")
+	for _, d := range []string{packs, open} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: acme, roles: [admin]}\n", attackAdmin)), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(packs, "snoop.yaml"), []byte(snoopPack(data, tokens, open)), 0o644))
+
+	p := launch(t, data, "--tokens", tokens, "--packs", packs)
+	p.waitReady(t, 60*time.Second)
+	op, err := runAs(p, attackAdmin, "thing", "snoop")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return statusAs(t, p, attackAdmin, op) == "SUCCEEDED" }, 30*time.Second, 100*time.Millisecond)
+	logs, err := filepath.Glob(filepath.Join(data, "executor", "artifacts", "*", "diagnostics.log"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	out, err := os.ReadFile(logs[0])
+	require.NoError(t, err)
+	require.NotContains(t, string(out), attackAdmin)
+	mountTableNamesNothingOfTheServer(t, string(out), data, tokens)
 }
 
 // TestUnisolatedJobsAreRefused: where jobs cannot be isolated

@@ -99,7 +99,7 @@ func runKilled(t *testing.T, args []string, kp killPoint) {
 	op := p.gql(t, `mutation($plan: ID!, $key: String) { startOperation(input: {plan: $plan, idempotencyKey: $key}) { id } }`,
 		map[string]any{"plan": plan["id"], "key": "kill-" + dir})["startOperation"].(map[string]any)["id"].(string)
 	local := localOf(t, op)
-	sandbox := filepath.Join(dir, "executor", "sandbox", local)
+	sandbox := filepath.Join(jobsOf(dir), "sandbox", local)
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
@@ -120,6 +121,9 @@ func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...
 		cmd.Wait()
 		close(p.done)
 	}()
+	// After the kill (cleanups run last first): what a killed server
+	// left in its job directory, outside the test's temporary directory.
+	t.Cleanup(func() { os.RemoveAll(jobsOf(dataDir)) })
 	t.Cleanup(func() { p.kill() })
 	select {
 	case p.url = <-urls:
@@ -129,6 +133,12 @@ func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...
 		t.Fatalf("capstan did not start:\n%s", p.output())
 	}
 	return p
+}
+
+// jobsOf is the job directory of the server whose data directory is data
+// (when it is not given --job-dir): the operations' sandboxes and outputs.
+func jobsOf(data string) string {
+	return executor.DefaultJobDir(filepath.Join(data, "executor"))
 }
 
 // waitReady polls /readyz until it answers 200.

@@ -283,17 +283,21 @@ func TestPlantedSecretsNeverLeak(t *testing.T) {
 	require.Contains(t, string(kept), "password="+secret.Mask, "the jobs' output is kept, masked")
 	require.Contains(t, string(kept), "minted "+secret.Mask)
 	tokenFiles, _ := filepath.Glob(filepath.Join(data, "executor", "outputs", "*", "token"))
+	require.Empty(t, tokenFiles, "the secret artifact's file is never kept with the artifacts")
+	tokenFiles, _ = filepath.Glob(filepath.Join(jobsOf(data), "outputs", "*", "token"))
 	require.Empty(t, tokenFiles, "the secret artifact's file left with its operation")
-	require.NoError(t, filepath.WalkDir(data, func(path string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		content, err := os.ReadFile(path)
-		if err == nil {
-			leaked("the file "+path, string(content))
-		}
-		return nil
-	}))
+	for _, dir := range []string{data, jobsOf(data)} {
+		require.NoError(t, filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			content, err := os.ReadFile(path)
+			if err == nil {
+				leaked("the file "+path, string(content))
+			}
+			return nil
+		}))
+	}
 }
 
 func postRaw(t *testing.T, p *proc, bearer, query string, vars map[string]any) map[string]any {

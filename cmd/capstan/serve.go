@@ -86,7 +86,10 @@ type serveConfig struct {
 	trustTraceparent bool
 	// keepSandboxes keeps finished operations' sandbox directories.
 	keepSandboxes bool
-	egress        []string
+	// jobDir holds the operations' working directories, apart from the
+	// data directory (empty: executor.DefaultJobDir).
+	jobDir string
+	egress []string
 	// secretStore and secretKeyFile: the embedded secret store's file
 	// and its key's (the key may come from CAPSTAN_SECRET_KEY instead).
 	secretStore, secretKeyFile string
@@ -177,7 +180,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
-	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox directory (for debugging; by default it is removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
+	fs.StringVar(&c.jobDir, "job-dir", envOr("CAPSTAN_JOB_DIR", ""), "directory of the operations' working directories, where jobs write; outside the data directory, since a job's mount table names it (default: /var/tmp/capstan-jobs-<hash of the data directory>) (CAPSTAN_JOB_DIR)")
+	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox and outputs in the job directory (for debugging; by default they are removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	addAnalyzerFlags(fs, &c.analyzer)
 	fs.BoolVar(&c.trustTraceparent, "trust-traceparent", envOr("CAPSTAN_TRUST_TRACEPARENT", "false") == "true", "continue the trace a client's traceparent header names (only behind a gateway that sets it; by default a client's header is ignored and each request's span starts a trace of its own) (CAPSTAN_TRUST_TRACEPARENT)")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", envOr("CAPSTAN_OTLP_ENDPOINT", ""), "OpenTelemetry collector receiving traces over OTLP/HTTP, e.g. http://127.0.0.1:4318 (a span per request, per operation, per node attempt, per gate wait and patch decision; docs/OPERATIONS.md); empty: tracing off (CAPSTAN_OTLP_ENDPOINT)")
@@ -360,7 +364,12 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}}
 	svc.Assessor = assessor
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), Hooks: svc, Workers: cfg.workers,
+	jobDir, err := jobDirOf(cfg)
+	if err != nil {
+		return err
+	}
+	log.Info("job directory", "dir", jobDir)
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
@@ -528,6 +537,34 @@ func jobSandbox(cfg serveConfig) *executor.Sandbox {
 	}
 	return executor.NewSandbox(executor.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
 		Network: cfg.jobNetwork, Hide: hide, DiskQuota: int64(cfg.jobDiskMiB) << 20, Off: cfg.sandbox == "off", AllowUnisolated: cfg.allowUnisolated})
+}
+
+// jobDirOf is the job directory: --job-dir or the executor's default. It
+// may neither lie in the data directory nor hold it: a job's mount table
+// names the job directory's path, and must name nothing of the data.
+func jobDirOf(cfg serveConfig) (string, error) {
+	executorDir := filepath.Join(cfg.dataDir, "executor")
+	if cfg.jobDir == "" {
+		return executor.DefaultJobDir(executorDir), nil
+	}
+	dir, err := filepath.Abs(cfg.jobDir)
+	if err != nil {
+		return "", capstan.Errorf(capstan.EINVALID, "--job-dir %q: %v", cfg.jobDir, err)
+	}
+	data, err := filepath.Abs(cfg.dataDir)
+	if err != nil {
+		return "", capstan.Errorf(capstan.EINVALID, "--data-dir %q: %v", cfg.dataDir, err)
+	}
+	if within(dir, data) || within(data, dir) {
+		return "", capstan.Errorf(capstan.EINVALID, "--job-dir %s must lie outside the data directory %s, and not hold it: a job's mount table names the job directory", dir, data)
+	}
+	return dir, nil
+}
+
+// within reports whether path is dir or lies inside it (both absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel) || rel == "."
 }
 
 // httpServer bounds every connection: its headers (size and time), the
