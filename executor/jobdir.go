@@ -57,7 +57,7 @@ func makeJobDir(dir string) error {
 	case ok && int(st.Uid) != os.Geteuid():
 		return capstan.Errorf(capstan.EINVALID, "job directory %s belongs to uid %d, not to the server (uid %d): remove it or choose another (--job-dir)", dir, st.Uid, os.Geteuid())
 	case info.Mode().Perm()&0o022 != 0:
-		return capstan.Errorf(capstan.EINVALID, "job directory %s may be written by others (mode %v): remove it or choose another (--job-dir)", dir, info.Mode().Perm())
+		return capstan.Errorf(capstan.EINVALID, "job directory %s may be written by others (mode %#o): remove it or choose another (--job-dir)", dir, uint32(info.Mode().Perm()))
 	}
 	for _, d := range []string{"sandbox", "outputs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o750); err != nil {

@@ -262,3 +262,24 @@ func statusAs(t *testing.T, p *proc, bearer, op string) string {
 	require.Empty(t, r.Errors)
 	return r.Data["operation"].(map[string]any)["status"].(string)
 }
+
+// TestAJobDirThatWouldNameTheDataIsRefused: serve refuses a --job-dir in
+// the data directory or holding it (a job's mount table would name it),
+// and one that others may write, typed, before it serves anything.
+func TestAJobDirThatWouldNameTheDataIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, open := filepath.Join(dir, "data"), filepath.Join(dir, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	for _, c := range []struct{ jobDir, want string }{
+		{filepath.Join(data, "jobs"), "must lie outside the data directory"},
+		{dir, "must lie outside the data directory"},
+		{open, "may be written by others (mode 0777)"},
+	} {
+		out, err := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--data-dir", data, "--job-dir", c.jobDir).CombinedOutput()
+		require.Error(t, err, "%s", out)
+		require.Contains(t, string(out), "INVALID: ", "typed")
+		require.Contains(t, string(out), c.want)
+	}
+}
