@@ -141,7 +141,7 @@ func TestEditRespectsRolesAndFrozenPlans(t *testing.T) {
 }
 
 // TestChangeGovernanceMatrix: role x change kind x environment -> allowed
-// or refused with the rule that refuses it (README, "Governed change").
+// or refused with the rule that refuses it (docs/GOVERNANCE.md).
 func TestChangeGovernanceMatrix(t *testing.T) {
 	inlineShell := &capstan.PlanNode{ID: "debug", Type: capstan.NodeJob, Title: "Debug", Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "shell", Script: "env"}}}
 	inlineSim := &capstan.PlanNode{ID: "pause", Type: capstan.NodeJob, Title: "Pause", Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim", Duration: "1s"}}}

@@ -13,18 +13,15 @@ import (
 	"github.com/capstan-dev/capstan/gqlws"
 )
 
-// walkThroughDocs returns the GraphQL documents of README.md's
-// walk-through, in order: every ```graphql block of the section, split
-// into its documents (a block may hold several, one per line start).
+// walkThroughDocs returns the GraphQL documents of the walk-through
+// (docs/WALKTHROUGH.md), in order: every ```graphql block of the page,
+// split into its documents (a block may hold several, one per line start).
 func walkThroughDocs(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/WALKTHROUGH.md")
 	require.NoError(t, err)
-	text := string(data)
-	start := strings.Index(text, "## Walk-through")
-	require.GreaterOrEqual(t, start, 0, "README.md has a walk-through")
-	end := strings.Index(text[start+1:], "\n## ")
-	section := text[start : start+1+end]
+	section := string(data)
+	require.Contains(t, section, "# Walk-through", "docs/WALKTHROUGH.md is the walk-through")
 	var docs []string
 	for _, block := range regexp.MustCompile("(?s)```graphql\n(.*?)```").FindAllStringSubmatch(section, -1) {
 		var cur []string
@@ -49,13 +46,13 @@ var (
 	gateNode    = regexp.MustCompile(`decideGate\(input: \{operation: \$(\w+), node: "([^"]+)"`)
 )
 
-// TestReadmeWalkThrough runs every GraphQL document of the README's
-// walk-through, as written and in order, against a real server in dev
-// mode: each variable a document declares was produced by an earlier
-// step, gates are decided as the README says (by the second approver),
-// subscriptions answer without errors, and the operation ends SUCCEEDED
-// with its intent and plan COMPLETED. The README cannot drift from the
-// schema or the product.
+// TestReadmeWalkThrough runs every GraphQL document of the walk-through
+// (docs/WALKTHROUGH.md, linked from the README), as written and in order,
+// against a real server in dev mode: each variable a document declares
+// was produced by an earlier step, gates are decided as the page says (by
+// the second approver), subscriptions answer without errors, and the
+// operation ends SUCCEEDED with its intent and plan COMPLETED. The page
+// cannot drift from the schema or the product.
 func TestReadmeWalkThrough(t *testing.T) {
 	docs := walkThroughDocs(t)
 	require.GreaterOrEqual(t, len(docs), 10, "the walk-through's documents")
