@@ -14,7 +14,7 @@ ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
 $(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
 endif
 
-.PHONY: help crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -40,9 +40,15 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen.
-	$(GO) test -json -race -count=1 -timeout 30m ./... | $(GO) run ./internal/testprint
-	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | $(GO) run ./internal/testprint
+test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen; on Neo4j servers started once for the run (or NEO4J_URI's).
+	$(GO) build -o bin/testprint ./internal/testprint
+	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -- $(MAKE) --no-print-directory test-suite
+
+NEO4J_SERVERS ?= 3
+
+test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names.
+	$(GO) test -json -race -count=1 -timeout 30m ./... | bin/testprint
+	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | bin/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi

@@ -110,7 +110,11 @@ up)
   mkdir -p "$dir"
   [ -f "$dir/tag" ] || head -c 2 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/tag"
   tag=$(cat "$dir/tag")
-  # A /16 of 10.0.0.0/8 that nothing on this machine routes yet.
+  # A /16 of 10.0.0.0/8 that nothing on this machine routes yet. Tests
+  # bring hosts up in parallel: one `up` at a time chooses and routes
+  # its block (the lock goes when this script ends).
+  exec 8>"${TMPDIR:-/tmp}/capstan-testhosts.lock"
+  flock 8
   octet=""
   for _ in $(seq 1 50); do
     o=$((100 + RANDOM % 150))

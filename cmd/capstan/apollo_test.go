@@ -15,6 +15,7 @@ import (
 // the timeline it received is complete and ordered. `make test` installs
 // its npm dependencies (pinned in package-lock.json) first.
 func TestApolloClientFollowsAnOperation(t *testing.T) {
+	t.Parallel()
 	dir, node := nodeProject(t, "web/livetest", "@apollo/client")
 
 	p := start(t, t.TempDir())

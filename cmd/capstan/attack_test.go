@@ -75,6 +75,7 @@ func aliased(n int, field string) string {
 }
 
 func TestAttackExpensiveRequests(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t, "--rate-limit", "0", "--cost-rate-limit", "0")
 	multiplying := `{ resource(key: "kubernetes.cluster/prod-k8s") { ...F0 } } `
 	for i := range 6 {
@@ -106,6 +107,7 @@ func TestAttackExpensiveRequests(t *testing.T) {
 }
 
 func TestAttackSchemaDiscovery(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t)
 	r := postAs(t, p, attackViewer, `{ __schema { types { name } } }`, nil)
 	require.Equal(t, "INVALID/INTROSPECTION_DISABLED", r.code(), "introspection is off without dev mode: %v", r.Errors)
@@ -117,6 +119,7 @@ func TestAttackSchemaDiscovery(t *testing.T) {
 }
 
 func TestAttackMutationOverGET(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t)
 	q := url.Values{"query": {`mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance", desiredResult: {name: "x"}}) { id } }`}}
 	req, _ := http.NewRequest(http.MethodGet, p.url+"/graphql?"+q.Encode(), nil)
@@ -204,6 +207,7 @@ func TestAttackRateLimit(t *testing.T) {
 }
 
 func TestAttackWebSocketBounds(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -228,6 +232,7 @@ func TestAttackWebSocketBounds(t *testing.T) {
 // TestAttackIdleConnections holds 200 unauthenticated keep-alive
 // connections and half-sent requests: the server closes them.
 func TestAttackIdleConnections(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t, "--idle-timeout", "1s", "--read-header-timeout", "1s")
 	addr := strings.TrimPrefix(p.url, "http://")
 	var wg sync.WaitGroup
@@ -273,6 +278,7 @@ func TestAttackIdleConnections(t *testing.T) {
 }
 
 func TestAttackConfiguration(t *testing.T) {
+	t.Parallel()
 	t.Run("dev mode refuses a non-loopback address", func(t *testing.T) {
 		out, err := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", t.TempDir()).CombinedOutput()
 		require.Error(t, err)
@@ -340,6 +346,7 @@ scenarios:
 `
 
 func TestAttackRequestForgery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "forgery.yaml"), []byte(forgeryPack), 0o644))
 	p := startGuarded(t, "--packs", dir, "--egress-allow", "localhost,*.example.com")
@@ -365,6 +372,7 @@ func TestAttackRequestForgery(t *testing.T) {
 }
 
 func TestAttackHugeVariables(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t)
 	zeros := strings.Repeat("0,", 2_000_000)
 	body := `{"query":"{ viewer { actor } }","variables":{"x":[` + zeros + `0]}}`
@@ -454,6 +462,7 @@ func tokensFile(t *testing.T, dir string, rows ...string) string {
 // first — and a viewer behind the same proxy still gets its only
 // connection.
 func TestClientsBehindATrustedProxy(t *testing.T) {
+	t.Parallel()
 	p := start(t, t.TempDir(), "--trusted-proxies", "127.0.0.1/32", "--max-connections-per-client", "2")
 	wsURL := "ws" + strings.TrimPrefix(p.url, "http") + "/graphql"
 	dial := func(forwarded string) (*websocket.Conn, *http.Response, error) {

@@ -74,6 +74,7 @@ func backupServer(t *testing.T, dir, tokens, packs, key string, extra ...string)
 // operations that were running go on and finish, with their secret.
 // Then the same the other way, Neo4j to a new embedded store.
 func TestABackupUnderLoadRestoresOntoTheOtherStore(t *testing.T) {
+	t.Parallel()
 	db, err := neo4jtest.Start(context.Background())
 	require.NoError(t, err, "Neo4j is part of the test suite")
 	t.Cleanup(func() { db.Close() })

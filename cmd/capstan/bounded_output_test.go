@@ -63,6 +63,7 @@ scenarios:
 // whose answer never ends cost the server what it keeps of an output
 // (64 KiB), not their size — in memory and in the diagnostics log.
 func TestAttackJobOutputIsBounded(t *testing.T) {
+	t.Parallel()
 	const printed = 1 << 30
 	body, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -118,6 +119,7 @@ func TestAttackJobOutputIsBounded(t *testing.T) {
 // disk quota leaves nothing behind once its operation ended, and a
 // sandbox a crash left behind is removed by the next start.
 func TestAttackSandboxesDoNotPileUp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))

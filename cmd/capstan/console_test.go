@@ -103,6 +103,7 @@ func (c *consoleServer) crash(t *testing.T) {
 // page, sign-out. `make test` installs the console's npm dependencies
 // (pinned) first.
 func TestConsoleInABrowser(t *testing.T) {
+	t.Parallel()
 	dir, node := nodeProject(t, "web/console", "playwright-core")
 	chromium := chromiumPath(t)
 	c := startConsoleServer(t)

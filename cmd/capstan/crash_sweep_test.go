@@ -358,6 +358,7 @@ func sweepPoints(total int, sample int) []int {
 // to the uninterrupted run's: at every commit with make crash-sweep, at a
 // sample in make test; on both stores.
 func TestCrashAtEveryCommit(t *testing.T) {
+	t.Parallel()
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "sweep.yaml"), []byte(sweepPack), 0o600))
 	embedded := sweep{packs: packs, fresh: func(t *testing.T) (string, []string) { return t.TempDir(), nil }}

@@ -14,6 +14,7 @@ import (
 // TestDemoPatch runs `make demo-patch`'s script against a real server:
 // the seed's §8 story, from the failure to success on revision 2.
 func TestDemoPatch(t *testing.T) {
+	t.Parallel()
 	p := start(t, t.TempDir())
 	defer p.kill()
 	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)

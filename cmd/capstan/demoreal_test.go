@@ -14,6 +14,7 @@ import (
 // drift found with its diff, a repair approved by a second person, the
 // host healthy again, and everything it made removed.
 func TestDemoReal(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Fatal("the real-targets demo needs root (network namespaces); CI runs as root")
 	}

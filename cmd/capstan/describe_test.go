@@ -8,6 +8,7 @@ import (
 )
 
 func TestDescribeEvents(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 10, 4, 5, 0, time.UTC)
 	cases := []struct {
 		typ     string
@@ -30,6 +31,7 @@ func TestDescribeEvents(t *testing.T) {
 }
 
 func TestRetryable(t *testing.T) {
+	t.Parallel()
 	for code, want := range map[string]bool{
 		"OVERFLOW": true, "UNAVAILABLE": true, // a new connection may get through
 		"NOT_FOUND": false, "UNAUTHENTICATED": false, "FORBIDDEN": false, "INVALID": false, "INTERNAL": false,

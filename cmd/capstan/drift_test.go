@@ -31,6 +31,7 @@ const (
 // is drift too; a host whose sshd is gone is UNREACHABLE; pausing the
 // schedule needs a note, and a viewer may neither assess nor pause.
 func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
+	t.Parallel()
 	hosts := testhosts.Start(t, 2)
 	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8", "--assess-every", "1s") {
 		t.Run(store, func(t *testing.T) {

@@ -46,6 +46,7 @@ scenarios:
 // commit, every unfinished node ends cancelled; the sibling's processes
 // are killed — on both stores.
 func TestFailedOperationLeavesNoNodeRunning(t *testing.T) {
+	t.Parallel()
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "siblings.yaml"), []byte(siblingsPack), 0o600))
 	for store, args := range bothStores(t, "--packs", packs) {

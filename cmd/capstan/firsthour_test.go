@@ -117,6 +117,7 @@ func TestMakeRunAndTheDemosShareTheirSettings(t *testing.T) {
 // program on the port, a refused token and no token at all each end the
 // demo with one line naming the server and what to set, never a trace.
 func TestADemoPointedElsewhereSaysSoInALine(t *testing.T) {
+	t.Parallel()
 	p := start(t, t.TempDir())
 	defer p.kill()
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
@@ -164,6 +165,7 @@ func TestADemoPointedElsewhereSaysSoInALine(t *testing.T) {
 // that holds it — while prod-tempo itself, installed again, keeps it; and
 // the plan says, before it starts, that this install runs again in place.
 func TestADedicatedProviderServesOneWorkload(t *testing.T) {
+	t.Parallel()
 	for name, flags := range bothStores(t) {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, t.TempDir(), flags...)

@@ -20,6 +20,7 @@ import (
 // before its body is read, so the server's memory does not grow with
 // what they send.
 func TestAttackUnauthenticatedBodiesCostNothing(t *testing.T) {
+	t.Parallel()
 	p := startGuarded(t)
 	healthy(t, p)
 	before := peakRSS(t, p.cmd.Process.Pid)

@@ -16,6 +16,7 @@ import (
 // the platform pack's policies, no inline code even from an admin, and a
 // second person for an SRE's own patch. An undeclared name gets none.
 func TestAttackProductionByAnotherName(t *testing.T) {
+	t.Parallel()
 	demo, err := os.ReadFile("../../catalog/demo.yaml")
 	require.NoError(t, err)
 	for _, tc := range []struct {

@@ -44,6 +44,7 @@ scenarios:
 }
 
 func TestHostileJobInARealServer(t *testing.T) {
+	t.Parallel()
 	free, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := free.Addr().(*net.TCPAddr).Port
@@ -57,8 +58,8 @@ func TestHostileJobInARealServer(t *testing.T) {
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "hostile.yaml"), []byte(hostilePack(tokens, data, port)), 0o644))
-	t.Setenv("CAPSTAN_NEO4J_PASSWORD", "neo4j-password-of-the-server")
-	p := start(t, data, "--tokens", tokens, "--packs", packs, "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+	p := launchWith(t, withEnv("CAPSTAN_NEO4J_PASSWORD=neo4j-password-of-the-server"), data, "--tokens", tokens, "--packs", packs, "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+	p.waitReady(t, 60*time.Second)
 
 	run := func() string {
 		in := postAs(t, p, attackAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "thing", desiredResult: {name: "h"}, constraints: {environment: "dev"}}) { id } }`, nil)

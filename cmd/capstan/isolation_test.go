@@ -105,6 +105,7 @@ scenarios:
 // own, in which the data directory, the secret store's key and the
 // tokens are hidden and cannot be uncovered.
 func TestAttackUnprivilegedServer(t *testing.T) {
+	t.Parallel()
 	dir, bin := unprivileged(t)
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o700))
@@ -179,10 +180,10 @@ func mountTableNamesNothingOfTheServer(t *testing.T, text, data, tokens string) 
 // each job's directories from the job directory, which is not in the
 // data directory: the job's mount table names neither it nor the tokens.
 func TestAJobsMountTableNamesNothingOfTheServer(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox's user switch and namespaces need the server to run as root (CI does)")
 	}
-	t.Parallel()
 	dir, err := os.MkdirTemp("/var/lib", "capstan-mounts-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
@@ -213,6 +214,7 @@ func TestAJobsMountTableNamesNothingOfTheServer(t *testing.T) {
 // the server says so at start and in /readyz, and only
 // --allow-unisolated-jobs runs them.
 func TestUnisolatedJobsAreRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))

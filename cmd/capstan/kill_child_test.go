@@ -18,6 +18,7 @@ import (
 // child operation (never a second), one MinIO resource, the parent bound to
 // it, and no timeline gap in either — on both stores.
 func TestSIGKILLDuringASubOperation(t *testing.T) {
+	t.Parallel()
 	stores := bothStores(t)
 	points := map[string]string{"child waits at its gate": "approve-prod-storage", "child's install job runs": "helm-install"}
 	for store, args := range stores {

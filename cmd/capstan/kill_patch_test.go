@@ -44,6 +44,7 @@ scenarios:
 // applied patch per revision after the first, no gap in the timeline —
 // and the operation then runs every inserted node. On both stores.
 func TestSIGKILLDuringPatchApplication(t *testing.T) {
+	t.Parallel()
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "patchable.yaml"), []byte(patchablePack), 0o600))
 	for store, args := range bothStores(t, "--packs", packs) {

@@ -55,6 +55,7 @@ scenarios:
 // its evidence on the host (never run again), and the second runs again
 // over a new connection.
 func TestSIGKILLDuringARemoteJob(t *testing.T) {
+	t.Parallel()
 	hosts := testhosts.Start(t, 1)
 	h := hosts.Hosts[0]
 	packs := t.TempDir()

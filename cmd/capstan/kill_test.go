@@ -81,6 +81,7 @@ var killPoints = []killPoint{
 // checks the operation ends as an uninterrupted run does, with no
 // non-idempotent job run twice and no timeline gap — on both stores.
 func TestSIGKILLAtEveryPointReachesTheSameEnd(t *testing.T) {
+	t.Parallel()
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "durability.yaml"), []byte(durablePack), 0o600))
 	for store, args := range bothStores(t, "--packs", packs, "--keep-sandboxes") {

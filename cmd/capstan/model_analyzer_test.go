@@ -35,6 +35,7 @@ func modelArgs(srv *fakemodel.Server) []string {
 // approves it, revision 2 succeeds. The invented citation is dropped,
 // and the host's name never reached the model.
 func TestDemoPatchWithTheModel(t *testing.T) {
+	t.Parallel()
 	srv := fakeModel(t, "seed-story")
 	p := start(t, t.TempDir(), modelArgs(srv)...)
 	defer p.kill()
@@ -72,6 +73,7 @@ func TestDemoPatchWithTheModel(t *testing.T) {
 // a gate gets its proposal refused by the same rules as a person's,
 // recorded on the timeline; no patch reaches PROPOSED.
 func TestAnUnsafeModelPatchIsNeverProposed(t *testing.T) {
+	t.Parallel()
 	srv := fakeModel(t, "seed-story-unsafe")
 	p := start(t, t.TempDir(), modelArgs(srv)...)
 	defer p.kill()
@@ -102,6 +104,7 @@ func TestAnUnsafeModelPatchIsNeverProposed(t *testing.T) {
 // model that refuses every request leaves analysis.failed, with its
 // code, on the operation's timeline — not only in the server's log.
 func TestAHostileModelServer(t *testing.T) {
+	t.Parallel()
 	secretPatch := fakemodel.Fixture{About: "a patch that hands the job the analyzer's key", Replies: []fakemodel.Reply{{Repeat: true, Answer: json.RawMessage(`{
 	  "kind": "patch", "diagnosis": "init-control-plane needs the registry key", "recommendation": "give it the key and retry",
 	  "findings": [{"detail": "init-control-plane failed", "citations": [{"kind": "node", "id": "init-control-plane"}]}],

@@ -20,6 +20,7 @@ import (
 // every flag `capstan serve -h` prints and every capstan_ metric a
 // running server exposes has its line there.
 func TestOperationsListsEveryFlagAndMetric(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docs/OPERATIONS.md")
 	require.NoError(t, err)
 	doc := string(data)

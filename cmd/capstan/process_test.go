@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -57,7 +58,11 @@ func bothStores(t *testing.T, extra ...string) map[string][]string {
 	db, err := neo4jtest.Start(context.Background())
 	require.NoError(t, err, "Neo4j is part of the test suite")
 	t.Cleanup(func() { db.Close() })
-	return map[string][]string{"embedded": extra, "neo4j": append(slices.Clone(extra), "--store", "neo4j", "--neo4j-uri", db.URI)}
+	// Each store's servers get job uids of their own (launch gives its
+	// servers theirs; a script's server takes these).
+	embedded := append([]string{"--job-uid-base", fmt.Sprint(nextJobUIDBase())}, extra...)
+	onNeo4j := append([]string{"--job-uid-base", fmt.Sprint(nextJobUIDBase())}, extra...)
+	return map[string][]string{"embedded": embedded, "neo4j": append(onNeo4j, "--store", "neo4j", "--neo4j-uri", db.URI)}
 }
 
 // proc is a running `capstan serve`.
@@ -91,7 +96,11 @@ func launch(t testing.TB, dataDir string, extra ...string) *proc {
 // binary, another user).
 func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}, extra...)
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--rate-limit", "0", "--cost-rate-limit", "0", "--subscription-limit", "0"}
+	if !slices.Contains(extra, "--job-uid-base") {
+		args = append(args, "--job-uid-base", fmt.Sprint(nextJobUIDBase()))
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "CAPSTAN_DEV_TOKEN="+token)
 	if slices.Contains(extra, "neo4j") {
@@ -133,6 +142,21 @@ func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...
 		t.Fatalf("capstan did not start:\n%s", p.output())
 	}
 	return p
+}
+
+// launches counts the servers the tests launched, to give each its own
+// job uids: servers running at once (tests run in parallel) never share
+// one, as two servers of a deployment on one machine must not.
+var launches atomic.Int64
+
+// nextJobUIDBase is the first of a new server's 128 job uids.
+func nextJobUIDBase() int64 { return 100000 + 128*(launches.Add(1)%500) }
+
+// withEnv adds variables to a server's environment (launchWith's
+// prepare): never t.Setenv, which would reach every server the tests
+// running in parallel launch meanwhile.
+func withEnv(vars ...string) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) { cmd.Env = append(cmd.Env, vars...) }
 }
 
 // jobsOf is the job directory of the server whose data directory is data
@@ -272,6 +296,7 @@ const createIntent = `mutation($n: String!) { createIntent(input: {action: "inst
   desiredResult: {name: $n}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`
 
 func TestRestartKeepsEverything(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir)
 	id := p.gql(t, createIntent, map[string]any{"n": "one"})["createIntent"].(map[string]any)["id"]
@@ -294,6 +319,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 // several clients, kills the server with SIGKILL in the middle, and checks
 // that every intent whose creation was acknowledged is there after restart.
 func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir)
 	var mu sync.Mutex
@@ -361,6 +387,7 @@ func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
 }
 
 func TestPackLintCommand(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("id: bad\nversion: 1.0\nscenarios:\n  - id: x\n    action: install\n    target_resource_type: t\n    plan:\n      nodes:\n        - {id: a, type: job, title: A}\n"), 0o600))
 	out, err := exec.Command(binary, "pack", "lint", bad).CombinedOutput()

@@ -54,6 +54,7 @@ var (
 // operation ends SUCCEEDED with its intent and plan COMPLETED. The page
 // cannot drift from the schema or the product.
 func TestReadmeWalkThrough(t *testing.T) {
+	t.Parallel()
 	docs := walkThroughDocs(t)
 	require.GreaterOrEqual(t, len(docs), 10, "the walk-through's documents")
 	p := start(t, t.TempDir())

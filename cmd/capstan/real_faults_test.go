@@ -25,6 +25,7 @@ import (
 // attempt fails, the policy retries it over a new connection, the job
 // succeeds), and a job printing a megabyte a second (its output bounded).
 func TestRemoteFaultsOnBothStores(t *testing.T) {
+	t.Parallel()
 	hosts := testhosts.Start(t, 1)
 	h := hosts.Hosts[0]
 	// A host that accepts connections and never speaks.

@@ -18,6 +18,7 @@ import (
 // http), and only that host changed. One host is then upgraded, and one
 // has its service removed.
 func TestLinuxServiceOnRealHosts(t *testing.T) {
+	t.Parallel()
 	hosts := testhosts.Start(t, 3)
 	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8") {
 		t.Run(store, func(t *testing.T) {
@@ -105,6 +106,7 @@ func runOn(t *testing.T, p *proc, action, name, host, env string) string {
 // its fingerprint, is in the timeline; from then on, a job that trusts
 // nothing reaches it. Both stores.
 func TestTrustOnFirstUseIsAudited(t *testing.T) {
+	t.Parallel()
 	hosts := testhosts.Start(t, 1)
 	h := hosts.Hosts[0]
 	pack, err := os.ReadFile(filepath.Join("testdata", "tofu-test.yaml"))

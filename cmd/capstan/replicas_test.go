@@ -495,6 +495,7 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 // Docker engine to run it) starts three replicas on its one Neo4j, each
 // with a data volume and a port of its own, all with the same secret key.
 func TestComposeStartsThreeReplicas(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../docker-compose.yml")
 	require.NoError(t, err)
 	var compose struct {

@@ -29,6 +29,7 @@ func cpuTime(t testing.TB, pid int) time.Duration {
 // index seek (not a scan of every plan), so the request costs the server
 // a fraction of a second of CPU, not 22 s — on both stores.
 func TestAttackPerItemScans(t *testing.T) {
+	t.Parallel()
 	for store, args := range bothStores(t, "--rate-limit", "0", "--cost-rate-limit", "0") {
 		t.Run(store, func(t *testing.T) { attackPerItemScans(t, args) })
 	}

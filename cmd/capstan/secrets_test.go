@@ -107,6 +107,7 @@ func (r *recorder) post(t *testing.T, p *proc, bearer, query string, vars map[st
 }
 
 func TestPlantedSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	packs := filepath.Join(dir, "packs")
 	require.NoError(t, os.MkdirAll(packs, 0o755))

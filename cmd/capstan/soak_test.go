@@ -215,8 +215,9 @@ func TestSoakReturnsToItsStartingLevel(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("SOAK_OPERATIONS")); err == nil && v > 0 {
 		n = v
 	}
-	t.Setenv("CAPSTAN_PPROF", "1") // the server collects its garbage when the gauges are read
-	p := start(t, t.TempDir())
+	// The server collects its garbage when the gauges are read.
+	p := launchWith(t, withEnv("CAPSTAN_PPROF=1"), t.TempDir())
+	p.waitReady(t, 60*time.Second)
 	p.gql(t, `mutation($y: String!) { installScenarioPack(input: {document: $y}) { id } }`, map[string]any{"y": soakPack})
 	soakOperations(t, p, 20, 10) // warm-up: pools, caches and connections settle
 	g0, h0, f0 := settledGauges(t, p)

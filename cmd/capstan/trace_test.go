@@ -70,6 +70,7 @@ func (r *otlpReceiver) traces(name string) []string {
 // requests are spans, and the node attempts of an operation waiting at its
 // gate arrive in the trace derived from the operation's id.
 func TestTracesReachACollector(t *testing.T) {
+	t.Parallel()
 	recv := startReceiver(t)
 	data := t.TempDir()
 	p := start(t, data, "--otlp-endpoint", recv.URL)

@@ -35,6 +35,7 @@ const (
 // migrates to this build's level, the secret still opens, and the two
 // operations in flight finish.
 func TestTheLastReleasesDataOpensAndResumes(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..", "testdata", "upgrade")
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 // checks the watcher resumed from its cursor: every event printed once, in
 // order, and it exits 0 when the operation succeeds.
 func TestWatchFollowsAcrossAServerRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir)
 	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "watched"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
@@ -87,6 +88,7 @@ func approveStorage(t *testing.T, p *proc, op string) {
 // `capstan watch` at once with a clear message and a non-zero exit; only
 // what can heal (a dropped connection, OVERFLOW, UNAVAILABLE) is retried.
 func TestWatchFailsAtOnceWhenRefused(t *testing.T) {
+	t.Parallel()
 	p := start(t, t.TempDir())
 	for name, args := range map[string][]string{
 		"rejected token":    {"--token", "not-a-token-0123456789"},

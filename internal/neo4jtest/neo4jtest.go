@@ -48,15 +48,20 @@ type Server struct {
 // StartTimeout bounds a start, including a first download of the jars.
 const StartTimeout = 5 * time.Minute
 
-// Start returns the server named by NEO4J_URI, once this process has its
-// turn on it (shared.go), or starts a throwaway one.
+// Start returns a server of NEO4J_URI (one, or a comma-separated pool),
+// emptied, once the caller has its turn on it (shared.go), or starts a
+// throwaway one. Close gives the turn back.
 func Start(ctx context.Context) (*Server, error) {
-	if uri := os.Getenv("NEO4J_URI"); uri != "" {
-		release, err := takeTurn(ctx, uri)
+	if uris := os.Getenv("NEO4J_URI"); uris != "" {
+		uri, release, err := takeTurn(ctx, strings.Split(uris, ","))
 		if err != nil {
 			return nil, err
 		}
-		return &Server{URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"), Kind: "external", closeFn: release}, nil
+		s := &Server{URI: uri, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD"), Kind: "external", closeFn: release}
+		if err := wipe(ctx, s); err != nil {
+			return nil, errors.Join(err, release())
+		}
+		return s, nil
 	}
 	return StartOwn(ctx)
 }

@@ -8,73 +8,88 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/capstan-dev/capstan/internal/filelock"
 )
 
-// Test processes that share one external server (NEO4J_URI) take turns
-// on it. Every executor resumes every unfinished operation of its
-// database, across organizations, so two packages' tests running at once
-// (go test runs packages in parallel) would run, and fight over, each
-// other's operations. The turn is an exclusive flock on a file named
-// after the URI, held from the first Start of a process to its last
-// Close (or its exit). Servers the tests start themselves are their own.
-var turn struct {
-	sync.Mutex
-	file  *os.File
-	holds int
-}
+// Tests that share external servers (NEO4J_URI, a comma-separated pool
+// that `make test` starts once: cmd/withneo4j) take turns on them. Every
+// executor resumes every unfinished operation of its database, across
+// organizations, so two tests using one database at once — in two
+// packages, or two parallel tests of one — would run, and fight over,
+// each other's operations. A turn is an exclusive flock on a file named
+// after the server's URI, one per Start: a flock belongs to its open
+// file, so it excludes other tests of the same process as well as other
+// processes. It is held until Close (or the process's exit), and the
+// database is emptied when the turn begins: each test gets an empty
+// database, without a new JVM.
 
-// takeTurn waits until this process has the shared server to itself and
-// returns the function that gives the turn back.
-func takeTurn(ctx context.Context, uri string) (func() error, error) {
-	turn.Lock()
-	defer turn.Unlock()
-	if turn.holds == 0 {
-		f, err := lockFile(ctx, uri)
-		if err != nil {
-			return nil, err
-		}
-		turn.file = f
-	}
-	turn.holds++
-	var once sync.Once
-	return func() (err error) {
-		once.Do(func() {
-			turn.Lock()
-			defer turn.Unlock()
-			if turn.holds--; turn.holds == 0 {
-				err = turn.file.Close() // closing the descriptor releases the lock
-				turn.file = nil
-			}
-		})
-		return err
-	}, nil
-}
-
-// lockFile opens the URI's lock file and waits for its exclusive lock.
-func lockFile(ctx context.Context, uri string) (*os.File, error) {
-	sum := sha256.Sum256([]byte(uri))
-	path := filepath.Join(os.TempDir(), "capstan-neo4jtest-"+hex.EncodeToString(sum[:8])+".lock")
+// takeTurn waits until the caller has one server of uris to itself and
+// returns it with the function that gives the turn back.
+func takeTurn(ctx context.Context, uris []string) (string, func() error, error) {
 	said := false
 	for {
-		f, err := filelock.TryLock(path)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, filelock.ErrLocked) {
-			return nil, fmt.Errorf("neo4jtest: locking %s: %w", path, err)
+		for _, uri := range uris {
+			f, err := filelock.TryLock(lockPath(uri))
+			if errors.Is(err, filelock.ErrLocked) {
+				continue
+			}
+			if err != nil {
+				return "", nil, fmt.Errorf("neo4jtest: locking %s: %w", lockPath(uri), err)
+			}
+			return uri, onceErr(f.Close), nil // closing the descriptor releases the lock
 		}
 		if !said {
-			fmt.Fprintf(os.Stderr, "neo4jtest: another test process is using %s; waiting for its turn (%s)\n", uri, path)
+			fmt.Fprintf(os.Stderr, "neo4jtest: every server of %s is in use; waiting for a turn\n", strings.Join(uris, ","))
 			said = true
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("neo4jtest: waiting for %s: %w", uri, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+			return "", nil, fmt.Errorf("neo4jtest: waiting for a turn on %s: %w", strings.Join(uris, ","), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// lockPath is the turn's lock file of a server.
+func lockPath(uri string) string {
+	sum := sha256.Sum256([]byte(uri))
+	return filepath.Join(os.TempDir(), "capstan-neo4jtest-"+hex.EncodeToString(sum[:8])+".lock")
+}
+
+// onceErr makes f safe to call more than once: only the first call acts.
+func onceErr(f func() error) func() error {
+	done := false
+	return func() error {
+		if done {
+			return nil
+		}
+		done = true
+		return f()
+	}
+}
+
+// wipe empties the database: every node and relationship, in batches.
+// Indexes and constraints stay; the store's migrations find level 0 and
+// run again, as they do on a new database.
+func wipe(ctx context.Context, s *Server) error {
+	driver, err := neo4j.NewDriverWithContext(s.URI, s.Auth())
+	if err != nil {
+		return fmt.Errorf("neo4jtest: emptying %s: %w", s.URI, err)
+	}
+	defer driver.Close(ctx)
+	session := driver.NewSession(ctx, neo4j.SessionConfig{})
+	defer session.Close(ctx)
+	res, err := session.Run(ctx, "CALL { MATCH (n) DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS", nil)
+	if err == nil {
+		_, err = res.Consume(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("neo4jtest: emptying %s: %w", s.URI, err)
+	}
+	return nil
 }

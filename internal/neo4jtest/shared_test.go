@@ -9,37 +9,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// blocked reports whether another open of the URI's lock file (as another
-// process would do) must wait.
-func blocked(t *testing.T, uri string) bool {
+// busy reports whether a turn on the pool must wait.
+func busy(t *testing.T, uris ...string) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	f, err := lockFile(ctx, uri)
+	_, release, err := takeTurn(ctx, uris)
 	if err == nil {
-		f.Close()
+		require.NoError(t, release())
 		return false
 	}
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	return true
 }
 
-// TestTurnsOnASharedServer: a process holds its turn on a shared server
-// from its first Start to its last Close; meanwhile every other process
-// waits, and then it may go.
-func TestTurnsOnASharedServer(t *testing.T) {
-	uri := "bolt://127.0.0.1:1/" + t.Name() + time.Now().String()
-	require.False(t, blocked(t, uri), "nobody holds it yet")
+// TestTurnsOnSharedServers: a turn on a shared server is one caller's,
+// in this process or another, from Start to Close; a pool gives each
+// caller a free server, and the next waits until one is given back.
+func TestTurnsOnSharedServers(t *testing.T) {
+	a := "bolt://127.0.0.1:1/" + t.Name() + time.Now().String()
+	b := a + "-b"
+	require.False(t, busy(t, a), "nobody holds it yet")
 
-	first, err := takeTurn(context.Background(), uri)
+	first, release1, err := takeTurn(context.Background(), []string{a, b})
 	require.NoError(t, err)
-	second, err := takeTurn(context.Background(), uri) // a second Start in the same process shares the turn
+	require.Equal(t, a, first)
+	require.True(t, busy(t, a), "a second caller of this process waits for that server")
+	second, release2, err := takeTurn(context.Background(), []string{a, b})
 	require.NoError(t, err)
-	require.True(t, blocked(t, uri), "another process waits")
+	require.Equal(t, b, second, "the pool's free one")
+	require.True(t, busy(t, a, b), "both are taken")
 
-	require.NoError(t, first())
-	require.NoError(t, first(), "giving back twice counts once")
-	require.True(t, blocked(t, uri), "still held by the second Start")
-	require.NoError(t, second())
-	require.False(t, blocked(t, uri), "the last Close gives the turn back")
+	require.NoError(t, release1())
+	require.NoError(t, release1(), "giving back twice counts once")
+	require.False(t, busy(t, a, b))
+	require.NoError(t, release2())
+	require.False(t, busy(t, b), "the last Close gives the turn back")
 }

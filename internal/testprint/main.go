@@ -2,7 +2,9 @@
 // a line when a package's tests start, one when they end (ok or FAIL with
 // the time), the whole output of a package that failed, and build errors.
 // Lines the Neo4j helpers print to announce a slow step (a first download)
-// are shown at once. `make test` pipes the suite through it.
+// are shown at once. At the end it counts the tests (`N passed, N failed,
+// N skipped`) and names the slowest, so a regression in time is seen the
+// day it lands. `make test` pipes the suite through it.
 //
 //	go test -json ./... | go run ./internal/testprint
 package main
@@ -39,9 +41,14 @@ func main() {
 // announcements are prefixes of output lines shown as soon as they come.
 var announcements = []string{"run.sh:", "neo4jtest:"}
 
+// slowest is how many of the slowest tests the summary names.
+const slowest = 15
+
 func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	output := map[string]*strings.Builder{} // per package, shown if it fails
 	failedTests := map[string][]string{}    // per package, named again after its output
+	var t tally
+	defer func() { t.print(out) }()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -68,11 +75,13 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 				}
 			}
 		case "pass", "skip":
+			t.count(e)
 			if e.Test == "" {
 				fmt.Fprintf(out, "ok   %s %.1fs\n", e.Package, e.Elapsed)
 				delete(output, e.Package)
 			}
 		case "fail":
+			t.count(e)
 			if e.Test != "" {
 				failedTests[e.Package] = append(failedTests[e.Package], e.Test)
 				continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,4 +43,25 @@ func TestATimeoutNamesWhatWasRunningLast(t *testing.T) {
 	_, err := run(strings.NewReader(in), &out)
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(out.String(), "lots of stack\nstill running at the timeout:\n  TestStuck (29m59s)\nFAIL c 1800.0s\n"), out.String())
+}
+
+func TestTheRunEndsWithCountsAndTheSlowestTests(t *testing.T) {
+	lines := []string{`{"Action":"start","Package":"p"}`}
+	for i := 1; i <= 20; i++ {
+		lines = append(lines, fmt.Sprintf(`{"Action":"pass","Package":"p","Test":"Test%02d","Elapsed":%d}`, i, i))
+	}
+	lines = append(lines,
+		`{"Action":"pass","Package":"p","Test":"Test20/row","Elapsed":19}`,
+		`{"Action":"skip","Package":"p","Test":"TestSkipped","Elapsed":0}`,
+		`{"Action":"fail","Package":"p","Test":"TestBroken","Elapsed":0.5}`,
+		`{"Action":"fail","Package":"p","Elapsed":300}`)
+	var out strings.Builder
+	failed, err := run(strings.NewReader(strings.Join(lines, "\n")), &out)
+	require.NoError(t, err)
+	require.True(t, failed)
+	got := out.String()
+	require.Contains(t, got, "20 passed, 1 failed, 1 skipped (and 1 subtests)\nthe 15 slowest tests:\n     20.0s p Test20\n     19.0s p Test19\n")
+	require.Contains(t, got, "      6.0s p Test06\n")
+	require.NotContains(t, got, "p Test05\n", "fifteen, no more")
+	require.NotContains(t, got, "Test20/row", "subtests are not timed apart")
 }

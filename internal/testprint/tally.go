@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// tally counts the tests of a run by how they ended and keeps how long
+// each top-level one took. A subtest counts apart: a table of a hundred
+// rows is one test of a hundred subtests.
+type tally struct {
+	passed, failed, skipped int
+	subtests                int
+	times                   []timed
+}
+
+type timed struct {
+	name    string
+	elapsed float64
+}
+
+func (t *tally) count(e event) {
+	if e.Test == "" {
+		return
+	}
+	if strings.Contains(e.Test, "/") {
+		t.subtests++
+		return
+	}
+	switch e.Action {
+	case "pass":
+		t.passed++
+	case "fail":
+		t.failed++
+	case "skip":
+		t.skipped++
+	}
+	if e.Action != "skip" {
+		t.times = append(t.times, timed{name: e.Package + " " + e.Test, elapsed: e.Elapsed})
+	}
+}
+
+// print says how many tests passed, failed and were skipped, then the
+// slowest ones, slowest first.
+func (t *tally) print(out io.Writer) {
+	if t.passed+t.failed+t.skipped == 0 {
+		return
+	}
+	fmt.Fprintf(out, "%d passed, %d failed, %d skipped (and %d subtests)\n", t.passed, t.failed, t.skipped, t.subtests)
+	slices.SortStableFunc(t.times, func(a, b timed) int {
+		switch {
+		case a.elapsed > b.elapsed:
+			return -1
+		case a.elapsed < b.elapsed:
+			return 1
+		}
+		return 0
+	})
+	if len(t.times) > slowest {
+		t.times = t.times[:slowest]
+	}
+	fmt.Fprintf(out, "the %d slowest tests:\n", len(t.times))
+	for _, x := range t.times {
+		fmt.Fprintf(out, "  %7.1fs %s\n", x.elapsed, x.name)
+	}
+}
