@@ -31,10 +31,10 @@ func setup(t testing.TB, store capstan.Store, org string, options ...func(*execu
 		o(&cfg)
 	}
 	ex := executor.New(cfg)
+	svc.Launcher = ex // before it starts: its steps read it
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })
-	svc.Launcher = ex
 	return svc, ex
 }
 

@@ -55,6 +55,7 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	newExecutor := func() (*executor.Executor, context.CancelFunc) {
 		ex := executor.New(executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: log, Hooks: svcOf[store], KeepSandboxes: true})
+		svcOf[store].Launcher = ex // before it starts: its steps read it
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, ex.Start(ctx))
 		return ex, cancel
@@ -62,7 +63,6 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	svc, _ := setup(t, store, org)
 	svcOf[store] = svc
 	first, cancel := newExecutor()
-	svc.Launcher = first
 	admin := as("alice", capstan.RoleAdmin)
 	_, err := svc.InstallPackYAML(admin, "recovery.yaml", []byte(recoveryPack))
 	require.NoError(t, err)

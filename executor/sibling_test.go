@@ -78,12 +78,12 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		svc, _ := setup(t, store, org)
 		start := func(s capstan.Store) (*executor.Executor, context.CancelFunc) {
 			ex := executor.New(executor.Config{Store: s, Dir: dir, JobDir: jobDir, Log: log, Hooks: svc, KeepSandboxes: true})
+			svc.Launcher = ex // before it starts: its steps read it
 			ctx, cancel := context.WithCancel(context.Background())
 			require.NoError(t, ex.Start(ctx))
 			return ex, cancel
 		}
 		first, cancel := start(store)
-		svc.Launcher = first
 		op := startFromPack(t, svc, siblingPack, "nest", "nest")
 		sandbox := filepath.Join(jobDir, "sandbox", op.ID)
 		require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(sandbox, "started")); return err == nil }, 20*time.Second, 10*time.Millisecond)
@@ -97,7 +97,6 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		_, err := svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
 		require.NoError(t, err)
 		second, cancel2 := start(parentLeftOut{Store: store, parent: op.ID})
-		svc.Launcher = second
 		defer func() { cancel2(); second.Stop() }()
 		require.Equal(t, capstan.OperationSucceeded, waitFor(t, store, child, func(o *capstan.Operation) bool { return o.Status.Terminal() }).Status)
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
@@ -133,10 +132,10 @@ func TestAChildStopsItselfWhenItsParentEnded(t *testing.T) {
 			Events: []capstan.OperationEvent{{Type: "operation.failed", Actor: "executor", Payload: map[string]any{"reason": "a sibling failed"}}}}))
 
 		again := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true})
+		svc.Launcher = again // before it starts: its steps read it
 		runCtx, cancel := context.WithCancel(ctx)
 		require.NoError(t, again.Start(runCtx))
 		defer func() { cancel(); again.Stop() }()
-		svc.Launcher = again
 		ended := waitFor(t, store, child, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationCancelled, ended.Status)
 		events, err := store.ListEvents(ctx, org, child, 0, 1000)

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -41,7 +42,17 @@ func TestAnOperationIsOneTrace(t *testing.T) {
 	require.NoError(t, err)
 	done := waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 	require.Equal(t, capstan.OperationSucceeded, done.Status, "the command probes saw a TRACEPARENT")
-	require.NoError(t, tp.ForceFlush(context.Background()))
+	// The spans of a commit are made once it returned: a reader of the
+	// store may see the operation end first.
+	require.Eventually(t, func() bool {
+		require.NoError(t, tp.ForceFlush(context.Background()))
+		for _, s := range exp.GetSpans() {
+			if s.Name == "operation" {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond, "the operation's span")
 
 	traceID := traceIDs.TraceID(org, op.ID)
 	byName := map[string][]tracetest.SpanStub{}

@@ -133,7 +133,7 @@ func TestAnsibleAttacksInARealServer(t *testing.T) {
 			require.NoError(t, err)
 			text += string(b)
 		}
-		require.Regexp(t, `uid=1\d{5}\(`, text, "the play ran, as a job's uid: %s", text)
+		require.Regexp(t, `uid=1\d{5}\b`, text, "the play ran, as a job's uid: %s", text)
 		require.NotContains(t, text, "uid=0 ")
 		require.NotContains(t, text, admin, "the tokens file was not read")
 		require.Contains(t, text, "marker=refused")

@@ -54,14 +54,16 @@ func TestTheLastReleasesDataOpensAndResumes(t *testing.T) {
 
 	for _, tag := range tags {
 		t.Run(tag+"/embedded", func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			untar(t, filepath.Join(root, tag, "embedded.tar.gz"), dir)
 			p := start(t, dir, "--tokens", tokens, "--packs", packs, "--secret-key-file", filepath.Join(dir, "secrets", "secret.key"))
 			resumes(t, p, fixtureOps(t, filepath.Join(root, tag, "embedded.json")), len(embedded.Migrations()))
 		})
 		t.Run(tag+"/neo4j", func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
-			db, err := neo4jtest.StartOwn(ctx) // empty: the fixture's graph is all it holds
+			db, err := neo4jtest.Start(ctx) // emptied for this test: the fixture's graph is all it holds
 			require.NoError(t, err, "Neo4j is part of the test suite")
 			t.Cleanup(func() { db.Close() })
 			driver, err := neo4j.NewDriverWithContext(db.URI, db.Auth())
