@@ -44,10 +44,10 @@ test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars 
 	$(GO) build -o bin/testprint ./internal/testprint
 	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -- $(MAKE) --no-print-directory test-suite
 
-NEO4J_SERVERS ?= 3
+NEO4J_SERVERS ?= 5
 
 test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, then in the same binaries every benchmark once at a small size.
-	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -race -count=1 -parallel 4 -bench . -benchtime 1x -timeout 30m ./... | bin/testprint
+	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -race -count=1 -parallel 6 -bench . -benchtime 1x -timeout 30m ./... | bin/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi
@@ -95,8 +95,8 @@ lint-schema: web/console/node_modules/.package-lock.json ## Every type, field, e
 lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/
 
-bench: ## Run every benchmark (planning, candidate search on both stores, executor).
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ## Run every benchmark (planning, candidate search on both stores, executor); Neo4j with the full JIT.
+	CAPSTAN_NEO4J_JAVA_OPTS= $(GO) test -run '^$$' -bench . -benchmem ./...
 
 bench-console: console ## The console's browser benchmarks (500-node DAG first render, event to screen, dashboard frames with 1,000 operations) in headless Chromium.
 	$(GO) test -run '^$$' -bench BenchmarkConsoleInABrowser -benchtime 1x ./cmd/capstan/

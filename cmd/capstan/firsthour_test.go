@@ -56,6 +56,7 @@ func makeIn(t *testing.T, limit time.Duration, env []string, args ...string) (st
 // runs again on the prod-tempo it installed first, in place, which keeps
 // the MinIO it uses. The old LISTEN and DATA are refused, not ignored.
 func TestMakeRunAndTheDemosShareTheirSettings(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := l.Addr().String()

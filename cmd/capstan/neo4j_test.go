@@ -16,6 +16,7 @@ import (
 // an outage, and resumes afterwards with nothing lost; a second process on
 // the same database runs beside it as a replica.
 func TestNeo4jOutageIsSurvived(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := neo4jtest.StartOwn(ctx)
 	require.NoError(t, err, "Neo4j is part of the test suite")

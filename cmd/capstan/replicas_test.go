@@ -38,6 +38,7 @@ import (
 // still finish. Every subscriber on a surviving replica received every
 // event of its operation once, in order.
 func TestReplicasShareWorkAndFailOver(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := neo4jtest.StartOwn(ctx)
 	require.NoError(t, err, "Neo4j is part of the test suite")

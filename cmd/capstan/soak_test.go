@@ -211,6 +211,7 @@ func soakOne(p *proc, worker int) error {
 // where they were after a warm-up, within a small constant: nothing an
 // operation or a subscriber started outlives it.
 func TestSoakReturnsToItsStartingLevel(t *testing.T) {
+	t.Parallel()
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("SOAK_OPERATIONS")); err == nil && v > 0 {
 		n = v

@@ -231,6 +231,7 @@ func startScript(ctx context.Context, port int) (*Server, error) {
 // ready line. If the test binary dies, the kernel kills the server too.
 func runScript(ctx context.Context, script string, port int, data string) (*exec.Cmd, chan struct{}, error) {
 	cmd := exec.Command("bash", script, fmt.Sprint(port), data)
+	cmd.Env = append(os.Environ(), "CAPSTAN_NEO4J_JAVA_OPTS="+javaOpts())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -285,6 +286,17 @@ func runScript(ctx context.Context, script string, port int, data string) (*exec
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
 	return nil, nil, fmt.Errorf("neo4jtest: Neo4j did not become ready in time:\n%s", tail())
+}
+
+// javaOpts are a test server's extra JVM options: CAPSTAN_NEO4J_JAVA_OPTS
+// when set (even empty: `make bench` measures with the full JIT), else C1
+// alone — a test's server is small and short-lived, and the C2 compiler
+// spent more CPU starting one than the tests spent using it.
+func javaOpts() string {
+	if opts, ok := os.LookupEnv("CAPSTAN_NEO4J_JAVA_OPTS"); ok {
+		return opts
+	}
+	return "-XX:TieredStopAtLevel=1"
 }
 
 // Auth is the driver's token for the server's user (none without one).

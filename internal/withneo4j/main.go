@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	servers := flag.Int("servers", 3, "Neo4j servers to start (tests take turns on them)")
+	servers := flag.Int("servers", 5, "Neo4j servers to start (tests take turns on them)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: withneo4j [-servers N] -- command [args...]")

@@ -48,7 +48,11 @@ mkdir -p "$data"
 # that grows and shrinks under a benchmark's import shows up as pauses in
 # the latencies measured after it. CAPSTAN_NEO4J_HEAP overrides the size.
 heap=${CAPSTAN_NEO4J_HEAP:-1g}
-exec java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC \
+# CAPSTAN_NEO4J_JAVA_OPTS adds options: the tests' servers
+# (internal/neo4jtest) compile with C1 alone, which starts a server for a
+# fraction of the CPU; a benchmark's server keeps the full JIT.
+# shellcheck disable=SC2086
+exec java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC ${CAPSTAN_NEO4J_JAVA_OPTS:-} \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --enable-native-access=ALL-UNNAMED \
   -Dio.netty.tryReflectionSetAccessible=true -XX:+DisableExplicitGC -XX:-OmitStackTraceInFastThrow \
