@@ -47,7 +47,7 @@ test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars 
 NEO4J_SERVERS ?= 5
 
 test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, then in the same binaries every benchmark once at a small size.
-	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -race -count=1 -parallel 6 -bench . -benchtime 1x -timeout 30m ./... | bin/testprint
+	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -race -count=1 -p 4 -parallel 6 -bench . -benchtime 1x -timeout 30m ./... | bin/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi

@@ -29,7 +29,14 @@ func startProxied(t *testing.T, limits ConnLimits) *proxiedServer {
 	require.NoError(t, err)
 	s := &proxiedServer{url: "http://" + ln.Addr().String(), l: NewLimitListener(ln, limits), release: make(chan struct{})}
 	up := websocket.Upgrader{}
-	var sockets sync.WaitGroup
+	// sockets counts the WebSockets' readers; once the cleanup waits for
+	// them (closed), a handler still upgrading starts none: Add after
+	// Wait began is a race.
+	var (
+		sockets sync.WaitGroup
+		mu      sync.Mutex
+		closed  bool
+	)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hold", func(w http.ResponseWriter, r *http.Request) {
 		s.held.Done()
@@ -38,6 +45,12 @@ func startProxied(t *testing.T, limits ConnLimits) *proxiedServer {
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			c.Close()
 			return
 		}
 		sockets.Add(1)
@@ -56,6 +69,9 @@ func startProxied(t *testing.T, limits ConnLimits) *proxiedServer {
 	t.Cleanup(func() {
 		close(s.release)
 		_ = srv.Close()
+		mu.Lock()
+		closed = true
+		mu.Unlock()
 		sockets.Wait()
 	})
 	return s

@@ -363,61 +363,67 @@ func TestCrashAtEveryCommit(t *testing.T) {
 	packs := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "sweep.yaml"), []byte(sweepPack), 0o600))
 	embedded := sweep{packs: packs, fresh: func(t *testing.T) (string, []string) { return t.TempDir(), nil }}
-	db, err := neo4jtest.Start(context.Background())
-	require.NoError(t, err, "Neo4j is part of the test suite")
-	t.Cleanup(func() { db.Close() })
-	onNeo4j := sweep{packs: packs, args: []string{"--store", "neo4j", "--neo4j-uri", db.URI}, fresh: func(t *testing.T) (string, []string) {
-		dir := t.TempDir()
-		org := fmt.Sprintf("sweep-%d", time.Now().UnixNano())
-		tokens := filepath.Join(dir, "tokens.yaml")
-		require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: %s, roles: [admin]}\n  - {token: %q, actor: bob, organization: %s, roles: [sre]}\n",
-			token, org, sweepSRE, org)), 0o600))
-		return dir, []string{"--tokens", tokens}
-	}}
+	// Each case takes a Neo4j of its own, so the two run at once.
+	onNeo4j := func(t *testing.T) sweep {
+		db, err := neo4jtest.Start(context.Background())
+		require.NoError(t, err, "Neo4j is part of the test suite")
+		t.Cleanup(func() { db.Close() })
+		return sweep{packs: packs, args: []string{"--store", "neo4j", "--neo4j-uri", db.URI}, fresh: func(t *testing.T) (string, []string) {
+			dir := t.TempDir()
+			org := fmt.Sprintf("sweep-%d", time.Now().UnixNano())
+			tokens := filepath.Join(dir, "tokens.yaml")
+			require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: %s, roles: [admin]}\n  - {token: %q, actor: bob, organization: %s, roles: [sre]}\n",
+				token, org, sweepSRE, org)), 0o600))
+			return dir, []string{"--tokens", tokens}
+		}}
+	}
 	for _, c := range []struct {
 		sweepCase
 		embedded, neo4j int // sample sizes for make test
 	}{{packCase, 6, 3}, {seedCase, 2, 1}} {
-		whole := runSweep(t, embedded, c.sweepCase, 0)
-		require.False(t, whole.crashed)
-		// The count can differ by a commit between runs (seen once in
-		// about six): the executor commits results that arrive within
-		// half a millisecond of each other together (group commit,
-		// executor/gather.go), and the driver's mutations land between
-		// steps wherever its polling puts them, so how many commits an
-		// operation takes depends on timing, never its outcome. Crash
-		// points are taken under the lower of two uninterrupted runs,
-		// and a difference is logged.
-		if again := runSweep(t, embedded, c.sweepCase, 0); again.commits != whole.commits {
-			t.Logf("%s: uninterrupted runs made %d and %d commits", c.name, whole.commits, again.commits)
-			if again.commits < whole.commits {
-				whole = again
-			}
-		}
-		require.Greater(t, whole.commits, 10, "the uninterrupted run's commits")
-		t.Logf("%s: an uninterrupted run makes %d commits", c.name, whole.commits)
-		for store, run := range map[string]struct {
-			s      sweep
-			sample int
-		}{"embedded": {embedded, c.embedded}, "neo4j": {onNeo4j, c.neo4j}} {
-			// On the embedded store every run has a data directory of its
-			// own, so its crash points run at once; on Neo4j they share
-			// the test's database and run one after another (a server
-			// would take over the operations another left behind).
-			var covered atomic.Int64
-			t.Run(fmt.Sprintf("%s/%s", c.name, store), func(t *testing.T) {
-				for _, n := range sweepPoints(whole.commits, run.sample) {
-					t.Run(fmt.Sprintf("commit-%02d", n), func(t *testing.T) {
-						if store == "embedded" {
-							t.Parallel()
-						}
-						got := runSweep(t, run.s, c.sweepCase, n)
-						require.True(t, got.crashed, "commit %d was never reached (%d commits)", n, got.commits)
-						covered.Add(1)
-					})
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			whole := runSweep(t, embedded, c.sweepCase, 0)
+			require.False(t, whole.crashed)
+			// The count can differ by a commit between runs (seen once in
+			// about six): the executor commits results that arrive within
+			// half a millisecond of each other together (group commit,
+			// executor/gather.go), and the driver's mutations land between
+			// steps wherever its polling puts them, so how many commits an
+			// operation takes depends on timing, never its outcome. Crash
+			// points are taken under the lower of two uninterrupted runs,
+			// and a difference is logged.
+			if again := runSweep(t, embedded, c.sweepCase, 0); again.commits != whole.commits {
+				t.Logf("%s: uninterrupted runs made %d and %d commits", c.name, whole.commits, again.commits)
+				if again.commits < whole.commits {
+					whole = again
 				}
-			})
-			t.Logf("%s on %s: %d of %d crash points covered", c.name, store, covered.Load(), whole.commits)
-		}
+			}
+			require.Greater(t, whole.commits, 10, "the uninterrupted run's commits")
+			t.Logf("%s: an uninterrupted run makes %d commits", c.name, whole.commits)
+			for store, run := range map[string]struct {
+				s      sweep
+				sample int
+			}{"embedded": {embedded, c.embedded}, "neo4j": {onNeo4j(t), c.neo4j}} {
+				// On the embedded store every run has a data directory of its
+				// own, so its crash points run at once; on Neo4j they share
+				// the test's database and run one after another (a server
+				// would take over the operations another left behind).
+				var covered atomic.Int64
+				t.Run(store, func(t *testing.T) {
+					for _, n := range sweepPoints(whole.commits, run.sample) {
+						t.Run(fmt.Sprintf("commit-%02d", n), func(t *testing.T) {
+							if store == "embedded" {
+								t.Parallel()
+							}
+							got := runSweep(t, run.s, c.sweepCase, n)
+							require.True(t, got.crashed, "commit %d was never reached (%d commits)", n, got.commits)
+							covered.Add(1)
+						})
+					}
+				})
+				t.Logf("%s on %s: %d of %d crash points covered", c.name, store, covered.Load(), whole.commits)
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ func TestDemoReal(t *testing.T) {
 	}
 	for store, args := range bothStores(t) {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each run of the script brings up hosts of its own
 			text := runScript(t, "demo-real.sh", 4*time.Minute, "CAPSTAN_BIN="+binary, "CAPSTAN_SERVE_FLAGS="+strings.Join(args, " "))
 			for _, want := range []string{
 				"hello-h1: SUCCEEDED (config-written passed on compute.node/h1", "hello-h3: SUCCEEDED",

@@ -26,8 +26,6 @@ import (
 // succeeds), and a job printing a megabyte a second (its output bounded).
 func TestRemoteFaultsOnBothStores(t *testing.T) {
 	t.Parallel()
-	hosts := testhosts.Start(t, 1)
-	h := hosts.Hosts[0]
 	// A host that accepts connections and never speaks.
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -57,9 +55,6 @@ func TestRemoteFaultsOnBothStores(t *testing.T) {
 		mu.Unlock()
 	})
 	silentPort := silent.Addr().(*net.TCPAddr).Port
-	otherKey, err := os.ReadFile(filepath.Join(hosts.Dir, "client_ed25519.pub"))
-	require.NoError(t, err)
-	nowhere := h.Address[:strings.LastIndexByte(h.Address, '.')] + ".77"
 	node := func(name, address string, port int, hostKey string) string {
 		return fmt.Sprintf("  - {name: %s, environment: lab, os: debian, ssh_user: root, address: %q, ssh_port: %d, ssh_host_key: %q, ssh_private_key: \"secret:test-hosts-key\", health: healthy}\n",
 			name, address, port, hostKey)
@@ -69,6 +64,12 @@ func TestRemoteFaultsOnBothStores(t *testing.T) {
 
 	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8,127.0.0.1/32") {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each store's run has a host of its own
+			hosts := testhosts.Start(t, 1)
+			h := hosts.Hosts[0]
+			otherKey, err := os.ReadFile(filepath.Join(hosts.Dir, "client_ed25519.pub"))
+			require.NoError(t, err)
+			nowhere := h.Address[:strings.LastIndexByte(h.Address, '.')] + ".77"
 			dir := t.TempDir()
 			p := start(t, dir, args...)
 			org := p.gql(t, `{ viewer { organization } }`, nil)["viewer"].(map[string]any)["organization"].(string)

@@ -113,6 +113,7 @@ func TestTrustOnFirstUseIsAudited(t *testing.T) {
 	require.NoError(t, err)
 	for store, args := range bothStores(t, "--egress-allow", "10.0.0.0/8") {
 		t.Run(store, func(t *testing.T) {
+			t.Parallel() // the host is shared: each store's jobs only touch files none asserts on
 			p := start(t, t.TempDir(), args...)
 			org := p.gql(t, `{ viewer { organization } }`, nil)["viewer"].(map[string]any)["organization"].(string)
 			p.gql(t, `mutation($v: String!) { putSecret(input: {name: "test-hosts-key", value: $v}) { name } }`, map[string]any{"v": string(hosts.ClientKey)})
