@@ -112,7 +112,8 @@ up)
   tag=$(cat "$dir/tag")
   # A /16 of 10.0.0.0/8 that nothing on this machine routes yet. Tests
   # bring hosts up in parallel: one `up` at a time chooses and routes
-  # its block (the lock goes when this script ends).
+  # its block (the lock is closed once the block is routed, before any
+  # daemon starts: one that inherited it would hold it for its life).
   exec 8>"${TMPDIR:-/tmp}/capstan-testhosts.lock"
   flock 8
   octet=""
@@ -159,6 +160,7 @@ CONF
     ip netns add "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip addr add "10.$octet.$i.1/24" dev "$veth"
+    exec 8>&- # routed: the next `up` sees the block taken
     ip link set "$veth" up
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$addr/24" dev eth0
