@@ -16,10 +16,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // event is one line of `go test -json` (cmd/test2json).
 type event struct {
+	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -49,6 +51,13 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	failedTests := map[string][]string{}    // per package, named again after its output
 	var t tally
 	defer func() { t.print(out) }()
+	var began time.Time // the first event's: a package's line says when, into the run, it ended
+	at := func(e event) string {
+		if began.IsZero() || e.Time.IsZero() {
+			return ""
+		}
+		return fmt.Sprintf(" (at %s)", e.Time.Sub(began).Round(time.Second))
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -56,6 +65,9 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			fmt.Fprintln(out, sc.Text()) // not an event: go test's own message
 			continue
+		}
+		if began.IsZero() && !e.Time.IsZero() {
+			began = e.Time
 		}
 		switch e.Action {
 		case "start":
@@ -77,7 +89,7 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 		case "pass", "skip":
 			t.count(e)
 			if e.Test == "" {
-				fmt.Fprintf(out, "ok   %s %.1fs\n", e.Package, e.Elapsed)
+				fmt.Fprintf(out, "ok   %s %.1fs%s\n", e.Package, e.Elapsed, at(e))
 				delete(output, e.Package)
 			}
 		case "fail":
@@ -95,7 +107,7 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 			// A timeout's goroutine dump can bury what failed: say it
 			// again last, where a log's tail shows it.
 			fmt.Fprint(out, summary(failedTests[e.Package], all))
-			fmt.Fprintf(out, "FAIL %s %.1fs\n", e.Package, e.Elapsed)
+			fmt.Fprintf(out, "FAIL %s %.1fs%s\n", e.Package, e.Elapsed, at(e))
 			delete(output, e.Package)
 			delete(failedTests, e.Package)
 		}

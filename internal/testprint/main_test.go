@@ -65,3 +65,14 @@ func TestTheRunEndsWithCountsAndTheSlowestTests(t *testing.T) {
 	require.NotContains(t, got, "p Test05\n", "fifteen, no more")
 	require.NotContains(t, got, "Test20/row", "subtests are not timed apart")
 }
+
+func TestAPackageSaysWhenItEnded(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Time":"2026-12-06T10:00:00Z","Action":"start","Package":"a"}`,
+		`{"Time":"2026-12-06T10:02:05Z","Action":"pass","Package":"a","Elapsed":125}`,
+	}, "\n")
+	var out strings.Builder
+	_, err := run(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "ok   a 125.0s (at 2m5s)\n")
+}
