@@ -40,14 +40,15 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends) and every benchmark once at a small size, so none rots unseen; on Neo4j servers started once for the run (or NEO4J_URI's).
+test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen; on Neo4j servers started once for the run (or NEO4J_URI's).
 	$(GO) build -o bin/testprint ./internal/testprint
 	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -- $(MAKE) --no-print-directory test-suite
 
 NEO4J_SERVERS ?= 5
 
-test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, then in the same binaries every benchmark once at a small size.
-	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -race -count=1 -p 4 -parallel 6 -bench . -benchtime 1x -timeout 30m ./... | bin/testprint
+test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, four packages at once, then every benchmark once at a small size.
+	$(GO) test -json -race -count=1 -p 4 -parallel 6 -timeout 30m ./... | bin/testprint
+	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | bin/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi

@@ -22,17 +22,24 @@ func unprivileged(t *testing.T) (dir, bin string) {
 	if os.Geteuid() != 0 {
 		t.Skip("the isolation tests start the server as another user: run them as root (CI does)")
 	}
-	// Outside /tmp, which a job gets fresh anyway: the data directory
-	// must be hidden by the sandbox's own mounts.
-	dir, err := os.MkdirTemp("/var/lib", "capstan-nobody-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir = varLibDir(t, "capstan-nobody-")
 	require.NoError(t, os.Chmod(dir, 0o755))
 	bin = filepath.Join(dir, "capstan")
 	data, err := os.ReadFile(binary)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, data, 0o755))
 	return dir, bin
+}
+
+// varLibDir is a new directory in /var/lib, removed after the test:
+// outside /tmp, which a job gets fresh anyway, so that what hides the
+// server's files from a job is the sandbox's own doing.
+func varLibDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/lib", prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func asNobody(bin string) func(*exec.Cmd) {
@@ -88,12 +95,12 @@ scenarios:
       nodes:
         - id: hide
           type: job
-          title: Hide 48 MiB from the disk quota
+          title: Hide a directory from the disk quota
           job:
             run:
               runner: shell
               script: |
-                mkdir -p stash/deeper && head -c 48M /dev/zero > stash/deeper/big && chmod 000 stash
+                mkdir -p stash/deeper && head -c 8M /dev/zero > stash/deeper/big && chmod 000 stash
                 sleep 10
             outputs: {evidence: [{name: done, type: command, script: 'true'}]}
             controls: {retry: {maximum_attempts: 1}}
@@ -148,7 +155,9 @@ func TestAttackUnprivilegedServer(t *testing.T) {
 	t.Logf("what the job saw:\n%s", text)
 
 	// A directory the server (the job's own uid, not root) cannot read
-	// does not hide what it holds from the disk quota.
+	// does not hide what it holds from the disk quota. The job writes 8
+	// MiB, under the 16 MiB quota, so the locked directory alone is what
+	// the quota refuses, however slowly the job runs.
 	op, err = runAs(p, attackAdmin, "stash", "hide")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return statusAs(t, p, attackAdmin, op) == "FAILED" }, 30*time.Second, 100*time.Millisecond)
@@ -186,9 +195,7 @@ func TestAJobsMountTableNamesNothingOfTheServer(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox's user switch and namespaces need the server to run as root (CI does)")
 	}
-	dir, err := os.MkdirTemp("/var/lib", "capstan-mounts-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := varLibDir(t, "capstan-mounts-")
 	data, tokens, packs, open := filepath.Join(dir, "data"), filepath.Join(dir, "tokens.yaml"), filepath.Join(dir, "packs"), filepath.Join(dir, "open")
 	for _, d := range []string{packs, open} {
 		require.NoError(t, os.MkdirAll(d, 0o755))
