@@ -60,14 +60,19 @@ func (k *keepalive) run() {
 			return
 		case <-t.C:
 		}
-		k.mu.Lock()
-		conns := make([]*wsConn, 0, len(k.slots[tick]))
-		for c := range k.slots[tick] {
-			conns = append(conns, c)
-		}
-		k.mu.Unlock()
-		for _, c := range conns {
-			k.ping(c)
-		}
+		k.pingSlot(tick)
+	}
+}
+
+// pingSlot pings the connections of one slot: one tick's work.
+func (k *keepalive) pingSlot(tick int) {
+	k.mu.Lock()
+	conns := make([]*wsConn, 0, len(k.slots[tick]))
+	for c := range k.slots[tick] {
+		conns = append(conns, c)
+	}
+	k.mu.Unlock()
+	for _, c := range conns {
+		k.ping(c)
 	}
 }
