@@ -166,7 +166,7 @@ func (f *Feed) catchUp() error {
 			return err
 		}
 		for _, e := range events {
-			if err := f.out.Send(f.ctx, Single(e)); err != nil {
+			if err := f.out.Send(f.ctx, Stored(e, &f.b.Encodings)); err != nil {
 				return err
 			}
 			f.last = e.Sequence

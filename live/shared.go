@@ -19,14 +19,16 @@ type Shared struct {
 	Event *capstan.OperationEvent
 
 	counts    *EncodingCounts // nil for an event no one shares
+	alone     bool            // read from the store for one subscriber (Stored)
 	mu        sync.Mutex
 	encodings []*encoding
 }
 
 // EncodingCounts counts, for metrics, the encodings of shared events
-// subscribers made and those they reused.
+// subscribers made and those they reused, and the events a subscriber
+// read from the store and encoded alone (Stored).
 type EncodingCounts struct {
-	Made, Reused atomic.Int64
+	Made, Reused, Alone atomic.Int64
 }
 
 // encoding is one selection's bytes for an event; done closes once data
@@ -40,6 +42,13 @@ type encoding struct {
 // Single wraps an event no other subscriber shares (one read from the
 // store while replaying).
 func Single(e capstan.OperationEvent) *Shared { return &Shared{Event: &e} }
+
+// Stored wraps an event a feed read from the store for its subscriber
+// alone: one the broker no longer held, or one committed but not yet
+// published when the feed filled a gap. Its encoding is counted as Alone.
+func Stored(e capstan.OperationEvent, counts *EncodingCounts) *Shared {
+	return &Shared{Event: &e, counts: counts, alone: true}
+}
 
 // share wraps a message's events for its subscribers.
 func share(events []capstan.OperationEvent, counts *EncodingCounts) []Shared {
@@ -62,6 +71,10 @@ const maxEncodings = 4
 // errors); a waiter then runs its own encode, as does every caller with an
 // empty key. The bytes returned are shared: never change them.
 func (s *Shared) Encoded(key string, encode func() []byte) []byte {
+	if s.alone {
+		s.counts.Alone.Add(1)
+		return encode()
+	}
 	if key == "" {
 		return encode()
 	}

@@ -73,9 +73,16 @@ func TestSubscribersGetTheirOwnSelectionOfSharedEvents(t *testing.T) {
 	check("one/from-2", 3, "operationEvents", "sequence", "type")
 	check("one/timed", 1, "e", "sequence", "at")
 	check("two/untimed", 1, "e", "sequence")
-	// Every event came from the broker, shared: the live ones as they were
+	// The events came from the broker, shared: the live ones as they were
 	// published, the replayed ones from its recent events (live/recent.go).
-	require.Equal(t, int64(3*total), env.broker.Encodings.Made.Load(), "each event encoded once per selection (3 here)")
-	require.Equal(t, int64(5*total-2), env.broker.Encodings.Made.Load()+env.broker.Encodings.Reused.Load(),
-		"every event sent was either encoded or reused (five subscriptions, one from cursor 2)")
+	// A feed that sees a live event ahead of the last it sent (two commits
+	// published out of order) fills the gap from the store, and encodes
+	// what it read there alone: under load some events go that way.
+	made, reused, alone := env.broker.Encodings.Made.Load(), env.broker.Encodings.Reused.Load(), env.broker.Encodings.Alone.Load()
+	t.Logf("%d events, five subscriptions: %d encodings made, %d reused, %d alone", total, made, reused, alone)
+	require.Equal(t, int64(5*total-2), made+reused+alone,
+		"every event sent was encoded, reused or read alone (five subscriptions, one from cursor 2)")
+	require.LessOrEqual(t, made, int64(3*total), "each event encoded at most once per selection (3 here)")
+	require.GreaterOrEqual(t, reused, int64(2*total-2)-alone, "every event not read alone was shared by its selection's subscribers")
+	require.Positive(t, reused)
 }

@@ -28,6 +28,8 @@ func metrics(b *live.Broker, more ...prometheus.Collector) http.Handler {
 				func() float64 { return float64(b.Encodings.Made.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "capstan_live_encodings_reused_total", Help: "Live events sent with an encoding another subscriber with the same selection made."},
 				func() float64 { return float64(b.Encodings.Reused.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "capstan_live_encodings_alone_total", Help: "Events a subscription read from the store (catching up past what the broker keeps, or filling a gap) and encoded for itself alone."},
+				func() float64 { return float64(b.Encodings.Alone.Load()) }),
 		)
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})

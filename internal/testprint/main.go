@@ -4,7 +4,9 @@
 // Lines the Neo4j helpers print to announce a slow step (a first download)
 // are shown at once. At the end it counts the tests (`N passed, N failed,
 // N skipped`) and names the slowest, so a regression in time is seen the
-// day it lands. `make test` pipes the suite through it.
+// day it lands. Last come the failed tests' own lines (the tail of each),
+// so that the end of a long log says why, not only what, failed. `make
+// test` pipes the suite through it.
 //
 //	go test -json ./... | go run ./internal/testprint
 package main
@@ -49,6 +51,7 @@ const slowest = 15
 func run(in io.Reader, out io.Writer) (failed bool, err error) {
 	output := map[string]*strings.Builder{} // per package, shown if it fails
 	failedTests := map[string][]string{}    // per package, named again after its output
+	ownOutput := map[string]*strings.Builder{} // per running test, kept if it fails
 	var t tally
 	defer func() { t.print(out) }()
 	var began time.Time // the first event's: a package's line says when, into the run, it ended
@@ -81,6 +84,13 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 				output[e.Package] = &strings.Builder{}
 			}
 			output[e.Package].WriteString(e.Output)
+			if e.Test != "" {
+				name := e.Package + " " + e.Test
+				if ownOutput[name] == nil {
+					ownOutput[name] = &strings.Builder{}
+				}
+				ownOutput[name].WriteString(e.Output)
+			}
 			for _, p := range announcements {
 				if strings.HasPrefix(strings.TrimSpace(e.Output), p) {
 					fmt.Fprintf(out, "  %s", e.Output)
@@ -88,6 +98,7 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 			}
 		case "pass", "skip":
 			t.count(e)
+			delete(ownOutput, e.Package+" "+e.Test)
 			if e.Test == "" {
 				fmt.Fprintf(out, "ok   %s %.1fs%s\n", e.Package, e.Elapsed, at(e))
 				delete(output, e.Package)
@@ -96,6 +107,11 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 			t.count(e)
 			if e.Test != "" {
 				failedTests[e.Package] = append(failedTests[e.Package], e.Test)
+				name := e.Package + " " + e.Test
+				if b := ownOutput[name]; b != nil {
+					t.failure(name, b.String())
+				}
+				delete(ownOutput, name)
 				continue
 			}
 			failed = true

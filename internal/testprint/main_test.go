@@ -76,3 +76,29 @@ func TestAPackageSaysWhenItEnded(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out.String(), "ok   a 125.0s (at 2m5s)\n")
 }
+
+func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
+	lines := []string{`{"Action":"start","Package":"p"}`}
+	for i := range 50 {
+		lines = append(lines, fmt.Sprintf(`{"Action":"output","Package":"p","Test":"TestBroken","Output":"line %d\n"}`, i))
+	}
+	lines = append(lines,
+		`{"Action":"output","Package":"p","Test":"TestFine","Output":"fine\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestFine","Elapsed":1}`,
+		`{"Action":"output","Package":"p","Test":"TestBroken","Output":"    x_test.go:3: expected 54, actual 46\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestBroken","Elapsed":2}`,
+		`{"Action":"fail","Package":"p","Elapsed":3}`,
+		`{"Action":"start","Package":"q"}`,
+		`{"Action":"pass","Package":"q","Test":"TestLater","Elapsed":1}`,
+		`{"Action":"pass","Package":"q","Elapsed":1}`)
+	var out strings.Builder
+	_, err := run(strings.NewReader(strings.Join(lines, "\n")), &out)
+	require.NoError(t, err)
+	got := out.String()
+	_, tail, ok := strings.Cut(got, "the 3 slowest tests:")
+	require.True(t, ok, got)
+	require.Contains(t, tail, "--- FAIL p TestBroken, its last lines:\n[…]\nline 11\n")
+	require.True(t, strings.HasSuffix(tail, "line 49\n    x_test.go:3: expected 54, actual 46\n"), tail)
+	require.NotContains(t, tail, "line 10\n", "forty lines, no more")
+	require.NotContains(t, tail, "fine", "a passing test's lines are not repeated")
+}

@@ -14,6 +14,24 @@ type tally struct {
 	passed, failed, skipped int
 	subtests                int
 	times                   []timed
+	failures                []failure
+}
+
+// failure is a failed test's own output, its last lines.
+type failure struct {
+	name, tail string
+}
+
+// failureLines is how many of its last lines a failed test shows at the end.
+const failureLines = 40
+
+// failure keeps the last lines of a failed test's own output.
+func (t *tally) failure(name, output string) {
+	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
+	if len(lines) > failureLines {
+		lines = append([]string{"[…]"}, lines[len(lines)-failureLines:]...)
+	}
+	t.failures = append(t.failures, failure{name: name, tail: strings.Join(lines, "\n") + "\n"})
 }
 
 type timed struct {
@@ -64,5 +82,8 @@ func (t *tally) print(out io.Writer) {
 	fmt.Fprintf(out, "the %d slowest tests:\n", len(t.times))
 	for _, x := range t.times {
 		fmt.Fprintf(out, "  %7.1fs %s\n", x.elapsed, x.name)
+	}
+	for _, f := range t.failures {
+		fmt.Fprintf(out, "--- FAIL %s, its last lines:\n%s", f.name, f.tail)
 	}
 }
