@@ -134,6 +134,12 @@ func launchWith(t testing.TB, prepare func(*exec.Cmd), dataDir string, extra ...
 	// left in its job directory, outside the test's temporary directory.
 	t.Cleanup(func() { os.RemoveAll(jobsOf(dataDir)) })
 	t.Cleanup(func() { p.kill() })
+	// Before the kill: a failed test shows what its server said last.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the server of %s said last:\n%s", dataDir, lastLines(p.output(), serverLogLines))
+		}
+	})
 	select {
 	case p.url = <-urls:
 	case <-p.done:
@@ -184,6 +190,16 @@ func (p *proc) waitReady(t testing.TB, within time.Duration) {
 		}
 	}
 	t.Fatalf("capstan was not ready within %v:\n%s", within, p.output())
+}
+
+// serverLogLines is how many of its last log lines each server of a
+// failed test shows.
+const serverLogLines = 25
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func (p *proc) output() string {

@@ -4,7 +4,7 @@
 // Lines the Neo4j helpers print to announce a slow step (a first download)
 // are shown at once. At the end it counts the tests (`N passed, N failed,
 // N skipped`) and names the slowest, so a regression in time is seen the
-// day it lands. Last come the failed tests' own lines (the tail of each),
+// day it lands. Last come the failed tests' own lines (the first and last of each),
 // so that the end of a long log says why, not only what, failed. `make
 // test` pipes the suite through it.
 //
@@ -49,8 +49,8 @@ var announcements = []string{"run.sh:", "neo4jtest:"}
 const slowest = 15
 
 func run(in io.Reader, out io.Writer) (failed bool, err error) {
-	output := map[string]*strings.Builder{} // per package, shown if it fails
-	failedTests := map[string][]string{}    // per package, named again after its output
+	output := map[string]*strings.Builder{}    // per package, shown if it fails
+	failedTests := map[string][]string{}       // per package, named again after its output
 	ownOutput := map[string]*strings.Builder{} // per running test, kept if it fails
 	var t tally
 	defer func() { t.print(out) }()

@@ -79,7 +79,7 @@ func TestAPackageSaysWhenItEnded(t *testing.T) {
 
 func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
 	lines := []string{`{"Action":"start","Package":"p"}`}
-	for i := range 50 {
+	for i := range 70 {
 		lines = append(lines, fmt.Sprintf(`{"Action":"output","Package":"p","Test":"TestBroken","Output":"line %d\n"}`, i))
 	}
 	lines = append(lines,
@@ -97,8 +97,10 @@ func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
 	got := out.String()
 	_, tail, ok := strings.Cut(got, "the 3 slowest tests:")
 	require.True(t, ok, got)
-	require.Contains(t, tail, "--- FAIL p TestBroken, its last lines:\n[…]\nline 11\n")
-	require.True(t, strings.HasSuffix(tail, "line 49\n    x_test.go:3: expected 54, actual 46\n"), tail)
-	require.NotContains(t, tail, "line 10\n", "forty lines, no more")
+	require.Contains(t, tail, "--- FAIL p TestBroken, its first and last lines:\nline 0\n")
+	require.Contains(t, tail, "line 19\n[… 11 lines …]\nline 31\n")
+	require.True(t, strings.HasSuffix(tail, "line 69\n    x_test.go:3: expected 54, actual 46\n"), tail)
+	require.NotContains(t, tail, "line 20\n", "twenty first lines and forty last, no more")
+	require.NotContains(t, tail, "line 30\n", "twenty first lines and forty last, no more")
 	require.NotContains(t, tail, "fine", "a passing test's lines are not repeated")
 }

@@ -22,14 +22,20 @@ type failure struct {
 	name, tail string
 }
 
-// failureLines is how many of its last lines a failed test shows at the end.
-const failureLines = 40
+// A failed test shows its first and last lines at the end: the first
+// usually hold the failed assertion, the last what its cleanups logged
+// (the server's log, say).
+const (
+	failureHead = 20
+	failureTail = 40
+)
 
-// failure keeps the last lines of a failed test's own output.
+// failure keeps the first and last lines of a failed test's own output.
 func (t *tally) failure(name, output string) {
 	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
-	if len(lines) > failureLines {
-		lines = append([]string{"[…]"}, lines[len(lines)-failureLines:]...)
+	if n := len(lines); n > failureHead+failureTail {
+		cut := fmt.Sprintf("[… %d lines …]", n-failureHead-failureTail)
+		lines = append(append(lines[:failureHead:failureHead], cut), lines[n-failureTail:]...)
 	}
 	t.failures = append(t.failures, failure{name: name, tail: strings.Join(lines, "\n") + "\n"})
 }
@@ -84,6 +90,6 @@ func (t *tally) print(out io.Writer) {
 		fmt.Fprintf(out, "  %7.1fs %s\n", x.elapsed, x.name)
 	}
 	for _, f := range t.failures {
-		fmt.Fprintf(out, "--- FAIL %s, its last lines:\n%s", f.name, f.tail)
+		fmt.Fprintf(out, "--- FAIL %s, its first and last lines:\n%s", f.name, f.tail)
 	}
 }
