@@ -147,3 +147,38 @@ func BenchmarkImportFloor(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "nodes/s")
 }
+
+// BenchmarkTailRead is one read of an idle replica's timeline tailer (a
+// process polls it every 50 ms: live.DefaultTailEvery): which operations a
+// commit touched in the last five seconds, when none was. Its floor,
+// BenchmarkTailReadFloor, is the cheapest read there is, `RETURN
+// timestamp()` in an auto-commit transaction.
+func BenchmarkTailRead(b *testing.B) {
+	s := open(b)
+	ctx := context.Background()
+	_, now, err := s.TouchedOperations(ctx, 0)
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, _, err := s.TouchedOperations(ctx, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTailReadFloor(b *testing.B) {
+	ctx := context.Background()
+	driver, err := neo4j.NewDriverWithContext(server.URI, server.Auth())
+	require.NoError(b, err)
+	defer driver.Close(ctx)
+	sess := driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: neo4j.AccessModeRead})
+	defer sess.Close(ctx)
+	for b.Loop() {
+		res, err := sess.Run(ctx, "RETURN timestamp() AS now", nil)
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

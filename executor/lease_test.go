@@ -116,7 +116,10 @@ func TestLosingAShardStopsItsOperations(t *testing.T) {
 	stolen, kept := storedChainIn(t, s, 3, ""), storedChainIn(t, s, 4, "")
 	waitFor(t, s, kept.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 	ex.Launch(org, stolen.ID, nil) // not its shard: nothing runs it
-	time.Sleep(500 * time.Millisecond)
+	// One stored after it in a shard it holds is run by a renewal's
+	// launch: the path that would start the stolen one, had it kept it.
+	later := storedChainIn(t, s, 4, "")
+	waitFor(t, s, later.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 	stored, err := s.GetOperation(context.Background(), org, stolen.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status)
@@ -215,7 +218,10 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	require.Empty(t, ex.Owned())
 	op := storedChain(t, s)
 	ex.Launch(org, op.ID, nil)
-	time.Sleep(500 * time.Millisecond)
+	// Two more renewals fail after it: while paused, nothing launched it.
+	failed := func() int { return strings.Count(logs.String(), "renewing the executor's leases failed") }
+	before := failed()
+	require.Eventually(t, func() bool { return failed() >= before+2 }, 10*time.Second, 10*time.Millisecond)
 	stored, err := s.GetOperation(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status, "paused: nothing runs")

@@ -140,17 +140,36 @@ func (s *alwaysConflicting) ApplyOperationChange(context.Context, string, *capst
 }
 
 // TestRepeatedConflictsBackOff: a conflict is retried at once on a fresh
-// read, but conflicts that keep coming make the loop wait, not spin.
+// read, but conflicts that keep coming make the loop wait, not spin: the
+// loop asks its clock for a second's wait after the fourth conflict in a
+// row, and takes no step until that second has passed.
 func TestRepeatedConflictsBackOff(t *testing.T) {
 	org = testenv.NewOrg()
 	real := testenv.Store(t)
 	store := &alwaysConflicting{Store: real}
-	_, ex := setup(t, store, org)
+	clock := &handClock{asked: make(chan time.Duration, 16), fire: make(chan time.Time)}
+	_, ex := setup(t, store, org, func(c *executor.Config) { c.Clock = clock })
 	op := storedChain(t, real)
 	ex.Launch(org, op.ID, nil)
-	time.Sleep(500 * time.Millisecond)
-	require.LessOrEqual(t, store.steps.Load(), int64(10), "half a second of conflicts is a few steps, not a busy loop")
-	require.Positive(t, store.steps.Load())
+	for round := 1; round <= 3; round++ {
+		require.Equal(t, time.Second, <-clock.asked, "a wait, not a busy loop")
+		require.Equal(t, int64(4+round-1), store.steps.Load(), "three conflicts retried at once, then one step per wait")
+		clock.fire <- time.Now()
+	}
+}
+
+// handClock is a clock whose waits end when the test says: After reports
+// each wait asked for on asked and ends it when the test sends on fire.
+type handClock struct {
+	asked chan time.Duration
+	fire  chan time.Time
+}
+
+func (c *handClock) Now() time.Time { return time.Now() }
+
+func (c *handClock) After(d time.Duration) <-chan time.Time {
+	c.asked <- d
+	return c.fire
 }
 
 // unreadable is a store on which one operation cannot be read: what both

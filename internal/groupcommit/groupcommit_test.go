@@ -73,7 +73,7 @@ func TestAQueuedCallerLeavesWhenItsContextEnds(t *testing.T) {
 	go func() {
 		left <- q.Commit(ctx, "impatient", nil, func([]*Call[string]) { t.Error("a caller that left was committed") }, func(err error) error { return err })
 	}()
-	time.Sleep(10 * time.Millisecond)
+	waitQueued(t, &q, 1)
 	cancel()
 	require.ErrorIs(t, (<-left).Err, context.Canceled)
 	close(release)
@@ -104,9 +104,9 @@ func TestAPanickingCommitAnswersEveryone(t *testing.T) {
 		}()
 		leader <- q.Commit(context.Background(), 1, nil, boom, nil).Err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	waitQueued(t, &q, 1) // the leader first: the panic is its own
 	go func() { follower <- q.Commit(context.Background(), 2, nil, boom, nil).Err }()
-	time.Sleep(10 * time.Millisecond)
+	waitQueued(t, &q, 2)
 	close(release)
 	<-first
 	for _, ch := range []chan error{leader, follower} {
@@ -119,4 +119,14 @@ func TestAPanickingCommitAnswersEveryone(t *testing.T) {
 	}
 	c := q.Commit(context.Background(), 3, nil, answerAll[int], nil)
 	require.NoError(t, c.Err, "the queue goes on")
+}
+
+// waitQueued waits until n calls wait in the queue behind the running batch.
+func waitQueued[T any](t *testing.T, q *Queue[T], n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.queue) == n
+	}, 10*time.Second, time.Millisecond, "%d calls queued", n)
 }

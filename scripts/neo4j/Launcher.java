@@ -1,6 +1,8 @@
 // Starts a throwaway Neo4j 5 Community server from the Maven jars through
 // Neo4j's documented embedded API, with the Bolt connector on 127.0.0.1 and
 // HTTP off. Usage: java -cp 'lib/*' Launcher.java DATA_DIR PORT
+// Settings in DATA_DIR/neo4j.conf, when there is one, come first.
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -13,7 +15,12 @@ public class Launcher {
     public static void main(String[] args) throws Exception {
         Path home = Path.of(args[0]);
         int port = Integer.parseInt(args[1]);
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(home)
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(home);
+        Path conf = home.resolve("neo4j.conf");
+        if (Files.exists(conf)) {
+            builder.loadPropertiesFromFile(conf);
+        }
+        DatabaseManagementService dbms = builder
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", port))
                 .setConfig(HttpConnector.enabled, false)

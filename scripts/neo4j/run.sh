@@ -31,9 +31,18 @@ if [ ! -f "$cache/ready" ]; then
   if [ ! -f "$cache/ready" ]; then
     echo "run.sh: Neo4j $version is not cached yet: fetching it once from Maven Central (about 150 MB) into $cache" >&2
     mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies -DoutputDirectory="$cache/lib" >&2
-    mkdir -p "$cache/classes"
-    javac -d "$cache/classes" -cp "$cache/lib/*" "$here/Launcher.java"
     touch "$cache/ready"
+  fi
+  flock -u 9
+fi
+# The launcher is compiled once per version of its source.
+classes="$cache/classes-$(sha256sum "$here/Launcher.java" | cut -c1-12)"
+if [ ! -d "$classes" ]; then
+  exec 9>"$cache.lock"
+  flock 9
+  if [ ! -d "$classes" ]; then
+    javac -d "$classes.tmp.$$" -cp "$cache/lib/*" "$here/Launcher.java"
+    mv "$classes.tmp.$$" "$classes"
   fi
   flock -u 9
 fi
@@ -42,6 +51,10 @@ if [ -n "$fetch_only" ]; then
   exit 0
 fi
 mkdir -p "$data"
+# CAPSTAN_NEO4J_CONFIG adds settings, "name=value" separated by ";".
+if [ -n "${CAPSTAN_NEO4J_CONFIG:-}" ]; then
+  tr ';' '\n' <<<"$CAPSTAN_NEO4J_CONFIG" > "$data/neo4j.conf"
+fi
 # The JVM options the packaged server passes too: without the add-opens,
 # the page cache and transaction logs fall back to slower paths. The heap
 # is fixed (initial = max, as Neo4j's operations manual advises): a heap
@@ -56,4 +69,4 @@ exec java -Xms"$heap" -Xmx"$heap" -XX:+UseG1GC ${CAPSTAN_NEO4J_JAVA_OPTS:-} \
   --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --enable-native-access=ALL-UNNAMED \
   -Dio.netty.tryReflectionSetAccessible=true -XX:+DisableExplicitGC -XX:-OmitStackTraceInFastThrow \
-  -cp "$cache/classes:$cache/lib/*" Launcher "$data" "$port"
+  -cp "$classes:$cache/lib/*" Launcher "$data" "$port"
