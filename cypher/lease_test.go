@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
 )
 
 // claim takes or extends one lease for holder and reports whether holder
@@ -55,7 +56,7 @@ func TestShardLeases(t *testing.T) {
 	held, _ = claim(t, s, b, "shard-00", 200*time.Millisecond)
 	require.True(t, held, "released: the next takes it at once")
 
-	time.Sleep(400 * time.Millisecond)
+	untilExpired(t, s, "shard-00")
 	held, _ = claim(t, s, a, "shard-00", time.Minute)
 	require.True(t, held, "expired: the next takes it")
 
@@ -120,10 +121,10 @@ func TestExecutorMembers(t *testing.T) {
 	members, err = s.JoinExecutors(ctx, a, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, []string{a, b}, members, "sorted")
-	time.Sleep(2500 * time.Millisecond)
-	members, err = s.JoinExecutors(ctx, a, time.Minute)
-	require.NoError(t, err)
-	require.Equal(t, []string{a}, members, "b expired")
+	require.Eventually(t, func() bool { // by the database's clock
+		members, err = s.JoinExecutors(ctx, a, time.Minute)
+		return err == nil && slices.Equal(members, []string{a})
+	}, 10*time.Second, 50*time.Millisecond, "b expired: %v %v", members, err)
 	require.NoError(t, s.LeaveExecutors(ctx, a))
 	members, err = s.JoinExecutors(ctx, b, time.Minute)
 	require.NoError(t, err)
@@ -169,7 +170,7 @@ func TestFencedWrites(t *testing.T) {
 	require.NoError(t, step(asA, "a.1"), "the holder writes")
 	require.NoError(t, step(asA, "a.2"), "again, on the single-statement path")
 
-	time.Sleep(400 * time.Millisecond) // a stalls past its lease; b takes it
+	untilExpired(t, s, "shard-05") // a stalls past its lease; b takes it
 	held, second := claim(t, s, b, "shard-05", time.Minute)
 	require.True(t, held)
 	require.Equal(t, first.Token+1, second.Token, "a grant to another holder is a new token")
@@ -199,4 +200,20 @@ func TestFencedWrites(t *testing.T) {
 	require.True(t, capstan.IsFenced(step(other, "b.other-shard")), "a grant of one shard is no grant of another")
 	require.NoError(t, op.Move(capstan.OperationCancelled))
 	require.NoError(t, step(ctx, "operation.cancelled"))
+}
+
+// untilExpired waits until the lease's end is past by the database's
+// clock, the one its holders are judged by.
+func untilExpired(t *testing.T, s *cypher.Store, key string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		all, now, err := s.ExecutorLeases(context.Background())
+		require.NoError(t, err)
+		for _, l := range all {
+			if l.Key == key {
+				return now.After(l.Until)
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "the lease %s never ran out", key)
 }

@@ -213,27 +213,34 @@ func TestADaemonDoesNotOutliveItsJob(t *testing.T) {
 
 	var wg sync.WaitGroup
 	wg.Add(1)
+	bomb := fmt.Sprintf("capstan-bomb-%d", time.Now().UnixNano())
 	go func() {
 		defer wg.Done()
-		h.run(t, `bomb() { bomb | bomb & }; bomb; sleep 30`, 5*time.Second)
+		h.run(t, `: `+bomb+`; bomb() { bomb | bomb & }; bomb; sleep 30`, 5*time.Second)
 	}()
-	time.Sleep(500 * time.Millisecond) // the bomb has taken its uid's processes
+	// The bomb's shells (forks, named as the job) hold half its uid's
+	// processes at least: it is taking them all.
+	require.Eventually(t, func() bool { return processesNamed(bomb) >= 16 }, 5*time.Second, 5*time.Millisecond, "the bomb went off")
 	other := h.run(t, `for i in 1 2 3 4 5 6 7 8; do /bin/true; done; echo fine`, 10*time.Second)
 	require.NoError(t, other.Err, "%s", other.Output)
 	require.Contains(t, string(other.Output), "fine")
 	wg.Wait()
 }
 
-func processRunning(marker string) bool {
+// processesNamed counts the processes whose command line holds marker.
+func processesNamed(marker string) int {
+	n := 0
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && strings.Contains(string(cmdline), marker) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
+
+func processRunning(marker string) bool { return processesNamed(marker) > 0 }
 
 // TestHiddenPathsOutsideTheJobsRoot: a data directory and tokens file
 // that file permissions would let any user read (0755/0644) are out of a

@@ -250,7 +250,14 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			paused := ok(driftAdmin, `mutation($r: ID!) { pauseAssessments(input: {resource: $r, paused: true, note: "host maintenance"}) { assessmentPaused { by note } } }`, map[string]any{"r": sid})["pauseAssessments"].(map[string]any)
 			require.Equal(t, map[string]any{"by": "alice", "note": "host maintenance"}, paused["assessmentPaused"])
 			before := assessment(steady)["at"]
-			time.Sleep(3 * time.Second) // three scheduled rounds' time
+			// Two scheduled rounds pass: each assesses the other host's service.
+			rounds, last := 0, assessment(drifting)["at"]
+			require.Eventually(t, func() bool {
+				if a := assessment(drifting); a["by"] == "capstan:assessor" && a["at"] != last {
+					rounds, last = rounds+1, a["at"]
+				}
+				return rounds >= 2
+			}, 30*time.Second, 100*time.Millisecond, "the schedule goes on with the resources not paused")
 			require.Equal(t, before, assessment(steady)["at"], "a paused resource is not assessed by the schedule")
 
 			// A host whose sshd is gone cannot be observed: UNREACHABLE.

@@ -373,7 +373,12 @@ func TestSIGKILLLosesNothingAcknowledged(t *testing.T) {
 			}
 		}(w)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// Killed in the middle of the writes, once fifty were acknowledged.
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= 50
+	}, 30*time.Second, 5*time.Millisecond, "fifty writes acknowledged")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 	<-p.done
 	close(stop)

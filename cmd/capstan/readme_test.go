@@ -140,7 +140,7 @@ func waitForGate(t testing.TB, p *proc, op, node string) {
 			}
 		}
 		return false
-	}, 60*time.Second, 20*time.Millisecond, "gate %s of %s never waited", node, op)
+	}, 60*time.Second, 100*time.Millisecond, "gate %s of %s never waited", node, op)
 }
 
 // waitForEnd waits until the operation ended.
@@ -156,7 +156,7 @@ func waitForEnd(t testing.TB, p *proc, op string) {
 			return true
 		}
 		return false
-	}, 90*time.Second, 50*time.Millisecond, "the operation never ended")
+	}, 90*time.Second, 150*time.Millisecond, "the operation never ended")
 }
 
 // waitForChild waits until the operation's sub_operation node started its child.
@@ -173,7 +173,7 @@ func waitForChild(t *testing.T, p *proc, op string) {
 			}
 		}
 		return false
-	}, 60*time.Second, 20*time.Millisecond, "the sub-operation never started")
+	}, 60*time.Second, 100*time.Millisecond, "the sub-operation never started")
 }
 
 // runSubscription subscribes over WebSocket and checks the first answer

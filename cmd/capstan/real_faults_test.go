@@ -113,11 +113,10 @@ func TestRemoteFaultsOnBothStores(t *testing.T) {
 
 			// sshd killed in the middle of the job: retried, reconnects.
 			slow := start("faults-test.slow", "slow", h.Name)
-			require.Eventually(t, func() bool {
-				got := p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { status } } }`, map[string]any{"id": slow})["operation"].(map[string]any)["nodeRuns"].([]any)
-				return len(got) > 0 && got[0].(map[string]any)["status"] == "RUNNING"
+			require.Eventually(t, func() bool { // the job has begun its four seconds on the host
+				_, err := os.Stat(filepath.Join(h.Root, "srv", "slow-started"))
+				return err == nil
 			}, 30*time.Second, 50*time.Millisecond)
-			time.Sleep(time.Second) // inside the job's four seconds
 			hosts.KillSSHD(t, 0)
 			hosts.StartSSHD(t, 0)
 			status, nr = run(slow)
