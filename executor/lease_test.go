@@ -281,6 +281,28 @@ func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
 	}
 	tailer := &live.Tailer{Timeline: s, Broker: live.NewBroker(0), Touched: touched, Every: 20 * time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(logs, nil))}
+	var watched string // the operation's id, once started
+	t.Cleanup(func() { // what the tailer did, and what it would read now
+		if !t.Failed() {
+			return
+		}
+		t.Logf("the tailer read %d times", tailer.Reads.Load())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		touches, now, err := s.TouchedOperations(ctx, 1)
+		t.Logf("%d operations touched since the epoch, at %d (err %v)", len(touches), now, err)
+		for _, o := range touches {
+			if o.ID == watched {
+				t.Logf("  the operation: last %d prev %d active %v", o.LastSequence, o.PrevSequence, o.Active)
+			}
+		}
+		res, err := neo4j.ExecuteQuery(ctx, driverOf(t), `SHOW TRANSACTIONS YIELD transactionId, status, elapsedTime, currentQuery`, nil, neo4j.EagerResultTransformer)
+		if err == nil {
+			for _, r := range res.Records {
+				t.Logf("  transaction %v", r.AsMap())
+			}
+		}
+	})
 	ctx, stop := context.WithCancel(context.Background())
 	tailed := make(chan struct{})
 	go func() { defer close(tailed); tailer.Run(ctx) }()
@@ -293,6 +315,7 @@ func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
 	plan := readyPlan(t, s, nodes, []capstan.Edge{{From: "gate", To: "next"}})
 	op, err := svc.StartOperation(as("alice", capstan.RoleAdmin), plan.ID, "")
 	require.NoError(t, err)
+	watched = op.ID
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
 
 	elsewhere := service.New(openNeo4j(t), slog.New(slog.NewTextHandler(io.Discard, nil))) // no executor of its own

@@ -219,7 +219,19 @@ func startScript(ctx context.Context, port int) (*Server, error) {
 		}
 		return nil
 	}
-	s.closeFn = func() error { return errors.Join(s.stopFn(), os.RemoveAll(data)) }
+	// Its data goes with it: nothing is left to shut down cleanly for, and
+	// a clean shutdown (a checkpoint) takes seconds.
+	s.closeFn = func() error {
+		s.mu.Lock()
+		c, d := cmd, done
+		cmd = nil
+		s.mu.Unlock()
+		if c != nil {
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			<-d
+		}
+		return os.RemoveAll(data)
+	}
 	if err := s.startFn(ctx); err != nil {
 		os.RemoveAll(data)
 		return nil, err

@@ -55,6 +55,23 @@ func takeTurn(ctx context.Context, uris []string) (string, func() error, error) 
 	}
 }
 
+// HoldTurn takes the turn on a server no test uses yet (one just
+// started: withneo4j warms it up under it), without emptying it.
+func HoldTurn(uri string) (release func() error, err error) {
+	f, err := filelock.TryLock(lockPath(uri))
+	if err != nil {
+		return nil, fmt.Errorf("neo4jtest: taking the turn on %s: %w", uri, err)
+	}
+	return onceErr(f.Close), nil
+}
+
+// ForgetTurns removes the turns' lock files of servers that are gone.
+func ForgetTurns(uris []string) {
+	for _, uri := range uris {
+		os.Remove(lockPath(uri))
+	}
+}
+
 // lockPath is the turn's lock file of a server.
 func lockPath(uri string) string {
 	sum := sha256.Sum256([]byte(uri))

@@ -25,6 +25,7 @@ import (
 
 func main() {
 	servers := flag.Int("servers", 5, "Neo4j servers to start (tests take turns on them)")
+	flag.BoolVar(&warmUp, "warm", true, "warm each server up while the command starts (warm.go)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: withneo4j [-servers N] -- command [args...]")
@@ -46,6 +47,15 @@ func run(servers int, command []string) int {
 		uris := make([]string, len(pool))
 		for i, s := range pool {
 			uris[i] = s.URI
+		}
+		defer neo4jtest.ForgetTurns(uris)
+		if warmUp {
+			warming, err := warmPool(ctx, pool)
+			defer warming.Wait() // before the servers stop
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "withneo4j: FAIL: %v\n", err)
+				return 1
+			}
 		}
 		os.Setenv("NEO4J_URI", strings.Join(uris, ","))
 		fmt.Fprintf(os.Stderr, "withneo4j: %d Neo4j servers (%s) at %s\n", len(pool), pool[0].Kind, os.Getenv("NEO4J_URI"))
@@ -91,10 +101,15 @@ func startPool(ctx context.Context, n int) ([]*neo4jtest.Server, error) {
 	return pool, errors.Join(errs...)
 }
 
+// closePool stops the servers, all at once, and removes their data.
 func closePool(pool []*neo4jtest.Server) {
+	var wg sync.WaitGroup
 	for _, s := range pool {
-		if err := s.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "withneo4j: stopping %s: %v\n", s.URI, err)
-		}
+		wg.Go(func() {
+			if err := s.Close(); err != nil {
+				fmt.Fprintf(os.Stderr, "withneo4j: stopping %s: %v\n", s.URI, err)
+			}
+		})
 	}
+	wg.Wait()
 }
