@@ -42,9 +42,11 @@ build: ## Build bin/capstan.
 
 test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen; on Neo4j servers started once for the run (or NEO4J_URI's).
 	$(GO) build -o bin/testprint ./internal/testprint
-	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -- $(MAKE) --no-print-directory test-suite
+	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -warm=$(NEO4J_WARM) -- $(MAKE) --no-print-directory test-suite
 
+# The pool's size, and whether withneo4j warms each server up (docs/NEO4J.md).
 NEO4J_SERVERS ?= 5
+NEO4J_WARM ?= true
 
 test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, four packages at once, then every benchmark once at a small size.
 	$(GO) test -json -race -count=1 -p 4 -parallel 6 -timeout 30m ./... | bin/testprint

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/internal/metrics"
 	"github.com/capstan-dev/capstan/server"
 )
 
@@ -402,7 +403,7 @@ func TestAttackSubscriptionHoarding(t *testing.T) {
 	require.NoError(t, first.Subscribe("a", sub, nil))
 	require.NoError(t, first.Subscribe("b", sub, nil))
 	require.NoError(t, second.Subscribe("c", sub, nil))
-	time.Sleep(300 * time.Millisecond) // all three are open
+	liveSubscriptions(t, p, 3) // all three are open
 	require.NoError(t, second.Subscribe("d", sub, nil))
 	refused := nextFor(t, second, "d")
 	require.Contains(t, string(refused.Payload), "RATE_LIMITED", "%s: %s", refused.Type, refused.Payload)
@@ -417,14 +418,26 @@ func TestAttackSubscriptionHoarding(t *testing.T) {
 	// A completed subscription frees its place: e is accepted (silent),
 	// f, the fourth again, is refused.
 	require.NoError(t, first.Complete("a"))
-	time.Sleep(300 * time.Millisecond)
+	liveSubscriptions(t, p, 3) // b, c and the other token's x
 	require.NoError(t, second.Subscribe("e", sub, nil))
-	time.Sleep(200 * time.Millisecond)
+	liveSubscriptions(t, p, 4)
 	require.NoError(t, second.Subscribe("f", sub, nil))
 	m := nextFor(t, second, "e", "f")
 	require.Equal(t, "f", m.ID, "e was accepted: %s", m.Payload)
 	require.Contains(t, string(m.Payload), "RATE_LIMITED")
 	healthy(t, p)
+}
+
+// liveSubscriptions waits until the server holds n live subscriptions
+// (its capstan_live_subscriptions gauge).
+func liveSubscriptions(t *testing.T, p *proc, n float64) {
+	t.Helper()
+	var last map[string]float64
+	require.Eventually(t, func() bool {
+		g, err := metrics.Scrape(p.url)
+		last = g
+		return err == nil && g["capstan_live_subscriptions"] == n
+	}, 20*time.Second, 10*time.Millisecond, "%v live subscriptions, not %v", last["capstan_live_subscriptions"], n)
 }
 
 // nextFor reads a connection's messages until one for any of ids.

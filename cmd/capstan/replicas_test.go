@@ -119,7 +119,15 @@ func TestReplicasShareWorkAndFailOver(t *testing.T) {
 		rs.died(owner) // no client uses it meanwhile
 		stalledProc, stalled = owner, true
 		require.Eventually(t, func() bool { return rs.ownerOrNil(t, r.child) != nil }, 4*2*time.Second, 50*time.Millisecond)
-		time.Sleep(2 * time.Second)
+		require.Eventually(t, func() bool { // the others took every shard the stalled one had
+			taken := map[string]bool{}
+			for _, p := range rs.alive() {
+				for _, k := range shards(t, p) {
+					taken[k] = true
+				}
+			}
+			return len(taken) == executor.Shards
+		}, 30*time.Second, 100*time.Millisecond, "the others take the stalled replica's shards")
 		require.NoError(t, owner.cmd.Process.Signal(syscall.SIGCONT))
 		require.Eventually(t, func() bool {
 			out := stalledProc.output()
@@ -139,7 +147,17 @@ func TestReplicasShareWorkAndFailOver(t *testing.T) {
 		restarted = true
 		t.Logf("restarting Neo4j while %s runs", r.name)
 		require.NoError(t, db.Stop())
-		time.Sleep(time.Second)
+		require.Eventually(t, func() bool { // every replica has seen the database go
+			for _, p := range rs.alive() {
+				if resp, err := http.Get(p.url + "/readyz"); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						return false
+					}
+				}
+			}
+			return true
+		}, 30*time.Second, 100*time.Millisecond, "the replicas are not ready while Neo4j is down")
 		require.NoError(t, db.Restart(ctx))
 		for _, p := range rs.alive() {
 			p.waitReady(t, 90*time.Second)

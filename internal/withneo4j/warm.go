@@ -19,25 +19,34 @@ import (
 // warmUp is the -warm flag.
 var warmUp bool
 
-// warmPool warms every server up (warm) while the command starts: each
-// under its turn (neo4jtest.HoldTurn), so that a test waits for a warm
-// server instead of taking a cold one. The returned group ends when every
-// server is warm. A server that cannot be warmed is said so; its first
-// test finds what is wrong with it.
+// warmPool warms the servers up (warm) while the command starts, one
+// after another, each under its turn (neo4jtest.HoldTurn): a test waits
+// for a warm server instead of taking a cold one, and the first is warm
+// within seconds (five JVMs warming at once, beside the tests' compiling,
+// kept every server from the tests for a minute and a half). The returned
+// group ends when every server is warm. A server that cannot be warmed is
+// said so; its first test finds what is wrong with it.
 func warmPool(ctx context.Context, pool []*neo4jtest.Server) (*sync.WaitGroup, error) {
 	var warming sync.WaitGroup
+	releases := make([]func() error, 0, len(pool))
 	for _, s := range pool {
 		release, err := neo4jtest.HoldTurn(s.URI)
 		if err != nil {
+			for _, r := range releases {
+				r()
+			}
 			return &warming, err
 		}
-		warming.Go(func() {
-			defer release()
+		releases = append(releases, release)
+	}
+	warming.Go(func() {
+		for i, s := range pool {
 			if err := warm(ctx, s); err != nil {
 				fmt.Fprintf(os.Stderr, "withneo4j: %v\n", err)
 			}
-		})
-	}
+			releases[i]()
+		}
+	})
 	return &warming, nil
 }
 
