@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -490,22 +491,28 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 	t.Helper()
 	checked := 0
 	for _, f := range rs.subs {
+		// What the follower saw, read under its lock and asserted after:
+		// a failed assertion must not leave the lock held, or the
+		// follower's goroutine (which the cleanup waits for) never ends.
+		seen := func() (lost, complete bool, seqs []int64, err error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.lost, f.complete, slices.Clone(f.seqs), f.err
+		}
 		select {
 		case <-f.done:
 		case <-time.After(30 * time.Second):
-			f.mu.Lock()
-			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v):\n%s", f.op, f.on.url, f.lost, f.seqs, f.err, f.on.output())
+			lost, _, seqs, err := seen()
+			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v):\n%s", f.op, f.on.url, lost, seqs, err, f.on.output())
 		}
-		f.mu.Lock()
-		if f.lost || rs.gone[f.on] {
-			f.mu.Unlock()
+		lost, complete, seqs, err := seen()
+		if lost || rs.gone[f.on] {
 			continue
 		}
-		require.True(t, f.complete, "the stream of %s on %s completed (err %v)", f.op, f.on.url, f.err)
-		for i, s := range f.seqs {
-			require.Equal(t, int64(i+1), s, "%s on %s: every event once, in order: %v", f.op, f.on.url, f.seqs)
+		require.True(t, complete, "the stream of %s on %s completed (err %v)", f.op, f.on.url, err)
+		for i, s := range seqs {
+			require.Equal(t, int64(i+1), s, "%s on %s: every event once, in order: %v", f.op, f.on.url, seqs)
 		}
-		f.mu.Unlock()
 		checked++
 	}
 	require.Greater(t, checked, 10)
