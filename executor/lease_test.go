@@ -29,9 +29,15 @@ func leasedExecutor(t *testing.T, s *cypher.Store, svc *service.Service, holder 
 }
 
 // leasedExecutorLogging is leasedExecutor writing its log to w.
+// leaseTerm is the lease tests' term: short, so that they see renewals
+// and expiries quickly, but not so short that a renewal (which has a fifth
+// of it) times out on a test machine busy with other packages; at 1 s,
+// one did, and the executor stopped its operations.
+const leaseTerm = 3 * time.Second
+
 func leasedExecutorLogging(t *testing.T, s *cypher.Store, svc *service.Service, holder string, w io.Writer, term ...time.Duration) (*executor.Executor, error) {
 	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(w, nil)), Hooks: svc,
-		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, time.Second)[0]})
+		Lease: s, LeaseHolder: holder, LeaseTerm: append(term, leaseTerm)[0]})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	return ex, ex.Start(ctx)
@@ -53,7 +59,7 @@ func TestShardsSpreadOverExecutors(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		return len(first.Owned()) == executor.Shards/2 && len(second.Owned()) == executor.Shards/2
-	}, 10*time.Second, 20*time.Millisecond, "first %v, second %v", first.Owned(), second.Owned())
+	}, 30*time.Second, 20*time.Millisecond, "first %v, second %v", first.Owned(), second.Owned())
 	require.Empty(t, intersect(first.Owned(), second.Owned()), "a shard has one owner")
 
 	var ops []*capstan.Operation
@@ -65,7 +71,7 @@ func TestShardsSpreadOverExecutors(t *testing.T) {
 	}
 
 	second.Stop()
-	require.Eventually(t, func() bool { return len(first.Owned()) == executor.Shards }, 5*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(first.Owned()) == executor.Shards }, 15*time.Second, 20*time.Millisecond,
 		"the second released its shards on stopping: %v", first.Owned())
 }
 
@@ -110,7 +116,7 @@ func TestLosingAShardStopsItsOperations(t *testing.T) {
 	_, err = neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease {key: $key}) SET l.holder = 'thief', l.expires = timestamp() + 60000, l.token = l.token + 1`,
 		map[string]any{"key": executor.ShardKey(3)}, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return !slices.Contains(ex.Owned(), 3) }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !slices.Contains(ex.Owned(), 3) }, 15*time.Second, 20*time.Millisecond)
 	require.Len(t, ex.Owned(), executor.Shards-1)
 
 	stolen, kept := storedChainIn(t, s, 3, ""), storedChainIn(t, s, 4, "")
@@ -208,20 +214,20 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 	lease := &unreachableLease{Lease: s}
 	logs := &testenv.SyncBuffer{}
 	ex := executor.New(executor.Config{Store: s, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)), Hooks: svc,
-		Lease: lease, LeaseHolder: "paused", LeaseTerm: time.Second})
+		Lease: lease, LeaseHolder: "paused", LeaseTerm: leaseTerm})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	require.NoError(t, ex.Start(ctx))
 
 	lease.down.Store(true)
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "leases run out before they can be renewed") }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "leases run out before they can be renewed") }, 30*time.Second, 20*time.Millisecond)
 	require.Empty(t, ex.Owned())
 	op := storedChain(t, s)
 	ex.Launch(org, op.ID, nil)
 	// Two more renewals fail after it: while paused, nothing launched it.
 	failed := func() int { return strings.Count(logs.String(), "renewing the executor's leases failed") }
 	before := failed()
-	require.Eventually(t, func() bool { return failed() >= before+2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return failed() >= before+2 }, 30*time.Second, 10*time.Millisecond)
 	stored, err := s.GetOperation(context.Background(), org, op.ID)
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationPending, stored.Status, "paused: nothing runs")
