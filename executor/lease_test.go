@@ -313,6 +313,10 @@ func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
 	tailed := make(chan struct{})
 	go func() { defer close(tailed); tailer.Run(ctx) }()
 	t.Cleanup(func() { stop(); <-tailed })
+	// The tailer's first read is its baseline: what is stored by then is
+	// not news to it. The operation starts after it, as on a replica that
+	// has been up for a while.
+	require.Eventually(t, func() bool { return tailer.Reads.Load() >= 2 }, 30*time.Second, 5*time.Millisecond, "the tailer reads")
 
 	nodes := []capstan.PlanNode{
 		{ID: "gate", Type: capstan.NodeGate, Title: "gate", Gate: &capstan.GateSpec{Type: "approval", Reason: "replicas", RequiredRoles: []string{capstan.RoleSRE}}},
