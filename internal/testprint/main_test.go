@@ -19,11 +19,8 @@ func TestRunShowsPackagesAndFailures(t *testing.T) {
 		`{"Action":"fail","Package":"b","Test":"TestY"}`,
 		`{"Action":"fail","Package":"b","Elapsed":2}`,
 	}, "\n")
-	var out strings.Builder
-	failed, err := run(strings.NewReader(in), &out)
-	require.NoError(t, err)
+	got, failed := printed(t, in)
 	require.True(t, failed)
-	got := out.String()
 	require.Contains(t, got, "▶ a\n  run.sh: Neo4j 5.26 is not cached yet")
 	require.Contains(t, got, "ok   a 1.5s")
 	require.NotContains(t, got, "noise", "a passing package's output is not shown")
@@ -39,10 +36,8 @@ func TestATimeoutNamesWhatWasRunningLast(t *testing.T) {
 		`{"Action":"output","Package":"c","Output":"\ngoroutine 1 [running]:\nlots of stack\n"}`,
 		`{"Action":"fail","Package":"c","Elapsed":1800}`,
 	}, "\n")
-	var out strings.Builder
-	_, err := run(strings.NewReader(in), &out)
-	require.NoError(t, err)
-	require.True(t, strings.HasSuffix(out.String(), "lots of stack\nstill running at the timeout:\n  TestStuck (29m59s)\nFAIL c 1800.0s\n"), out.String())
+	got, _ := printed(t, in)
+	require.True(t, strings.HasSuffix(got, "lots of stack\nstill running at the timeout:\n  TestStuck (29m59s)\nFAIL c 1800.0s\n"), got)
 }
 
 func TestTheRunEndsWithCountsAndTheSlowestTests(t *testing.T) {
@@ -55,11 +50,8 @@ func TestTheRunEndsWithCountsAndTheSlowestTests(t *testing.T) {
 		`{"Action":"skip","Package":"p","Test":"TestSkipped","Elapsed":0}`,
 		`{"Action":"fail","Package":"p","Test":"TestBroken","Elapsed":0.5}`,
 		`{"Action":"fail","Package":"p","Elapsed":300}`)
-	var out strings.Builder
-	failed, err := run(strings.NewReader(strings.Join(lines, "\n")), &out)
-	require.NoError(t, err)
+	got, failed := printed(t, strings.Join(lines, "\n"))
 	require.True(t, failed)
-	got := out.String()
 	require.Contains(t, got, "20 passed, 1 failed, 1 skipped (and 1 subtests)\nthe 15 slowest tests:\n     20.0s p Test20\n     19.0s p Test19\n")
 	require.Contains(t, got, "      6.0s p Test06\n")
 	require.NotContains(t, got, "p Test05\n", "fifteen, no more")
@@ -71,10 +63,8 @@ func TestAPackageSaysWhenItEnded(t *testing.T) {
 		`{"Time":"2026-12-06T10:00:00Z","Action":"start","Package":"a"}`,
 		`{"Time":"2026-12-06T10:02:05Z","Action":"pass","Package":"a","Elapsed":125}`,
 	}, "\n")
-	var out strings.Builder
-	_, err := run(strings.NewReader(in), &out)
-	require.NoError(t, err)
-	require.Contains(t, out.String(), "ok   a 125.0s (at 2m5s)\n")
+	got, _ := printed(t, in)
+	require.Contains(t, got, "ok   a 125.0s (at 2m5s)\n")
 }
 
 func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
@@ -91,10 +81,7 @@ func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
 		`{"Action":"start","Package":"q"}`,
 		`{"Action":"pass","Package":"q","Test":"TestLater","Elapsed":1}`,
 		`{"Action":"pass","Package":"q","Elapsed":1}`)
-	var out strings.Builder
-	_, err := run(strings.NewReader(strings.Join(lines, "\n")), &out)
-	require.NoError(t, err)
-	got := out.String()
+	got, _ := printed(t, strings.Join(lines, "\n"))
 	_, tail, ok := strings.Cut(got, "the 3 slowest tests:")
 	require.True(t, ok, got)
 	require.Contains(t, tail, "--- FAIL p TestBroken, its first and last lines:\nline 0\n")
@@ -103,4 +90,14 @@ func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
 	require.NotContains(t, tail, "line 20\n", "twenty first lines and forty last, no more")
 	require.NotContains(t, tail, "line 30\n", "twenty first lines and forty last, no more")
 	require.NotContains(t, tail, "fine", "a passing test's lines are not repeated")
+}
+
+// printed is what testprint prints for the events in, and whether it
+// reports a failure.
+func printed(t *testing.T, in string) (string, bool) {
+	t.Helper()
+	var out strings.Builder
+	failed, err := run(strings.NewReader(in), &out)
+	require.NoError(t, err)
+	return out.String(), failed
 }
