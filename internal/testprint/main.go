@@ -4,9 +4,10 @@
 // Lines the Neo4j helpers print to announce a slow step (a first download)
 // are shown at once. At the end it counts the tests (`N passed, N failed,
 // N skipped`) and names the slowest, so a regression in time is seen the
-// day it lands. Last come the failed tests' own lines (the first and last of each),
-// so that the end of a long log says why, not only what, failed. `make
-// test` pipes the suite through it.
+// day it lands. Then come the failed tests' own lines (the first and last
+// of each), and last a line per failed test with the check that failed
+// and its message, so that the end of a long log, even cut short, says
+// why, not only what, failed. `make test` pipes the suite through it.
 //
 //	go test -json ./... | go run ./internal/testprint
 package main

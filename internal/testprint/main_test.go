@@ -86,7 +86,8 @@ func TestTheRunEndsWithWhyEachTestFailed(t *testing.T) {
 	require.True(t, ok, got)
 	require.Contains(t, tail, "--- FAIL p TestBroken, its first and last lines:\nline 0\n")
 	require.Contains(t, tail, "line 19\n[… 11 lines …]\nline 31\n")
-	require.True(t, strings.HasSuffix(tail, "line 69\n    x_test.go:3: expected 54, actual 46\n"), tail)
+	require.True(t, strings.HasSuffix(tail, "line 69\n    x_test.go:3: expected 54, actual 46\n"+
+		"why each test failed:\n  p TestBroken: x_test.go:3: expected 54, actual 46\n"), tail)
 	require.NotContains(t, tail, "line 20\n", "twenty first lines and forty last, no more")
 	require.NotContains(t, tail, "line 30\n", "twenty first lines and forty last, no more")
 	require.NotContains(t, tail, "fine", "a passing test's lines are not repeated")

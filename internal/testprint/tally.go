@@ -17,9 +17,10 @@ type tally struct {
 	failures                []failure
 }
 
-// failure is a failed test's own output, its last lines.
+// failure is a failed test's own output, its first and last lines, and
+// why it failed in a line.
 type failure struct {
-	name, tail string
+	name, tail, why string
 }
 
 // A failed test shows its first and last lines at the end: the first
@@ -37,7 +38,7 @@ func (t *tally) failure(name, output string) {
 		cut := fmt.Sprintf("[… %d lines …]", n-failureHead-failureTail)
 		lines = append(append(lines[:failureHead:failureHead], cut), lines[n-failureTail:]...)
 	}
-	t.failures = append(t.failures, failure{name: name, tail: strings.Join(lines, "\n") + "\n"})
+	t.failures = append(t.failures, failure{name: name, tail: strings.Join(lines, "\n") + "\n", why: reason(output)})
 }
 
 type timed struct {
@@ -91,5 +92,15 @@ func (t *tally) print(out io.Writer) {
 	}
 	for _, f := range t.failures {
 		fmt.Fprintf(out, "--- FAIL %s, its first and last lines:\n%s", f.name, f.tail)
+	}
+	// Last, a line per failed test: a CI log cut to its end still says
+	// why each failed (a test whose subtests failed has no line of its own).
+	if len(t.failures) > 0 {
+		fmt.Fprintln(out, "why each test failed:")
+	}
+	for _, f := range t.failures {
+		if f.why != "" {
+			fmt.Fprintf(out, "  %s: %s\n", f.name, f.why)
+		}
 	}
 }
