@@ -7,9 +7,12 @@
 // crashpoints: the binary people run cannot be made to crash this way.
 //
 // CAPSTAN_CRASH_AT_COMMIT=N (N ≥ 1) kills the process with SIGKILL after
-// the Nth commit; CAPSTAN_CRASH_AT_COMMIT=0 only counts, printing one
-// line per commit to stderr ("crashpoint: commit N ..."), so a sweep
-// learns how many commits an uninterrupted run makes.
+// the Nth commit; CAPSTAN_CRASH_AT_COMMIT=end after the commit that ends
+// an operation that has no parent (how many commits come before it can
+// differ by one between runs: results that arrive together are committed
+// together); CAPSTAN_CRASH_AT_COMMIT=0 only counts. Each prints one line
+// per commit to stderr ("crashpoint: commit N ..."), so a sweep learns
+// how many commits an uninterrupted run makes.
 package crashpoint
 
 import (
@@ -26,9 +29,10 @@ import (
 // Store counts the operation commits of the store it wraps.
 type Store struct {
 	capstan.Store
-	at int64
-	mu sync.Mutex
-	n  int64
+	at    int64 // the commit to crash after; 0: none
+	atEnd bool  // crash after the commit that ends a top-level operation
+	mu    sync.Mutex
+	n     int64
 }
 
 // Wrap returns s counting its commits when the binary has crash points
@@ -37,6 +41,9 @@ func Wrap(s capstan.Store) capstan.Store {
 	v, ok := os.LookupEnv("CAPSTAN_CRASH_AT_COMMIT")
 	if !enabled || !ok {
 		return s
+	}
+	if v == "end" {
+		return &Store{Store: s, atEnd: true}
 	}
 	at, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || at < 0 {
@@ -54,7 +61,7 @@ func (s *Store) committed(what string, op *capstan.Operation, events int) {
 	defer s.mu.Unlock()
 	s.n++
 	fmt.Fprintf(os.Stderr, "crashpoint: commit %d %s operation=%s status=%s events=%d\n", s.n, what, op.ID, op.Status, events)
-	if s.n == s.at {
+	if s.n == s.at || s.atEnd && op.ParentID == "" && op.Status.Terminal() {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // SIGKILL is not delivered synchronously: nothing more happens here
 	}
