@@ -35,7 +35,10 @@ func Migrations() []capstan.Migration {
 }
 
 const (
-	qSchemaLevel    = `OPTIONAL MATCH (m:CapstanSchema {key: 'capstan'}) RETURN coalesce(m.level, 0) AS level`
+	// Replicas migrating a new database at once can each MERGE the level
+	// node before either commits (no constraint guards it): the level is
+	// the highest any of them recorded.
+	qSchemaLevel    = `OPTIONAL MATCH (m:CapstanSchema {key: 'capstan'}) RETURN coalesce(max(m.level), 0) AS level`
 	qSetSchemaLevel = `MERGE (m:CapstanSchema {key: 'capstan'})
 SET m.level = CASE WHEN coalesce(m.level, 0) < $level THEN $level ELSE m.level END`
 )

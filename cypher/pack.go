@@ -70,7 +70,7 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 	if p.Digest == "" {
 		return false, capstan.Errorf(capstan.EINVALID, "pack %s has no digest", p.Ref())
 	}
-	res, err := s.write(ctx, "cypher.InstallPack", func(tx neo4j.ManagedTransaction) (any, error) {
+	install := func(tx neo4j.ManagedTransaction) (any, error) {
 		recs, err := collect(ctx, tx, qPackDigest, map[string]any{"uid": uid(org, p.Ref())})
 		if err != nil {
 			return nil, err
@@ -82,7 +82,15 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 			return false, nil
 		}
 		return true, s.writePack(ctx, tx, org, p)
-	})
+	}
+	res, err := s.write(ctx, "cypher.InstallPack", install)
+	if capstan.ErrorCode(err) == capstan.ECONFLICT {
+		// Two processes installing the same pack at once (replicas that
+		// start together): the second's write meets the first's pack at a
+		// unique constraint. Read again, it finds the pack installed, or
+		// installed with other content.
+		res, err = s.write(ctx, "cypher.InstallPack", install)
+	}
 	if err != nil {
 		return false, err
 	}

@@ -2,6 +2,9 @@ package cypher
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -65,13 +68,44 @@ func (s *Store) applySchema(ctx context.Context) error {
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
 	for _, q := range append(schema, `CALL db.awaitIndexes(60)`) {
-		res, err := sess.Run(ctx, q, nil)
-		if err == nil {
-			_, err = res.Consume(ctx)
-		}
-		if err != nil {
+		if err := s.schemaStatement(ctx, sess, q); err != nil {
 			return s.mapErr(ctx, "cypher.schema", err)
 		}
 	}
 	return nil
+}
+
+// schemaStatement runs one statement of the schema. Replicas starting
+// together apply it at once: their schema changes can deadlock (a
+// transient error, tried again as a managed transaction would be) or find
+// the index made by another between IF NOT EXISTS's check and its write.
+func (s *Store) schemaStatement(ctx context.Context, sess neo4j.SessionWithContext, q string) error {
+	start, wait := time.Now(), 10*time.Millisecond
+	for {
+		res, err := sess.Run(ctx, q, nil)
+		if err == nil {
+			_, err = res.Consume(ctx)
+		}
+		switch {
+		case err == nil || madeElsewhere(err):
+			return nil
+		case !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime:
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// madeElsewhere reports whether a schema statement failed because another
+// process (a replica starting at the same instant) created the same index
+// or constraint between IF NOT EXISTS's check and its write.
+func madeElsewhere(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && (strings.HasSuffix(ne.Code, ".EquivalentSchemaRuleAlreadyExists") ||
+		strings.HasSuffix(ne.Code, ".IndexAlreadyExists") || strings.HasSuffix(ne.Code, ".ConstraintAlreadyExists"))
 }
