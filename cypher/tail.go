@@ -16,8 +16,8 @@ import (
 // the new events of those it has an interest in, all in one query.
 
 // qTouchedOperations and qActiveOperations answer a tailer's read in one
-// statement, the database's clock with it: an idle replica polls every
-// 50 ms, so a read is one round trip, not two.
+// statement, the database's clock with it: a replica polls every 50 ms
+// while commits come (500 ms when idle), so a read is one round trip, not two.
 const qTouchedOperations = `
 CALL () {
   MATCH (o:Operation) WHERE o.touched >= $since

@@ -33,8 +33,10 @@ type Tailer struct {
 	Broker   *Broker
 	// Touched is told of every commit made elsewhere.
 	Touched func(capstan.OperationTouch)
-	// Every is the interval between reads (DefaultTailEvery).
-	Every time.Duration
+	// Every is the interval between reads while commits come
+	// (DefaultTailEvery); Idle the longest, once none has come for the
+	// slack (DefaultTailIdle): the interval doubles from Every to Idle.
+	Every, Idle time.Duration
 	// Slack is how far before its last read each read looks again: a
 	// commit becomes visible some time after its timestamp (the
 	// statement's start) (DefaultTailSlack).
@@ -44,12 +46,27 @@ type Tailer struct {
 	Reads, Delivered atomic.Int64
 }
 
-// DefaultTailEvery and DefaultTailSlack are the tailer's interval and how
-// far back each read looks again.
+// DefaultTailEvery, DefaultTailIdle and DefaultTailSlack are the
+// tailer's interval while commits come, its longest when none does, and
+// how far back each read looks again. An idle replica reads twice a
+// second, not twenty times: each read costs the database a query, and
+// the first commit after a quiet spell reaches it within half a second.
 const (
 	DefaultTailEvery = 50 * time.Millisecond
+	DefaultTailIdle  = 500 * time.Millisecond
 	DefaultTailSlack = 5 * time.Second
 )
+
+// nextWait is the wait before the tailer's next read, after one that
+// waited last: every when the read found commits (anywhere, within the
+// slack), else twice last, up to idle: a database that does not answer
+// is asked less often too.
+func nextWait(last, every, idle time.Duration, busy bool) time.Duration {
+	if busy || last < every {
+		return every
+	}
+	return min(2*last, max(idle, every))
+}
 
 // newsLimit bounds the events one read takes of one operation; the rest
 // come with the next read.
@@ -60,9 +77,12 @@ const newsLimit = 500
 // operation it does not know (finished before it started, or forgotten
 // since: Broker.Forget) brings the events of its latest commit.
 func (t *Tailer) Run(ctx context.Context) {
-	every, slack := t.Every, t.Slack
+	every, idle, slack := t.Every, t.Idle, t.Slack
 	if every <= 0 {
 		every = DefaultTailEvery
+	}
+	if idle <= 0 {
+		idle = DefaultTailIdle
 	}
 	if slack <= 0 {
 		slack = DefaultTailSlack
@@ -73,8 +93,10 @@ func (t *Tailer) Run(ctx context.Context) {
 	}
 	var since int64
 	failing := false
+	wait := every
 	for {
-		err := t.read(ctx, &since, slack)
+		busy, err := t.read(ctx, &since, slack)
+		wait = nextWait(wait, every, idle, busy)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -88,27 +110,29 @@ func (t *Tailer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(every):
+		case <-time.After(wait):
 		}
 	}
 }
 
 // read is one read. since is the database's clock of the next read's
-// start (0 before the first: the baseline of unfinished operations).
-func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) error {
+// start (0 before the first: the baseline of unfinished operations). It
+// reports whether the read found commits, wherever they were made.
+func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (busy bool, err error) {
 	if t.Reads.Add(1)%100 == 0 {
 		t.Broker.Forget()
 	}
 	touches, now, err := t.Timeline.TouchedOperations(ctx, *since)
 	if err != nil {
-		return err
+		return false, err
 	}
+	busy = len(touches) > 0
 	if *since == 0 {
 		for _, o := range touches {
 			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
 		}
 		*since = now - slack.Milliseconds()
-		return nil
+		return busy, nil
 	}
 	next := now - slack.Milliseconds() // only once this read has succeeded
 	var cursors []capstan.TimelineCursor
@@ -135,11 +159,11 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) er
 	}
 	if len(cursors) == 0 {
 		*since = next
-		return nil
+		return busy, nil
 	}
 	news, err := t.Timeline.TimelineNews(ctx, cursors, newsLimit)
 	if err != nil {
-		return err
+		return busy, err
 	}
 	*since = next
 	for _, n := range news {
@@ -149,5 +173,5 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) er
 		t.Delivered.Add(int64(len(n.Events)))
 		t.Broker.Publish(Message{Org: n.Operation.OrganizationID, Operation: *n.Operation, Events: n.Events})
 	}
-	return nil
+	return busy, nil
 }

@@ -200,3 +200,26 @@ func TestTailerBringsAnOldOperationsNews(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"mine/5", "done/10"}, got, "each news once, no history")
 }
+
+func TestTheTailerReadsLessOftenWhenNothingIsCommitted(t *testing.T) {
+	const every, idle = 50 * time.Millisecond, 500 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		last time.Duration
+		busy bool
+		want time.Duration
+	}{
+		{"commits came: at once again", 400 * time.Millisecond, true, every},
+		{"commits keep coming", every, true, every},
+		{"the first quiet read doubles the wait", every, false, 100 * time.Millisecond},
+		{"and the next", 200 * time.Millisecond, false, 400 * time.Millisecond},
+		{"up to idle", 400 * time.Millisecond, false, idle},
+		{"and no further", idle, false, idle},
+		{"a first read", 0, false, every},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, nextWait(c.last, every, idle, c.busy))
+		})
+	}
+	require.Equal(t, every, nextWait(every, every, every/2, false), "idle is never shorter than every")
+}
