@@ -85,11 +85,15 @@ let lastPage = null;
 
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox"] });
 const consoleErrors = [];
+// Requests the browser saw fail (a refused or reset connection, say),
+// with when: a failure prints them, so "Failed to fetch" says which.
+const failedRequests = [];
 
 async function signedIn(bearer, { keyboard = false } = {}) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.on("console", (m) => { if (m.type() === "error") consoleErrors.push(m.text()); });
+  page.on("requestfailed", (r) => failedRequests.push(`${new Date().toISOString()} ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
   await page.goto(url + "/");
   await page.getByLabel("Bearer token").fill(bearer);
   if (keyboard) await page.keyboard.press("Enter");
@@ -441,6 +445,7 @@ try {
 } catch (e) {
   console.error("FAIL: " + (e.stack ?? e));
   if (lastPage) console.error("the page showed:\n" + (await lastPage.locator("main").innerHTML().catch(() => "?")).slice(-4000));
+  if (failedRequests.length > 0) console.error("requests that failed:\n" + failedRequests.slice(-20).join("\n"));
   process.exitCode = 1;
 } finally {
   await browser.close();
