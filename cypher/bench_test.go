@@ -51,8 +51,14 @@ func BenchmarkPlanIntentSeed(b *testing.B) {
 // BenchmarkOperationStep is one executor commit of a chain on Neo4j.
 func BenchmarkOperationStep(b *testing.B) { storetest.BenchmarkOperationStep(b, open(b)) }
 
-// floorWarmUp is how many untimed writes BenchmarkManagedWriteFloor makes.
-const floorWarmUp = 3000
+// floorWarmUp is how many untimed writes BenchmarkManagedWriteFloor makes
+// (a hundred at make test's small size).
+func floorWarmUp() int {
+	if testenv.BenchSmall() {
+		return 100
+	}
+	return 3000
+}
 
 // BenchmarkManagedWriteFloor measures this machine's Neo4j instead of
 // Capstan: one managed write transaction (ExecuteWrite) that creates one
@@ -79,7 +85,7 @@ func BenchmarkManagedWriteFloor(b *testing.B) {
 	}
 	// Untimed first: a server just started runs its first few thousand
 	// transactions at two to three times its warm cost (JIT).
-	for range floorWarmUp {
+	for range floorWarmUp() {
 		require.NoError(b, write())
 	}
 	storetest.Measure(b, write)
@@ -97,7 +103,7 @@ func BenchmarkPatch500(b *testing.B) {
 // in one call, then again over itself (every resource updated). Target:
 // >= 10,000 resources/s.
 func BenchmarkImport(b *testing.B) {
-	rs := testenv.SyntheticCatalog(10000)
+	rs := testenv.SyntheticCatalog(testenv.BenchResources(10000))
 	s := open(b)
 	ctx := context.Background()
 	require.NoError(b, s.Ping(ctx)) // the schema is applied on first use: not an import's time
@@ -131,7 +137,7 @@ func BenchmarkImportFloor(b *testing.B) {
 	defer driver.Close(ctx)
 	_, err = neo4j.ExecuteQuery(ctx, driver, "CREATE CONSTRAINT import_floor_uid IF NOT EXISTS FOR (n:ImportFloor) REQUIRE n.uid IS UNIQUE", nil, neo4j.EagerResultTransformer)
 	require.NoError(b, err)
-	const n = 10000
+	n := testenv.BenchResources(10000)
 	run := testenv.NewOrg()
 	for i := 0; b.Loop(); i++ {
 		rows := make([]any, n)

@@ -41,7 +41,7 @@ func newHeavyEnv(b *testing.B) *heavyEnv {
 	store := testenv.Store(b)
 	svc := testenv.Demo(b, store)
 	ctx := testenv.Admin(testenv.Org)
-	if _, err := store.ImportResources(ctx, testenv.Org, testenv.SyntheticCatalog(10000)); err != nil {
+	if _, err := store.ImportResources(ctx, testenv.Org, testenv.SyntheticCatalog(testenv.BenchResources(10000))); err != nil {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

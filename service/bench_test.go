@@ -16,7 +16,7 @@ func BenchmarkPlanIntentSeed10k(b *testing.B) {
 	store := testenv.Store(b)
 	svc := testenv.Demo(b, store)
 	ctx := testenv.Admin(testenv.Org)
-	rs := testenv.SyntheticCatalog(10000)
+	rs := testenv.SyntheticCatalog(testenv.BenchResources(10000))
 	for i := 0; i < len(rs); i += 2000 {
 		_, err := store.ImportResources(ctx, testenv.Org, rs[i:min(i+2000, len(rs))])
 		require.NoError(b, err)
@@ -38,7 +38,7 @@ func BenchmarkPlanOnly10k(b *testing.B) {
 	store := testenv.Store(b)
 	svc := testenv.Demo(b, store)
 	ctx := testenv.Admin(testenv.Org)
-	_, err := store.ImportResources(ctx, testenv.Org, testenv.SyntheticCatalog(10000))
+	_, err := store.ImportResources(ctx, testenv.Org, testenv.SyntheticCatalog(testenv.BenchResources(10000)))
 	require.NoError(b, err)
 	in, err := svc.CreateIntent(ctx, service.IntentInput(testenv.SeedIntent()))
 	require.NoError(b, err)

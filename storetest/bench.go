@@ -10,8 +10,14 @@ import (
 	"github.com/capstan-dev/capstan/internal/testenv"
 )
 
-// BenchSizes are the catalog sizes the candidate-search benchmarks use.
-var BenchSizes = []int{1000, 10000, 100000}
+// BenchSizes are the catalog sizes the candidate-search benchmarks use:
+// CAPSTAN_BENCH_RESOURCES alone when set (testenv.BenchResources).
+func BenchSizes() []int {
+	if testenv.BenchSmall() {
+		return []int{testenv.BenchResources(0)}
+	}
+	return []int{1000, 10000, 100000}
+}
 
 // benchQuery is the seed's object-storage requirement, resolved.
 var benchQuery = capstan.CandidateQuery{Capability: "object_storage.s3",
@@ -22,7 +28,7 @@ var benchQuery = capstan.CandidateQuery{Capability: "object_storage.s3",
 // provider, filter in Go), reporting p50 and p99 latency, and the import
 // rate of the catalog. Stores run it from their own benchmarks.
 func BenchmarkCandidates(b *testing.B, open func(b *testing.B) capstan.Store) {
-	for _, n := range BenchSizes {
+	for _, n := range BenchSizes() {
 		b.Run(fmt.Sprintf("resources=%d", n), func(b *testing.B) {
 			s := open(b)
 			org := "bench-" + capstan.NewID()[12:]

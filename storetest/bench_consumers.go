@@ -2,11 +2,10 @@ package storetest
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
 )
 
 // BenchmarkCrowdedProvider measures the search for one provider that
@@ -14,10 +13,7 @@ import (
 // carries MaxConsumers of them and says there are more, so its cost must
 // not grow with them.
 func BenchmarkCrowdedProvider(b *testing.B, open func(b *testing.B) capstan.Store) {
-	n := 10_000
-	if v, err := strconv.Atoi(os.Getenv("CAPSTAN_BENCH_RESOURCES")); err == nil && v > 0 {
-		n = v
-	}
+	n := testenv.BenchResources(10_000)
 	s := open(b)
 	org := "crowd-" + capstan.NewID()[12:]
 	installTestPackB(b, s, org)
