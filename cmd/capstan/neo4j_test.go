@@ -29,7 +29,7 @@ func TestNeo4jOutageIsSurvived(t *testing.T) {
 	require.Equal(t, "UNAVAILABLE", errs[0]["extensions"].(map[string]any)["code"])
 
 	require.NoError(t, db.Restart(ctx))
-	p.waitReady(t, 90*time.Second)
+	p.waitReady(t, 3*time.Minute) // a cold Neo4j of its own: the schema and packs take it a minute under the suite's load
 	id := p.gql(t, createIntent, map[string]any{"n": "on-neo4j"})["createIntent"].(map[string]any)["id"]
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status bindings { key status provider { resourceKey } subOperation { scenario } } } }`, map[string]any{"id": id})
 	require.Equal(t, "READY", plan["planIntent"].(map[string]any)["status"])
