@@ -49,7 +49,7 @@ NEO4J_SERVERS ?= 5
 NEO4J_WARM ?= true
 
 test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, three packages at once, then every benchmark once at a small size.
-	$(GO) test -json -race -count=1 -p 3 -parallel 8 -timeout 30m ./... | bin/testprint
+	$(GO) test -json -race -count=1 -p 3 -parallel 6 -timeout 30m ./... | bin/testprint
 	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | bin/testprint
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
