@@ -68,8 +68,8 @@ func (f *Feed) run() {
 	// it held and f.end can take it.
 	defer guard.Recover(nil, "operation feed", f.end)
 	var ended bool
-	err := retryUnavailable(f.ctx, func() (err error) {
-		ended, err = f.src.Terminal(f.ctx)
+	err := retryUnavailable(f.ctx, func(ctx context.Context) (err error) {
+		ended, err = f.src.Terminal(ctx)
 		return err
 	})
 	if err == nil {
@@ -128,12 +128,19 @@ func (f *Feed) deliver(m *Message) error {
 // subscription with the error (the client resumes from its cursor).
 const storeRetries = 5
 
+// storeReadTimeout bounds one read of the store: a read that gets no
+// answer is UNAVAILABLE and tried again, never a feed stuck for good.
+const storeReadTimeout = 10 * time.Second
+
 // retryUnavailable runs read until it succeeds, fails otherwise than
-// UNAVAILABLE, or has been retried storeRetries times.
-func retryUnavailable(ctx context.Context, read func() error) error {
+// UNAVAILABLE, or has been retried storeRetries times; each try has
+// storeReadTimeout.
+func retryUnavailable(ctx context.Context, read func(ctx context.Context) error) error {
 	wait := 100 * time.Millisecond
 	for i := 0; ; i++ {
-		err := read()
+		tryCtx, cancel := context.WithTimeout(ctx, storeReadTimeout)
+		err := read(tryCtx)
+		cancel()
 		if err == nil || i == storeRetries || capstan.ErrorCode(err) != capstan.EUNAVAILABLE {
 			return err
 		}
@@ -158,8 +165,8 @@ func (f *Feed) catchUp() error {
 			f.last = e.Event.Sequence
 		}
 		var events []capstan.OperationEvent
-		err := retryUnavailable(f.ctx, func() (err error) {
-			events, err = f.src.Events(f.ctx, f.last, pageSize)
+		err := retryUnavailable(f.ctx, func(ctx context.Context) (err error) {
+			events, err = f.src.Events(ctx, f.last, pageSize)
 			return err
 		})
 		if err != nil {

@@ -68,6 +68,11 @@ func nextWait(last, every, idle time.Duration, busy bool) time.Duration {
 	return min(2*last, max(idle, every))
 }
 
+// readTimeout bounds one read: a database that stops answering on a
+// connection (restarting, say) must not stop the tailer, and with it every
+// other process's commits reaching this one's subscribers.
+const readTimeout = 10 * time.Second
+
 // newsLimit bounds the events one read takes of one operation; the rest
 // come with the next read.
 const newsLimit = 500
@@ -95,7 +100,9 @@ func (t *Tailer) Run(ctx context.Context) {
 	failing := false
 	wait := every
 	for {
-		busy, err := t.read(ctx, &since, slack)
+		readCtx, cancel := context.WithTimeout(ctx, readTimeout)
+		busy, err := t.read(readCtx, &since, slack)
+		cancel()
 		wait = nextWait(wait, every, idle, busy)
 		switch {
 		case ctx.Err() != nil:

@@ -428,3 +428,31 @@ func TestPackLintCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(out), "capstan")
 }
+
+// stacks has p print its goroutines (SIGQUIT: the Go runtime's dump, after
+// which the process ends) and returns those with a frame in one of
+// the packages named: what a process that stopped doing something was
+// doing instead. For a failure's message only.
+func (p *proc) stacks(packages ...string) string {
+	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		return fmt.Sprintf("(no goroutine dump: %v)", err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		return "(no goroutine dump within 30 s)"
+	}
+	var kept []string
+	for _, g := range strings.Split(p.output(), "\n\n") {
+		if !strings.HasPrefix(g, "goroutine ") {
+			continue
+		}
+		for _, pkg := range packages {
+			if strings.Contains(g, "capstan/"+pkg+".") {
+				kept = append(kept, g)
+				break
+			}
+		}
+	}
+	return strings.Join(kept, "\n\n")
+}

@@ -512,7 +512,8 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 		case <-f.done:
 		case <-time.After(30 * time.Second):
 			lost, _, seqs, err := seen()
-			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v):\n%s", f.op, f.on.url, lost, seqs, err, f.on.output())
+			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v); its replica's tailer and feeds:\n%s",
+				f.op, f.on.url, lost, seqs, err, f.on.stacks("live", "server"))
 		}
 		lost, complete, seqs, err := seen()
 		if lost || rs.gone[f.on] {

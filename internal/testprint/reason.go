@@ -9,6 +9,10 @@ import (
 // and line of the call, then the message.
 var failedAt = regexp.MustCompile(`^\s+(\S+_test\.go:\d+): ?(.*)$`)
 
+// cleanupLog starts what cmd/capstan's cleanup logs after a failure (a
+// server's last lines): never the failure itself.
+const cleanupLog = "the server of "
+
 // whyWidth bounds a reason: one line of a log, never a page.
 const whyWidth = 300
 
@@ -18,30 +22,47 @@ const whyWidth = 300
 // that its subtests failed.
 func reason(output string) string {
 	lines := strings.Split(output, "\n")
-	for i, l := range lines {
-		m := failedAt.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		parts := []string{m[1]}
-		if msg := strings.TrimSpace(m[2]); msg != "" {
-			parts = append(parts, msg)
-		}
-		for _, next := range lines[i+1:] {
-			if !strings.HasPrefix(next, "        ") || failedAt.MatchString(next) {
-				break // the message ends where the test's next line starts
-			}
-			field, value, _ := strings.Cut(strings.TrimSpace(next), ":")
-			switch {
-			case field == "Error" || field == "Messages":
-				parts = append(parts, strings.TrimSpace(value))
-			case len(parts) == 1 && !testifyFields[field]:
-				parts = append(parts, strings.TrimSpace(next)) // a multi-line message's next line
-			}
-		}
-		return clip(strings.Join(parts, ": "))
+	at := failedLine(lines)
+	if at < 0 {
+		return ""
 	}
-	return ""
+	m := failedAt.FindStringSubmatch(lines[at])
+	parts := []string{m[1]}
+	if msg := strings.TrimSpace(m[2]); msg != "" {
+		parts = append(parts, msg)
+	}
+	for _, next := range lines[at+1:] {
+		if !strings.HasPrefix(next, "        ") || failedAt.MatchString(next) {
+			break // the message ends where the test's next line starts
+		}
+		field, value, _ := strings.Cut(strings.TrimSpace(next), ":")
+		switch {
+		case field == "Error" || field == "Messages":
+			parts = append(parts, strings.TrimSpace(value))
+		case len(parts) == 1 && !testifyFields[field]:
+			parts = append(parts, strings.TrimSpace(next)) // a multi-line message's next line
+		}
+	}
+	return clip(strings.Join(parts, ": "))
+}
+
+// failedLine is the index of the line a failed check starts (-1: none).
+// testify's failure is the first with an Error Trace; t.Fatal's is the
+// test's last line before its cleanups (t.Log lines come before it, a
+// server's last words after it).
+func failedLine(lines []string) int {
+	for i, l := range lines {
+		if failedAt.MatchString(l) && i+1 < len(lines) && strings.Contains(lines[i+1], "Error Trace:") {
+			return i
+		}
+	}
+	at := -1
+	for i, l := range lines {
+		if m := failedAt.FindStringSubmatch(l); m != nil && !strings.HasPrefix(m[2], cleanupLog) {
+			at = i
+		}
+	}
+	return at
 }
 
 // testifyFields are the fields of a testify failure that say where, not why.

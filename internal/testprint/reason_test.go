@@ -20,6 +20,9 @@ func TestReasonIsWhyATestFailedInALine(t *testing.T) {
 			"    x_test.go:99: a server's log\n--- FAIL: TestX (1.00s)\n",
 			"crash_sweep_test.go:420: Should be true: commit 18 was never reached (17 commits)"},
 		{"a message on the next lines", "    x_test.go:7: \n        the replicas are not ready\n        and more\n", "x_test.go:7: the replicas are not ready"},
+		{"t.Fatalf after t.Logf, before a cleanup's log", "    x_test.go:10: SIGKILL the owner\n    x_test.go:11: taken over in 3s\n" +
+			"    x_test.go:20: a subscriber never completed\n    process_test.go:140: the server of /tmp/x said last:\n        {}\n",
+			"x_test.go:20: a subscriber never completed"},
 		{"its subtests failed", "=== RUN   TestX\n=== PAUSE TestX\n=== CONT  TestX\n--- FAIL: TestX (0.01s)\n", ""},
 		{"a long message is cut", "    x_test.go:1: " + strings.Repeat("a", 1000) + "\n", "x_test.go:1: " + strings.Repeat("a", whyWidth-len("x_test.go:1: ")) + "…"},
 	} {
