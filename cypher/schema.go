@@ -101,11 +101,22 @@ func (s *Store) schemaStatement(ctx context.Context, sess neo4j.SessionWithConte
 	}
 }
 
-// madeElsewhere reports whether a schema statement failed because another
-// process (a replica starting at the same instant) created the same index
-// or constraint between IF NOT EXISTS's check and its write.
+// madeElsewhere reports whether a schema statement failed because the
+// same index or constraint was made between IF NOT EXISTS's check and its
+// write: by another process (a replica starting at the same instant), or
+// by this one's earlier try, still running in the database after its
+// client gave up (a Neo4j just restarted). A name taken means what IF NOT
+// EXISTS means: one of that name is there.
 func madeElsewhere(err error) bool {
 	var ne *neo4j.Neo4jError
-	return errors.As(err, &ne) && (strings.HasSuffix(ne.Code, ".EquivalentSchemaRuleAlreadyExists") ||
-		strings.HasSuffix(ne.Code, ".IndexAlreadyExists") || strings.HasSuffix(ne.Code, ".ConstraintAlreadyExists"))
+	if !errors.As(err, &ne) {
+		return false
+	}
+	for _, code := range []string{"EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists", "ConstraintAlreadyExists",
+		"IndexWithNameAlreadyExists", "ConstraintWithNameAlreadyExists"} {
+		if strings.HasSuffix(ne.Code, "."+code) {
+			return true
+		}
+	}
+	return false
 }
