@@ -41,7 +41,9 @@ type Tailer struct {
 	// commit becomes visible some time after its timestamp (the
 	// statement's start) (DefaultTailSlack).
 	Slack time.Duration
-	Log   *slog.Logger
+	// ReadTimeout bounds one read (DefaultTailReadTimeout).
+	ReadTimeout time.Duration
+	Log         *slog.Logger
 	// Reads counts the reads; Delivered the events it published.
 	Reads, Delivered atomic.Int64
 }
@@ -68,10 +70,11 @@ func nextWait(last, every, idle time.Duration, busy bool) time.Duration {
 	return min(2*last, max(idle, every))
 }
 
-// readTimeout bounds one read: a database that stops answering on a
-// connection (restarting, say) must not stop the tailer, and with it every
-// other process's commits reaching this one's subscribers.
-const readTimeout = 10 * time.Second
+// DefaultTailReadTimeout bounds one read: a database that stops
+// answering on a connection (restarting, say) must not stop the tailer,
+// and with it every other process's commits reaching this one's
+// subscribers.
+const DefaultTailReadTimeout = 10 * time.Second
 
 // newsLimit bounds the events one read takes of one operation; the rest
 // come with the next read.
@@ -91,6 +94,10 @@ func (t *Tailer) Run(ctx context.Context) {
 	}
 	if slack <= 0 {
 		slack = DefaultTailSlack
+	}
+	readTimeout := t.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = DefaultTailReadTimeout
 	}
 	log := t.Log
 	if log == nil {

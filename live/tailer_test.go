@@ -3,7 +3,10 @@ package live
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,4 +225,38 @@ func TestTheTailerReadsLessOftenWhenNothingIsCommitted(t *testing.T) {
 		})
 	}
 	require.Equal(t, every, nextWait(every, every, every/2, false), "idle is never shorter than every")
+}
+
+// hangingTimeline never answers its first read: a database that stopped
+// answering on a connection.
+type hangingTimeline struct {
+	Timeline
+	hung, hadDeadline atomic.Bool
+}
+
+func (h *hangingTimeline) TouchedOperations(ctx context.Context, since int64) ([]capstan.OperationTouch, int64, error) {
+	if h.hung.CompareAndSwap(false, true) {
+		_, ok := ctx.Deadline()
+		h.hadDeadline.Store(ok)
+		<-ctx.Done()
+		return nil, 0, ctx.Err()
+	}
+	return h.Timeline.TouchedOperations(ctx, since)
+}
+
+// TestAReadThatGetsNoAnswerIsAbandoned: a read the database never answers
+// ends at the tailer's read timeout, and the tailer reads again.
+func TestAReadThatGetsNoAnswerIsAbandoned(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	h := &hangingTimeline{Timeline: db}
+	tl := &Tailer{Timeline: h, Broker: NewBroker(0), Every: 5 * time.Millisecond, Slack: 50 * time.Millisecond, ReadTimeout: 50 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tl.Run(ctx) }()
+	require.Eventually(t, func() bool { return tl.Reads.Load() >= 3 }, 5*time.Second, time.Millisecond, "the tailer reads again after a read that got no answer")
+	cancel()
+	<-done
+	require.True(t, h.hung.Load())
+	require.True(t, h.hadDeadline.Load(), "the read had a deadline")
 }
