@@ -146,10 +146,14 @@ func (b *Broker) Forget() {
 	b.forget(time.Now().Add(-forgetAfter))
 }
 
-// forget drops the marks idle since before cutoff (b.mu held).
+// forget drops the marks idle since before cutoff (b.mu held), but never
+// the mark of an operation someone here follows: an operation can wait
+// longer than forgetAfter (on its sub-operation, on a database coming
+// back), and its followers' streams must go on from the mark, not from
+// the latest commit the tailer would take it to be news of.
 func (b *Broker) forget(cutoff time.Time) {
 	for key, s := range b.seen {
-		if s.at.Before(cutoff) {
+		if s.at.Before(cutoff) && len(b.byOp[key]) == 0 {
 			delete(b.seen, key)
 		}
 	}

@@ -260,3 +260,24 @@ func TestAReadThatGetsNoAnswerIsAbandoned(t *testing.T) {
 	require.True(t, h.hung.Load())
 	require.True(t, h.hadDeadline.Load(), "the read had a deadline")
 }
+
+// TestAFollowedOperationsMarkIsNeverForgotten: the marks of operations
+// nothing moved for a while are dropped, except those someone here
+// follows: an operation waiting on its sub-operation, or on a database
+// coming back, goes on from where its followers are.
+func TestAFollowedOperationsMarkIsNeverForgotten(t *testing.T) {
+	b := NewBroker(0)
+	defer b.Close()
+	b.Known("o", "followed", 14)
+	b.Known("o", "idle", 9)
+	sub := b.Operation("o", "followed")
+	defer sub.Close()
+	b.mu.Lock()
+	b.forget(time.Now().Add(time.Hour)) // every mark is idle by this cutoff
+	b.mu.Unlock()
+	upTo, known := b.PublishedUpTo("o", "followed")
+	require.True(t, known)
+	require.Equal(t, int64(14), upTo)
+	_, known = b.PublishedUpTo("o", "idle")
+	require.False(t, known, "a mark nobody follows is dropped")
+}

@@ -44,7 +44,9 @@ import (
 const replicaLease = 3 * time.Second
 
 func TestReplicasShareWorkAndFailOver(t *testing.T) {
-	t.Parallel()
+	// Not in parallel: its leases are seconds long and its replicas must
+	// renew them through a Neo4j restart; beside the package's parallel
+	// tests on two cores they missed renewals for twenty seconds.
 	ctx := context.Background()
 	db, err := neo4jtest.StartOwn(ctx)
 	require.NoError(t, err, "Neo4j is part of the test suite")
@@ -512,8 +514,9 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 		case <-f.done:
 		case <-time.After(30 * time.Second):
 			lost, _, seqs, err := seen()
-			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v); its replica's tailer and feeds:\n%s",
-				f.op, f.on.url, lost, seqs, err, f.on.stacks("live", "server"))
+			stacks := f.on.stacks("live")
+			t.Fatalf("a subscriber to %s on %s never completed (lost %v, got %v, err %v); every replica's log and this one's goroutines are in %s; its live goroutines:\n%s",
+				f.op, f.on.url, lost, seqs, err, rs.keepLogs(t), stacks)
 		}
 		lost, complete, seqs, err := seen()
 		if lost || rs.gone[f.on] {
@@ -562,4 +565,21 @@ func TestComposeStartsThreeReplicas(t *testing.T) {
 	require.NotContains(t, keys, "")
 	require.Len(t, ports, 3)
 	require.Len(t, volumes, 3, "a data directory each")
+}
+
+// keepLogs writes every replica's whole output (a goroutine dump
+// included, for one sent SIGQUIT) under /var/tmp/capstan-test-failures,
+// which outlives the run: a failure's message holds only their last lines.
+func (rs *replicaSet) keepLogs(t *testing.T) string {
+	dir := filepath.Join("/var/tmp/capstan-test-failures", fmt.Sprintf("%s-%d", t.Name(), time.Now().Unix()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Sprintf("(not kept: %v)", err)
+	}
+	for _, p := range rs.all {
+		name := strings.NewReplacer("http://", "", ":", "-").Replace(p.url) + ".log"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(p.output()), 0o600); err != nil {
+			return fmt.Sprintf("(not kept: %v)", err)
+		}
+	}
+	return dir
 }
