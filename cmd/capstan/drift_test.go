@@ -240,7 +240,10 @@ func TestDriftFoundAndRepairedOnRealHosts(t *testing.T) {
 			require.Equal(t, "SUCCEEDED", statusAs(t, p, driftAdmin, consumer))
 
 			// A stopped process is drift of running.
-			hosts.Exec(t, 0, "sh", "-c", `kill "$(cat /run/hello.pid)"`)
+			// Assessed once it has exited: a process that got the signal
+			// and has not ended yet still runs, without its port.
+			hosts.Exec(t, 0, "sh", "-c", `pid=$(cat /run/hello.pid); kill "$pid"
+			  for i in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.05; done; echo "$pid still runs" >&2; exit 1`)
 			got = ok(driftOperator, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus assessment { diff { field desired observed } } } }`, map[string]any{"r": id})["assessResource"].(map[string]any)
 			require.Equal(t, "DRIFTED", got["healthStatus"], "%v", got)
 			require.Contains(t, got["assessment"].(map[string]any)["diff"], map[string]any{"field": "running", "desired": true, "observed": false})
