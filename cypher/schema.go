@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 )
@@ -80,25 +79,16 @@ func (s *Store) applySchema(ctx context.Context) error {
 // transient error, tried again as a managed transaction would be) or find
 // the index made by another between IF NOT EXISTS's check and its write.
 func (s *Store) schemaStatement(ctx context.Context, sess neo4j.SessionWithContext, q string) error {
-	start, wait := time.Now(), 10*time.Millisecond
-	for {
+	return retrying(ctx, func() error {
 		res, err := sess.Run(ctx, q, nil)
 		if err == nil {
 			_, err = res.Consume(ctx)
 		}
-		switch {
-		case err == nil || madeElsewhere(err):
+		if madeElsewhere(err) {
 			return nil
-		case !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime:
-			return err
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		wait = min(2*wait, time.Second)
-	}
+		return err
+	})
 }
 
 // madeElsewhere reports whether a schema statement failed because the

@@ -197,16 +197,28 @@ func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMo
 	}
 	sess := s.session(ctx, mode)
 	defer sess.Close(ctx)
+	var res any
+	err := retrying(ctx, func() (err error) {
+		res, err = fn(autoCommit{sess})
+		return err
+	})
+	return res, s.mapErr(ctx, op, err)
+}
+
+// retrying runs try until it succeeds, fails with an error the driver
+// does not call retryable, or the driver's retry time has passed, waiting
+// twice as long after each failure, from 10 ms up to a second.
+func retrying(ctx context.Context, try func() error) error {
 	start, wait := time.Now(), 10*time.Millisecond
 	for {
-		res, err := fn(autoCommit{sess})
+		err := try()
 		if err == nil || !neo4j.IsRetryable(err) || time.Since(start)+wait > retryTime {
-			return res, s.mapErr(ctx, op, err)
+			return err
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return nil, s.mapErr(ctx, op, ctx.Err())
+			return ctx.Err()
 		}
 		wait = min(2*wait, time.Second)
 	}
