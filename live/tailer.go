@@ -33,9 +33,9 @@ type Tailer struct {
 	Broker   *Broker
 	// Touched is told of every commit made elsewhere.
 	Touched func(capstan.OperationTouch)
-	// Every is the interval between reads while commits come
-	// (DefaultTailEvery); Idle the longest, once none has come for the
-	// slack (DefaultTailIdle): the interval doubles from Every to Idle.
+	// Every is the interval between reads while other processes commit
+	// (DefaultTailEvery); Idle the longest, once a read brought no news
+	// (DefaultTailIdle): the interval doubles from Every to Idle.
 	Every, Idle time.Duration
 	// Slack is how far before its last read each read looks again: a
 	// commit becomes visible some time after its timestamp (the
@@ -49,10 +49,11 @@ type Tailer struct {
 }
 
 // DefaultTailEvery, DefaultTailIdle and DefaultTailSlack are the
-// tailer's interval while commits come, its longest when none does, and
-// how far back each read looks again. An idle replica reads twice a
-// second, not twenty times: each read costs the database a query, and
-// the first commit after a quiet spell reaches it within half a second.
+// tailer's interval while other processes commit, its longest when none
+// does, and how far back each read looks again. A replica that hears
+// nothing from the others reads twice a second, not twenty times, however
+// busy it is itself: each read costs the database a query, and the first
+// commit after a quiet spell reaches it within half a second.
 const (
 	DefaultTailEvery = 50 * time.Millisecond
 	DefaultTailIdle  = 500 * time.Millisecond
@@ -60,11 +61,11 @@ const (
 )
 
 // nextWait is the wait before the tailer's next read, after one that
-// waited last: every when the read found commits (anywhere, within the
-// slack), else twice last, up to idle: a database that does not answer
-// is asked less often too.
-func nextWait(last, every, idle time.Duration, busy bool) time.Duration {
-	if busy || last < every {
+// waited last: every when the read found news (commits made elsewhere),
+// else twice last, up to idle: a database that does not answer is asked
+// less often too.
+func nextWait(last, every, idle time.Duration, news bool) time.Duration {
+	if news || last < every {
 		return every
 	}
 	return min(2*last, max(idle, every))
@@ -108,9 +109,9 @@ func (t *Tailer) Run(ctx context.Context) {
 	wait := every
 	for {
 		readCtx, cancel := context.WithTimeout(ctx, readTimeout)
-		busy, err := t.read(readCtx, &since, slack)
+		news, err := t.read(readCtx, &since, slack)
 		cancel()
-		wait = nextWait(wait, every, idle, busy)
+		wait = nextWait(wait, every, idle, news)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -131,8 +132,10 @@ func (t *Tailer) Run(ctx context.Context) {
 
 // read is one read. since is the database's clock of the next read's
 // start (0 before the first: the baseline of unfinished operations). It
-// reports whether the read found commits, wherever they were made.
-func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (busy bool, err error) {
+// reports whether the read found news: commits made elsewhere that this
+// process had not published. Its own commits are not news: a lone
+// replica running operations reads at the idle interval.
+func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (news bool, err error) {
 	if t.Reads.Add(1)%100 == 0 {
 		t.Broker.Forget()
 	}
@@ -140,13 +143,12 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (b
 	if err != nil {
 		return false, err
 	}
-	busy = len(touches) > 0
 	if *since == 0 {
 		for _, o := range touches {
 			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
 		}
 		*since = now - slack.Milliseconds()
-		return busy, nil
+		return false, nil
 	}
 	next := now - slack.Milliseconds() // only once this read has succeeded
 	var cursors []capstan.TimelineCursor
@@ -162,6 +164,7 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (b
 		if o.LastSequence <= upTo {
 			continue // published here already (most often: committed here)
 		}
+		news = true
 		if t.Touched != nil {
 			t.Touched(o)
 		}
@@ -173,19 +176,19 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (b
 	}
 	if len(cursors) == 0 {
 		*since = next
-		return busy, nil
+		return news, nil
 	}
-	news, err := t.Timeline.TimelineNews(ctx, cursors, newsLimit)
+	timelines, err := t.Timeline.TimelineNews(ctx, cursors, newsLimit)
 	if err != nil {
-		return busy, err
+		return news, err
 	}
 	*since = next
-	for _, n := range news {
+	for _, n := range timelines {
 		if len(n.Events) == 0 {
 			continue
 		}
 		t.Delivered.Add(int64(len(n.Events)))
 		t.Broker.Publish(Message{Org: n.Operation.OrganizationID, Operation: *n.Operation, Events: n.Events})
 	}
-	return busy, nil
+	return news, nil
 }

@@ -209,11 +209,11 @@ func TestTheTailerReadsLessOftenWhenNothingIsCommitted(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		last time.Duration
-		busy bool
+		news bool
 		want time.Duration
 	}{
-		{"commits came: at once again", 400 * time.Millisecond, true, every},
-		{"commits keep coming", every, true, every},
+		{"news came: at once again", 400 * time.Millisecond, true, every},
+		{"news keeps coming", every, true, every},
 		{"the first quiet read doubles the wait", every, false, 100 * time.Millisecond},
 		{"and the next", 200 * time.Millisecond, false, 400 * time.Millisecond},
 		{"up to idle", 400 * time.Millisecond, false, idle},
@@ -221,10 +221,49 @@ func TestTheTailerReadsLessOftenWhenNothingIsCommitted(t *testing.T) {
 		{"a first read", 0, false, every},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, nextWait(c.last, every, idle, c.busy))
+			require.Equal(t, c.want, nextWait(c.last, every, idle, c.news))
 		})
 	}
 	require.Equal(t, every, nextWait(every, every, every/2, false), "idle is never shorter than every")
+}
+
+// TestOnlyOtherProcessesCommitsAreNews: the tailer reads at its fast
+// interval only while others commit; this process's own commits (already
+// published here) are not news, so a lone replica running operations
+// reads at the idle interval.
+func TestOnlyOtherProcessesCommitsAreNews(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	db.commit("o", "mine", true, events(1, 2)...)
+	b := NewBroker(0)
+	defer b.Close()
+	sub := b.Operation("o", "mine")
+	defer sub.Close()
+	tl := &Tailer{Timeline: db, Broker: b}
+	ctx := context.Background()
+	var since int64
+	news, err := tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	require.False(t, news, "the baseline is not news")
+
+	mine := capstan.Operation{Meta: capstan.Meta{ID: "mine"}, Status: capstan.OperationRunning}
+	b.Publish(Message{Org: "o", Operation: mine, Events: events(3, 4)}) // committed here
+	db.commit("o", "mine", true, events(3, 4)...)
+	news, err = tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	require.False(t, news, "a commit made here is not news")
+
+	db.commit("o", "mine", true, events(5, 5)...) // another process moves it on
+	news, err = tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	require.True(t, news)
+	news, err = tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	require.False(t, news, "news once: read again within the slack, it is published here already")
+
+	db.commit("p", "theirs", true, events(1, 1)...) // nobody here follows it: still news (the executor hears of it)
+	news, err = tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	require.True(t, news)
 }
 
 // hangingTimeline never answers its first read: a database that stopped
