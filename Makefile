@@ -99,7 +99,7 @@ lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/
 
 bench: ## Run every benchmark (planning, candidate search on both stores, executor); Neo4j with the full JIT.
-	CAPSTAN_NEO4J_JAVA_OPTS= $(GO) test -run '^$$' -bench . -benchmem ./...
+	CAPSTAN_NEO4J_JAVA_OPTS= CAPSTAN_NEO4J_CONFIG= $(GO) test -run '^$$' -bench . -benchmem ./...
 
 bench-console: console ## The console's browser benchmarks (500-node DAG first render, event to screen, dashboard frames with 1,000 operations) in headless Chromium.
 	$(GO) test -run '^$$' -bench BenchmarkConsoleInABrowser -benchtime 1x ./cmd/capstan/

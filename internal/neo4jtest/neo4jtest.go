@@ -147,7 +147,7 @@ func startDocker(ctx context.Context, port int) (*Server, error) {
 	hostPort := fmt.Sprint(port)
 	c, err := testcontainers.Run(ctx, "neo4j:5.26-community",
 		testcontainers.WithExposedPorts("7687/tcp"),
-		testcontainers.WithEnv(map[string]string{"NEO4J_AUTH": "none"}),
+		testcontainers.WithEnv(dockerEnv(settings())),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.PortBindings = network.PortMap{network.MustParsePort("7687/tcp"): {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
 		}),
@@ -243,7 +243,7 @@ func startScript(ctx context.Context, port int) (*Server, error) {
 // ready line. If the test binary dies, the kernel kills the server too.
 func runScript(ctx context.Context, script string, port int, data string) (*exec.Cmd, chan struct{}, error) {
 	cmd := exec.Command("bash", script, fmt.Sprint(port), data)
-	cmd.Env = append(os.Environ(), "CAPSTAN_NEO4J_JAVA_OPTS="+javaOpts())
+	cmd.Env = append(os.Environ(), "CAPSTAN_NEO4J_JAVA_OPTS="+javaOpts(), "CAPSTAN_NEO4J_CONFIG="+scriptConfig(settings()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -309,6 +309,49 @@ func javaOpts() string {
 		return opts
 	}
 	return "-XX:TieredStopAtLevel=1"
+}
+
+// testSettings are a test server's Neo4j settings. A test empties its
+// database and fills it again within seconds, so the statistics a cached
+// plan was made from go stale all the time, and Neo4j would plan the
+// query again (every 10 s by default) for data too small for the plan to
+// matter; and ONLY_WHEN_HOT expressions compile every query a second time
+// once it has run ten times. Planning was half of the pool's CPU through
+// a run of cmd/capstan's tests (measured with JFR; docs/NEO4J.md). A
+// benchmark's server keeps Neo4j's defaults (CAPSTAN_NEO4J_CONFIG=).
+var testSettings = []string{
+	"dbms.cypher.min_replan_interval=1h",
+	"internal.cypher.expression_engine=INTERPRETED",
+}
+
+// settings are a test server's Neo4j settings, "name=value":
+// CAPSTAN_NEO4J_CONFIG's (";"-separated) when set, even empty, else
+// testSettings.
+func settings() []string {
+	if conf, ok := os.LookupEnv("CAPSTAN_NEO4J_CONFIG"); ok {
+		var out []string
+		for _, kv := range strings.Split(conf, ";") {
+			if kv = strings.TrimSpace(kv); kv != "" {
+				out = append(out, kv)
+			}
+		}
+		return out
+	}
+	return testSettings
+}
+
+// scriptConfig is settings as run.sh takes them (CAPSTAN_NEO4J_CONFIG).
+func scriptConfig(settings []string) string { return strings.Join(settings, ";") }
+
+// dockerEnv is settings as the neo4j image takes them: NEO4J_ and the
+// name with "_" doubled and "." as "_".
+func dockerEnv(settings []string) map[string]string {
+	env := map[string]string{"NEO4J_AUTH": "none"}
+	for _, kv := range settings {
+		name, value, _ := strings.Cut(kv, "=")
+		env["NEO4J_"+strings.ReplaceAll(strings.ReplaceAll(name, "_", "__"), ".", "_")] = value
+	}
+	return env
 }
 
 // Auth is the driver's token for the server's user (none without one).

@@ -46,3 +46,13 @@ func TestTurnsOnSharedServers(t *testing.T) {
 	require.NoError(t, release2())
 	require.False(t, busy(t, b), "the last Close gives the turn back")
 }
+
+func TestSettingsReachTheServerAsEachStartWayTakesThem(t *testing.T) {
+	set := []string{"dbms.cypher.min_replan_interval=1h", "internal.cypher.expression_engine=INTERPRETED"}
+	require.Equal(t, "dbms.cypher.min_replan_interval=1h;internal.cypher.expression_engine=INTERPRETED", scriptConfig(set))
+	require.Equal(t, map[string]string{
+		"NEO4J_AUTH": "none",
+		"NEO4J_dbms_cypher_min__replan__interval":  "1h",
+		"NEO4J_internal_cypher_expression__engine": "INTERPRETED",
+	}, dockerEnv(set))
+}
