@@ -45,12 +45,14 @@ test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars 
 	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -warm=$(NEO4J_WARM) -- $(MAKE) --no-print-directory test-suite
 
 # The pool's size, and whether withneo4j warms each server up (docs/NEO4J.md).
+# TEST_JSON=FILE keeps the race suite's `go test -json` events (when each
+# test started and ended) for a timeline.
 NEO4J_SERVERS ?= 5
 NEO4J_WARM ?= true
 
-test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, three packages at once, then every benchmark once at a small size.
-	$(GO) test -json -race -count=1 -p 3 -parallel 6 -timeout 30m ./... | bin/testprint
-	CAPSTAN_BENCH_NODES=50 CAPSTAN_BENCH_RESOURCES=50 $(GO) test -json -count=1 -run '^$$' -bench . -benchtime 1x -timeout 20m ./... | bin/testprint
+test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, three packages at once, then every benchmark once at a small size, three packages at once (scripts/bench-pass.sh).
+	$(GO) test -json -race -count=1 -p 3 -parallel 6 -timeout 30m ./... | tee $(or $(TEST_JSON),/dev/null) | bin/testprint
+	scripts/bench-pass.sh
 
 neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is set), saying so.
 	@if [ -z "$$NEO4J_URI" ]; then scripts/neo4j/run.sh --fetch; fi
