@@ -10,6 +10,10 @@ SHELL   := /bin/bash
 # CAPSTAN_DEV_TOKEN; the demos reach the server at CAPSTAN_LISTEN, or
 # CAPSTAN_URL when it is elsewhere.
 DATA_DIR = $(or $(CAPSTAN_DATA_DIR),data)
+# Every build is -trimpath, the tests' own `go build`s with it: a trimmed
+# build's cache entry does not depend on the clone's directory, so a fresh
+# clone on a machine that built the same code compiles nothing again.
+export GOFLAGS += -trimpath
 ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
 $(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
 endif

@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +28,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/capstan-dev/capstan/internal/reporoot"
 )
 
 // Server is a Neo4j the tests may use.
@@ -166,21 +167,8 @@ func startDocker(ctx context.Context, port int) (*Server, error) {
 	return s, nil
 }
 
-// repoRoot finds the directory holding scripts/neo4j/run.sh.
-func repoRoot() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(file)
-	for i := 0; i < 6; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "scripts", "neo4j", "run.sh")); err == nil {
-			return dir, nil
-		}
-		dir = filepath.Dir(dir)
-	}
-	return "", errors.New("neo4jtest: scripts/neo4j/run.sh not found")
-}
-
 func startScript(ctx context.Context, port int) (*Server, error) {
-	root, err := repoRoot()
+	root, err := reporoot.Dir()
 	if err != nil {
 		return nil, err
 	}

@@ -10,9 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/capstan-dev/capstan/internal/reporoot"
 )
 
 // Host is one test host.
@@ -35,10 +36,14 @@ type Hosts struct {
 	ClientKey []byte
 }
 
-// Script is scripts/testhosts.sh of this repository.
+// Script is scripts/testhosts.sh of this repository (of the working
+// directory's: reporoot).
 func Script() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "testhosts.sh")
+	root, err := reporoot.Dir()
+	if err != nil {
+		return filepath.Join("scripts", "testhosts.sh") // fails to run, saying which path
+	}
+	return filepath.Join(root, "scripts", "testhosts.sh")
 }
 
 // Start brings up n hosts and removes them when t ends. It fails the
