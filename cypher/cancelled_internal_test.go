@@ -3,11 +3,14 @@ package cypher
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/testenv"
 )
 
 // TestCancelledIsTheContextsError: a statement that failed because its
@@ -35,6 +38,19 @@ func TestCancelledIsTheContextsError(t *testing.T) {
 			require.Equal(t, c.want, cancelled(c.ctx, c.err))
 		})
 	}
-	s := &Store{}
+	var logged testenv.SyncBuffer
+	s := &Store{log: slog.New(slog.NewTextHandler(&logged, nil))}
 	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.mapErr(ended, "op", readCancelled)))
+	require.Empty(t, logged.String(), "a caller that went away is not Neo4j's failure")
+	timedOut := &neo4j.ConnectivityError{Inner: errors.New("i/o timeout")}
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.mapErr(live, "cypher.CreatePlan", timedOut)))
+	require.Contains(t, logged.String(), "neo4j unavailable", "the client's UNAVAILABLE has its cause in the log")
+	require.Contains(t, logged.String(), "op=cypher.CreatePlan")
+	require.Contains(t, logged.String(), "i/o timeout")
+	said := logged.String()
+	s.mapErr(live, "cypher.GetPlan", timedOut)
+	require.Equal(t, said, logged.String(), "once until a call succeeds: an outage fails every call")
+	require.NoError(t, s.mapErr(live, "cypher.GetPlan", nil))
+	s.mapErr(live, "cypher.GetPlan", timedOut)
+	require.Contains(t, logged.String(), "op=cypher.GetPlan", "said again after a success")
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -42,6 +43,10 @@ type Store struct {
 
 	schemaMu    sync.Mutex
 	schemaReady bool
+
+	// unavailableSaid is set once a call's UNAVAILABLE is logged, until a
+	// call succeeds (mapErr).
+	unavailableSaid atomic.Bool
 
 	// definitions holds a *knownDefinition per capability uid searched
 	// (resolve.go).
@@ -240,6 +245,9 @@ func cancelled(ctx context.Context, err error) error {
 func (s *Store) mapErr(ctx context.Context, op string, err error) error {
 	err = cancelled(ctx, err)
 	if err == nil {
+		if s.unavailableSaid.Load() {
+			s.unavailableSaid.Store(false)
+		}
 		return nil
 	}
 	var ce *capstan.Error
@@ -251,6 +259,11 @@ func (s *Store) mapErr(ctx context.Context, op string, err error) error {
 		return capstan.Errorf(capstan.ECONFLICT, "%s: already exists", op)
 	}
 	if isUnavailable(err) {
+		// Not the caller going away: say what Neo4j did, once until a
+		// call succeeds again (an outage fails every call).
+		if ctx.Err() == nil && s.unavailableSaid.CompareAndSwap(false, true) {
+			s.log.Warn("neo4j unavailable", "op", op, "err", err.Error())
+		}
 		return unavailable(err)
 	}
 	s.log.Error("neo4j error", "op", op, "err", err.Error())
