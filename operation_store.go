@@ -265,10 +265,14 @@ type TimelineCursor struct {
 }
 
 // TimelineNews is an operation as stored and its events after a cursor,
-// in order.
+// in order, up to a limit. LastSequence is the operation's last event as
+// of the snapshot, which may be read after the events: events that stop
+// short of it are not all there is (the limit, or a commit between the
+// two reads), and the snapshot is ahead of them.
 type TimelineNews struct {
-	Operation *Operation
-	Events    []OperationEvent
+	Operation    *Operation
+	Events       []OperationEvent
+	LastSequence int64
 }
 
 // StampedRecords returns copies of the change's records as a store keeps

@@ -66,3 +66,10 @@ func TestUnreadableOperation(t *testing.T) {
 func TestTwoPatchesOnOneBase(t *testing.T) {
 	testenv.TwoPatchesOnOneBase(t, open(t), testenv.NewOrg())
 }
+
+// TestTimelineNewsSaysWhereTheOperationIs: what a tailer on another
+// replica reads of an operation says where it is (live.Tailer reads on).
+func TestTimelineNewsSaysWhereTheOperationIs(t *testing.T) {
+	s := open(t)
+	storetest.TimelineNewsSaysWhereTheOperationIs(t, s, s)
+}

@@ -82,7 +82,7 @@ CALL (c) {
   WITH e ORDER BY e.seq LIMIT $limit
   RETURN collect(e.json) AS events
 }
-RETURN o.json AS json, events`
+RETURN o.json AS json, o.last_seq AS last, events`
 
 // TimelineNews reads, in one query, each cursor's operation and up to
 // limit of its events after the cursor, in order.
@@ -102,7 +102,7 @@ func (s *Store) TimelineNews(ctx context.Context, cursors []capstan.TimelineCurs
 		out := make([]capstan.TimelineNews, 0, len(recs))
 		for _, rec := range recs {
 			m := rec.AsMap()
-			var n capstan.TimelineNews
+			n := capstan.TimelineNews{LastSequence: i64(m["last"])}
 			if err := json.Unmarshal([]byte(str(m["json"])), &n.Operation); err != nil {
 				return nil, err
 			}

@@ -77,9 +77,40 @@ func nextWait(last, every, idle time.Duration, news bool) time.Duration {
 // subscribers.
 const DefaultTailReadTimeout = 10 * time.Second
 
-// newsLimit bounds the events one read takes of one operation; the rest
-// come with the next read.
-const newsLimit = 500
+// newsLimit bounds the events one query takes of one operation; readOn
+// reads on, up to maxNewsReads queries for one operation in one read.
+const (
+	newsLimit    = 500
+	maxNewsReads = 100
+)
+
+// readOn completes n: while its events stop short of the operation's last
+// sequence as of its snapshot (a commit of more than newsLimit events, or
+// one made between the query's two reads), it reads on from its last
+// event, taking the newer snapshot each time. A message whose snapshot is
+// ahead of its events would end a feed early: a final snapshot with the
+// operation's last events missing. An operation still ahead after
+// maxNewsReads queries (committing faster than it can be read) fails the
+// read: nothing of it is published, and the next read goes on from what
+// was.
+func (t *Tailer) readOn(ctx context.Context, n capstan.TimelineNews) (capstan.TimelineNews, error) {
+	for range maxNewsReads {
+		if len(n.Events) == 0 || n.Operation == nil || n.Events[len(n.Events)-1].Sequence >= n.LastSequence {
+			return n, nil
+		}
+		cursor := capstan.TimelineCursor{OrganizationID: n.Operation.OrganizationID, ID: n.Operation.ID, After: n.Events[len(n.Events)-1].Sequence}
+		more, err := t.Timeline.TimelineNews(ctx, []capstan.TimelineCursor{cursor}, newsLimit)
+		if err != nil {
+			return n, err
+		}
+		if len(more) == 0 || len(more[0].Events) == 0 {
+			return n, nil // nothing more to read: the snapshot is what there is
+		}
+		n.Operation, n.LastSequence = more[0].Operation, more[0].LastSequence
+		n.Events = append(n.Events, more[0].Events...)
+	}
+	return n, capstan.Errorf(capstan.EUNAVAILABLE, "operation %s commits faster than the tailer reads it: %d events read, %d stored", n.Operation.ID, len(n.Events), n.LastSequence)
+}
 
 // Run tails until ctx ends. It starts from every unfinished operation as
 // stored now: what happened before is the store's to replay. An
@@ -182,13 +213,16 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (n
 	if err != nil {
 		return news, err
 	}
-	*since = next
 	for _, n := range timelines {
+		if n, err = t.readOn(ctx, n); err != nil {
+			return news, err // the next read looks from the same since again
+		}
 		if len(n.Events) == 0 {
 			continue
 		}
 		t.Delivered.Add(int64(len(n.Events)))
 		t.Broker.Publish(Message{Org: n.Operation.OrganizationID, Operation: *n.Operation, Events: n.Events})
 	}
+	*since = next
 	return news, nil
 }

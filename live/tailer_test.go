@@ -66,6 +66,8 @@ type fakeTimeline struct {
 	touch  map[string]int64
 	events map[string][]capstan.OperationEvent
 	reads  int
+	// newsReads counts TimelineNews queries.
+	newsReads int
 }
 
 func (f *fakeTimeline) commit(org, id string, active bool, evs ...capstan.OperationEvent) {
@@ -96,14 +98,20 @@ func (f *fakeTimeline) TouchedOperations(_ context.Context, since int64) ([]caps
 	return out, f.now, nil
 }
 
-func (f *fakeTimeline) TimelineNews(_ context.Context, cursors []capstan.TimelineCursor, _ int) ([]capstan.TimelineNews, error) {
+func (f *fakeTimeline) TimelineNews(_ context.Context, cursors []capstan.TimelineCursor, limit int) ([]capstan.TimelineNews, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.newsReads++
 	var out []capstan.TimelineNews
 	for _, c := range cursors {
-		n := capstan.TimelineNews{Operation: &capstan.Operation{Meta: capstan.Meta{ID: c.ID, OrganizationID: c.OrganizationID}, Status: capstan.OperationRunning}}
+		o := f.ops[c.ID]
+		status := capstan.OperationRunning
+		if !o.Active {
+			status = capstan.OperationSucceeded
+		}
+		n := capstan.TimelineNews{Operation: &capstan.Operation{Meta: capstan.Meta{ID: c.ID, OrganizationID: c.OrganizationID}, Status: status}, LastSequence: o.LastSequence}
 		for _, e := range f.events[c.ID] {
-			if e.Sequence > c.After {
+			if e.Sequence > c.After && len(n.Events) < limit {
 				n.Events = append(n.Events, e)
 			}
 		}
@@ -264,6 +272,39 @@ func TestOnlyOtherProcessesCommitsAreNews(t *testing.T) {
 	news, err = tl.read(ctx, &since, time.Second)
 	require.NoError(t, err)
 	require.True(t, news)
+}
+
+// TestAFeedGetsEveryEventBeforeTheFinalSnapshot: one commit elsewhere
+// of more events than one query takes (a group commit of a large
+// operation) that ends the operation: the tailer reads on until its
+// events reach the snapshot's last sequence, so a follower here gets
+// them all with the final snapshot, not the first 500 and then the end.
+func TestAFeedGetsEveryEventBeforeTheFinalSnapshot(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	db.commit("o", "big", true, events(1, 1)...)
+	b := NewBroker(0)
+	sub := b.Operation("o", "big")
+	tl := &Tailer{Timeline: db, Broker: b}
+	ctx := context.Background()
+	var since int64
+	_, err := tl.read(ctx, &since, time.Second) // the baseline
+	require.NoError(t, err)
+
+	db.commit("o", "big", false, events(2, 2*newsLimit+201)...) // ends it: the snapshot is final
+	_, err = tl.read(ctx, &since, time.Second)
+	require.NoError(t, err)
+	b.Close()
+	var got []int64
+	var final bool
+	for m := range sub.C {
+		require.False(t, final, "nothing after the final snapshot")
+		got = append(got, sequences(m)...)
+		final = m.Operation.Status.Terminal()
+	}
+	require.True(t, final)
+	require.Len(t, got, 2*newsLimit+200, "every event, with the final snapshot")
+	require.Equal(t, int64(2*newsLimit+201), got[len(got)-1])
+	require.Equal(t, 3, db.newsReads, "read on in pages of newsLimit")
 }
 
 // hangingTimeline never answers its first read: a database that stopped
