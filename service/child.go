@@ -13,7 +13,8 @@ import (
 // intent for the chosen scenario (an audit object like any intent), with
 // the providers the parent's plan already resolved for the child's own
 // requirements given explicitly, planned and started. The child's
-// idempotency key (parent/node) makes this safe to repeat after a crash.
+// idempotency key (parent/node) makes this safe to repeat after a crash,
+// and from two loops at once: each gets the operation that won the key.
 func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error) {
 	key := parent.ID + "/" + node.ID
 	if op, err := s.Store.GetOperationByKey(ctx, org, key); err == nil {
@@ -62,6 +63,14 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 		return "", err
 	}
 	op, err := s.startPlan(ctx, org, parent.Actor, child, in, key, parent.ID)
+	if capstan.ErrorCode(err) == capstan.ECONFLICT {
+		// Another start of this child won the key (a deposed owner's loop
+		// and its successor's, at the same moment): its operation is the
+		// child. This start's intent and plan stay, planned, unstarted.
+		if existing, e2 := s.Store.GetOperationByKey(ctx, org, key); e2 == nil && existing.ParentID == parent.ID {
+			return existing.ID, nil
+		}
+	}
 	if err != nil {
 		return "", err
 	}
