@@ -135,7 +135,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		var missing []capstan.Evidence
 		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), l.refKept(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
-		if err := l.keepSecrets(ctx, n.ID, r.artifacts, r.secrets); err != nil {
+		if err := l.keepSecrets(ctx, n.ID, attempt, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
 			dropFiles(l.outputs(), declared)
 			return false

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/capstan-dev/capstan"
@@ -86,16 +87,18 @@ func dropFiles(outputs string, declared []capstan.ArtifactSpec) {
 }
 
 // secretArtifactName is where a job's secret artifact is kept in the
-// secret store.
-func secretArtifactName(opID, node, artifact string) string {
-	return "operations/" + strings.ToLower(opID) + "/" + strings.ToLower(node) + "/" + strings.ToLower(artifact)
+// secret store: one name per attempt, so a late value (an earlier
+// attempt ending on an owner deposed since) never replaces the one the
+// operation recorded.
+func secretArtifactName(opID, node string, attempt int, artifact string) string {
+	return "operations/" + strings.ToLower(opID) + "/" + strings.ToLower(node) + "/" + strconv.Itoa(attempt) + "/" + strings.ToLower(artifact)
 }
 
 // keepSecrets puts the values of a job's secret artifacts into the secret
 // store, encrypted, and points the artifacts at them: the file in the
 // operation's outputs stays for the jobs downstream until the operation
 // ends (dropSandbox), and is never copied into Dir (keepArtifacts).
-func (l *loop) keepSecrets(ctx context.Context, node string, arts []capstan.Artifact, values [][]byte) error {
+func (l *loop) keepSecrets(ctx context.Context, node string, attempt int, arts []capstan.Artifact, values [][]byte) error {
 	if l.e.cfg.Secrets == nil {
 		return nil
 	}
@@ -107,7 +110,7 @@ func (l *loop) keepSecrets(ctx context.Context, node string, arts []capstan.Arti
 		}
 		value := values[i]
 		i++
-		name := secretArtifactName(l.opID, node, a.Name)
+		name := secretArtifactName(l.opID, node, attempt, a.Name)
 		if len(value) < secret.MinValueLen {
 			return capstan.Errorf(capstan.EINVALID, "secret artifact %s has fewer than %d bytes", a.Name, secret.MinValueLen)
 		}
