@@ -62,15 +62,10 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	if in, err = s.Store.GetIntent(ctx, org, in.ID); err != nil { // planned now, at its new version
 		return "", err
 	}
+	// Another start of this child may win the key meanwhile: startPlan
+	// returns its operation (sameStart), and this start's intent and plan
+	// stay, planned, unstarted.
 	op, err := s.startPlan(ctx, org, parent.Actor, child, in, key, parent.ID)
-	if capstan.ErrorCode(err) == capstan.ECONFLICT {
-		// Another start of this child won the key (a deposed owner's loop
-		// and its successor's, at the same moment): its operation is the
-		// child. This start's intent and plan stay, planned, unstarted.
-		if existing, e2 := s.Store.GetOperationByKey(ctx, org, key); e2 == nil && existing.ParentID == parent.ID {
-			return existing.ID, nil
-		}
-	}
 	if err != nil {
 		return "", err
 	}

@@ -18,16 +18,13 @@ import (
 func TestTwoStartsOfOneChildStartOne(t *testing.T) {
 	svc, store := setup(t)
 	ctx := testenv.Admin(testenv.Org)
-	in, err := svc.CreateIntent(ctx, testenv.SeedIntent())
-	require.NoError(t, err)
-	plan, err := svc.PlanIntent(ctx, in.ID)
-	require.NoError(t, err)
-	parent, err := svc.StartOperation(ctx, plan.ID, "")
+	seed := plan(t, svc, testenv.SeedIntent())
+	parent, err := svc.StartOperation(ctx, seed.ID, "")
 	require.NoError(t, err)
 	var node *capstan.PlanNode
-	for i := range plan.Nodes {
-		if plan.Nodes[i].SubOperation != nil {
-			node = &plan.Nodes[i]
+	for i := range seed.Nodes {
+		if seed.Nodes[i].SubOperation != nil {
+			node = &seed.Nodes[i]
 		}
 	}
 	require.NotNil(t, node, "the seed's plan creates its bucket in a sub-operation")

@@ -28,7 +28,7 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 	org := a.OrganizationID
 	if idempotencyKey != "" {
 		if op, err := s.Store.GetOperationByKey(ctx, org, idempotencyKey); err == nil {
-			return sameStart(op, planID, idempotencyKey)
+			return sameStart(op, planID, "", idempotencyKey)
 		}
 	}
 	plan, err := s.Store.GetPlan(ctx, org, planID)
@@ -43,11 +43,14 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 }
 
 // sameStart returns op, the operation an idempotency key started before,
-// when it was a start of the same plan; a key used for another plan is
-// CONFLICT, naming what it started (a retry is the same request; another
-// plan with an old key is a mistake that must not pass for done).
-func sameStart(op *capstan.Operation, planID, key string) (*capstan.Operation, error) {
-	if op.PlanID != planID {
+// when it was a start of the same plan, or of the same parent's child
+// (each start of a child plans it anew: two loops starting one child at
+// once make two plans, and the one whose operation won the key is the
+// child); a key used for another plan is CONFLICT, naming what it
+// started (a retry is the same request; another plan with an old key is
+// a mistake that must not pass for done).
+func sameStart(op *capstan.Operation, planID, parentID, key string) (*capstan.Operation, error) {
+	if op.PlanID != planID && (parentID == "" || op.ParentID != parentID) {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "idempotency key %q started %s of %s: a start of another plan needs a key of its own",
 			key, capstan.Named("operation", op.ID), capstan.Named("plan", op.PlanID))
 	}
@@ -93,7 +96,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
-				return sameStart(existing, plan.ID, idempotencyKey)
+				return sameStart(existing, plan.ID, parentID, idempotencyKey)
 			}
 		}
 		return nil, err
