@@ -15,8 +15,16 @@ import (
 
 // attempt runs on a worker: the job (or its compensation) unless only the
 // probes are asked for, then every evidence probe of what ran.
-func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, scope attemptScope) nodeResult {
+//
+// Each job, compensation and probe starts only while the shard's window
+// is open (window.go): a refused one leaves the attempt refused, and
+// prior, when the loop starts it again, is where it stopped.
+func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, scope attemptScope, prior *nodeResult) nodeResult {
 	r := nodeResult{node: n.ID, attempt: attempt, kind: kind}
+	if prior != nil {
+		r = *prior
+		r.refused, r.again = false, queued{}
+	}
 	if n.Type == capstan.NodeAIAnalysis {
 		return l.analysis(ctx, n, r, scope) // side-effect free: after a restart it simply runs again
 	}
@@ -64,7 +72,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			spec, probes = *n.Job.Controls.Rollback.Compensation, n.Job.Controls.Rollback.Evidence
 		}
 		trustOnFirstUse(spec, hosts[spec.Target])
-		if kind != kindProbes {
+		if kind != kindProbes && !r.ran {
 			ran := l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], &r)
 			r.trusted = l.trustedKeys(ctx, n.ID, hosts)
 			if !ran {
@@ -73,7 +81,12 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		}
 	}
 	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts, Desired: desired}
-	for _, p := range probes {
+	for ; r.probed < len(probes); r.probed++ {
+		if !l.window.Open() {
+			r.refused = true
+			return r
+		}
+		p := probes[r.probed]
 		result, source, output := l.e.cfg.Prober.Run(ctx, p, target)
 		if len(output) > 0 {
 			if d := l.diagnostics(n.ID, "probe-"+p.Name, attempt, redact(output, r.secrets)); d != nil {
@@ -125,8 +138,13 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	if kind == kindRun {
 		declared = n.Job.Outputs.Artifacts
 	}
+	if !l.window.Open() {
+		r.refused = true // no job starts outside the window; probes neither
+		return false
+	}
 	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
-		Outputs: l.outputs(), Artifacts: declared, Target: target})
+		Outputs: l.outputs(), Artifacts: declared, Target: target, Deadline: l.window})
+	r.ran = true
 	for _, e := range r.res.Evidence {
 		e.ProducedBy, e.ObservedAt = n.ID, *l.now()
 		r.evidence = append(r.evidence, e)

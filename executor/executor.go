@@ -278,7 +278,7 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 		return
 	}
 	l := newLoop(e, org, opID)
-	l.started, l.shard, l.drain = plan, sh.index, sh.drain
+	l.started, l.shard, l.drain, l.window = plan, sh.index, sh.drain, sh.window
 	e.running[k] = l
 	sh.loops.Add(1)
 	go func() {

@@ -36,6 +36,9 @@ func (l *loop) finish(ctx context.Context, rs []nodeResult) error {
 // node's verdict (succeeded only with passed evidence, invariant 5) and
 // what the retry policy says next.
 func (l *loop) record(st *state, ch *capstan.OperationChange, r nodeResult) error {
+	if r.refused {
+		return nil // not over: held until the window moves (took)
+	}
 	for _, t := range r.trusted { // whatever became of the attempt: the key was trusted
 		ch.Events = append(ch.Events, l.event(t.event))
 		if t.node != nil {

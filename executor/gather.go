@@ -74,6 +74,10 @@ func (l *loop) handed() {
 
 // took notes a worker's report.
 func (l *loop) took(r nodeResult) {
-	delete(l.inflight, r.node)
 	l.busy--
+	if r.refused { // still out: it starts again once the window moves
+		l.held = append(l.held, r.again)
+		return
+	}
+	delete(l.inflight, r.node)
 }

@@ -35,8 +35,10 @@ type loop struct {
 	// shard is the operation's shard; drain is closed when the shard is
 	// handed to another executor, and draining is set once the loop saw
 	// it: it starts nothing new and ends once no work of its is out.
-	shard     int
-	drain     <-chan struct{}
+	shard int
+	drain <-chan struct{}
+	// window is the shard's: no work starts once it closed (window.go).
+	window    *Window
 	draining  bool
 	wake      chan struct{}
 	results   chan nodeResult
@@ -73,6 +75,8 @@ type loop struct {
 	// started is the plan as the operation's start stored it, until the
 	// first read takes it (Launch).
 	started *capstan.Plan
+	// held is the work the window refused, started again once it moves.
+	held []queued
 	// assist holds the nodes whose failure the next commit records and
 	// that are then analyzed by themselves (assist.go); assists waits for
 	// those analyses.
@@ -116,6 +120,14 @@ type nodeResult struct {
 	secrets [][]byte
 	// trusted are the host keys its job trusted on first use.
 	trusted []trusted
+	// refused means the shard's window closed before the next piece of
+	// the attempt (its job, or its probe number probed) could start
+	// (window.go): nothing of it is recorded yet, and again starts it
+	// once a renewal moves the window, from where it stopped.
+	refused bool
+	ran     bool // its job ran
+	probed  int
+	again   queued
 }
 
 func newLoop(e *Executor, org, opID string) *loop {
@@ -229,6 +241,9 @@ func (l *loop) wait(ctx context.Context) {
 			}
 		case <-l.wake:
 			l.dirty = true // an outside change (a decision, an intervention)
+		case <-l.reopened():
+			l.resume()
+			continue
 		case <-l.drainSignal():
 			l.draining = true
 		case <-ctx.Done():
@@ -420,10 +435,10 @@ func (l *loop) cancel(ctx context.Context, st *state) (bool, error) {
 // still come back and are waited for, but nothing records them.
 func (l *loop) abandon() {
 	l.stopJobs()
-	for _, q := range l.queue {
+	for _, q := range append(l.queue, l.held...) {
 		delete(l.inflight, q.node) // never started: nothing to wait for
 	}
-	l.queue = nil
+	l.queue, l.held = nil, nil
 }
 
 func waitingReason(n *capstan.PlanNode) string {
@@ -460,8 +475,6 @@ func (l *loop) dispatch(ctx context.Context, n *capstan.PlanNode, attempt int) {
 
 func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind) {
 	l.inflight[n.ID] = true
-	node := *n
-	jobs := l.jobs
 	var scope attemptScope
 	if l.cached != nil {
 		scope = attemptScope{resource: l.cached.op.ResourceKey, nodes: l.cached.idx.nodes, plan: l.cached.plan}
@@ -469,13 +482,37 @@ func (l *loop) start(ctx context.Context, n *capstan.PlanNode, attempt int, kind
 			scope.made = l.cached.made()
 		}
 	}
-	l.queue = append(l.queue, queued{node: n.ID, task: func() {
-		r := l.attempt(jobs, &node, attempt, kind, scope)
+	l.queue = append(l.queue, queued{node: n.ID, task: l.attemptTask(ctx, l.jobs, *n, attempt, kind, scope, nil)})
+}
+
+// attemptTask is a worker's task for an attempt of node: from its start,
+// or, after prior was refused by the window, from where prior stopped.
+func (l *loop) attemptTask(ctx, jobs context.Context, node capstan.PlanNode, attempt int, kind attemptKind, scope attemptScope, prior *nodeResult) func() {
+	return func() {
+		r := l.attempt(jobs, &node, attempt, kind, scope, prior)
+		if r.refused {
+			stopped := r
+			r.again = queued{node: node.ID, task: l.attemptTask(ctx, jobs, node, attempt, kind, scope, &stopped)}
+		}
 		select {
 		case l.results <- r:
 		case <-ctx.Done():
 		}
-	}})
+	}
+}
+
+// reopened is the window's signal while work waits for it (nil else).
+func (l *loop) reopened() <-chan struct{} {
+	if len(l.held) == 0 {
+		return nil
+	}
+	return l.window.Moved()
+}
+
+// resume queues the work the window refused again, after it moved.
+func (l *loop) resume() {
+	l.queue = append(l.queue, l.held...)
+	l.held = nil
 }
 
 // plan returns the operation's plan. A started plan is frozen

@@ -24,6 +24,9 @@ type shard struct {
 	index int
 	// fence is the grant its writes carry (zero without a Lease).
 	fence capstan.Fence
+	// window is how long its work may still start and run (window.go):
+	// extended by every renewal that keeps the grant.
+	window *Window
 	// run is the context its loops run under, stop ends it.
 	run  context.Context
 	stop context.CancelFunc
@@ -55,7 +58,9 @@ func (e *Executor) beginShard(i int, fence capstan.Fence) {
 	if e.cfg.Lease != nil {
 		run = capstan.WithFence(run, fence)
 	}
-	sh := &shard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{})}
+	sh := &shard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{}),
+		window: newWindow(e.cfg.Clock, e.cfg.Lease != nil)}
+	sh.window.extend(e.windowEnd())
 	e.mu.Lock()
 	e.shards[i] = sh
 	e.mu.Unlock()
@@ -68,6 +73,12 @@ func (e *Executor) beginShard(i int, fence capstan.Fence) {
 			e.cfg.Tenure(hookCtx)
 		}()
 	}
+}
+
+// windowEnd is when the windows of the shards the last renewal granted
+// close: a margin before the leases run out.
+func (e *Executor) windowEnd() time.Time {
+	return e.leaseUntil.Add(-windowMargin(e.cfg.LeaseTerm))
 }
 
 // endShard stops shard i's operations and waits for them.
@@ -266,6 +277,8 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 			// writes under the old grant are refused; resume from what
 			// is persisted under the new one.
 			regranted = append(regranted, i)
+		default:
+			sh.window.extend(e.windowEnd())
 		}
 	}
 	e.endShards(append(lost, regranted...))

@@ -33,7 +33,30 @@ type Job struct {
 	// Target is the host a remote runner acts on (the spec's target
 	// requirement, resolved); nil for a local job.
 	Target *Target
+	// Deadline is the window the job's executor may act in (Window):
+	// when it closes unmoved, a watchdog that needs nothing of the
+	// executor kills the job, on the server or on its host. Nil or
+	// unbounded: none.
+	Deadline Deadline
 }
+
+// Deadline is how long a job may still run: a Window as runners see it.
+type Deadline interface {
+	// Remaining is how long from now; bounded is false for no end.
+	Remaining() (left time.Duration, bounded bool)
+	// Moved is closed when the end moves.
+	Moved() <-chan struct{}
+}
+
+// leaseKilled is the result of a job its watchdog killed.
+func leaseKilled(j Job, out []byte) Result {
+	return Result{ExitCode: -1, Output: out, ErrKind: ErrKindLease,
+		Err: fmt.Errorf("job %s: killed by its watchdog: the executor's lease ran out before it was renewed", j.NodeID)}
+}
+
+// ErrKindLease is the error kind of a job its watchdog killed: its
+// executor's lease ran out before the executor renewed it.
+const ErrKindLease = "lease"
 
 // Result is the outcome of a job attempt. A zero exit code is not success:
 // the node succeeds only when its evidence passes (invariant 5).
@@ -117,6 +140,12 @@ func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs str
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	wd, err := startWatchdog(cmd.Process.Pid, j.Deadline)
+	if err != nil {
+		kill(cmd, done)
+		return Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
+	}
+	defer wd.end()
 	var quota <-chan time.Time
 	if sb != nil {
 		tick := time.NewTicker(diskCheckEvery)
@@ -126,6 +155,9 @@ func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs str
 	for {
 		select {
 		case err = <-done:
+			if wd.end() {
+				return leaseKilled(j, out.Bytes())
+			}
 			return exited(j, out.Bytes(), err)
 		case <-quota:
 			used, hidden := diskUsage(sb.cfg.DiskQuota, dir, j.Outputs)

@@ -49,10 +49,12 @@ func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
 		env[k] = v
 	}
 	env["CAPSTAN_OUTPUTS"] = "$HOME/" + dir + "/outputs"
-	res := r.Pool.Exec(ctx, j.Target, Command{Dir: dir, Env: env, Script: j.Spec.Script, Tag: j.NodeID + "-" + fmt.Sprint(j.Attempt)})
+	res := r.Pool.Exec(ctx, j.Target, Command{Dir: dir, Env: env, Script: j.Spec.Script, Tag: j.NodeID + "-" + fmt.Sprint(j.Attempt), Deadline: j.Deadline})
 	out := executor.Result{ExitCode: res.ExitCode, Output: res.Output}
 	switch {
 	case res.Err == nil && res.ExitCode == 0:
+	case closed(j.Deadline):
+		out.ExitCode, out.ErrKind, out.Err = -1, executor.ErrKindLease, fmt.Errorf("job %s: killed on %s by its watchdog: the executor's lease ran out before it was renewed", j.NodeID, j.Target.Resource)
 	case res.Err == nil:
 		out.ErrKind, out.Err = fmt.Sprintf("exit:%d", res.ExitCode), fmt.Errorf("job %s exited %d on %s", j.NodeID, res.ExitCode, j.Target.Resource)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -68,6 +70,16 @@ func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
 		}
 	}
 	return out
+}
+
+// closed reports whether a job's deadline has passed: a job that ended
+// unsuccessfully then was killed by its watchdog (or would have been).
+func closed(d executor.Deadline) bool {
+	if d == nil {
+		return false
+	}
+	left, bounded := d.Remaining()
+	return bounded && left <= 0
 }
 
 // collect copies each declared artifact the job wrote on its host into
@@ -111,6 +123,10 @@ type Command struct {
 	// Tag names the command's pidfile (its process group) in the
 	// operation's directory.
 	Tag string
+	// Deadline, when bounded (and the command has a Tag), is watched on
+	// the host: a watchdog there kills the process group when it passes
+	// unmoved, or when the session's input ends (the server died).
+	Deadline executor.Deadline
 }
 
 // ExecResult is a remote command's outcome: Err when it did not run to
@@ -124,7 +140,7 @@ type ExecResult struct {
 // program is what the session reads from its standard input: the
 // variables, the directory, and the script run by setsid in a process
 // group of its own, whose id it leaves in a pidfile for a cancel.
-func (c Command) program(pidfile string) string {
+func (c Command) program(pidfile string, watch time.Duration) string {
 	var b strings.Builder
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
@@ -156,9 +172,19 @@ func (c Command) program(pidfile string) string {
 		// otherwise hold the session's output open, and the session would
 		// not end. A daemon detaches into a session of its own, its
 		// output elsewhere.
-		fmt.Fprintf(&b, "exec setsid --wait bash -c %s %s \"$HOME\"/%s%s\n", quote(groupLeader), quote(c.Script), quote(pidfile), args)
+		leader := fmt.Sprintf("setsid --wait bash -c %s %s \"$HOME\"/%s%s", quote(groupLeader), quote(c.Script), quote(pidfile), args)
+		if watch <= 0 {
+			fmt.Fprintf(&b, "exec 3<&-; exec %s\n", leader)
+			return b.String()
+		}
+		// The watchdog reads the deadline's moves on the session's
+		// input (fd 3); the job does not see it.
+		fmt.Fprintf(&b, "%s 3<&- &\ncapstan_job=$!\n", leader)
+		fmt.Fprintf(&b, "{ t=%s kill='p=$(cat \"$HOME\"/'%s' 2>/dev/null); kill -KILL -- \"-${p:-$capstan_job}\" 2>/dev/null'\n%s\n} <&3 >/dev/null 2>&1 &\n",
+			executor.Seconds(watch), quote(pidfile), executor.WatchdogLoop)
+		b.WriteString("capstan_watch=$!\nexec 3<&-\nwait \"$capstan_job\"; rc=$?\nkill \"$capstan_watch\" 2>/dev/null\nexit $rc\n")
 	} else {
-		fmt.Fprintf(&b, "exec bash -c %s capstan-job%s\n", quote(c.Script), args)
+		fmt.Fprintf(&b, "exec 3<&-; exec bash -c %s capstan-job%s\n", quote(c.Script), args)
 	}
 	return b.String()
 }
@@ -167,7 +193,7 @@ func (c Command) program(pidfile string) string {
 // pidfile, the rest the script's arguments.
 const groupLeader = `echo $$ > "$1"; shift
 bash -c "$0" capstan-job "$@"; rc=$?
-pgrep -g $$ 2>/dev/null | grep -vx $$ | xargs -r kill -KILL 2>/dev/null
+for p in $(pgrep -g $$ 2>/dev/null); do [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null; done
 exit $rc`
 
 // Exec runs c on t through the pool. A cancelled ctx kills the remote
@@ -182,7 +208,13 @@ func (p *Pool) Exec(ctx context.Context, t *executor.Target, c Command) ExecResu
 	if c.Dir != "" && c.Tag != "" {
 		pidfile = c.Dir + "/." + sanitize(c.Tag) + ".pid"
 	}
-	prog := c.program(pidfile)
+	var watch time.Duration
+	if c.Deadline != nil && pidfile != "" {
+		if left, bounded := c.Deadline.Remaining(); bounded {
+			watch = max(left, time.Millisecond)
+		}
+	}
+	prog := c.program(pidfile, watch)
 	s, err := conn.client.NewSession()
 	if err != nil {
 		p.drop(conn)
@@ -192,9 +224,16 @@ func (p *Pool) Exec(ctx context.Context, t *executor.Target, c Command) ExecResu
 	var out bounded
 	s.Stdout, s.Stderr = &out, &out
 	s.Stdin = strings.NewReader(prog)
+	if watch > 0 { // the deadline's moves follow the program on the input
+		beats, feed := io.Pipe()
+		s.Stdin = io.MultiReader(strings.NewReader(prog), beats)
+		heart := executor.FeedDeadline(feed, c.Deadline)
+		defer func() { beats.Close(); heart.Stop() }()
+	}
 	// The session's command is fixed: it reads exactly the program's
-	// length from stdin, then runs it with stdin at /dev/null.
-	cmd := fmt.Sprintf(`LC_ALL=C exec bash -c 'IFS= read -r -d "" -N %d capstan_prog; exec </dev/null; unset LC_ALL; eval "$capstan_prog"'`, len(prog))
+	// length from stdin, then runs it with stdin at /dev/null and the
+	// rest of the session's input on fd 3 (the watchdog's).
+	cmd := fmt.Sprintf(`LC_ALL=C exec bash -c 'IFS= read -r -d "" -N %d capstan_prog; exec 3<&0 </dev/null; unset LC_ALL; eval "$capstan_prog"'`, len(prog))
 	if err := s.Start(cmd); err != nil {
 		p.drop(conn)
 		return ExecResult{ExitCode: -1, Err: &Error{Kind: KindConnectionLost, Target: t.String(), Err: err}}
