@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // A Fence is the grant of a lease a writer holds — the lease of the
@@ -43,6 +44,14 @@ var ErrFenced = errors.New("fenced")
 func Fenced(f Fence, current Fence) error {
 	return &Error{Code: ECONFLICT, Err: ErrFenced, Message: fmt.Sprintf(
 		"the lease %s was granted to %s (token %d) after %s's grant (token %d): this write is refused, and its executor stops running the operation", f.Key, orNobody(current.Holder), current.Token, f.Holder, f.Token)}
+}
+
+// FenceRanOut is the error of a write under fence f refused because its
+// lease ran out (at until, in the database's clock) before it was renewed:
+// another executor may hold it now.
+func FenceRanOut(f Fence, until time.Time) error {
+	return &Error{Code: ECONFLICT, Err: ErrFenced, Message: fmt.Sprintf(
+		"the lease %s of %s (token %d) ran out at %s before it was renewed: this write is refused, and its executor stops running the operation", f.Key, f.Holder, f.Token, until.UTC().Format(time.RFC3339Nano))}
 }
 
 func orNobody(holder string) string {

@@ -108,10 +108,17 @@ func (s *Store) LeaveExecutors(ctx context.Context, holder string) error {
 
 const qLeaseFence = `
 OPTIONAL MATCH (l:ExecutorLease {key: $key})
-RETURN l.holder AS holder, coalesce(l.token, 0) AS token`
+RETURN l.holder AS holder, coalesce(l.token, 0) AS token, coalesce(l.expires, 0) AS expires, timestamp() AS now`
 
 // checkFence refuses a write under the fence ctx carries when its lease
-// is no longer that grant (in the write's transaction).
+// is no longer that grant, or has run out (in the write's transaction).
+//
+// The lease is read, not locked: a stalled writer holding the lease's
+// lock would hold up every claim, its successor's included. A claim by
+// another executor needs the lease to have run out in the database's
+// clock, and a write needs it not to have: the write's read comes first.
+// What the writer does after its commit is bounded by its own window
+// (executor/window.go), which closes before the lease runs out.
 func checkFence(ctx context.Context, tx runner) error {
 	f, ok := capstan.FenceFrom(ctx)
 	if !ok {
@@ -122,12 +129,17 @@ func checkFence(ctx context.Context, tx runner) error {
 		return err
 	}
 	current := capstan.Fence{Key: f.Key}
+	var expires, now int64
 	if len(recs) > 0 {
 		m := recs[0].AsMap()
 		current.Holder, current.Token = str(m["holder"]), i64(m["token"])
+		expires, now = i64(m["expires"]), i64(m["now"])
 	}
 	if current != f {
 		return capstan.Fenced(f, current)
+	}
+	if expires <= now {
+		return capstan.FenceRanOut(f, time.UnixMilli(expires))
 	}
 	return nil
 }

@@ -158,7 +158,7 @@ func TestFencedWrites(t *testing.T) {
 	a, b := "a-"+capstan.NewID(), "b-"+capstan.NewID()
 	held, first := claim(t, s, a, "shard-05", 200*time.Millisecond)
 	require.True(t, held)
-	_, again := claim(t, s, a, "shard-05", 200*time.Millisecond)
+	_, again := claim(t, s, a, "shard-05", time.Minute)
 	require.Equal(t, first.Token, again.Token, "a renewal is the same grant")
 	asA := capstan.WithFence(ctx, capstan.Fence{Key: "shard-05", Holder: a, Token: first.Token})
 
@@ -170,12 +170,16 @@ func TestFencedWrites(t *testing.T) {
 	require.NoError(t, step(asA, "a.1"), "the holder writes")
 	require.NoError(t, step(asA, "a.2"), "again, on the single-statement path")
 
-	untilExpired(t, s, "shard-05") // a stalls past its lease; b takes it
-	held, second := claim(t, s, b, "shard-05", time.Minute)
+	claim(t, s, a, "shard-05", time.Millisecond) // a's last renewal, and then a stalls past it
+	untilExpired(t, s, "shard-05")
+	err := step(asA, "a.expired")
+	require.True(t, capstan.IsFenced(err), "a lease that ran out fences its holder's writes, before anyone takes it: %v", err)
+	require.Contains(t, capstan.ErrorMessage(err), "ran out at")
+	held, second := claim(t, s, b, "shard-05", time.Minute) // b takes it
 	require.True(t, held)
 	require.Equal(t, first.Token+1, second.Token, "a grant to another holder is a new token")
 
-	err := step(asA, "a.late")
+	err = step(asA, "a.late")
 	require.True(t, capstan.IsFenced(err), "the deposed holder's write is refused: %v", err)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), b)

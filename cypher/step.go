@@ -26,7 +26,7 @@ const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REM
 // qApplyStep writes steps of operations in one statement: for each, it
 // locks the operation, checks that it is still at version expected with
 // last sequence prev (and, for an executor's step, that its shard's lease
-// is still the grant it carries), and writes the operation, its records
+// is still the grant it carries and has not run out), and writes the operation, its records
 // (upserted by kind and key) and its new timeline events. It returns the
 // operations it wrote; a step whose check failed writes nothing.
 const qApplyStep = `
@@ -34,7 +34,7 @@ UNWIND $steps AS st
 MATCH (o:Operation {uid: st.op})
 SET o.locked = true REMOVE o.locked
 WITH o, st WHERE o.version = st.expected AND o.last_seq = st.prev
-  AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token })
+  AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token AND l.expires > timestamp() })
 SET o.status = st.status, o.version = st.version, o.active = st.active, o.last_seq = st.last, o.json = st.json, o.open_patches = st.open_patches,
     o.touched = timestamp(), o.prev_seq = st.prev
 WITH o, st
