@@ -76,6 +76,7 @@ func (l *loop) handed() {
 func (l *loop) took(r nodeResult) {
 	l.busy--
 	if r.refused { // still out: it starts again once the window moves
+		l.e.cfg.Log.Info("the shard's window has closed: the work waits for a renewal", "operation", l.opID, "node", r.node, "attempt", r.attempt)
 		l.held = append(l.held, r.again)
 		return
 	}
