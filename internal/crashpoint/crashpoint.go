@@ -13,12 +13,18 @@
 // together); CAPSTAN_CRASH_AT_COMMIT=0 only counts. Each prints one line
 // per commit to stderr ("crashpoint: commit N ..."), so a sweep learns
 // how many commits an uninterrupted run makes.
+//
+// CAPSTAN_CRASH_SIGNAL=STOP stalls the process instead (SIGSTOP, the
+// stall sweep: cmd/capstan's TestStallAtEveryCommit): it stops right
+// after the commit, and once continued (SIGCONT) the committing goroutine
+// goes on where it was.
 package crashpoint
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -31,6 +37,7 @@ type Store struct {
 	capstan.Store
 	at    int64 // the commit to crash after; 0: none
 	atEnd bool  // crash after the commit that ends a top-level operation
+	stall bool  // stop (SIGSTOP) instead of dying
 	mu    sync.Mutex
 	n     int64
 }
@@ -42,15 +49,16 @@ func Wrap(s capstan.Store) capstan.Store {
 	if !enabled || !ok {
 		return s
 	}
+	stall := os.Getenv("CAPSTAN_CRASH_SIGNAL") == "STOP"
 	if v == "end" {
-		return &Store{Store: s, atEnd: true}
+		return &Store{Store: s, atEnd: true, stall: stall}
 	}
 	at, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || at < 0 {
 		fmt.Fprintf(os.Stderr, "crashpoint: CAPSTAN_CRASH_AT_COMMIT=%q is not a count; not counting\n", v)
 		return s
 	}
-	return &Store{Store: s, at: at}
+	return &Store{Store: s, at: at, stall: stall}
 }
 
 // committed counts one commit and kills the process when it is the one.
@@ -62,9 +70,27 @@ func (s *Store) committed(what string, op *capstan.Operation, events int) {
 	s.n++
 	fmt.Fprintf(os.Stderr, "crashpoint: commit %d %s operation=%s status=%s events=%d\n", s.n, what, op.ID, op.Status, events)
 	if s.n == s.at || s.atEnd && op.ParentID == "" && op.Status.Terminal() {
+		if s.stall {
+			s.at, s.atEnd = 0, false // once
+			stallHere()
+			return
+		}
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // SIGKILL is not delivered synchronously: nothing more happens here
 	}
+}
+
+// stallHere stops the process and returns once it is continued: the
+// signal is not delivered synchronously, so the goroutine waits for the
+// SIGCONT that ends the stop, and does nothing meanwhile.
+func stallHere() {
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	fmt.Fprintf(os.Stderr, "crashpoint: stopping\n")
+	_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	<-cont
+	fmt.Fprintf(os.Stderr, "crashpoint: continued\n")
 }
 
 // StartOperation commits, then counts.
