@@ -133,8 +133,8 @@ load-curve: build ## The load test at rising event rates (job steps STEPS, defau
 		$(MAKE) --no-print-directory load STEP=$$step SUBSCRIBERS=$(or $(SUBSCRIBERS),10000) || exit 1; \
 	done
 
-crash-sweep: ## Kill the server right after every durable commit of an operation with a gate, a sub-operation, a patch and a compensation, on both stores (make test runs a sample).
-	CAPSTAN_CRASH_SWEEP=all $(GO) test -count=1 -v -timeout 60m -run '^TestCrashAtEveryCommit$$' ./cmd/capstan/ | grep -E '^(---|    ---|ok|FAIL|PASS)|covered|commits'
+crash-sweep: ## Kill the server right after every durable commit of an operation with a gate, a sub-operation, a patch and a compensation, on both stores; then stall one of two replicas there (SIGSTOP) instead (make test runs a sample).
+	CAPSTAN_CRASH_SWEEP=all $(GO) test -count=1 -v -timeout 90m -run '^(TestCrashAtEveryCommit|TestStallAtEveryCommit)$$' ./cmd/capstan/ | grep -E '^(---|    ---|ok|FAIL|PASS)|covered|commits'
 
 soak: ## The soak test at length (SOAK=20000 operations through a real server; goroutines, heap and fds must return to their level).
 	SOAK_OPERATIONS=$(or $(SOAK),20000) $(GO) test -count=1 -v -timeout 60m -run '^TestSoakReturnsToItsStartingLevel$$' ./cmd/capstan/

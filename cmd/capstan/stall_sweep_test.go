@@ -24,10 +24,12 @@ import (
 // stallJob is a non-idempotent job on the test host that keeps the
 // host's own record of every attempt: a start line (its TRACEPARENT names
 // the operation, node and attempt) and an end line, and an overlap line
-// if another attempt of any job held the host's lock meanwhile.
-func stallJob(name string) string {
+// if another attempt of any job held the host's lock meanwhile. The first
+// job runs for longer than a lease term: a stall while it runs outlasts
+// the replica's window.
+func stallJob(name, seconds string) string {
 	return `exec 9>>/root/stall.lock; flock -n 9 || echo overlap >> /root/stall.record; echo "start ` + name + ` $TRACEPARENT" >> /root/stall.record; touch /root/` +
-		name + `.started; sleep 2; touch /root/` + name + `.done; echo "end ` + name + ` $TRACEPARENT" >> /root/stall.record`
+		name + `.started; sleep ` + seconds + `; touch /root/` + name + `.done; echo "end ` + name + ` $TRACEPARENT" >> /root/stall.record`
 }
 
 // stallPack is the crash sweep's operation (sweepPack) with its two
@@ -83,7 +85,7 @@ scenarios:
           title: First, not idempotent
           requires: [host]
           job:
-            run: {runner: ssh, target: host, script: '` + stallJob("first") + `'}
+            run: {runner: ssh, target: host, script: '` + stallJob("first", "10") + `'}
             outputs: {evidence: [{name: first-done, type: ssh_command, target: host, script: 'test -f /root/first.done'}]}
             controls:
               idempotent: false
@@ -99,7 +101,7 @@ scenarios:
           after: [approve]
           requires: [store, host]
           job:
-            run: {runner: ssh, target: host, script: '` + stallJob("use") + `'}
+            run: {runner: ssh, target: host, script: '` + stallJob("use", "1") + `'}
             outputs: {evidence: [{name: use-done, type: ssh_command, target: host, script: 'test -f /root/use.done'}]}
             controls:
               idempotent: false
@@ -204,16 +206,33 @@ func (w *stallWorld) run(t *testing.T, at stallPoint) (commits int, stalled bool
 
 	via := a // the replica the people use
 	var b *proc
+	continued := false
+	// a goes on, learns that its shards went, and stops: it would rejoin
+	// and take half the shards back, and b's hand-over would interrupt
+	// b's jobs (legitimately, but the record could not tell whose).
+	resume := func() {
+		continued = true
+		require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+		require.Eventually(t, func() bool {
+			out := a.output()
+			return strings.Contains(out, "another executor holds this shard now") || strings.Contains(out, "a write was refused")
+		}, 30*time.Second, 20*time.Millisecond, "the stalled replica learns that its shards went")
+		a.stop(t)
+	}
 	takeOver := func() {
 		t.Logf("%s: replica a stalled; b takes over", at)
 		b = start(t, filepath.Join(dir, "b"), args...)
 		via = b
 		require.Eventually(t, func() bool { return len(shards(t, b)) == executor.Shards }, 60*time.Second, 50*time.Millisecond,
 			"b takes every shard once a's leases ran out")
-		require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+		w.mark(t, "takeover")
 		stalled = true
+		if !at.job { // a stall during a job lasts until the operation ended: the job must not run on beside b
+			resume()
+		}
 	}
 	var op string
+	intervened := map[string]bool{} // the jobs people did by hand
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		require.True(t, time.Now().Before(deadline), "the operation did not end (%s)\na:\n%s", at, lastLines(a.output(), 40))
@@ -242,15 +261,36 @@ func (w *stallWorld) run(t *testing.T, at stallPoint) (commits int, stalled bool
 			require.Equal(t, "ROLLED_BACK", s, "%v", o["nodeRuns"])
 			break
 		}
-		w.act(t, via, op, o)
+		w.act(t, via, op, o, intervened)
 	}
-	w.checkRecord(t)
+	if stalled && !continued {
+		resume()
+	}
+	// A job the deposed replica left running would append to the record
+	// when it ends: the record is read once no job runs on the host.
+	require.Eventually(t, func() bool { return !hostJobRunning() }, 30*time.Second, 50*time.Millisecond, "a job still runs on the host")
+	w.checkRecord(t, intervened)
 	commits = len(commitLine.FindAllString(a.output(), -1))
 	if b != nil {
 		b.stop(t)
 	}
-	a.stop(t) // gives its leases back: the next run starts on a free database
+	if !continued {
+		a.stop(t) // gives its leases back: the next run starts on a free database
+	}
 	return commits, stalled
+}
+
+// hostJobRunning reports whether a stall job's shell runs on the test
+// host (its processes are this machine's, in a PID namespace of its own).
+func hostJobRunning() bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "/root/stall.record") {
+			return true
+		}
+	}
+	return false
 }
 
 func fileExists(path string) bool {
@@ -261,7 +301,7 @@ func fileExists(path string) bool {
 // act is what people do as the operation runs: propose the patch while
 // the gate waits, then approve it; a non-idempotent job a stall left
 // unproven is done by hand on the host and recorded.
-func (w *stallWorld) act(t *testing.T, via *proc, op string, o map[string]any) {
+func (w *stallWorld) act(t *testing.T, via *proc, op string, o map[string]any, intervened map[string]bool) {
 	runs := runsOf(o)
 	if runs["approve"]["status"] == "WAITING_APPROVAL" {
 		if len(o["patches"].([]any)) == 0 {
@@ -271,9 +311,10 @@ func (w *stallWorld) act(t *testing.T, via *proc, op string, o map[string]any) {
 			approveGates(via, op, o)
 		}
 	}
-	for node, done := range map[string]string{"first": "first.done", "use-store": "use.done"} {
+	for node, job := range map[string]string{"first": "first", "use-store": "use"} {
 		if runs[node]["status"] == "WAITING_INTERVENTION" {
-			require.NoError(t, os.WriteFile(w.hostFile(done), nil, 0o644))
+			intervened[job] = true
+			require.NoError(t, os.WriteFile(w.hostFile(job+".done"), nil, 0o644))
 			_, _ = stallPost(via, token, `mutation($op: ID!, $n: String!) { recordIntervention(input: {operation: $op, node: $n, note: "did it by hand after the stall"}) { type } }`,
 				map[string]any{"op": op, "n": node})
 		}
@@ -281,21 +322,47 @@ func (w *stallWorld) act(t *testing.T, via *proc, op string, o map[string]any) {
 	time.Sleep(20 * time.Millisecond) // the next poll
 }
 
-// checkRecord holds the host's own record to "each attempt ran once":
-// no attempt started twice, no two attempts ran at once, and neither
-// non-idempotent job started more than once.
-func (w *stallWorld) checkRecord(t *testing.T) {
+// mark appends a line of the test's own to the host's record.
+func (w *stallWorld) mark(t *testing.T, line string) {
+	f, err := os.OpenFile(w.hostFile("stall.record"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteString(line + "\n")
+	require.NoError(t, err)
+}
+
+// checkRecord holds the host's own record to "each attempt ran once, on
+// one replica": no attempt started twice; no two attempts ran at once;
+// neither non-idempotent job started more than once; and after b took
+// over, nothing of a's: no attempt begun before the takeover ended after
+// it (its job ran on beside b), and no job that people did by hand
+// (which b therefore never ran) started (a's queued launch).
+func (w *stallWorld) checkRecord(t *testing.T, intervened map[string]bool) {
 	data, err := os.ReadFile(w.hostFile("stall.record"))
 	require.NoError(t, err)
 	record := string(data)
 	require.NotContains(t, record, "overlap", "two attempts ran on the host at once:\n%s", record)
+	before := map[string]bool{} // attempts begun before the takeover
 	seen := map[string]bool{}
 	starts := map[string]int{}
+	took := false
 	for _, line := range strings.Split(strings.TrimSpace(record), "\n") {
+		if line == "takeover" {
+			took = true
+			continue
+		}
 		if rest, ok := strings.CutPrefix(line, "start "); ok {
 			require.False(t, seen[rest], "an attempt ran twice:\n%s", record)
 			seen[rest] = true
-			starts[strings.Fields(rest)[0]]++
+			job := strings.Fields(rest)[0]
+			starts[job]++
+			if !took {
+				before[rest] = true
+			}
+			require.False(t, took && intervened[job], "%s started after the takeover, though b never ran it (people did it by hand): the deposed replica's launch:\n%s", job, record)
+		}
+		if rest, ok := strings.CutPrefix(line, "end "); ok && took {
+			require.False(t, before[rest], "an attempt begun before the takeover ended after it: it ran on beside the new owner:\n%s", record)
 		}
 	}
 	for _, job := range []string{"first", "use"} {
@@ -307,7 +374,9 @@ func (w *stallWorld) checkRecord(t *testing.T) {
 // SIGKILL, on two real replicas of one real Neo4j, the jobs on a real
 // sshd host: replica a stops right after its commit n (or while the first
 // job runs on the host); replica b starts, takes every shard once a's
-// leases ran out, and drives the operation on; a is continued then. The
+// leases ran out, and drives the operation on; a is continued then (at
+// once, or after the operation's end when it stalled during a job), and
+// stops once it learnt that its shards went. The
 // host's own record shows no attempt ran twice, at once or one after the
 // other, and each non-idempotent job at most once. Every commit with
 // CAPSTAN_CRASH_SWEEP=all (make crash-sweep), a sample in make test.
