@@ -245,6 +245,13 @@ func (w ChangeMetas) Apply(ch *OperationChange) {
 	}
 }
 
+// MaxOperationCommit bounds a commit that touches an operation, from the
+// start of its transaction: a store whose commits other processes tail
+// (cypher) has the database end a transaction that would take longer, so
+// a commit becomes visible within this of the time it is stamped with,
+// and a tailer that looks back further never misses one (live.Tailer).
+const MaxOperationCommit = 30 * time.Second
+
 // OperationTouch is an operation as its latest commit left it, without
 // its content: what a process that did not make the commit needs to tell
 // whether it has news (live.Tailer).

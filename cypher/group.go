@@ -68,7 +68,7 @@ func (s *Store) runSteps(ctx context.Context, batch []*groupcommit.Call[stepRow]
 	for i, c := range batch {
 		rows[i] = c.Item
 	}
-	res, err := s.writeStatement(ctx, "cypher.ApplyOperationChange", func(r runner) (any, error) {
+	res, err := s.writeOperationStatement(ctx, "cypher.ApplyOperationChange", func(r runner) (any, error) {
 		recs, err := collect(ctx, r, qApplyStep, map[string]any{"steps": rows})
 		if err != nil {
 			return nil, err

@@ -60,7 +60,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		plan, intent capstan.Meta
 		events       []capstan.OperationEvent
 	}
-	res, err := s.write(ctx, "cypher.StartOperation", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.writeOperation(ctx, "cypher.StartOperation", func(tx neo4j.ManagedTransaction) (any, error) {
 		if op.IdempotencyKey != "" {
 			taken, err := exists(ctx, tx, `MATCH (o:Operation {idem_uid: $idem}) RETURN o.id`, map[string]any{"idem": uid(org, op.IdempotencyKey)})
 			if err != nil {

@@ -140,7 +140,7 @@ func (r *restoration) Finish(ctx context.Context) error {
 			for _, row := range part.rels[typ] {
 				part.targets = append(part.targets, str(row["to"]))
 			}
-			if _, err := r.s.write(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
+			if _, err := r.s.writeOperation(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
 				return nil, part.link(ctx, tx, r.org)
 			}); err != nil {
 				return err
@@ -152,7 +152,7 @@ func (r *restoration) Finish(ctx context.Context) error {
 		rows = append(rows, map[string]any{"op": op, "last": r.last[op], "active": active})
 	}
 	for i := 0; i < len(rows); i += finishBatch {
-		if _, err := r.s.write(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
+		if _, err := r.s.writeOperation(ctx, "cypher.FinishRestore", func(tx neo4j.ManagedTransaction) (any, error) {
 			_, err := tx.Run(ctx, qRestoreFinishOperations, map[string]any{"rows": rows[i:min(i+finishBatch, len(rows))]})
 			return nil, err
 		}); err != nil {

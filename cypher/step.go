@@ -148,7 +148,7 @@ func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.Oper
 // change's version against it and commits ch, in one managed transaction.
 func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.OperationChange, opUID string) (*stepOutcome, error) {
 	op := ch.Operation
-	res, err := s.write(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.writeOperation(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
 		m, err := checkVersion(ctx, tx, "operation", op.ID, opUID, op.Version, qOperationState)
 		if err != nil {
 			return nil, err

@@ -126,12 +126,31 @@ func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.Sessio
 
 // write runs fn in a managed write transaction.
 func (s *Store) write(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	return s.writeBounded(ctx, op, 0, fn)
+}
+
+// writeOperation runs fn, a write that touches an operation (sets its
+// touched time), in a managed write transaction the server ends unless
+// it commits within capstan.MaxOperationCommit: a commit that becomes
+// visible later than that is none, so a tailer that looks back further
+// never misses one (live.Tailer's lookback).
+func (s *Store) writeOperation(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	return s.writeBounded(ctx, op, capstan.MaxOperationCommit, fn)
+}
+
+// writeBounded runs fn in a managed write transaction bounded by timeout
+// on the server (0: the server's own bound).
+func (s *Store) writeBounded(ctx context.Context, op string, timeout time.Duration, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
-	res, err := sess.ExecuteWrite(ctx, fn)
+	var config []func(*neo4j.TransactionConfig)
+	if timeout > 0 {
+		config = append(config, neo4j.WithTxTimeout(timeout))
+	}
+	res, err := sess.ExecuteWrite(ctx, fn, config...)
 	return res, s.mapErr(ctx, op, err)
 }
 
@@ -171,9 +190,15 @@ func single(ctx context.Context, tx runner, q string, params map[string]any) (*n
 }
 
 // autoCommit runs each statement in a transaction of its own.
-type autoCommit struct{ sess neo4j.SessionWithContext }
+type autoCommit struct {
+	sess    neo4j.SessionWithContext
+	timeout time.Duration // the server ends a statement that runs longer (0: its own bound)
+}
 
 func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]any) (neo4j.ResultWithContext, error) {
+	if a.timeout > 0 {
+		return a.sess.Run(ctx, cypher, params, neo4j.WithTxTimeout(a.timeout))
+	}
 	return a.sess.Run(ctx, cypher, params)
 }
 
@@ -182,7 +207,7 @@ func (a autoCommit) Run(ctx context.Context, cypher string, params map[string]an
 // instead of a managed transaction's two (its COMMIT is a round trip of
 // its own; ~0.6 ms of a ~1.3 ms read on the development machine).
 func (s *Store) readOne(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
-	return s.oneStatement(ctx, op, neo4j.AccessModeRead, fn)
+	return s.oneStatement(ctx, op, neo4j.AccessModeRead, 0, fn)
 }
 
 // writeStatement runs fn, a write that is one statement, in an auto-commit
@@ -190,13 +215,19 @@ func (s *Store) readOne(ctx context.Context, op string, fn func(r runner) (any, 
 // a ~0.7 ms managed write here). The statement must be safe to run again:
 // a retry may follow a commit whose answer was lost.
 func (s *Store) writeStatement(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
-	return s.oneStatement(ctx, op, neo4j.AccessModeWrite, fn)
+	return s.oneStatement(ctx, op, neo4j.AccessModeWrite, 0, fn)
+}
+
+// writeOperationStatement is writeStatement for a statement that touches
+// operations, bounded as writeOperation is.
+func (s *Store) writeOperationStatement(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
+	return s.oneStatement(ctx, op, neo4j.AccessModeWrite, capstan.MaxOperationCommit, fn)
 }
 
 // oneStatement runs fn in auto-commit transactions of a session in mode.
 // A failure the driver calls retryable is retried as a managed
 // transaction would be, with backoff, for up to the driver's retry time.
-func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMode, fn func(r runner) (any, error)) (any, error) {
+func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMode, timeout time.Duration, fn func(r runner) (any, error)) (any, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
@@ -204,7 +235,7 @@ func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMo
 	defer sess.Close(ctx)
 	var res any
 	err := retrying(ctx, func() (err error) {
-		res, err = fn(autoCommit{sess})
+		res, err = fn(autoCommit{sess: sess, timeout: timeout})
 		return err
 	})
 	return res, s.mapErr(ctx, op, err)

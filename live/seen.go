@@ -134,9 +134,10 @@ func (b *Broker) Interested(org, opID string) bool {
 }
 
 // forgetAfter is how long the mark of an operation nothing moved is
-// kept: well beyond what the tailer reads again (its slack). An operation
-// moved after that is new to the tailer (it brings its latest commit).
-const forgetAfter = 30 * time.Second
+// kept: well beyond what the tailer reads again (its lookback). An
+// operation moved after that is new to the tailer (it brings its latest
+// commit).
+const forgetAfter = 2 * DefaultTailLookback
 
 // Forget drops the marks idle for forgetAfter (the tailer calls it now
 // and then; Publish too).

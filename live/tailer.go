@@ -41,6 +41,11 @@ type Tailer struct {
 	// commit becomes visible some time after its timestamp (the
 	// statement's start) (DefaultTailSlack).
 	Slack time.Duration
+	// Lookback is how far back one read in each Slack looks: further
+	// than the longest a commit can take to become visible (the store
+	// bounds it: capstan.MaxOperationCommit), so that no commit is ever
+	// missed, however late it became visible (DefaultTailLookback).
+	Lookback time.Duration
 	// ReadTimeout bounds one read (DefaultTailReadTimeout).
 	ReadTimeout time.Duration
 	Log         *slog.Logger
@@ -55,9 +60,10 @@ type Tailer struct {
 // busy it is itself: each read costs the database a query, and the first
 // commit after a quiet spell reaches it within half a second.
 const (
-	DefaultTailEvery = 50 * time.Millisecond
-	DefaultTailIdle  = 500 * time.Millisecond
-	DefaultTailSlack = 5 * time.Second
+	DefaultTailEvery    = 50 * time.Millisecond
+	DefaultTailIdle     = 500 * time.Millisecond
+	DefaultTailSlack    = 5 * time.Second
+	DefaultTailLookback = capstan.MaxOperationCommit + DefaultTailSlack
 )
 
 // nextWait is the wait before the tailer's next read, after one that
@@ -131,6 +137,12 @@ func (t *Tailer) Run(ctx context.Context) {
 	if readTimeout <= 0 {
 		readTimeout = DefaultTailReadTimeout
 	}
+	lookback := t.Lookback
+	if lookback <= 0 {
+		lookback = DefaultTailLookback
+	}
+	lookback = min(max(lookback, slack), DefaultTailLookback) // the broker forgets marks after twice the default
+	var swept time.Time // when a read last looked back the whole lookback
 	log := t.Log
 	if log == nil {
 		log = slog.Default()
@@ -140,8 +152,15 @@ func (t *Tailer) Run(ctx context.Context) {
 	wait := every
 	for {
 		readCtx, cancel := context.WithTimeout(ctx, readTimeout)
-		news, err := t.read(readCtx, &since, slack)
+		back := slack
+		if time.Since(swept) >= slack {
+			back = lookback
+		}
+		news, err := t.read(readCtx, &since, slack, back-slack)
 		cancel()
+		if err == nil && back > slack {
+			swept = time.Now()
+		}
 		wait = nextWait(wait, every, idle, news)
 		switch {
 		case ctx.Err() != nil:
@@ -162,15 +181,21 @@ func (t *Tailer) Run(ctx context.Context) {
 }
 
 // read is one read. since is the database's clock of the next read's
-// start (0 before the first: the baseline of unfinished operations). It
-// reports whether the read found news: commits made elsewhere that this
-// process had not published. Its own commits are not news: a lone
-// replica running operations reads at the idle interval.
-func (t *Tailer) read(ctx context.Context, since *int64, slack time.Duration) (news bool, err error) {
+// start, less the slack (0 before the first: the baseline of unfinished
+// operations); further, when further is not zero, the read looks that
+// much further back (the lookback's sweep). It reports whether the read
+// found news: commits made elsewhere that this process had not
+// published. Its own commits are not news: a lone replica running
+// operations reads at the idle interval.
+func (t *Tailer) read(ctx context.Context, since *int64, slack, further time.Duration) (news bool, err error) {
 	if t.Reads.Add(1)%100 == 0 {
 		t.Broker.Forget()
 	}
-	touches, now, err := t.Timeline.TouchedOperations(ctx, *since)
+	from := *since
+	if from > 0 {
+		from = max(1, from-further.Milliseconds())
+	}
+	touches, now, err := t.Timeline.TouchedOperations(ctx, from)
 	if err != nil {
 		return false, err
 	}

@@ -249,27 +249,27 @@ func TestOnlyOtherProcessesCommitsAreNews(t *testing.T) {
 	tl := &Tailer{Timeline: db, Broker: b}
 	ctx := context.Background()
 	var since int64
-	news, err := tl.read(ctx, &since, time.Second)
+	news, err := tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	require.False(t, news, "the baseline is not news")
 
 	mine := capstan.Operation{Meta: capstan.Meta{ID: "mine"}, Status: capstan.OperationRunning}
 	b.Publish(Message{Org: "o", Operation: mine, Events: events(3, 4)}) // committed here
 	db.commit("o", "mine", true, events(3, 4)...)
-	news, err = tl.read(ctx, &since, time.Second)
+	news, err = tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	require.False(t, news, "a commit made here is not news")
 
 	db.commit("o", "mine", true, events(5, 5)...) // another process moves it on
-	news, err = tl.read(ctx, &since, time.Second)
+	news, err = tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	require.True(t, news)
-	news, err = tl.read(ctx, &since, time.Second)
+	news, err = tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	require.False(t, news, "news once: read again within the slack, it is published here already")
 
 	db.commit("p", "theirs", true, events(1, 1)...) // nobody here follows it: still news (the executor hears of it)
-	news, err = tl.read(ctx, &since, time.Second)
+	news, err = tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	require.True(t, news)
 }
@@ -287,11 +287,11 @@ func TestAFeedGetsEveryEventBeforeTheFinalSnapshot(t *testing.T) {
 	tl := &Tailer{Timeline: db, Broker: b}
 	ctx := context.Background()
 	var since int64
-	_, err := tl.read(ctx, &since, time.Second) // the baseline
+	_, err := tl.read(ctx, &since, time.Second, 0) // the baseline
 	require.NoError(t, err)
 
 	db.commit("o", "big", false, events(2, 2*newsLimit+201)...) // ends it: the snapshot is final
-	_, err = tl.read(ctx, &since, time.Second)
+	_, err = tl.read(ctx, &since, time.Second, 0)
 	require.NoError(t, err)
 	b.Close()
 	var got []int64
