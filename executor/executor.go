@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -143,6 +144,10 @@ type Executor struct {
 	leaseUntil time.Time     // when the leases held run out; only keepShards uses it after Start
 	renewals   int           // renewals so far; only keepShards uses it after Start
 	dirLock    *os.File      // holds Dir to this process while it may hold leases
+	// dbOffset is how far the database's clock is ahead of this
+	// executor's (nanoseconds), as the last renewal measured it
+	// (clock.go); 0 without a Lease.
+	dbOffset atomic.Int64
 }
 
 // New returns an executor; Start sets it going.

@@ -15,7 +15,9 @@ const gateTimer = "gate:"
 
 // scheduleGate wakes the loop when a waiting gate with a timeout expires.
 // The deadline counts from when the gate started waiting, so a restart
-// does not extend it.
+// does not extend it, on the database's clock (clock.go), so a new owner
+// whose clock differs from the one that stamped the start neither
+// shortens nor extends it.
 func (l *loop) scheduleGate(n *capstan.PlanNode, run capstan.OperationNodeRun) {
 	if n.Gate == nil || n.Gate.Timeout == "" || run.StartedAt == nil {
 		return
@@ -24,7 +26,7 @@ func (l *loop) scheduleGate(n *capstan.PlanNode, run capstan.OperationNodeRun) {
 	if err != nil {
 		return
 	}
-	l.after(gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.cfg.Clock.Now())))
+	l.after(gateTimer+n.ID, max(0, run.StartedAt.Add(timeout).Sub(l.e.databaseNow())))
 }
 
 // retryDue reports whether a retry timer is pending (a gate's timeout
@@ -75,7 +77,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 	if n := st.node(node); n != nil && n.Gate != nil && run.StartedAt != nil {
 		// A timer of an earlier opening (before a patch opened the gate
 		// again, perhaps with another timeout) is not this one's.
-		if d, err := time.ParseDuration(n.Gate.Timeout); err != nil || l.e.cfg.Clock.Now().Before(run.StartedAt.Add(d)) {
+		if d, err := time.ParseDuration(n.Gate.Timeout); err != nil || l.e.databaseNow().Before(run.StartedAt.Add(d)) {
 			l.scheduleGate(n, run)
 			return nil
 		}

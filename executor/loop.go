@@ -398,7 +398,7 @@ func (l *loop) orphaned(ctx context.Context, op *capstan.Operation) (bool, error
 func (l *loop) event(e event.Event) capstan.OperationEvent { return event.Record("executor", e) }
 
 func (l *loop) now() *time.Time {
-	t := l.e.cfg.Clock.Now().UTC()
+	t := l.e.databaseNow().UTC()
 	return &t
 }
 

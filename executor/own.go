@@ -235,10 +235,12 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	asked := c.Clock.Now()
 	leases, now, err := c.Lease.ExecutorLeases(ctx)
 	if err != nil {
 		return err
 	}
+	e.learnDatabaseClock(asked, c.Clock.Now(), now)
 	d := Decide(members, c.LeaseHolder, leases, now, abandonedAfter*c.LeaseTerm)
 	running := e.owned()
 	var keys []string

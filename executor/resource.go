@@ -137,7 +137,7 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	for _, run := range append(recs.NodeRuns, ch.NodeRuns...) {
 		runs[run.NodeID] = run
 	}
-	ended := capstan.EndChange(r, op, workRan(plan, runs), append(recs.Evidence, ch.Evidence...), l.e.cfg.Clock.Now())
+	ended := capstan.EndChange(r, op, workRan(plan, runs), append(recs.Evidence, ch.Evidence...), l.e.databaseNow())
 	if ended == nil {
 		return nil // not this operation's to conclude, or concluded already
 	}

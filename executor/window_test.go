@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"slices"
 	"sort"
@@ -311,4 +312,71 @@ func TestNoWorkStartsOutsideTheWindow(t *testing.T) {
 	close(runner.gate("two"))
 	wait(func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded }) // both proven by their probes
 	require.Equal(t, []string{"one", "two"}, runner.launched(), "each job started once")
+}
+
+// skewedClock is a replica's view of the test's clock: its own time is
+// off by skew; its timers are the test's.
+type skewedClock struct {
+	*manualClock
+	skew time.Duration
+}
+
+func (c skewedClock) Now() time.Time { return c.manualClock.Now().Add(c.skew) }
+
+// forget drops every timer (their executor stopped).
+func (c *manualClock) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timers = nil
+}
+
+// pending are the times the clock's timers fire at.
+func (c *manualClock) pending() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []time.Time
+	for _, tm := range c.timers {
+		out = append(out, tm.at)
+	}
+	return out
+}
+
+// TestAGateTimesOutOnTheDatabasesClock: a gate's wait is stamped by one
+// replica and timed out by another whose clock is an hour ahead of the
+// first's; both count on the database's clock, so the new owner waits
+// out the rest of the gate's ten minutes, not none of them.
+func TestAGateTimesOutOnTheDatabasesClock(t *testing.T) {
+	org = testenv.NewOrg()
+	store := testenv.Store(t)
+	db := newManualClock() // the database's clock (the leases')
+	lease := newMemLease(db)
+	replica := func(holder string, skew time.Duration) *executor.Executor {
+		ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Clock: skewedClock{db, skew}, Lease: lease, LeaseHolder: holder, LeaseTerm: 15 * time.Second})
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(func() { cancel(); ex.Stop() })
+		require.NoError(t, ex.Start(ctx))
+		return ex
+	}
+	behind := replica("behind", -time.Hour) // its clock an hour behind the database's
+	nodes := []capstan.PlanNode{{ID: "gate", Type: capstan.NodeGate, Title: "gate", Gate: &capstan.GateSpec{Type: "approval", Reason: "clocks", RequiredRoles: []string{capstan.RoleSRE}, Timeout: "10m"}}}
+	plan := readyPlan(t, store, nodes, nil)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	behind.Launch(org, op.ID, nil)
+	waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
+	behind.Stop() // gives its leases back
+	db.forget()   // its timers went with it
+
+	db.Advance(4 * time.Minute)
+	ahead := replica("ahead", 0) // takes the shards; its clock is the database's
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(db.pending(), func(at time.Time) bool { return at.After(db.Now().Add(time.Minute)) })
+	}, 30*time.Second, 5*time.Millisecond, "the new owner schedules the gate's timeout")
+	require.Contains(t, db.pending(), db.Now().Add(6*time.Minute), "the rest of the gate's ten minutes")
+	stored, err := store.GetOperation(context.Background(), org, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.OperationWaiting, stored.Status, "the gate still waits")
+	_ = ahead
 }
