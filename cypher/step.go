@@ -21,11 +21,13 @@ import (
 // the operation under its lock and tries again: a stale version is then
 // a conflict, as always.
 
-const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json`
+const qOperationState = `MATCH (o:Operation {uid: $uid}) SET o.locked = true REMOVE o.locked RETURN o.version AS version, o.last_seq AS last, o.json AS json, o.step AS step`
 
 // qApplyStep writes steps of operations in one statement: for each, it
-// locks the operation, checks that it is still at version expected with
-// last sequence prev (and, for an executor's step, that its shard's lease
+// locks the operation; a step it finds written already (the operation's
+// last step is this one: a retry after the answer was lost) it returns
+// without writing again; otherwise it checks that the operation is still
+// at version expected with last sequence prev (and, for an executor's step, that its shard's lease
 // is still the grant it carries and has not run out), and writes the operation, its records
 // (upserted by kind and key) and its new timeline events. It returns the
 // operations it wrote; a step whose check failed writes nothing.
@@ -33,19 +35,23 @@ const qApplyStep = `
 UNWIND $steps AS st
 MATCH (o:Operation {uid: st.op})
 SET o.locked = true REMOVE o.locked
-WITH o, st WHERE o.version = st.expected AND o.last_seq = st.prev
-  AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token AND l.expires > timestamp() })
-SET o.status = st.status, o.version = st.version, o.active = st.active, o.last_seq = st.last, o.json = st.json, o.open_patches = st.open_patches,
-    o.touched = timestamp(), o.prev_seq = st.prev
-WITH o, st
-CALL (o, st) {
-  UNWIND st.records AS row
-  MERGE (r:OpRecord {op: st.op, kind: row.kind, key: row.key})
-  SET r.org = st.org, r.json = row.json
-}
-CALL (o, st) {
-  UNWIND st.events AS row
-  CREATE (:Event {org: st.org, op: st.op, seq: row.seq, json: row.json})
+WITH o, st, coalesce(o.step = st.step, false) AS again
+WITH o, st, again WHERE again OR (o.version = st.expected AND o.last_seq = st.prev
+  AND (NOT st.fenced OR EXISTS { MATCH (l:ExecutorLease {key: st.fence_key}) WHERE l.holder = st.fence_holder AND coalesce(l.token, 0) = st.fence_token AND l.expires > timestamp() }))
+CALL (o, st, again) {
+  WITH o, st WHERE NOT again
+  SET o.status = st.status, o.version = st.version, o.active = st.active, o.last_seq = st.last, o.json = st.json, o.open_patches = st.open_patches,
+      o.touched = timestamp(), o.prev_seq = st.prev, o.step = st.step
+  WITH o, st
+  CALL (o, st) {
+    UNWIND st.records AS row
+    MERGE (r:OpRecord {op: st.op, kind: row.kind, key: row.key})
+    SET r.org = st.org, r.json = row.json
+  }
+  CALL (o, st) {
+    UNWIND st.events AS row
+    CREATE (:Event {org: st.org, op: st.op, seq: row.seq, json: row.json})
+  }
 }
 RETURN st.op AS op`
 
@@ -109,11 +115,18 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	// A step that writes an intent, a plan or resources is one managed
 	// transaction (several statements); an ordinary one may be a single
 	// statement.
+	try := &stepTry{id: capstan.NewID()}
 	if cur, ok := s.cursors.Load(opUID); ok && cur.(stepCursor).version == op.Version && !ch.Writes() {
-		o, err = s.applyKnownStep(ctx, org, ch, cur.(stepCursor))
+		o, err = s.applyKnownStep(ctx, org, ch, cur.(stepCursor), try)
 	}
 	if err == nil && o == nil {
-		o, err = s.applyLockedStep(ctx, org, ch, opUID)
+		o, err = s.applyLockedStep(ctx, org, ch, opUID, try)
+		// A connection lost during the commit leaves it unknown whether
+		// the step committed (the driver does not try again): the
+		// locked path tells, finding the step's id or not.
+		for again := 0; again < lostCommitTries && capstan.ErrorCode(err) == capstan.EUNAVAILABLE && try.out != nil && ctx.Err() == nil; again++ {
+			o, err = s.applyLockedStep(ctx, org, ch, opUID, try)
+		}
 	}
 	if err != nil {
 		s.cursors.Delete(opUID)
@@ -132,8 +145,8 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 // operations that commit at the same moment (group.go). It returns nil
 // when the operation is no longer at cur (someone else wrote it);
 // running the step again is safe for the same reason.
-func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
-	row, out, err := s.stepRow(ctx, org, ch, cur)
+func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor, try *stepTry) (*stepOutcome, error) {
+	row, out, err := s.stepRow(ctx, org, ch, cur, try)
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +159,22 @@ func (s *Store) applyKnownStep(ctx context.Context, org string, ch *capstan.Oper
 
 // applyLockedStep reads the operation under its lock, checks the
 // change's version against it and commits ch, in one managed transaction.
-func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.OperationChange, opUID string) (*stepOutcome, error) {
+func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.OperationChange, opUID string, try *stepTry) (*stepOutcome, error) {
 	op := ch.Operation
 	res, err := s.writeOperation(ctx, "cypher.ApplyOperationChange", func(tx neo4j.ManagedTransaction) (any, error) {
-		m, err := checkVersion(ctx, tx, "operation", op.ID, opUID, op.Version, qOperationState)
+		recs, err := collect(ctx, tx, qOperationState, map[string]any{"uid": opUID})
 		if err != nil {
 			return nil, err
+		}
+		if len(recs) == 0 {
+			return nil, notFound("operation", op.ID)
+		}
+		m := recs[0].AsMap()
+		if try.out != nil && str(m["step"]) == try.id {
+			return try.out, nil // a try of this step committed, and its answer was lost
+		}
+		if have := i64(m["version"]); have != op.Version {
+			return nil, capstan.StaleVersion("operation", op.ID, have, op.Version)
 		}
 		if err := checkFence(ctx, tx); err != nil {
 			return nil, err
@@ -160,7 +183,7 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 		if err := json.Unmarshal([]byte(str(m["json"])), &old); err != nil {
 			return nil, err
 		}
-		out, err := s.applyStep(ctx, tx, org, ch, stepCursor{version: op.Version, last: i64(m["last"]), created: old.CreatedAt})
+		out, err := s.applyStep(ctx, tx, org, ch, stepCursor{version: op.Version, last: i64(m["last"]), created: old.CreatedAt}, try)
 		if err == nil && out == nil { // cannot happen: the lock is held
 			err = capstan.StaleVersion("operation", op.ID, -1, op.Version)
 		}
@@ -179,8 +202,8 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 
 // applyStep runs qApplyStep for ch alone on an operation at cur, in tx;
 // it returns nil when the operation is no longer at cur.
-func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capstan.OperationChange, cur stepCursor) (*stepOutcome, error) {
-	row, out, err := s.stepRow(ctx, org, ch, cur)
+func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capstan.OperationChange, cur stepCursor, try *stepTry) (*stepOutcome, error) {
+	row, out, err := s.stepRow(ctx, org, ch, cur, try)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +216,7 @@ func (s *Store) applyStep(ctx context.Context, tx runner, org string, ch *capsta
 
 // stepRow is qApplyStep's row for ch on an operation at cur, and what the
 // step writes when it applies.
-func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor) (map[string]any, *stepOutcome, error) {
+func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationChange, cur stepCursor, try *stepTry) (map[string]any, *stepOutcome, error) {
 	op := ch.Operation
 	c := *op
 	c.Meta.CreatedAt = cur.created
@@ -206,8 +229,25 @@ func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationCh
 	data, _ := json.Marshal(&c)
 	row := fenceParams(ctx, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
-		"records": recordRows(records), "events": events})
-	return row, &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}, nil
+		"records": recordRows(records), "events": events, "step": try.id})
+	out := &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}
+	try.out = out
+	return row, out, nil
+}
+
+// lostCommitTries is how many times a step whose commit's answer was
+// lost is tried again on the locked path.
+const lostCommitTries = 3
+
+// A stepTry is one ApplyOperationChange's step, through its tries: its
+// id, written on the operation with it (o.step), and the outcome of its
+// last try. A try whose commit's answer was lost (a connection that
+// dropped after the commit) is tried again, by the driver or by the
+// locked path: finding its own id on the operation, it returns that
+// outcome instead of reporting the step a conflict with itself.
+type stepTry struct {
+	id  string
+	out *stepOutcome
 }
 
 // remember keeps the cursor of an operation this store just wrote, while
