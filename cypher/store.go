@@ -40,6 +40,10 @@ type Store struct {
 	db     string
 	log    *slog.Logger
 	now    func() time.Time
+	// bookmarks chains the store's sessions on a routing URI (a
+	// cluster): a read waits, on whichever member serves it, for the
+	// writes this process made before it (nil on a single server).
+	bookmarks neo4j.BookmarkManager
 
 	schemaMu    sync.Mutex
 	schemaReady bool
@@ -83,6 +87,9 @@ func Open(cfg Config) (*Store, error) {
 		return nil, capstan.Errorf(capstan.EINVALID, "neo4j: %v", err)
 	}
 	s := &Store{driver: d, db: cfg.Database, log: cfg.Log, now: cfg.Now}
+	if routing(cfg.URI) {
+		s.bookmarks = neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{})
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -121,7 +128,28 @@ func (s *Store) ready(ctx context.Context) error {
 }
 
 func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
-	return s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db})
+	return s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db, BookmarkManager: s.bookmarks})
+}
+
+// routing reports whether uri is a routing one (neo4j://, neo4j+s://,
+// neo4j+ssc://): a cluster's, or a single server's that routes.
+func routing(uri string) bool {
+	scheme, _, _ := strings.Cut(uri, "://")
+	return scheme == "neo4j" || scheme == "neo4j+s" || scheme == "neo4j+ssc"
+}
+
+// Bookmarks are the bookmarks the store's sessions carry — its latest
+// writes, which a read waits for on any member — or nil when it does not
+// chain them (a bolt:// URI: one server).
+func (s *Store) Bookmarks(ctx context.Context) []string {
+	if s.bookmarks == nil {
+		return nil
+	}
+	b, err := s.bookmarks.GetBookmarks(ctx)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // write runs fn in a managed write transaction.
