@@ -153,6 +153,11 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		var missing []capstan.Evidence
 		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), l.refKept(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
+		if len(r.secrets) > 0 && !l.window.Open() { // a deposed owner writes no secret (its successor decides on the attempt)
+			r.res = Result{ExitCode: -1, ErrKind: ErrKindLease, Err: fmt.Errorf("%s: the executor's lease ran out before the job's secret artifacts were kept", n.ID)}
+			dropFiles(l.outputs(), declared)
+			return false
+		}
 		if err := l.keepSecrets(ctx, n.ID, attempt, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
 			dropFiles(l.outputs(), declared)

@@ -214,6 +214,11 @@ func (l *loop) run(ctx context.Context) {
 // change what the operation does next.
 func (l *loop) wait(ctx context.Context) {
 	for {
+		reopened := l.reopened() // before Open: a move after it closes this one
+		if reopened != nil && l.window.Open() {
+			l.resume() // it moved while the loop was elsewhere
+			continue
+		}
 		var send chan func()
 		var head func()
 		if l.canHand() {
@@ -241,7 +246,7 @@ func (l *loop) wait(ctx context.Context) {
 			}
 		case <-l.wake:
 			l.dirty = true // an outside change (a decision, an intervention)
-		case <-l.reopened():
+		case <-reopened:
 			l.resume()
 			continue
 		case <-l.drainSignal():

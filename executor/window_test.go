@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // manualClock is a clock the test moves: Advance moves its time without
@@ -215,6 +218,11 @@ func (r *blockingRunner) Run(ctx context.Context, j executor.Job) executor.Resul
 	r.started <- j.NodeID
 	select {
 	case <-r.gate(j.NodeID):
+		for _, a := range j.Artifacts { // what it made: a value per artifact
+			if err := os.WriteFile(filepath.Join(j.Outputs, a.Name), []byte("made-by-"+j.NodeID), 0o600); err != nil {
+				return executor.Result{ExitCode: -1, ErrKind: "runner", Err: err}
+			}
+		}
 		return executor.Result{}
 	case <-ctx.Done():
 		r.killed <- r.clock.Now()
@@ -232,24 +240,32 @@ func (r *blockingRunner) launched() []string {
 // shard's lease (term 15 s on the test's clock) with one worker, and an
 // operation of two jobs side by side (the second queued behind the
 // first); it returns once the first job runs.
-func windowCase(t *testing.T) (*manualClock, *memLease, *blockingRunner, *executor.Executor, func(func(*capstan.Operation) bool) *capstan.Operation, *testenv.SyncBuffer) {
+func windowCase(t *testing.T, options ...func(*executor.Config)) (*manualClock, *memLease, *blockingRunner, *executor.Executor, func(func(*capstan.Operation) bool) *capstan.Operation, *testenv.SyncBuffer) {
 	org = testenv.NewOrg()
 	store := testenv.Store(t)
 	clock := newManualClock()
 	lease := newMemLease(clock)
 	runner := newBlockingRunner(clock)
 	logs := &testenv.SyncBuffer{}
-	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)),
+	cfg := executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)),
 		Clock: clock, Lease: lease, LeaseHolder: "a", LeaseTerm: 15 * time.Second, Workers: 1, PerOperation: 1,
-		Runners: map[string]executor.Runner{"block": runner}})
+		Runners: map[string]executor.Runner{"block": runner}}
+	for _, o := range options {
+		o(&cfg)
+	}
+	ex := executor.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	require.NoError(t, ex.Start(ctx))
 	require.Len(t, ex.Owned(), executor.Shards)
 	<-lease.tried // Start's renewal
 	job := func(id string) capstan.PlanNode {
-		return capstan.PlanNode{ID: id, Type: capstan.NodeJob, Title: id, Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "block"},
+		n := capstan.PlanNode{ID: id, Type: capstan.NodeJob, Title: id, Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "block"},
 			Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "ok", Type: "sim"}}}}}
+		if cfg.Secrets != nil { // each makes a secret
+			n.Job.Outputs.Artifacts = []capstan.ArtifactSpec{{Name: "token", Type: "credential", Sensitivity: capstan.SensitivitySecret}}
+		}
+		return n
 	}
 	plan := readyPlan(t, store, []capstan.PlanNode{job("one"), job("two")}, nil)
 	require.NoError(t, plan.Move(capstan.PlanRunning))
@@ -308,10 +324,28 @@ func TestNoWorkStartsOutsideTheWindow(t *testing.T) {
 
 	clock.Fire() // the renewal runs: the lease is still this executor's
 	<-lease.tried
-	require.Equal(t, "two", <-runner.started, "the queued job starts once the window moved")
+	select {
+	case node := <-runner.started:
+		require.Equal(t, "two", node, "the queued job starts once the window moved")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the queued job never started after the renewal:\n%s", logs.String())
+	}
 	close(runner.gate("two"))
 	wait(func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded }) // both proven by their probes
 	require.Equal(t, []string{"one", "two"}, runner.launched(), "each job started once")
+}
+
+// TestADeposedOwnerKeepsNoSecret: a job that ends after its executor's
+// window closed (its successor decides on the attempt) writes none of
+// its secret artifacts to the secret store.
+func TestADeposedOwnerKeepsNoSecret(t *testing.T) {
+	secrets := &memSecrets{values: map[string][]byte{}}
+	clock, _, runner, _, wait, _ := windowCase(t, func(c *executor.Config) { c.Secrets = secrets })
+	clock.Advance(14 * time.Second) // past the window: nothing renewed it
+	close(runner.gate("one"))
+	op := wait(func(o *capstan.Operation) bool { return o.Status.Terminal() }) // here nothing fences the store: the attempt's end is recorded
+	require.Equal(t, capstan.OperationFailed, op.Status)
+	require.Empty(t, secrets.names(), "no secret written by a deposed owner")
 }
 
 // skewedClock is a replica's view of the test's clock: its own time is
@@ -379,4 +413,41 @@ func TestAGateTimesOutOnTheDatabasesClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, capstan.OperationWaiting, stored.Status, "the gate still waits")
 	_ = ahead
+}
+
+// memSecrets is a secret store in memory.
+type memSecrets struct {
+	mu     sync.Mutex
+	values map[string][]byte
+}
+
+func (m *memSecrets) Get(ctx context.Context, org, name string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[name]
+	if !ok {
+		return nil, capstan.Errorf(capstan.ENOTFOUND, "secret %s not found", name)
+	}
+	return v, nil
+}
+
+func (m *memSecrets) Put(ctx context.Context, org, name string, value []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.values[name] = value
+	return nil
+}
+
+func (m *memSecrets) Redactor(ctx context.Context, org string) (*secret.Redactor, error) {
+	return secret.NewRedactor(nil), nil
+}
+
+func (m *memSecrets) names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for n := range m.values {
+		out = append(out, n)
+	}
+	return out
 }
