@@ -142,7 +142,7 @@ func (t *Tailer) Run(ctx context.Context) {
 		lookback = DefaultTailLookback
 	}
 	lookback = min(max(lookback, slack), DefaultTailLookback) // the broker forgets marks after twice the default
-	var swept time.Time // when a read last looked back the whole lookback
+	var swept time.Time                                       // when a read last looked back the whole lookback
 	log := t.Log
 	if log == nil {
 		log = slog.Default()
