@@ -1,7 +1,6 @@
 package capstan
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -11,28 +10,15 @@ import (
 // shard of operations the write belongs to (its Key), the holder, and the
 // lease's fencing token, which grows by one with every grant to another
 // holder (or after a release). A store that keeps leases checks the fence
-// a context carries inside the same transaction as an operation's write,
-// so a holder that stalled past its lease (paused, partitioned) cannot
-// commit once another took over.
+// an operation's change carries (OperationChange.Fence) inside the same
+// transaction as its write, so a holder that stalled past its lease
+// (paused, partitioned) cannot commit once another took over. It travels
+// in the change, never in a context: a context dropped on the way would
+// drop the check without a word.
 type Fence struct {
 	Key    string
 	Holder string
 	Token  int64
-}
-
-type fenceKey struct{}
-
-// WithFence returns ctx carrying f: the operation writes made under it
-// are fenced.
-func WithFence(ctx context.Context, f Fence) context.Context {
-	return context.WithValue(ctx, fenceKey{}, f)
-}
-
-// FenceFrom returns the fence ctx carries, if any (a person's write, made
-// through the API, carries none: only the executor's steps are fenced).
-func FenceFrom(ctx context.Context) (Fence, bool) {
-	f, ok := ctx.Value(fenceKey{}).(Fence)
-	return f, ok
 }
 
 // ErrFenced is the cause of a write refused because its fence is no

@@ -81,6 +81,11 @@ type OperationChange struct {
 	// a consumer that now uses what a sub-operation created), computed by
 	// the lifecycle functions (lifecycle.go); one without an ID is created.
 	Resources []*Resource
+	// Fence, when set, is the lease grant the step is written under (an
+	// executor's step): a store that keeps leases refuses the step, in
+	// its own transaction, once the grant is not the lease's any more or
+	// has run out. A person's change, through the API, carries none.
+	Fence *Fence
 }
 
 // Writes reports whether the change writes more than the operation and

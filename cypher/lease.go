@@ -110,7 +110,7 @@ const qLeaseFence = `
 OPTIONAL MATCH (l:ExecutorLease {key: $key})
 RETURN l.holder AS holder, coalesce(l.token, 0) AS token, coalesce(l.expires, 0) AS expires, timestamp() AS now`
 
-// checkFence refuses a write under the fence ctx carries when its lease
+// checkFence refuses a write under fence (nil: none) when its lease
 // is no longer that grant, or has run out (in the write's transaction).
 //
 // The lease is read, not locked: a stalled writer holding the lease's
@@ -119,11 +119,11 @@ RETURN l.holder AS holder, coalesce(l.token, 0) AS token, coalesce(l.expires, 0)
 // clock, and a write needs it not to have: the write's read comes first.
 // What the writer does after its commit is bounded by its own window
 // (executor/window.go), which closes before the lease runs out.
-func checkFence(ctx context.Context, tx runner) error {
-	f, ok := capstan.FenceFrom(ctx)
-	if !ok {
+func checkFence(ctx context.Context, tx runner, fence *capstan.Fence) error {
+	if fence == nil {
 		return nil
 	}
+	f := *fence
 	recs, err := collect(ctx, tx, qLeaseFence, map[string]any{"key": f.Key})
 	if err != nil {
 		return err
@@ -145,9 +145,12 @@ func checkFence(ctx context.Context, tx runner) error {
 }
 
 // fenceParams are the parameters of qApplyStep's fence condition.
-func fenceParams(ctx context.Context, params map[string]any) map[string]any {
-	f, ok := capstan.FenceFrom(ctx)
-	params["fenced"], params["fence_key"], params["fence_holder"], params["fence_token"] = ok, f.Key, f.Holder, f.Token
+func fenceParams(fence *capstan.Fence, params map[string]any) map[string]any {
+	var f capstan.Fence
+	if fence != nil {
+		f = *fence
+	}
+	params["fenced"], params["fence_key"], params["fence_holder"], params["fence_token"] = fence != nil, f.Key, f.Holder, f.Token
 	return params
 }
 

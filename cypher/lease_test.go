@@ -160,12 +160,12 @@ func TestFencedWrites(t *testing.T) {
 	require.True(t, held)
 	_, again := claim(t, s, a, "shard-05", time.Minute)
 	require.Equal(t, first.Token, again.Token, "a renewal is the same grant")
-	asA := capstan.WithFence(ctx, capstan.Fence{Key: "shard-05", Holder: a, Token: first.Token})
+	asA := &capstan.Fence{Key: "shard-05", Holder: a, Token: first.Token}
 
 	org := "fence-" + capstan.NewID()[12:]
 	op := startedOperation(t, s, org)
-	step := func(ctx context.Context, typ string) error {
-		return s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: typ, Actor: "executor"}}})
+	step := func(fence *capstan.Fence, typ string) error {
+		return s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op, Fence: fence, Events: []capstan.OperationEvent{{Type: typ, Actor: "executor"}}})
 	}
 	require.NoError(t, step(asA, "a.1"), "the holder writes")
 	require.NoError(t, step(asA, "a.2"), "again, on the single-statement path")
@@ -183,8 +183,8 @@ func TestFencedWrites(t *testing.T) {
 	require.True(t, capstan.IsFenced(err), "the deposed holder's write is refused: %v", err)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), b)
-	require.NoError(t, step(capstan.WithFence(ctx, capstan.Fence{Key: "shard-05", Holder: b, Token: second.Token}), "b.1"), "the new holder writes")
-	require.NoError(t, step(ctx, "person.1"), "a write without a fence (a person's, through the API) is not an executor's")
+	require.NoError(t, step(&capstan.Fence{Key: "shard-05", Holder: b, Token: second.Token}, "b.1"), "the new holder writes")
+	require.NoError(t, step(nil, "person.1"), "a write without a fence (a person's, through the API) is not an executor's")
 	err = step(asA, "a.later")
 	require.True(t, capstan.IsFenced(err), "still refused after b wrote (the locked path): %v", err)
 
@@ -200,10 +200,10 @@ func TestFencedWrites(t *testing.T) {
 	require.NoError(t, s.ReleaseLeases(ctx, b, []string{"shard-05"}))
 	_, third := claim(t, s, b, "shard-05", time.Minute)
 	require.Equal(t, second.Token+1, third.Token)
-	other := capstan.WithFence(ctx, capstan.Fence{Key: "shard-06", Holder: b, Token: third.Token})
+	other := &capstan.Fence{Key: "shard-06", Holder: b, Token: third.Token}
 	require.True(t, capstan.IsFenced(step(other, "b.other-shard")), "a grant of one shard is no grant of another")
 	require.NoError(t, op.Move(capstan.OperationCancelled))
-	require.NoError(t, step(ctx, "operation.cancelled"))
+	require.NoError(t, step(nil, "operation.cancelled"))
 }
 
 // untilExpired waits until the lease's end is past by the database's

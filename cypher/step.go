@@ -176,7 +176,7 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 		if have := i64(m["version"]); have != op.Version {
 			return nil, capstan.StaleVersion("operation", op.ID, have, op.Version)
 		}
-		if err := checkFence(ctx, tx); err != nil {
+		if err := checkFence(ctx, tx, ch.Fence); err != nil {
 			return nil, err
 		}
 		var old capstan.Operation
@@ -227,7 +227,7 @@ func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationCh
 		return nil, nil, err
 	}
 	data, _ := json.Marshal(&c)
-	row := fenceParams(ctx, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
+	row := fenceParams(ch.Fence, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
 		"records": recordRows(records), "events": events, "step": try.id})
 	out := &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}

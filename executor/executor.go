@@ -284,6 +284,9 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	}
 	l := newLoop(e, org, opID)
 	l.started, l.shard, l.drain, l.window = plan, sh.index, sh.drain, sh.window
+	if e.cfg.Lease != nil {
+		l.fence = &sh.fence
+	}
 	e.running[k] = l
 	sh.loops.Add(1)
 	go func() {

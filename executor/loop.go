@@ -38,7 +38,10 @@ type loop struct {
 	shard int
 	drain <-chan struct{}
 	// window is the shard's: no work starts once it closed (window.go).
-	window    *Window
+	window *Window
+	// fence is the shard's grant every step carries (nil without a
+	// Lease).
+	fence     *capstan.Fence
 	draining  bool
 	wake      chan struct{}
 	results   chan nodeResult
@@ -312,6 +315,7 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 		l.assist = nil
 		return err
 	}
+	ch.Fence = l.fence
 	if err := l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch); err != nil {
 		l.dirty = true
 		l.assist = nil // the failures were not recorded: the next read decides again

@@ -55,9 +55,6 @@ const maxDrain = 2
 // operations are launched by the caller (launchShards).
 func (e *Executor) beginShard(i int, fence capstan.Fence) {
 	run, stop := context.WithCancel(e.ctx)
-	if e.cfg.Lease != nil {
-		run = capstan.WithFence(run, fence)
-	}
 	sh := &shard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{}),
 		window: newWindow(e.cfg.Clock, e.cfg.Lease != nil)}
 	sh.window.extend(e.windowEnd())

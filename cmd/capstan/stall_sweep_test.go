@@ -391,12 +391,14 @@ func TestStallAtEveryCommit(t *testing.T) {
 	whole, _ := w.run(t, stallPoint{})
 	require.Greater(t, whole, 10, "the uninterrupted run's commits")
 	t.Logf("an uninterrupted run makes %d commits", whole)
-	points := []stallPoint{{job: true}}
-	for _, n := range sweepPoints(whole, 2) {
-		points = append(points, stallPoint{commit: n})
-	}
-	if os.Getenv("CAPSTAN_CRASH_SWEEP") != "all" {
-		points = append(points, stallPoint{commit: 2}) // the first job's start: its launch is queued
+	// make test: during a job, at the first job's start (its launch
+	// queued behind the commit) and at the operation's end.
+	points := []stallPoint{{job: true}, {commit: 2}, {commit: crashAtEnd}}
+	if os.Getenv("CAPSTAN_CRASH_SWEEP") == "all" {
+		points = []stallPoint{{job: true}}
+		for _, n := range sweepPoints(whole, 0) {
+			points = append(points, stallPoint{commit: n})
+		}
 	}
 	for _, p := range points {
 		t.Run(p.String(), func(t *testing.T) {
