@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // schema is applied idempotently at startup: named uniqueness constraints
@@ -66,12 +68,31 @@ var schema = []string{
 func (s *Store) applySchema(ctx context.Context) error {
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
-	for _, q := range append(schema, `CALL db.awaitIndexes(60)`) {
+	for _, q := range schema {
 		if err := s.schemaStatement(ctx, sess, q); err != nil {
 			return s.mapErr(ctx, "cypher.schema", err)
 		}
 	}
+	if err := s.schemaStatement(ctx, sess, qAwaitIndexes); err != nil {
+		// A database that has not built its indexes in time (a cold one
+		// on a loaded machine) is not ready yet: the next call tries
+		// again. It is no failure of the schema.
+		if ctx.Err() == nil && isProcedureFailure(err) {
+			return capstan.Errorf(capstan.EUNAVAILABLE, "neo4j is still building its indexes; try again: %v", err)
+		}
+		return s.mapErr(ctx, "cypher.schema", err)
+	}
 	return nil
+}
+
+// qAwaitIndexes waits for the schema's indexes to be online.
+const qAwaitIndexes = `CALL db.awaitIndexes(60)`
+
+// isProcedureFailure reports whether err is a procedure's failure (as
+// db.awaitIndexes fails when its time runs out).
+func isProcedureFailure(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && ne.Code == "Neo.ClientError.Procedure.ProcedureCallFailed"
 }
 
 // schemaStatement runs one statement of the schema. Replicas starting

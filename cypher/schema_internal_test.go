@@ -27,3 +27,13 @@ func TestASchemaRuleMadeElsewhereCountsAsMade(t *testing.T) {
 	}
 	require.False(t, madeElsewhere(errors.New("connection refused")))
 }
+
+// TestIndexesStillBuildingAreNotAFailure: db.awaitIndexes running out of
+// time (a cold database on a loaded machine) is a procedure's failure,
+// which the schema reports as UNAVAILABLE (the server waits and tries
+// again), not as a broken schema.
+func TestIndexesStillBuildingAreNotAFailure(t *testing.T) {
+	require.True(t, isProcedureFailure(&neo4j.Neo4jError{Code: "Neo.ClientError.Procedure.ProcedureCallFailed", Msg: "Expected all indexes to come online within a reasonable time"}))
+	require.False(t, isProcedureFailure(&neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed"}))
+	require.False(t, isProcedureFailure(errors.New("connection refused")))
+}

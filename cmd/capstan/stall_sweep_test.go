@@ -213,9 +213,10 @@ func (w *stallWorld) run(t *testing.T, at stallPoint) (commits int, stalled bool
 	resume := func() {
 		continued = true
 		require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
-		require.Eventually(t, func() bool {
+		require.Eventually(t, func() bool { // whichever it learns first
 			out := a.output()
-			return strings.Contains(out, "another executor holds this shard now") || strings.Contains(out, "a write was refused")
+			return strings.Contains(out, "another executor holds this shard now") || strings.Contains(out, "a write was refused") ||
+				strings.Contains(out, "leases run out before they can be renewed")
 		}, 30*time.Second, 20*time.Millisecond, "the stalled replica learns that its shards went")
 		a.stop(t)
 	}
