@@ -170,14 +170,14 @@ func leaseCase(t *testing.T) (*cypher.Store, *service.Service) {
 	return s, testenv.DemoIn(t, s, org)
 }
 
-func openNeo4j(t *testing.T) *cypher.Store {
+func openNeo4j(t testing.TB) *cypher.Store {
 	s, err := cypher.Open(cypher.Config{URI: neo4jServer.URI, User: neo4jServer.User, Password: neo4jServer.Password})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-func driverOf(t *testing.T) neo4j.DriverWithContext {
+func driverOf(t testing.TB) neo4j.DriverWithContext {
 	d, err := neo4j.NewDriverWithContext(neo4jServer.URI, neo4jServer.Auth())
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close(context.Background()) })
@@ -185,7 +185,7 @@ func driverOf(t *testing.T) neo4j.DriverWithContext {
 }
 
 // clearLease removes the lease node, as on a new database.
-func clearLease(t *testing.T) {
+func clearLease(t testing.TB) {
 	_, err := neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l) WHERE l:ExecutorLease OR l:ExecutorMember DETACH DELETE l`, nil, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
 }
