@@ -15,6 +15,12 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 	if l.e.cfg.Hooks == nil {
 		return nil
 	}
+	if !l.window.Open() {
+		// No side effect outside the window: the node stays running
+		// without a child, and the step after the next renewal starts it
+		// (a fresh read touches it again: resumeTouched).
+		return capstan.Errorf(capstan.EUNAVAILABLE, "the shard's window has closed: sub-operation %s starts after a renewal", n.ID)
+	}
 	id, err := l.e.cfg.Hooks.StartChild(ctx, l.org, st.op, n)
 	run := st.runs[n.ID]
 	ch := l.change(st.op)

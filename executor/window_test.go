@@ -451,3 +451,62 @@ func (m *memSecrets) names() []string {
 	}
 	return out
 }
+
+// childHooks starts children by counting them (the service's part).
+type childHooks struct {
+	executor.Hooks
+	mu      sync.Mutex
+	started []string
+}
+
+func (h *childHooks) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.started = append(h.started, node.ID)
+	return "child-of-" + parent.ID, nil
+}
+
+func (h *childHooks) starts() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.started)
+}
+
+// TestNoChildStartsOutsideTheWindow: a sub-operation's child is a side
+// effect too: an executor past its window does not start it; after the
+// renewal that keeps its grant, it starts it, once.
+func TestNoChildStartsOutsideTheWindow(t *testing.T) {
+	org = testenv.NewOrg()
+	store := testenv.Store(t)
+	clock := newManualClock()
+	lease := newMemLease(clock)
+	hooks := &childHooks{}
+	logs := &testenv.SyncBuffer{}
+	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)),
+		Clock: clock, Lease: lease, LeaseHolder: "a", LeaseTerm: 15 * time.Second, Hooks: hooks})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); ex.Stop() })
+	require.NoError(t, ex.Start(ctx))
+	<-lease.tried
+	nodes := []capstan.PlanNode{{ID: "store", Type: capstan.NodeSubOperation, Title: "store", SubOperation: &capstan.SubOperationSpec{Scenario: "minio.install"}}}
+	plan := readyPlan(t, store, nodes, nil)
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+
+	clock.Advance(14 * time.Second) // past the window (13.5 s): stalled, its renewal not run yet
+	ex.Launch(org, op.ID, nil)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "starts after a renewal") }, 30*time.Second, 5*time.Millisecond,
+		"the child's start is refused")
+	require.Zero(t, hooks.starts(), "no child started outside the window")
+
+	clock.Fire() // the renewal: the lease is still this executor's
+	<-lease.tried
+	require.Eventually(t, func() bool { // the step's retry, a second later on the executor's clock
+		clock.Advance(100 * time.Millisecond)
+		clock.Fire()
+		return hooks.starts() == 1
+	}, 30*time.Second, 5*time.Millisecond, "the child starts after the renewal")
+	waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return len(o.OpenPatches) == 0 && o.Status == capstan.OperationRunning })
+	require.Equal(t, 1, hooks.starts(), "once")
+}
