@@ -507,6 +507,8 @@ func TestNoChildStartsOutsideTheWindow(t *testing.T) {
 		clock.Fire()
 		return hooks.starts() == 1
 	}, 30*time.Second, 5*time.Millisecond, "the child starts after the renewal")
-	waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return len(o.OpenPatches) == 0 && o.Status == capstan.OperationRunning })
+	waitFor(t, store, op.ID, func(o *capstan.Operation) bool {
+		return len(o.OpenPatches) == 0 && o.Status == capstan.OperationRunning
+	})
 	require.Equal(t, 1, hooks.starts(), "once")
 }
