@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -211,9 +210,8 @@ func BenchmarkApprovalToNextNode(b *testing.B) {
 				latencies = append(latencies, time.Since(start))
 				sub.Close()
 			}
-			sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-			b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(percentile(latencies, 50), "p50-ms")
+			b.ReportMetric(percentile(latencies, 99), "p99-ms")
 		})
 	}
 }

@@ -284,8 +284,11 @@ func doGQL(t testing.TB, req *http.Request) gqlReply {
 	return out
 }
 
-func sendGQL(req *http.Request) (gqlReply, error) {
-	resp, err := http.DefaultClient.Do(req)
+func sendGQL(req *http.Request) (gqlReply, error) { return sendGQLWith(http.DefaultClient, req) }
+
+// sendGQLWith sends req through client (one with a timeout, say).
+func sendGQLWith(client *http.Client, req *http.Request) (gqlReply, error) {
+	resp, err := client.Do(req)
 	if err != nil {
 		return gqlReply{}, err
 	}

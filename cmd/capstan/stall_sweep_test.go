@@ -143,13 +143,8 @@ func stallPost(p *proc, bearer, query string, vars map[string]any) (map[string]a
 	req, _ := http.NewRequest(http.MethodPost, p.url+"/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
-	resp, err := stallClient.Do(req)
+	out, err := sendGQLWith(stallClient, req)
 	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var out gqlReply
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		return nil, err
 	}
 	if len(out.Errors) > 0 {
