@@ -15,7 +15,10 @@ type OperationStore interface {
 	// none) and appends the first events, in one transaction. The plan's
 	// and the intent's versions must be current and the operation's
 	// idempotency key unused in the organization (ECONFLICT otherwise).
-	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, in *Intent, events []OperationEvent) error
+	// A start under fence (a child an executor starts for its
+	// sub_operation node; nil: none) is refused like a step under it
+	// (IsFenced) once the fence is not its lease's grant any more.
+	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, in *Intent, events []OperationEvent, fence *Fence) error
 	GetOperation(ctx context.Context, org, id string) (*Operation, error)
 	// GetPlanPatch returns a PlanPatch by id (ENOTFOUND).
 	GetPlanPatch(ctx context.Context, org, id string) (*PlanPatch, error)

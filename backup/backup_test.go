@@ -132,7 +132,7 @@ func populate(t *testing.T, s store, org string) *capstan.Operation {
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "install",
 		Status: capstan.OperationPending, Actor: "alice", IdempotencyKey: "backup-key", ResourceKey: "tempo.instance/prod-tempo"}
-	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	require.NoError(t, op.Move(capstan.OperationRunning))
 	node := plan.Nodes[0].ID
 	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,

@@ -98,7 +98,7 @@ func fill(b *testing.B, s store, org string, resources, operations int) {
 		require.NoError(b, plan.Move(capstan.PlanRunning))
 		op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending,
 			Actor: "alice", IdempotencyKey: "bench-" + strconv.Itoa(i)}
-		require.NoError(b, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+		require.NoError(b, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 		require.NoError(b, op.Move(capstan.OperationRunning))
 		require.NoError(b, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op,
 			NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeRunning, Attempts: 1}},

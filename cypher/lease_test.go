@@ -183,6 +183,21 @@ func TestFencedWrites(t *testing.T) {
 	require.True(t, capstan.IsFenced(err), "the deposed holder's write is refused: %v", err)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err))
 	require.Contains(t, capstan.ErrorMessage(err), b)
+	startChild := func(fence *capstan.Fence) (*capstan.Operation, error) {
+		plan := readyPlan(t, s, org)
+		child := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending,
+			Actor: "alice", ParentID: op.ID, IdempotencyKey: op.ID + "/n/1"}
+		return child, s.StartOperation(ctx, org, child, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, fence)
+	}
+	late, err := startChild(asA)
+	require.True(t, capstan.IsFenced(err), "the deposed holder starts no child: %v", err)
+	_, err = s.GetOperationByKey(ctx, org, late.IdempotencyKey)
+	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err), "nothing of the refused start is written")
+	plan, err := s.GetPlan(ctx, org, late.PlanID)
+	require.NoError(t, err)
+	require.Equal(t, capstan.PlanReady, plan.Status, "its plan is not moved to running")
+	_, err = startChild(&capstan.Fence{Key: "shard-05", Holder: b, Token: second.Token})
+	require.NoError(t, err, "the new holder starts it")
 	require.NoError(t, step(&capstan.Fence{Key: "shard-05", Holder: b, Token: second.Token}, "b.1"), "the new holder writes")
 	require.NoError(t, step(nil, "person.1"), "a write without a fence (a person's, through the API) is not an executor's")
 	err = step(asA, "a.later")

@@ -46,8 +46,10 @@ const qAppendEvents = `
 UNWIND $rows AS row
 CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})`
 
-// StartOperation stores a new operation with its frozen plan and first events.
-func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
+// StartOperation stores a new operation with its frozen plan and first
+// events; under a fence, only while the fence is its lease's grant (read
+// in the same transaction, as a step's is).
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}
@@ -61,6 +63,9 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		events       []capstan.OperationEvent
 	}
 	res, err := s.writeOperation(ctx, "cypher.StartOperation", func(tx neo4j.ManagedTransaction) (any, error) {
+		if err := checkFence(ctx, tx, fence); err != nil {
+			return nil, err
+		}
 		if op.IdempotencyKey != "" {
 			taken, err := exists(ctx, tx, `MATCH (o:Operation {idem_uid: $idem}) RETURN o.id`, map[string]any{"idem": uid(org, op.IdempotencyKey)})
 			if err != nil {

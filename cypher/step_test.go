@@ -59,6 +59,15 @@ func TestStepAfterAnotherWriter(t *testing.T) {
 // startedOperation stores an intent, a plan of one manual intervention
 // and a pending operation of it.
 func startedOperation(t *testing.T, s capstan.Store, org string) *capstan.Operation {
+	plan := readyPlan(t, s, org)
+	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
+	require.NoError(t, s.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
+	return op
+}
+
+// readyPlan stores an intent and its ready plan of one manual node, and
+// returns the plan moved to running, for a start to store.
+func readyPlan(t *testing.T, s capstan.Store, org string) *capstan.Plan {
 	ctx := context.Background()
 	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "thing", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
 	require.NoError(t, s.CreateIntent(ctx, org, in))
@@ -67,9 +76,7 @@ func startedOperation(t *testing.T, s capstan.Store, org string) *capstan.Operat
 		Customizations: capstan.Customizations{BaseTemplate: "s@1.0.0"}}
 	require.NoError(t, s.CreatePlan(ctx, org, plan, in, nil))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
-	return op
+	return plan
 }
 
 // TestOperationReadsSeekTheirKeys: an operation's timeline and records are

@@ -37,7 +37,7 @@ func TestMigrationsRunOnceFromTheRecordedLevel(t *testing.T) {
 	require.NoError(t, s.CreatePlan(ctx, "acme", plan, in, nil))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, s.StartOperation(ctx, "acme", op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, s.StartOperation(ctx, "acme", op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	require.NoError(t, embedded.DropOperationVersions(s))
 	require.NoError(t, embedded.SetSchemaLevel(s, 0))
 	require.NoError(t, s.Close())

@@ -22,8 +22,10 @@ const (
 
 func seqKey(n int64) string { return fmt.Sprintf("%016x", n) }
 
-// StartOperation stores a new operation with its frozen plan and first events.
-func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
+// StartOperation stores a new operation with its frozen plan and first
+// events. This store keeps no leases (one process owns it), so a fence
+// is not checked here, as a step's is not.
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
 	if err := checkOrg(org); err != nil {
 		return err
 	}

@@ -21,8 +21,11 @@ func (l *loop) startChild(ctx context.Context, st *state, n *capstan.PlanNode) e
 		// (a fresh read touches it again: resumeTouched).
 		return capstan.Errorf(capstan.EUNAVAILABLE, "the shard's window has closed: sub-operation %s starts after a renewal", n.ID)
 	}
-	id, err := l.e.cfg.Hooks.StartChild(ctx, l.org, st.op, n)
 	run := st.runs[n.ID]
+	id, err := l.e.cfg.Hooks.StartChild(ctx, l.org, st.op, n, run.Attempts, l.fence)
+	if capstan.IsFenced(err) {
+		return err // deposed: the loop stops, and the new owner starts the child
+	}
 	ch := l.change(st.op)
 	if err != nil {
 		if err := run.Move(capstan.NodeFailed); err != nil {

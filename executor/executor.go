@@ -104,8 +104,10 @@ type Secrets interface {
 // (resource.go). Every method may be repeated after a restart.
 type Hooks interface {
 	// StartChild starts (or, after a restart, finds) the child operation
-	// of a sub_operation node and returns its id.
-	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error)
+	// of a sub_operation node's attempt and returns its id; it starts it
+	// under fence (the executor's grant of the parent's shard; nil:
+	// none), so a deposed executor starts none.
+	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, attempt int, fence *capstan.Fence) (string, error)
 	// CancelChild asks a (child) operation to stop.
 	CancelChild(ctx context.Context, org, operationID string) error
 	// ProposeFromAnalysis proposes an analysis's changes to the plan at

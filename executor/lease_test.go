@@ -156,7 +156,7 @@ func storedChainIn(t *testing.T, store capstan.Store, shard int, duration string
 	for op.ID == "" || executor.ShardOf(op.ID) != shard {
 		op.ID = capstan.NewID()
 	}
-	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	return op
 }
 

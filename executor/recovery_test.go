@@ -108,7 +108,7 @@ func storedChain(t *testing.T, store capstan.Store) *capstan.Operation {
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
 		Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	return op
 }
 

@@ -270,7 +270,7 @@ func windowCase(t *testing.T, options ...func(*executor.Config)) (*manualClock, 
 	plan := readyPlan(t, store, []capstan.PlanNode{job("one"), job("two")}, nil)
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	ex.Launch(org, op.ID, nil)
 	require.Equal(t, "one", <-runner.started)
 	wait := func(cond func(*capstan.Operation) bool) *capstan.Operation { return waitFor(t, store, op.ID, cond) }
@@ -397,7 +397,7 @@ func TestAGateTimesOutOnTheDatabasesClock(t *testing.T) {
 	plan := readyPlan(t, store, nodes, nil)
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	behind.Launch(org, op.ID, nil)
 	waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationWaiting })
 	behind.Stop() // gives its leases back
@@ -459,7 +459,7 @@ type childHooks struct {
 	started []string
 }
 
-func (h *childHooks) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error) {
+func (h *childHooks) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, attempt int, fence *capstan.Fence) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.started = append(h.started, node.ID)
@@ -492,7 +492,7 @@ func TestNoChildStartsOutsideTheWindow(t *testing.T) {
 	plan := readyPlan(t, store, nodes, nil)
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}))
+	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 
 	clock.Advance(14 * time.Second) // past the window (13.5 s): stalled, its renewal not run yet
 	ex.Launch(org, op.ID, nil)

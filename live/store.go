@@ -16,8 +16,8 @@ type Store struct {
 }
 
 // StartOperation starts the operation and publishes its first events.
-func (s Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
-	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
+func (s Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
+	if err := s.Store.StartOperation(ctx, org, op, plan, in, events, fence); err != nil {
 		return err
 	}
 	s.Broker.Publish(Message{Org: org, Operation: *op, Events: append([]capstan.OperationEvent(nil), events...)})

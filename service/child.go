@@ -13,11 +13,17 @@ import (
 // intent for the chosen scenario (an audit object like any intent), with
 // the providers the parent's plan already resolved for the child's own
 // requirements given explicitly, planned and started. The child's
-// idempotency key (parent/node) makes this safe to repeat after a crash,
-// and from two loops at once: each gets the operation that won the key.
-func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode) (string, error) {
-	key := parent.ID + "/" + node.ID
-	if op, err := s.Store.GetOperationByKey(ctx, org, key); err == nil {
+// idempotency key (parent, node, attempt: ChildKey) makes this safe to
+// repeat after a crash, and from two loops at once: each gets the
+// operation that won the key. The start commits under fence (the
+// parent's executor's grant), so a deposed executor starts no child: its
+// intent and plan stay, planned, unstarted.
+func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, attempt int, fence *capstan.Fence) (string, error) {
+	key := ChildKey(parent.ID, node.ID, attempt)
+	if op, err := s.startedChild(ctx, org, parent.ID, node.ID, attempt); err == nil || capstan.ErrorCode(err) != capstan.ENOTFOUND {
+		if err != nil {
+			return "", err
+		}
 		return op.ID, nil
 	}
 	plan, err := s.Store.GetPlan(ctx, org, parent.PlanID)
@@ -65,11 +71,34 @@ func (s *Service) StartChild(ctx context.Context, org string, parent *capstan.Op
 	// Another start of this child may win the key meanwhile: startPlan
 	// returns its operation (sameStart), and this start's intent and plan
 	// stay, planned, unstarted.
-	op, err := s.startPlan(ctx, org, parent.Actor, child, in, key, parent.ID)
+	op, err := s.startPlan(ctx, org, parent.Actor, child, in, key, parent.ID, fence)
 	if err != nil {
 		return "", err
 	}
 	return op.ID, nil
+}
+
+// ChildKey is the idempotency key of the child a sub_operation node's
+// attempt starts: one child per attempt, so a node a patch reset (its
+// next attempt) starts a child of its own, and repeats of one attempt
+// find the same.
+func ChildKey(parentID, nodeID string, attempt int) string {
+	return fmt.Sprintf("%s/%s/%d", parentID, nodeID, attempt)
+}
+
+// legacyChildKey is the key releases before the attempt was in it gave
+// a child: parent/node. Such a child is its node's first attempt's (they
+// started a node's child once, whatever its attempt).
+func legacyChildKey(parentID, nodeID string) string { return parentID + "/" + nodeID }
+
+// startedChild finds the child the attempt started already (ENOTFOUND
+// when none), under its key or, for a first attempt, the older key.
+func (s *Service) startedChild(ctx context.Context, org, parentID, nodeID string, attempt int) (*capstan.Operation, error) {
+	op, err := s.Store.GetOperationByKey(ctx, org, ChildKey(parentID, nodeID, attempt))
+	if capstan.ErrorCode(err) == capstan.ENOTFOUND && attempt <= 1 {
+		return s.Store.GetOperationByKey(ctx, org, legacyChildKey(parentID, nodeID))
+	}
+	return op, err
 }
 
 // childConstraints are the parent intent's, with the environment and

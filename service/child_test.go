@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/service"
 )
 
 // TestTwoStartsOfOneChildStartOne: loops that each find a sub_operation
@@ -33,7 +34,7 @@ func TestTwoStartsOfOneChildStartOne(t *testing.T) {
 	ids, errs := make([]string, starts), make([]error, starts)
 	var wg sync.WaitGroup
 	for i := range starts {
-		wg.Go(func() { ids[i], errs[i] = svc.StartChild(context.Background(), testenv.Org, parent, node) })
+		wg.Go(func() { ids[i], errs[i] = svc.StartChild(context.Background(), testenv.Org, parent, node, 1, nil) })
 	}
 	wg.Wait()
 	for i := range starts {
@@ -43,4 +44,41 @@ func TestTwoStartsOfOneChildStartOne(t *testing.T) {
 	child, err := store.GetOperation(context.Background(), testenv.Org, ids[0])
 	require.NoError(t, err)
 	require.Equal(t, parent.ID, child.ParentID)
+	require.Equal(t, service.ChildKey(parent.ID, node.ID, 1), child.IdempotencyKey)
+
+	// The node's next attempt (a patch reset it) starts a child of its
+	// own; its repeat finds that one.
+	second, err := svc.StartChild(context.Background(), testenv.Org, parent, node, 2, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, ids[0], second, "another attempt, another child")
+	again, err := svc.StartChild(context.Background(), testenv.Org, parent, node, 2, nil)
+	require.NoError(t, err)
+	require.Equal(t, second, again)
+}
+
+// TestAChildAnOlderReleaseStartedIsFound: a release before the attempt
+// was in a child's key keyed it parent/node; a node it left running finds
+// that child again for its first attempt, and only for it.
+func TestAChildAnOlderReleaseStartedIsFound(t *testing.T) {
+	svc, _ := setup(t)
+	ctx := testenv.Admin(testenv.Org)
+	seed := plan(t, svc, testenv.SeedIntent())
+	parent, err := svc.StartOperation(ctx, seed.ID, "")
+	require.NoError(t, err)
+	var node *capstan.PlanNode
+	for i := range seed.Nodes {
+		if seed.Nodes[i].SubOperation != nil {
+			node = &seed.Nodes[i]
+		}
+	}
+	other := plan(t, svc, testenv.SeedIntent())
+	old, err := svc.StartOperation(ctx, other.ID, parent.ID+"/"+node.ID) // as the older release keyed it
+	require.NoError(t, err)
+
+	found, err := svc.StartChild(context.Background(), testenv.Org, parent, node, 1, nil)
+	require.NoError(t, err)
+	require.Equal(t, old.ID, found, "the first attempt's child, under the older key")
+	next, err := svc.StartChild(context.Background(), testenv.Org, parent, node, 2, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, old.ID, next, "the older key names no later attempt's child")
 }

@@ -39,7 +39,7 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 	if err != nil {
 		return nil, err
 	}
-	return s.startPlan(ctx, org, a.ID, plan, in, idempotencyKey, "")
+	return s.startPlan(ctx, org, a.ID, plan, in, idempotencyKey, "", nil)
 }
 
 // sameStart returns op, the operation an idempotency key started before,
@@ -69,8 +69,9 @@ func Startable(plan *capstan.Plan, in *capstan.Intent) error {
 	return nil
 }
 
-// startPlan starts a plan as an operation (a child one when parentID is set).
-func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string) (*capstan.Operation, error) {
+// startPlan starts a plan as an operation (a child one when parentID is
+// set, under its parent executor's fence).
+func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capstan.Plan, in *capstan.Intent, idempotencyKey, parentID string, fence *capstan.Fence) (*capstan.Operation, error) {
 	if err := Startable(plan, in); err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 		Status: capstan.OperationPending, Actor: actor, IdempotencyKey: idempotencyKey, ParentID: parentID,
 		ResourceKey: in.TargetKey()}
 	events := []capstan.OperationEvent{event.Record(actor, event.Operation{What: "created", Plan: capstan.GlobalID(capstan.KindPlan, plan.ID), Revision: plan.Revision, Parent: capstan.OperationGID(parentID)})}
-	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
+	if err := s.Store.StartOperation(ctx, org, op, plan, in, events, fence); err != nil {
 		if capstan.ErrorCode(err) == capstan.ECONFLICT && idempotencyKey != "" {
 			if existing, e2 := s.Store.GetOperationByKey(ctx, org, idempotencyKey); e2 == nil {
 				return sameStart(existing, plan.ID, parentID, idempotencyKey)

@@ -18,7 +18,7 @@ func BenchmarkOperationStep(b *testing.B, s capstan.Store) {
 	org := "bench-" + capstan.NewID()[12:]
 	op, plan := startedPlanIn(b, s, org, "")
 	op.Status = capstan.OperationRunning
-	require.NoError(b, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(b, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
 	now := time.Now().UTC()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -23,7 +23,7 @@ func UnreadableOperation(t *testing.T, s capstan.Store, damage Damage) {
 	var ops []*capstan.Operation
 	for range 2 {
 		op, plan := startedPlanIn(t, s, org, "")
-		require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
+		require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
 		ops = append(ops, op)
 	}
 	broken, fine := ops[0], ops[1]

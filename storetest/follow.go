@@ -19,7 +19,7 @@ func startedWithIntent(t *testing.T, s capstan.Store) (*capstan.Operation, *caps
 	in, err := s.GetIntent(ctx, orgA, op.IntentID)
 	require.NoError(t, err)
 	in.Status = capstan.IntentExecuting
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, in, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, in, []capstan.OperationEvent{event("operation.created")}, nil))
 	return op, plan, in
 }
 
@@ -37,7 +37,7 @@ func testStartOperationWritesItsIntent(t *testing.T, s capstan.Store) {
 	in2, err := s.GetIntent(ctx, orgA, op2.IntentID)
 	require.NoError(t, err)
 	in2.Version--
-	requireStale(t, s.StartOperation(ctx, orgA, op2, plan2, in2, nil), "intent")
+	requireStale(t, s.StartOperation(ctx, orgA, op2, plan2, in2, nil, nil), "intent")
 	_, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{PlanID: plan2.ID})
 	require.NoError(t, err)
 	require.Zero(t, total, "no operation of the refused start")

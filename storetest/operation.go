@@ -38,7 +38,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "start-1")
 	planVersion := plan.Version
 	events := []capstan.OperationEvent{event("operation.created"), event("plan.frozen")}
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, events))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, events, nil))
 	require.NotEmpty(t, op.ID)
 	require.Equal(t, int64(1), op.Version)
 	require.Equal(t, planVersion+1, plan.Version)
@@ -52,7 +52,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 	require.Equal(t, op.ID, byKey.ID)
 
 	again, plan2 := startedPlan(t, s, "start-1")
-	err = s.StartOperation(ctx, orgA, again, plan2, nil, []capstan.OperationEvent{event("operation.created")})
+	err = s.StartOperation(ctx, orgA, again, plan2, nil, []capstan.OperationEvent{event("operation.created")}, nil)
 	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(err), "an idempotency key starts one operation")
 	_, total, err := s.ListOperations(ctx, orgA, capstan.OperationFilter{PlanID: plan2.ID})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 
 	stale, plan3 := startedPlan(t, s, "start-3")
 	plan3.Version--
-	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.StartOperation(ctx, orgA, stale, plan3, nil, nil)))
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.StartOperation(ctx, orgA, stale, plan3, nil, nil, nil)))
 	_, err = s.GetOperationByKey(ctx, orgA, "start-3")
 	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
 
@@ -72,7 +72,7 @@ func testStartOperation(t *testing.T, s capstan.Store) {
 
 func testOperationChanges(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "")
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
 	require.NoError(t, op.Move(capstan.OperationRunning))
 	ch := &capstan.OperationChange{Operation: op,
 		NodeRuns: []capstan.OperationNodeRun{{NodeID: "verify", Status: capstan.NodeRunning, Attempts: 1}},
@@ -140,7 +140,7 @@ func testOperationChanges(t *testing.T, s capstan.Store) {
 
 func testConcurrentOperationSteps(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "")
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil, nil))
 	const writers = 6
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -191,7 +191,7 @@ func testListOperationsFilters(t *testing.T, s capstan.Store) {
 	for i, res := range []string{"db/a", "db/b", "db/a"} {
 		op, plan := startedPlan(t, s, "")
 		op.ResourceKey = res
-		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
+		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
 		ids, created = append(ids, op.ID), append(created, op.CreatedAt)
 		if i < 2 {
 			time.Sleep(5 * time.Millisecond) // distinct start times
@@ -227,7 +227,7 @@ func testManyOperationsStepAtOnce(t *testing.T, s capstan.Store) {
 	started := make([]*capstan.Operation, ops)
 	for i := range started {
 		op, plan := startedPlan(t, s, "")
-		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil))
+		require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, nil, nil))
 		started[i] = op
 	}
 	stale := *started[0] // at its start's version, which the steps below move on from

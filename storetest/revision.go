@@ -80,7 +80,7 @@ func testPlanRevisions(t *testing.T, s capstan.Store) {
 func startedWithPatch(t *testing.T, s capstan.Store) (*capstan.Operation, *capstan.Plan, *capstan.PlanPatch) {
 	t.Helper()
 	op, plan := startedPlan(t, s, "")
-	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}))
+	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
 	changes := []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "verify", Template: "smoke"}}
 	p := capstan.PlanPatch{OperationID: op.ID, PlanID: plan.ID, BaseRevision: 1, BaseDigest: plan.Digest, Author: "alice", Reason: "r",
 		Changes: changes, Digest: capstan.PatchDigest(plan.Digest, changes), Status: capstan.PatchProposed}

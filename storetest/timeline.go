@@ -26,7 +26,7 @@ func TimelineNewsSaysWhereTheOperationIs(t *testing.T, s capstan.Store, tl Timel
 	for range 7 {
 		evs = append(evs, event("node.running"))
 	}
-	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, evs))
+	require.NoError(t, s.StartOperation(ctx, org, op, plan, nil, evs, nil))
 	var got []int64
 	for after := int64(0); after < 7; {
 		news, err := tl.TimelineNews(ctx, []capstan.TimelineCursor{{OrganizationID: org, ID: op.ID, After: after}}, 3)

@@ -94,8 +94,8 @@ func stallHere() {
 }
 
 // StartOperation commits, then counts.
-func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent) error {
-	if err := s.Store.StartOperation(ctx, org, op, plan, in, events); err != nil {
+func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
+	if err := s.Store.StartOperation(ctx, org, op, plan, in, events, fence); err != nil {
 		return err
 	}
 	s.committed("start", op, len(events))
