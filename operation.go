@@ -101,6 +101,10 @@ type Artifact struct {
 	Sensitivity string `json:"sensitivity"`
 	StorageRef  string `json:"storage_ref"`
 	ProducedBy  string `json:"produced_by"`
+	// Size and SHA256 (hex) are the kept bytes' (none for a secret
+	// artifact, or one kept before they were recorded): a read checks them.
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Validate checks the artifact.
