@@ -51,8 +51,12 @@ type Object struct {
 // attempt, so a late attempt (on an owner deposed since) never replaces
 // the bytes the operation recorded.
 func Key(opID, node string, attempt int, name string) string {
-	return fmt.Sprintf("operations/%s/%s/%d/%s", clean(opID), clean(node), attempt, clean(name))
+	return fmt.Sprintf("%s/%s/%d/%s", OperationPrefix(opID), clean(node), attempt, clean(name))
 }
+
+// OperationPrefix is the part of its artifacts' keys an operation's
+// every artifact shares.
+func OperationPrefix(opID string) string { return "operations/" + clean(opID) }
 
 // clean keeps a key's segment to letters, digits, '.', '_' and '-'
 // (never "." or ".." alone): node and artifact names are a pack's.
@@ -133,6 +137,9 @@ func Read(ctx context.Context, s Store, a capstan.Artifact, limit int64) ([]byte
 	if err != nil {
 		return nil, err
 	}
+	if to > 0 && to == from {
+		return nil, nil // an empty part
+	}
 	checked := a.SHA256 != "" && to == 0
 	if checked && limit > 0 && a.Size > limit {
 		from, to, checked = a.Size-limit, a.Size, false // the tail: the digest covers the whole
@@ -181,9 +188,12 @@ func splitRange(ref string) (base string, from, to int64, err error) {
 	if !ranged {
 		return base, 0, 0, nil
 	}
+	if part == "0-0" {
+		return base, 0, 0, nil // an empty part: Read answers it without a read
+	}
 	var n int
 	n, err = fmt.Sscanf(part, "%d-%d", &from, &to)
-	if err != nil || n != 2 || from < 0 || to <= from || to-from > MaxSize || fmt.Sprintf("%d-%d", from, to) != part {
+	if err != nil || n != 2 || from < 0 || to < from || to-from > MaxSize || fmt.Sprintf("%d-%d", from, to) != part {
 		return "", 0, 0, capstan.Errorf(capstan.EINVALID, "artifact reference %q has a bad range", ref)
 	}
 	return base, from, to, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 )
 
 // Analyzer answers an ai_analysis node's question with structured output
@@ -231,7 +232,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		}
 		a := AnalysisArtifact{Artifact: art}
 		if art.Sensitivity != capstan.SensitivitySecret { // a secret's value never reaches an analyzer
-			content, err := ReadArtifact(l.e.cfg.Dir, art.StorageRef)
+			content, err := artifact.Read(ctx, l.e.cfg.Artifacts, art, 0)
 			if err != nil {
 				return in, err
 			}
@@ -297,7 +298,7 @@ func (a analysisLookup) NodeOutput(ctx context.Context, node string) (string, er
 		if art.ProducedBy != node || art.Sensitivity == capstan.SensitivitySecret {
 			continue
 		}
-		content, err := ReadArtifact(a.l.e.cfg.Dir, art.StorageRef)
+		content, err := artifact.Read(ctx, a.l.e.cfg.Artifacts, art, 0)
 		if err != nil {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -120,7 +121,7 @@ func TestAnalysisNodeRecordsStructuredOutput(t *testing.T) {
 		require.Contains(t, a.Diagnosis, "ERROR ingester-1: disk full")
 		require.Len(t, a.Findings, 1)
 		require.Equal(t, "collect", a.Findings[0].Node)
-		content, err := executor.ReadArtifact(executorDirs[store], a.Findings[0].Ref)
+		content, err := artifact.Read(context.Background(), artifact.Dir{Root: executorDirs[store]}, capstan.Artifact{Name: "finding", StorageRef: a.Findings[0].Ref}, 0)
 		require.NoError(t, err)
 		require.Contains(t, string(content), "disk full", "the finding refers to the artifact it came from")
 	})

@@ -89,7 +89,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		p := probes[r.probed]
 		result, source, output := l.e.cfg.Prober.Run(ctx, p, target)
 		if len(output) > 0 {
-			if d := l.diagnostics(n.ID, "probe-"+p.Name, attempt, redact(output, r.secrets)); d != nil {
+			if d := l.diagnostics(ctx, n.ID, "probe-"+p.Name, attempt, redact(output, r.secrets)); d != nil {
 				r.artifacts = append(r.artifacts, *d)
 				source["output_artifact"] = d.Name
 			}
@@ -151,19 +151,21 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	}
 	if r.res.Err == nil {
 		var missing []capstan.Evidence
-		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), l.refKept(), r.res.Output, *l.now(), l.redactor())
+		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
 		if len(r.secrets) > 0 && !l.window.Open() { // a deposed owner writes no secret (its successor decides on the attempt)
 			r.res = Result{ExitCode: -1, ErrKind: ErrKindLease, Err: fmt.Errorf("%s: the executor's lease ran out before the job's secret artifacts were kept", n.ID)}
+			r.artifacts = nil // a failed attempt keeps none
 			dropFiles(l.outputs(), declared)
 			return false
 		}
 		if err := l.keepSecrets(ctx, n.ID, attempt, r.artifacts, r.secrets); err != nil {
 			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
+			r.artifacts = nil // a failed attempt keeps none
 			dropFiles(l.outputs(), declared)
 			return false
 		}
-		r.artifacts, missing = keepArtifacts(n.ID, r.artifacts, l.outputs(), l.kept(), *l.now())
+		r.artifacts, missing = l.keepArtifacts(ctx, n.ID, attempt, r.artifacts, *l.now())
 		r.evidence = append(r.evidence, missing...)
 	} else {
 		// A failed job's secret artifacts are not kept, but what it
@@ -175,7 +177,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 	if kind == kindCompensate {
 		name = "compensation"
 	}
-	if d := l.diagnostics(n.ID, name, attempt, redact(r.res.Output, r.secrets)); d != nil {
+	if d := l.diagnostics(ctx, n.ID, name, attempt, redact(r.res.Output, r.secrets)); d != nil {
 		r.artifacts = append(r.artifacts, *d)
 	}
 	return r.res.Err == nil
@@ -189,7 +191,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 // secret store: invariant 10), or the job has failed evidence. The secret
 // values are returned, in the order of the secret artifacts, to keep and
 // to redact diagnostics.
-func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir, refDir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
+func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, stdout []byte, now time.Time, org *secret.Redactor) (arts []capstan.Artifact, missing []capstan.Evidence, secrets [][]byte) {
 	secrets, written := secretValues(declared, dir)
 	masked := org.Bytes(redact(stdout, secrets))
 	for _, a := range declared {
@@ -215,7 +217,7 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir, refDir 
 				continue
 			}
 		}
-		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, StorageRef: "file:" + filepath.Join(refDir, a.Name), ProducedBy: node})
+		arts = append(arts, capstan.Artifact{Type: a.Type, Name: a.Name, Sensitivity: a.Sensitivity, ProducedBy: node}) // its reference once kept
 	}
 	return arts, missing, secrets
 }
@@ -264,28 +266,12 @@ func (l *loop) outputs() string {
 	return filepath.Join(l.e.cfg.JobDir, "outputs", l.opID)
 }
 
-// kept is where the operation's artifacts are kept (in Dir), out of its
-// jobs' reach; refKept is its name in their storage references.
-func (l *loop) kept() string    { return filepath.Join(l.e.cfg.Dir, l.refKept()) }
-func (l *loop) refKept() string { return filepath.Join("outputs", l.opID) }
-
-// makeDirs creates the operation's directories once. An operation that
-// resumes with its outputs gone (a job directory lost with /var/tmp, or
-// moved) gets back the artifacts kept so far, for its jobs downstream.
+// makeDirs creates the operation's directories once.
 func (l *loop) makeDirs() {
-	outputs := filepath.Join(l.e.cfg.JobDir, "outputs", l.opID)
-	_, err := os.Lstat(outputs)
-	lost := os.IsNotExist(err)
-	for _, d := range []string{filepath.Join(l.e.cfg.JobDir, "sandbox", l.opID), outputs, l.kept()} {
+	for _, d := range []string{filepath.Join(l.e.cfg.JobDir, "sandbox", l.opID), filepath.Join(l.e.cfg.JobDir, "outputs", l.opID)} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			l.e.cfg.Log.Warn("operation directory not made", "operation", l.opID, "err", err.Error())
 		}
-	}
-	if !lost {
-		return
-	}
-	if err := l.e.cfg.Sandbox.Share(restoreOutputs(l.kept(), outputs)...); err != nil {
-		l.e.cfg.Log.Warn("restored outputs not shared with the jobs", "operation", l.opID, "err", err.Error())
 	}
 }
 

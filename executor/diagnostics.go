@@ -1,14 +1,15 @@
 package executor
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 )
 
 // diagnosticsLog keeps every job output of one operation in one append-only
@@ -61,55 +62,23 @@ func (d *diagnosticsLog) close() {
 	}
 }
 
-// maxArtifactRead bounds what is read of an artifact's file.
-const maxArtifactRead = 64 << 20
-
-// ReadArtifact returns the content a file: storage reference points at
-// (the whole file, or the #offset-end part of it). A reference is
-// relative to the executor's directory dir (one kept before references
-// were relative names its absolute path).
-func ReadArtifact(dir, ref string) ([]byte, error) {
-	path, ok := strings.CutPrefix(ref, "file:")
-	if !ok {
-		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q is not a file", ref)
+// diagnostics keeps a job's output, masked, and returns its artifact: in
+// the operation's log on this replica's disk, or, when the artifact
+// store is shared by replicas, as an object of its own there.
+func (l *loop) diagnostics(ctx context.Context, node, name string, attempt int, out []byte) *capstan.Artifact {
+	a := &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-%s-%d", node, name, attempt), Sensitivity: capstan.SensitivityInternal, ProducedBy: node}
+	masked := l.redactor().Bytes(out)
+	var err error
+	if l.e.cfg.Artifacts.Shared() {
+		var obj artifact.Object
+		obj, err = artifact.Put(ctx, l.e.cfg.Artifacts, artifact.Key(l.opID, node, attempt, "diagnostics-"+name), bytes.NewReader(masked), int64(len(masked)))
+		a.StorageRef, a.Size, a.SHA256 = obj.Ref, obj.Size, obj.SHA256
+	} else {
+		a.StorageRef, err = l.diag.append(masked)
 	}
-	path, part, ranged := strings.Cut(path, "#")
-	if !filepath.IsAbs(path) {
-		if !filepath.IsLocal(path) {
-			return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q leaves the executor's directory", ref)
-		}
-		path = filepath.Join(dir, path)
-	}
-	// The file may be one a job wrote (an artifact it declared): never
-	// through a symlink, only a regular file, bounded.
-	if !ranged {
-		return readJobFile(path, maxArtifactRead)
-	}
-	from, to, _ := strings.Cut(part, "-")
-	start, err1 := strconv.ParseInt(from, 10, 64)
-	end, err2 := strconv.ParseInt(to, 10, 64)
-	if err1 != nil || err2 != nil || start < 0 || end < start || end-start > maxArtifactRead {
-		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q has a bad range", ref)
-	}
-	f, err := openJobFile(path)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data := make([]byte, end-start)
-	if _, err := f.ReadAt(data, start); err != nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q has a bad range", ref)
-	}
-	return data, nil
-}
-
-// diagnostics keeps a job's output in the operation's log and returns its artifact.
-func (l *loop) diagnostics(node, name string, attempt int, out []byte) *capstan.Artifact {
-	ref, err := l.diag.append(l.redactor().Bytes(out))
-	if err != nil {
-		l.e.cfg.Log.Warn("job output not kept", "operation", l.opID, "node", node, "err", err.Error())
+		l.e.cfg.Log.Warn("job output not kept", "operation", l.opID, "node", node, "err", capstan.ErrorMessage(err))
 		return nil
 	}
-	return &capstan.Artifact{Type: "diagnostics", Name: fmt.Sprintf("%s-%s-%d", node, name, attempt), Sensitivity: capstan.SensitivityInternal,
-		StorageRef: ref, ProducedBy: node}
+	return a
 }

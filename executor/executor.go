@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/tracing"
 )
@@ -39,9 +40,13 @@ type Config struct {
 	RemoteRunners map[string]Runner
 	// Workers bounds jobs and probes running at once across operations.
 	Workers int
-	// Dir holds what the executor keeps: diagnostics, the artifacts its
-	// jobs produced (outputs/<op>), the directory lock.
+	// Dir holds what the executor keeps on this replica: diagnostics
+	// (without a shared artifact store), the directory lock.
 	Dir string
+	// Artifacts keeps the bytes of the artifacts jobs produce (default:
+	// artifact.Dir{Root: Dir}, for one process; replicas share an
+	// object store: artifact.Stores with an *artifact.S3).
+	Artifacts artifact.Store
 	// JobDir holds the operations' working directories, where their jobs
 	// write: sandbox/<op> and outputs/<op>. It lies apart from Dir because
 	// a job's mount table names the paths its directories are bound from
@@ -165,6 +170,9 @@ func New(cfg Config) *Executor {
 	}
 	if cfg.JobDir == "" {
 		cfg.JobDir = DefaultJobDir(cfg.Dir)
+	}
+	if cfg.Artifacts == nil {
+		cfg.Artifacts = artifact.Dir{Root: cfg.Dir}
 	}
 	var client *http.Client
 	if cfg.Egress != nil {

@@ -1,9 +1,11 @@
 package executor_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -20,16 +23,23 @@ import (
 // (kept artifacts, diagnostics) and job directory (sandboxes, outputs).
 var executorDirs, jobDirs = map[capstan.Store]string{}, map[capstan.Store]string{}
 
+// vaults are the secret stores of the executors setup made, by store.
+var vaults = map[capstan.Store]executor.Secrets{}
+
 func setup(t testing.TB, store capstan.Store, org string, options ...func(*executor.Config)) (*service.Service, *executor.Executor) {
 	t.Helper()
 	svc := testenv.DemoIn(t, store, org)
 	dir, jobDir := t.TempDir(), t.TempDir()
 	executorDirs[store], jobDirs[store] = dir, jobDir
+	file, err := secret.OpenFile(filepath.Join(dir, "secrets.json"), bytes.Repeat([]byte{9}, secret.KeySize))
+	require.NoError(t, err)
 	cfg := executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}}}
+		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}},
+		Secrets: secret.NewVault(file)}
 	for _, o := range options {
 		o(&cfg)
 	}
+	vaults[store] = cfg.Secrets
 	ex := executor.New(cfg)
 	svc.Launcher = ex // before it starts: its steps read it
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,19 +84,26 @@ func TestAJobDirSomeoneElseMadeIsRefused(t *testing.T) {
 	}
 }
 
-// TestLostOutputsAreRestored: an operation that resumes with its outputs
-// gone gets back the artifacts kept so far; a symlink among the kept
-// files (there never is one) would not be followed.
-func TestLostOutputsAreRestored(t *testing.T) {
-	kept, outputs := t.TempDir(), filepath.Join(t.TempDir(), "outputs")
-	require.NoError(t, os.WriteFile(filepath.Join(kept, "report"), []byte("all good\n"), 0o640))
-	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(kept, "link")))
-	require.NoError(t, os.Mkdir(outputs, 0o750))
-	wrote := restoreOutputs(kept, outputs)
-	require.Equal(t, []string{filepath.Join(outputs, "report")}, wrote)
-	data, err := os.ReadFile(filepath.Join(outputs, "report"))
+// TestARestoredOutputReplacesWhatIsThere: an artifact restored into an
+// operation's outputs (it moved to this replica, or its job directory
+// was lost) replaces what a job left at its name — a symlink is replaced,
+// never followed — and a file that holds the kept bytes is left alone.
+func TestARestoredOutputReplacesWhatIsThere(t *testing.T) {
+	outside, outputs := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "passwd")
+	require.NoError(t, os.WriteFile(target, []byte("root:x:0:0\n"), 0o600))
+	path := filepath.Join(outputs, "report")
+	require.NoError(t, os.Symlink(target, path))
+	kept := capstan.Artifact{Name: "report", Size: 9, SHA256: "6b5e4b0f2c3fbe3d7c5b55aea1dd0b8b3e5e3e7e1b5c0e5b9b3d1c8f0e6a7b1c"}
+	require.False(t, sameFile(path, kept), "a symlink is never what was kept")
+	require.NoError(t, writeOutput(path, []byte("all good\n")))
+	data, err := os.ReadFile(target)
 	require.NoError(t, err)
-	require.Equal(t, "all good\n", string(data))
-	_, err = os.Lstat(filepath.Join(outputs, "link"))
-	require.True(t, os.IsNotExist(err))
+	require.Equal(t, "root:x:0:0\n", string(data), "the symlink's target is untouched")
+	info, err := os.Lstat(path)
+	require.NoError(t, err)
+	require.True(t, info.Mode().IsRegular())
+	sum := sha256.Sum256([]byte("all good\n"))
+	kept.SHA256 = hex.EncodeToString(sum[:])
+	require.True(t, sameFile(path, kept))
 }

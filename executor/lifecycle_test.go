@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -278,14 +279,16 @@ func requireSecretKept(t *testing.T, store capstan.Store, opID, value string) {
 			secret = &recs.Artifacts[i]
 		}
 		if a.Type == "diagnostics" {
-			out, err := executor.ReadArtifact(executorDirs[store], a.StorageRef)
+			out, err := artifact.Read(context.Background(), artifact.Dir{Root: executorDirs[store]}, a, 0)
 			require.NoError(t, err)
 			require.NotContains(t, string(out), value, a.Name)
 		}
 	}
 	require.NotNil(t, secret)
 	require.Equal(t, capstan.SensitivitySecret, secret.Sensitivity)
-	data, err := executor.ReadArtifact(executorDirs[store], secret.StorageRef)
+	name, ok := strings.CutPrefix(secret.StorageRef, "secret:")
+	require.True(t, ok, "a secret artifact refers to the secret store: %s", secret.StorageRef)
+	data, err := vaults[store].Get(context.Background(), org, name)
 	require.NoError(t, err)
 	require.Equal(t, value, string(data), "the reference leads to the value")
 }

@@ -41,7 +41,10 @@ type loop struct {
 	window *Window
 	// fence is the shard's grant every step carries (nil without a
 	// Lease).
-	fence     *capstan.Fence
+	fence *capstan.Fence
+	// restored is set once the operation's outputs hold what its jobs
+	// kept so far (restoreOutputs), on the loop's first read.
+	restored  bool
 	draining  bool
 	wake      chan struct{}
 	results   chan nodeResult
@@ -363,6 +366,10 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
 	if err != nil {
 		return nil, err
+	}
+	if !l.restored && !op.Status.Terminal() {
+		l.restored = true // once a loop: what this replica's jobs keep later is in outputs already
+		l.restoreOutputs(ctx, recs.Artifacts)
 	}
 	idx := l.index(plan)
 	runs := recs.NodeRuns[:0:0]

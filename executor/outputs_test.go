@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -66,15 +67,28 @@ func TestAnEndedOperationKeepsOnlyItsArtifacts(t *testing.T) {
 		op := startFromPack(t, svc, litterPack, "litter", "thing")
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		require.Equal(t, capstan.OperationSucceeded, op.Status, "%v", timeline(t, store, op.ID))
-		dir := filepath.Join(executorDirs[store], "outputs", op.ID)
-		require.Eventually(t, func() bool {
-			entries, err := os.ReadDir(dir)
-			return err == nil && len(entries) == 1
-		}, 10*time.Second, 20*time.Millisecond)
-		entries, err := os.ReadDir(dir)
+		dir := filepath.Join(executorDirs[store], artifact.OperationPrefix(op.ID))
+		kept := func() (files []string) {
+			_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(dir, path)
+					files = append(files, rel)
+				}
+				return nil
+			})
+			return files
+		}
+		recs, err := store.OperationRecords(context.Background(), org, op.ID)
 		require.NoError(t, err)
-		require.Equal(t, "report", entries[0].Name())
-		data, err := executor.ReadArtifact(executorDirs[store], "file:"+filepath.Join("outputs", op.ID, "report"))
+		var report capstan.Artifact
+		for _, a := range recs.Artifacts {
+			if a.Name == "report" {
+				report = a
+			}
+		}
+		require.Eventually(t, func() bool { return len(kept()) == 1 }, 10*time.Second, 20*time.Millisecond, "%v", kept())
+		require.Equal(t, "file:"+filepath.Join(artifact.OperationPrefix(op.ID), kept()[0]), report.StorageRef, "only the recorded artifact's file stays")
+		data, err := artifact.Read(context.Background(), artifact.Dir{Root: executorDirs[store]}, report, 0)
 		require.NoError(t, err)
 		require.Equal(t, "all good\n", string(data))
 	})
@@ -123,14 +137,13 @@ func TestAnArtifactKeepsWhatItsJobLeft(t *testing.T) {
 		require.Equal(t, "tampered\n", string(staged), "the job downstream read and rewrote it")
 		recs, err := store.OperationRecords(context.Background(), org, op.ID)
 		require.NoError(t, err)
-		var ref string
+		var report capstan.Artifact
 		for _, a := range recs.Artifacts {
 			if a.Name == "report" {
-				ref = a.StorageRef
+				report = a
 			}
 		}
-		require.Equal(t, "file:"+filepath.Join("outputs", op.ID, "report"), ref)
-		data, err := executor.ReadArtifact(executorDirs[store], ref)
+		data, err := artifact.Read(context.Background(), artifact.Dir{Root: executorDirs[store]}, report, 0)
 		require.NoError(t, err)
 		require.Equal(t, "all good\n", string(data), "the artifact is what its job left")
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 )
 
 // hostileHost is a server's files as the sandbox sees them: a data
@@ -334,7 +335,7 @@ func TestArtifactsAreNeverFollowed(t *testing.T) {
 	var secrets [][]byte
 	go func() {
 		defer close(done)
-		arts, missing, secrets = collectArtifacts("job", declared, outputs, "outputs/op", []byte("/attacker/lib.so\n"), time.Now(), nil)
+		arts, missing, secrets = collectArtifacts("job", declared, outputs, []byte("/attacker/lib.so\n"), time.Now(), nil)
 	}()
 	select {
 	case <-done:
@@ -349,7 +350,9 @@ func TestArtifactsAreNeverFollowed(t *testing.T) {
 	info, err := os.Stat(keyFile)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file's mode was not touched")
-	_, err = ReadArtifact("", "file:"+filepath.Join(outputs, "report"))
+	_, err = keepFile(context.Background(), artifact.Dir{Root: t.TempDir()}, "k", filepath.Join(outputs, "report"))
+	require.Error(t, err, "nor is it kept through it")
+	_, err = artifact.Read(context.Background(), artifact.Dir{}, capstan.Artifact{Name: "report", StorageRef: "file:" + filepath.Join(outputs, "report")}, 0)
 	require.Error(t, err, "the analyzer does not read through it either")
 }
 

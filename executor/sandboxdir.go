@@ -4,10 +4,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 )
 
 // An operation's directories in the job directory (jobdir.go) — its
@@ -30,32 +30,34 @@ func (e *Executor) dropSandbox(opID string) {
 	}
 }
 
-// pruneOutputs leaves in an ended operation's kept artifacts only the
-// files its recorded artifacts refer to: a copy whose record was never
-// committed (the step that would have recorded it lost its lease) goes.
+// pruneOutputs leaves in an ended operation's artifacts kept on this
+// replica's disk (artifact.Dir) only the files its records refer to: a
+// file whose record was never committed (the step that would have
+// recorded it lost its lease) goes. An object store is left to its own
+// lifecycle rules: docs/OPERATIONS.md.
 func (e *Executor) pruneOutputs(opID string, arts []capstan.Artifact) {
-	if opID == "" {
+	dir, ok := e.cfg.Artifacts.(artifact.Dir)
+	if opID == "" || !ok {
 		return
 	}
-	dir := filepath.Join(e.cfg.Dir, "outputs", opID)
-	prefix := "file:" + filepath.Join("outputs", opID) + "/"
 	keep := map[string]bool{}
 	for _, a := range arts {
-		if name, ok := strings.CutPrefix(a.StorageRef, prefix); ok {
-			keep[name] = true
-		}
+		keep[a.StorageRef] = true
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, d := range entries {
-		if keep[d.Name()] && d.Type().IsRegular() {
-			continue
-		}
-		if err := removeTree(filepath.Join(dir, d.Name())); err != nil {
-			e.cfg.Log.Warn("output not removed", "operation", opID, "name", d.Name(), "err", err.Error())
-		}
+	// outputs/<op> is where releases before the artifact store kept them.
+	for _, top := range []string{artifact.OperationPrefix(opID), filepath.Join("outputs", opID)} {
+		_ = filepath.WalkDir(filepath.Join(dir.Root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir.Root, path)
+			if !keep["file:"+rel] || !d.Type().IsRegular() {
+				if err := os.Remove(path); err != nil {
+					e.cfg.Log.Warn("output not removed", "operation", opID, "name", rel, "err", err.Error())
+				}
+			}
+			return nil
+		})
 	}
 }
 

@@ -99,14 +99,14 @@ func secretArtifactName(opID, node string, attempt int, artifact string) string 
 // operation's outputs stays for the jobs downstream until the operation
 // ends (dropSandbox), and is never copied into Dir (keepArtifacts).
 func (l *loop) keepSecrets(ctx context.Context, node string, attempt int, arts []capstan.Artifact, values [][]byte) error {
-	if l.e.cfg.Secrets == nil {
-		return nil
-	}
 	i := 0
 	for k := range arts {
 		a := &arts[k]
 		if a.Sensitivity != capstan.SensitivitySecret {
 			continue
+		}
+		if l.e.cfg.Secrets == nil {
+			return capstan.Errorf(capstan.EUNAVAILABLE, "secret artifact %s cannot be kept: this server has no secret store", a.Name)
 		}
 		value := values[i]
 		i++

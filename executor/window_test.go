@@ -340,7 +340,8 @@ func TestNoWorkStartsOutsideTheWindow(t *testing.T) {
 // its secret artifacts to the secret store.
 func TestADeposedOwnerKeepsNoSecret(t *testing.T) {
 	secrets := &memSecrets{values: map[string][]byte{}}
-	clock, _, runner, _, wait, _ := windowCase(t, func(c *executor.Config) { c.Secrets = secrets })
+	clock, _, runner, _, wait, logs := windowCase(t, func(c *executor.Config) { c.Secrets = secrets })
+	t.Cleanup(func() { t.Log(logs.String()) })
 	clock.Advance(14 * time.Second) // past the window: nothing renewed it
 	close(runner.gate("one"))
 	op := wait(func(o *capstan.Operation) bool { return o.Status.Terminal() }) // here nothing fences the store: the attempt's end is recorded
