@@ -93,6 +93,7 @@ type serveConfig struct {
 	// secretStore and secretKeyFile: the embedded secret store's file
 	// and its key's (the key may come from CAPSTAN_SECRET_KEY instead).
 	secretStore, secretKeyFile string
+	artifacts                  artifactFlags
 }
 
 func envOr(name, def string) string {
@@ -180,6 +181,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.jobUIDBase, "job-uid-base", envInt("CAPSTAN_JOB_UID_BASE", 100000), "first of the uids jobs run as when the server runs as root (CAPSTAN_JOB_UID_BASE)")
 	fs.BoolVar(&c.jobNetwork, "job-network", envOr("CAPSTAN_JOB_NETWORK", "false") == "true", "give jobs the host's network (off: none at all) (CAPSTAN_JOB_NETWORK)")
 	fs.BoolVar(&c.allowUnisolated, "allow-unisolated-jobs", envOr("CAPSTAN_ALLOW_UNISOLATED_JOBS", "false") == "true", "run shell jobs and command probes even where they cannot be isolated (--sandbox off, or neither root nor user namespaces): they then read what the server's user reads; without it they are refused (CAPSTAN_ALLOW_UNISOLATED_JOBS)")
+	fs.StringVar(&c.artifacts.store, "artifact-store", envOr("CAPSTAN_ARTIFACT_STORE", ""), "where artifacts are kept: empty for this replica's disk (one process), or s3://<bucket> of an S3-compatible store every replica reads (made when missing; its credentials from CAPSTAN_ARTIFACT_ACCESS_KEY and CAPSTAN_ARTIFACT_SECRET_KEY) (CAPSTAN_ARTIFACT_STORE)")
+	fs.StringVar(&c.artifacts.endpoint, "artifact-endpoint", envOr("CAPSTAN_ARTIFACT_ENDPOINT", ""), "the S3-compatible store's URL, http(s)://host[:port], for --artifact-store s3://… (CAPSTAN_ARTIFACT_ENDPOINT)")
+	fs.StringVar(&c.artifacts.region, "artifact-region", envOr("CAPSTAN_ARTIFACT_REGION", ""), "the bucket's region (default us-east-1) (CAPSTAN_ARTIFACT_REGION)")
 	fs.StringVar(&c.jobDir, "job-dir", envOr("CAPSTAN_JOB_DIR", ""), "directory of the operations' working directories, where jobs write; outside the data directory, since a job's mount table names it (default: /var/tmp/capstan-jobs-<hash of the data directory>) (CAPSTAN_JOB_DIR)")
 	fs.BoolVar(&c.keepSandboxes, "keep-sandboxes", envOr("CAPSTAN_KEEP_SANDBOXES", "false") == "true", "keep a finished operation's sandbox and outputs in the job directory (for debugging; by default they are removed when the operation ends) (CAPSTAN_KEEP_SANDBOXES)")
 	addAnalyzerFlags(fs, &c.analyzer)
@@ -369,7 +373,11 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		return err
 	}
 	log.Info("job directory", "dir", jobDir)
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Hooks: svc, Workers: cfg.workers,
+	artifacts, err := openArtifacts(ctx, cfg.artifacts, cfg.store, filepath.Join(cfg.dataDir, "executor"), log)
+	if err != nil {
+		return err
+	}
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
