@@ -533,7 +533,8 @@ func (rs *replicaSet) checkSubscribers(t *testing.T) {
 
 // TestComposeStartsThreeReplicas: docker-compose.yml (this machine has no
 // Docker engine to run it) starts three replicas on its one Neo4j, each
-// with a data volume and a port of its own, all with the same secret key.
+// with a data volume and a port of its own, all with the same secret key
+// and the same artifact store.
 func TestComposeStartsThreeReplicas(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../../docker-compose.yml")
@@ -547,7 +548,7 @@ func TestComposeStartsThreeReplicas(t *testing.T) {
 		} `yaml:"services"`
 	}
 	require.NoError(t, yaml.Unmarshal(data, &compose))
-	keys, ports, volumes := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	keys, ports, volumes, stores := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	replicas := 0
 	for name, svc := range compose.Services {
 		if !strings.HasPrefix(name, "capstan") {
@@ -557,11 +558,13 @@ func TestComposeStartsThreeReplicas(t *testing.T) {
 		require.Contains(t, svc.Command, "neo4j", name)
 		require.Equal(t, "bolt://neo4j:7687", svc.Environment["CAPSTAN_NEO4J_URI"], name)
 		keys[svc.Environment["CAPSTAN_SECRET_KEY"]] = true
+		stores[svc.Environment["CAPSTAN_ARTIFACT_STORE"]+" at "+svc.Environment["CAPSTAN_ARTIFACT_ENDPOINT"]] = true
 		ports[svc.Ports[0]] = true
 		volumes[svc.Volumes[0]] = true
 	}
 	require.Equal(t, 3, replicas)
 	require.Len(t, keys, 1, "one secret key")
+	require.Equal(t, map[string]bool{"s3://capstan-artifacts at http://s3:7070": true}, stores, "one artifact store every replica reads")
 	require.NotContains(t, keys, "")
 	require.Len(t, ports, 3)
 	require.Len(t, volumes, 3, "a data directory each")

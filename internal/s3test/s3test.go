@@ -67,7 +67,7 @@ func Binary() (string, error) {
 	}
 	defer os.RemoveAll(gobin)
 	cmd := exec.Command("go", "install", "github.com/versity/versitygw/cmd/versitygw@"+Version)
-	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin, "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("s3test: building versitygw %s: %v\n%s", Version, err, out)
 	}
