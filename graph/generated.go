@@ -145,7 +145,9 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Name            func(childComplexity int) int
 		ProducedBy      func(childComplexity int) int
+		SHA256          func(childComplexity int) int
 		Sensitivity     func(childComplexity int) int
+		Size            func(childComplexity int) int
 		StorageRef      func(childComplexity int) int
 		Type            func(childComplexity int) int
 		ViewerMayReveal func(childComplexity int) int
@@ -1653,12 +1655,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Artifact.ProducedBy(childComplexity), true
+	case "Artifact.sha256":
+		if e.ComplexityRoot.Artifact.SHA256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.SHA256(childComplexity), true
 	case "Artifact.sensitivity":
 		if e.ComplexityRoot.Artifact.Sensitivity == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Artifact.Sensitivity(childComplexity), true
+	case "Artifact.size":
+		if e.ComplexityRoot.Artifact.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Artifact.Size(childComplexity), true
 	case "Artifact.storageRef":
 		if e.ComplexityRoot.Artifact.StorageRef == nil {
 			break
@@ -8543,10 +8557,14 @@ type Artifact implements Node {
   name: String!
   "public, internal or secret."
   sensitivity: String!
-  "Where its content is kept (a file reference, or secret:<name> for a secret one)."
+  "Where its content is kept: file:<path> on the server's disk, s3://<bucket>/<key> in the artifact store replicas share, or secret:<name> for a secret one."
   storageRef: String!
   "Key of the node that produced it."
   producedBy: String!
+  "Its content's size in bytes, as kept (0 for a secret one, a part of a diagnostics log, or one kept before sizes were recorded)."
+  size: Int!
+  "The SHA-256 (hex) of its content, as kept: every read checks it (empty for a secret one, a part of a diagnostics log, or one kept before digests were recorded)."
+  sha256: String!
   "Whether the caller may reveal its value (revealSecret, with a reason), or why not."
   viewerMayReveal: Permission!
 }
@@ -9088,6 +9106,10 @@ func (ec *executionContext) childFields_Artifact(ctx context.Context, field grap
 		return ec.fieldContext_Artifact_storageRef(ctx, field)
 	case "producedBy":
 		return ec.fieldContext_Artifact_producedBy(ctx, field)
+	case "size":
+		return ec.fieldContext_Artifact_size(ctx, field)
+	case "sha256":
+		return ec.fieldContext_Artifact_sha256(ctx, field)
 	case "viewerMayReveal":
 		return ec.fieldContext_Artifact_viewerMayReveal(ctx, field)
 	}
@@ -12798,6 +12820,52 @@ func (ec *executionContext) _Artifact_producedBy(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Artifact_producedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
+}
+
+func (ec *executionContext) _Artifact_size(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Artifact", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Artifact_sha256(ctx context.Context, field graphql.CollectedField, obj *capstan.Artifact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Artifact_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SHA256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Artifact_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Artifact", field, false, false, "String")
 }
 
@@ -33987,6 +34055,16 @@ func (ec *executionContext) _Artifact(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "producedBy":
 			out.Values[i] = ec._Artifact_producedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "size":
+			out.Values[i] = ec._Artifact_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sha256":
+			out.Values[i] = ec._Artifact_sha256(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
