@@ -28,6 +28,7 @@ const (
 	BackupEvidence     = "evidence"
 	BackupArtifact     = "artifact"
 	BackupIntervention = "intervention"
+	BackupCommand      = "command"
 	BackupEvent        = "event"
 	BackupPlanPatch    = "plan_patch"
 	BackupSecret       = "secret"
@@ -36,7 +37,7 @@ const (
 // BackupKinds are the record kinds in dump order.
 var BackupKinds = []string{BackupPack, BackupResource, BackupIntent, BackupPlan, BackupPlanRevision,
 	BackupOperation, BackupNodeRun, BackupGate, BackupEvidence, BackupArtifact, BackupIntervention,
-	BackupEvent, BackupPlanPatch, BackupSecret}
+	BackupCommand, BackupEvent, BackupPlanPatch, BackupSecret}
 
 // ValidKind reports whether kind is a backup record kind.
 func ValidKind(kind string) bool { return slices.Contains(BackupKinds, kind) }

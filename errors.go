@@ -30,6 +30,9 @@ type Error struct {
 	// Details lists every individual problem when one call found several
 	// (a pack lint, a plan validation). Each is safe to show to a client.
 	Details []string
+	// Extensions are more fields for the client (GraphQL
+	// extensions), each safe to show: a PENDING command's id.
+	Extensions map[string]any
 	Err     error
 }
 

@@ -20,6 +20,14 @@ type OperationStore interface {
 	// (IsFenced) once the fence is not its lease's grant any more.
 	StartOperation(ctx context.Context, org string, op *Operation, plan *Plan, in *Intent, events []OperationEvent, fence *Fence) error
 	GetOperation(ctx context.Context, org, id string) (*Operation, error)
+	// RecordCommand stores a pending command for the operation's owner
+	// to apply (Command): no version or sequence of the operation moves,
+	// so no step conflicts with it; the operation's touched time does,
+	// for the owner's tailer (ENOTFOUND: no operation; ECONFLICT: the
+	// id is taken).
+	RecordCommand(ctx context.Context, org, opID string, c *Command) error
+	// GetCommand returns a command of an operation (ENOTFOUND).
+	GetCommand(ctx context.Context, org, opID, id string) (*Command, error)
 	// GetPlanPatch returns a PlanPatch by id (ENOTFOUND).
 	GetPlanPatch(ctx context.Context, org, id string) (*PlanPatch, error)
 	// ListPlanPatches returns an operation's patches, oldest first.
@@ -71,7 +79,10 @@ type OperationChange struct {
 	Evidence      []Evidence
 	Artifacts     []Artifact
 	Interventions []Intervention
-	Events        []OperationEvent
+	// Commands are the commands the step decided (applied or rejected),
+	// upserted by id.
+	Commands []Command
+	Events   []OperationEvent
 	// Intent and Plan, when set, are written with the step: they follow
 	// their operation (executing, then completed, failed or cancelled) and
 	// the plan's bindings follow its sub-operations.
@@ -105,6 +116,20 @@ type OperationRecords struct {
 	Evidence      []Evidence
 	Artifacts     []Artifact
 	Interventions []Intervention
+	// Commands are the commands recorded for it, oldest first.
+	Commands []Command
+}
+
+// PendingCommands are the commands the owner has yet to decide, oldest
+// first.
+func (r *OperationRecords) PendingCommands() []Command {
+	var out []Command
+	for _, c := range r.Commands {
+		if c.Status == CommandPending {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // OperationFilter selects operations; After is the id to start after.
@@ -271,6 +296,9 @@ type OperationTouch struct {
 	PrevSequence int64
 	Active       bool
 	CreatedAt    time.Time
+	// Commanded is when a command was last recorded for it (the
+	// database's milliseconds; 0: never): its owner has one to apply.
+	Commanded int64
 }
 
 // TimelineCursor asks for an operation's events after a sequence.
@@ -300,7 +328,7 @@ func (ch *OperationChange) StampedRecords(org string, now time.Time) *OperationC
 	out := &OperationChange{
 		NodeRuns: append([]OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]Gate(nil), ch.Gates...),
 		Evidence: append([]Evidence(nil), ch.Evidence...), Artifacts: append([]Artifact(nil), ch.Artifacts...),
-		Interventions: append([]Intervention(nil), ch.Interventions...),
+		Interventions: append([]Intervention(nil), ch.Interventions...), Commands: ch.Commands,
 	}
 	for i := range out.NodeRuns {
 		out.NodeRuns[i].OperationID = opID

@@ -36,7 +36,7 @@ RETURN r.kind AS kind, r.key AS key, r.json AS json ORDER BY r.kind, r.key`
 // recordKinds maps the kinds of :OpRecord nodes to backup kinds.
 var recordKinds = map[string]string{
 	kindNodeRun: capstan.BackupNodeRun, kindGate: capstan.BackupGate, kindEvidence: capstan.BackupEvidence,
-	kindArtifact: capstan.BackupArtifact, kindIntervention: capstan.BackupIntervention,
+	kindArtifact: capstan.BackupArtifact, kindIntervention: capstan.BackupIntervention, kindCommand: capstan.BackupCommand,
 }
 
 // Dump writes org's records from one read transaction: a consistent

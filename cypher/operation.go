@@ -253,6 +253,8 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 			err = appendRecord(data, &out.Artifacts)
 		case kindIntervention:
 			err = appendRecord(data, &out.Interventions)
+		case kindCommand:
+			err = appendRecord(data, &out.Commands)
 		}
 		if err != nil {
 			return nil, capstan.Wrap("cypher.OperationRecords", err)

@@ -282,5 +282,8 @@ func recordRows(ch *capstan.OperationChange) []map[string]any {
 	for _, iv := range ch.Interventions {
 		add(kindIntervention, iv.ID, iv)
 	}
+	for _, c := range ch.Commands {
+		add(kindCommand, c.ID, c)
+	}
 	return rows
 }

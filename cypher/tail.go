@@ -33,7 +33,7 @@ CALL () {
 RETURN timestamp() AS now, touches`
 
 // touchFields is what a tailer learns of an operation a commit touched.
-const touchFields = `{org: o.org, id: o.id, parent: o.parent, last: o.last_seq, prev: coalesce(o.prev_seq, 0), active: o.active, created: o.created_at}`
+const touchFields = `{org: o.org, id: o.id, parent: o.parent, last: o.last_seq, prev: coalesce(o.prev_seq, 0), active: o.active, created: o.created_at, commanded: coalesce(o.commanded, 0)}`
 
 // TouchedOperations returns the operations a commit touched at or after
 // since (milliseconds of the database's clock), or, with since 0, every
@@ -63,7 +63,7 @@ func (s *Store) TouchedOperations(ctx context.Context, since int64) ([]capstan.O
 			created, _ := m["created"].(time.Time)
 			active, _ := m["active"].(bool)
 			a.touches = append(a.touches, capstan.OperationTouch{OrganizationID: str(m["org"]), ID: str(m["id"]), ParentID: str(m["parent"]),
-				LastSequence: i64(m["last"]), PrevSequence: i64(m["prev"]), Active: active, CreatedAt: created})
+				LastSequence: i64(m["last"]), PrevSequence: i64(m["prev"]), Active: active, CreatedAt: created, Commanded: i64(m["commanded"])})
 		}
 		return a, nil
 	})

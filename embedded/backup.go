@@ -20,7 +20,7 @@ var (
 // recordKinds maps the kinds of bOpRecords to backup kinds and back.
 var recordKinds = [][2]string{
 	{kindNodeRun, capstan.BackupNodeRun}, {kindGate, capstan.BackupGate}, {kindEvidence, capstan.BackupEvidence},
-	{kindArtifact, capstan.BackupArtifact}, {kindIntervention, capstan.BackupIntervention},
+	{kindArtifact, capstan.BackupArtifact}, {kindIntervention, capstan.BackupIntervention}, {kindCommand, capstan.BackupCommand},
 }
 
 // Dump writes org's records from one read transaction: a consistent

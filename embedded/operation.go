@@ -376,6 +376,8 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 				err = appendJSON(v, &recs.Artifacts)
 			case hasKind(rest, kindIntervention):
 				err = appendJSON(v, &recs.Interventions)
+			case hasKind(rest, kindCommand):
+				err = appendJSON(v, &recs.Commands)
 			}
 			return err == nil, err
 		})

@@ -83,6 +83,11 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 			return nil, err
 		}
 	}
+	for _, c := range p.records.Commands {
+		if err := add(kindCommand, c.ID, c); err != nil {
+			return nil, err
+		}
+	}
 	now := s.now().UTC()
 	for _, e := range ch.Events {
 		e.OperationID, e.Sequence = op.ID, 0

@@ -39,6 +39,7 @@ func TestEveryFamilyReadsBackWhatWasWritten(t *testing.T) {
 		{event.Intervention{Node: "n", Type: "manually_fixed", Verify: []string{"smoke"}}, wrap(event.InterventionOf)},
 		{event.Analysis{Node: "n", Diagnosis: "d", Problems: []string{"keep-gate: no"}}, wrap(event.AnalysisOf)},
 		{event.SecretRevealed{Artifact: "QXJ0", Name: "password", ProducedBy: "n", Reason: "debugging", ExpiresAt: "2026-12-06T01:00:00Z"}, wrap(event.SecretRevealedOf)},
+		{event.CommandRejected{Command: "01a2", What: "gate.decide", Code: "CONFLICT", Reason: "gate g is approved"}, wrap(event.CommandRejectedOf)},
 		{event.HostKeyTrusted{Node: "n", Target: "host", Host: "compute.node/w", Address: "10.0.0.1:22", Key: "ssh-ed25519 AAAA", Fingerprint: "SHA256:x"}, wrap(event.HostKeyTrustedOf)},
 	}
 	for _, c := range cases {

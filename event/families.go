@@ -315,3 +315,24 @@ func HostKeyTrustedOf(e capstan.OperationEvent) (HostKeyTrusted, bool) {
 	return HostKeyTrusted{Node: str(p, "node"), Target: str(p, "target"), Host: str(p, "host"), Address: str(p, "address"), Key: str(p, "key"),
 		Fingerprint: str(p, "fingerprint"), Note: str(p, "note")}, e.Type == "host_key.trusted"
 }
+
+// CommandRejected is command.rejected: the operation's owner refused a
+// person's command (their mutation answered the same error, or PENDING
+// before it was decided).
+type CommandRejected struct {
+	Command string // the command's id
+	What    string // its kind: gate.decide, node.retry, …
+	Code    string // the error's code: CONFLICT, INVALID, FORBIDDEN, …
+	Reason  string
+}
+
+func (e CommandRejected) Kind() string { return "command.rejected" }
+func (e CommandRejected) Payload() map[string]any {
+	return payload{"command": e.Command, "kind": e.What, "code": e.Code, "reason": e.Reason}.out()
+}
+
+// CommandRejectedOf reads a command.rejected event.
+func CommandRejectedOf(e capstan.OperationEvent) (CommandRejected, bool) {
+	p := e.Payload
+	return CommandRejected{Command: str(p, "command"), What: str(p, "kind"), Code: str(p, "code"), Reason: str(p, "reason")}, e.Type == "command.rejected"
+}

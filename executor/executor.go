@@ -113,8 +113,15 @@ type Hooks interface {
 	// under fence (the executor's grant of the parent's shard; nil:
 	// none), so a deposed executor starts none.
 	StartChild(ctx context.Context, org string, parent *capstan.Operation, node *capstan.PlanNode, attempt int, fence *capstan.Fence) (string, error)
-	// CancelChild asks a (child) operation to stop.
+	// CancelChild asks a (child) operation to stop: a command for its
+	// owner, not waited for.
 	CancelChild(ctx context.Context, org, operationID string) error
+	// DecideCommand decides a command recorded for the operation on its
+	// state as stored: the change that applies it (nil: none), what it
+	// made (a patch's id), and why it is refused (with a change all the
+	// same, at times: a patch found stale). The loop commits the change
+	// with the command's outcome (command.go).
+	DecideCommand(ctx context.Context, org, opID string, c capstan.Command) (*capstan.OperationChange, string, error)
 	// ProposeFromAnalysis proposes an analysis's changes to the plan at
 	// revision base as a PlanPatch authored by the analyzer, for people
 	// to approve (assist.go).

@@ -44,13 +44,15 @@ type loop struct {
 	fence *capstan.Fence
 	// restored is set once the operation's outputs hold what its jobs
 	// kept so far (restoreOutputs), on the loop's first read.
-	restored  bool
-	draining  bool
-	wake      chan struct{}
-	results   chan nodeResult
-	due       chan string
-	inflight  map[string]bool
-	scheduled map[string]bool
+	restored bool
+	// commandTries counts the failed decisions of a command (command.go).
+	commandTries map[string]int
+	draining     bool
+	wake         chan struct{}
+	results      chan nodeResult
+	due          chan string
+	inflight     map[string]bool
+	scheduled    map[string]bool
 	// cached is the operation's state as this goroutine last committed or
 	// read it; dirty means someone else may have changed it since.
 	cached *state
@@ -137,7 +139,7 @@ type nodeResult struct {
 }
 
 func newLoop(e *Executor, org, opID string) *loop {
-	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), results: make(chan nodeResult, e.cfg.PerOperation),
+	return &loop{e: e, org: org, opID: opID, wake: make(chan struct{}, 1), commandTries: map[string]int{}, results: make(chan nodeResult, e.cfg.PerOperation),
 		due: make(chan string), inflight: map[string]bool{}, scheduled: map[string]bool{}, gatherIdle: gatherIdle, gatherMax: gatherMax,
 		diag: &diagnosticsLog{path: filepath.Join(e.cfg.Dir, "artifacts", opID, "diagnostics.log"), ref: filepath.Join("artifacts", opID, "diagnostics.log")}}
 }
@@ -153,13 +155,17 @@ func (l *loop) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		st, err := l.state(ctx)
 		again := false
-		if err == nil && l.pending != nil && st.op.Status.Terminal() {
+		if err == nil && len(st.commands) > 0 {
+			err, again = l.applyCommands(ctx, st), true // then decide on what they made
+			st = nil
+		}
+		if err == nil && !again && l.pending != nil && st.op.Status.Terminal() {
 			err = l.commit(ctx, l.change(st.op)) // the results that ended it
 		}
-		if err == nil && st.op.Status.Terminal() && len(l.inflight) > 0 {
+		if err == nil && !again && st.op.Status.Terminal() && len(l.inflight) > 0 {
 			l.abandon() // the operation ended durably while work was out
 		}
-		if err == nil {
+		if err == nil && !again {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				l.cancelChildren(ctx, st) // none outlives it, however it ended
 				if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
@@ -380,6 +386,7 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 		runs = append(runs, r)
 	}
 	st := newState(op, plan, runs, idx)
+	st.commands = recs.PendingCommands()
 	for _, iv := range recs.Interventions {
 		if old, ok := st.intervened[iv.TargetNode]; !ok || !iv.At.Before(old.At) {
 			st.intervened[iv.TargetNode] = iv

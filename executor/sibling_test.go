@@ -93,11 +93,19 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		cancel()
 		first.Stop()
 
-		svc.Launcher = nil // nothing runs: the decision waits in the store
-		_, err := svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
-		require.NoError(t, err)
+		svc.Launcher = nil // nothing runs: the decision waits in the store, as a command, for the next owner
+		decided := make(chan error, 1)
+		go func() {
+			_, err := svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
+			decided <- err
+		}()
+		require.Eventually(t, func() bool {
+			recs, err := store.OperationRecords(context.Background(), org, child)
+			return err == nil && len(recs.PendingCommands()) == 1
+		}, 10*time.Second, 5*time.Millisecond, "the decision is recorded")
 		second, cancel2 := start(parentLeftOut{Store: store, parent: op.ID})
 		defer func() { cancel2(); second.Stop() }()
+		require.NoError(t, <-decided, "the decision is answered once the new owner applied it")
 		require.Equal(t, capstan.OperationSucceeded, waitFor(t, store, child, func(o *capstan.Operation) bool { return o.Status.Terminal() }).Status)
 		op = waitFor(t, store, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 		runs := nodeRuns(t, store, op.ID)

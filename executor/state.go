@@ -12,6 +12,8 @@ import (
 // are not finished (open), how many nodes are done, and the nodes a change
 // may have made ready (frontier).
 type state struct {
+	// commands are the commands the read found pending (command.go).
+	commands []capstan.Command
 	op       *capstan.Operation
 	plan     *capstan.Plan
 	idx      *planIndex

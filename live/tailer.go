@@ -218,6 +218,9 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack, further time.Dur
 			t.Broker.Known(o.OrganizationID, o.ID, upTo)
 		}
 		if o.LastSequence <= upTo {
+			if o.Commanded >= *since && t.Touched != nil {
+				t.Touched(o) // a command was recorded: its owner applies it
+			}
 			continue // published here already (most often: committed here)
 		}
 		news = true

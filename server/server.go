@@ -164,6 +164,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if len(ce.Details) > 0 {
 				gqlErr.Extensions["details"] = ce.Details
 			}
+			for k, v := range ce.Extensions {
+				gqlErr.Extensions[k] = v
+			}
 			return gqlErr
 		}
 		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE) {

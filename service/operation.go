@@ -113,10 +113,26 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 // required role; in prod, the actor who started the operation cannot be
 // the only approver.
 func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.Gate, error) {
-	return decidedOnFreshState(func() (*capstan.Gate, error) { return s.decideGate(ctx, opID, nodeID, approve, comment) })
+	a, err := capstan.ActorFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.submit(ctx, opID, capstan.CommandDecideGate, capstan.CommandArgs{Node: nodeID, Approve: approve, Comment: comment}); err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(recs.Gates, func(g capstan.Gate) bool { return g.NodeID == nodeID })
+	if i < 0 {
+		return nil, capstan.Errorf(capstan.EINTERNAL, "the decision on gate %s was applied but the gate is not recorded", nodeID)
+	}
+	return &recs.Gates[i], nil
 }
 
-func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.Gate, error) {
+// decideGate decides a gate decision for the operation's owner.
+func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve bool, comment string) (*capstan.OperationChange, error) {
 	a, err := capstan.ActorFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -174,13 +190,7 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 		ch.NodeRuns = append(ch.NodeRuns, run)
 	}
 	ch.Gates = []capstan.Gate{gate}
-	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
-		return nil, err
-	}
-	if s.Launcher != nil {
-		s.Launcher.Notify(org, opID)
-	}
-	return &ch.Gates[0], nil
+	return ch, nil
 }
 
 func nodeRun(recs *capstan.OperationRecords, nodeID string) capstan.OperationNodeRun {

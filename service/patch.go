@@ -94,7 +94,9 @@ func (s *Service) Propose(ctx context.Context, org string, pr proposal) (*capsta
 	if strings.TrimSpace(pr.reason) == "" {
 		return nil, capstan.Errorf(capstan.EINVALID, "a patch needs a reason")
 	}
-	return decidedOnFreshState(func() (*capstan.PlanPatch, error) { return s.propose(ctx, org, pr) })
+	var p *capstan.PlanPatch
+	err := onFreshState(func() (err error) { p, err = s.propose(ctx, org, pr); return err })
+	return p, err
 }
 
 func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capstan.PlanPatch, error) {
@@ -292,22 +294,30 @@ func (s *Service) DecidePlanPatch(ctx context.Context, patchID string, approve b
 	if err != nil {
 		return nil, err
 	}
-	var stale error
-	p, err := decidedOnFreshState(func() (*capstan.PlanPatch, error) {
-		p, err := s.decide(ctx, a, patchID, approve, comment, digest)
-		stale = nil
-		if capstan.ErrorCode(err) == capstan.ECONFLICT && p != nil { // committed stale: say so after the commit
-			stale, err = err, nil
-		}
-		return p, err
-	})
+	p, err := s.Store.GetPlanPatch(ctx, a.OrganizationID, patchID)
 	if err != nil {
 		return nil, err
 	}
-	return p, stale
+	if err := p.CheckDecider(a, digest); err != nil {
+		return nil, err // what needs no state of the operation: said at once
+	}
+	_, err = s.submit(ctx, p.OperationID, capstan.CommandDecidePatch, capstan.CommandArgs{Patch: patchID, Approve: approve, Comment: comment, Digest: digest})
+	if err != nil && capstan.ErrorCode(err) != capstan.ECONFLICT {
+		return nil, err
+	}
+	decided, gerr := s.Store.GetPlanPatch(ctx, a.OrganizationID, patchID)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err != nil && decided.Status != capstan.PatchStale {
+		return nil, err
+	}
+	return decided, err // a patch found stale is answered with its CONFLICT
 }
 
-func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, approve bool, comment, digest string) (*capstan.PlanPatch, error) {
+// decide decides a patch decision for the operation's owner: the change,
+// and, for a patch found stale, the change that says so with CONFLICT.
+func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, approve bool, comment, digest string) (*capstan.OperationChange, error) {
 	org := a.OrganizationID
 	p, err := s.Store.GetPlanPatch(ctx, org, patchID)
 	if err != nil {
@@ -335,10 +345,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		dropOpen(sc.op, p.ID)
 		ch.Patches = []capstan.PlanPatch{*p}
 		ch.Events = []capstan.OperationEvent{event.Record(a.ID, event.Patch{What: "stale", Patch: capstan.PatchGID(p.ID), Reason: why})}
-		if err := s.commit(ctx, org, ch); err != nil {
-			return nil, err
-		}
-		return &ch.Patches[0], capstan.Errorf(capstan.ECONFLICT, "the patch no longer applies and is now stale: %s", why)
+		return ch, capstan.Errorf(capstan.ECONFLICT, "the patch no longer applies and is now stale: %s", why)
 	}
 	now := s.Now().UTC()
 	// Who must approve is decided again on the patch as it would apply now:
@@ -362,10 +369,7 @@ func (s *Service) decide(ctx context.Context, a *capstan.Actor, patchID string, 
 		}
 	}
 	ch.Patches = append([]capstan.PlanPatch{*p}, ch.Patches...)
-	if err := s.commit(ctx, org, ch); err != nil {
-		return nil, err
-	}
-	return &ch.Patches[0], nil
+	return ch, nil
 }
 
 // noLongerApplies says why a proposed patch cannot apply to the operation
@@ -410,30 +414,39 @@ func (s *Service) WithdrawPlanPatch(ctx context.Context, patchID, reason string)
 	if err != nil {
 		return nil, err
 	}
+	p, err := s.Store.GetPlanPatch(ctx, a.OrganizationID, patchID)
+	if err != nil {
+		return nil, err
+	}
+	if err := MayWithdraw(a, p); err != nil {
+		return nil, err
+	}
+	if _, err := s.submit(ctx, p.OperationID, capstan.CommandWithdrawPatch, capstan.CommandArgs{Patch: patchID, Reason: reason}); err != nil {
+		return nil, err
+	}
+	return s.Store.GetPlanPatch(ctx, a.OrganizationID, patchID)
+}
+
+// withdraw decides a withdrawal for the operation's owner.
+func (s *Service) withdraw(ctx context.Context, a *capstan.Actor, patchID, reason string) (*capstan.OperationChange, error) {
 	org := a.OrganizationID
-	return decidedOnFreshState(func() (*capstan.PlanPatch, error) {
-		p, err := s.Store.GetPlanPatch(ctx, org, patchID)
-		if err != nil {
-			return nil, err
-		}
-		if err := MayWithdraw(a, p); err != nil {
-			return nil, err
-		}
-		op, err := s.Store.GetOperation(ctx, org, p.OperationID)
-		if err != nil {
-			return nil, err
-		}
-		if err := closePatch(p, capstan.PatchWithdrawn, orText(reason, "withdrawn by "+a.ID), s.Now()); err != nil {
-			return nil, err
-		}
-		dropOpen(op, p.ID)
-		ch := &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{*p},
-			Events: []capstan.OperationEvent{event.Record(a.ID, event.Patch{What: "withdrawn", Patch: capstan.PatchGID(p.ID), Reason: p.ClosedReason})}}
-		if err := s.commit(ctx, org, ch); err != nil {
-			return nil, err
-		}
-		return &ch.Patches[0], nil
-	})
+	p, err := s.Store.GetPlanPatch(ctx, org, patchID)
+	if err != nil {
+		return nil, err
+	}
+	if err := MayWithdraw(a, p); err != nil {
+		return nil, err
+	}
+	op, err := s.Store.GetOperation(ctx, org, p.OperationID)
+	if err != nil {
+		return nil, err
+	}
+	if err := closePatch(p, capstan.PatchWithdrawn, orText(reason, "withdrawn by "+a.ID), s.Now()); err != nil {
+		return nil, err
+	}
+	dropOpen(op, p.ID)
+	return &capstan.OperationChange{Operation: op, Patches: []capstan.PlanPatch{*p},
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Patch{What: "withdrawn", Patch: capstan.PatchGID(p.ID), Reason: p.ClosedReason})}}, nil
 }
 
 func orText(s, d string) string {

@@ -32,6 +32,9 @@ type Service struct {
 	Log   *slog.Logger
 	// Launcher runs started operations; nil means they only get stored.
 	Launcher Launcher
+	// Changes wakes a mutation waiting for its command's outcome (nil:
+	// it reads the command at growing intervals).
+	Changes Changes
 	// Secrets is the secret store (nil: putSecret and revealSecret are
 	// UNAVAILABLE).
 	Secrets *secret.Vault

@@ -7,19 +7,13 @@ import (
 	"github.com/capstan-dev/capstan/event"
 )
 
-// maxFreshTries bounds how often a steering action reads, decides and
-// commits again after losing a race with the executor (or another person).
+// maxFreshTries bounds how often a write reads, decides and commits
+// again after losing a race with another writer (the executor's own
+// writes of a resource: BeginChange, EndChange).
 const maxFreshTries = 8
 
 // onFreshState runs decide (which reads the state it needs, decides, and
-// commits) again whenever its commit lost to a concurrent change of the
-// same operation. A steering action carries no version from the client:
-// the person asked for an outcome ("cancel it", "approve it"), so the
-// decision is made again on the state that won, and answers CONFLICT only
-// if that state no longer allows it (the operation ended, the gate closed).
-//
-// The executor's own writes of a resource (BeginChange, EndChange) use it
-// too: they reread what they change.
+// commits) again whenever its commit lost to a concurrent change.
 func onFreshState(decide func() error) error {
 	var err error
 	for range maxFreshTries {
@@ -28,14 +22,6 @@ func onFreshState(decide func() error) error {
 		}
 	}
 	return err
-}
-
-// decidedOnFreshState is onFreshState for a decision that returns what it
-// committed.
-func decidedOnFreshState[T any](decide func() (T, error)) (T, error) {
-	var out T
-	err := onFreshState(func() (err error) { out, err = decide(); return err })
-	return out, err
 }
 
 // steer loads an operation and one node's run for a steering action
@@ -68,13 +54,13 @@ func (s *Service) steer(ctx context.Context, steerAction capstan.Action, opID, n
 	return a, op, node, nodeRun(recs, nodeID), nil
 }
 
+// commit writes a change the service makes itself: a proposal, a
+// reveal's record (see DecideCommand for a person's changes).
 func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationChange) error {
 	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
 		return err
 	}
-	if s.Launcher != nil {
-		s.Launcher.Notify(org, ch.Operation.ID)
-	}
+	s.wake(org, ch.Operation.ID)
 	return nil
 }
 
@@ -82,10 +68,29 @@ func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationC
 // skips verification (invariant 8): the node's probes run again and only
 // passed evidence lets the operation continue.
 func (s *Service) RecordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
-	return decidedOnFreshState(func() (*capstan.Intervention, error) { return s.recordIntervention(ctx, opID, nodeID, typ, note) })
+	a, err := requireAction(ctx, capstan.ActionRecordIntervention)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "manually_fixed" {
+		return nil, capstan.Errorf(capstan.EINVALID, "intervention type %q cannot change a node; manually_fixed can (and is verified)", typ)
+	}
+	if _, err := s.submit(ctx, opID, capstan.CommandIntervene, capstan.CommandArgs{Node: nodeID, Type: typ, Note: note}); err != nil {
+		return nil, err
+	}
+	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(recs.Interventions) - 1; i >= 0; i-- {
+		if iv := recs.Interventions[i]; iv.TargetNode == nodeID && iv.Actor == a.ID {
+			return &iv, nil
+		}
+	}
+	return nil, capstan.Errorf(capstan.EINTERNAL, "the intervention on %s was applied but is not recorded", nodeID)
 }
 
-func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.Intervention, error) {
+func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, note string) (*capstan.OperationChange, error) {
 	a, op, node, run, err := s.steer(ctx, capstan.ActionRecordIntervention, opID, nodeID)
 	if err != nil {
 		return nil, err
@@ -109,20 +114,23 @@ func (s *Service) recordIntervention(ctx context.Context, opID, nodeID, typ, not
 	if err := resume(op); err != nil {
 		return nil, err
 	}
-	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run}, Interventions: []capstan.Intervention{iv},
-		Events: []capstan.OperationEvent{event.Record(a.ID, event.Intervention{Node: nodeID, Type: typ, Verify: verify})}}
-	if err := s.commit(ctx, a.OrganizationID, ch); err != nil {
-		return nil, err
-	}
-	return &ch.Interventions[0], nil
+	return &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run}, Interventions: []capstan.Intervention{iv},
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Intervention{Node: nodeID, Type: typ, Verify: verify})}}, nil
 }
 
 // RetryNode gives a failed node another attempt.
 func (s *Service) RetryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
-	return decidedOnFreshState(func() (*capstan.Operation, error) { return s.retryNode(ctx, opID, nodeID) })
+	a, err := requireAction(ctx, capstan.ActionRetryNode)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.submit(ctx, opID, capstan.CommandRetryNode, capstan.CommandArgs{Node: nodeID}); err != nil {
+		return nil, err
+	}
+	return s.Store.GetOperation(ctx, a.OrganizationID, opID)
 }
 
-func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.Operation, error) {
+func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.OperationChange, error) {
 	a, op, _, run, err := s.steer(ctx, capstan.ActionRetryNode, opID, nodeID)
 	if err != nil {
 		return nil, err
@@ -134,9 +142,8 @@ func (s *Service) retryNode(ctx context.Context, opID, nodeID string) (*capstan.
 	if err := resume(op); err != nil {
 		return nil, err
 	}
-	ch := &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run},
-		Events: []capstan.OperationEvent{event.Record(a.ID, event.Node{What: "retry_requested", Node: nodeID})}}
-	return op, s.commit(ctx, a.OrganizationID, ch)
+	return &capstan.OperationChange{Operation: op, NodeRuns: []capstan.OperationNodeRun{run},
+		Events: []capstan.OperationEvent{event.Record(a.ID, event.Node{What: "retry_requested", Node: nodeID})}}, nil
 }
 
 // CancelOperation asks a running operation to stop: its jobs are killed
@@ -146,22 +153,20 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 	if err != nil {
 		return nil, err
 	}
-	return decidedOnFreshState(func() (*capstan.Operation, error) { return s.cancel(ctx, a.OrganizationID, a.ID, opID, reason) })
-}
-
-// CancelChild cancels the child operation of a cancelled parent.
-func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
-	err := onFreshState(func() error {
-		_, err := s.cancel(ctx, org, "executor", opID, "its parent operation ended")
-		return err
-	})
-	if capstan.ErrorCode(err) == capstan.ECONFLICT && !capstan.IsStale(err) {
-		return nil // already ended or ending
+	if _, err := s.submit(ctx, opID, capstan.CommandCancel, capstan.CommandArgs{Reason: reason}); err != nil {
+		return nil, err
 	}
-	return err
+	return s.Store.GetOperation(ctx, a.OrganizationID, opID)
 }
 
-func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (*capstan.Operation, error) {
+// CancelChild asks the owner of the child operation of a cancelled (or
+// ended) parent to cancel it, without waiting: the parent follows the
+// child's end.
+func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
+	return s.send(ctx, org, opID, "executor", capstan.CommandCancel, capstan.CommandArgs{Reason: "its parent operation ended"})
+}
+
+func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (*capstan.OperationChange, error) {
 	op, err := s.Store.GetOperation(ctx, org, opID)
 	if err != nil {
 		return nil, err
@@ -181,5 +186,5 @@ func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (
 			return nil, err
 		}
 	}
-	return op, s.commit(ctx, org, ch)
+	return ch, nil
 }

@@ -332,6 +332,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	store = live.Store{Store: store, Broker: broker}
 	svc := service.New(store, log)
 	svc.Secrets = vault
+	svc.Changes = broker // a mutation waits for its command on the operation's changes
 	svc.Production = capstan.DeclareProduction(strings.Split(cfg.production, ",")...)
 	log.Info("production environments", "declared", svc.Production.Names())
 	for _, name := range []string{"prod", "production"} {

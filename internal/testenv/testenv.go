@@ -49,6 +49,7 @@ func DemoIn(t testing.TB, store capstan.Store, org string) *service.Service {
 	ctx := Admin(org)
 	require.NoError(t, svc.InstallPacks(ctx, org, packs.FS, packs.Order))
 	require.NoError(t, svc.SeedDemoCatalog(ctx, org, catalog.Demo))
+	svc.Launcher = NewCommandOwner(svc, store) // a test with an executor sets it instead
 	return svc
 }
 

@@ -1,0 +1,52 @@
+package embedded
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
+)
+
+// kindCommand is the bOpRecords kind of an operation's commands, keyed
+// by id (ids grow with time: oldest first).
+const kindCommand = "6-command"
+
+// RecordCommand stores a pending command for the operation's owner (this
+// process's executor, woken by the service): the operation itself is not
+// written.
+func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.Command) error {
+	if err := checkOrg(org); err != nil {
+		return err
+	}
+	data, err := capstan.MarshalCommand(c)
+	if err != nil {
+		return capstan.Wrap("embedded.RecordCommand", err)
+	}
+	return s.update(ctx, "embedded.RecordCommand", func(tx *bolt.Tx) error {
+		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
+			return notFound("operation", opID)
+		}
+		b, k := tx.Bucket(bOpRecords), key(org, opID, kindCommand, c.ID)
+		if b.Get(k) != nil {
+			return capstan.Errorf(capstan.ECONFLICT, "command %s is recorded already", c.ID)
+		}
+		return b.Put(k, data)
+	})
+}
+
+// GetCommand returns a command of an operation.
+func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.Command, error) {
+	var c capstan.Command
+	err := s.view(ctx, "embedded.GetCommand", func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx.Bucket(bOpRecords), key(org, opID, kindCommand, id), &c)
+		if err == nil && !ok {
+			err = notFound("command", id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
