@@ -17,8 +17,8 @@ type Command struct {
 	ID   string      `json:"id"`
 	Kind CommandKind `json:"kind"`
 	// Actor is who asked, with the roles they held then.
-	Actor Actor     `json:"actor"`
-	At    time.Time `json:"at"`
+	Actor Actor       `json:"actor"`
+	At    time.Time   `json:"at"`
 	Args  CommandArgs `json:"args"`
 	// Status is pending until the owner applies or rejects it.
 	Status CommandStatus `json:"status"`

@@ -33,7 +33,7 @@ type Error struct {
 	// Extensions are more fields for the client (GraphQL
 	// extensions), each safe to show: a PENDING command's id.
 	Extensions map[string]any
-	Err     error
+	Err        error
 }
 
 func (e *Error) Error() string {
