@@ -89,8 +89,8 @@ func (c *Command) Apply(result string, now time.Time) {
 	c.Status, c.Result, c.DecidedAt = CommandApplied, result, &now
 }
 
-// MarshalCommand is a command's stored form.
-func MarshalCommand(c *Command) ([]byte, error) { return json.Marshal(c) }
+// EncodeCommand is a command's stored form.
+func EncodeCommand(c *Command) ([]byte, error) { return json.Marshal(c) }
 
 // EPENDING: a mutation was recorded as a command, but the operation's
 // owner has not applied it within the wait (no executor holds its shard

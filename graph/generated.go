@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	CandidateVerdict() CandidateVerdictResolver
 	CapabilityDefinition() CapabilityDefinitionResolver
 	CapabilityRequirement() CapabilityRequirementResolver
+	Command() CommandResolver
 	Gate() GateResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
@@ -256,6 +257,17 @@ type ComplexityRoot struct {
 		Kind        func(childComplexity int) int
 		Label       func(childComplexity int) int
 		StatusOrNil func(childComplexity int) int
+	}
+
+	Command struct {
+		Actor     func(childComplexity int) int
+		At        func(childComplexity int) int
+		Code      func(childComplexity int) int
+		DecidedAt func(childComplexity int) int
+		Error     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Status    func(childComplexity int) int
 	}
 
 	ConstraintCheck struct {
@@ -519,6 +531,7 @@ type ComplexityRoot struct {
 		Actor          func(childComplexity int) int
 		Analyses       func(childComplexity int) int
 		Artifacts      func(childComplexity int) int
+		Commands       func(childComplexity int) int
 		CompletedAt    func(childComplexity int) int
 		CreatedAt      func(childComplexity int) int
 		CurrentNodes   func(childComplexity int) int
@@ -1153,6 +1166,10 @@ type CapabilityDefinitionResolver interface {
 type CapabilityRequirementResolver interface {
 	Lifecycles(ctx context.Context, obj *capstan.CapabilityRequirement) ([]capstan.LifecycleStatus, error)
 }
+type CommandResolver interface {
+	Kind(ctx context.Context, obj *capstan.Command) (string, error)
+	Actor(ctx context.Context, obj *capstan.Command) (string, error)
+}
 type GateResolver interface {
 	ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
 	ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
@@ -1205,6 +1222,7 @@ type OperationResolver interface {
 	Evidence(ctx context.Context, obj *capstan.Operation) ([]capstan.Evidence, error)
 	Artifacts(ctx context.Context, obj *capstan.Operation) ([]capstan.Artifact, error)
 	Interventions(ctx context.Context, obj *capstan.Operation) ([]capstan.Intervention, error)
+	Commands(ctx context.Context, obj *capstan.Operation) ([]capstan.Command, error)
 	Analyses(ctx context.Context, obj *capstan.Operation) ([]capstan.RecordedAnalysis, error)
 	Patches(ctx context.Context, obj *capstan.Operation) ([]capstan.PlanPatch, error)
 	Timeline(ctx context.Context, obj *capstan.Operation, after *string, first *int) (*model.OperationEventConnection, error)
@@ -2100,6 +2118,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CapabilityVertex.StatusOrNil(childComplexity), true
+
+	case "Command.actor":
+		if e.ComplexityRoot.Command.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Actor(childComplexity), true
+	case "Command.at":
+		if e.ComplexityRoot.Command.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.At(childComplexity), true
+	case "Command.code":
+		if e.ComplexityRoot.Command.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Code(childComplexity), true
+	case "Command.decidedAt":
+		if e.ComplexityRoot.Command.DecidedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.DecidedAt(childComplexity), true
+	case "Command.error":
+		if e.ComplexityRoot.Command.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Error(childComplexity), true
+	case "Command.id":
+		if e.ComplexityRoot.Command.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.ID(childComplexity), true
+	case "Command.kind":
+		if e.ComplexityRoot.Command.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Kind(childComplexity), true
+	case "Command.status":
+		if e.ComplexityRoot.Command.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Command.Status(childComplexity), true
 
 	case "ConstraintCheck.got":
 		if e.ComplexityRoot.ConstraintCheck.Got == nil {
@@ -3263,6 +3330,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operation.Artifacts(childComplexity), true
+	case "Operation.commands":
+		if e.ComplexityRoot.Operation.Commands == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operation.Commands(childComplexity), true
 	case "Operation.completedAt":
 		if e.ComplexityRoot.Operation.CompletedAt == nil {
 			break
@@ -6187,7 +6260,10 @@ var sources = []*ast.Source{
 # - statuses are enums; Int is 32-bit;
 # - every error carries extensions.code: INVALID, NOT_FOUND, CONFLICT,
 #   FORBIDDEN, UNAUTHENTICATED, UNAVAILABLE, RATE_LIMITED (with
-#   extensions.retryAfterSeconds) or INTERNAL (and extensions.details listing
+#   extensions.retryAfterSeconds), PENDING (a change to a running operation
+#   recorded as a command no executor applied within 10 s: extensions.command
+#   and extensions.operation name it; Operation.commands shows its outcome)
+#   or INTERNAL (and extensions.details listing
 #   every problem when there are several); a request refused by a size or
 #   shape limit names the limit (…_LIMIT, OVERFLOW for a stream left behind).
 
@@ -8424,6 +8500,8 @@ type Operation implements Node {
   artifacts: [Artifact!]! @listSize(assumedSize: 500)
   "Every intervention recorded."
   interventions: [Intervention!]!
+  "The commands people gave it (decisions, interventions, retries, cancels, patch decisions), oldest first, each with its outcome."
+  commands: [Command!]! @listSize(assumedSize: 50)
   "Accepted analyses of its ai_analysis nodes: structured output only (invariant 9), never applied by themselves."
   analyses: [Analysis!]!
   "Its PlanPatches, oldest first."
@@ -8666,6 +8744,43 @@ type Intervention {
   note: String!
   "When it was recorded."
   at: Time!
+}
+
+"""
+A person's change to a running operation — a gate decision, an intervention,
+a retry, a cancel, a patch's decision or withdrawal — recorded for the
+executor that owns the operation to apply in its next step: the operation
+has one writer. The mutation waits for the outcome and answers as it always
+did, or PENDING (extensions.command names the command) when no executor
+applied it within 10 seconds; it takes effect when one does.
+"""
+type Command {
+  "Identifier of the command within its operation (what a PENDING answer's extensions.command names); not a global id."
+  id: ID!
+  "What it asks: gate.decide, node.intervene, node.retry, operation.cancel, patch.decide or patch.withdraw."
+  kind: String!
+  "Who asked."
+  actor: String!
+  "When it was asked."
+  at: Time!
+  "Where it stands."
+  status: CommandStatus!
+  "The error code its mutation answered when it was rejected (CONFLICT, INVALID, FORBIDDEN, …); empty otherwise."
+  code: String!
+  "Why it was rejected, as its mutation said; empty otherwise."
+  error: String!
+  "When the operation's owner applied or rejected it."
+  decidedAt: Time
+}
+
+"Where a command stands."
+enum CommandStatus {
+  "Recorded; no executor has applied it yet."
+  PENDING
+  "Applied by the operation's owner: its effect is on the timeline."
+  APPLIED
+  "Refused by the operation's owner: code and error say why, and a command.rejected event records it."
+  REJECTED
 }
 
 """
@@ -9304,6 +9419,28 @@ func (ec *executionContext) childFields_CapabilityVertex(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type CapabilityVertex", field.Name)
 }
 
+func (ec *executionContext) childFields_Command(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Command_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_Command_kind(ctx, field)
+	case "actor":
+		return ec.fieldContext_Command_actor(ctx, field)
+	case "at":
+		return ec.fieldContext_Command_at(ctx, field)
+	case "status":
+		return ec.fieldContext_Command_status(ctx, field)
+	case "code":
+		return ec.fieldContext_Command_code(ctx, field)
+	case "error":
+		return ec.fieldContext_Command_error(ctx, field)
+	case "decidedAt":
+		return ec.fieldContext_Command_decidedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Command", field.Name)
+}
+
 func (ec *executionContext) childFields_ConstraintCheck(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "key":
@@ -9714,6 +9851,8 @@ func (ec *executionContext) childFields_Operation(ctx context.Context, field gra
 		return ec.fieldContext_Operation_artifacts(ctx, field)
 	case "interventions":
 		return ec.fieldContext_Operation_interventions(ctx, field)
+	case "commands":
+		return ec.fieldContext_Operation_commands(ctx, field)
 	case "analyses":
 		return ec.fieldContext_Operation_analyses(ctx, field)
 	case "patches":
@@ -14543,6 +14682,190 @@ func (ec *executionContext) _CapabilityVertex_status(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_CapabilityVertex_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CapabilityVertex", field, true, false, "String")
+}
+
+func (ec *executionContext) _Command_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Command_kind(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Command().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, true, true, "String")
+}
+
+func (ec *executionContext) _Command_actor(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_actor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Command().Actor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_actor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, true, true, "String")
+}
+
+func (ec *executionContext) _Command_at(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Command_status(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.CommandStatus) graphql.Marshaler {
+			return ec.marshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "CommandStatus")
+}
+
+func (ec *executionContext) _Command_code(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "String")
+}
+
+func (ec *executionContext) _Command_error(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Command_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "String")
+}
+
+func (ec *executionContext) _Command_decidedAt(ctx context.Context, field graphql.CollectedField, obj *capstan.Command) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Command_decidedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DecidedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Command_decidedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Command", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ConstraintCheck_key(ctx context.Context, field graphql.CollectedField, obj *capstan.ConstraintCheck) (ret graphql.Marshaler) {
@@ -19601,6 +19924,38 @@ func (ec *executionContext) fieldContext_Operation_interventions(_ context.Conte
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Intervention(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operation_commands(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operation_commands(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operation().Commands(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Command) graphql.Marshaler {
+			return ec.marshalNCommand2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operation_commands(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Command(ctx, field)
 		},
 	}
 	return fc, nil
@@ -34793,6 +35148,76 @@ func (ec *executionContext) _CapabilityVertex(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var commandImplementors = []string{"Command"}
+
+func (ec *executionContext) _Command(ctx context.Context, sel ast.SelectionSet, obj *capstan.Command) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commandImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Command")
+		case "id":
+			out.Values[i] = ec._Command_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Command_kind(ctx, field, obj)
+				})
+		case "actor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Command_actor(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._Command_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Command_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "code":
+			out.Values[i] = ec._Command_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._Command_error(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "decidedAt":
+			out.Values[i] = ec._Command_decidedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var constraintCheckImplementors = []string{"ConstraintCheck"}
 
 func (ec *executionContext) _ConstraintCheck(ctx context.Context, sel ast.SelectionSet, obj *capstan.ConstraintCheck) graphql.Marshaler {
@@ -36625,6 +37050,12 @@ func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Operation_interventions(ctx, field, obj)
+				})
+		case "commands":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Operation_commands(ctx, field, obj)
 				})
 		case "analyses":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -41241,6 +41672,54 @@ var (
 		planner.VertexRequirement: "REQUIREMENT",
 		planner.VertexResource:    "RESOURCE",
 		planner.VertexScenario:    "SCENARIO",
+	}
+)
+
+func (ec *executionContext) marshalNCommand2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommand(ctx context.Context, sel ast.SelectionSet, v capstan.Command) graphql.Marshaler {
+	return ec._Command(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCommand2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Command) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommand2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommand(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus(ctx context.Context, v any) (capstan.CommandStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus(ctx context.Context, sel ast.SelectionSet, v capstan.CommandStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CommandStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus = map[string]capstan.CommandStatus{
+		"PENDING":  capstan.CommandPending,
+		"APPLIED":  capstan.CommandApplied,
+		"REJECTED": capstan.CommandRejected,
+	}
+	marshalNCommandStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐCommandStatus = map[capstan.CommandStatus]string{
+		capstan.CommandPending:  "PENDING",
+		capstan.CommandApplied:  "APPLIED",
+		capstan.CommandRejected: "REJECTED",
 	}
 )
 

@@ -77,6 +77,16 @@ func (r *capabilityRequirementResolver) Lifecycles(ctx context.Context, obj *cap
 	return nonNil([]capstan.LifecycleStatus(obj.Lifecycles)), nil
 }
 
+// Kind is the resolver for the kind field.
+func (r *commandResolver) Kind(ctx context.Context, obj *capstan.Command) (string, error) {
+	return string(obj.Kind), nil
+}
+
+// Actor is the resolver for the actor field.
+func (r *commandResolver) Actor(ctx context.Context, obj *capstan.Command) (string, error) {
+	return obj.Actor.ID, nil
+}
+
 // ViewerMayApprove is the resolver for the viewerMayApprove field.
 func (r *gateResolver) ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error) {
 	return r.sceneVerdict(ctx, obj.OperationID, func(a *capstan.Actor, sc service.OperationScene) capstan.Permission {
@@ -388,6 +398,15 @@ func (r *operationResolver) Interventions(ctx context.Context, obj *capstan.Oper
 		return nil, err
 	}
 	return nonNil(recs.Interventions), nil
+}
+
+// Commands is the resolver for the commands field.
+func (r *operationResolver) Commands(ctx context.Context, obj *capstan.Operation) ([]capstan.Command, error) {
+	recs, err := r.operationRecords(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(recs.Commands), nil
 }
 
 // Analyses is the resolver for the analyses field.
@@ -967,6 +986,9 @@ func (r *Resolver) CapabilityRequirement() graph.CapabilityRequirementResolver {
 	return &capabilityRequirementResolver{r}
 }
 
+// Command returns graph.CommandResolver implementation.
+func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} }
+
 // Gate returns graph.GateResolver implementation.
 func (r *Resolver) Gate() graph.GateResolver { return &gateResolver{r} }
 
@@ -1067,6 +1089,7 @@ type (
 	candidateVerdictResolver      struct{ *Resolver }
 	capabilityDefinitionResolver  struct{ *Resolver }
 	capabilityRequirementResolver struct{ *Resolver }
+	commandResolver               struct{ *Resolver }
 	gateResolver                  struct{ *Resolver }
 	intentResolver                struct{ *Resolver }
 	mutationResolver              struct{ *Resolver }

@@ -43,8 +43,29 @@ func (s MaskingStore) ApplyOperationChange(ctx context.Context, org string, ch *
 	return nil
 }
 
+// RecordCommand masks what a person wrote in the command (a comment, a
+// note, a reason), then records it: a value pasted there is never stored.
+func (s MaskingStore) RecordCommand(ctx context.Context, org, opID string, c *capstan.Command) error {
+	r, err := s.Vault.Redactor(ctx, org)
+	if err != nil {
+		return err
+	}
+	masked := maskCommand(r, *c)
+	return s.Store.RecordCommand(ctx, org, opID, &masked)
+}
+
+// maskCommand masks a command's free text.
+func maskCommand(r *Redactor, c capstan.Command) capstan.Command {
+	c.Args.Comment, c.Args.Note, c.Args.Reason, c.Error = r.String(c.Args.Comment), r.String(c.Args.Note), r.String(c.Args.Reason), r.String(c.Error)
+	return c
+}
+
 // MaskChange returns the change with its outputs masked; ch is not modified.
 func MaskChange(r *Redactor, ch capstan.OperationChange) capstan.OperationChange {
+	ch.Commands = slices.Clone(ch.Commands)
+	for i := range ch.Commands {
+		ch.Commands[i] = maskCommand(r, ch.Commands[i])
+	}
 	ch.Evidence = slices.Clone(ch.Evidence)
 	for i := range ch.Evidence {
 		ch.Evidence[i].Source = r.Map(ch.Evidence[i].Source)

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"SeedExamplePlan", testSeedExample},
 		{"StartOperation", testStartOperation},
 		{"OperationChanges", testOperationChanges},
+		{"Commands", testCommands},
 		{"ConcurrentOperationSteps", testConcurrentOperationSteps},
 		{"ManyOperationsStepAtOnce", testManyOperationsStepAtOnce},
 		{"ListOperationsFilters", testListOperationsFilters},
