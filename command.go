@@ -14,8 +14,10 @@ import (
 // and waits; the owner decides it on the state it holds, in its next
 // step, and commits its effect with the command's outcome, fenced.
 type Command struct {
-	ID   string      `json:"id"`
-	Kind CommandKind `json:"kind"`
+	ID string `json:"id"`
+	// OperationID is the operation it is for (the store sets it).
+	OperationID string      `json:"operation_id"`
+	Kind        CommandKind `json:"kind"`
 	// Actor is who asked, with the roles they held then.
 	Actor Actor       `json:"actor"`
 	At    time.Time   `json:"at"`

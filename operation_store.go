@@ -328,7 +328,10 @@ func (ch *OperationChange) StampedRecords(org string, now time.Time) *OperationC
 	out := &OperationChange{
 		NodeRuns: append([]OperationNodeRun(nil), ch.NodeRuns...), Gates: append([]Gate(nil), ch.Gates...),
 		Evidence: append([]Evidence(nil), ch.Evidence...), Artifacts: append([]Artifact(nil), ch.Artifacts...),
-		Interventions: append([]Intervention(nil), ch.Interventions...), Commands: ch.Commands,
+		Interventions: append([]Intervention(nil), ch.Interventions...), Commands: append([]Command(nil), ch.Commands...),
+	}
+	for i := range out.Commands {
+		out.Commands[i].OperationID = opID
 	}
 	for i := range out.NodeRuns {
 		out.NodeRuns[i].OperationID = opID

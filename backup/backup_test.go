@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/stretchr/testify/require"
@@ -151,6 +152,8 @@ func populate(t *testing.T, s store, org string) *capstan.Operation {
 	require.NoError(t, s.ApplyOperationChange(ctx, org, ch))
 	op.OpenPatches = []string{ch.Patches[0].ID}
 	require.NoError(t, s.ApplyOperationChange(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{{Type: "patch.awaiting", Actor: "executor"}}}))
+	require.NoError(t, s.RecordCommand(ctx, org, op.ID, &capstan.Command{ID: capstan.NewID(), Kind: capstan.CommandRetryNode, Actor: capstan.Actor{ID: "bob", OrganizationID: org},
+		At: time.Now().UTC(), Args: capstan.CommandArgs{Node: node}, Status: capstan.CommandPending}))
 	require.NoError(t, s.secrets.Put(ctx, org, "registry-token", []byte("first-value-of-the-token")))
 	require.NoError(t, s.secrets.Put(ctx, org, "registry-token", []byte("second-value-of-the-token")))
 	require.NoError(t, s.secrets.Put(ctx, org, "kubeconfig-admin", []byte("apiVersion: v1 kind: Config")))
@@ -434,7 +437,7 @@ func TestACraftedBackupIsRefused(t *testing.T) {
 	foreign.ID, foreign.OrganizationID = capstan.NewID(), "victim"
 	foreignData, _ := json.Marshal(&foreign)
 	orphan := *op
-	orphan.ID, orphan.PlanID = capstan.NewID(), "no-such-plan"
+	orphan.ID, orphan.PlanID, orphan.IdempotencyKey = capstan.NewID(), "no-such-plan", "" // its plan is what is wrong
 	orphanData, _ := json.Marshal(&orphan)
 	cases := map[string]capstan.BackupRecord{
 		"another organization's operation": {Kind: capstan.BackupOperation, Data: foreignData},

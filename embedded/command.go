@@ -19,6 +19,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 	if err := checkOrg(org); err != nil {
 		return err
 	}
+	c.OperationID = opID
 	data, err := capstan.EncodeCommand(c)
 	if err != nil {
 		return capstan.Wrap("embedded.RecordCommand", err)
