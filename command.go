@@ -45,6 +45,19 @@ const (
 	CommandCancel        CommandKind = "operation.cancel"
 	CommandDecidePatch   CommandKind = "patch.decide"
 	CommandWithdrawPatch CommandKind = "patch.withdraw"
+	// CommandProposePatch proposes a patch: a person's, a revert, an
+	// analyzer's (its refusal recorded as analysis.proposal_refused), or
+	// the drift gate an assessment asks for.
+	CommandProposePatch CommandKind = "patch.propose"
+	// CommandRecheckPatches marks stale the proposed patches that no
+	// longer apply (the executor, after nodes moved).
+	CommandRecheckPatches CommandKind = "patch.recheck"
+	// CommandAnalysisFailed records why an analysis gave nothing to
+	// propose (analysis.failed).
+	CommandAnalysisFailed CommandKind = "analysis.failed"
+	// CommandRevealed records that a person was shown a secret artifact's
+	// value (secret.revealed), before it is shown.
+	CommandRevealed CommandKind = "secret.revealed"
 )
 
 // CommandArgs are a command's arguments (each kind reads its own).
@@ -57,6 +70,30 @@ type CommandArgs struct {
 	Reason  string `json:"reason,omitempty"`
 	Patch   string `json:"patch,omitempty"`
 	Digest  string `json:"digest,omitempty"`
+	// Proposal is a patch.propose command's patch.
+	Proposal *PatchProposal `json:"proposal,omitempty"`
+	// Problems are an analysis.failed command's reasons.
+	Problems []string `json:"problems,omitempty"`
+	// Revealed is a secret.revealed command's record.
+	Revealed map[string]any `json:"revealed,omitempty"`
+}
+
+// PatchProposal is what a patch.propose command proposes, and for whom.
+type PatchProposal struct {
+	// Author is who proposes: the person, ai-agent:<analyzer> or
+	// capstan:assessor; Roles and MayAuthor are a person's.
+	Author    string         `json:"author"`
+	Roles     []string       `json:"roles,omitempty"`
+	MayAuthor bool           `json:"may_author,omitempty"`
+	Base      int            `json:"base"`
+	Changes   []PlanChange   `json:"changes"`
+	Reason    string         `json:"reason"`
+	Reverts   string         `json:"reverts,omitempty"`
+	Analysis  *PatchAnalysis `json:"analysis,omitempty"`
+	// Restorable and Reverting are what a revert may do beyond a change:
+	// bring earlier nodes back, remove the nodes the reverted patch added.
+	Restorable []PlanNode `json:"restorable,omitempty"`
+	Reverting  []string   `json:"reverting,omitempty"`
 }
 
 // CommandStatus is where a command is.

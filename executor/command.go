@@ -40,6 +40,23 @@ func (l *loop) applyCommands(ctx context.Context, st *state) error {
 	return nil
 }
 
+// lastCommands decides, once the operation ended, the commands recorded
+// since the loop last read (a proposal or a recheck its own assists
+// sent, a person's that came in late): each once, a failure logged. One
+// recorded after this read stays pending (its mutation answers PENDING).
+func (l *loop) lastCommands(ctx context.Context) {
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+	if err != nil {
+		l.e.cfg.Log.Warn("the ended operation's last commands were not read", "operation", l.opID, "err", err.Error())
+		return
+	}
+	for _, c := range recs.PendingCommands() {
+		if err := ApplyCommand(ctx, l.e.cfg.Hooks, l.e.cfg.Store, l.org, l.opID, c, *l.now(), l.fence, false); err != nil {
+			l.e.cfg.Log.Warn("a command to the ended operation failed", "operation", l.opID, "command", c.ID, "err", err.Error())
+		}
+	}
+}
+
 // applyCommand decides one command and commits its outcome; a decision
 // that failed for a reason that may pass is tried again at the loop's
 // next step, up to maxCommandTries.

@@ -167,6 +167,9 @@ func (l *loop) run(ctx context.Context) {
 		}
 		if err == nil && !again {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
+				endLife()
+				l.assists.Wait()          // what they sent (a recheck, an analysis's record) is decided next
+				l.lastCommands(ctx)       // the loop is its one writer to the end
 				l.cancelChildren(ctx, st) // none outlives it, however it ended
 				if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
 					l.e.pruneOutputs(l.opID, recs.Artifacts)

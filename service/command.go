@@ -142,6 +142,20 @@ func (s *Service) DecideCommand(ctx context.Context, org, opID string, c capstan
 	case capstan.CommandWithdrawPatch:
 		ch, err := s.withdraw(ctx, &actor, a.Patch, a.Reason)
 		return ch, a.Patch, err
+	case capstan.CommandProposePatch:
+		if a.Proposal == nil {
+			return nil, "", capstan.Errorf(capstan.EINVALID, "a patch.propose command without its proposal")
+		}
+		return s.decideProposal(ctx, org, proposalOf(opID, a.Proposal))
+	case capstan.CommandRecheckPatches:
+		ch, err := s.recheckPatches(ctx, org, opID)
+		return ch, "", err
+	case capstan.CommandAnalysisFailed:
+		ch, err := s.analysisFailed(ctx, org, opID, c.Actor.ID, a.Node, a.Problems)
+		return ch, "", err
+	case capstan.CommandRevealed:
+		ch, err := s.revealed(ctx, org, opID, c.Actor.ID, a.Revealed)
+		return ch, "", err
 	}
 	return nil, "", capstan.Errorf(capstan.EINVALID, "no command %q", c.Kind)
 }

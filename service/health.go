@@ -181,7 +181,6 @@ func (s *Service) proposeDriftGate(ctx context.Context, org, opID, key string) e
 			return nil // proposed already
 		}
 	}
-	_, err = s.Propose(ctx, org, proposal{author: capstan.AssessorActor, opID: opID, base: sc.plan.Revision,
-		changes: []capstan.PlanChange{change}, reason: drift[0]})
-	return err
+	pr := proposal{author: capstan.AssessorActor, opID: opID, base: sc.plan.Revision, changes: []capstan.PlanChange{change}, reason: drift[0]}
+	return s.send(ctx, org, opID, capstan.AssessorActor, capstan.CommandProposePatch, capstan.CommandArgs{Proposal: pr.command()})
 }

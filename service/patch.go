@@ -89,17 +89,67 @@ func (s *Service) ProposePlanPatch(ctx context.Context, opID string, baseRevisio
 }
 
 // Propose proposes a patch for an author the caller vouches for (a
-// person through ProposePlanPatch, an analyzer through the executor).
+// person through ProposePlanPatch or RevertPlanPatch): a command the
+// operation's owner decides, waited for; the patch it made is answered.
 func (s *Service) Propose(ctx context.Context, org string, pr proposal) (*capstan.PlanPatch, error) {
 	if strings.TrimSpace(pr.reason) == "" {
 		return nil, capstan.Errorf(capstan.EINVALID, "a patch needs a reason")
 	}
-	var p *capstan.PlanPatch
-	err := onFreshState(func() (err error) { p, err = s.propose(ctx, org, pr); return err })
-	return p, err
+	c, err := s.submit(ctx, pr.opID, capstan.CommandProposePatch, capstan.CommandArgs{Proposal: pr.command()})
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.GetPlanPatch(ctx, org, c.Result)
 }
 
-func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capstan.PlanPatch, error) {
+// command is the proposal as a patch.propose command carries it.
+func (pr proposal) command() *capstan.PatchProposal {
+	out := &capstan.PatchProposal{Author: pr.author, Roles: pr.roles, MayAuthor: pr.mayAuthor, Base: pr.base, Changes: pr.changes, Reason: pr.reason,
+		Reverts: pr.reverts, Analysis: pr.analysis, Restorable: pr.restorable}
+	for id := range pr.reverting {
+		out.Reverting = append(out.Reverting, id)
+	}
+	slices.Sort(out.Reverting)
+	return out
+}
+
+// proposalOf is the proposal a patch.propose command carries, for opID.
+func proposalOf(opID string, p *capstan.PatchProposal) proposal {
+	pr := proposal{author: p.Author, roles: p.Roles, mayAuthor: p.MayAuthor, opID: opID, base: p.Base, changes: p.Changes, reason: p.Reason,
+		reverts: p.Reverts, analysis: p.Analysis, restorable: p.Restorable}
+	if len(p.Reverting) > 0 {
+		pr.reverting = map[string]bool{}
+		for _, id := range p.Reverting {
+			pr.reverting[id] = true
+		}
+	}
+	return pr
+}
+
+// decideProposal decides a patch.propose command for the operation's
+// owner: the proposal, or, for an analyzer's that breaks a rule, the
+// record of its refusal (analysis.proposal_refused), so what it suggested
+// is never lost and never applied.
+func (s *Service) decideProposal(ctx context.Context, org string, pr proposal) (*capstan.OperationChange, string, error) {
+	if strings.TrimSpace(pr.reason) == "" {
+		return nil, "", capstan.Errorf(capstan.EINVALID, "a patch needs a reason")
+	}
+	ch, err := s.propose(ctx, org, pr)
+	switch code := capstan.ErrorCode(err); {
+	case err == nil:
+		return ch, ch.Patches[0].ID, nil
+	case pr.analysis != nil && (code == capstan.EINVALID || code == capstan.EFORBIDDEN):
+		op, gerr := s.Store.GetOperation(ctx, org, pr.opID)
+		if gerr != nil {
+			return nil, "", gerr
+		}
+		return &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(pr.author,
+			event.Analysis{Node: pr.analysis.Node, Diagnosis: pr.analysis.Diagnosis, Problems: capstan.ErrorDetails(err)})}}, "", nil
+	}
+	return nil, "", err
+}
+
+func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capstan.OperationChange, error) {
 	sc, err := s.scene(ctx, org, pr.opID)
 	if err != nil {
 		return nil, err
@@ -137,10 +187,7 @@ func (s *Service) propose(ctx context.Context, org string, pr proposal) (*capsta
 		sc.op.OpenPatches = append(sc.op.OpenPatches, p.ID)
 	}
 	ch.Patches = append([]capstan.PlanPatch{p}, ch.Patches...)
-	if err := s.commit(ctx, org, ch); err != nil {
-		return nil, err
-	}
-	return &ch.Patches[0], nil
+	return ch, nil
 }
 
 // judge runs the change validator on the scene's current state. A patch
@@ -468,25 +515,8 @@ func (s *Service) ProposeFromAnalysis(ctx context.Context, org, opID string, bas
 	}
 	pa := &capstan.PatchAnalysis{Analyzer: author, Node: node, Diagnosis: a.Diagnosis, Missing: a.Missing, Findings: a.Findings, Evidence: evidence,
 		DroppedFindings: a.DroppedFindings, Model: a.Model}
-	_, err := s.Propose(ctx, org, proposal{author: author, opID: opID, base: base, changes: a.ProposedPatch, reason: a.Diagnosis, analysis: pa})
-	switch capstan.ErrorCode(err) {
-	case "":
-		return nil
-	case capstan.EINVALID, capstan.EFORBIDDEN:
-		refused := err
-		return onFreshState(func() error {
-			op, err := s.Store.GetOperation(ctx, org, opID)
-			if err != nil {
-				return err
-			}
-			if op.Status.Terminal() {
-				return nil
-			}
-			return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(author,
-				event.Analysis{Node: node, Diagnosis: a.Diagnosis, Problems: capstan.ErrorDetails(refused)})}})
-		})
-	}
-	return err
+	pr := proposal{author: author, opID: opID, base: base, changes: a.ProposedPatch, reason: a.Diagnosis, analysis: pa}
+	return s.send(ctx, org, opID, author, capstan.CommandProposePatch, capstan.CommandArgs{Proposal: pr.command()})
 }
 
 // agentSetsNoSecret refuses an analyzer's patch that hands a job a
@@ -539,59 +569,63 @@ func (s *Service) AnalysisFailed(ctx context.Context, org, opID, node, analyzer 
 		why = code + ": " + why
 	}
 	problems := append([]string{why}, capstan.ErrorDetails(reason)...)
-	return onFreshState(func() error {
-		op, err := s.Store.GetOperation(ctx, org, opID)
-		if err != nil {
-			return err
-		}
-		// Recorded even once the operation ended (the failure it analyzed
-		// may have ended it): the timeline says why no proposal came.
-		return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(analyzer,
-			event.Analysis{Node: node, Problems: problems, Failed: true})}})
-	})
+	return s.send(ctx, org, opID, analyzer, capstan.CommandAnalysisFailed, capstan.CommandArgs{Node: node, Problems: problems})
+}
+
+// analysisFailed decides an analysis.failed command: its record, even
+// once the operation ended (the failure it analyzed may have ended it).
+func (s *Service) analysisFailed(ctx context.Context, org, opID, analyzer, node string, problems []string) (*capstan.OperationChange, error) {
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	return &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(analyzer,
+		event.Analysis{Node: node, Problems: problems, Failed: true})}}, nil
 }
 
 // RecheckPatches marks stale every proposed patch of the operation that
 // no longer applies to it (a node it changes started or finished), in one
 // commit with a patch.stale event each.
 func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
-	return onFreshState(func() error {
-		sc, err := s.scene(ctx, org, opID)
-		if err != nil || len(sc.op.OpenPatches) == 0 {
-			return err
+	return s.send(ctx, org, opID, "capstan", capstan.CommandRecheckPatches, capstan.CommandArgs{})
+}
+
+// recheckPatches decides a patch.recheck command: the change that marks
+// stale the proposals that no longer apply (nil when none), and the
+// failure to judge one (the others are judged all the same).
+func (s *Service) recheckPatches(ctx context.Context, org, opID string) (*capstan.OperationChange, error) {
+	sc, err := s.scene(ctx, org, opID)
+	if err != nil || len(sc.op.OpenPatches) == 0 {
+		return nil, err
+	}
+	ch := &capstan.OperationChange{Operation: sc.op}
+	open := slices.Clone(sc.op.OpenPatches)
+	var failed error // one patch that cannot be judged now keeps no other from being judged
+	for _, id := range open {
+		p, err := s.Store.GetPlanPatch(ctx, org, id)
+		if err != nil {
+			failed = err
+			continue
 		}
-		ch := &capstan.OperationChange{Operation: sc.op}
-		open := slices.Clone(sc.op.OpenPatches)
-		var failed error // one patch that cannot be judged now keeps no other from being judged
-		for _, id := range open {
-			p, err := s.Store.GetPlanPatch(ctx, org, id)
-			if err != nil {
-				failed = err
-				continue
-			}
-			why, _, err := s.noLongerApplies(ctx, org, sc, p)
-			if err != nil {
-				failed = err
-				continue
-			}
-			if why == "" {
-				continue
-			}
-			if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
-				return err
-			}
-			dropOpen(sc.op, p.ID)
-			ch.Patches = append(ch.Patches, *p)
-			ch.Events = append(ch.Events, event.Record("capstan", event.Patch{What: "stale", Patch: capstan.PatchGID(p.ID), Reason: why}))
+		why, _, err := s.noLongerApplies(ctx, org, sc, p)
+		if err != nil {
+			failed = err
+			continue
 		}
-		if len(ch.Patches) == 0 {
-			return failed
+		if why == "" {
+			continue
 		}
-		if err := s.commit(ctx, org, ch); err != nil {
-			return err
+		if err := closePatch(p, capstan.PatchStale, why, s.Now()); err != nil {
+			return nil, err
 		}
-		return failed
-	})
+		dropOpen(sc.op, p.ID)
+		ch.Patches = append(ch.Patches, *p)
+		ch.Events = append(ch.Events, event.Record("capstan", event.Patch{What: "stale", Patch: capstan.PatchGID(p.ID), Reason: why}))
+	}
+	if len(ch.Patches) == 0 {
+		return nil, failed
+	}
+	return ch, nil // what could be judged is recorded; the next recheck judges the rest
 }
 
 // mergeRules adds to rules those of more that it does not name yet.

@@ -101,12 +101,47 @@ func (s *Service) RevealSecret(ctx context.Context, artifactGID, reason string) 
 		return nil, err
 	}
 	expires := s.Now().UTC().Add(capstan.RevealWindow)
-	ch := &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(a.ID,
-		event.SecretRevealed{Artifact: artifactGID, Name: art.Name, ProducedBy: art.ProducedBy, Reason: reason, ExpiresAt: expires.Format(time.RFC3339)})}}
-	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
-		return nil, err
+	revealed := event.SecretRevealed{Artifact: artifactGID, Name: art.Name, ProducedBy: art.ProducedBy, Reason: reason, ExpiresAt: expires.Format(time.RFC3339)}
+	if err := s.recordReveal(ctx, org, op, a.ID, revealed); err != nil {
+		return nil, err // the value is shown only once its reveal is recorded
 	}
 	return &Revealed{Artifact: *art, Value: string(value), ExpiresAt: expires}, nil
+}
+
+// recordReveal puts a reveal on the operation's timeline: through its
+// owner while it runs (a command, waited for); an ended operation has no
+// owner, and the service writes its record itself.
+func (s *Service) recordReveal(ctx context.Context, org string, op *capstan.Operation, actor string, e event.SecretRevealed) error {
+	if !op.Status.Terminal() {
+		_, err := s.submit(ctx, op.ID, capstan.CommandRevealed, capstan.CommandArgs{Revealed: e.Payload()})
+		if capstan.ErrorCode(err) != capstan.ECONFLICT || !s.ended(ctx, org, op.ID) {
+			return err
+		}
+	}
+	return onFreshState(func() error {
+		op, err := s.Store.GetOperation(ctx, org, op.ID)
+		if err != nil {
+			return err
+		}
+		return s.commit(ctx, org, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(actor, e)}})
+	})
+}
+
+// ended reports whether the operation has ended (false when it cannot
+// be read).
+func (s *Service) ended(ctx context.Context, org, opID string) bool {
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	return err == nil && op.Status.Terminal()
+}
+
+// revealed decides a secret.revealed command: its record.
+func (s *Service) revealed(ctx context.Context, org, opID, actor string, payload map[string]any) (*capstan.OperationChange, error) {
+	op, err := s.Store.GetOperation(ctx, org, opID)
+	if err != nil {
+		return nil, err
+	}
+	e, _ := event.SecretRevealedOf(capstan.OperationEvent{Type: "secret.revealed", Payload: payload})
+	return &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event.Record(actor, e)}}, nil
 }
 
 // Artifact returns an operation's artifact by its global id (ENOTFOUND
