@@ -104,6 +104,7 @@ func runKilledPatches(t *testing.T, args []string) {
 		close(stop)
 		wg.Wait()
 		p = start(t, dir, args...)
+		settled(t, p, op)
 		o := checkRevisions(t, p, op)
 		t.Logf("round %d: killed after %d proposals; the plan is at revision %d", round+1, next, int(o["planRevision"].(float64)))
 	}
@@ -118,6 +119,22 @@ func runKilledPatches(t *testing.T, args []string) {
 	runs := p.gql(t, `query($id: ID!) { operation(id: $id) { nodeRuns { node status } } }`, map[string]any{"id": op})["operation"].(map[string]any)["nodeRuns"].([]any)
 	require.Len(t, runs, len(final["plan"].(map[string]any)["nodes"].([]any)), "every node of the last revision ran")
 	p.stop(t)
+}
+
+// settled waits until the restarted server's executor decided every
+// command the killed one had recorded and not applied (a proposal whose
+// answer the kill cut off is applied now, or rejected).
+func settled(t *testing.T, p *proc, op string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		cmds := p.gql(t, `query($id: ID!) { operation(id: $id) { commands { status } } }`, map[string]any{"id": op})["operation"].(map[string]any)["commands"].([]any)
+		for _, c := range cmds {
+			if c.(map[string]any)["status"] == "PENDING" {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 10*time.Millisecond, "the commands the killed server recorded are decided")
 }
 
 // checkRevisions asserts that a restarted server shows one consistent
