@@ -79,7 +79,11 @@ func (s *Service) wake(org, opID string) {
 // operation's changes, and reading the command at growing intervals in
 // case a wake-up was missed (or there is no Changes).
 func (s *Service) await(ctx context.Context, org, opID, id string, changed <-chan struct{}) (*capstan.Command, error) {
-	deadline := time.NewTimer(capstan.MaxCommandWait)
+	wait := s.CommandWait
+	if wait <= 0 {
+		wait = capstan.MaxCommandWait
+	}
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	poll := 2 * time.Millisecond
 	for {
@@ -97,7 +101,7 @@ func (s *Service) await(ctx context.Context, org, opID, id string, changed <-cha
 			poll = min(2*poll, 100*time.Millisecond)
 		case <-deadline.C:
 			tick.Stop()
-			return c, pending(c, opID)
+			return c, pending(c, opID, wait)
 		case <-ctx.Done():
 			tick.Stop()
 			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "the request ended before the operation's owner applied command %s: it is recorded, and takes effect when the owner applies it", id)
@@ -107,9 +111,9 @@ func (s *Service) await(ctx context.Context, org, opID, id string, changed <-cha
 }
 
 // pending is the answer of a command the owner has not applied yet.
-func pending(c *capstan.Command, opID string) error {
+func pending(c *capstan.Command, opID string, wait time.Duration) error {
 	return &capstan.Error{Code: capstan.EPENDING, Extensions: map[string]any{"command": c.ID, "operation": capstan.OperationGID(opID)},
-		Message: "recorded as command " + c.ID + ", which no executor has applied within " + capstan.MaxCommandWait.String() +
+		Message: "recorded as command " + c.ID + ", which no executor has applied within " + wait.String() +
 			" (none holds the operation's shard now, or one is taking it over): it takes effect when one does; the operation's commands and timeline show its outcome"}
 }
 

@@ -35,6 +35,9 @@ type Service struct {
 	// Changes wakes a mutation waiting for its command's outcome (nil:
 	// it reads the command at growing intervals).
 	Changes Changes
+	// CommandWait bounds a mutation's wait for its command's outcome
+	// before it answers PENDING (0: capstan.MaxCommandWait).
+	CommandWait time.Duration
 	// Secrets is the secret store (nil: putSecret and revealSecret are
 	// UNAVAILABLE).
 	Secrets *secret.Vault
