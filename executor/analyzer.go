@@ -1,168 +1,14 @@
 package executor
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/artifact"
 )
-
-// Analyzer answers an ai_analysis node's question with structured output
-// (invariant 9). The executor checks the output before it records it: an
-// analyzer never changes state, it only proposes. Implementations must be
-// safe for concurrent use; an error is retried as the node's policy says.
-type Analyzer interface {
-	Analyze(ctx context.Context, in AnalysisInput) (capstan.Analysis, error)
-}
-
-// AnalysisInput is what an analyzer sees: the question, the operation's
-// node runs and evidence so far, the artifacts the node names as inputs
-// (secret ones by reference only: invariant 10) and the resource the
-// operation changes.
-type AnalysisInput struct {
-	Org         string
-	OperationID string
-	Node        string
-	Question    string
-	Runs        []capstan.OperationNodeRun
-	Evidence    []capstan.Evidence
-	Artifacts   []AnalysisArtifact
-	Resource    *capstan.Resource
-	// Plan is the operation's plan (its DAG and bindings), Templates the
-	// node templates the installed packs publish: a proposal may only
-	// use these, and Resources are the catalog facts of the plan's bound
-	// resources. Empty where the caller has none.
-	Plan      *capstan.Plan
-	Templates []capstan.NodeTemplate
-	Resources []*capstan.Resource
-	// Lookup answers a model's read-only tool calls (nil: no tools).
-	Lookup AnalysisLookup
-	// Redact masks secret values in anything sent out (nil: nothing
-	// more to mask than the records already are).
-	Redact func(string) string
-}
-
-// AnalysisLookup reads, for an analyzer's tools, what the input does not
-// carry whole. It changes nothing.
-type AnalysisLookup interface {
-	// NodeOutput is the tail of the output a node's job wrote (masked).
-	NodeOutput(ctx context.Context, node string) (string, error)
-	// Resource is a catalog resource by key, with its relationships.
-	Resource(ctx context.Context, key string) (*capstan.Resource, error)
-}
-
-// AnalysisArtifact is an input artifact with the tail of its content
-// (empty for a secret one).
-type AnalysisArtifact struct {
-	capstan.Artifact
-	Content []byte
-}
-
-// maxAnalysisContent bounds how much of one artifact an analyzer reads.
-const maxAnalysisContent = 64 << 10
-
-// DeterministicAnalyzer diagnoses from the records alone, with the same
-// answer for the same input: a failed node leads (with a retry proposed
-// when its error is one a retry can fix), then failed evidence, error
-// lines of input artifacts and an unhealthy resource; with none of these
-// it reviews and recommends continuing.
-type DeterministicAnalyzer struct{}
-
-// DeterministicAnalyzerName names the built-in analyzer.
-const DeterministicAnalyzerName = "deterministic"
-
-// Analyze implements Analyzer.
-func (DeterministicAnalyzer) Analyze(_ context.Context, in AnalysisInput) (capstan.Analysis, error) {
-	return Diagnose(in), nil
-}
-
-// errorLine finds the lines of a log worth a diagnosis.
-var errorLine = regexp.MustCompile(`(?i)\b(error|fail(ed|ure)?|fatal|panic|denied|refused|timed? ?out|oomkilled|crashloopbackoff|unhealthy|not ready)\b`)
-
-// Diagnose is the deterministic analyzer's pure decision.
-func Diagnose(in AnalysisInput) capstan.Analysis {
-	a := capstan.Analysis{Analyzer: DeterministicAnalyzerName}
-	var failed []capstan.OperationNodeRun
-	for _, r := range in.Runs {
-		if r.NodeID == in.Node || r.Error == "" {
-			continue
-		}
-		switch r.Status {
-		case capstan.NodeFailed, capstan.NodeWaitingIntervention, capstan.NodeRetrying:
-			failed = append(failed, r)
-			a.Findings = append(a.Findings, capstan.AnalysisFinding{Node: r.NodeID, Source: "node_run", Detail: fmt.Sprintf("%s: %s", r.Status, r.Error)})
-		}
-	}
-	for _, e := range in.Evidence {
-		if e.Result != capstan.EvidencePassed && e.ProducedBy != in.Node {
-			a.Findings = append(a.Findings, capstan.AnalysisFinding{Node: e.ProducedBy, Source: "evidence", Detail: fmt.Sprintf("%s %s", e.Item, e.Result)})
-		}
-	}
-	for _, art := range in.Artifacts {
-		for _, line := range errorLines(art.Content, 3) {
-			a.Findings = append(a.Findings, capstan.AnalysisFinding{Node: art.ProducedBy, Source: "artifact " + art.Name, Detail: line, Ref: art.StorageRef})
-		}
-	}
-	if res := in.Resource; res != nil && res.HealthStatus != "" && res.HealthStatus != capstan.HealthHealthy && res.HealthStatus != capstan.HealthUnknown {
-		a.Findings = append(a.Findings, capstan.AnalysisFinding{Source: "resource " + res.Key(), Detail: fmt.Sprintf("health %s, lifecycle %s", res.HealthStatus, res.LifecycleStatus)})
-	}
-	switch {
-	case len(failed) > 0:
-		r := failed[0]
-		a.Diagnosis = fmt.Sprintf("node %s %s: %s", r.NodeID, r.Status, r.Error)
-		if retryable(r.Error) {
-			a.Kind = capstan.AnalysisPatch
-			a.Recommendation = "retry " + r.NodeID + ": its error is transient"
-			a.ProposedPatch = []capstan.PlanChange{{Op: capstan.ChangeRetry, Node: r.NodeID, Reason: "the failure looks transient (" + r.Error + ")"}}
-		} else {
-			a.Kind = capstan.AnalysisRecommendation
-			a.Recommendation = "fix the cause of " + r.NodeID + "'s failure, record the intervention, and let its verification run again"
-		}
-	case len(a.Findings) > 0:
-		a.Kind = capstan.AnalysisDiagnosis
-		details := make([]string, 0, 3)
-		for _, f := range a.Findings[:min(3, len(a.Findings))] {
-			details = append(details, f.Source+": "+f.Detail)
-		}
-		a.Diagnosis = strings.Join(details, "; ")
-		a.Recommendation = "review the findings before the next step"
-	default:
-		a.Kind = capstan.AnalysisReview
-		a.Diagnosis = "no failure recorded in this operation"
-		a.Recommendation = "continue"
-	}
-	return a
-}
-
-// retryable reports whether an error reads as one a retry may fix.
-func retryable(reason string) bool {
-	r := strings.ToLower(reason)
-	for _, s := range []string{"timeout", "timed out", "refused", "unavailable", "temporar", "reset by peer", "try again"} {
-		if strings.Contains(r, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// errorLines returns up to n lines of content that look like errors.
-func errorLines(content []byte, n int) []string {
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(content))
-	sc.Buffer(make([]byte, 0, 4096), maxAnalysisContent)
-	for sc.Scan() && len(out) < n {
-		if line := strings.TrimSpace(sc.Text()); errorLine.MatchString(line) {
-			out = append(out, line)
-		}
-	}
-	return out
-}
 
 // analysis runs the analyzer on a worker and records its checked output
 // as the node's evidence: passed when the output is structured as
@@ -170,7 +16,7 @@ func errorLines(content []byte, n int) []string {
 // an attempt error, retried as the node's policy says.
 func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, scope attemptScope) nodeResult {
 	packs, err := l.e.cfg.Store.ListPacks(ctx, l.org)
-	var in AnalysisInput
+	var in analysis.Input
 	if err == nil {
 		in, err = l.analysisInput(ctx, n, scope.resource, scope.plan, packs)
 	}
@@ -180,7 +26,7 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 	}
 	var rules []capstan.FailureRule // none when the node asks for the model
 	if !l.e.cfg.SkipRules && (n.Analysis == nil || !n.Analysis.Model) {
-		rules = FailureRules(packs)
+		rules = analysis.FailureRules(packs)
 	}
 	a, err := l.analyze(ctx, in, rules)
 	if err != nil {
@@ -201,12 +47,12 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 
 // analyze answers in: the failure rules first, the configured analyzer
 // when none matched.
-func (l *loop) analyze(ctx context.Context, in AnalysisInput, rules []capstan.FailureRule) (capstan.Analysis, error) {
+func (l *loop) analyze(ctx context.Context, in analysis.Input, rules []capstan.FailureRule) (capstan.Analysis, error) {
 	for _, r := range in.Runs {
 		if r.NodeID == in.Node || r.Error == "" && r.Status != capstan.NodeFailed {
 			continue
 		}
-		if a, ok := MatchRules(rules, r.NodeID, in.Runs, in.Evidence); ok {
+		if a, ok := analysis.MatchRules(rules, r.NodeID, in.Runs, in.Evidence); ok {
 			return a, nil
 		}
 	}
@@ -214,9 +60,9 @@ func (l *loop) analyze(ctx context.Context, in AnalysisInput, rules []capstan.Fa
 }
 
 // analysisInput gathers what the analyzer sees, from the store.
-func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string, plan *capstan.Plan, packs []*capstan.ScenarioPack) (AnalysisInput, error) {
+func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource string, plan *capstan.Plan, packs []*capstan.ScenarioPack) (analysis.Input, error) {
 	red := l.redactor()
-	in := AnalysisInput{Org: l.org, OperationID: l.opID, Node: n.ID, Plan: plan, Lookup: analysisLookup{l}, Redact: red.String}
+	in := analysis.Input{Org: l.org, OperationID: l.opID, Node: n.ID, Plan: plan, Lookup: analysisLookup{l}, Redact: red.String}
 	var wanted []string
 	if n.Analysis != nil {
 		in.Question, wanted = n.Analysis.Question, n.Analysis.Inputs
@@ -230,7 +76,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		if !slices.Contains(wanted, art.Name) {
 			continue
 		}
-		a := AnalysisArtifact{Artifact: art}
+		a := analysis.Artifact{Artifact: art}
 		if art.Sensitivity != capstan.SensitivitySecret { // a secret's value never reaches an analyzer
 			content, err := artifact.Read(ctx, l.e.cfg.Artifacts, art, 0)
 			if err != nil {
@@ -241,7 +87,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 			// Masked whole before the tail is taken: a secret across the
 			// cut would otherwise keep its end.
 			masked := red.Bytes(content)
-			a.Content = masked[max(0, len(masked)-maxAnalysisContent):]
+			a.Content = masked[max(0, len(masked)-analysis.MaxContent):]
 		}
 		in.Artifacts = append(in.Artifacts, a)
 	}
@@ -257,7 +103,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 
 // analysisContext adds the templates the packs publish and the catalog
 // facts of the plan's bound providers.
-func (l *loop) analysisContext(ctx context.Context, in *AnalysisInput, plan *capstan.Plan, packs []*capstan.ScenarioPack) error {
+func (l *loop) analysisContext(ctx context.Context, in *analysis.Input, plan *capstan.Plan, packs []*capstan.ScenarioPack) error {
 	for _, p := range capstan.NewestPacks(packs) {
 		in.Templates = append(in.Templates, p.NodeTemplates...)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/internal/guard"
 )
 
@@ -80,15 +81,15 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 	if err != nil {
 		return err
 	}
-	a, ok := MatchRules(FailureRules(packs), node, recs.NodeRuns, recs.Evidence)
+	a, ok := analysis.MatchRules(analysis.FailureRules(packs), node, recs.NodeRuns, recs.Evidence)
 	if !ok || l.e.cfg.SkipRules {
-		in := AnalysisInput{Org: l.org, OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns,
+		in := analysis.Input{Org: l.org, OperationID: l.opID, Question: "why did " + node + " fail, and what would fix it?", Runs: recs.NodeRuns,
 			Evidence: recs.Evidence, Plan: plan, Lookup: analysisLookup{l}, Redact: l.redactor().String}
 		if err := l.analysisContext(ctx, &in, plan, packs); err != nil {
 			return err
 		}
 		if a, err = l.e.cfg.Analyzer.Analyze(ctx, in); err != nil {
-			return l.analysisFailed(ctx, node, AnalyzerName(l.e.cfg.Analyzer), err)
+			return l.analysisFailed(ctx, node, analysis.Name(l.e.cfg.Analyzer), err)
 		}
 	}
 	if err := a.Check(func(id string) bool { return plan.Node(id) != nil }); err != nil {
@@ -137,28 +138,13 @@ func (l *loop) analysisFailed(ctx context.Context, node, analyzer string, reason
 	return l.e.cfg.Hooks.AnalysisFailed(ctx, l.org, l.opID, node, analyzer, reason)
 }
 
-// AnalyzerName is the actor an analyzer acts as (ai-agent:<name>): its
-// Name when it has one.
-func AnalyzerName(a Analyzer) string {
-	name := "analyzer"
-	if n, ok := a.(interface{ Name() string }); ok {
-		name = n.Name()
-	} else if _, ok := a.(DeterministicAnalyzer); ok {
-		name = DeterministicAnalyzerName
-	}
-	if capstan.IsAgent(name) {
-		return name
-	}
-	return capstan.AgentPrefix + name
-}
-
 // agentName is the actor an analysis's answer speaks as: its analyzer
 // with the agent prefix (never what looks like a person), or the
 // configured analyzer's name when the answer names none.
-func agentName(name string, configured Analyzer) string {
+func agentName(name string, configured analysis.Analyzer) string {
 	switch {
 	case name == "":
-		return AnalyzerName(configured)
+		return analysis.Name(configured)
 	case capstan.IsAgent(name):
 		return name
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/tracing"
@@ -59,11 +60,11 @@ type Config struct {
 	// PerOperation bounds the jobs and probes one operation runs at once,
 	// so one wide operation cannot take every worker (default Workers/2).
 	PerOperation int
-	// Analyzer answers ai_analysis nodes (DeterministicAnalyzer by default)
+	// Analyzer answers ai_analysis nodes (analysis.Deterministic by default)
 	// and the failures of jobs that allow AI assistance, after the packs'
 	// failure rules; SkipRules asks it even where a rule knows the
 	// failure (an evaluation, a demonstration of the model).
-	Analyzer  Analyzer
+	Analyzer  analysis.Analyzer
 	SkipRules bool
 	// Lease, when set, keeps a second executor off the same database
 	// (lease.go): Start waits for it, it is renewed while the executor
@@ -201,7 +202,7 @@ func New(cfg Config) *Executor {
 		cfg.Prober.Sandbox = cfg.Sandbox
 	}
 	if cfg.Analyzer == nil {
-		cfg.Analyzer = DeterministicAnalyzer{}
+		cfg.Analyzer = analysis.Deterministic{}
 	}
 	if cfg.PerOperation <= 0 {
 		cfg.PerOperation = max(1, cfg.Workers/2)

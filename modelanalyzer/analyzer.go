@@ -16,7 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 )
 
 // Name is the analyzer's name on its analyses and its proposals' author.
@@ -102,21 +102,21 @@ func New(cfg Config) (*Analyzer, error) {
 
 // session is one analysis under way.
 type session struct {
-	in    executor.AnalysisInput
+	in    analysis.Input
 	mask  *masker
 	scrub scrubber
 	known map[string]bool // what a finding may cite (citable), growing with the resources tools read
 	rec   *capstan.AnalysisModel
 }
 
-// Analyze implements executor.Analyzer: it asks the model, with the
+// Analyze implements analysis.Analyzer: it asks the model, with the
 // operation's records scrubbed, lets it call read-only tools a bounded
 // number of times, and checks its answer before returning it. The whole
 // analysis is bounded by Timeout per round.
 // Name is the actor the model acts as.
 func (a *Analyzer) Name() string { return Name }
 
-func (a *Analyzer) Analyze(ctx context.Context, in executor.AnalysisInput) (capstan.Analysis, error) {
+func (a *Analyzer) Analyze(ctx context.Context, in analysis.Input) (capstan.Analysis, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.Timeout*time.Duration(a.cfg.MaxToolRounds+1))
 	defer cancel()
 	in.Resources = slices.Clip(in.Resources) // a tool's read appends to our copy, never to the caller's array
@@ -178,7 +178,7 @@ func (a *Analyzer) Analyze(ctx context.Context, in executor.AnalysisInput) (caps
 
 // ask sends one request within the budgets: an estimate of what it may
 // spend is reserved before it is sent and settled with what it spent.
-func (a *Analyzer) ask(ctx context.Context, in executor.AnalysisInput, params openai.ChatCompletionNewParams, promptBytes int) (*openai.ChatCompletion, error) {
+func (a *Analyzer) ask(ctx context.Context, in analysis.Input, params openai.ChatCompletionNewParams, promptBytes int) (*openai.ChatCompletion, error) {
 	estimate := a.cfg.MaxTokens + int64(promptBytes)/4
 	if err := a.budget.reserve(in.Org, in.OperationID, estimate); err != nil {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/modelanalyzer"
 	"github.com/capstan-dev/capstan/modelanalyzer/fakemodel"
 	"github.com/capstan-dev/capstan/secret"
@@ -24,18 +24,18 @@ const planted = "PLANTED-s3cr3t-9f2c"
 
 // seedInput is the seed's §8 story: pull-images failed on worker-3
 // because the registry is not reachable from it.
-func seedInput() executor.AnalysisInput {
+func seedInput() analysis.Input {
 	red := secret.NewRedactor([][]byte{[]byte(planted)})
 	worker := &capstan.Resource{Type: "compute.node", Name: "worker-3", Environment: "prod", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
 		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: "linux.host", Scope: map[string]any{"ip": "10.0.3.7"}}},
 		Relationships:        []capstan.Relationship{{Type: capstan.RelDependsOn, Target: "registry.mirror/mirror-1"}}}
 	mirror := &capstan.Resource{Type: "registry.mirror", Name: "mirror-1", Environment: "prod", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthDegraded}
-	return executor.AnalysisInput{
+	return analysis.Input{
 		Org: "acme", OperationID: "op-1", Node: "diagnose", Question: "why did pull-images fail, and what would fix it?",
 		Runs: []capstan.OperationNodeRun{
 			{NodeID: "pull-images", Status: capstan.NodeFailed, Attempts: 3, Error: "ImagePullBackOff: registry.internal:5000 unreachable from 10.0.3.7 (token " + planted + ")"}},
 		Evidence: []capstan.Evidence{{Meta: capstan.Meta{ID: "ev-pull"}, ProducedBy: "pull-images", Item: "images pulled", Result: capstan.EvidenceFailed}},
-		Artifacts: []executor.AnalysisArtifact{{Artifact: capstan.Artifact{Name: "pull-log", ProducedBy: "pull-images"},
+		Artifacts: []analysis.Artifact{{Artifact: capstan.Artifact{Name: "pull-log", ProducedBy: "pull-images"},
 			Content: []byte("pulling tempo:2.4 on worker-3.prod.acme.internal\nerror: dial tcp 10.0.9.1:5000: i/o timeout\nauth " + planted + "\n")}},
 		Plan: &capstan.Plan{Nodes: []capstan.PlanNode{{ID: "pull-images", Type: capstan.NodeJob}, {ID: "approve-prod", Type: capstan.NodeGate}, {ID: "deploy", Type: capstan.NodeJob}, {ID: "diagnose", Type: capstan.NodeAIAnalysis}},
 			Edges: []capstan.Edge{{From: "pull-images", To: "approve-prod"}, {From: "approve-prod", To: "deploy"}}},

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -87,9 +87,9 @@ func (l *countingLookup) Resource(_ context.Context, key string) (*capstan.Resou
 	return nil, capstan.Errorf(capstan.ENOTFOUND, "no resource %s", key)
 }
 
-func baseInput(l executor.AnalysisLookup) executor.AnalysisInput {
+func baseInput(l analysis.Lookup) analysis.Input {
 	red := secret.NewRedactor([][]byte{[]byte(secretVal)})
-	return executor.AnalysisInput{Org: "acme", OperationID: "op-1", Node: "diagnose", Question: "why?",
+	return analysis.Input{Org: "acme", OperationID: "op-1", Node: "diagnose", Question: "why?",
 		Runs:   []capstan.OperationNodeRun{{NodeID: "pull", Status: capstan.NodeFailed, Attempts: 1, Error: "boom"}},
 		Plan:   &capstan.Plan{Nodes: []capstan.PlanNode{{ID: "pull", Type: capstan.NodeJob}}},
 		Lookup: l, Redact: red.String}
@@ -112,7 +112,7 @@ func TestNamesAreMaskedBeforeJSONEscapes(t *testing.T) {
 	s := newSrv(func(int, string) string { return answerBody(okAnswer) })
 	defer s.Close()
 	in := baseInput(nil)
-	in.Artifacts = []executor.AnalysisArtifact{{Artifact: capstan.Artifact{Name: "log", ProducedBy: "pull"},
+	in.Artifacts = []analysis.Artifact{{Artifact: capstan.Artifact{Name: "log", ProducedBy: "pull"},
 		Content: []byte("first line\n10.0.9.1 - GET /v2/ 502\n\tworker-3.prod.acme.internal down\ncustomer Smith & Sons <ok>\n")}}
 	_, err := newA(t, s.URL).Analyze(context.Background(), in)
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 )
 
 // maxResponse bounds an HTTP response from the model's server, and
@@ -226,7 +226,7 @@ func analysisOf(ans *Answer, s *session) (capstan.Analysis, error) {
 
 // citable lists what a finding may cite: the operation's evidence, the
 // plan's nodes (or the nodes that ran) and the resources it was shown.
-func citable(in executor.AnalysisInput) map[string]bool {
+func citable(in analysis.Input) map[string]bool {
 	known := map[string]bool{}
 	for _, e := range in.Evidence {
 		known["evidence:"+e.ID] = true

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 )
 
 // systemPrompt tells the model its role and limits; the schema carries
@@ -22,7 +22,7 @@ Rules:
 // userPrompt is the operation's records as JSON: runs, evidence, the
 // tails of the output named as inputs, the plan's DAG, the templates a
 // proposal may use and the catalog facts of its resources.
-func userPrompt(in executor.AnalysisInput, sc scrubber) (string, error) {
+func userPrompt(in analysis.Input, sc scrubber) (string, error) {
 	type run struct {
 		Node     string `json:"node"`
 		Status   string `json:"status"`
@@ -90,7 +90,7 @@ func userPrompt(in executor.AnalysisInput, sc scrubber) (string, error) {
 }
 
 // resources are the resources the model is shown.
-func resources(in executor.AnalysisInput) []*capstan.Resource {
+func resources(in analysis.Input) []*capstan.Resource {
 	out := make([]*capstan.Resource, 0, len(in.Resources)+1)
 	if in.Resource != nil {
 		out = append(out, in.Resource)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/modelanalyzer"
 	"github.com/capstan-dev/capstan/secret"
 )
@@ -42,7 +42,7 @@ func addAnalyzerFlags(fs *flag.FlagSet, c *analyzerConfig) {
 
 // openAnalyzer builds the configured analyzer; nil means the executor's
 // default (deterministic).
-func openAnalyzer(ctx context.Context, c analyzerConfig, secrets secret.Store) (executor.Analyzer, error) {
+func openAnalyzer(ctx context.Context, c analyzerConfig, secrets secret.Store) (analysis.Analyzer, error) {
 	if c.rules != "on" && c.rules != "off" {
 		return nil, capstan.Errorf(capstan.EINVALID, "--analyzer-rules %q: on or off", c.rules)
 	}

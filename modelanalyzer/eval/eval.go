@@ -18,7 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/pack"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/planner"
@@ -92,10 +92,10 @@ func LoadBundle() (*Bundle, error) {
 
 // Input is the analysis input of a case: its scenario's plan, the node
 // runs up to the failure, the failed evidence and the output's tail.
-func (b *Bundle) Input(c Case) (executor.AnalysisInput, *capstan.Plan, error) {
+func (b *Bundle) Input(c Case) (analysis.Input, *capstan.Plan, error) {
 	sc := b.scenarios[c.Scenario]
 	if sc == nil {
-		return executor.AnalysisInput{}, nil, fmt.Errorf("case %s: no bundled scenario %s", c.ID, c.Scenario)
+		return analysis.Input{}, nil, fmt.Errorf("case %s: no bundled scenario %s", c.ID, c.Scenario)
 	}
 	plan := &capstan.Plan{ScenarioRef: sc.Ref(), Status: capstan.PlanReady, Revision: 1, Nodes: slices.Clone(sc.Plan.Nodes), Edges: slices.Clone(sc.Plan.Edges)}
 	for _, r := range sc.Requires { // bound, as a plan that started is
@@ -103,9 +103,9 @@ func (b *Bundle) Input(c Case) (executor.AnalysisInput, *capstan.Plan, error) {
 			Provider: &capstan.BoundProvider{ResourceKey: "provider/" + r.ID, Capability: r.Capability}, Reason: "evaluation"})
 	}
 	if plan.Node(c.Failed.Node) == nil {
-		return executor.AnalysisInput{}, nil, fmt.Errorf("case %s: scenario %s has no node %s", c.ID, c.Scenario, c.Failed.Node)
+		return analysis.Input{}, nil, fmt.Errorf("case %s: scenario %s has no node %s", c.ID, c.Scenario, c.Failed.Node)
 	}
-	in := executor.AnalysisInput{Org: "eval", OperationID: "op-" + c.ID, Question: "why did " + c.Failed.Node + " fail, and what would fix it?", Plan: plan}
+	in := analysis.Input{Org: "eval", OperationID: "op-" + c.ID, Question: "why did " + c.Failed.Node + " fail, and what would fix it?", Plan: plan}
 	for _, id := range before(plan, c.Failed.Node) {
 		in.Runs = append(in.Runs, capstan.OperationNodeRun{NodeID: id, Status: capstan.NodeSucceeded, Attempts: 1})
 	}
@@ -114,7 +114,7 @@ func (b *Bundle) Input(c Case) (executor.AnalysisInput, *capstan.Plan, error) {
 		in.Evidence = append(in.Evidence, capstan.Evidence{Meta: capstan.Meta{ID: fmt.Sprintf("ev-%s-%d", c.ID, i+1)}, ProducedBy: c.Failed.Node, Item: e.Item, Result: e.Result})
 	}
 	if c.Failed.Output != "" {
-		in.Artifacts = []executor.AnalysisArtifact{{Artifact: capstan.Artifact{Name: "output", ProducedBy: c.Failed.Node}, Content: []byte(c.Failed.Output)}}
+		in.Artifacts = []analysis.Artifact{{Artifact: capstan.Artifact{Name: "output", ProducedBy: c.Failed.Node}, Content: []byte(c.Failed.Output)}}
 	}
 	for _, t := range b.templates {
 		in.Templates = append(in.Templates, *t)
@@ -160,7 +160,7 @@ type Score struct {
 }
 
 // Run scores analyzer on every case.
-func Run(ctx context.Context, b *Bundle, cases []Case, analyzer executor.Analyzer) []Score {
+func Run(ctx context.Context, b *Bundle, cases []Case, analyzer analysis.Analyzer) []Score {
 	out := make([]Score, 0, len(cases))
 	for _, c := range cases {
 		out = append(out, b.score(ctx, c, analyzer))
@@ -168,7 +168,7 @@ func Run(ctx context.Context, b *Bundle, cases []Case, analyzer executor.Analyze
 	return out
 }
 
-func (b *Bundle) score(ctx context.Context, c Case, analyzer executor.Analyzer) Score {
+func (b *Bundle) score(ctx context.Context, c Case, analyzer analysis.Analyzer) Score {
 	s := Score{Case: c.ID}
 	in, plan, err := b.Input(c)
 	if err != nil {
@@ -206,7 +206,7 @@ func (b *Bundle) score(ctx context.Context, c Case, analyzer executor.Analyzer) 
 
 // changeSet is the validator's view of a proposal on a started operation
 // in production, by the model.
-func (b *Bundle) changeSet(plan *capstan.Plan, in executor.AnalysisInput, changes []capstan.PlanChange) planner.ChangeSet {
+func (b *Bundle) changeSet(plan *capstan.Plan, in analysis.Input, changes []capstan.PlanChange) planner.ChangeSet {
 	runs := map[string]capstan.OperationNodeRun{}
 	for _, r := range in.Runs {
 		runs[r.NodeID] = r

@@ -1,4 +1,4 @@
-package executor_test
+package analysis_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/analysis"
 )
 
 func TestMatchRules(t *testing.T) {
@@ -32,7 +32,7 @@ func TestMatchRules(t *testing.T) {
 		{"a node that never ran", []capstan.FailureRule{rule}, nil, evidence, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a, ok := executor.MatchRules(c.rules, "init", c.runs, c.evidence)
+			a, ok := analysis.MatchRules(c.rules, "init", c.runs, c.evidence)
 			require.Equal(t, c.want != "", ok)
 			if !ok {
 				return
@@ -41,8 +41,8 @@ func TestMatchRules(t *testing.T) {
 			require.NoError(t, a.Check(func(string) bool { return true }))
 		})
 	}
-	a, _ := executor.MatchRules([]capstan.FailureRule{rule}, "init", failed, evidence)
-	require.Equal(t, executor.RuleAnalyzerName, a.Analyzer)
+	a, _ := analysis.MatchRules([]capstan.FailureRule{rule}, "init", failed, evidence)
+	require.Equal(t, analysis.RuleAnalyzerName, a.Analyzer)
 	require.Equal(t, capstan.AnalysisPatch, a.Kind)
 	require.Equal(t, []string{"network.registry_access on compute.node/worker-3"}, a.Missing)
 	require.Len(t, a.ProposedPatch, 2)
