@@ -8,6 +8,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/artifact"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // analysis runs the analyzer on a worker and records its checked output
@@ -21,7 +22,7 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 		in, err = l.analysisInput(ctx, n, scope.resource, scope.plan, packs)
 	}
 	if err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analysis input: %w", err)}
+		r.res = job.Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analysis input: %w", err)}
 		return r
 	}
 	var rules []capstan.FailureRule // none when the node asks for the model
@@ -30,7 +31,7 @@ func (l *loop) analysis(ctx context.Context, n *capstan.PlanNode, r nodeResult, 
 	}
 	a, err := l.analyze(ctx, in, rules)
 	if err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analyzer: %w", err)}
+		r.res = job.Result{ExitCode: -1, ErrKind: "analyzer", Err: fmt.Errorf("analyzer: %w", err)}
 		return r
 	}
 	ev := capstan.Evidence{ProducedBy: n.ID, Item: "analysis", Result: capstan.EvidencePassed, ObservedAt: *l.now(), Source: a.Source(in.Question)}

@@ -19,7 +19,6 @@ import (
 	"github.com/capstan-dev/capstan/service"
 )
 
-
 const analysisPack = `id: analysischeck
 version: 1.0.0
 capabilities:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -39,7 +41,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 	if scope.plan != nil {
 		bindings, err := l.bindingEnv(ctx, scope.plan, n)
 		if err != nil {
-			r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the providers bound to %s: %w", n.ID, err)}
+			r.res = job.Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the providers bound to %s: %w", n.ID, err)}
 			return r
 		}
 		for k, v := range bindings {
@@ -47,12 +49,12 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		}
 	}
 	if err := l.resolveSecrets(ctx, env); err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
+		r.res = job.Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
 		return r
 	}
 	desired, err := l.desiredFor(ctx, scope.plan, scope.resource)
 	if err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the desired state of %s: %w", scope.resource, err)}
+		r.res = job.Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("reading the desired state of %s: %w", scope.resource, err)}
 		return r
 	}
 	for k, v := range desired {
@@ -62,7 +64,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 	}
 	hosts, err := l.targets(ctx, scope.plan, n)
 	if err != nil {
-		r.res = Result{ExitCode: -1, ErrKind: ErrKindTarget, Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
+		r.res = job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
 		return r
 	}
 	if n.Job != nil {
@@ -80,7 +82,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			}
 		}
 	}
-	target := ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts, Desired: desired}
+	target := job.ProbeTarget{Org: l.org, Resource: scope.resource, Dir: l.sandbox(), Outputs: l.outputs(), Env: env, Made: scope.made, Providers: providers(scope.plan), Hosts: hosts, Desired: desired}
 	for ; r.probed < len(probes); r.probed++ {
 		if !l.window.Open() {
 			r.refused = true
@@ -128,10 +130,10 @@ func providers(p *capstan.Plan) map[string]string {
 
 // runJob runs one job attempt through its runner and collects what it
 // produced; it reports whether the probes should run next.
-func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, target *Target, r *nodeResult) bool {
+func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, target *job.Target, r *nodeResult) bool {
 	runner := l.e.cfg.Runners[spec.Runner]
 	if runner == nil {
-		r.res = Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", spec.Runner)}
+		r.res = job.Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", spec.Runner)}
 		return false
 	}
 	var declared []capstan.ArtifactSpec
@@ -142,7 +144,7 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		r.refused = true // no job starts outside the window; probes neither
 		return false
 	}
-	r.res = runner.Run(ctx, Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
+	r.res = runner.Run(ctx, job.Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
 		Outputs: l.outputs(), Artifacts: declared, Target: target, Deadline: l.window})
 	r.ran = true
 	for _, e := range r.res.Evidence {
@@ -154,13 +156,13 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		r.artifacts, missing, r.secrets = collectArtifacts(n.ID, declared, l.outputs(), r.res.Output, *l.now(), l.redactor())
 		r.evidence = append(r.evidence, missing...)
 		if len(r.secrets) > 0 && !l.window.Open() { // a deposed owner writes no secret (its successor decides on the attempt)
-			r.res = Result{ExitCode: -1, ErrKind: ErrKindLease, Err: fmt.Errorf("%s: the executor's lease ran out before the job's secret artifacts were kept", n.ID)}
+			r.res = job.Result{ExitCode: -1, ErrKind: job.ErrKindLease, Err: fmt.Errorf("%s: the executor's lease ran out before the job's secret artifacts were kept", n.ID)}
 			r.artifacts = nil // a failed attempt keeps none
 			dropFiles(l.outputs(), declared)
 			return false
 		}
 		if err := l.keepSecrets(ctx, n.ID, attempt, r.artifacts, r.secrets); err != nil {
-			r.res = Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
+			r.res = job.Result{ExitCode: -1, ErrKind: "secret", Err: fmt.Errorf("keeping %s's secret artifacts: %s", n.ID, capstan.ErrorMessage(err))}
 			r.artifacts = nil // a failed attempt keeps none
 			dropFiles(l.outputs(), declared)
 			return false
@@ -202,8 +204,8 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 			missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
 				Source: map[string]any{"type": "artifact", "note": "the job did not write $CAPSTAN_OUTPUTS/" + a.Name + " as a regular file of at most 64 KiB"}})
 			continue
-		case jobFileExists(path):
-			if f, err := openJobFile(path); err == nil {
+		case local.JobFileExists(path):
+			if f, err := local.OpenJobFile(path); err == nil {
 				f.Close()
 			} else {
 				missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
@@ -211,7 +213,7 @@ func collectArtifacts(node string, declared []capstan.ArtifactSpec, dir string, 
 				continue
 			}
 		default:
-			if createJobFile(path, masked, 0o640) != nil {
+			if local.CreateJobFile(path, masked, 0o640) != nil {
 				missing = append(missing, capstan.Evidence{ProducedBy: node, Item: "artifact " + a.Name, Result: capstan.EvidenceFailed, ObservedAt: now,
 					Source: map[string]any{"type": "artifact", "note": "the job's output could not be kept as " + a.Name}})
 				continue
@@ -231,7 +233,7 @@ func secretValues(declared []capstan.ArtifactSpec, dir string) (values [][]byte,
 		if a.Sensitivity != capstan.SensitivitySecret {
 			continue
 		}
-		f, err := openJobFile(filepath.Join(dir, a.Name))
+		f, err := local.OpenJobFile(filepath.Join(dir, a.Name))
 		if err != nil {
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 func TestNextAttempt(t *testing.T) {
@@ -23,8 +25,8 @@ func TestNextAttempt(t *testing.T) {
 		{"backoff", policy, 2, "exit:1", executor.RetryDecision{Retry: true, Wait: 4 * time.Second, Reason: "retrying"}},
 		{"capped", policy, 3, "exit:1", executor.RetryDecision{Retry: true, Wait: 5 * time.Second, Reason: "retrying"}},
 		{"exhausted", policy, 4, "exit:1", executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "no attempts left"}},
-		{"a host that cannot isolate jobs", policy, 1, executor.ErrKindUnisolated, executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "the host cannot isolate jobs, and another attempt would not change that"}},
-		{"a playbook that would run on the controller", policy, 1, executor.ErrKindPlaybook, executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "the playbook would run on the controller, and another attempt would run the same playbook"}},
+		{"a host that cannot isolate jobs", policy, 1, local.ErrKindUnisolated, executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "the host cannot isolate jobs, and another attempt would not change that"}},
+		{"a playbook that would run on the controller", policy, 1, job.ErrKindPlaybook, executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "the playbook would run on the controller, and another attempt would run the same playbook"}},
 		{"not retryable", policy, 1, "exit:3", executor.RetryDecision{Exhausted: true, OnExhausted: "wait", Reason: "error exit:3 is not retryable"}},
 		{"no policy means one attempt", capstan.RetryPolicy{}, 1, "x", executor.RetryDecision{Exhausted: true, OnExhausted: "fail", Reason: "no attempts left"}},
 		{"defaults", capstan.RetryPolicy{MaximumAttempts: 3}, 2, "x", executor.RetryDecision{Retry: true, Wait: 2 * time.Second, Reason: "retrying"}},

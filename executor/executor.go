@@ -13,7 +13,9 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/analysis"
 	"github.com/capstan-dev/capstan/artifact"
-	"github.com/capstan-dev/capstan/secret"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/tracing"
 )
 
@@ -34,11 +36,11 @@ type Config struct {
 	Log   *slog.Logger
 	Clock Clock
 	// Runners by job contract runner name; shell, http and sim by default.
-	Runners map[string]Runner
+	Runners map[string]job.Runner
 	// RemoteRunners are added to the default runners: those that act on
 	// target hosts (executor/remote's ssh), which this package does not
 	// import.
-	RemoteRunners map[string]Runner
+	RemoteRunners map[string]job.Runner
 	// Workers bounds jobs and probes running at once across operations.
 	Workers int
 	// Dir holds what the executor keeps on this replica: diagnostics
@@ -56,7 +58,7 @@ type Config struct {
 	// Hooks reach the rest of the product (the service): sub-operations.
 	Hooks Hooks
 	// Prober runs evidence probes; its Resources default to Store.
-	Prober Prober
+	Prober probe.Prober
 	// PerOperation bounds the jobs and probes one operation runs at once,
 	// so one wide operation cannot take every worker (default Workers/2).
 	PerOperation int
@@ -76,9 +78,9 @@ type Config struct {
 	LeaseTerm time.Duration
 	// Sandbox confines shell jobs and command probes (nil: they run as the
 	// server's user with only an allow-listed environment).
-	Sandbox *Sandbox
+	Sandbox *local.Sandbox
 	// Egress bounds where http jobs and probes may call (nil: anywhere).
-	Egress *Egress
+	Egress *local.Egress
 	// TraceIDs derives the TRACEPARENT each job gets (the ids
 	// tracing.Store gives the attempt's span).
 	TraceIDs tracing.IDs
@@ -86,7 +88,7 @@ type Config struct {
 	// secret artifacts, and masks every secret value of the organization
 	// in what jobs and probes print (nil: no secret store; secret
 	// artifacts are masked in their own job's output only).
-	Secrets Secrets
+	Secrets job.Secrets
 	// KeepSandboxes keeps a finished operation's sandbox directory (for
 	// debugging and tests); by default it is removed when the operation
 	// ends (sandboxdir.go).
@@ -95,13 +97,6 @@ type Config struct {
 	// the lease), in a goroutine it waits for when the tenure ends: work
 	// that must run in one process of many (the assessment schedule).
 	Tenure func(ctx context.Context)
-}
-
-// Secrets is the secret store as the executor uses it (secret.Vault).
-type Secrets interface {
-	Get(ctx context.Context, org, name string) ([]byte, error)
-	Put(ctx context.Context, org, name string, value []byte) error
-	Redactor(ctx context.Context, org string) (*secret.Redactor, error)
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -187,7 +182,7 @@ func New(cfg Config) *Executor {
 		client = cfg.Egress.Client()
 	}
 	if cfg.Runners == nil {
-		cfg.Runners = map[string]Runner{"shell": ShellRunner{Dir: filepath.Join(cfg.JobDir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": SimRunner{}, "http": HTTPRunner{Client: client}}
+		cfg.Runners = map[string]job.Runner{"shell": local.ShellRunner{Dir: filepath.Join(cfg.JobDir, "sandbox"), Sandbox: cfg.Sandbox}, "sim": local.SimRunner{}, "http": local.HTTPRunner{Client: client}}
 		for name, r := range cfg.RemoteRunners {
 			cfg.Runners[name] = r
 		}

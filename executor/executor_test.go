@@ -14,6 +14,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/service"
@@ -24,7 +26,7 @@ import (
 var executorDirs, jobDirs = map[capstan.Store]string{}, map[capstan.Store]string{}
 
 // vaults are the secret stores of the executors setup made, by store.
-var vaults = map[capstan.Store]executor.Secrets{}
+var vaults = map[capstan.Store]job.Secrets{}
 
 func setup(t testing.TB, store capstan.Store, org string, options ...func(*executor.Config)) (*service.Service, *executor.Executor) {
 	t.Helper()
@@ -34,7 +36,7 @@ func setup(t testing.TB, store capstan.Store, org string, options ...func(*execu
 	file, err := secret.OpenFile(filepath.Join(dir, "secrets.json"), bytes.Repeat([]byte{9}, secret.KeySize))
 	require.NoError(t, err)
 	cfg := executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}, "http": executor.HTTPRunner{}},
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}, "shell": local.ShellRunner{}, "http": local.HTTPRunner{}},
 		Secrets: secret.NewVault(file)}
 	for _, o := range options {
 		o(&cfg)

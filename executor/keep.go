@@ -13,6 +13,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/artifact"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // keepArtifacts keeps the files of a job's artifacts in the artifact
@@ -43,7 +45,7 @@ func (l *loop) keepArtifacts(ctx context.Context, node string, attempt int, arts
 // keepFile keeps the regular file a job left at path (never through a
 // symlink) in the store under key.
 func keepFile(ctx context.Context, store artifact.Store, key, path string) (artifact.Object, error) {
-	f, err := openJobFile(path)
+	f, err := local.OpenJobFile(path)
 	if err != nil {
 		return artifact.Object{}, capstan.Errorf(capstan.EINVALID, "not a regular file")
 	}
@@ -97,7 +99,7 @@ func (l *loop) restoreOutputs(ctx context.Context, arts []capstan.Artifact) {
 // secret store, any other through the artifact store, checked.
 func (l *loop) artifactBytes(ctx context.Context, a capstan.Artifact) ([]byte, error) {
 	if a.Sensitivity == capstan.SensitivitySecret {
-		v, err := secretValue(ctx, l.e.cfg.Secrets, l.org, "artifact "+a.Name, a.StorageRef)
+		v, err := job.SecretValue(ctx, l.e.cfg.Secrets, l.org, "artifact "+a.Name, a.StorageRef)
 		return []byte(v), err
 	}
 	return artifact.Read(ctx, l.e.cfg.Artifacts, a, 0)
@@ -105,7 +107,7 @@ func (l *loop) artifactBytes(ctx context.Context, a capstan.Artifact) ([]byte, e
 
 // sameFile reports whether the regular file at path holds a's bytes.
 func sameFile(path string, a capstan.Artifact) bool {
-	f, err := openJobFile(path)
+	f, err := local.OpenJobFile(path)
 	if err != nil {
 		return false
 	}

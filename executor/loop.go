@@ -11,6 +11,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/event"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // loop owns one operation: it reloads the persisted state, decides, persists
@@ -119,7 +120,7 @@ type nodeResult struct {
 	node     string
 	attempt  int
 	kind     attemptKind
-	res      Result
+	res      job.Result
 	evidence []capstan.Evidence
 	// artifacts are the job's declared outputs and its diagnostics (refs only).
 	artifacts []capstan.Artifact

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // Verdict judges a job or verification attempt: "" when it succeeded,
 // otherwise why not and the error kind for the retry policy. A job
 // succeeds only when it ran cleanly and every evidence item passed; a
 // contract that declares no evidence cannot succeed (invariant 5).
-func Verdict(res Result, evidence []capstan.Evidence) (reason, errKind string) {
+func Verdict(res job.Result, evidence []capstan.Evidence) (reason, errKind string) {
 	if res.Err != nil {
 		return res.Err.Error(), res.ErrKind
 	}

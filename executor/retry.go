@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // Retry defaults, as Temporal's.
@@ -43,13 +45,13 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 		onExhausted = "fail"
 	}
 	switch errKind {
-	case ErrKindUnisolated:
+	case local.ErrKindUnisolated:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the host cannot isolate jobs, and another attempt would not change that"}
-	case ErrKindHostKey:
+	case job.ErrKindHostKey:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target presented a host key that is not pinned: another attempt would trust it no more"}
-	case ErrKindTarget:
+	case job.ErrKindTarget:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target cannot be resolved from the catalog, and another attempt would not change that"}
-	case ErrKindPlaybook:
+	case job.ErrKindPlaybook:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the playbook would run on the controller, and another attempt would run the same playbook"}
 	}
 	if slices.Contains(p.NonRetryableErrors, errKind) {

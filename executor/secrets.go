@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -58,22 +59,7 @@ func (l *loop) resolveSecrets(ctx context.Context, env map[string]string) error 
 // secretValue is the value a secret:<name> reference (named by what,
 // for errors) refers to.
 func (l *loop) secretValue(ctx context.Context, what, ref string) (string, error) {
-	return secretValue(ctx, l.e.cfg.Secrets, l.org, what, ref)
-}
-
-func secretValue(ctx context.Context, secrets Secrets, org, what, ref string) (string, error) {
-	name, ok := secret.ParseRef(ref)
-	if !ok {
-		return "", capstan.Errorf(capstan.EINVALID, "%s refers to %q, which is not a secret name", what, ref)
-	}
-	if secrets == nil {
-		return "", capstan.Errorf(capstan.EUNAVAILABLE, "%s refers to secret %q, but this server has no secret store", what, name)
-	}
-	value, err := secrets.Get(ctx, org, name)
-	if err != nil {
-		return "", err
-	}
-	return string(value), nil
+	return job.SecretValue(ctx, l.e.cfg.Secrets, l.org, what, ref)
 }
 
 // dropFiles removes the secret artifacts' files a job left in outputs

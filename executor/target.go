@@ -2,72 +2,21 @@ package executor
 
 import (
 	"context"
-	"fmt"
-	"net/netip"
-	"strconv"
-	"strings"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/secret"
-	"github.com/capstan-dev/capstan/sshaccess"
+	"github.com/capstan-dev/capstan/executor/job"
 )
-
-// A Target is a host a remote job or probe acts on: a compute node of
-// the catalog bound to one of the node's requirements, with what its
-// ssh.access capability says of it. Nothing else is ever a target: a
-// pack names a requirement, never an address, so a job reaches only the
-// hosts the catalog holds and the plan bound.
-type Target struct {
-	// Requirement is the binding's id; Resource the provider's key
-	// (compute.node/h1).
-	Requirement, Resource string
-	Address               string
-	Port                  int
-	User                  string
-	// HostKeys are the pinned host keys, in authorized_keys format
-	// (ssh-ed25519 AAAA…): the host must present one of them.
-	HostKeys []string
-	// Key is the client's private key (PEM), Certificate its optional
-	// certificate (authorized_keys format): the values of the secret
-	// references the catalog holds, resolved for this attempt only.
-	Key, Certificate []byte
-	// TrustOnFirstUse: the node's pack asked to trust the key a host with
-	// no pinned key presents; Learned is that key once trusted (the
-	// attempt pins it on the compute node and audits it: host_key.trusted).
-	TrustOnFirstUse bool
-	Learned         string
-}
-
-// String names the target in errors and evidence.
-func (t *Target) String() string {
-	return fmt.Sprintf("%s (%s@%s:%d)", t.Resource, t.User, t.Address, t.Port)
-}
-
-// ErrKindTarget is the error kind of an attempt whose target cannot be
-// resolved (not bound, not a reachable compute node, no key); ErrKindHostKey
-// that of a host presenting a key that is not pinned. Neither is retried:
-// another attempt would meet the same catalog, or the same host.
-const (
-	ErrKindTarget  = "target"
-	ErrKindHostKey = "host_key"
-	// ErrKindPlaybook: a playbook that would run on the controller,
-	// refused before it runs (playbook.Check).
-	ErrKindPlaybook = "playbook"
-)
-
-// SSHAccess is the capability a compute node provides to be reached.
-const SSHAccess = capstan.SSHAccess
 
 // targets resolves the hosts a node acts on, by requirement. A
 // requirement that is not bound to a compute node with ssh.access (an
 // address, a user and at least one pinned host key) is an error the
 // attempt fails with, before anything is dialled.
-func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanNode) (map[string]*Target, error) {
+func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanNode) (map[string]*job.Target, error) {
 	reqs := n.Targets()
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	out := map[string]*Target{}
+	out := map[string]*job.Target{}
 	for _, req := range reqs {
 		var b *capstan.ResourceBinding
 		if plan != nil {
@@ -80,77 +29,11 @@ func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanN
 		if err != nil {
 			return nil, err
 		}
-		t, err := TargetOf(ctx, l.e.cfg.Secrets, l.org, req, r)
+		t, err := job.TargetOf(ctx, l.e.cfg.Secrets, l.org, req, r)
 		if err != nil {
 			return nil, err
 		}
 		out[req] = t
 	}
 	return out, nil
-}
-
-// TargetOf reads a target from a compute node's ssh.access attributes,
-// its credentials from secrets (org's): what a job's binding req, or a
-// health assessment's runs_on relationship, reaches.
-func TargetOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.Resource) (*Target, error) {
-	pc := r.Provides(SSHAccess)
-	if pc == nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s does not provide %s", req, r.Key(), SSHAccess)
-	}
-	attr := func(k string) string {
-		v, _ := pc.Attributes[k].(string)
-		return strings.TrimSpace(v)
-	}
-	t := &Target{Requirement: req, Resource: r.Key(), Address: attr("address"), User: attr("user"), Port: 22}
-	switch p := pc.Attributes["port"].(type) {
-	case float64:
-		t.Port = int(p)
-	case int:
-		t.Port = p
-	case int64:
-		t.Port = int(p)
-	case string:
-		if n, err := strconv.Atoi(p); err == nil {
-			t.Port = n
-		}
-	}
-	keys, err := sshaccess.HostKeys(attr("host_key"))
-	if err != nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's ssh.access host_key: %v", req, r.Key(), err)
-	}
-	t.HostKeys = keys
-	switch {
-	case t.Address == "":
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no address", req, r.Key())
-	case t.User == "":
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no ssh user", req, r.Key())
-	}
-	// The catalog held these to the same rules at import; a resource
-	// written otherwise (restored, or from before the rules) meets them
-	// here. Which addresses may be dialled is the egress allow-list's to
-	// say, at the dial.
-	everyAddress := func(netip.Addr) bool { return true }
-	for _, err := range []error{sshaccess.Address(t.Address, everyAddress), sshaccess.Port(t.Port), sshaccess.User(t.User)} {
-		if err != nil {
-			return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's ssh.access: %v", req, r.Key(), err)
-		}
-	}
-	for k, into := range map[string]*[]byte{"private_key": &t.Key, "certificate": &t.Certificate} {
-		ref := attr(k)
-		if ref == "" {
-			continue
-		}
-		if !strings.HasPrefix(ref, secret.RefPrefix) {
-			return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's %s is not a secret: reference", req, r.Key(), k)
-		}
-		v, err := secretValue(ctx, secrets, org, "target "+req+" "+k, ref)
-		if err != nil {
-			return nil, err
-		}
-		*into = []byte(v)
-	}
-	if t.Key == nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no private_key (a secret: reference) in ssh.access", req, r.Key())
-	}
-	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/event"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // EventHostKeyTrusted is the timeline event of a host key trusted on its
@@ -26,7 +27,7 @@ type trusted struct {
 
 // trustOnFirstUse marks the job's target as trusting a first host key
 // when its run spec asks for it.
-func trustOnFirstUse(spec capstan.RunSpec, t *Target) {
+func trustOnFirstUse(spec capstan.RunSpec, t *job.Target) {
 	if t != nil && spec.TrustOnFirstUse && spec.Runner == "ssh" {
 		t.TrustOnFirstUse = true
 	}
@@ -34,7 +35,7 @@ func trustOnFirstUse(spec capstan.RunSpec, t *Target) {
 
 // trustedKeys reads, for each target that trusted a key on first use,
 // its compute node with the key pinned in ssh.access, and the event.
-func (l *loop) trustedKeys(ctx context.Context, node string, hosts map[string]*Target) []trusted {
+func (l *loop) trustedKeys(ctx context.Context, node string, hosts map[string]*job.Target) []trusted {
 	var out []trusted
 	for _, req := range slices.Sorted(maps.Keys(hosts)) {
 		t := hosts[req]
@@ -60,7 +61,7 @@ func (l *loop) trustedKeys(ctx context.Context, node string, hosts map[string]*T
 // pinHostKey returns r with key as its ssh.access host_key, or nil when
 // r pins one already (or provides no ssh.access).
 func pinHostKey(r *capstan.Resource, key string) *capstan.Resource {
-	i := slices.IndexFunc(r.ProvidedCapabilities, func(pc capstan.ProvidedCapability) bool { return pc.Capability == SSHAccess })
+	i := slices.IndexFunc(r.ProvidedCapabilities, func(pc capstan.ProvidedCapability) bool { return pc.Capability == job.SSHAccess })
 	if i < 0 {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // BenchmarkWatchedJob is a job that a watchdog watches (a replica's: its
@@ -15,15 +17,15 @@ import (
 func BenchmarkWatchedJob(b *testing.B) {
 	for _, c := range []struct {
 		name     string
-		deadline func() Deadline
+		deadline func() job.Deadline
 	}{
-		{"unwatched-floor", func() Deadline { return nil }},
-		{"watched", func() Deadline { return windowFor(time.Hour) }},
+		{"unwatched-floor", func() job.Deadline { return nil }},
+		{"watched", func() job.Deadline { return windowFor(time.Hour) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			dir, outputs := b.TempDir(), b.TempDir()
 			for b.Loop() {
-				res := RunScript(context.Background(), nil, Job{NodeID: "bench", Spec: capstan.RunSpec{Timeout: "1m"}, Deadline: c.deadline()}, "true", dir, outputs, nil)
+				res := local.RunScript(context.Background(), nil, job.Job{NodeID: "bench", Spec: capstan.RunSpec{Timeout: "1m"}, Deadline: c.deadline()}, "true", dir, outputs, nil)
 				if res.Err != nil {
 					b.Fatal(res.Err)
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/secret"
 )
@@ -211,7 +212,7 @@ func (r *blockingRunner) gate(node string) chan struct{} {
 	return r.release[node]
 }
 
-func (r *blockingRunner) Run(ctx context.Context, j executor.Job) executor.Result {
+func (r *blockingRunner) Run(ctx context.Context, j job.Job) job.Result {
 	r.mu.Lock()
 	r.launches = append(r.launches, j.NodeID)
 	r.mu.Unlock()
@@ -220,13 +221,13 @@ func (r *blockingRunner) Run(ctx context.Context, j executor.Job) executor.Resul
 	case <-r.gate(j.NodeID):
 		for _, a := range j.Artifacts { // what it made: a value per artifact
 			if err := os.WriteFile(filepath.Join(j.Outputs, a.Name), []byte("made-by-"+j.NodeID), 0o600); err != nil {
-				return executor.Result{ExitCode: -1, ErrKind: "runner", Err: err}
+				return job.Result{ExitCode: -1, ErrKind: "runner", Err: err}
 			}
 		}
-		return executor.Result{}
+		return job.Result{}
 	case <-ctx.Done():
 		r.killed <- r.clock.Now()
-		return executor.Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
+		return job.Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
 	}
 }
 
@@ -249,7 +250,7 @@ func windowCase(t *testing.T, options ...func(*executor.Config)) (*manualClock, 
 	logs := &testenv.SyncBuffer{}
 	cfg := executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(logs, nil)),
 		Clock: clock, Lease: lease, LeaseHolder: "a", LeaseTerm: 15 * time.Second, Workers: 1, PerOperation: 1,
-		Runners: map[string]executor.Runner{"block": runner}}
+		Runners: map[string]job.Runner{"block": runner}}
 	for _, o := range options {
 		o(&cfg)
 	}

@@ -2,7 +2,7 @@
 // on a user's word: the host's own and the cloud's (loopback, link-local
 // where metadata services answer, the metadata addresses outside it,
 // unspecified, multicast), and private networks. The egress allow-list
-// (executor.Egress) and the catalog's address check (sshaccess) ask it,
+// (local.Egress) and the catalog's address check (sshaccess) ask it,
 // so the rule is written once.
 package netguard
 

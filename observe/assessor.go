@@ -17,7 +17,8 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/assess"
 	"github.com/capstan-dev/capstan/event"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/secret"
 )
 
@@ -34,9 +35,9 @@ type Store interface {
 type Assessor struct {
 	Store Store
 	// Prober runs the observe probes (its Remote probes reach the host).
-	Prober executor.Prober
+	Prober probe.Prober
 	// Secrets resolves the host's credentials (the ssh.access key).
-	Secrets executor.Secrets
+	Secrets job.Secrets
 	Now     func() time.Time
 	// OnDrift, when set, is told of a resource an assessment found newly
 	// drifted (service.ProposeDriftGates: running operations that bind it
@@ -49,7 +50,7 @@ const Scheduler = capstan.AssessorActor
 
 // unreachableKinds are the error kinds of a probe that never reached the
 // host, or could not trust or log in to it: nothing of it was observed.
-var unreachableKinds = map[string]bool{"unreachable": true, "connection_lost": true, "timeout": true, "auth": true, executor.ErrKindHostKey: true}
+var unreachableKinds = map[string]bool{"unreachable": true, "connection_lost": true, "timeout": true, "auth": true, job.ErrKindHostKey: true}
 
 // Assess assesses the resource key of org now, for by (a person's id or
 // Scheduler), and returns it as recorded. A resource another operation
@@ -135,7 +136,7 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 	if err != nil {
 		return assess.Verdict{Health: capstan.HealthUnknown, Reason: "its host cannot be observed: " + capstan.ErrorMessage(err)}, nil, nil
 	}
-	target := executor.ProbeTarget{Org: org, Resource: r.Key(), Hosts: map[string]*executor.Target{capstan.ObserveTarget: host}, Desired: r.DesiredState}
+	target := job.ProbeTarget{Org: org, Resource: r.Key(), Hosts: map[string]*job.Target{capstan.ObserveTarget: host}, Desired: r.DesiredState}
 	// What a host says may hold a secret of the organization (a probe
 	// reading a config file): masked before it is compared or kept.
 	var red *secret.Redactor
@@ -159,7 +160,7 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 		kind, _ := source["error_kind"].(string)
 		o.Unreachable = unreachableKinds[kind]
 		if pr.Observes != "" {
-			if v, ok := executor.ObservedValue(pr, source, output); ok {
+			if v, ok := probe.ObservedValue(pr, source, output); ok {
 				o.Value, observed[pr.Observes] = v, v
 			}
 			source["observes"] = pr.Observes
@@ -180,7 +181,7 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 }
 
 // host resolves the compute node r runs on to a target.
-func (a *Assessor) host(ctx context.Context, org string, r *capstan.Resource) (*executor.Target, error) {
+func (a *Assessor) host(ctx context.Context, org string, r *capstan.Resource) (*job.Target, error) {
 	for _, rel := range r.Relationships {
 		if rel.Type != capstan.RelRunsOn {
 			continue
@@ -189,12 +190,12 @@ func (a *Assessor) host(ctx context.Context, org string, r *capstan.Resource) (*
 		if err != nil {
 			return nil, err
 		}
-		if node.Provides(executor.SSHAccess) == nil {
+		if node.Provides(job.SSHAccess) == nil {
 			continue // runs on something that is not a host (a cluster)
 		}
-		return executor.TargetOf(ctx, a.Secrets, org, capstan.ObserveTarget, node)
+		return job.TargetOf(ctx, a.Secrets, org, capstan.ObserveTarget, node)
 	}
-	return nil, capstan.Errorf(capstan.EINVALID, "%s runs on no compute node with %s", r.Key(), executor.SSHAccess)
+	return nil, capstan.Errorf(capstan.EINVALID, "%s runs on no compute node with %s", r.Key(), job.SSHAccess)
 }
 
 // record returns r with the verdict: its health, its last assessment,

@@ -9,7 +9,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/embedded"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/observe"
 	"github.com/capstan-dev/capstan/secret"
 )
@@ -17,7 +18,7 @@ import (
 // hostSays is a remote probe that reports what a host printed.
 type hostSays string
 
-func (h hostSays) Probe(context.Context, capstan.Probe, *executor.Target) (string, map[string]any, []byte) {
+func (h hostSays) Probe(context.Context, capstan.Probe, *job.Target) (string, map[string]any, []byte) {
 	return capstan.EvidencePassed, map[string]any{"exit_code": 0, "note": string(h)}, []byte(h)
 }
 
@@ -43,7 +44,7 @@ func TestWhatAHostSaysIsMasked(t *testing.T) {
 	defer store.Close()
 	const password = "correct-horse-battery-staple"
 	node := &capstan.Resource{Type: "compute.node", Name: "h1", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
-		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: executor.SSHAccess, Attributes: map[string]any{
+		ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: job.SSHAccess, Attributes: map[string]any{
 			"address": "10.0.0.2", "user": "root", "host_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ+pLwnnC0cXYtKxYG6AUsu8hdH4x8GYNannH9UOjCnF", "private_key": "secret:host-key"}}}}
 	svc := &capstan.Resource{Type: "app.service", Name: "a", LifecycleStatus: capstan.LifecycleActive, HealthStatus: capstan.HealthHealthy,
 		DesiredState:  map[string]any{"dsn": "postgres://app@db/app"},
@@ -53,7 +54,7 @@ func TestWhatAHostSaysIsMasked(t *testing.T) {
 	spec := &capstan.ObserveSpec{Probes: []capstan.Probe{{Name: "dsn", Type: "ssh_command", Target: capstan.ObserveTarget, Script: "cat /etc/app/dsn", Observes: "dsn"}}}
 	typed := benchStore{Store: store, types: []*capstan.ResourceType{{Key: "app.service", DisplayName: "App", AllowedActions: []string{"install"}, Observe: spec}}}
 	a := &observe.Assessor{Store: typed, Secrets: maskingSecrets{values: map[string][]byte{"host-key": []byte("key"), "db-password": []byte(password)}},
-		Prober: executor.Prober{Remote: map[string]executor.RemoteProbe{"ssh_command": hostSays("postgres://app:" + password + "@db/app")}}}
+		Prober: probe.Prober{Remote: map[string]job.RemoteProbe{"ssh_command": hostSays("postgres://app:" + password + "@db/app")}}}
 	got, err := a.Assess(ctx, "o", "app.service/a", "alice")
 	require.NoError(t, err)
 	require.Equal(t, capstan.HealthDrifted, got.HealthStatus, "%+v", got.Assessment)

@@ -16,7 +16,8 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/embedded"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 	"github.com/capstan-dev/capstan/observe"
@@ -80,7 +81,7 @@ func BenchmarkAssessmentRound(b *testing.B) {
 		{Name: "port", Type: "tcp", Target: capstan.ObserveTarget, Port: 22},
 	}}
 	typed := benchStore{Store: store, types: []*capstan.ResourceType{{Key: "bench.service", DisplayName: "Bench", AllowedActions: []string{"install"}, Observe: spec}}}
-	prober := executor.Prober{Remote: remote.Probes(pool, (&net.Dialer{}).DialContext)}
+	prober := probe.Prober{Remote: remote.Probes(pool, (&net.Dialer{}).DialContext)}
 	assessor := &observe.Assessor{Store: typed, Prober: prober, Secrets: benchSecrets{"key": hosts.ClientKey}}
 	schedule := &observe.Schedule{Assessor: assessor, Store: typed, Orgs: func() []string { return []string{"bench"} }, Every: time.Nanosecond, Concurrency: 8}
 	b.Run("round", func(b *testing.B) {
@@ -93,7 +94,7 @@ func BenchmarkAssessmentRound(b *testing.B) {
 	})
 	// The floor: as many ssh sessions running `true`, 8 at once on the
 	// same pooled connection, with nothing decided or written.
-	target := &executor.Target{Requirement: "host", Resource: "compute.node/" + h.Name, Address: h.Address, Port: h.Port, User: "root",
+	target := &job.Target{Requirement: "host", Resource: "compute.node/" + h.Name, Address: h.Address, Port: h.Port, User: "root",
 		HostKeys: []string{h.HostKey}, Key: hosts.ClientKey}
 	b.Run("floor-sessions", func(b *testing.B) {
 		for b.Loop() {

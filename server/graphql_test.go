@@ -17,6 +17,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
@@ -384,7 +386,7 @@ func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}, "shell": local.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })

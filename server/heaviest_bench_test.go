@@ -21,6 +21,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/graph"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
@@ -46,7 +48,7 @@ func newHeavyEnv(b *testing.B) *heavyEnv {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Config{Store: store, Dir: b.TempDir(), JobDir: b.TempDir(), Log: log, Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}}})
 	runCtx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(func() { cancel(); ex.Stop() })
 	if err := ex.Start(runCtx); err != nil {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/live"
@@ -67,7 +69,7 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 	require.NoError(t, svc.SeedDemoCatalog(testenv.Admin("other"), "other", []byte("clusters: [{name: other-k8s, environment: prod}]")))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: log, Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	svc.Launcher = ex

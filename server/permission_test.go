@@ -13,6 +13,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
 )
@@ -28,7 +30,7 @@ func TestPermissionsAgreeWithMutations(t *testing.T) {
 	svc := testenv.Demo(t, store)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: log, Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}, "shell": executor.ShellRunner{}}})
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}, "shell": local.ShellRunner{}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })

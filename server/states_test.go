@@ -15,6 +15,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/server"
 )
@@ -149,7 +151,7 @@ func startStates(t *testing.T) *statesEnv {
 	svc := testenv.Demo(t, store)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ex := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: log, Hooks: svc,
-		Runners: map[string]executor.Runner{"sim": executor.SimRunner{Instant: true}}})
+		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	svc.Launcher = ex

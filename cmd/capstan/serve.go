@@ -31,6 +31,9 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
 	"github.com/capstan-dev/capstan/live"
@@ -237,7 +240,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 			c.egress = append(c.egress, e)
 		}
 	}
-	if _, err := executor.ParseEgress(c.egress); err != nil {
+	if _, err := local.ParseEgress(c.egress); err != nil {
 		return c, err
 	}
 	for _, o := range strings.Split(*origins, ",") {
@@ -341,7 +344,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		}
 	}
 	sandbox := jobSandbox(cfg)
-	egress, err := executor.ParseEgress(cfg.egress)
+	egress, err := local.ParseEgress(cfg.egress)
 	if err != nil {
 		return err
 	}
@@ -359,7 +362,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// only through the egress allow-list.
 	hosts := remote.NewPool(remote.Config{Dial: egress.DialContext})
 	defer hosts.Close()
-	prober := executor.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
+	prober := probe.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs.
 	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault, OnDrift: func(ctx context.Context, org, key string) {
@@ -380,7 +383,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]executor.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
+		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)
@@ -539,12 +542,12 @@ func prepareSecrets(ctx context.Context, vault *secret.Vault, orgs []string, cfg
 // file or the secret store. Where it cannot (--sandbox off, or neither
 // root nor user namespaces), shell jobs and command probes are refused
 // unless --allow-unisolated-jobs.
-func jobSandbox(cfg serveConfig) *executor.Sandbox {
+func jobSandbox(cfg serveConfig) *local.Sandbox {
 	hide := []string{cfg.dataDir, filepath.Dir(cfg.secretStore), cfg.secretKeyFile}
 	if cfg.tokens != "" {
 		hide = append(hide, cfg.tokens)
 	}
-	return executor.NewSandbox(executor.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
+	return local.NewSandbox(local.SandboxConfig{UIDBase: uint32(cfg.jobUIDBase), Slots: max(cfg.workers, 64),
 		Network: cfg.jobNetwork, Hide: hide, DiskQuota: int64(cfg.jobDiskMiB) << 20, Off: cfg.sandbox == "off", AllowUnisolated: cfg.allowUnisolated})
 }
 

@@ -15,7 +15,8 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/playbook"
 	"github.com/capstan-dev/capstan/sshaccess"
 )
@@ -42,12 +43,12 @@ type AnsibleRunner struct {
 	}
 	// Sandbox confines ansible-playbook; nil refuses every ansible job
 	// (it would run as the server's user).
-	Sandbox *executor.Sandbox
+	Sandbox *local.Sandbox
 }
 
 // allowed resolves the target's address and returns the first the
 // allow-list allows.
-func (r AnsibleRunner) allowed(ctx context.Context, t *executor.Target) (netip.Addr, error) {
+func (r AnsibleRunner) allowed(ctx context.Context, t *job.Target) (netip.Addr, error) {
 	if r.Egress == nil {
 		return netip.Addr{}, errors.New("no egress allow-list: ansible reaches no host")
 	}
@@ -177,22 +178,22 @@ const sshArgs = "-o UserKnownHostsFile=" + knownHosts + " -o GlobalKnownHostsFil
 // playbook, the relay's socket, ansible's own home) live in a directory
 // of the job's own, private to the server, removed afterwards; the key
 // never reaches a command line.
-func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result {
-	fail := func(kind string, err error) executor.Result {
-		return executor.Result{ExitCode: -1, ErrKind: kind, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
+func (r AnsibleRunner) Run(ctx context.Context, j job.Job) job.Result {
+	fail := func(kind string, err error) job.Result {
+		return job.Result{ExitCode: -1, ErrKind: kind, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
 	}
 	t := j.Target
 	if t == nil {
-		return fail(executor.ErrKindTarget, errors.New("an ansible job needs a target (run.target: a requirement bound to a compute node)"))
+		return fail(job.ErrKindTarget, errors.New("an ansible job needs a target (run.target: a requirement bound to a compute node)"))
 	}
 	if len(t.HostKeys) == 0 {
-		return fail(executor.ErrKindHostKey, errors.New("the catalog pins no host_key for "+t.Resource+": ansible would have to trust whatever answers"))
+		return fail(job.ErrKindHostKey, errors.New("the catalog pins no host_key for "+t.Resource+": ansible would have to trust whatever answers"))
 	}
 	if r.Sandbox == nil {
-		return fail(executor.ErrKindUnisolated, errors.New("ansible-playbook runs only in the job sandbox, and this runner has none"))
+		return fail(local.ErrKindUnisolated, errors.New("ansible-playbook runs only in the job sandbox, and this runner has none"))
 	}
 	if err := playbook.Check(j.Spec.Playbook); err != nil {
-		return fail(executor.ErrKindPlaybook, err)
+		return fail(job.ErrKindPlaybook, err)
 	}
 	addr, err := r.allowed(ctx, t)
 	if err != nil {
@@ -200,11 +201,11 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	}
 	inventory, err := Inventory(addr, t.Port, t.User)
 	if err != nil {
-		return fail(executor.ErrKindTarget, err)
+		return fail(job.ErrKindTarget, err)
 	}
 	known, err := KnownHosts(addr, t.Port, t.HostKeys)
 	if err != nil {
-		return fail(executor.ErrKindHostKey, err)
+		return fail(job.ErrKindHostKey, err)
 	}
 	ws, err := newWorkspace(j.Dir)
 	if err != nil {
@@ -238,8 +239,8 @@ func (r AnsibleRunner) Run(ctx context.Context, j executor.Job) executor.Result 
 	}
 	// Offline whatever --job-network says: the relay is the job's only way
 	// out, so controller-side code reaches nothing but the target's sshd.
-	res := executor.RunScript(ctx, r.Sandbox.Offline(), j, playScript(j.Spec.Check), ws.dir, outputs, env)
-	tail, err := executor.ReadJobFile(filepath.Join(ws.dir, recapFile), maxRecap+1)
+	res := local.RunScript(ctx, r.Sandbox.Offline(), j, playScript(j.Spec.Check), ws.dir, outputs, env)
+	tail, err := local.ReadJobFile(filepath.Join(ws.dir, recapFile), maxRecap+1)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil // the play did not get that far: its output says why
 	} else if err != nil {
@@ -332,7 +333,7 @@ func (w *workspace) remove() error {
 
 // classify names an ended play's failure: a host key that does not match
 // the pinned ones, an unreachable host (ansible's exit 4), or its exit.
-func classify(res executor.Result, j executor.Job, t *executor.Target, tail []byte) executor.Result {
+func classify(res job.Result, j job.Job, t *job.Target, tail []byte) job.Result {
 	if res.Err == nil || !strings.HasPrefix(res.ErrKind, "exit:") {
 		if res.ErrKind == "timeout" || res.ErrKind == "cancelled" {
 			res.Err = fmt.Errorf("job %s: %s on %s", j.NodeID, res.ErrKind, t.Resource)
@@ -343,7 +344,7 @@ func classify(res executor.Result, j executor.Job, t *executor.Target, tail []by
 	out := string(res.Output) + string(tail)
 	switch {
 	case strings.Contains(out, "Host key verification failed") || strings.Contains(out, "REMOTE HOST IDENTIFICATION HAS CHANGED"):
-		res.ErrKind = executor.ErrKindHostKey
+		res.ErrKind = job.ErrKindHostKey
 	case res.ExitCode == 4:
 		res.ErrKind = KindUnreachable
 	}
@@ -352,7 +353,7 @@ func classify(res executor.Result, j executor.Job, t *executor.Target, tail []by
 
 // recapEvidence turns the host's PLAY RECAP line into evidence: passed
 // when nothing failed and the host was reached.
-func recapEvidence(output []byte, name string, t *executor.Target) *capstan.Evidence {
+func recapEvidence(output []byte, name string, t *job.Target) *capstan.Evidence {
 	for _, m := range recap.FindAllSubmatch(output, -1) {
 		if string(m[1]) != name {
 			continue

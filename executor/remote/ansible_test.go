@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -30,7 +31,7 @@ const playbook = `- hosts: target
 // ansibleHost is a server's side of an ansible job: its sandbox, hiding a
 // tokens file and a data directory any user could read.
 type ansibleHost struct {
-	sandbox       *executor.Sandbox
+	sandbox       *local.Sandbox
 	tokens, data  string
 	tokensSecret  string
 	runner        remote.AnsibleRunner
@@ -54,16 +55,16 @@ func newAnsibleHost(t *testing.T) *ansibleHost {
 	h.work, h.outputs = filepath.Join(h.data, "sandbox", "op1"), filepath.Join(h.data, "outputs", "op1")
 	require.NoError(t, os.MkdirAll(h.work, 0o750))
 	require.NoError(t, os.MkdirAll(h.outputs, 0o750))
-	h.sandbox = executor.NewSandbox(executor.SandboxConfig{Hide: []string{h.data, h.tokens}, Slots: 4})
+	h.sandbox = local.NewSandbox(local.SandboxConfig{Hide: []string{h.data, h.tokens}, Slots: 4})
 	require.True(t, h.sandbox.Isolated(), h.sandbox.Describe())
-	allow, err := executor.ParseEgress([]string{"10.0.0.0/8"})
+	allow, err := local.ParseEgress([]string{"10.0.0.0/8"})
 	require.NoError(t, err)
 	h.runner = remote.AnsibleRunner{Egress: allow, Sandbox: h.sandbox}
 	return h
 }
 
-func (h *ansibleHost) run(target *executor.Target, play string, check bool, env map[string]string) executor.Result {
-	return h.runner.Run(context.Background(), executor.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Outputs: h.outputs,
+func (h *ansibleHost) run(target *job.Target, play string, check bool, env map[string]string) job.Result {
+	return h.runner.Run(context.Background(), job.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Outputs: h.outputs,
 		Target: target, Env: env, Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: play, Check: check, Timeout: "2m"}})
 }
 
@@ -92,21 +93,21 @@ func TestAnsibleRunner(t *testing.T) {
 	wrong := targetOf(h.hosts, 0)
 	wrong.HostKeys = []string{h.hosts.Hosts[1].HostKey}
 	res = h.run(wrong, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/mitm.txt"})
-	require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
+	require.Equal(t, job.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
 	_, err = os.Stat(filepath.Join(h.hosts.Hosts[0].Root, "srv", "mitm.txt"))
 	require.True(t, os.IsNotExist(err))
 	require.NotContains(t, string(res.Output), string(h.hosts.ClientKey), "the key is never shown")
 
-	none, err := executor.ParseEgress(nil)
+	none, err := local.ParseEgress(nil)
 	require.NoError(t, err)
-	res = remote.AnsibleRunner{Egress: none, Sandbox: h.sandbox}.Run(context.Background(), executor.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
+	res = remote.AnsibleRunner{Egress: none, Sandbox: h.sandbox}.Run(context.Background(), job.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
 		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: playbook}})
 	require.Equal(t, remote.KindUnreachable, res.ErrKind)
 	require.Contains(t, res.Err.Error(), "not in the allow-list")
 
-	res = remote.AnsibleRunner{Egress: none}.Run(context.Background(), executor.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
+	res = remote.AnsibleRunner{Egress: none}.Run(context.Background(), job.Job{NodeID: "play", Target: targetOf(h.hosts, 0),
 		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: playbook}})
-	require.Equal(t, executor.ErrKindUnisolated, res.ErrKind, "no sandbox, no play")
+	require.Equal(t, local.ErrKindUnisolated, res.ErrKind, "no sandbox, no play")
 }
 
 // TestAnsibleAttacks are the attacks of issue 42 on the runner, as a
@@ -117,7 +118,7 @@ func TestAnsibleRunner(t *testing.T) {
 func TestAnsibleAttacks(t *testing.T) {
 	h := newAnsibleHost(t)
 	marker := filepath.Join(h.markerDir, "marker")
-	noHarm := func(t *testing.T, res executor.Result) {
+	noHarm := func(t *testing.T, res job.Result) {
 		t.Helper()
 		require.NotContains(t, string(res.Output), h.tokensSecret, "the tokens file is never read")
 		require.NotContains(t, string(res.Output), string(h.hosts.ClientKey))
@@ -135,7 +136,7 @@ func TestAnsibleAttacks(t *testing.T) {
 `, marker, h.tokens)
 	t.Run("delegate_to localhost is refused before it runs", func(t *testing.T) {
 		res := h.run(targetOf(h.hosts, 0), delegate, false, nil)
-		require.Equal(t, executor.ErrKindPlaybook, res.ErrKind, "%v\n%s", res.Err, res.Output)
+		require.Equal(t, job.ErrKindPlaybook, res.ErrKind, "%v\n%s", res.Err, res.Output)
 		require.Contains(t, res.Err.Error(), "delegates a task")
 		noHarm(t, res)
 	})
@@ -160,7 +161,7 @@ func TestAnsibleAttacks(t *testing.T) {
 			target := targetOf(h.hosts, 0)
 			target.User = user
 			res := h.run(target, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/x.txt"})
-			require.Equal(t, executor.ErrKindTarget, res.ErrKind, "%v\n%s", res.Err, res.Output)
+			require.Equal(t, job.ErrKindTarget, res.ErrKind, "%v\n%s", res.Err, res.Output)
 			require.Contains(t, res.Err.Error(), "portable user name")
 			noHarm(t, res)
 		})
@@ -169,7 +170,7 @@ func TestAnsibleAttacks(t *testing.T) {
 		target := targetOf(h.hosts, 0)
 		target.HostKeys = []string{h.hosts.Hosts[1].HostKey + "\n* " + h.hosts.Hosts[1].HostKey}
 		res := h.run(target, playbook, false, map[string]string{"CAPSTAN_PARAM_PATH": "/srv/x.txt"})
-		require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
+		require.Equal(t, job.ErrKindHostKey, res.ErrKind, "%v\n%s", res.Err, res.Output)
 		noHarm(t, res)
 	})
 }
@@ -196,7 +197,7 @@ func TestAnsibleIsOfflineWhateverJobNetworkSays(t *testing.T) {
 		}
 	}()
 	defer func() { l.Close(); <-served }()
-	online := executor.NewSandbox(executor.SandboxConfig{Network: true, Slots: 2})
+	online := local.NewSandbox(local.SandboxConfig{Network: true, Slots: 2})
 	r := h.runner
 	r.Sandbox = online
 	play := fmt.Sprintf(`- hosts: target
@@ -205,7 +206,7 @@ func TestAnsibleIsOfflineWhateverJobNetworkSays(t *testing.T) {
     - ansible.builtin.debug:
         msg: 'plane={{ lookup("pipe", "bash -c ''exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3'' 2>/dev/null || echo unreachable") }}'
 `, l.Addr().(*net.TCPAddr).Port)
-	res := r.Run(context.Background(), executor.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Target: targetOf(h.hosts, 0),
+	res := r.Run(context.Background(), job.Job{OperationID: "op1", NodeID: "play", Attempt: 1, Dir: h.work, Target: targetOf(h.hosts, 0),
 		Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: play, Timeout: "2m"}})
 	require.NoError(t, res.Err, "%s", res.Output)
 	require.NotContains(t, string(res.Output), "CONTROL-PLANE")

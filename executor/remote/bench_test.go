@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -27,7 +28,7 @@ func BenchmarkSSHRunner(b *testing.B) {
 	outputs := b.TempDir()
 	b.Run("runner", func(b *testing.B) {
 		for b.Loop() {
-			res := r.Run(context.Background(), executor.Job{OperationID: "bench", NodeID: "n", Attempt: 1, Outputs: outputs, Target: target,
+			res := r.Run(context.Background(), job.Job{OperationID: "bench", NodeID: "n", Attempt: 1, Outputs: outputs, Target: target,
 				Spec: capstan.RunSpec{Runner: "ssh", Script: "true", Timeout: "30s"}})
 			if res.Err != nil {
 				b.Fatal(res.Err)
@@ -61,17 +62,17 @@ func BenchmarkSSHRunner(b *testing.B) {
 // root).
 func BenchmarkAnsibleRunner(b *testing.B) {
 	hosts := testhosts.Start(b, 1)
-	allow, err := executor.ParseEgress([]string{"10.0.0.0/8"})
+	allow, err := local.ParseEgress([]string{"10.0.0.0/8"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb := executor.NewSandbox(executor.SandboxConfig{Slots: 2})
+	sb := local.NewSandbox(local.SandboxConfig{Slots: 2})
 	r := remote.AnsibleRunner{Egress: allow, Sandbox: sb}
 	const ping = "- hosts: target\n  gather_facts: false\n  tasks: [{ansible.builtin.ping: {}}]\n"
 	target := targetOf(hosts, 0)
 	b.Run("runner", func(b *testing.B) {
 		for b.Loop() {
-			res := r.Run(context.Background(), executor.Job{OperationID: "bench", NodeID: "n", Attempt: 1, Target: target,
+			res := r.Run(context.Background(), job.Job{OperationID: "bench", NodeID: "n", Attempt: 1, Target: target,
 				Spec: capstan.RunSpec{Runner: "ansible", Target: "host", Playbook: ping, Timeout: "2m"}})
 			if res.Err != nil {
 				b.Fatalf("%v: %s", res.Err, res.Output)

@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // Config bounds the pool. Zero values take the defaults.
@@ -124,7 +124,7 @@ func (p *Pool) Open() int {
 }
 
 // An Error is a failure to reach a target, typed for the retry policy
-// (Kind: executor.ErrKindHostKey, unreachable, auth, connection_lost).
+// (Kind: job.ErrKindHostKey, unreachable, auth, connection_lost).
 type Error struct {
 	Kind   string
 	Target string
@@ -134,7 +134,7 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("%s: %v", e.Target, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Kinds of Error besides executor.ErrKindHostKey.
+// Kinds of Error besides job.ErrKindHostKey.
 const (
 	KindUnreachable    = "unreachable"
 	KindAuth           = "auth"
@@ -152,7 +152,7 @@ func ErrorKind(err error) string {
 
 // get returns a live connection to t, dialling one when there is none.
 // The caller releases it.
-func (p *Pool) get(ctx context.Context, t *executor.Target) (*conn, error) {
+func (p *Pool) get(ctx context.Context, t *job.Target) (*conn, error) {
 	key := connKey(t)
 	for {
 		p.mu.Lock()
@@ -328,7 +328,7 @@ func (p *Pool) reap() {
 }
 
 // dial connects and authenticates to t, pinning its host key.
-func (p *Pool) dial(ctx context.Context, t *executor.Target) (*ssh.Client, error) {
+func (p *Pool) dial(ctx context.Context, t *job.Target) (*ssh.Client, error) {
 	fail := func(kind string, err error) (*ssh.Client, error) {
 		return nil, &Error{Kind: kind, Target: t.String(), Err: err}
 	}
@@ -341,7 +341,7 @@ func (p *Pool) dial(ctx context.Context, t *executor.Target) (*ssh.Client, error
 	}
 	hostKey, algorithms, err := pinned(t)
 	if err != nil {
-		return fail(executor.ErrKindHostKey, err)
+		return fail(job.ErrKindHostKey, err)
 	}
 	addr := net.JoinHostPort(t.Address, strconv.Itoa(t.Port))
 	dctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
@@ -359,7 +359,7 @@ func (p *Pool) dial(ctx context.Context, t *executor.Target) (*ssh.Client, error
 		var hk *hostKeyError
 		switch {
 		case errors.As(err, &hk):
-			return fail(executor.ErrKindHostKey, hk)
+			return fail(job.ErrKindHostKey, hk)
 		case strings.Contains(err.Error(), "unable to authenticate"):
 			return fail(KindAuth, err)
 		default:
@@ -371,7 +371,7 @@ func (p *Pool) dial(ctx context.Context, t *executor.Target) (*ssh.Client, error
 }
 
 // authMethod is the target's key, with its certificate when it has one.
-func authMethod(t *executor.Target) (ssh.AuthMethod, error) {
+func authMethod(t *job.Target) (ssh.AuthMethod, error) {
 	signer, err := ssh.ParsePrivateKey(t.Key)
 	if err != nil {
 		return nil, fmt.Errorf("the ssh key is not a private key ssh reads (%v)", shortErr(err))
@@ -408,7 +408,7 @@ func (e *hostKeyError) Error() string {
 // pinned is the callback accepting only the target's pinned host keys,
 // and the algorithms to ask the host for (those of the pinned keys, so
 // that a host with several keys presents one that is pinned).
-func pinned(t *executor.Target) (ssh.HostKeyCallback, []string, error) {
+func pinned(t *job.Target) (ssh.HostKeyCallback, []string, error) {
 	var keys []ssh.PublicKey
 	var algorithms []string
 	for _, line := range t.HostKeys {
@@ -441,7 +441,7 @@ func algorithmsFor(keyType string) []string {
 }
 
 // connKey identifies what a connection is to and as whom.
-func connKey(t *executor.Target) string {
+func connKey(t *job.Target) string {
 	h := sha256.New()
 	h.Write(t.Key)
 	h.Write([]byte{0})

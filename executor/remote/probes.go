@@ -12,19 +12,19 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // probeTimeout bounds one probe of real state.
 const probeTimeout = time.Minute
 
 // Probes are the probes of real state on target hosts, by type, for
-// executor.Prober.Remote: tcp (a port answers), ssh_command (a command's
+// probe.Prober.Remote: tcp (a port answers), ssh_command (a command's
 // exit code and output), file (exists, with checksum, owner and mode)
 // and service (a process is running, by its pidfile). dial is the
 // egress allow-list's.
-func Probes(pool *Pool, dial func(ctx context.Context, network, address string) (net.Conn, error)) map[string]executor.RemoteProbe {
-	return map[string]executor.RemoteProbe{
+func Probes(pool *Pool, dial func(ctx context.Context, network, address string) (net.Conn, error)) map[string]job.RemoteProbe {
+	return map[string]job.RemoteProbe{
 		"tcp":         tcpProbe{dial: dial},
 		"ssh_command": commandProbe{pool: pool},
 		"file":        fileProbe{pool: pool},
@@ -36,7 +36,7 @@ type tcpProbe struct {
 	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-func (p tcpProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Target) (string, map[string]any, []byte) {
+func (p tcpProbe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (string, map[string]any, []byte) {
 	source := map[string]any{"port": pr.Port}
 	if pr.Port < 1 || pr.Port > 65535 {
 		source["note"] = "the probe names no port"
@@ -66,7 +66,7 @@ func (p tcpProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Targe
 // exec runs a probe's script on its target; a failure to reach it fails
 // the probe, saying how (error_kind: unreachable, host_key, auth,
 // connection_lost).
-func probeExec(ctx context.Context, pool *Pool, t *executor.Target, source map[string]any, script string, args ...string) (ExecResult, bool) {
+func probeExec(ctx context.Context, pool *Pool, t *job.Target, source map[string]any, script string, args ...string) (ExecResult, bool) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	res := pool.Exec(ctx, t, Command{Script: script, Args: args})
@@ -83,7 +83,7 @@ func probeExec(ctx context.Context, pool *Pool, t *executor.Target, source map[s
 
 type commandProbe struct{ pool *Pool }
 
-func (p commandProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Target) (string, map[string]any, []byte) {
+func (p commandProbe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (string, map[string]any, []byte) {
 	source := map[string]any{"command": pr.Script}
 	res, ok := probeExec(ctx, p.pool, t, source, pr.Script)
 	if !ok {
@@ -110,7 +110,7 @@ type fileProbe struct{ pool *Pool }
 // is not a regular file.
 const fileScript = `[ -f "$1" ] || exit 3; stat -c '%U %a' -- "$1" && sha256sum -- "$1" | cut -d' ' -f1`
 
-func (p fileProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Target) (string, map[string]any, []byte) {
+func (p fileProbe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (string, map[string]any, []byte) {
 	source := map[string]any{"path": pr.Path}
 	if pr.Path == "" {
 		source["note"] = "the probe names no path"
@@ -169,7 +169,7 @@ type serviceProbe struct{ pool *Pool }
 // the pidfile holds; 3: no pidfile, 4: no such process.
 const serviceScript = `pid=$(cat -- "$1" 2>/dev/null) || exit 3; case "$pid" in ''|*[!0-9]*) exit 3;; esac; kill -0 "$pid" 2>/dev/null || [ -d "/proc/$pid" ] || exit 4; echo "$pid"; cat "/proc/$pid/comm"`
 
-func (p serviceProbe) Probe(ctx context.Context, pr capstan.Probe, t *executor.Target) (string, map[string]any, []byte) {
+func (p serviceProbe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (string, map[string]any, []byte) {
 	source := map[string]any{"pidfile": pr.Pidfile}
 	if pr.Pidfile == "" {
 		source["note"] = "the probe names no pidfile"

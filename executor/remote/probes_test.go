@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -34,8 +35,8 @@ for i in $(seq 1 100); do (exec 3<>/dev/tcp/$2/8080) 2>/dev/null && exit 0; slee
 	require.NoError(t, res.Err)
 	require.Equal(t, 0, res.ExitCode, "%s", res.Output)
 	sum := sha256.Sum256([]byte(content))
-	prober := executor.Prober{Client: http.DefaultClient, Remote: remote.Probes(pool, dialer)}
-	in := executor.ProbeTarget{Hosts: map[string]*executor.Target{"host": target},
+	prober := probe.Prober{Client: http.DefaultClient, Remote: remote.Probes(pool, dialer)}
+	in := job.ProbeTarget{Hosts: map[string]*job.Target{"host": target},
 		Desired: map[string]any{"config_sha256": hex.EncodeToString(sum[:]), "running": true, "phase": "degraded"}}
 	for _, c := range []struct {
 		probe    capstan.Probe

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -23,14 +24,14 @@ func dialer(ctx context.Context, network, addr string) (net.Conn, error) {
 	return d.DialContext(ctx, network, addr)
 }
 
-func targetOf(h *testhosts.Hosts, i int) *executor.Target {
+func targetOf(h *testhosts.Hosts, i int) *job.Target {
 	x := h.Hosts[i]
-	return &executor.Target{Requirement: "host", Resource: "compute.node/" + x.Name, Address: x.Address, Port: x.Port, User: "root",
+	return &job.Target{Requirement: "host", Resource: "compute.node/" + x.Name, Address: x.Address, Port: x.Port, User: "root",
 		HostKeys: []string{x.HostKey}, Key: h.ClientKey}
 }
 
-func job(t *testing.T, target *executor.Target, script, timeout string, artifacts ...string) executor.Job {
-	j := executor.Job{OperationID: "op1", NodeID: "n", Attempt: 1, Outputs: t.TempDir(), Target: target,
+func sshJob(t *testing.T, target *job.Target, script, timeout string, artifacts ...string) job.Job {
+	j := job.Job{OperationID: "op1", NodeID: "n", Attempt: 1, Outputs: t.TempDir(), Target: target,
 		Spec: capstan.RunSpec{Runner: "ssh", Script: script, Timeout: timeout}, Env: map[string]string{"CAPSTAN_PARAM_NAME": "it's $me \"quoted\""}}
 	for _, a := range artifacts {
 		j.Artifacts = append(j.Artifacts, capstan.ArtifactSpec{Name: a, Type: "report", Sensitivity: "internal"})
@@ -47,7 +48,7 @@ func TestARemoteJob(t *testing.T) {
 	defer pool.Close()
 	r := remote.Runner{Pool: pool}
 
-	j := job(t, targetOf(hosts, 0), `echo "hello $CAPSTAN_PARAM_NAME"; hostname; echo art > "$CAPSTAN_OUTPUTS/report"; ps -eo args | grep -c "it's" || true`, "30s", "report", "absent")
+	j := sshJob(t, targetOf(hosts, 0), `echo "hello $CAPSTAN_PARAM_NAME"; hostname; echo art > "$CAPSTAN_OUTPUTS/report"; ps -eo args | grep -c "it's" || true`, "30s", "report", "absent")
 	res := r.Run(context.Background(), j)
 	require.NoError(t, res.Err, "%s", res.Output)
 	require.Contains(t, string(res.Output), `hello it's $me "quoted"`)
@@ -61,12 +62,12 @@ func TestARemoteJob(t *testing.T) {
 	_, err = os.Stat(filepath.Join(hosts.Hosts[1].Root, "root", ".capstan"))
 	require.True(t, os.IsNotExist(err), "and nowhere else")
 
-	res = r.Run(context.Background(), job(t, targetOf(hosts, 0), `exit 7`, "30s"))
+	res = r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `exit 7`, "30s"))
 	require.Equal(t, 7, res.ExitCode)
 	require.Equal(t, "exit:7", res.ErrKind)
 
 	for range 20 {
-		res = r.Run(context.Background(), job(t, targetOf(hosts, 1), `true`, "30s"))
+		res = r.Run(context.Background(), sshJob(t, targetOf(hosts, 1), `true`, "30s"))
 		require.NoError(t, res.Err)
 	}
 	require.Equal(t, 2, pool.Open(), "one connection per host, reused")
@@ -82,13 +83,13 @@ func TestHostKeysArePinned(t *testing.T) {
 
 	wrong := targetOf(hosts, 0)
 	wrong.HostKeys = []string{hosts.Hosts[1].HostKey}
-	res := r.Run(context.Background(), job(t, wrong, `touch /root/ran`, "30s"))
-	require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "%v", res.Err)
+	res := r.Run(context.Background(), sshJob(t, wrong, `touch /root/ran`, "30s"))
+	require.Equal(t, job.ErrKindHostKey, res.ErrKind, "%v", res.Err)
 	require.Contains(t, res.Err.Error(), "is not the one pinned in the catalog")
 	none := targetOf(hosts, 0)
 	none.HostKeys = nil
-	res = r.Run(context.Background(), job(t, none, `touch /root/ran`, "30s"))
-	require.Equal(t, executor.ErrKindHostKey, res.ErrKind)
+	res = r.Run(context.Background(), sshJob(t, none, `touch /root/ran`, "30s"))
+	require.Equal(t, job.ErrKindHostKey, res.ErrKind)
 	require.Contains(t, res.Err.Error(), "pins no host_key")
 	_, err := os.Stat(filepath.Join(hosts.Hosts[0].Root, "root", "ran"))
 	require.True(t, os.IsNotExist(err), "nothing ran")
@@ -98,22 +99,22 @@ func TestHostKeysArePinned(t *testing.T) {
 	// is never lent to a target that pins nothing and trusts nothing.
 	tofu := targetOf(hosts, 0)
 	tofu.HostKeys, tofu.TrustOnFirstUse = nil, true
-	res = r.Run(context.Background(), job(t, tofu, `true`, "30s"))
+	res = r.Run(context.Background(), sshJob(t, tofu, `true`, "30s"))
 	require.NoError(t, res.Err)
 	require.Equal(t, hosts.Hosts[0].HostKey, tofu.Learned)
 	again := targetOf(hosts, 0)
 	again.HostKeys = nil
-	res = r.Run(context.Background(), job(t, again, `touch /root/ran`, "30s"))
-	require.Equal(t, executor.ErrKindHostKey, res.ErrKind, "the pooled trusting connection is not reused: %v", res.Err)
+	res = r.Run(context.Background(), sshJob(t, again, `touch /root/ran`, "30s"))
+	require.Equal(t, job.ErrKindHostKey, res.ErrKind, "the pooled trusting connection is not reused: %v", res.Err)
 	require.Empty(t, again.Learned)
 	reused := targetOf(hosts, 0)
 	reused.HostKeys, reused.TrustOnFirstUse = nil, true
-	require.NoError(t, r.Run(context.Background(), job(t, reused, `true`, "30s")).Err)
+	require.NoError(t, r.Run(context.Background(), sshJob(t, reused, `true`, "30s")).Err)
 	require.Equal(t, hosts.Hosts[0].HostKey, reused.Learned, "a reused connection says which key it trusted")
 
 	bad := targetOf(hosts, 0)
 	bad.Key = []byte("not a key")
-	res = r.Run(context.Background(), job(t, bad, `true`, "30s"))
+	res = r.Run(context.Background(), sshJob(t, bad, `true`, "30s"))
 	require.Equal(t, remote.KindAuth, res.ErrKind)
 	require.NotContains(t, res.Err.Error(), "not a key", "the key is never repeated")
 }
@@ -130,7 +131,7 @@ func TestUnreachableAndHangingHosts(t *testing.T) {
 	nobody := targetOf(hosts, 0)
 	nobody.Address = strings.TrimSuffix(nobody.Address, ".2") + ".77"
 	began := time.Now()
-	res := r.Run(context.Background(), job(t, nobody, `true`, "30s"))
+	res := r.Run(context.Background(), sshJob(t, nobody, `true`, "30s"))
 	require.Equal(t, remote.KindUnreachable, res.ErrKind, "%v", res.Err)
 	require.Less(t, time.Since(began), 5*time.Second)
 
@@ -151,7 +152,7 @@ func TestUnreachableAndHangingHosts(t *testing.T) {
 	hang := targetOf(hosts, 0)
 	hang.Address, hang.Port = "127.0.0.1", ln.Addr().(*net.TCPAddr).Port
 	began = time.Now()
-	res = r.Run(context.Background(), job(t, hang, `true`, "30s"))
+	res = r.Run(context.Background(), sshJob(t, hang, `true`, "30s"))
 	require.Equal(t, remote.KindUnreachable, res.ErrKind, "%v", res.Err)
 	require.Less(t, time.Since(began), 5*time.Second)
 	ln.Close()
@@ -167,7 +168,7 @@ func TestTimeoutKillsTheRemoteProcessGroup(t *testing.T) {
 	pool := remote.NewPool(remote.Config{Dial: dialer})
 	defer pool.Close()
 	r := remote.Runner{Pool: pool}
-	res := r.Run(context.Background(), job(t, targetOf(hosts, 0), `sleep 301 & sleep 302; echo NOT-KILLED`, "1s"))
+	res := r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `sleep 301 & sleep 302; echo NOT-KILLED`, "1s"))
 	require.Equal(t, "timeout", res.ErrKind, "%v %s", res.Err, res.Output)
 	require.NotContains(t, string(res.Output), "NOT-KILLED")
 	require.Eventually(t, func() bool {
@@ -182,7 +183,7 @@ func TestLeftoversDoNotHoldAJob(t *testing.T) {
 	pool := remote.NewPool(remote.Config{Dial: dialer})
 	defer pool.Close()
 	began := time.Now()
-	res := remote.Runner{Pool: pool}.Run(context.Background(), job(t, targetOf(hosts, 0), `sleep 303 & echo left`, "1m"))
+	res := remote.Runner{Pool: pool}.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `sleep 303 & echo left`, "1m"))
 	require.NoError(t, res.Err)
 	require.Less(t, time.Since(began), 10*time.Second)
 	require.Eventually(t, func() bool { return exec.Command("pgrep", "-f", "^sleep 303$").Run() != nil }, 5*time.Second, 50*time.Millisecond)
@@ -195,9 +196,9 @@ func TestSSHDKilledMidJob(t *testing.T) {
 	pool := remote.NewPool(remote.Config{Dial: dialer, KeepAlive: time.Second})
 	defer pool.Close()
 	r := remote.Runner{Pool: pool}
-	done := make(chan executor.Result, 1)
+	done := make(chan job.Result, 1)
 	go func() {
-		done <- r.Run(context.Background(), job(t, targetOf(hosts, 0), `touch /root/started; sleep 60`, "2m"))
+		done <- r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `touch /root/started; sleep 60`, "2m"))
 	}()
 	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(hosts.Hosts[0].Root, "root", "started"))
@@ -212,7 +213,7 @@ func TestSSHDKilledMidJob(t *testing.T) {
 		t.Fatal("the attempt did not end when its host's sshd died")
 	}
 	hosts.StartSSHD(t, 0)
-	res := r.Run(context.Background(), job(t, targetOf(hosts, 0), `pkill -f "^sleep 304$"; echo back`, "30s"))
+	res := r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `pkill -f "^sleep 304$"; echo back`, "30s"))
 	require.NoError(t, res.Err, "a new connection once sshd is back")
 }
 
@@ -224,7 +225,7 @@ func TestRemoteOutputIsBounded(t *testing.T) {
 	defer pool.Close()
 	r := remote.Runner{Pool: pool}
 	for _, script := range []string{`head -c 20000000 /dev/zero | tr '\0' x`, `for i in 1 2 3; do head -c 1000000 /dev/zero | tr '\0' y; sleep 1; done`} {
-		res := r.Run(context.Background(), job(t, targetOf(hosts, 0), script, "30s"))
+		res := r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), script, "30s"))
 		require.NoError(t, res.Err)
 		require.LessOrEqual(t, len(res.Output), remote.MaxOutput+100)
 		require.Contains(t, string(res.Output), "more bytes of output dropped")

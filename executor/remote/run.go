@@ -13,12 +13,13 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // MaxOutput bounds what is kept of a remote command's output, as
-// executor.MaxOutput does for local jobs; the rest is read and dropped.
-const MaxOutput = executor.MaxOutput
+// job.MaxOutput does for local jobs; the rest is read and dropped.
+const MaxOutput = job.MaxOutput
 
 // MaxArtifact bounds an artifact copied back from a host.
 const MaxArtifact = 1 << 20
@@ -37,9 +38,9 @@ type Runner struct {
 // shows), the script runs in a session of its own whose process group
 // a cancel or a timeout kills, and the declared artifacts are copied
 // back from the remote outputs directory into the job's local one.
-func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
+func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	if j.Target == nil {
-		return executor.Result{ExitCode: -1, ErrKind: executor.ErrKindTarget, Err: fmt.Errorf("job %s: an ssh job needs a target (run.target: a requirement bound to a compute node)", j.NodeID)}
+		return job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("job %s: an ssh job needs a target (run.target: a requirement bound to a compute node)", j.NodeID)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
@@ -50,11 +51,11 @@ func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
 	}
 	env["CAPSTAN_OUTPUTS"] = "$HOME/" + dir + "/outputs"
 	res := r.Pool.Exec(ctx, j.Target, Command{Dir: dir, Env: env, Script: j.Spec.Script, Tag: j.NodeID + "-" + fmt.Sprint(j.Attempt), Deadline: j.Deadline})
-	out := executor.Result{ExitCode: res.ExitCode, Output: res.Output}
+	out := job.Result{ExitCode: res.ExitCode, Output: res.Output}
 	switch {
 	case res.Err == nil && res.ExitCode == 0:
 	case closed(j.Deadline):
-		out.ExitCode, out.ErrKind, out.Err = -1, executor.ErrKindLease, fmt.Errorf("job %s: killed on %s by its watchdog: the executor's lease ran out before it was renewed", j.NodeID, j.Target.Resource)
+		out.ExitCode, out.ErrKind, out.Err = -1, job.ErrKindLease, fmt.Errorf("job %s: killed on %s by its watchdog: the executor's lease ran out before it was renewed", j.NodeID, j.Target.Resource)
 	case res.Err == nil:
 		out.ErrKind, out.Err = fmt.Sprintf("exit:%d", res.ExitCode), fmt.Errorf("job %s exited %d on %s", j.NodeID, res.ExitCode, j.Target.Resource)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -74,7 +75,7 @@ func (r Runner) Run(ctx context.Context, j executor.Job) executor.Result {
 
 // closed reports whether a job's deadline has passed: a job that ended
 // unsuccessfully then was killed by its watchdog (or would have been).
-func closed(d executor.Deadline) bool {
+func closed(d job.Deadline) bool {
 	if d == nil {
 		return false
 	}
@@ -85,7 +86,7 @@ func closed(d executor.Deadline) bool {
 // collect copies each declared artifact the job wrote on its host into
 // the local outputs directory: a regular file of at most MaxArtifact
 // bytes, as the engine reads local ones.
-func (r Runner) collect(ctx context.Context, j executor.Job, dir string) error {
+func (r Runner) collect(ctx context.Context, j job.Job, dir string) error {
 	for _, a := range j.Artifacts {
 		script := `f="$HOME/$1/outputs/$2"; [ -f "$f" ] && [ ! -L "$f" ] || exit 3; head -c ` + fmt.Sprint(MaxArtifact+1) + ` -- "$f"`
 		res := r.Pool.Exec(ctx, j.Target, Command{Script: script, Args: []string{dir, a.Name}, Tag: "collect"})
@@ -98,7 +99,7 @@ func (r Runner) collect(ctx context.Context, j executor.Job, dir string) error {
 		if res.ExitCode != 0 || len(res.Output) > MaxArtifact {
 			continue // unreadable or too large: missing too
 		}
-		if err := executor.WriteOutput(j.Outputs, a.Name, res.Output); err != nil {
+		if err := local.WriteOutput(j.Outputs, a.Name, res.Output); err != nil {
 			return err
 		}
 	}
@@ -126,7 +127,7 @@ type Command struct {
 	// Deadline, when bounded (and the command has a Tag), is watched on
 	// the host: a watchdog there kills the process group when it passes
 	// unmoved, or when the session's input ends (the server died).
-	Deadline executor.Deadline
+	Deadline job.Deadline
 }
 
 // ExecResult is a remote command's outcome: Err when it did not run to
@@ -181,7 +182,7 @@ func (c Command) program(pidfile string, watch time.Duration) string {
 		// input (fd 3); the job does not see it.
 		fmt.Fprintf(&b, "%s 3<&- &\ncapstan_job=$!\n", leader)
 		fmt.Fprintf(&b, "{ t=%s kill='p=$(cat \"$HOME\"/'%s' 2>/dev/null); kill -KILL -- \"-${p:-$capstan_job}\" 2>/dev/null'\n%s\n} <&3 >/dev/null 2>&1 &\n",
-			executor.Seconds(watch), quote(pidfile), executor.WatchdogLoop)
+			local.Seconds(watch), quote(pidfile), local.WatchdogLoop)
 		b.WriteString("capstan_watch=$!\nexec 3<&-\nwait \"$capstan_job\"; rc=$?\nkill \"$capstan_watch\" 2>/dev/null\nexit $rc\n")
 	} else {
 		fmt.Fprintf(&b, "exec 3<&-; exec bash -c %s capstan-job%s\n", quote(c.Script), args)
@@ -198,7 +199,7 @@ exit $rc`
 
 // Exec runs c on t through the pool. A cancelled ctx kills the remote
 // process group and returns the context's error.
-func (p *Pool) Exec(ctx context.Context, t *executor.Target, c Command) ExecResult {
+func (p *Pool) Exec(ctx context.Context, t *job.Target, c Command) ExecResult {
 	conn, err := p.get(ctx, t)
 	if err != nil {
 		return ExecResult{ExitCode: -1, Err: err}
@@ -227,7 +228,7 @@ func (p *Pool) Exec(ctx context.Context, t *executor.Target, c Command) ExecResu
 	if watch > 0 { // the deadline's moves follow the program on the input
 		beats, feed := io.Pipe()
 		s.Stdin = io.MultiReader(strings.NewReader(prog), beats)
-		heart := executor.FeedDeadline(feed, c.Deadline)
+		heart := local.FeedDeadline(feed, c.Deadline)
 		defer func() { beats.Close(); heart.Stop() }()
 	}
 	// The session's command is fixed: it reads exactly the program's

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -59,24 +59,24 @@ func TestAHostKillsAJobWhoseWindowCloses(t *testing.T) {
 	marker := fmt.Sprintf("capstan-remote-watched-%d", time.Now().UnixNano())
 	runs := filepath.Join(hosts.Hosts[0].Root, "root", "runs")
 
-	j := job(t, targetOf(hosts, 0), `echo started >> /root/runs; (exec -a `+marker+` sleep 300) & sleep 300; echo ended >> /root/runs`, "5m")
+	j := sshJob(t, targetOf(hosts, 0), `echo started >> /root/runs; (exec -a `+marker+` sleep 300) & sleep 300; echo ended >> /root/runs`, "5m")
 	j.Deadline = deadlineIn(500 * time.Millisecond)
 	res := r.Run(context.Background(), j)
-	require.Equal(t, executor.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
+	require.Equal(t, job.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
 	require.Contains(t, res.Err.Error(), "killed on compute.node/h1 by its watchdog")
 	data, err := os.ReadFile(runs)
 	require.NoError(t, err)
 	require.Equal(t, "started\n", string(data))
-	left := r.Run(context.Background(), job(t, targetOf(hosts, 0), `pgrep -fc '[`+marker[:1]+`]`+marker[1:]+`' || true`, "30s"))
+	left := r.Run(context.Background(), sshJob(t, targetOf(hosts, 0), `pgrep -fc '[`+marker[:1]+`]`+marker[1:]+`' || true`, "30s"))
 	require.NoError(t, left.Err)
 	require.Equal(t, "0\n", string(left.Output), "nothing of the job is left on the host")
 
 	// Renewed: the deadline moves over the session's input and the job
 	// lives past its first end.
 	d := deadlineIn(500 * time.Millisecond)
-	j = job(t, targetOf(hosts, 0), `while [ ! -e /root/go ]; do sleep 0.02; done; echo renewed >> /root/runs`, "1m")
+	j = sshJob(t, targetOf(hosts, 0), `while [ ! -e /root/go ]; do sleep 0.02; done; echo renewed >> /root/runs`, "1m")
 	j.Deadline = d
-	done := make(chan executor.Result, 1)
+	done := make(chan job.Result, 1)
 	go func() { done <- r.Run(context.Background(), j) }()
 	first := time.Now()
 	tick := time.NewTicker(100 * time.Millisecond)

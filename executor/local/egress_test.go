@@ -1,4 +1,4 @@
-package executor
+package local_test
 
 import (
 	"context"
@@ -13,10 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/probe"
 )
 
 func TestEgressAllows(t *testing.T) {
-	e, err := ParseEgress([]string{"10.0.0.0/8", "192.0.2.7", "api.example.com", "*.corp.example", "127.0.0.1/32"})
+	e, err := local.ParseEgress([]string{"10.0.0.0/8", "192.0.2.7", "api.example.com", "*.corp.example", "127.0.0.1/32"})
 	require.NoError(t, err)
 	tests := []struct {
 		host, addr string
@@ -53,14 +56,14 @@ func TestEgressAllows(t *testing.T) {
 			require.Equal(t, capstan.EFORBIDDEN, capstan.ErrorCode(err))
 		}
 	}
-	_, err = ParseEgress([]string{"10.0.0.0/33", "[bad", "host:80"})
+	_, err = local.ParseEgress([]string{"10.0.0.0/33", "[bad", "host:80"})
 	require.Error(t, err)
-	everything, err := ParseEgress([]string{"0.0.0.0/0", "::/0"})
+	everything, err := local.ParseEgress([]string{"0.0.0.0/0", "::/0"})
 	require.NoError(t, err)
 	require.NoError(t, everything.Allows("x", netip.MustParseAddr("203.0.113.9")))
 	require.Error(t, everything.Allows("x", netip.MustParseAddr("169.254.169.254")), "0.0.0.0/0 does not list the metadata address")
 	require.Error(t, everything.Allows("x", netip.MustParseAddr("::1")))
-	none, err := ParseEgress(nil)
+	none, err := local.ParseEgress(nil)
 	require.NoError(t, err)
 	require.Error(t, none.Allows("api.example.com", netip.MustParseAddr("203.0.113.5")), "an empty list allows nothing")
 }
@@ -86,22 +89,22 @@ func TestEgressOverHTTP(t *testing.T) {
 	inner.Start()
 	defer inner.Close()
 
-	allowed, err := ParseEgress([]string{"127.0.0.1/32"})
+	allowed, err := local.ParseEgress([]string{"127.0.0.1/32"})
 	require.NoError(t, err)
-	p := Prober{Client: allowed.Client()}
+	p := probe.Prober{Client: allowed.Client()}
 
-	result, source, body := p.Run(context.Background(), capstan.Probe{Type: "http", URL: outer.URL + "/health", OutputPattern: "status: ok"}, ProbeTarget{})
+	result, source, body := p.Run(context.Background(), capstan.Probe{Type: "http", URL: outer.URL + "/health", OutputPattern: "status: ok"}, job.ProbeTarget{})
 	require.Equal(t, capstan.EvidenceFailed, result)
 	require.NotContains(t, fmt.Sprint(source), "TOKEN-LIKE-BODY", "the body is not in the evidence")
 	require.Equal(t, false, source["matched"])
 	require.Contains(t, string(body), "TOKEN-LIKE-BODY", "it is returned to be kept as a diagnostics artifact")
 
-	result, source, body = p.Run(context.Background(), capstan.Probe{Type: "http", URL: outer.URL + "/redirect"}, ProbeTarget{})
+	result, source, body = p.Run(context.Background(), capstan.Probe{Type: "http", URL: outer.URL + "/redirect"}, job.ProbeTarget{})
 	require.Equal(t, capstan.EvidenceFailed, result)
 	require.Contains(t, source["error"], "not in the allow-list", "%v", source)
 	require.NotContains(t, string(body), "INTERNAL METRICS")
 
-	res := HTTPRunner{Client: allowed.Client()}.Run(context.Background(), Job{NodeID: "call", Spec: capstan.RunSpec{URL: inner.URL + "/metrics", Method: http.MethodGet}})
+	res := local.HTTPRunner{Client: allowed.Client()}.Run(context.Background(), job.Job{NodeID: "call", Spec: capstan.RunSpec{URL: inner.URL + "/metrics", Method: http.MethodGet}})
 	require.Error(t, res.Err)
 	require.Equal(t, "http", res.ErrKind)
 	require.Contains(t, res.Err.Error(), "not in the allow-list")

@@ -1,4 +1,4 @@
-package executor
+package local
 
 import (
 	"context"
@@ -13,79 +13,14 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
-// Job is one attempt of a job node.
-type Job struct {
-	OperationID string
-	NodeID      string
-	Attempt     int
-	// Dir is the operation's sandbox directory, where the job runs.
-	Dir  string
-	Spec capstan.RunSpec
-	// Env carries parameters and upstream artifacts: CAPSTAN_PARAM_<NAME>
-	// and CAPSTAN_ARTIFACT_<NAME>. Values never enter the command string.
-	Env map[string]string
-	// Outputs is the directory where the job writes the artifacts its
-	// contract declares (Artifacts), one file per artifact name.
-	Outputs   string
-	Artifacts []capstan.ArtifactSpec
-	// Target is the host a remote runner acts on (the spec's target
-	// requirement, resolved); nil for a local job.
-	Target *Target
-	// Deadline is the window the job's executor may act in (Window):
-	// when it closes unmoved, a watchdog that needs nothing of the
-	// executor kills the job, on the server or on its host. Nil or
-	// unbounded: none.
-	Deadline Deadline
-}
-
-// Deadline is how long a job may still run: a Window as runners see it.
-type Deadline interface {
-	// Remaining is how long from now; bounded is false for no end.
-	Remaining() (left time.Duration, bounded bool)
-	// Moved is closed when the end moves.
-	Moved() <-chan struct{}
-}
-
 // leaseKilled is the result of a job its watchdog killed.
-func leaseKilled(j Job, out []byte) Result {
-	return Result{ExitCode: -1, Output: out, ErrKind: ErrKindLease,
+func leaseKilled(j job.Job, out []byte) job.Result {
+	return job.Result{ExitCode: -1, Output: out, ErrKind: job.ErrKindLease,
 		Err: fmt.Errorf("job %s: killed by its watchdog: the executor's lease ran out before it was renewed", j.NodeID)}
 }
-
-// ErrKindLease is the error kind of a job its watchdog killed: its
-// executor's lease ran out before the executor renewed it.
-const ErrKindLease = "lease"
-
-// Result is the outcome of a job attempt. A zero exit code is not success:
-// the node succeeds only when its evidence passes (invariant 5).
-type Result struct {
-	ExitCode int
-	Output   []byte
-	// ErrKind classifies a failure for the retry policy: exit:N, timeout,
-	// cancelled, runner.
-	ErrKind string
-	Err     error
-	// Evidence is what the runner itself observed (an ansible play's
-	// recap), recorded beside the probes'.
-	Evidence []capstan.Evidence
-}
-
-// Runner runs jobs of one kind (shell, http, sim).
-type Runner interface {
-	Run(ctx context.Context, j Job) Result
-}
-
-// MaxOutput bounds the diagnostics kept from a job's stdout and stderr.
-const MaxOutput = 64 << 10
-
-// DefaultTimeout bounds a job without its own timeout.
-const DefaultTimeout = 10 * time.Minute
-
-// Timeout is how long an attempt of the job may run: its spec's timeout,
-// or DefaultTimeout. Every runner bounds its attempts by it.
-func (j Job) Timeout() time.Duration { return parseOr(j.Spec.Timeout, DefaultTimeout) }
 
 // ShellRunner runs a job's script with bash in its own process group, so
 // a timeout or a cancel kills every process it started; with a Sandbox,
@@ -101,7 +36,7 @@ type ShellRunner struct {
 const diskCheckEvery = 250 * time.Millisecond
 
 // Run runs the script.
-func (r ShellRunner) Run(ctx context.Context, j Job) Result {
+func (r ShellRunner) Run(ctx context.Context, j job.Job) job.Result {
 	dir := r.Dir
 	if j.Dir != "" {
 		dir = j.Dir
@@ -115,20 +50,20 @@ func (r ShellRunner) Run(ctx context.Context, j Job) Result {
 // own variables, host paths: rewritten to where the job sees them),
 // bounded by j's timeout, its output by MaxOutput. Every runner that runs
 // a process on the server runs it through here.
-func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs string, env map[string]string) Result {
+func RunScript(ctx context.Context, sb *Sandbox, j job.Job, script, dir, outputs string, env map[string]string) job.Result {
 	j.Outputs = outputs
 	timeout := j.Timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	job, err := sb.command(script, dir, j.Outputs, env)
+	sj, err := sb.command(script, dir, j.Outputs, env)
 	if capstan.ErrorCode(err) == capstan.EUNAVAILABLE {
-		return Result{ExitCode: -1, ErrKind: ErrKindUnisolated, Err: err}
+		return job.Result{ExitCode: -1, ErrKind: ErrKindUnisolated, Err: err}
 	}
 	if err != nil {
-		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
+		return job.Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}
-	defer job.release()
-	cmd := job.cmd
+	defer sj.release()
+	cmd := sj.cmd
 	// A process the job left holding its output pipe (outside the process
 	// group, without a PID namespace) must not keep Wait, and the worker,
 	// waiting.
@@ -136,14 +71,14 @@ func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs str
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
+		return job.Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	wd, err := startWatchdog(cmd.Process.Pid, j.Deadline)
 	if err != nil {
 		kill(cmd, done)
-		return Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
+		return job.Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
 	}
 	defer wd.end()
 	var quota <-chan time.Time
@@ -169,7 +104,7 @@ func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs str
 			if hidden != "" {
 				why = "holds a directory its disk quota cannot measure (" + filepath.Base(hidden) + ")"
 			}
-			return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: "disk_quota",
+			return job.Result{ExitCode: -1, Output: out.Bytes(), ErrKind: "disk_quota",
 				Err: fmt.Errorf("job %s: the operation's sandbox %s", j.NodeID, why)}
 		case <-ctx.Done():
 			kill(cmd, done)
@@ -177,7 +112,7 @@ func RunScript(ctx context.Context, sb *Sandbox, j Job, script, dir, outputs str
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				kind = "cancelled"
 			}
-			return Result{ExitCode: -1, Output: out.Bytes(), ErrKind: kind, Err: fmt.Errorf("job %s: %s", j.NodeID, kind)}
+			return job.Result{ExitCode: -1, Output: out.Bytes(), ErrKind: kind, Err: fmt.Errorf("job %s: %s", j.NodeID, kind)}
 		}
 	}
 }
@@ -190,8 +125,8 @@ func kill(cmd *exec.Cmd, done <-chan error) {
 }
 
 // exited classifies how a job's process ended.
-func exited(j Job, output []byte, err error) Result {
-	res := Result{Output: output}
+func exited(j job.Job, output []byte, err error) job.Result {
+	res := job.Result{Output: output}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		res.ExitCode = exit.ExitCode()
@@ -270,7 +205,7 @@ type limitedBuffer struct {
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	room := MaxOutput - len(b.kept)
+	room := job.MaxOutput - len(b.kept)
 	if room <= 0 {
 		b.dropped += int64(len(p))
 		return len(p), nil
@@ -301,12 +236,12 @@ type SimRunner struct {
 }
 
 // Run plays the outcome.
-func (r SimRunner) Run(ctx context.Context, j Job) Result {
-	if d := parseOr(j.Spec.Duration, 0); d > 0 && !r.Instant {
+func (r SimRunner) Run(ctx context.Context, j job.Job) job.Result {
+	if d := durationOr(j.Spec.Duration, 0); d > 0 && !r.Instant {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
+			return job.Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
 		}
 	}
 	outcome := "succeed"
@@ -315,17 +250,25 @@ func (r SimRunner) Run(ctx context.Context, j Job) Result {
 	}
 	switch outcome {
 	case "fail":
-		return Result{ExitCode: 1, Output: []byte("sim: failed\n"), ErrKind: "exit:1", Err: errors.New("sim: failed")}
+		return job.Result{ExitCode: 1, Output: []byte("sim: failed\n"), ErrKind: "exit:1", Err: errors.New("sim: failed")}
 	case "fail_retryable":
-		return Result{ExitCode: 75, Output: []byte("sim: temporary failure\n"), ErrKind: "exit:75", Err: errors.New("sim: temporary failure")}
+		return job.Result{ExitCode: 75, Output: []byte("sim: temporary failure\n"), ErrKind: "exit:75", Err: errors.New("sim: temporary failure")}
 	case "hang":
 		<-ctx.Done()
-		return Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
+		return job.Result{ExitCode: -1, ErrKind: "cancelled", Err: ctx.Err()}
 	}
 	for _, a := range j.Artifacts { // a simulated job writes what it declares
 		if j.Outputs != "" {
 			_ = os.WriteFile(filepath.Join(j.Outputs, a.Name), []byte("sim:"+a.Name+"\n"), 0o600)
 		}
 	}
-	return Result{Output: []byte("sim: ok\n")}
+	return job.Result{Output: []byte("sim: ok\n")}
+}
+
+// durationOr is s as a duration, or def when it is not one.
+func durationOr(s string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d
+	}
+	return def
 }

@@ -1,4 +1,4 @@
-package executor
+package local_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // BenchmarkSandboxedJob is what the sandbox costs one job that does
@@ -18,14 +20,14 @@ func BenchmarkSandboxedJob(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("the sandbox's namespaces need root")
 	}
-	sb := NewSandbox(SandboxConfig{Slots: 2})
+	sb := local.NewSandbox(local.SandboxConfig{Slots: 2})
 	if !sb.Isolated() {
 		b.Fatal(sb.Describe())
 	}
 	work, outputs := b.TempDir(), b.TempDir()
 	b.Run("sandboxed", func(b *testing.B) {
 		for b.Loop() {
-			res := ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "bench", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: "true", Timeout: "30s"}})
+			res := local.ShellRunner{Sandbox: sb}.Run(context.Background(), job.Job{NodeID: "bench", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: "true", Timeout: "30s"}})
 			if res.Err != nil {
 				b.Fatalf("%v: %s", res.Err, res.Output)
 			}

@@ -1,4 +1,4 @@
-package executor_test
+package probe_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/probe"
 )
 
 type resources map[string]*capstan.Resource
@@ -29,9 +31,9 @@ func TestProbes(t *testing.T) {
 		_, _ = w.Write([]byte("status: green"))
 	}))
 	defer srv.Close()
-	p := executor.Prober{Resources: resources{"db/main": {LifecycleStatus: capstan.LifecycleActive,
+	p := probe.Prober{Resources: resources{"db/main": {LifecycleStatus: capstan.LifecycleActive,
 		ObservedState: map[string]any{"replication": map[string]any{"lag_seconds": 0}}}}}
-	target := executor.ProbeTarget{Org: "o", Resource: "db/main", Dir: t.TempDir()}
+	target := job.ProbeTarget{Org: "o", Resource: "db/main", Dir: t.TempDir()}
 	cases := []struct {
 		name  string
 		probe capstan.Probe
@@ -81,7 +83,7 @@ func TestHTTPRunner(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := executor.HTTPRunner{}.Run(context.Background(), executor.Job{NodeID: "n", Spec: capstan.RunSpec{Runner: "http", Method: "GET",
+			res := local.HTTPRunner{}.Run(context.Background(), job.Job{NodeID: "n", Spec: capstan.RunSpec{Runner: "http", Method: "GET",
 				URL: srv.URL + c.path, Timeout: c.timeout, ExpectStatus: c.expect}})
 			require.Equal(t, c.kind, res.ErrKind, "%v", res.Err)
 		})
@@ -94,7 +96,7 @@ func TestHTTPRunner(t *testing.T) {
 func TestJobsDoNotSeeTheServersEnvironment(t *testing.T) {
 	t.Setenv("CAPSTAN_DEV_TOKEN", "server-secret-0123456789")
 	dir := t.TempDir()
-	res := executor.ShellRunner{}.Run(context.Background(), executor.Job{NodeID: "env", Dir: dir,
+	res := local.ShellRunner{}.Run(context.Background(), job.Job{NodeID: "env", Dir: dir,
 		Spec: capstan.RunSpec{Runner: "shell", Script: "env"}, Env: map[string]string{"CAPSTAN_PARAM_SIZE": "small"}})
 	require.NoError(t, res.Err)
 	out := string(res.Output)

@@ -1,4 +1,4 @@
-package executor
+package local
 
 import (
 	"errors"
@@ -21,9 +21,9 @@ import (
 // errNotRegular is a path that is not a regular file of its own.
 var errNotRegular = errors.New("not a regular file")
 
-// openJobFile opens path for reading without following a final symlink
+// OpenJobFile opens path for reading without following a final symlink
 // or blocking, and only when it is a regular file.
-func openJobFile(path string) (*os.File, error) {
+func OpenJobFile(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
@@ -46,7 +46,7 @@ func openJobFile(path string) (*os.File, error) {
 // readJobFile reads at most limit bytes of a job's regular file; a larger
 // file is an error.
 func readJobFile(path string, limit int64) ([]byte, error) {
-	f, err := openJobFile(path)
+	f, err := OpenJobFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +61,9 @@ func readJobFile(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// createJobFile creates a new file in a job's directory with data; it
+// CreateJobFile creates a new file in a job's directory with data; it
 // fails if anything (a symlink included) is there already.
-func createJobFile(path string, data []byte, mode os.FileMode) error {
+func CreateJobFile(path string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, mode)
 	if err != nil {
 		return err
@@ -75,9 +75,9 @@ func createJobFile(path string, data []byte, mode os.FileMode) error {
 	return f.Close()
 }
 
-// jobFileExists reports whether a job left something at path (not
+// JobFileExists reports whether a job left something at path (not
 // following a symlink).
-func jobFileExists(path string) bool {
+func JobFileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
@@ -89,7 +89,7 @@ func WriteOutput(dir, name string, data []byte) error {
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
 		return capstan.Errorf(capstan.EINVALID, "artifact name %q is not a file name", name)
 	}
-	return createJobFile(filepath.Join(dir, name), data, 0o640)
+	return CreateJobFile(filepath.Join(dir, name), data, 0o640)
 }
 
 // ReadJobFile reads at most limit bytes of a regular file a job wrote,

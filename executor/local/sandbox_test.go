@@ -1,4 +1,4 @@
-package executor
+package local
 
 import (
 	"context"
@@ -8,14 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/artifact"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // hostileHost is a server's files as the sandbox sees them: a data
@@ -89,11 +88,11 @@ func newHostileHost(t *testing.T, limits JobLimits, quota int64) *hostileHost {
 	return h
 }
 
-func (h *hostileHost) run(t *testing.T, script string, timeout time.Duration) Result {
+func (h *hostileHost) run(t *testing.T, script string, timeout time.Duration) job.Result {
 	t.Helper()
 	env := map[string]string{"CAPSTAN_OUTPUTS": h.outputs, "CAPSTAN_PARAM_NAME": "tempo", "DATA": h.data, "TOKENS": h.tokens,
 		"OTHER": h.other, "OPEN": h.open, "SERVER_PID": fmt.Sprint(os.Getpid())}
-	return ShellRunner{Sandbox: h.sb}.Run(context.Background(), Job{NodeID: "hostile", Dir: h.work, Outputs: h.outputs,
+	return ShellRunner{Sandbox: h.sb}.Run(context.Background(), job.Job{NodeID: "hostile", Dir: h.work, Outputs: h.outputs,
 		Spec: capstan.RunSpec{Script: script, Timeout: timeout.String()}, Env: env})
 }
 
@@ -268,9 +267,9 @@ func TestHiddenPathsOutsideTheJobsRoot(t *testing.T) {
 		hide = append(hide, data, tokens)
 	}
 	work, outputs := t.TempDir(), t.TempDir()
-	run := func(hide []string) Result {
+	run := func(hide []string) job.Result {
 		sb := NewSandbox(SandboxConfig{Hide: hide, Slots: 2})
-		return ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "10s"}})
+		return ShellRunner{Sandbox: sb}.Run(context.Background(), job.Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "10s"}})
 	}
 	control := run(nil)
 	require.Equal(t, 1, strings.Count(string(control.Output), storeSecret), "without Hide the one in /etc is readable, the one in /var/lib is not: %s", control.Output)
@@ -298,9 +297,9 @@ func TestAHiddenFileStaysHidden(t *testing.T) {
 	sb := NewSandbox(SandboxConfig{Hide: []string{link, tokens}, Slots: 2})
 	work, outputs := t.TempDir(), t.TempDir()
 	script := fmt.Sprintf(`cat %q %q; ls %q; : > ready; while [ ! -e go ]; do sleep 0.02; done; cat %q`, link, real, dir, tokens)
-	done := make(chan Result, 1)
+	done := make(chan job.Result, 1)
 	go func() {
-		done <- ShellRunner{Sandbox: sb}.Run(context.Background(), Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "30s"}})
+		done <- ShellRunner{Sandbox: sb}.Run(context.Background(), job.Job{NodeID: "peek", Dir: work, Outputs: outputs, Spec: capstan.RunSpec{Script: script, Timeout: "30s"}})
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(work, "ready")); return err == nil }, 20*time.Second, 10*time.Millisecond)
 	rotated := filepath.Join(dir, ".tokens.new")
@@ -312,48 +311,6 @@ func TestAHiddenFileStaysHidden(t *testing.T) {
 	require.NotContains(t, string(res.Output), "ROTATED-TOKEN-SECRET", "a file renamed over the hidden one stays hidden")
 	noSecrets(t, res.Output)
 	require.Contains(t, string(res.Output), "other", "the rest of the directory is there")
-}
-
-// TestArtifactsAreNeverFollowed: what a job leaves where its artifacts
-// belong — a symlink to a file it must not read, a dangling symlink to a
-// file it wants root to create, a FIFO — is refused, never followed,
-// never waited on.
-func TestArtifactsAreNeverFollowed(t *testing.T) {
-	outside := t.TempDir()
-	keyFile := filepath.Join(outside, "secret.key")
-	require.NoError(t, os.WriteFile(keyFile, []byte("THE-SECRET-KEY-4711"), 0o600))
-	planted := filepath.Join(outside, "ld.so.preload")
-	outputs := t.TempDir()
-	require.NoError(t, os.Symlink(keyFile, filepath.Join(outputs, "token")))
-	require.NoError(t, os.Symlink(planted, filepath.Join(outputs, "report")))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(outputs, "cred"), 0o600))
-	declared := []capstan.ArtifactSpec{{Name: "token", Type: "t", Sensitivity: capstan.SensitivitySecret},
-		{Name: "report", Type: "r", Sensitivity: capstan.SensitivityInternal}, {Name: "cred", Type: "c", Sensitivity: capstan.SensitivitySecret}}
-	done := make(chan struct{})
-	var arts []capstan.Artifact
-	var missing []capstan.Evidence
-	var secrets [][]byte
-	go func() {
-		defer close(done)
-		arts, missing, secrets = collectArtifacts("job", declared, outputs, []byte("/attacker/lib.so\n"), time.Now(), nil)
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a FIFO held the server")
-	}
-	require.Empty(t, secrets, "the key file was not read")
-	require.Empty(t, arts)
-	require.Len(t, missing, 3)
-	_, err := os.Stat(planted)
-	require.True(t, os.IsNotExist(err), "nothing was created through the dangling symlink")
-	info, err := os.Stat(keyFile)
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the key file's mode was not touched")
-	_, err = keepFile(context.Background(), artifact.Dir{Root: t.TempDir()}, "k", filepath.Join(outputs, "report"))
-	require.Error(t, err, "nor is it kept through it")
-	_, err = artifact.Read(context.Background(), artifact.Dir{}, capstan.Artifact{Name: "report", StorageRef: "file:" + filepath.Join(outputs, "report")}, 0)
-	require.Error(t, err, "the analyzer does not read through it either")
 }
 
 // TestWhatIsIsolated: a job is isolated only in namespaces of its own

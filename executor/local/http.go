@@ -1,4 +1,4 @@
-package executor
+package local
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // HTTPRunner runs a job as one HTTP request: the contract's method, URL and
@@ -21,7 +22,7 @@ type HTTPRunner struct {
 }
 
 // Run sends the request.
-func (r HTTPRunner) Run(ctx context.Context, j Job) Result {
+func (r HTTPRunner) Run(ctx context.Context, j job.Job) job.Result {
 	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
 	method := j.Spec.Method
@@ -30,14 +31,14 @@ func (r HTTPRunner) Run(ctx context.Context, j Job) Result {
 	}
 	body, err := json.Marshal(map[string]any{"operation": capstan.OperationGID(j.OperationID), "node": j.NodeID, "attempt": j.Attempt, "env": j.Env})
 	if err != nil {
-		return Result{ExitCode: -1, ErrKind: "runner", Err: err}
+		return job.Result{ExitCode: -1, ErrKind: "runner", Err: err}
 	}
 	var reader io.Reader
 	if method != http.MethodGet && method != http.MethodHead {
 		reader = bytes.NewReader(body)
 	}
-	status, out, err := send(ctx, r.Client, method, j.Spec.URL, j.Spec.Headers, reader)
-	res := Result{Output: out}
+	status, out, err := Send(ctx, r.Client, method, j.Spec.URL, j.Spec.Headers, reader)
+	res := job.Result{Output: out}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		res.ExitCode, res.ErrKind = -1, "timeout"
@@ -47,15 +48,15 @@ func (r HTTPRunner) Run(ctx context.Context, j Job) Result {
 		res.Err = fmt.Errorf("job %s: %s", j.NodeID, res.ErrKind)
 	case err != nil:
 		res.ExitCode, res.ErrKind, res.Err = -1, "http", fmt.Errorf("job %s: %w", j.NodeID, err)
-	case !statusMatches(status, j.Spec.ExpectStatus):
+	case !StatusMatches(status, j.Spec.ExpectStatus):
 		res.ExitCode, res.ErrKind = 1, fmt.Sprintf("http:%d", status)
 		res.Err = fmt.Errorf("job %s: %s %s answered %d", j.NodeID, method, j.Spec.URL, status)
 	}
 	return res
 }
 
-// send makes one request and returns the status and the (bounded) body.
-func send(ctx context.Context, c *http.Client, method, url string, headers map[string]string, body io.Reader) (int, []byte, error) {
+// Send makes one request and returns the status and the (bounded) body.
+func Send(ctx context.Context, c *http.Client, method, url string, headers map[string]string, body io.Reader) (int, []byte, error) {
 	if c == nil {
 		c = http.DefaultClient
 	}
@@ -77,7 +78,7 @@ func send(ctx context.Context, c *http.Client, method, url string, headers map[s
 	// Read one byte past the bound and stop: a body larger than memory
 	// (or endless) costs MaxOutput, not its size.
 	var out limitedBuffer
-	_, _ = io.Copy(&out, io.LimitReader(resp.Body, MaxOutput+1))
+	_, _ = io.Copy(&out, io.LimitReader(resp.Body, job.MaxOutput+1))
 	if out.dropped > 0 {
 		out.kept = append(out.kept, "\n[capstan: the rest of the body was not read]\n"...)
 		out.dropped = 0
@@ -85,15 +86,15 @@ func send(ctx context.Context, c *http.Client, method, url string, headers map[s
 	return resp.StatusCode, out.Bytes(), nil
 }
 
-func statusMatches(got, want int) bool {
+func StatusMatches(got, want int) bool {
 	if want == 0 {
 		return got >= 200 && got < 300
 	}
 	return got == want
 }
 
-// trimmed is output as evidence keeps it: short and without trailing space.
-func trimmed(b []byte) string {
+// Trimmed is output as evidence keeps it: short and without trailing space.
+func Trimmed(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > 2048 {
 		s = s[:2048] + "…"

@@ -1,4 +1,8 @@
-package executor
+// Package probe runs evidence probes — command (in the job sandbox), http
+// (through the egress allow-list), resource_state, capability and sim —
+// and the remote ones (executor/remote) by type: the one place a probe
+// is run, for the executor and the assessor alike.
+package probe
 
 import (
 	"context"
@@ -13,6 +17,8 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/local"
 )
 
 // Prober runs evidence probes: command, http, resource_state and sim.
@@ -23,42 +29,16 @@ type Prober struct {
 	}
 	Client *http.Client
 	// Sandbox confines command probes as it does shell jobs.
-	Sandbox *Sandbox
+	Sandbox *local.Sandbox
 	// Remote checks real state on target hosts, by probe type (tcp,
 	// ssh_command, file, service: executor/remote).
-	Remote map[string]RemoteProbe
-}
-
-// A RemoteProbe checks the state of a target host. Its source says what
-// it observed; the prober adds where (host, address).
-type RemoteProbe interface {
-	Probe(ctx context.Context, pr capstan.Probe, t *Target) (result string, source map[string]any, output []byte)
-}
-
-// ProbeTarget is what a probe runs against: the sandbox and environment
-// of its node, and the operation's organization and resource (the default
-// of a resource_state probe that names none).
-type ProbeTarget struct {
-	Org, Resource, Dir string
-	// Outputs is the operation's artifacts directory.
-	Outputs string
-	Env     map[string]string
-	// Providers are the resource keys bound to the plan's requirements;
-	// Made are the capabilities the operation's succeeded nodes made
-	// (capability probes).
-	Providers map[string]string
-	Made      []string
-	// Hosts are the node's targets by requirement (remote probes).
-	Hosts map[string]*Target
-	// Desired is the desired state a probe that observes a field checks
-	// its value against (the scenario's, or the resource's own).
-	Desired map[string]any
+	Remote map[string]job.RemoteProbe
 }
 
 // Run runs one probe and returns its verdict, what it observed, and the
 // raw output of a command or the body of an http response: kept as a
 // diagnostics artifact, never inlined into the evidence.
-func (p Prober) Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
+func (p Prober) Run(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (result string, source map[string]any, output []byte) {
 	result, source, output = p.run(ctx, pr, t)
 	if pr.Observes != "" && result == capstan.EvidencePassed {
 		result = compareDesired(pr, source, output, t.Desired)
@@ -99,7 +79,7 @@ func ObservedValue(pr capstan.Probe, source map[string]any, output []byte) (any,
 		if _, ran := source["exit_code"]; !ran {
 			return nil, false
 		}
-		return trimmed(output), true
+		return local.Trimmed(output), true
 	case "http":
 		v, ok := source["observed"]
 		return v, ok && v != nil
@@ -107,7 +87,7 @@ func ObservedValue(pr capstan.Probe, source map[string]any, output []byte) (any,
 	return nil, false
 }
 
-func (p Prober) run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte) {
+func (p Prober) run(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (result string, source map[string]any, output []byte) {
 	switch pr.Type {
 	case "sim":
 		return capstan.EvidencePassed, map[string]any{"type": "sim", "note": "simulated: nothing real was checked"}, nil
@@ -130,7 +110,7 @@ func (p Prober) run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (resul
 
 // remoteProbe runs a probe of real state on its target and records where
 // it observed it.
-func remoteProbe(ctx context.Context, rp RemoteProbe, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
+func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t job.ProbeTarget) (string, map[string]any, []byte) {
 	host := t.Hosts[pr.Target]
 	if host == nil {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's target is not a host bound to this node"}, nil
@@ -143,8 +123,8 @@ func remoteProbe(ctx context.Context, rp RemoteProbe, pr capstan.Probe, t ProbeT
 	return result, source, out
 }
 
-func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
-	res := ShellRunner{Sandbox: p.Sandbox}.Run(ctx, Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Outputs: t.Outputs, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
+func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (string, map[string]any, []byte) {
+	res := local.ShellRunner{Sandbox: p.Sandbox}.Run(ctx, job.Job{NodeID: "probe:" + pr.Name, Dir: t.Dir, Outputs: t.Outputs, Spec: capstan.RunSpec{Script: pr.Script, Timeout: "1m"}, Env: t.Env})
 	source := map[string]any{"type": "command", "command": pr.Script, "exit_code": res.ExitCode}
 	if res.Err != nil && res.ExitCode == -1 { // it did not run to an exit: refused, timed out, killed
 		source["error_kind"], source["note"] = res.ErrKind, capstan.ErrorMessage(res.Err)
@@ -155,7 +135,7 @@ func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarge
 	}
 	if pr.OutputPattern != "" {
 		re, err := regexp.Compile(pr.OutputPattern)
-		if err != nil || !re.MatchString(trimmed(res.Output)) {
+		if err != nil || !re.MatchString(local.Trimmed(res.Output)) {
 			source["matched"] = false
 			return capstan.EvidenceFailed, source, res.Output
 		}
@@ -164,7 +144,7 @@ func (p Prober) commandProbe(ctx context.Context, pr capstan.Probe, t ProbeTarge
 	return capstan.EvidencePassed, source, res.Output
 }
 
-func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any, []byte) {
+func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (string, map[string]any, []byte) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	url := pr.URL
@@ -178,7 +158,7 @@ func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) 
 		url = strings.ReplaceAll(url, "${target.address}", urlHost(host.Address))
 		source["target"], source["host"], source["address"] = pr.Target, host.Resource, host.Address
 	}
-	status, out, err := send(ctx, p.Client, http.MethodGet, url, nil, nil)
+	status, out, err := local.Send(ctx, p.Client, http.MethodGet, url, nil, nil)
 	source["url"], source["status"] = url, status
 	if err != nil {
 		source["error"] = capstan.ErrorMessage(err)
@@ -188,7 +168,7 @@ func (p Prober) httpProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) 
 		}
 		return capstan.EvidenceFailed, source, nil
 	}
-	if !statusMatches(status, pr.ExpectStatus) {
+	if !local.StatusMatches(status, pr.ExpectStatus) {
 		return capstan.EvidenceFailed, source, out
 	}
 	for _, pattern := range []string{pr.OutputPattern, pr.BodyPattern} {
@@ -255,7 +235,7 @@ func urlHost(addr string) string {
 // resourceProbe compares one field of a resource's observed state (a dotted
 // path; lifecycle_status and health_status name the resource's own fields)
 // with the expected value; with none expected the field must be set.
-func (p Prober) resourceProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+func (p Prober) resourceProbe(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (string, map[string]any) {
 	key := pr.Resource
 	if key == "" {
 		key = t.Resource
@@ -287,7 +267,7 @@ func (p Prober) resourceProbe(ctx context.Context, pr capstan.Probe, t ProbeTarg
 
 // capabilityProbe passes when a node of the operation that succeeded made
 // the capability, or the provider bound to the requirement provides it.
-func (p Prober) capabilityProbe(ctx context.Context, pr capstan.Probe, t ProbeTarget) (string, map[string]any) {
+func (p Prober) capabilityProbe(ctx context.Context, pr capstan.Probe, t job.ProbeTarget) (string, map[string]any) {
 	source := map[string]any{"type": "capability", "capability": pr.Capability, "requirement": pr.Requirement}
 	if slices.Contains(t.Made, pr.Capability) {
 		source["made_by_operation"] = true

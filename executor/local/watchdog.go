@@ -1,4 +1,4 @@
-package executor
+package local
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/capstan-dev/capstan/executor/job"
 )
 
 // A job's watchdog kills its process group when the job's Deadline (its
@@ -51,7 +53,7 @@ type watchdog struct {
 
 // startWatchdog watches the process group pid for d; nil (and no process)
 // when d is unbounded.
-func startWatchdog(pid int, d Deadline) (*watchdog, error) {
+func startWatchdog(pid int, d job.Deadline) (*watchdog, error) {
 	if d == nil {
 		return nil, nil
 	}
@@ -97,7 +99,7 @@ type Heartbeat struct {
 
 // FeedDeadline feeds w with d's moves until Stop, then writes done and
 // closes it.
-func FeedDeadline(w io.WriteCloser, d Deadline) *Heartbeat {
+func FeedDeadline(w io.WriteCloser, d job.Deadline) *Heartbeat {
 	h := &Heartbeat{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(h.done)

@@ -1,0 +1,113 @@
+// Package job is the contract between the executor's engine and what
+// acts for it: a Job and its Result, the Runner that runs it, the Target
+// host a remote runner or probe reaches, the ProbeTarget a probe runs
+// against and the secret store they read. The engine (executor), the
+// local runners and sandbox (executor/local), the remote ones
+// (executor/remote), the probes (executor/probe) and the assessor
+// (observe) meet here, and none of them imports another's package for it.
+package job
+
+import (
+	"context"
+	"time"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/secret"
+)
+
+// Job is one attempt of a job node.
+type Job struct {
+	OperationID string
+	NodeID      string
+	Attempt     int
+	// Dir is the operation's sandbox directory, where the job runs.
+	Dir  string
+	Spec capstan.RunSpec
+	// Env carries parameters and upstream artifacts: CAPSTAN_PARAM_<NAME>
+	// and CAPSTAN_ARTIFACT_<NAME>. Values never enter the command string.
+	Env map[string]string
+	// Outputs is the directory where the job writes the artifacts its
+	// contract declares (Artifacts), one file per artifact name.
+	Outputs   string
+	Artifacts []capstan.ArtifactSpec
+	// Target is the host a remote runner acts on (the spec's target
+	// requirement, resolved); nil for a local job.
+	Target *Target
+	// Deadline is the window the job's executor may act in (Window):
+	// when it closes unmoved, a watchdog that needs nothing of the
+	// executor kills the job, on the server or on its host. Nil or
+	// unbounded: none.
+	Deadline Deadline
+}
+
+// Deadline is how long a job may still run: a Window as runners see it.
+type Deadline interface {
+	// Remaining is how long from now; bounded is false for no end.
+	Remaining() (left time.Duration, bounded bool)
+	// Moved is closed when the end moves.
+	Moved() <-chan struct{}
+}
+
+// ErrKindLease is the error kind of a job its watchdog killed: its
+// executor's lease ran out before the executor renewed it.
+const ErrKindLease = "lease"
+
+// Result is the outcome of a job attempt. A zero exit code is not success:
+// the node succeeds only when its evidence passes (invariant 5).
+type Result struct {
+	ExitCode int
+	Output   []byte
+	// ErrKind classifies a failure for the retry policy: exit:N, timeout,
+	// cancelled, runner.
+	ErrKind string
+	Err     error
+	// Evidence is what the runner itself observed (an ansible play's
+	// recap), recorded beside the probes'.
+	Evidence []capstan.Evidence
+}
+
+// Runner runs jobs of one kind (shell, http, sim).
+type Runner interface {
+	Run(ctx context.Context, j Job) Result
+}
+
+// MaxOutput bounds the diagnostics kept from a job's stdout and stderr.
+const MaxOutput = 64 << 10
+
+// DefaultTimeout bounds a job without its own timeout.
+const DefaultTimeout = 10 * time.Minute
+
+// Timeout is how long an attempt of the job may run: its spec's timeout,
+// or DefaultTimeout. Every runner bounds its attempts by it.
+func (j Job) Timeout() time.Duration { return parseOr(j.Spec.Timeout, DefaultTimeout) }
+
+// Secrets is the secret store as the executor uses it (secret.Vault).
+type Secrets interface {
+	Get(ctx context.Context, org, name string) ([]byte, error)
+	Put(ctx context.Context, org, name string, value []byte) error
+	Redactor(ctx context.Context, org string) (*secret.Redactor, error)
+}
+
+// SecretValue is the value a secret:<name> reference (named by what,
+// for errors) refers to, read from secrets (org's).
+func SecretValue(ctx context.Context, secrets Secrets, org, what, ref string) (string, error) {
+	name, ok := secret.ParseRef(ref)
+	if !ok {
+		return "", capstan.Errorf(capstan.EINVALID, "%s refers to %q, which is not a secret name", what, ref)
+	}
+	if secrets == nil {
+		return "", capstan.Errorf(capstan.EUNAVAILABLE, "%s refers to secret %q, but this server has no secret store", what, name)
+	}
+	value, err := secrets.Get(ctx, org, name)
+	if err != nil {
+		return "", err
+	}
+	return string(value), nil
+}
+
+func parseOr(s string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d
+	}
+	return def
+}

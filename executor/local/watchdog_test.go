@@ -1,0 +1,114 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+)
+
+// testDeadline is a job's deadline on the real clock, moved by hand (the
+// executor's Window as a runner sees it).
+type testDeadline struct {
+	mu    sync.Mutex
+	end   time.Time
+	moved chan struct{}
+}
+
+func deadlineIn(d time.Duration) *testDeadline {
+	return &testDeadline{end: time.Now().Add(d), moved: make(chan struct{})}
+}
+
+func (d *testDeadline) Remaining() (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return time.Until(d.end), true
+}
+
+func (d *testDeadline) Moved() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.moved
+}
+
+// extend moves the end later.
+func (d *testDeadline) extend(end time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if end.After(d.end) {
+		d.end = end
+		close(d.moved)
+		d.moved = make(chan struct{})
+	}
+}
+
+// TestAWatchdogKillsAJobWhoseWindowCloses: a job whose window closes
+// unmoved (its executor stalled: nothing renews it) is killed by its
+// watchdog, with what it left running in its process group, on the
+// server's user and in the sandbox; the result says why.
+func TestAWatchdogKillsAJobWhoseWindowCloses(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		sandbox func(t *testing.T) (*Sandbox, string, string)
+	}{
+		{"unconfined", func(t *testing.T) (*Sandbox, string, string) { return nil, t.TempDir(), t.TempDir() }},
+		{"sandboxed", func(t *testing.T) (*Sandbox, string, string) {
+			h := newHostileHost(t, JobLimits{}, 0)
+			return h.sb, h.work, h.outputs
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sb, dir, outputs := c.sandbox(t) // the hostile host sets an environment variable: not in parallel
+			marker := fmt.Sprintf("capstan-watched-%d", time.Now().UnixNano())
+			script := `(exec -a ` + marker + ` sleep 300) & echo started >> runs; exec -a ` + marker + `-job sleep 300`
+			res := RunScript(context.Background(), sb, job.Job{NodeID: "watched", Spec: capstan.RunSpec{Timeout: "5m"}, Deadline: deadlineIn(300 * time.Millisecond)},
+				script, dir, outputs, nil)
+			require.Equal(t, job.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
+			require.Contains(t, res.Err.Error(), "killed by its watchdog")
+			require.Zero(t, processesNamed(marker), "the job and its child are gone")
+			runs, err := os.ReadFile(filepath.Join(dir, "runs"))
+			require.NoError(t, err)
+			require.Equal(t, "started\n", string(runs))
+		})
+	}
+}
+
+// TestAWatchdogFollowsItsWindow: a window that keeps moving (renewals)
+// keeps its job alive well past its first end; the job ends by itself.
+func TestAWatchdogFollowsItsWindow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w := deadlineIn(300 * time.Millisecond)
+	done := make(chan job.Result, 1)
+	go func() {
+		done <- RunScript(context.Background(), nil, job.Job{NodeID: "renewed", Spec: capstan.RunSpec{Timeout: "1m"}, Deadline: w},
+			`while [ ! -e go ]; do sleep 0.02; done; echo finished`, dir, t.TempDir(), nil)
+	}()
+	first := time.Now()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C { // renewed for three of its windows
+		w.extend(time.Now().Add(300 * time.Millisecond))
+		if time.Since(first) > 900*time.Millisecond {
+			break
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o600))
+	res := <-done
+	require.NoError(t, res.Err, "%s", res.Output)
+	require.Contains(t, string(res.Output), "finished")
+}
+
+func TestSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{1500 * time.Millisecond: "1.500", 0: "0.001", -time.Second: "0.001", 15 * time.Second: "15.000"} {
+		require.Equal(t, want, Seconds(d), "%v", d)
+	}
+}
