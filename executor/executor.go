@@ -57,6 +57,10 @@ type Config struct {
 	JobDir string
 	// Hooks reach the rest of the product (the service): sub-operations.
 	Hooks Hooks
+	// Wakes, when set, tells the executor of an operation started or
+	// commanded in this process (live.Wakes): it listens from Start to
+	// Stop. Without it, Launch and Notify are called by hand (tests).
+	Wakes Wakes
 	// Prober runs evidence probes; its Resources default to Store.
 	Prober probe.Prober
 	// PerOperation bounds the jobs and probes one operation runs at once,
@@ -97,6 +101,12 @@ type Config struct {
 	// the lease), in a goroutine it waits for when the tenure ends: work
 	// that must run in one process of many (the assessment schedule).
 	Tenure func(ctx context.Context)
+}
+
+// Wakes is how the store of this process tells the executor of an
+// operation to act on (live.Wakes): its plan when it was just started.
+type Wakes interface {
+	Listen(fn func(org, opID string, plan *capstan.Plan))
 }
 
 // Hooks are what the executor asks of the service: child operations for
@@ -232,6 +242,9 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.dirLock.Close()
 		return err
 	}
+	if e.cfg.Wakes != nil {
+		e.cfg.Wakes.Listen(e.Wake)
+	}
 	e.mu.Lock()
 	e.ctx, e.cancel = context.WithCancel(ctx)
 	starting := make(chan struct{})
@@ -309,6 +322,16 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 		delete(e.running, k)
 		e.mu.Unlock()
 	}()
+}
+
+// Wake acts on an operation this process's store started (plan set) or
+// gave a command.
+func (e *Executor) Wake(org, opID string, plan *capstan.Plan) {
+	if plan != nil {
+		e.Launch(org, opID, plan)
+		return
+	}
+	e.Notify(org, opID)
 }
 
 // Notify wakes the operation's goroutine after an outside change (a gate

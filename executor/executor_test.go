@@ -43,7 +43,7 @@ func setup(t testing.TB, store capstan.Store, org string, options ...func(*execu
 	}
 	vaults[store] = cfg.Secrets
 	ex := executor.New(cfg)
-	svc.Launcher = ex // before it starts: its steps read it
+	testenv.Wakes(svc).Listen(ex.Wake) // before it starts: its steps read it
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // keepArtifacts keeps the files of a job's artifacts in the artifact
@@ -98,7 +100,7 @@ func (l *loop) restoreOutputs(ctx context.Context, arts []capstan.Artifact) {
 // artifactBytes reads a kept artifact: a secret one's value from the
 // secret store, any other through the artifact store, checked.
 func (l *loop) artifactBytes(ctx context.Context, a capstan.Artifact) ([]byte, error) {
-	if a.Sensitivity == capstan.SensitivitySecret {
+	if a.Sensitivity == capstan.SensitivitySecret && strings.HasPrefix(a.StorageRef, secret.RefPrefix) {
 		v, err := job.SecretValue(ctx, l.e.cfg.Secrets, l.org, "artifact "+a.Name, a.StorageRef)
 		return []byte(v), err
 	}

@@ -280,7 +280,7 @@ func TestADecisionOnAnotherReplicaWakesTheOwner(t *testing.T) {
 	})
 	owner, err := leasedExecutorLogging(t, s, svc, "owner", logs, 30*time.Second)
 	require.NoError(t, err)
-	svc.Launcher = owner
+	testenv.Wakes(svc).Listen(owner.Wake)
 	touched := func(o capstan.OperationTouch) {
 		fmt.Fprintf(logs, "touched %s last %d prev %d active %v\n", o.ID, o.LastSequence, o.PrevSequence, o.Active)
 		owner.Touched(o)

@@ -55,7 +55,7 @@ func testRecovery(t *testing.T, store capstan.Store) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	newExecutor := func() (*executor.Executor, context.CancelFunc) {
 		ex := executor.New(executor.Config{Store: store, Dir: dir, JobDir: jobDir, Log: log, Hooks: svcOf[store], KeepSandboxes: true})
-		svcOf[store].Launcher = ex // before it starts: its steps read it
+		testenv.Wakes(svcOf[store]).Listen(ex.Wake) // before it starts: its steps read it
 		ctx, cancel := context.WithCancel(context.Background())
 		require.NoError(t, ex.Start(ctx))
 		return ex, cancel

@@ -32,7 +32,7 @@ func BenchmarkDecisionToEventAcrossReplicas(b *testing.B) {
 	svc := testenv.DemoIn(b, s, org)
 	logs := slog.New(slog.NewTextHandler(io.Discard, nil))
 	owner := executor.New(executor.Config{Store: s, Dir: b.TempDir(), JobDir: b.TempDir(), Log: logs, Hooks: svc, Lease: s, LeaseHolder: "owner", LeaseTerm: 30 * time.Second})
-	svc.Launcher = owner
+	testenv.Wakes(svc).Listen(owner.Wake)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(func() { cancel(); owner.Stop() })
 	require.NoError(b, owner.Start(ctx))

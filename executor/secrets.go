@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/artifact"
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/secret"
 )
@@ -92,7 +93,11 @@ func (l *loop) keepSecrets(ctx context.Context, node string, attempt int, arts [
 			continue
 		}
 		if l.e.cfg.Secrets == nil {
-			return capstan.Errorf(capstan.EUNAVAILABLE, "secret artifact %s cannot be kept: this server has no secret store", a.Name)
+			if err := l.keepUnsealed(ctx, node, attempt, a); err != nil {
+				return err
+			}
+			i++
+			continue
 		}
 		value := values[i]
 		i++
@@ -105,6 +110,21 @@ func (l *loop) keepSecrets(ctx context.Context, node string, attempt int, arts [
 		}
 		a.StorageRef = secret.Ref(name)
 	}
+	return nil
+}
+
+// keepUnsealed keeps a secret artifact's file where an executor without
+// a secret store keeps it (tests, tools): on this replica's own disk,
+// which only the server reads, never in a store replicas share.
+func (l *loop) keepUnsealed(ctx context.Context, node string, attempt int, a *capstan.Artifact) error {
+	if l.e.cfg.Artifacts.Shared() {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "secret artifact %s cannot be kept: this server has no secret store, and a shared artifact store never holds a secret", a.Name)
+	}
+	obj, err := keepFile(ctx, l.e.cfg.Artifacts, artifact.Key(l.opID, node, attempt, a.Name), filepath.Join(l.outputs(), a.Name))
+	if err != nil {
+		return err
+	}
+	a.StorageRef, a.Size, a.SHA256 = obj.Ref, obj.Size, obj.SHA256
 	return nil
 }
 

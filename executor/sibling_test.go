@@ -15,6 +15,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/testenv"
 )
 
 const siblingPack = `id: sibling
@@ -78,7 +79,7 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		svc, _ := setup(t, store, org)
 		start := func(s capstan.Store) (*executor.Executor, context.CancelFunc) {
 			ex := executor.New(executor.Config{Store: s, Dir: dir, JobDir: jobDir, Log: log, Hooks: svc, KeepSandboxes: true})
-			svc.Launcher = ex // before it starts: its steps read it
+			testenv.Wakes(svc).Listen(ex.Wake) // before it starts: its steps read it
 			ctx, cancel := context.WithCancel(context.Background())
 			require.NoError(t, ex.Start(ctx))
 			return ex, cancel
@@ -93,7 +94,7 @@ func TestAChildThatEndedDoesNotHideAnInterruptedSibling(t *testing.T) {
 		cancel()
 		first.Stop()
 
-		svc.Launcher = nil // nothing runs: the decision waits in the store, as a command, for the next owner
+		testenv.Wakes(svc).Listen(nil) // nothing runs: the decision waits in the store, as a command, for the next owner
 		decided := make(chan error, 1)
 		go func() {
 			_, err := svc.DecideGate(as("bob", capstan.RoleOperator), child, "hatch", true, "hatch it")
@@ -140,7 +141,7 @@ func TestAChildStopsItselfWhenItsParentEnded(t *testing.T) {
 			Events: []capstan.OperationEvent{{Type: "operation.failed", Actor: "executor", Payload: map[string]any{"reason": "a sibling failed"}}}}))
 
 		again := executor.New(executor.Config{Store: store, Dir: t.TempDir(), JobDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Hooks: svc, KeepSandboxes: true})
-		svc.Launcher = again // before it starts: its steps read it
+		testenv.Wakes(svc).Listen(again.Wake) // before it starts: its steps read it
 		runCtx, cancel := context.WithCancel(ctx)
 		require.NoError(t, again.Start(runCtx))
 		defer func() { cancel(); again.Stop() }()

@@ -10,6 +10,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
@@ -29,6 +30,7 @@ type Store interface {
 	GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error)
 	ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error
 	UpdateResource(ctx context.Context, org string, r *capstan.Resource) error
+	DriftStore
 }
 
 // Assessor runs health assessments.
@@ -39,10 +41,9 @@ type Assessor struct {
 	// Secrets resolves the host's credentials (the ssh.access key).
 	Secrets job.Secrets
 	Now     func() time.Time
-	// OnDrift, when set, is told of a resource an assessment found newly
-	// drifted (service.ProposeDriftGates: running operations that bind it
-	// get a gate proposed).
-	OnDrift func(ctx context.Context, org, key string)
+	// Log says why a drift gate could not be asked for (nil: slog's
+	// default).
+	Log *slog.Logger
 }
 
 // Scheduler is the actor of scheduled assessments.
@@ -124,8 +125,12 @@ func (a *Assessor) assessOnce(ctx context.Context, org, key, by string, types []
 	if err != nil {
 		return nil, err
 	}
-	if changed && next.HealthStatus == capstan.HealthDrifted && a.OnDrift != nil {
-		a.OnDrift(ctx, org, key)
+	if changed && next.HealthStatus == capstan.HealthDrifted {
+		// Running operations that bind it get a gate proposed: a command
+		// their owner judges (DriftGates).
+		if err := DriftGates(ctx, a.Store, org, key, a.now()); err != nil {
+			a.log().Warn("asking for drift gates", "organization", org, "resource", key, "err", capstan.ErrorMessage(err))
+		}
 	}
 	return next, nil
 }
@@ -250,4 +255,11 @@ func (a *Assessor) now() time.Time {
 		return a.Now()
 	}
 	return time.Now()
+}
+
+func (a *Assessor) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
 }

@@ -390,7 +390,7 @@ func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })
-	svc.Launcher = ex
+	testenv.Wakes(svc).Listen(ex.Wake)
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
 		{Token: viewerToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},
@@ -428,7 +428,8 @@ func TestOperationOverHTTP(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		t.Fatalf("operation never became %s", want)
+		r := post(t, ts, adminToken, query, map[string]any{"id": opID})
+		t.Fatalf("operation never became %s: %v", want, r.Data)
 		return nil
 	}
 	waitStatus("WAITING")

@@ -54,7 +54,7 @@ func newHeavyEnv(b *testing.B) *heavyEnv {
 	if err := ex.Start(runCtx); err != nil {
 		b.Fatal(err)
 	}
-	svc.Launcher = ex
+	testenv.Wakes(svc).Listen(ex.Wake)
 	if _, err := svc.InstallPackYAML(ctx, "big.yaml", []byte(testenv.BigPack(500))); err != nil {
 		b.Fatal(err)
 	}

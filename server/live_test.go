@@ -72,7 +72,7 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
-	svc.Launcher = ex
+	testenv.Wakes(svc).Listen(ex.Wake)
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleOperator}},
 		{Token: sreToken, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},

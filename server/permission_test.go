@@ -34,7 +34,7 @@ func TestPermissionsAgreeWithMutations(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
 	t.Cleanup(func() { cancel(); ex.Stop() })
-	svc.Launcher = ex
+	testenv.Wakes(svc).Listen(ex.Wake)
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: starter, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}},
 		{Token: sre, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},

@@ -154,7 +154,7 @@ func startStates(t *testing.T) *statesEnv {
 		Runners: map[string]job.Runner{"sim": local.SimRunner{Instant: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, ex.Start(ctx))
-	svc.Launcher = ex
+	testenv.Wakes(svc).Listen(ex.Wake)
 	tokens, err := server.NewTokens([]server.Token{
 		{Token: statesAdmin, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}},
 		{Token: statesSRE, Actor: "bob", Organization: testenv.Org, Roles: []string{capstan.RoleSRE}},

@@ -47,10 +47,9 @@ func (s *Service) submit(ctx context.Context, opID string, kind capstan.CommandK
 		defer stop()
 		changed = ch
 	}
-	if err := s.Store.RecordCommand(ctx, org, opID, c); err != nil {
+	if err := s.Store.RecordCommand(ctx, org, opID, c); err != nil { // it wakes the owner (live.Store; elsewhere, its tailer)
 		return nil, err
 	}
-	s.wake(org, opID)
 	return s.await(ctx, org, opID, c.ID, changed)
 }
 
@@ -60,19 +59,7 @@ func (s *Service) submit(ctx context.Context, opID string, kind capstan.CommandK
 func (s *Service) send(ctx context.Context, org, opID, actor string, kind capstan.CommandKind, args capstan.CommandArgs) error {
 	c := &capstan.Command{ID: capstan.NewID(), Kind: kind, Actor: capstan.Actor{ID: actor, OrganizationID: org, Roles: []string{capstan.RoleOperator}},
 		At: s.Now().UTC(), Args: args, Status: capstan.CommandPending}
-	if err := s.Store.RecordCommand(ctx, org, opID, c); err != nil {
-		return err
-	}
-	s.wake(org, opID)
-	return nil
-}
-
-// wake tells this process's executor that the operation has a command
-// (the owner elsewhere learns of it through its tailer).
-func (s *Service) wake(org, opID string) {
-	if s.Launcher != nil {
-		s.Launcher.Notify(org, opID)
-	}
+	return s.Store.RecordCommand(ctx, org, opID, c)
 }
 
 // await waits for the owner's decision on a command: woken by the

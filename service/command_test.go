@@ -23,8 +23,8 @@ func TestACommandNoOwnerAppliesIsPending(t *testing.T) {
 	ctx := testenv.Admin(testenv.Org)
 	op, err := svc.StartOperation(ctx, plan(t, svc, testenv.SeedIntent()).ID, "")
 	require.NoError(t, err)
-	owner := svc.Launcher
-	svc.Launcher, svc.CommandWait = nil, 50*time.Millisecond // no executor holds the shard
+	testenv.Wakes(svc).Listen(nil) // no executor holds the shard
+	svc.CommandWait = 50 * time.Millisecond
 
 	_, err = svc.CancelOperation(ctx, op.ID, "changed my mind")
 	require.Equal(t, capstan.EPENDING, capstan.ErrorCode(err), "%v", err)
@@ -41,7 +41,7 @@ func TestACommandNoOwnerAppliesIsPending(t *testing.T) {
 	require.Equal(t, capstan.CommandPending, c.Status)
 	require.Equal(t, "alice", c.Actor.ID)
 
-	owner.Notify(testenv.Org, op.ID) // an owner takes the operation
+	testenv.NewCommandOwner(svc, store).Notify(testenv.Org, op.ID) // an owner takes the operation
 	c, err = store.GetCommand(context.Background(), testenv.Org, op.ID, id)
 	require.NoError(t, err)
 	require.Equal(t, capstan.CommandApplied, c.Status)

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"maps"
-	"slices"
 	"strings"
 
 	"github.com/capstan-dev/capstan"
@@ -126,61 +125,4 @@ func (s *Service) unresolvedDrift(ctx context.Context, org string, plan *capstan
 		return nil, err
 	}
 	return capstan.UnresolvedDrift(rs), nil
-}
-
-// ProposeDriftGates proposes, on every unfinished operation of org whose
-// plan binds the resource key an assessment found drifted, a PlanPatch
-// holding the first node that uses it and has not started behind a
-// no_drift gate (capstan.DriftGate), authored by the assessor: a person
-// approves the patch, and the gate then waits until the drift is
-// repaired and an SRE approves it. An operation that already has such a
-// proposal, or no node left that uses the resource, gets none.
-func (s *Service) ProposeDriftGates(ctx context.Context, org, key string) error {
-	var failed error
-	for _, status := range []capstan.OperationStatus{capstan.OperationRunning, capstan.OperationWaiting} {
-		ops, _, err := s.Store.ListOperations(ctx, org, capstan.OperationFilter{Status: status, Limit: 1000})
-		if err != nil {
-			return err
-		}
-		for _, op := range ops {
-			if err := s.proposeDriftGate(ctx, org, op.ID, key); err != nil {
-				failed = err // one operation's refusal keeps no other from its gate
-			}
-		}
-	}
-	return failed
-}
-
-func (s *Service) proposeDriftGate(ctx context.Context, org, opID, key string) error {
-	sc, err := s.scene(ctx, org, opID)
-	if err != nil {
-		return err
-	}
-	started := map[string]bool{}
-	for id, r := range sc.runs {
-		started[id] = r.Status != capstan.NodePending
-	}
-	r, err := s.Store.GetResourceByKey(ctx, org, key)
-	if err != nil {
-		return err
-	}
-	drift := capstan.UnresolvedDrift([]*capstan.Resource{r})
-	if len(drift) == 0 {
-		return nil // repaired meanwhile
-	}
-	change, ok := capstan.DriftGate(sc.plan, started, key, key+" drifted")
-	if !ok {
-		return nil
-	}
-	for _, id := range sc.op.OpenPatches {
-		p, err := s.Store.GetPlanPatch(ctx, org, id)
-		if err != nil {
-			return err
-		}
-		if p.Author == capstan.AssessorActor && slices.ContainsFunc(p.Changes, func(c capstan.PlanChange) bool { return c.NodeID == change.NodeID }) {
-			return nil // proposed already
-		}
-	}
-	pr := proposal{author: capstan.AssessorActor, opID: opID, base: sc.plan.Revision, changes: []capstan.PlanChange{change}, reason: drift[0]}
-	return s.send(ctx, org, opID, capstan.AssessorActor, capstan.CommandProposePatch, capstan.CommandArgs{Proposal: pr.command()})
 }

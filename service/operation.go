@@ -9,15 +9,6 @@ import (
 	"github.com/capstan-dev/capstan/event"
 )
 
-// Launcher is the executor as the service sees it.
-type Launcher interface {
-	// Launch makes sure an operation is running. plan is the operation's
-	// frozen plan as just stored, or nil for the executor to read it.
-	Launch(org, operationID string, plan *capstan.Plan)
-	// Notify wakes an operation after an outside change.
-	Notify(org, operationID string)
-}
-
 // StartOperation starts a ready plan. The same idempotency key returns
 // the same operation, never a second run.
 func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey string) (*capstan.Operation, error) {
@@ -102,10 +93,7 @@ func (s *Service) startPlan(ctx context.Context, org, actor string, plan *capsta
 		}
 		return nil, err
 	}
-	if s.Launcher != nil {
-		s.Launcher.Launch(org, op.ID, plan)
-	}
-	return op, nil
+	return op, nil // the store wakes this process's executor (live.Store), another's learns of it
 }
 
 // DecideGate records an approval or a rejection of a waiting gate. It

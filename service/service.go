@@ -30,8 +30,6 @@ type Service struct {
 	Store capstan.Store
 	Now   func() time.Time
 	Log   *slog.Logger
-	// Launcher runs started operations; nil means they only get stored.
-	Launcher Launcher
 	// Changes wakes a mutation waiting for its command's outcome (nil:
 	// it reads the command at growing intervals).
 	Changes Changes

@@ -57,11 +57,7 @@ func (s *Service) steer(ctx context.Context, steerAction capstan.Action, opID, n
 // commit writes a change the service makes itself: a proposal, a
 // reveal's record (see DecideCommand for a person's changes).
 func (s *Service) commit(ctx context.Context, org string, ch *capstan.OperationChange) error {
-	if err := s.Store.ApplyOperationChange(ctx, org, ch); err != nil {
-		return err
-	}
-	s.wake(org, ch.Operation.ID)
-	return nil
+	return s.Store.ApplyOperationChange(ctx, org, ch)
 }
 
 // RecordIntervention records that a person fixed a node by hand. It never

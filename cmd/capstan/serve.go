@@ -330,17 +330,17 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// ids keyed by the secret key the replicas share.
 	traceIDs := tracing.NewIDs(secretKey)
 	store = tracing.Store{Store: store, IDs: traceIDs}
-	// Every committed operation change is published to live subscribers.
+	// Every committed operation change is published to live subscribers,
+	// and an operation started or commanded here wakes this process's
+	// executor (on another replica, its tailer does).
 	broker := live.NewBroker(0)
-	store = live.Store{Store: store, Broker: broker}
-	svc := service.New(store, log)
-	svc.Secrets = vault
-	svc.Changes = broker // a mutation waits for its command on the operation's changes
-	svc.Production = capstan.DeclareProduction(strings.Split(cfg.production, ",")...)
-	log.Info("production environments", "declared", svc.Production.Names())
+	wakes := live.NewWakes()
+	store = live.Store{Store: store, Broker: broker, Wakes: wakes}
+	production := capstan.DeclareProduction(strings.Split(cfg.production, ",")...)
+	log.Info("production environments", "declared", production.Names())
 	for _, name := range []string{"prod", "production"} {
-		if !svc.Production.Is(name) {
-			log.Warn("an environment named like production is not declared production: its intents get none of the production rules", "environment", name, "declared", svc.Production.Names())
+		if !production.Is(name) {
+			log.Warn("an environment named like production is not declared production: its intents get none of the production rules", "environment", name, "declared", production.Names())
 		}
 	}
 	sandbox := jobSandbox(cfg)
@@ -348,7 +348,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
-	svc.AllowAddress = func(a netip.Addr) bool { return egress.Allows(a.String(), a) == nil }
 	log.Info("job sandbox", "sandbox", sandbox.Describe())
 	var notes []string
 	if refusal := sandbox.Refusal(); refusal != "" {
@@ -364,13 +363,15 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	defer hosts.Close()
 	prober := probe.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
 	// Health assessments observe what operations built, on demand and on
-	// a schedule that runs where the executor runs.
-	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault, OnDrift: func(ctx context.Context, org, key string) {
-		if err := svc.ProposeDriftGates(ctx, org, key); err != nil {
-			log.Warn("proposing drift gates", "organization", org, "resource", key, "error", capstan.ErrorMessage(err))
-		}
-	}}
-	svc.Assessor = assessor
+	// a schedule that runs where the executor runs; a drift they find asks
+	// the owners of the operations that bind it for a gate (commands).
+	assessor := &observe.Assessor{Store: store, Prober: prober, Secrets: vault, Log: log}
+	// The service holds no executor: what it starts or commands reaches
+	// the executor through the store (wakes), and the executor asks the
+	// service's rules (Hooks). Each is built whole, once.
+	svc := &service.Service{Store: store, Now: time.Now, Log: log, Secrets: vault, Production: production, Assessor: assessor,
+		Changes: broker, // a mutation waits for its command on the operation's changes
+		AllowAddress: func(a netip.Addr) bool { return egress.Allows(a.String(), a) == nil }}
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}
 	jobDir, err := jobDirOf(cfg)
 	if err != nil {
@@ -381,7 +382,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
-	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Workers: cfg.workers,
+	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Wakes: wakes, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
 		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
@@ -389,7 +390,6 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 				schedule.Run(ctx)
 			}
 		}})
-	svc.Launcher = ex
 	defer ex.Stop()
 	// Replicas on one Neo4j learn of each other's commits through the
 	// timeline tailer: it wakes the executor's loops and feeds this

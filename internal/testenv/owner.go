@@ -14,7 +14,7 @@ import (
 // for the commands alone: woken by the service, it applies the pending
 // commands, one at a time, through the executor's own ApplyCommand, and
 // runs nothing (tests that move operations themselves). A test that runs
-// a real executor sets it as the service's Launcher instead.
+// a real executor gives it the service's Wakes instead.
 type CommandOwner struct {
 	Service *service.Service
 	Store   capstan.Store
@@ -26,8 +26,13 @@ func NewCommandOwner(svc *service.Service, store capstan.Store) CommandOwner {
 	return CommandOwner{Service: svc, Store: store, mu: &sync.Mutex{}}
 }
 
-// Launch runs nothing.
-func (o CommandOwner) Launch(org, operationID string, plan *capstan.Plan) {}
+// Wake applies the commands of an operation commanded in this process
+// (a started one it leaves: it runs nothing).
+func (o CommandOwner) Wake(org, operationID string, plan *capstan.Plan) {
+	if plan == nil {
+		o.Notify(org, operationID)
+	}
+}
 
 // Notify applies the operation's pending commands, as its owner's loop
 // would on its next read.

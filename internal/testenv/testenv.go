@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/embedded"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -45,12 +46,22 @@ func Demo(t testing.TB, store capstan.Store) *service.Service {
 // (NEO4J_URI) use a fresh one each.
 func DemoIn(t testing.TB, store capstan.Store, org string) *service.Service {
 	t.Helper()
-	svc := service.New(store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	wakes := live.NewWakes()
+	svc := service.New(live.Store{Store: store, Wakes: wakes}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := Admin(org)
 	require.NoError(t, svc.InstallPacks(ctx, org, packs.FS, packs.Order))
 	require.NoError(t, svc.SeedDemoCatalog(ctx, org, catalog.Demo))
-	svc.Launcher = NewCommandOwner(svc, store) // a test with an executor sets it instead
+	wakes.Listen(NewCommandOwner(svc, store).Wake) // an executor started with Wakes(svc) listens instead
 	return svc
+}
+
+// Wakes are the wakes of a service DemoIn made: an executor given them
+// (executor.Config.Wakes) acts on what the service starts and commands.
+func Wakes(svc *service.Service) *live.Wakes {
+	if ls, ok := svc.Store.(live.Store); ok {
+		return ls.Wakes
+	}
+	return nil
 }
 
 // NewOrg returns a fresh organization id.
