@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -29,13 +30,15 @@ func bigPack(n int) string {
 }
 
 // BenchmarkPatch proposes (and, outside prod with no gate touched,
-// applies at once) a patch to a running operation of a 500-node plan whose
+// applies at once: the command's owner decides it as it is recorded) a patch to a running operation of a 500-node plan whose
 // first half succeeded: validation, the next revision's snapshot, the
 // operation switched to it and the events, in one commit. Patches alternate
 // inserting a template node after a finished node and removing it, so the
 // plan keeps its size. Reports p50 and p99.
 func BenchmarkPatch(b *testing.B, store capstan.Store, org string) {
-	svc := service.New(store, nil)
+	wakes := live.NewWakes() // a proposal is a command: an owner applies it
+	svc := service.New(live.Store{Store: store, Wakes: wakes}, nil)
+	wakes.Listen(NewCommandOwner(svc, store).Wake)
 	ctx := capstan.WithActor(context.Background(), &capstan.Actor{ID: "b", OrganizationID: org, Roles: []string{capstan.RoleAdmin}})
 	if _, err := svc.InstallPackYAML(ctx, "big.yaml", []byte(bigPack(500))); err != nil {
 		b.Fatal(err)
