@@ -56,7 +56,7 @@ func (s *Store) ClaimLeases(ctx context.Context, holder string, keys []string, t
 
 // ReleaseLeases ends holder's leases of keys at once, so another executor
 // need not wait for them to expire; a released lease expired when it was
-// released (how long a shard has been free, executor.Decide). Releasing a lease one does not hold
+// released (how long a shard has been free, shard.Decide). Releasing a lease one does not hold
 // does nothing.
 func (s *Store) ReleaseLeases(ctx context.Context, holder string, keys []string) error {
 	_, err := s.writeStatement(ctx, "cypher.ReleaseLeases", func(r runner) (any, error) {

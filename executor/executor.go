@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/probe"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/tracing"
 )
 
@@ -72,13 +73,13 @@ type Config struct {
 	// failure (an evaluation, a demonstration of the model).
 	Analyzer  analysis.Analyzer
 	SkipRules bool
-	// Lease, when set, keeps a second executor off the same database
+	// shard.Lease, when set, keeps a second executor off the same database
 	// (lease.go): Start waits for it, it is renewed while the executor
 	// runs, and operations stop if it is lost.
-	Lease Lease
+	Lease shard.Lease
 	// LeaseHolder names this executor to others (default: host and Dir).
 	LeaseHolder string
-	// LeaseTerm is how long the lease lasts unrenewed (DefaultLeaseTerm).
+	// LeaseTerm is how long the lease lasts unrenewed (shard.DefaultLeaseTerm).
 	LeaseTerm time.Duration
 	// Sandbox confines shell jobs and command probes (nil: they run as the
 	// server's user with only an allow-listed environment).
@@ -151,8 +152,8 @@ type Executor struct {
 	tasks chan func()
 
 	mu      sync.Mutex
-	running map[string]*loop // by org|operation id
-	shards  [Shards]*shard   // the shards it owns now (own.go)
+	running map[string]*loop          // by org|operation id
+	shards  [shard.Shards]*ownedShard // the shards it owns now (own.go)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup // workers and drain watchers
@@ -213,10 +214,10 @@ func New(cfg Config) *Executor {
 		cfg.PerOperation = max(1, cfg.Workers/2)
 	}
 	if cfg.LeaseHolder == "" {
-		cfg.LeaseHolder = defaultHolder(cfg.Dir)
+		cfg.LeaseHolder = shard.DefaultHolder(cfg.Dir)
 	}
 	if cfg.LeaseTerm <= 0 {
-		cfg.LeaseTerm = DefaultLeaseTerm
+		cfg.LeaseTerm = shard.DefaultLeaseTerm
 	}
 	return &Executor{cfg: cfg, tasks: make(chan func()), running: map[string]*loop{}, kick: make(chan struct{}, 1)}
 }
@@ -232,7 +233,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		}
 	}
 	if e.cfg.Lease != nil {
-		dirLock, err := lockDir(e.cfg.Dir)
+		dirLock, err := shard.LockDir(e.cfg.Dir)
 		if err != nil {
 			return err
 		}
@@ -273,12 +274,12 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.sweepSandboxes(unfinished, began)
 	}
 	if e.cfg.Lease == nil {
-		for i := range Shards {
+		for i := range shard.Shards {
 			e.beginShard(i, capstan.Fence{})
 		}
 		return e.launchShards(e.ctx, nil)
 	}
-	if err := e.renewShards(max(renewTimeout(e.cfg.LeaseTerm), startTimeout)); err != nil {
+	if err := e.renewShards(max(shard.RenewTimeout(e.cfg.LeaseTerm), startTimeout)); err != nil {
 		e.stopAll()
 		return err
 	}
@@ -304,7 +305,7 @@ func (e *Executor) Launch(org, opID string, plan *capstan.Plan) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := org + "|" + opID
-	sh := e.shards[ShardOf(opID)]
+	sh := e.shards[shard.ShardOf(opID)]
 	if e.running[k] != nil || sh == nil || sh.draining || sh.run.Err() != nil {
 		return
 	}
@@ -409,7 +410,7 @@ func (e *Executor) stopAll() {
 	var keys []string
 	for i := range e.owned() {
 		e.endShard(i)
-		keys = append(keys, ShardKey(i))
+		keys = append(keys, shard.ShardKey(i))
 	}
 	e.wg.Wait()
 	if e.cfg.Lease != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
@@ -53,25 +54,25 @@ func TestShardsSpreadOverExecutors(t *testing.T) {
 	s, svc := leaseCase(t)
 	first, err := leasedExecutor(t, s, svc, "first")
 	require.NoError(t, err)
-	require.Len(t, first.Owned(), executor.Shards, "alone, it runs every shard")
+	require.Len(t, first.Owned(), shard.Shards, "alone, it runs every shard")
 
 	second, err := leasedExecutor(t, s, svc, "second")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		return len(first.Owned()) == executor.Shards/2 && len(second.Owned()) == executor.Shards/2
+		return len(first.Owned()) == shard.Shards/2 && len(second.Owned()) == shard.Shards/2
 	}, 30*time.Second, 20*time.Millisecond, "first %v, second %v", first.Owned(), second.Owned())
 	require.Empty(t, intersect(first.Owned(), second.Owned()), "a shard has one owner")
 
 	var ops []*capstan.Operation
-	for shard := range executor.Shards {
-		ops = append(ops, storedChainIn(t, s, shard, ""))
+	for i := range shard.Shards {
+		ops = append(ops, storedChainIn(t, s, i, ""))
 	}
 	for _, op := range ops {
 		waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
 	}
 
 	second.Stop()
-	require.Eventually(t, func() bool { return len(first.Owned()) == executor.Shards }, 15*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(first.Owned()) == shard.Shards }, 15*time.Second, 20*time.Millisecond,
 		"the second released its shards on stopping: %v", first.Owned())
 }
 
@@ -85,14 +86,14 @@ func TestAHandOverWaitsForRunningJobs(t *testing.T) {
 	require.NoError(t, err)
 	// A shard the first will hand over: the second member's share is the
 	// upper half (Decide gives up the highest-numbered ones).
-	op := storedChainIn(t, s, executor.Shards-1, "1500ms")
+	op := storedChainIn(t, s, shard.Shards-1, "1500ms")
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationRunning })
 	second, err := leasedExecutor(t, s, svc, "second")
 	require.NoError(t, err)
 	done := waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status.Terminal() })
 	require.Equal(t, capstan.OperationSucceeded, done.Status)
-	require.Contains(t, second.Owned(), executor.Shards-1)
-	require.NotContains(t, first.Owned(), executor.Shards-1)
+	require.Contains(t, second.Owned(), shard.Shards-1)
+	require.NotContains(t, first.Owned(), shard.Shards-1)
 	events, err := s.ListEvents(context.Background(), org, op.ID, 0, 100)
 	require.NoError(t, err)
 	running := 0
@@ -114,10 +115,10 @@ func TestLosingAShardStopsItsOperations(t *testing.T) {
 	ex, err := leasedExecutor(t, s, svc, "holder")
 	require.NoError(t, err)
 	_, err = neo4j.ExecuteQuery(context.Background(), driverOf(t), `MATCH (l:ExecutorLease {key: $key}) SET l.holder = 'thief', l.expires = timestamp() + 60000, l.token = l.token + 1`,
-		map[string]any{"key": executor.ShardKey(3)}, neo4j.EagerResultTransformer)
+		map[string]any{"key": shard.ShardKey(3)}, neo4j.EagerResultTransformer)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return !slices.Contains(ex.Owned(), 3) }, 15*time.Second, 20*time.Millisecond)
-	require.Len(t, ex.Owned(), executor.Shards-1)
+	require.Len(t, ex.Owned(), shard.Shards-1)
 
 	stolen, kept := storedChainIn(t, s, 3, ""), storedChainIn(t, s, 4, "")
 	waitFor(t, s, kept.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
@@ -143,7 +144,7 @@ func intersect(a, b []int) []int {
 
 // storedChainIn stores a two-node chain whose operation falls into shard,
 // each job taking duration.
-func storedChainIn(t *testing.T, store capstan.Store, shard int, duration string) *capstan.Operation {
+func storedChainIn(t *testing.T, store capstan.Store, want int, duration string) *capstan.Operation {
 	t.Helper()
 	nodes, edges := dagPlan("chain", 2)
 	for i := range nodes {
@@ -153,7 +154,7 @@ func storedChainIn(t *testing.T, store capstan.Store, shard int, duration string
 	require.NoError(t, plan.Move(capstan.PlanRunning))
 	op := &capstan.Operation{IntentID: plan.IntentID, PlanID: plan.ID, PlanRevision: plan.Revision, Action: "bench",
 		Status: capstan.OperationPending, Actor: "alice"}
-	for op.ID == "" || executor.ShardOf(op.ID) != shard {
+	for op.ID == "" || shard.ShardOf(op.ID) != want {
 		op.ID = capstan.NewID()
 	}
 	require.NoError(t, store.StartOperation(context.Background(), org, op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
@@ -193,7 +194,7 @@ func clearLease(t testing.TB) {
 // unreachableLease is the database's leases while the database can be
 // made unreachable (every call fails as a lost connection would).
 type unreachableLease struct {
-	executor.Lease
+	shard.Lease
 	down atomic.Bool
 }
 
@@ -234,7 +235,7 @@ func TestALeaseThatRunsOutPausesOperations(t *testing.T) {
 
 	lease.down.Store(false)
 	waitFor(t, s, op.ID, func(o *capstan.Operation) bool { return o.Status == capstan.OperationSucceeded })
-	require.Len(t, ex.Owned(), executor.Shards, "taken back")
+	require.Len(t, ex.Owned(), shard.Shards, "taken back")
 }
 
 // TestTheHolderRunsOperationsStartedElsewhere: an operation stored by

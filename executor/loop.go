@@ -12,6 +12,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/event"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/shard"
 )
 
 // loop owns one operation: it reloads the persisted state, decides, persists
@@ -39,7 +40,7 @@ type loop struct {
 	shard int
 	drain <-chan struct{}
 	// window is the shard's: no work starts once it closed (window.go).
-	window *Window
+	window *shard.Window
 	// fence is the shard's grant every step carries (nil without a
 	// Lease).
 	fence *capstan.Fence

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/live"
 )
@@ -30,7 +31,7 @@ func BenchmarkManyOperations(b *testing.B) {
 				raw := benchStore(b, store)
 				counted := &countingStore{Store: raw}
 				s := live.Store{Store: counted, Broker: broker}
-				lease, _ := raw.(executor.Lease)
+				lease, _ := raw.(shard.Lease)
 				svc, _ := setup(b, s, org, func(c *executor.Config) { c.Lease, c.LeaseHolder = lease, "bench-"+org })
 				nodes, edges := dagPlan("chain", batch.nodes)
 				var total time.Duration

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/shard"
 )
 
 // An executor runs the operations of the shards it owns. Without a Lease
@@ -19,14 +20,14 @@ import (
 // at once (its loops end; what they did is persisted, and the new owner
 // resumes from it).
 
-// shard is one shard this executor owns, from its grant until it ends.
-type shard struct {
+// ownedShard is one shard this executor owns, from its grant until it ends.
+type ownedShard struct {
 	index int
 	// fence is the grant its writes carry (zero without a Lease).
 	fence capstan.Fence
 	// window is how long its work may still start and run (window.go):
 	// extended by every renewal that keeps the grant.
-	window *Window
+	window *shard.Window
 	// run is the context its loops run under, stop ends it.
 	run  context.Context
 	stop context.CancelFunc
@@ -55,9 +56,9 @@ const maxDrain = 2
 // operations are launched by the caller (launchShards).
 func (e *Executor) beginShard(i int, fence capstan.Fence) {
 	run, stop := context.WithCancel(e.ctx)
-	sh := &shard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{}),
-		window: newWindow(e.cfg.Clock, e.cfg.Lease != nil)}
-	sh.window.extend(e.windowEnd())
+	sh := &ownedShard{index: i, fence: fence, run: run, stop: stop, drain: make(chan struct{}), idle: make(chan struct{}),
+		window: shard.NewWindow(e.cfg.Clock, e.cfg.Lease != nil)}
+	sh.window.Extend(e.windowEnd())
 	e.mu.Lock()
 	e.shards[i] = sh
 	e.mu.Unlock()
@@ -75,7 +76,7 @@ func (e *Executor) beginShard(i int, fence capstan.Fence) {
 // windowEnd is when the windows of the shards the last renewal granted
 // close: a margin before the leases run out.
 func (e *Executor) windowEnd() time.Time {
-	return e.leaseUntil.Add(-windowMargin(e.cfg.LeaseTerm))
+	return e.leaseUntil.Add(-shard.WindowMargin(e.cfg.LeaseTerm))
 }
 
 // endShard stops shard i's operations and waits for them.
@@ -85,7 +86,7 @@ func (e *Executor) endShard(i int) { e.endShards([]int{i}) }
 // that no shard's loops run on while another's are waited for — and then
 // waits for them.
 func (e *Executor) endShards(list []int) {
-	var ended []*shard
+	var ended []*ownedShard
 	e.mu.Lock()
 	for _, i := range list {
 		if sh := e.shards[i]; sh != nil {
@@ -129,7 +130,7 @@ func (e *Executor) drainShard(i int) {
 // another executor holds its lease now. The loop that saw it returns; the
 // others end with the shard's context, and the next renewal finishes it.
 func (e *Executor) fencedShard(i int, err error) {
-	e.cfg.Log.Error("a write was refused: another executor holds this shard now; no longer running its operations", "shard", ShardKey(i), "err", err.Error())
+	e.cfg.Log.Error("a write was refused: another executor holds this shard now; no longer running its operations", "shard", shard.ShardKey(i), "err", err.Error())
 	e.mu.Lock()
 	sh := e.shards[i]
 	if sh != nil {
@@ -144,10 +145,10 @@ func (e *Executor) fencedShard(i int, err error) {
 }
 
 // owned returns the shards this executor runs now.
-func (e *Executor) owned() map[int]*shard {
+func (e *Executor) owned() map[int]*ownedShard {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := map[int]*shard{}
+	out := map[int]*ownedShard{}
 	for i, sh := range e.shards {
 		if sh != nil {
 			out[i] = sh
@@ -174,7 +175,7 @@ func (e *Executor) launchShards(ctx context.Context, shards map[int]bool) error 
 		return err
 	}
 	for _, op := range ops { // each reads its own operation: one that cannot be read retries alone
-		if shards == nil || shards[ShardOf(op.ID)] {
+		if shards == nil || shards[shard.ShardOf(op.ID)] {
 			e.Launch(op.OrganizationID, op.ID, nil)
 		}
 	}
@@ -198,7 +199,7 @@ func (e *Executor) keepShards() {
 		case <-e.kick:
 		}
 		wait = c.LeaseTerm / 3
-		err := e.renewShards(renewTimeout(c.LeaseTerm))
+		err := e.renewShards(shard.RenewTimeout(c.LeaseTerm))
 		switch {
 		case e.ctx.Err() != nil:
 			return
@@ -206,7 +207,7 @@ func (e *Executor) keepShards() {
 		case len(e.owned()) == 0:
 			wait = c.LeaseTerm / 15
 			c.Log.Warn("renewing the executor's leases failed; trying again", "err", err.Error())
-		case !outlasts(c.Clock.Now(), e.leaseUntil, c.LeaseTerm):
+		case !shard.Outlasts(c.Clock.Now(), e.leaseUntil, c.LeaseTerm):
 			wait = c.LeaseTerm / 15
 			c.Log.Warn("renewing the executor's leases failed; trying again", "err", err.Error(), "until", e.leaseUntil)
 		default:
@@ -238,15 +239,15 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 		return err
 	}
 	e.learnDatabaseClock(asked, c.Clock.Now(), now)
-	d := Decide(members, c.LeaseHolder, leases, now, abandonedAfter*c.LeaseTerm)
+	d := shard.Decide(members, c.LeaseHolder, leases, now, abandonedAfter*c.LeaseTerm)
 	running := e.owned()
 	var keys []string
 	for _, i := range append(d.Claim, d.GiveUp...) {
-		keys = append(keys, ShardKey(i))
+		keys = append(keys, shard.ShardKey(i))
 	}
 	for i, sh := range running { // a shard being handed over is kept until it is released
 		if sh.draining && !contains(d.Claim, i) && !contains(d.GiveUp, i) {
-			keys = append(keys, ShardKey(i))
+			keys = append(keys, shard.ShardKey(i))
 		}
 	}
 	got, err := c.Lease.ClaimLeases(ctx, c.LeaseHolder, keys, c.LeaseTerm)
@@ -256,7 +257,7 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 	e.leaseUntil = start.Add(c.LeaseTerm)
 	held := map[int]capstan.Fence{}
 	for _, l := range got {
-		if i := shardOfKey(l.Key); i >= 0 && l.ID == c.LeaseHolder {
+		if i := shard.OfKey(l.Key); i >= 0 && l.ID == c.LeaseHolder {
 			held[i] = capstan.Fence{Key: l.Key, Holder: l.ID, Token: l.Token}
 		}
 	}
@@ -269,7 +270,7 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 		e.mu.Unlock()
 		switch {
 		case !ok:
-			c.Log.Warn("another executor holds this shard now; no longer running its operations", "shard", ShardKey(i))
+			c.Log.Warn("another executor holds this shard now; no longer running its operations", "shard", shard.ShardKey(i))
 			lost = append(lost, i)
 		case fenced || f != sh.fence:
 			// Granted anew meanwhile (it ran out, another held it): the
@@ -277,7 +278,7 @@ func (e *Executor) renewShards(timeout time.Duration) error {
 			// is persisted under the new one.
 			regranted = append(regranted, i)
 		default:
-			sh.window.extend(e.windowEnd())
+			sh.window.Extend(e.windowEnd())
 		}
 	}
 	e.endShards(append(lost, regranted...))
@@ -339,16 +340,16 @@ func (e *Executor) handOver(giveUp []int) {
 			// A loop that cannot step (a store failing it) or a job
 			// that runs for hours must not keep the shard from its
 			// owner: it is ended, as a lost shard would be.
-			e.cfg.Log.Warn("a shard handed over still has work out; ending it", "shard", ShardKey(i))
+			e.cfg.Log.Warn("a shard handed over still has work out; ending it", "shard", shard.ShardKey(i))
 		}
 		done = append(done, i)
-		released = append(released, ShardKey(i))
+		released = append(released, shard.ShardKey(i))
 	}
 	e.endShards(done)
 	if len(released) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(e.ctx, renewTimeout(e.cfg.LeaseTerm))
+	ctx, cancel := context.WithTimeout(e.ctx, shard.RenewTimeout(e.cfg.LeaseTerm))
 	defer cancel()
 	if err := e.cfg.Lease.ReleaseLeases(ctx, e.cfg.LeaseHolder, released); err != nil {
 		e.cfg.Log.Warn("releasing handed-over shards failed; they expire by themselves", "shards", released, "err", err.Error())
@@ -370,7 +371,7 @@ func (e *Executor) releaseAll(shards []string) {
 	}
 }
 
-func keysOfShards(m map[int]*shard) []int {
+func keysOfShards(m map[int]*ownedShard) []int {
 	out := make([]int, 0, len(m))
 	for i := range m {
 		out = append(out, i)
@@ -390,7 +391,7 @@ func contains(list []int, i int) bool {
 func keysOf(set map[int]bool) []string {
 	var out []string
 	for i := range set {
-		out = append(out, ShardKey(i))
+		out = append(out, shard.ShardKey(i))
 	}
 	sort.Strings(out)
 	return out

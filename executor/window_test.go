@@ -18,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/secret"
 )
@@ -258,7 +259,7 @@ func windowCase(t *testing.T, options ...func(*executor.Config)) (*manualClock, 
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() { cancel(); ex.Stop() })
 	require.NoError(t, ex.Start(ctx))
-	require.Len(t, ex.Owned(), executor.Shards)
+	require.Len(t, ex.Owned(), shard.Shards)
 	<-lease.tried // Start's renewal
 	job := func(id string) capstan.PlanNode {
 		n := capstan.PlanNode{ID: id, Type: capstan.NodeJob, Title: id, Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "block"},
@@ -299,12 +300,12 @@ func TestALeaseThatCannotBeRenewedKillsItsJobsFirst(t *testing.T) {
 		<-lease.tried // that renewal failed
 	}
 	killedAt := <-runner.killed
-	require.True(t, killedAt.Before(until.Add(-executor.DefaultLeaseTerm/10)), "killed at %v, before its window closed (%v)", killedAt, until)
+	require.True(t, killedAt.Before(until.Add(-shard.DefaultLeaseTerm/10)), "killed at %v, before its window closed (%v)", killedAt, until)
 
 	// Now another executor takes the leases, once they ran out.
 	clock.Advance(until.Sub(clock.Now()) + time.Millisecond)
 	lease.setDown(false)
-	got, err := lease.ClaimLeases(context.Background(), "b", []string{executor.ShardKey(0)}, 15*time.Second)
+	got, err := lease.ClaimLeases(context.Background(), "b", []string{shard.ShardKey(0)}, 15*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, "b", got[0].ID)
 	require.Equal(t, []string{"one"}, runner.launched(), "the queued job never started")

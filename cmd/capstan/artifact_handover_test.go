@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
 	"github.com/capstan-dev/capstan/internal/s3test"
 )
@@ -129,7 +129,7 @@ func handOver(t *testing.T, db *neo4jtest.Server, packs string, extra ...string)
 	b := launchWith(t, credentials, filepath.Join(dir, "b"), args...)
 	b.waitReady(t, 90*time.Second)
 	a.stop(t) // hands its shards over
-	require.Eventually(t, func() bool { return len(shards(t, b)) == executor.Shards }, 60*time.Second, 50*time.Millisecond, "b takes every shard")
+	require.Eventually(t, func() bool { return len(shards(t, b)) == shard.Shards }, 60*time.Second, 50*time.Millisecond, "b takes every shard")
 	_, errs := b.tryAs(t, sweepSRE, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve", approve: true}) { status } }`, map[string]any{"op": op})
 	require.Empty(t, errs)
 	var end map[string]any

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/live"
 )
 
@@ -26,12 +27,12 @@ func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 	owned := c.ex.Owned()
-	for i := range executor.Shards {
+	for i := range shard.Shards {
 		v := 0.0
 		if slices.Contains(owned, i) {
 			v = 1
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, executor.ShardKey(i))
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, v, shard.ShardKey(i))
 	}
 }
 

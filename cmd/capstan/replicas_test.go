@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
@@ -138,7 +138,7 @@ func TestReplicasShareWorkAndFailOver(t *testing.T) {
 					taken[k] = true
 				}
 			}
-			return len(taken) == executor.Shards
+			return len(taken) == shard.Shards
 		}, 30*time.Second, 100*time.Millisecond, "the others take the stalled replica's shards")
 		require.NoError(t, owner.cmd.Process.Signal(syscall.SIGCONT))
 		require.Eventually(t, func() bool {
@@ -261,18 +261,18 @@ func (rs *replicaSet) waitSpread(t *testing.T, n int) {
 				}
 				seen[k] = true
 			}
-			if len(s) < executor.Shards/n || len(s) > executor.Shards/n+1 {
+			if len(s) < shard.Shards/n || len(s) > shard.Shards/n+1 {
 				return false
 			}
 		}
-		return len(alive) == n && len(seen) == executor.Shards
+		return len(alive) == n && len(seen) == shard.Shards
 	}, 30*time.Second, 100*time.Millisecond, "the shards spread over %d replicas (holding %v)", n, last)
 }
 
 // shardOf is the shard of an operation named by its global id.
 func shardOf(gid string) string {
 	raw, _ := base64.RawURLEncoding.DecodeString(gid)
-	return executor.ShardKey(executor.ShardOf(strings.TrimPrefix(string(raw), "Operation:")))
+	return shard.ShardKey(shard.ShardOf(strings.TrimPrefix(string(raw), "Operation:")))
 }
 
 func (rs *replicaSet) ownerOrNil(t *testing.T, op string) *proc {

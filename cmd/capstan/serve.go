@@ -35,6 +35,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/observe"
@@ -164,7 +165,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.DurationVar(&c.assessEvery, "assess-every", envDuration("CAPSTAN_ASSESS_EVERY", 0),
 		"assess every observed resource this often, whatever its type declares (0: each type's observe.every; -1s: no scheduled assessments) (CAPSTAN_ASSESS_EVERY)")
 	fs.IntVar(&c.assessConcurrency, "assess-concurrency", envInt("CAPSTAN_ASSESS_CONCURRENCY", 8), "health assessments run at once by the schedule (CAPSTAN_ASSESS_CONCURRENCY)")
-	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", executor.DefaultLeaseTerm),
+	fs.DurationVar(&c.executorLease, "executor-lease", envDuration("CAPSTAN_EXECUTOR_LEASE", shard.DefaultLeaseTerm),
 		"with --store neo4j: the term of the lease that keeps a second Capstan process from running the database's operations; it is renewed every third of it (CAPSTAN_EXECUTOR_LEASE)")
 	fs.StringVar(&c.introspection, "introspection", envOr("CAPSTAN_INTROSPECTION", "auto"), "schema introspection and field suggestions: auto (dev mode only), on or off (CAPSTAN_INTROSPECTION)")
 	fs.BoolVar(&c.graphiql, "graphiql", envOr("CAPSTAN_GRAPHIQL", "true") == "true", "serve GraphiQL at /graphiql (CAPSTAN_GRAPHIQL)")
@@ -322,7 +323,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	// Replicas on one Neo4j share its operations by shard lease (the
 	// embedded store's data directory is locked to one process already).
-	lease, _ := store.(executor.Lease)
+	lease, _ := store.(shard.Lease)
 	store = crashpoint.Wrap(store) // the crash sweep's binary only (build tag crashpoints)
 	// What operations record is masked before it is stored.
 	store = secret.MaskingStore{Store: store, Vault: vault}

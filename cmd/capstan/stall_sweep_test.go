@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
@@ -219,7 +219,7 @@ func (w *stallWorld) run(t *testing.T, at stallPoint) (commits int, stalled bool
 		t.Logf("%s: replica a stalled; b takes over", at)
 		b = start(t, filepath.Join(dir, "b"), args...)
 		via = b
-		require.Eventually(t, func() bool { return len(shards(t, b)) == executor.Shards }, 60*time.Second, 50*time.Millisecond,
+		require.Eventually(t, func() bool { return len(shards(t, b)) == shard.Shards }, 60*time.Second, 50*time.Millisecond,
 			"b takes every shard once a's leases ran out")
 		w.mark(t, "takeover")
 		stalled = true

@@ -1,4 +1,4 @@
-package executor
+package shard
 
 import (
 	"testing"
@@ -7,19 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// windowFor is a shard's window on the real clock, open for d.
-func windowFor(d time.Duration) *Window {
-	w := newWindow(realClock{}, true)
-	w.extend(time.Now().Add(d))
-	return w
-}
-
 func TestWindow(t *testing.T) {
 	clock := &stepClock{now: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
-	w := newWindow(clock, true)
+	w := NewWindow(clock, true)
 	require.False(t, w.Open(), "closed until a renewal grants it")
 	moved := w.Moved()
-	w.extend(clock.now.Add(10 * time.Second))
+	w.Extend(clock.now.Add(10 * time.Second))
 	require.True(t, w.Open())
 	select {
 	case <-moved:
@@ -30,7 +23,7 @@ func TestWindow(t *testing.T) {
 	require.True(t, bounded)
 	require.Equal(t, 10*time.Second, left)
 	moved = w.Moved()
-	w.extend(clock.now.Add(5 * time.Second)) // a late renewal's: never back
+	w.Extend(clock.now.Add(5 * time.Second)) // a late renewal's: never back
 	left, _ = w.Remaining()
 	require.Equal(t, 10*time.Second, left)
 	select {
@@ -41,7 +34,7 @@ func TestWindow(t *testing.T) {
 	clock.now = clock.now.Add(10 * time.Second)
 	require.False(t, w.Open(), "closed at its end")
 
-	open := newWindow(clock, false) // no lease: open for good
+	open := NewWindow(clock, false) // no lease: open for good
 	require.True(t, open.Open())
 	_, bounded = open.Remaining()
 	require.False(t, bounded)
@@ -53,5 +46,4 @@ func TestWindow(t *testing.T) {
 // stepClock is a clock tests move by hand.
 type stepClock struct{ now time.Time }
 
-func (c *stepClock) Now() time.Time                         { return c.now }
-func (c *stepClock) After(d time.Duration) <-chan time.Time { return make(chan time.Time) }
+func (c *stepClock) Now() time.Time { return c.now }

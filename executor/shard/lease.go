@@ -1,4 +1,11 @@
-package executor
+// Package shard is who runs which operations when replicas share one
+// database: the 16 shards an operation id falls in (ShardOf), the lease
+// of each (Lease, a database's; its grant is the fence every step
+// carries, capstan.Fence), the pure decision of what a replica claims and
+// gives up (Decide, Quota), and the Window a grant gives: no side effect
+// starts outside it. The executor's tenure loop (executor/own.go) runs on
+// them.
+package shard
 
 import (
 	"context"
@@ -37,12 +44,12 @@ type Lease interface {
 // every third of that.
 const DefaultLeaseTerm = 15 * time.Second
 
-// defaultHolder names this executor to the others: its host and its
+// DefaultHolder names this executor to the others: its host and its
 // directory, the same after a restart, so a restarted server takes its
 // own leases back at once instead of waiting for them to expire. Two live
 // processes cannot share the name: the directory is locked to one
-// (lockDir).
-func defaultHolder(dir string) string {
+// (LockDir).
+func DefaultHolder(dir string) string {
 	host, _ := os.Hostname()
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -50,10 +57,10 @@ func defaultHolder(dir string) string {
 	return host + ":" + dir
 }
 
-// lockDir locks the executor's directory to this process, so no other
+// LockDir locks the executor's directory to this process, so no other
 // process on this host holds leases under the same name; the lock ends
 // with the returned file (closed by Stop, or by the process's exit).
-func lockDir(dir string) (*os.File, error) {
+func LockDir(dir string) (*os.File, error) {
 	f, err := filelock.TryLock(filepath.Join(dir, "executor.lock"))
 	if errors.Is(err, filelock.ErrLocked) {
 		return nil, capstan.Errorf(capstan.ECONFLICT, "executor directory %s is used by another process", dir)
@@ -64,13 +71,13 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// renewTimeout bounds one renewal: a call that hangs on an unreachable
+// RenewTimeout bounds one renewal: a call that hangs on an unreachable
 // database must not outlast the leases.
-func renewTimeout(term time.Duration) time.Duration { return term / 5 }
+func RenewTimeout(term time.Duration) time.Duration { return term / 5 }
 
-// outlasts reports whether the next attempt to renew leases of term that
+// Outlasts reports whether the next attempt to renew leases of term that
 // run out at until — after a failed one, at now — could end after them:
 // then the executor must stop running their operations now.
-func outlasts(now, until time.Time, term time.Duration) bool {
-	return !now.Add(term/15 + renewTimeout(term)).Before(until)
+func Outlasts(now, until time.Time, term time.Duration) bool {
+	return !now.Add(term/15 + RenewTimeout(term)).Before(until)
 }

@@ -1,4 +1,4 @@
-package executor_test
+package shard_test
 
 import (
 	"fmt"
@@ -8,21 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
-	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/shard"
 )
 
 func TestShardOf(t *testing.T) {
-	counts := make([]int, executor.Shards)
+	counts := make([]int, shard.Shards)
 	for i := range 16000 {
 		id := fmt.Sprintf("op-%d", i)
-		s := executor.ShardOf(id)
-		require.Equal(t, s, executor.ShardOf(id), "stable")
+		s := shard.ShardOf(id)
+		require.Equal(t, s, shard.ShardOf(id), "stable")
 		counts[s]++
 	}
 	for s, n := range counts {
 		require.InDelta(t, 1000, n, 150, "shard %d holds %d of 16000", s, n)
 	}
-	require.Equal(t, "shard-07", executor.ShardKey(7))
+	require.Equal(t, "shard-07", shard.ShardKey(7))
 }
 
 func TestQuota(t *testing.T) {
@@ -37,7 +37,7 @@ func TestQuota(t *testing.T) {
 		{[]string{"a", "b", "c"}, "c", 5},
 		{[]string{"a", "b"}, "z", 0},
 	} {
-		require.Equal(t, c.want, executor.Quota(c.members, c.holder), "%v %s", c.members, c.holder)
+		require.Equal(t, c.want, shard.Quota(c.members, c.holder), "%v %s", c.members, c.holder)
 	}
 }
 
@@ -46,7 +46,7 @@ func TestQuota(t *testing.T) {
 func leases(now time.Time, holders ...string) []capstan.LeaseHolder {
 	var out []capstan.LeaseHolder
 	for i, h := range holders {
-		l := capstan.LeaseHolder{Key: executor.ShardKey(i), ID: h, Until: now.Add(time.Minute)}
+		l := capstan.LeaseHolder{Key: shard.ShardKey(i), ID: h, Until: now.Add(time.Minute)}
 		if len(h) > 0 && h[0] == '~' {
 			l.ID, l.Until = h[1:], now.Add(-time.Second)
 		}
@@ -78,35 +78,35 @@ func TestDecide(t *testing.T) {
 		members []string
 		holder  string
 		leases  []capstan.LeaseHolder
-		want    executor.Claims
+		want    shard.Claims
 	}{
-		{"alone on a new database: every shard", []string{"a"}, "a", nil, executor.Claims{Claim: span(0, 15)}},
-		{"alone, holding all: keeps them", []string{"a"}, "a", leases(now, repeat("a", 16)...), executor.Claims{Claim: span(0, 15)}},
-		{"a joins b's database: nothing free, waits", []string{"a", "b"}, "a", leases(now, repeat("b", 16)...), executor.Claims{}},
+		{"alone on a new database: every shard", []string{"a"}, "a", nil, shard.Claims{Claim: span(0, 15)}},
+		{"alone, holding all: keeps them", []string{"a"}, "a", leases(now, repeat("a", 16)...), shard.Claims{Claim: span(0, 15)}},
+		{"a joins b's database: nothing free, waits", []string{"a", "b"}, "a", leases(now, repeat("b", 16)...), shard.Claims{}},
 		{"b sees a joined: gives up its upper half", []string{"a", "b"}, "b", leases(now, repeat("b", 16)...),
-			executor.Claims{Claim: span(0, 7), GiveUp: span(8, 15)}},
+			shard.Claims{Claim: span(0, 7), GiveUp: span(8, 15)}},
 		{"a takes what b released", []string{"a", "b"}, "a", leases(now, append(repeat("b", 8), repeat("", 8)...)...),
-			executor.Claims{Claim: span(8, 15)}},
+			shard.Claims{Claim: span(8, 15)}},
 		{"a dead member's expired shards are free", []string{"b"}, "b", leases(now, append(repeat("b", 8), repeat("~a", 8)...)...),
-			executor.Claims{Claim: span(0, 15)}},
+			shard.Claims{Claim: span(0, 15)}},
 		{"not yet expired: not free", []string{"b"}, "b", leases(now, append(repeat("b", 8), repeat("a", 8)...)...),
-			executor.Claims{Claim: span(0, 7)}},
-		{"its own expired lease is still its own", []string{"a"}, "a", leases(now, repeat("~a", 16)...), executor.Claims{Claim: span(0, 15)}},
+			shard.Claims{Claim: span(0, 7)}},
+		{"its own expired lease is still its own", []string{"a"}, "a", leases(now, repeat("~a", 16)...), shard.Claims{Claim: span(0, 15)}},
 		{"three members, the third starts at a third", []string{"a", "b", "c"}, "c", leases(now, append(repeat("a", 6), repeat("b", 5)...)...),
-			executor.Claims{Claim: span(11, 15)}},
+			shard.Claims{Claim: span(11, 15)}},
 		{"over quota, the other below its own: gives up the highest", []string{"a", "b"}, "a", leases(now, append(repeat("a", 10), repeat("b", 6)...)...),
-			executor.Claims{Claim: span(0, 7), GiveUp: span(8, 9)}},
+			shard.Claims{Claim: span(0, 7), GiveUp: span(8, 9)}},
 		{"over quota: gives up only what the free ones leave room for", []string{"a", "b"}, "a", leases(now, append(repeat("a", 10), repeat("", 6)...)...),
-			executor.Claims{Claim: span(0, 7), GiveUp: span(8, 9)}},
+			shard.Claims{Claim: span(0, 7), GiveUp: span(8, 9)}},
 		{"over quota, the free ones fill the room: keeps all", []string{"a", "b"}, "a", leases(now, append(repeat("a", 8), repeat("", 8)...)...),
-			executor.Claims{Claim: span(0, 7)}},
-		{"not a member yet: claims nothing", []string{"b"}, "a", nil, executor.Claims{}},
+			shard.Claims{Claim: span(0, 7)}},
+		{"not a member yet: claims nothing", []string{"b"}, "a", nil, shard.Claims{}},
 		{"a shard abandoned past the limit: one more, beyond the quota", []string{"a", "b"}, "a",
-			append(leases(now, repeat("a", 8)...), capstan.LeaseHolder{Key: executor.ShardKey(9), Until: now.Add(-2 * time.Hour)}, capstan.LeaseHolder{Key: executor.ShardKey(10), Until: now.Add(-2 * time.Hour)}),
-			executor.Claims{Claim: append(span(0, 7), 9)}},
+			append(leases(now, repeat("a", 8)...), capstan.LeaseHolder{Key: shard.ShardKey(9), Until: now.Add(-2 * time.Hour)}, capstan.LeaseHolder{Key: shard.ShardKey(10), Until: now.Add(-2 * time.Hour)}),
+			shard.Claims{Claim: append(span(0, 7), 9)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := executor.Decide(c.members, c.holder, c.leases, now, time.Hour)
+			got := shard.Decide(c.members, c.holder, c.leases, now, time.Hour)
 			require.Equal(t, c.want, got)
 		})
 	}

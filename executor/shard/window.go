@@ -1,4 +1,4 @@
-package executor
+package shard
 
 import (
 	"sync"
@@ -26,15 +26,15 @@ type Window struct {
 	moved chan struct{} // closed, and replaced, when until moves
 }
 
-// newWindow returns a window closed until the first extension, or open
+// NewWindow returns a window closed until the first extension, or open
 // for good when it is not bounded.
-func newWindow(clock Clock, bounded bool) *Window {
+func NewWindow(clock Clock, bounded bool) *Window {
 	return &Window{clock: clock, bounded: bounded, moved: make(chan struct{})}
 }
 
-// windowMargin is how much sooner than the leases the window closes: a
+// WindowMargin is how much sooner than the leases the window closes: a
 // tenth of a term (1.5 s of the default 15 s).
-func windowMargin(term time.Duration) time.Duration { return term / 10 }
+func WindowMargin(term time.Duration) time.Duration { return term / 10 }
 
 // Open reports whether work may start now.
 func (w *Window) Open() bool {
@@ -66,9 +66,9 @@ func (w *Window) Moved() <-chan struct{} {
 	return w.moved
 }
 
-// extend moves the window's end to until, never back: a renewal that
+// Extend moves the window's end to until, never back: a renewal that
 // ended late must not shorten what an earlier one granted.
-func (w *Window) extend(until time.Time) {
+func (w *Window) Extend(until time.Time) {
 	if !w.bounded {
 		return
 	}
@@ -80,4 +80,9 @@ func (w *Window) extend(until time.Time) {
 	w.until = until
 	close(w.moved)
 	w.moved = make(chan struct{})
+}
+
+// Clock is the time a window is measured by (the executor's).
+type Clock interface {
+	Now() time.Time
 }

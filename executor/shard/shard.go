@@ -1,4 +1,4 @@
-package executor
+package shard
 
 import (
 	"fmt"
@@ -25,8 +25,8 @@ func ShardOf(opID string) int {
 // ShardKey names a shard's lease.
 func ShardKey(shard int) string { return fmt.Sprintf("shard-%02d", shard) }
 
-// shardOfKey is the shard a lease key names, or -1.
-func shardOfKey(key string) int {
+// OfKey is the shard a lease key names, or -1.
+func OfKey(key string) int {
 	var i int
 	if _, err := fmt.Sscanf(key, "shard-%02d", &i); err != nil || i < 0 || i >= Shards || ShardKey(i) != key {
 		return -1
@@ -76,7 +76,7 @@ func Decide(members []string, holder string, leases []capstan.LeaseHolder, now t
 	holders := map[int]string{}
 	var stale []int
 	for _, l := range leases {
-		i := shardOfKey(l.Key)
+		i := OfKey(l.Key)
 		if i < 0 {
 			continue
 		}

@@ -1,4 +1,4 @@
-package executor
+package shard
 
 import (
 	"testing"
@@ -21,7 +21,7 @@ func TestOutlasts(t *testing.T) {
 		{"already run out", -time.Second, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := outlasts(until.Add(-c.left), until, term); got != c.want {
+			if got := Outlasts(until.Add(-c.left), until, term); got != c.want {
 				t.Fatalf("outlasts with %v left = %v, want %v", c.left, got, c.want)
 			}
 		})
