@@ -93,7 +93,7 @@ func (l *loop) analysisInput(ctx context.Context, n *capstan.PlanNode, resource 
 		in.Artifacts = append(in.Artifacts, a)
 	}
 	if resource != "" {
-		res, err := l.e.cfg.Prober.Resources.GetResourceByKey(ctx, l.org, resource)
+		res, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, resource)
 		if err != nil && capstan.ErrorCode(err) != capstan.ENOTFOUND {
 			return in, err
 		}
@@ -117,7 +117,7 @@ func (l *loop) analysisContext(ctx context.Context, in *analysis.Input, plan *ca
 			continue
 		}
 		seen[b.Provider.ResourceKey] = true
-		res, err := l.e.cfg.Prober.Resources.GetResourceByKey(ctx, l.org, b.Provider.ResourceKey)
+		res, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, b.Provider.ResourceKey)
 		if err != nil && capstan.ErrorCode(err) != capstan.ENOTFOUND {
 			return err
 		}
@@ -160,5 +160,5 @@ const maxToolOutput = 8 << 10
 
 // Resource is a catalog resource of the loop's organization.
 func (a analysisLookup) Resource(ctx context.Context, key string) (*capstan.Resource, error) {
-	return a.l.e.cfg.Prober.Resources.GetResourceByKey(ctx, a.l.org, key)
+	return a.l.e.cfg.Store.GetResourceByKey(ctx, a.l.org, key)
 }

@@ -62,8 +62,9 @@ type Config struct {
 	// commanded in this process (live.Wakes): it listens from Start to
 	// Stop. Without it, Launch and Notify are called by hand (tests).
 	Wakes Wakes
-	// Prober runs evidence probes; its Resources default to Store.
-	Prober probe.Prober
+	// Prober runs evidence probes (default: a probe.Prober on Store, the
+	// Sandbox and the Egress client, without remote probes).
+	Prober job.Prober
 	// PerOperation bounds the jobs and probes one operation runs at once,
 	// so one wide operation cannot take every worker (default Workers/2).
 	PerOperation int
@@ -198,14 +199,8 @@ func New(cfg Config) *Executor {
 			cfg.Runners[name] = r
 		}
 	}
-	if cfg.Prober.Client == nil {
-		cfg.Prober.Client = client
-	}
-	if cfg.Prober.Resources == nil {
-		cfg.Prober.Resources = cfg.Store
-	}
-	if cfg.Prober.Sandbox == nil {
-		cfg.Prober.Sandbox = cfg.Sandbox
+	if cfg.Prober == nil {
+		cfg.Prober = probe.Prober{Client: client, Resources: cfg.Store, Sandbox: cfg.Sandbox}
 	}
 	if cfg.Analyzer == nil {
 		cfg.Analyzer = analysis.Deterministic{}

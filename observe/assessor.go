@@ -36,8 +36,9 @@ type Store interface {
 // Assessor runs health assessments.
 type Assessor struct {
 	Store Store
-	// Prober runs the observe probes (its Remote probes reach the host).
-	Prober probe.Prober
+	// Prober runs the observe probes (its remote probes reach the host;
+	// a command probe runs in the job sandbox, as a job's does).
+	Prober job.Prober
 	// Secrets resolves the host's credentials (the ssh.access key).
 	Secrets job.Secrets
 	Now     func() time.Time

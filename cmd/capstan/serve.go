@@ -362,7 +362,10 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// only through the egress allow-list.
 	hosts := remote.NewPool(remote.Config{Dial: egress.DialContext})
 	defer hosts.Close()
-	prober := probe.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client()}
+	// Every probe, the executor's and the assessor's, runs through one
+	// prober: a command probe in the job sandbox, an http one through the
+	// egress allow-list, a remote one on the bound host.
+	prober := probe.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client(), Sandbox: sandbox, Resources: store}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs; a drift they find asks
 	// the owners of the operations that bind it for a gate (commands).

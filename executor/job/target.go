@@ -130,6 +130,13 @@ type RemoteProbe interface {
 	Probe(ctx context.Context, pr capstan.Probe, t *Target) (result string, source map[string]any, output []byte)
 }
 
+// A Prober runs one evidence probe of a node against its target: its
+// verdict, what it observed (evidence source), and the raw output (kept as
+// a diagnostics artifact, never inlined). executor/probe has the one.
+type Prober interface {
+	Run(ctx context.Context, pr capstan.Probe, t ProbeTarget) (result string, source map[string]any, output []byte)
+}
+
 // ProbeTarget is what a probe runs against: the sandbox and environment
 // of its node, and the operation's organization and resource (the default
 // of a resource_state probe that names none).
