@@ -28,6 +28,9 @@ type Command struct {
 	// answers: CONFLICT, INVALID, FORBIDDEN…).
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Details are every problem of a refusal that found several (a
+	// patch's validation), as its mutation answers them.
+	Details []string `json:"details,omitempty"`
 	// Result names what the command made (a patch's id), when it made
 	// something the mutation answers with.
 	Result    string     `json:"result,omitempty"`
@@ -115,12 +118,12 @@ func (c *Command) Outcome() error {
 	if c.Status != CommandRejected {
 		return nil
 	}
-	return &Error{Code: c.Code, Message: c.Error}
+	return &Error{Code: c.Code, Message: c.Error, Details: c.Details}
 }
 
 // Reject records err as the command's outcome at now.
 func (c *Command) Reject(err error, now time.Time) {
-	c.Status, c.Code, c.Error, c.DecidedAt = CommandRejected, ErrorCode(err), ErrorMessage(err), &now
+	c.Status, c.Code, c.Error, c.Details, c.DecidedAt = CommandRejected, ErrorCode(err), ErrorMessage(err), ErrorDetails(err), &now
 }
 
 // Apply records the command as applied at now, having made result.
@@ -130,6 +133,12 @@ func (c *Command) Apply(result string, now time.Time) {
 
 // EncodeCommand is a command's stored form.
 func EncodeCommand(c *Command) ([]byte, error) { return json.Marshal(c) }
+
+// Ended is the refusal of a command to an operation that has ended: no
+// owner runs it any more, and nothing of it changes.
+func Ended(opID string) error {
+	return Errorf(ECONFLICT, "%s has ended: it takes no more changes", Named("operation", opID))
+}
 
 // EPENDING: a mutation was recorded as a command, but the operation's
 // owner has not applied it within the wait (no executor holds its shard

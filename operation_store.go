@@ -24,7 +24,7 @@ type OperationStore interface {
 	// to apply (Command): no version or sequence of the operation moves,
 	// so no step conflicts with it; the operation's touched time does,
 	// for the owner's tailer (ENOTFOUND: no operation; ECONFLICT: the
-	// id is taken).
+	// id is taken, or the operation has ended: Ended).
 	RecordCommand(ctx context.Context, org, opID string, c *Command) error
 	// GetCommand returns a command of an operation (ENOTFOUND).
 	GetCommand(ctx context.Context, org, opID, id string) (*Command, error)

@@ -80,7 +80,7 @@ func TestAStoreKeepsWhatItWasGivenAndNoticesAChange(t *testing.T) {
 			_, err = artifact.Read(ctx, s, capstan.Artifact{Name: "nothing", StorageRef: missing}, 0)
 			require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err), "%v", err)
 
-			for _, ref := range []string{"file:../../etc/passwd", "s3://another-bucket/" + key, "secret:operations/x", "file:x#9-3", "file:x#1-2-3", "s3://artifacts/x#0-99999999999"} {
+			for _, ref := range []string{"file:../../etc/passwd", "file:/etc/passwd", "s3://another-bucket/" + key, "secret:operations/x", "file:x#9-3", "file:x#1-2-3", "s3://artifacts/x#0-99999999999"} {
 				_, err := artifact.Read(ctx, s, capstan.Artifact{Name: "bad", StorageRef: ref}, 0)
 				if name == "dir" && strings.HasPrefix(ref, "s3://another") {
 					require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "%s: %v", ref, err)

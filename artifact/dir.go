@@ -53,19 +53,25 @@ func (d Dir) Put(ctx context.Context, key string, r io.Reader, size int64) (stri
 }
 
 // Open opens the file a file: reference names, never through a
-// symlink; a relative one must stay in the directory (a reference kept
-// before references were relative names its absolute path).
+// symlink, and only in the directory (a reference kept before references
+// were relative names its absolute path there; one elsewhere is refused).
 func (d Dir) Open(ctx context.Context, ref string, from, to int64) (io.ReadCloser, error) {
 	path, ok := strings.CutPrefix(ref, "file:")
 	if !ok {
 		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q is not kept on this replica's disk", ref)
 	}
-	if !filepath.IsAbs(path) {
-		if !filepath.IsLocal(path) {
+	if filepath.IsAbs(path) { // kept before references were relative: still under the directory
+		root, err := filepath.Abs(d.Root)
+		rel, rerr := filepath.Rel(root, path)
+		if err != nil || rerr != nil || !filepath.IsLocal(rel) {
 			return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q leaves the artifact directory", ref)
 		}
-		path = filepath.Join(d.Root, path)
+		path = rel
 	}
+	if !filepath.IsLocal(path) {
+		return nil, capstan.Errorf(capstan.EINVALID, "artifact reference %q leaves the artifact directory", ref)
+	}
+	path = filepath.Join(d.Root, path)
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

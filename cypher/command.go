@@ -13,11 +13,14 @@ import (
 // id (ids grow with time: records read in key order are oldest first).
 const kindCommand = "6-command"
 
-// qRecordCommand stores a pending command and marks the operation
-// commanded and touched, for its owner's tailer; it moves neither the
-// operation's version nor its last sequence, so no step conflicts with it.
+// qRecordCommand stores a pending command on an operation that has not
+// ended and marks it commanded and touched, for its owner's tailer; it
+// moves neither the operation's version nor its last sequence, so no step
+// conflicts with it. The step that ends the operation sets o.active in
+// the same transaction, under the same lock: a command is recorded before
+// it (and its loop's last read finds it) or refused after it.
 const qRecordCommand = `
-MATCH (o:Operation {uid: $op})
+MATCH (o:Operation {uid: $op}) WHERE o.active
 SET o.commanded = timestamp(), o.touched = timestamp()
 CREATE (:OpRecord {op: $op, org: $org, kind: $kind, key: $key, json: $json})
 RETURN o.id AS id`
@@ -45,10 +48,17 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 		if err != nil {
 			return nil, err
 		}
-		if len(recs) == 0 {
+		if len(recs) > 0 {
+			return nil, nil
+		}
+		found, err := exists(ctx, tx, `MATCH (o:Operation {uid: $op}) RETURN o.id`, params)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
 			return nil, notFound("operation", opID)
 		}
-		return nil, nil
+		return nil, capstan.Ended(opID)
 	})
 	return err
 }

@@ -28,6 +28,9 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
 			return notFound("operation", opID)
 		}
+		if tx.Bucket(bActiveOps).Get(key(org, opID)) == nil {
+			return capstan.Ended(opID) // its last step and this are one after the other: its loop's last read came after
+		}
 		b, k := tx.Bucket(bOpRecords), key(org, opID, kindCommand, c.ID)
 		if b.Get(k) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "command %s is recorded already", c.ID)

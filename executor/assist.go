@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"time"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/analysis"
@@ -107,25 +106,33 @@ func (l *loop) analyzeFailure(ctx context.Context, node string, plan *capstan.Pl
 	return l.e.cfg.Hooks.ProposeFromAnalysis(ctx, l.org, l.opID, plan.Revision, node, a, cited)
 }
 
-// recheckPatches asks the service to judge the operation's proposals
-// again now that nodes moved: one whose node started or finished becomes
-// stale at once, not only when someone tries to approve it.
+// recheckPatches asks for the operation's proposals to be judged again
+// now that nodes moved: one whose node started or finished becomes stale
+// at once, not only when someone tries to approve it. The loop does it
+// itself at its next turn (recheckNow): a recheck is the owner's own
+// write, recorded as no command.
 func (l *loop) recheckPatches() {
-	if l.e.cfg.Hooks == nil {
-		return
+	if l.e.cfg.Hooks != nil {
+		l.recheck = true
 	}
-	l.assists.Add(1)
-	go func() {
-		defer l.assists.Done()
-		defer guard.Recover(l.e.cfg.Log, "executor.recheckPatches", nil)
-		// Not cancelled with the loop: the commit that ended the operation
-		// also ends its proposals, and the loop waits (bounded) for it.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(l.life), 10*time.Second)
-		defer cancel()
-		if err := l.e.cfg.Hooks.RecheckPatches(ctx, l.org, l.opID); err != nil {
-			l.e.cfg.Log.Warn("rechecking proposed patches failed", "operation", l.opID, "err", err.Error())
-		}
-	}()
+}
+
+// recheckNow judges the proposals again through the service's rules and
+// commits the patches found stale, under the loop's fence. A patch that
+// cannot be judged now is logged; the next recheck judges it.
+func (l *loop) recheckNow(ctx context.Context) error {
+	l.recheck = false
+	ch, _, err := l.e.cfg.Hooks.DecideCommand(ctx, l.org, l.opID, capstan.Command{Kind: capstan.CommandRecheckPatches,
+		Actor: capstan.Actor{ID: "capstan", OrganizationID: l.org}, At: *l.now()})
+	if err != nil {
+		l.e.cfg.Log.Warn("rechecking proposed patches failed", "operation", l.opID, "err", err.Error())
+	}
+	if ch == nil {
+		return nil
+	}
+	l.dirty = true
+	ch.Fence = l.fence
+	return l.e.cfg.Store.ApplyOperationChange(ctx, l.org, ch)
 }
 
 // analysisFailed puts why an analysis gave nothing to propose on the

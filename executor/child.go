@@ -161,6 +161,9 @@ func (l *loop) cancelChildren(ctx context.Context, st *state) {
 	}
 	for _, r := range st.runs {
 		if r.ChildOperationID != "" && (r.Status == capstan.NodeRunning || r.Status == capstan.NodeCancelled) {
+			if child, err := l.e.cfg.Store.GetOperation(ctx, l.org, r.ChildOperationID); err == nil && child.Status.Terminal() {
+				continue // ended: nothing to ask of it (and no loop to wake)
+			}
 			if err := l.e.cfg.Hooks.CancelChild(ctx, l.org, r.ChildOperationID); err != nil {
 				l.e.cfg.Log.Warn("cancelling a child operation failed", "operation", l.opID, "child", r.ChildOperationID, "err", err.Error())
 			}

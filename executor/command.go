@@ -63,6 +63,9 @@ func (l *loop) lastCommands(ctx context.Context) {
 func (l *loop) applyCommand(ctx context.Context, c capstan.Command) error {
 	retry := l.commandTries[c.ID] < maxCommandTries-1
 	err := ApplyCommand(ctx, l.e.cfg.Hooks, l.e.cfg.Store, l.org, l.opID, c, *l.now(), l.fence, retry)
+	if err != nil {
+		l.e.cfg.Log.Warn("a command was not applied", "operation", l.opID, "command", c.ID, "kind", string(c.Kind), "retried", retry && passing(err), "err", err.Error())
+	}
 	if err != nil && retry && passing(err) {
 		l.commandTries[c.ID]++
 		return err
@@ -91,6 +94,20 @@ func ApplyCommand(ctx context.Context, hooks Hooks, store capstan.Store, org, op
 	default:
 		c.Reject(err, now)
 	}
+	err = commitOutcome(ctx, store, org, opID, ch, c, fence)
+	if err == nil || capstan.IsFenced(err) || (retry && passing(err)) || c.Status == capstan.CommandRejected && ch == nil {
+		return err
+	}
+	// Its change cannot be committed (the store refused what the rules
+	// made): the command is refused with why, alone, so that it never
+	// holds its operation up.
+	c.Reject(err, now)
+	return commitOutcome(ctx, store, org, opID, nil, c, fence)
+}
+
+// commitOutcome commits a decided command's change (nil: none) with its
+// outcome, and a command.rejected event when it was refused.
+func commitOutcome(ctx context.Context, store capstan.Store, org, opID string, ch *capstan.OperationChange, c capstan.Command, fence *capstan.Fence) error {
 	if ch == nil {
 		op, err := store.GetOperation(ctx, org, opID)
 		if err != nil {

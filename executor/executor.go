@@ -134,9 +134,6 @@ type Hooks interface {
 	// revision base as a PlanPatch authored by the analyzer, for people
 	// to approve (assist.go).
 	ProposeFromAnalysis(ctx context.Context, org, operationID string, base int, node string, a capstan.Analysis, evidence []string) error
-	// RecheckPatches marks stale the operation's proposed patches that no
-	// longer apply after its nodes moved (assist.go).
-	RecheckPatches(ctx context.Context, org, operationID string) error
 	// AnalysisFailed records on the operation's timeline that the
 	// analysis of a failed node gave nothing to propose, and why
 	// (analysis.failed): the model's refusal, rate limit, outage or

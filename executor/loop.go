@@ -47,6 +47,9 @@ type loop struct {
 	// restored is set once the operation's outputs hold what its jobs
 	// kept so far (restoreOutputs), on the loop's first read.
 	restored bool
+	// recheck is set when the operation's proposals are to be judged
+	// again at the loop's next turn (assist.go).
+	recheck bool
 	// commandTries counts the failed decisions of a command (command.go).
 	commandTries map[string]int
 	draining     bool
@@ -161,6 +164,10 @@ func (l *loop) run(ctx context.Context) {
 			err, again = l.applyCommands(ctx, st), true // then decide on what they made
 			st = nil
 		}
+		if err == nil && !again && l.recheck {
+			err, again = l.recheckNow(ctx), true
+			st = nil
+		}
 		if err == nil && !again && l.pending != nil && st.op.Status.Terminal() {
 			err = l.commit(ctx, l.change(st.op)) // the results that ended it
 		}
@@ -170,8 +177,13 @@ func (l *loop) run(ctx context.Context) {
 		if err == nil && !again {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				endLife()
-				l.assists.Wait()          // what they sent (a recheck, an analysis's record) is decided next
-				l.lastCommands(ctx)       // the loop is its one writer to the end
+				l.assists.Wait()    // what they sent (a recheck, an analysis's record) is decided next
+				l.lastCommands(ctx) // the loop is its one writer to the end
+				if l.recheck {
+					if err := l.recheckNow(ctx); err != nil { // the commit that ended it ends its proposals
+						l.e.cfg.Log.Warn("the ended operation's proposals were not judged again", "operation", l.opID, "err", err.Error())
+					}
+				}
 				l.cancelChildren(ctx, st) // none outlives it, however it ended
 				if recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err == nil {
 					l.e.pruneOutputs(l.opID, recs.Artifacts)

@@ -57,6 +57,27 @@ func (s MaskingStore) RecordCommand(ctx context.Context, org, opID string, c *ca
 // maskCommand masks a command's free text.
 func maskCommand(r *Redactor, c capstan.Command) capstan.Command {
 	c.Args.Comment, c.Args.Note, c.Args.Reason, c.Error = r.String(c.Args.Comment), r.String(c.Args.Note), r.String(c.Args.Reason), r.String(c.Error)
+	c.Details = slices.Clone(c.Details)
+	for i := range c.Details {
+		c.Details[i] = r.String(c.Details[i])
+	}
+	c.Args.Problems = slices.Clone(c.Args.Problems)
+	for i := range c.Args.Problems {
+		c.Args.Problems[i] = r.String(c.Args.Problems[i])
+	}
+	if c.Args.Revealed != nil {
+		c.Args.Revealed = r.Map(c.Args.Revealed)
+	}
+	if p := c.Args.Proposal; p != nil {
+		masked := *p
+		masked.Reason = r.String(p.Reason)
+		if p.Analysis != nil {
+			a := *p.Analysis
+			a.Diagnosis = r.String(a.Diagnosis)
+			masked.Analysis = &a
+		}
+		c.Args.Proposal = &masked
+	}
 	return c
 }
 

@@ -38,7 +38,7 @@ func (s *Service) submit(ctx context.Context, opID string, kind capstan.CommandK
 		return nil, err
 	}
 	if op.Status.Terminal() {
-		return nil, capstan.Errorf(capstan.ECONFLICT, "%s is %s: it takes no more changes", capstan.Named("operation", opID), op.Status)
+		return nil, capstan.Ended(opID)
 	}
 	c := &capstan.Command{ID: capstan.NewID(), Kind: kind, Actor: *a, At: s.Now().UTC(), Args: args, Status: capstan.CommandPending}
 	var changed <-chan struct{}

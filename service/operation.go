@@ -105,6 +105,9 @@ func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve b
 	if err != nil {
 		return nil, err
 	}
+	if err := s.mayDecideGate(ctx, a, opID, nodeID); err != nil {
+		return nil, err
+	}
 	if _, err := s.submit(ctx, opID, capstan.CommandDecideGate, capstan.CommandArgs{Node: nodeID, Approve: approve, Comment: comment}); err != nil {
 		return nil, err
 	}
@@ -117,6 +120,26 @@ func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve b
 		return nil, capstan.Errorf(capstan.EINTERNAL, "the decision on gate %s was applied but the gate is not recorded", nodeID)
 	}
 	return &recs.Gates[i], nil
+}
+
+// mayDecideGate refuses at once (FORBIDDEN) a decider who holds none of
+// the gate's required roles, as the plan names them: that needs no state
+// of the operation, and is not worth a command. The owner checks again.
+func (s *Service) mayDecideGate(ctx context.Context, a *capstan.Actor, opID, nodeID string) error {
+	op, err := s.Store.GetOperation(ctx, a.OrganizationID, opID)
+	if err != nil {
+		return err
+	}
+	plan, err := s.Store.GetPlan(ctx, a.OrganizationID, op.PlanID)
+	if err != nil {
+		return err
+	}
+	n := plan.Node(nodeID)
+	if n == nil || n.Gate == nil {
+		return capstan.Errorf(capstan.ENOTFOUND, "%s has no gate %s", capstan.Named("operation", opID), nodeID)
+	}
+	_, err = GateDecider(capstan.Gate{NodeID: nodeID, Spec: *n.Gate, Status: capstan.GateWaiting}, a)
+	return err
 }
 
 // decideGate decides a gate decision for the operation's owner.

@@ -95,6 +95,9 @@ func (s *Service) Propose(ctx context.Context, org string, pr proposal) (*capsta
 	if strings.TrimSpace(pr.reason) == "" {
 		return nil, capstan.Errorf(capstan.EINVALID, "a patch needs a reason")
 	}
+	if err := s.refuseSecretsInChanges(ctx, org, pr.changes); err != nil {
+		return nil, err // said at once, and a secret's value is never recorded, even in the command
+	}
 	c, err := s.submit(ctx, pr.opID, capstan.CommandProposePatch, capstan.CommandArgs{Proposal: pr.command()})
 	if err != nil {
 		return nil, err
@@ -569,7 +572,19 @@ func (s *Service) AnalysisFailed(ctx context.Context, org, opID, node, analyzer 
 		why = code + ": " + why
 	}
 	problems := append([]string{why}, capstan.ErrorDetails(reason)...)
-	return s.send(ctx, org, opID, analyzer, capstan.CommandAnalysisFailed, capstan.CommandArgs{Node: node, Problems: problems})
+	err := s.send(ctx, org, opID, analyzer, capstan.CommandAnalysisFailed, capstan.CommandArgs{Node: node, Problems: problems})
+	if capstan.ErrorCode(err) != capstan.ECONFLICT || !s.ended(ctx, org, opID) {
+		return err
+	}
+	// Ended meanwhile (the failure it analyzed may have ended it): no
+	// owner runs it, and its timeline still says why no proposal came.
+	return onFreshState(func() error {
+		ch, err := s.analysisFailed(ctx, org, opID, analyzer, node, problems)
+		if err != nil {
+			return err
+		}
+		return s.commit(ctx, org, ch)
+	})
 }
 
 // analysisFailed decides an analysis.failed command: its record, even
@@ -583,14 +598,8 @@ func (s *Service) analysisFailed(ctx context.Context, org, opID, analyzer, node 
 		event.Analysis{Node: node, Problems: problems, Failed: true})}}, nil
 }
 
-// RecheckPatches marks stale every proposed patch of the operation that
-// no longer applies to it (a node it changes started or finished), in one
-// commit with a patch.stale event each.
-func (s *Service) RecheckPatches(ctx context.Context, org, opID string) error {
-	return s.send(ctx, org, opID, "capstan", capstan.CommandRecheckPatches, capstan.CommandArgs{})
-}
-
-// recheckPatches decides a patch.recheck command: the change that marks
+// recheckPatches decides a recheck of the operation's proposals (its
+// owner's own, after nodes moved: executor/assist.go): the change that marks
 // stale the proposals that no longer apply (nil when none), and the
 // failure to judge one (the others are judged all the same).
 func (s *Service) recheckPatches(ctx context.Context, org, opID string) (*capstan.OperationChange, error) {

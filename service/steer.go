@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/event"
@@ -159,7 +160,11 @@ func (s *Service) CancelOperation(ctx context.Context, opID, reason string) (*ca
 // ended) parent to cancel it, without waiting: the parent follows the
 // child's end.
 func (s *Service) CancelChild(ctx context.Context, org, opID string) error {
-	return s.send(ctx, org, opID, "executor", capstan.CommandCancel, capstan.CommandArgs{Reason: "its parent operation ended"})
+	err := s.send(ctx, org, opID, "executor", capstan.CommandCancel, capstan.CommandArgs{Reason: "its parent operation ended"})
+	if capstan.ErrorCode(err) == capstan.ECONFLICT && !errors.Is(err, capstan.ErrStale) {
+		return nil // ended already: nothing to cancel
+	}
+	return err
 }
 
 func (s *Service) cancel(ctx context.Context, org, actor, opID, reason string) (*capstan.OperationChange, error) {

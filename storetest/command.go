@@ -13,7 +13,8 @@ import (
 // version of the operation (a step at the version read before it still
 // commits), is listed pending with the operation's records, and is
 // decided by the step that carries it; an id is recorded once; a command
-// for no operation, or another organization's, is NOT_FOUND.
+// for no operation, or another organization's, is NOT_FOUND; an ended
+// operation takes none (CONFLICT).
 func testCommands(t *testing.T, s capstan.Store) {
 	op, plan := startedPlan(t, s, "")
 	require.NoError(t, s.StartOperation(ctx, orgA, op, plan, nil, []capstan.OperationEvent{event("operation.created")}, nil))
@@ -48,4 +49,12 @@ func testCommands(t *testing.T, s capstan.Store) {
 	require.NoError(t, err)
 	require.Empty(t, recs.PendingCommands())
 	require.Len(t, recs.Commands, 1, "decided in place")
+
+	require.NoError(t, op.Move(capstan.OperationCancelled))
+	require.NoError(t, s.ApplyOperationChange(ctx, orgA, &capstan.OperationChange{Operation: op, Events: []capstan.OperationEvent{event("operation.cancelled")}}))
+	late := &capstan.Command{ID: capstan.NewID(), Kind: capstan.CommandRetryNode, Actor: c.Actor, At: time.Now().UTC(), Status: capstan.CommandPending}
+	require.Equal(t, capstan.ECONFLICT, capstan.ErrorCode(s.RecordCommand(ctx, orgA, op.ID, late)), "an ended operation takes no command: no owner would apply it")
+	recs, err = s.OperationRecords(ctx, orgA, op.ID)
+	require.NoError(t, err)
+	require.Len(t, recs.Commands, 1, "nothing recorded")
 }
