@@ -76,8 +76,8 @@ func TestTheRelayHoldsAtMostMaxRelayConns(t *testing.T) {
 			if err != nil {
 				return
 			}
+			accepted <- c // before the banner: a client that read it finds the connection counted
 			c.Write([]byte("SSH-2.0-held\r\n"))
-			accepted <- c
 		}
 	}()
 	rl, err := listenRelay(filepath.Join(t.TempDir(), "s"), l.Addr().String())
