@@ -18,17 +18,7 @@ import (
 // operation, and none fails its node (issue 44).
 func TestTwoStartsOfOneChildStartOne(t *testing.T) {
 	svc, store := setup(t)
-	ctx := testenv.Admin(testenv.Org)
-	seed := plan(t, svc, testenv.SeedIntent())
-	parent, err := svc.StartOperation(ctx, seed.ID, "")
-	require.NoError(t, err)
-	var node *capstan.PlanNode
-	for i := range seed.Nodes {
-		if seed.Nodes[i].SubOperation != nil {
-			node = &seed.Nodes[i]
-		}
-	}
-	require.NotNil(t, node, "the seed's plan creates its bucket in a sub-operation")
+	parent, node := seedParent(t, svc)
 
 	const starts = 4
 	ids, errs := make([]string, starts), make([]error, starts)
@@ -62,15 +52,7 @@ func TestTwoStartsOfOneChildStartOne(t *testing.T) {
 func TestAChildAnOlderReleaseStartedIsFound(t *testing.T) {
 	svc, _ := setup(t)
 	ctx := testenv.Admin(testenv.Org)
-	seed := plan(t, svc, testenv.SeedIntent())
-	parent, err := svc.StartOperation(ctx, seed.ID, "")
-	require.NoError(t, err)
-	var node *capstan.PlanNode
-	for i := range seed.Nodes {
-		if seed.Nodes[i].SubOperation != nil {
-			node = &seed.Nodes[i]
-		}
-	}
+	parent, node := seedParent(t, svc)
 	other := plan(t, svc, testenv.SeedIntent())
 	old, err := svc.StartOperation(ctx, other.ID, parent.ID+"/"+node.ID) // as the older release keyed it
 	require.NoError(t, err)
@@ -81,4 +63,20 @@ func TestAChildAnOlderReleaseStartedIsFound(t *testing.T) {
 	next, err := svc.StartChild(context.Background(), testenv.Org, parent, node, 2, nil)
 	require.NoError(t, err)
 	require.NotEqual(t, old.ID, next, "the older key names no later attempt's child")
+}
+
+// seedParent starts the seed's operation and returns it with its
+// sub_operation node (the seed's plan creates its bucket in one).
+func seedParent(t *testing.T, svc *service.Service) (*capstan.Operation, *capstan.PlanNode) {
+	t.Helper()
+	seed := plan(t, svc, testenv.SeedIntent())
+	parent, err := svc.StartOperation(testenv.Admin(testenv.Org), seed.ID, "")
+	require.NoError(t, err)
+	for i := range seed.Nodes {
+		if seed.Nodes[i].SubOperation != nil {
+			return parent, &seed.Nodes[i]
+		}
+	}
+	t.Fatal("the seed's plan creates its bucket in a sub-operation")
+	return nil, nil
 }

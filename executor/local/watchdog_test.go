@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,42 +12,8 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/internal/deadlinetest"
 )
-
-// testDeadline is a job's deadline on the real clock, moved by hand (the
-// executor's Window as a runner sees it).
-type testDeadline struct {
-	mu    sync.Mutex
-	end   time.Time
-	moved chan struct{}
-}
-
-func deadlineIn(d time.Duration) *testDeadline {
-	return &testDeadline{end: time.Now().Add(d), moved: make(chan struct{})}
-}
-
-func (d *testDeadline) Remaining() (time.Duration, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return time.Until(d.end), true
-}
-
-func (d *testDeadline) Moved() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.moved
-}
-
-// extend moves the end later.
-func (d *testDeadline) extend(end time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if end.After(d.end) {
-		d.end = end
-		close(d.moved)
-		d.moved = make(chan struct{})
-	}
-}
 
 // TestAWatchdogKillsAJobWhoseWindowCloses: a job whose window closes
 // unmoved (its executor stalled: nothing renews it) is killed by its
@@ -69,7 +34,7 @@ func TestAWatchdogKillsAJobWhoseWindowCloses(t *testing.T) {
 			sb, dir, outputs := c.sandbox(t) // the hostile host sets an environment variable: not in parallel
 			marker := fmt.Sprintf("capstan-watched-%d", time.Now().UnixNano())
 			script := `(exec -a ` + marker + ` sleep 300) & echo started >> runs; exec -a ` + marker + `-job sleep 300`
-			res := RunScript(context.Background(), sb, job.Job{NodeID: "watched", Spec: capstan.RunSpec{Timeout: "5m"}, Deadline: deadlineIn(300 * time.Millisecond)},
+			res := RunScript(context.Background(), sb, job.Job{NodeID: "watched", Spec: capstan.RunSpec{Timeout: "5m"}, Deadline: deadlinetest.In(300 * time.Millisecond)},
 				script, dir, outputs, nil)
 			require.Equal(t, job.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
 			require.Contains(t, res.Err.Error(), "killed by its watchdog")
@@ -86,7 +51,7 @@ func TestAWatchdogKillsAJobWhoseWindowCloses(t *testing.T) {
 func TestAWatchdogFollowsItsWindow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w := deadlineIn(300 * time.Millisecond)
+	w := deadlinetest.In(300 * time.Millisecond)
 	done := make(chan job.Result, 1)
 	go func() {
 		done <- RunScript(context.Background(), nil, job.Job{NodeID: "renewed", Spec: capstan.RunSpec{Timeout: "1m"}, Deadline: w},
@@ -96,7 +61,7 @@ func TestAWatchdogFollowsItsWindow(t *testing.T) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for range tick.C { // renewed for three of its windows
-		w.extend(time.Now().Add(300 * time.Millisecond))
+		w.Extend(300 * time.Millisecond)
 		if time.Since(first) > 900*time.Millisecond {
 			break
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,39 +12,9 @@ import (
 
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/remote"
+	"github.com/capstan-dev/capstan/internal/deadlinetest"
 	"github.com/capstan-dev/capstan/internal/testhosts"
 )
-
-// deadline is a job's window on the real clock, moved by hand.
-type deadline struct {
-	mu    sync.Mutex
-	until time.Time
-	moved chan struct{}
-}
-
-func deadlineIn(d time.Duration) *deadline {
-	return &deadline{until: time.Now().Add(d), moved: make(chan struct{})}
-}
-
-func (d *deadline) Remaining() (time.Duration, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return time.Until(d.until), true
-}
-
-func (d *deadline) Moved() <-chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.moved
-}
-
-func (d *deadline) extend(by time.Duration) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.until = time.Now().Add(by)
-	close(d.moved)
-	d.moved = make(chan struct{})
-}
 
 // TestAHostKillsAJobWhoseWindowCloses: on a real sshd host, a job whose
 // window closes unmoved (its executor stalled) is killed there by its
@@ -60,7 +29,7 @@ func TestAHostKillsAJobWhoseWindowCloses(t *testing.T) {
 	runs := filepath.Join(hosts.Hosts[0].Root, "root", "runs")
 
 	j := sshJob(t, targetOf(hosts, 0), `echo started >> /root/runs; (exec -a `+marker+` sleep 300) & sleep 300; echo ended >> /root/runs`, "5m")
-	j.Deadline = deadlineIn(500 * time.Millisecond)
+	j.Deadline = deadlinetest.In(500 * time.Millisecond)
 	res := r.Run(context.Background(), j)
 	require.Equal(t, job.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
 	require.Contains(t, res.Err.Error(), "killed on compute.node/h1 by its watchdog")
@@ -73,7 +42,7 @@ func TestAHostKillsAJobWhoseWindowCloses(t *testing.T) {
 
 	// Renewed: the deadline moves over the session's input and the job
 	// lives past its first end.
-	d := deadlineIn(500 * time.Millisecond)
+	d := deadlinetest.In(500 * time.Millisecond)
 	j = sshJob(t, targetOf(hosts, 0), `while [ ! -e /root/go ]; do sleep 0.02; done; echo renewed >> /root/runs`, "1m")
 	j.Deadline = d
 	done := make(chan job.Result, 1)
@@ -82,7 +51,7 @@ func TestAHostKillsAJobWhoseWindowCloses(t *testing.T) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for range tick.C {
-		d.extend(500 * time.Millisecond)
+		d.Extend(500 * time.Millisecond)
 		if time.Since(first) > 1500*time.Millisecond {
 			break
 		}
