@@ -64,22 +64,15 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 	if maxAttempts > 0 && attempt >= maxAttempts {
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "no attempts left"}
 	}
-	initial := parseOr(p.InitialInterval, DefaultInitialInterval)
+	initial := job.DurationOr(p.InitialInterval, DefaultInitialInterval)
 	coef := p.BackoffCoefficient
 	if coef == 0 {
 		coef = DefaultBackoffCoefficient
 	}
 	wait := float64(initial) * math.Pow(coef, float64(attempt-1))
-	maxInterval := parseOr(p.MaximumInterval, 100*initial)
+	maxInterval := job.DurationOr(p.MaximumInterval, 100*initial)
 	if wait > float64(maxInterval) {
 		wait = float64(maxInterval)
 	}
 	return RetryDecision{Retry: true, Wait: time.Duration(wait), Reason: "retrying"}
-}
-
-func parseOr(s string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d
-	}
-	return def
 }

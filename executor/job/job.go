@@ -79,7 +79,7 @@ const DefaultTimeout = 10 * time.Minute
 
 // Timeout is how long an attempt of the job may run: its spec's timeout,
 // or DefaultTimeout. Every runner bounds its attempts by it.
-func (j Job) Timeout() time.Duration { return parseOr(j.Spec.Timeout, DefaultTimeout) }
+func (j Job) Timeout() time.Duration { return DurationOr(j.Spec.Timeout, DefaultTimeout) }
 
 // Secrets is the secret store as the executor uses it (secret.Vault).
 type Secrets interface {
@@ -105,7 +105,9 @@ func SecretValue(ctx context.Context, secrets Secrets, org, what, ref string) (s
 	return string(value), nil
 }
 
-func parseOr(s string, def time.Duration) time.Duration {
+// DurationOr is s as a positive duration, or def when it is not one (a
+// spec's timeout, retry interval or simulated duration).
+func DurationOr(s string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(s); err == nil && d > 0 {
 		return d
 	}

@@ -237,7 +237,7 @@ type SimRunner struct {
 
 // Run plays the outcome.
 func (r SimRunner) Run(ctx context.Context, j job.Job) job.Result {
-	if d := durationOr(j.Spec.Duration, 0); d > 0 && !r.Instant {
+	if d := job.DurationOr(j.Spec.Duration, 0); d > 0 && !r.Instant {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -263,12 +263,4 @@ func (r SimRunner) Run(ctx context.Context, j job.Job) job.Result {
 		}
 	}
 	return job.Result{Output: []byte("sim: ok\n")}
-}
-
-// durationOr is s as a duration, or def when it is not one.
-func durationOr(s string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return d
-	}
-	return def
 }
