@@ -18,7 +18,7 @@ ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
 $(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
 endif
 
-.PHONY: help s3-server crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help cluster s3-server crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -44,9 +44,10 @@ demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a seco
 build: ## Build bin/capstan.
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/capstan
 
-test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars s3-server ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen; on Neo4j servers started once for the run (or NEO4J_URI's).
+test: system-deps js-deps check-generated lint-schema vet lint-packs neo4j-jars s3-server ## Run the whole test suite with -race (a line per package as it starts and ends), then every benchmark once at a small size, so none rots unseen; on Neo4j servers and a Kubernetes test cluster started once for the run (or NEO4J_URI's and CAPSTAN_KUBECONFIG's).
 	$(GO) build -o bin/testprint ./internal/testprint
-	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -warm=$(NEO4J_WARM) -- $(MAKE) --no-print-directory test-suite
+	$(GO) build -o bin/withcluster ./internal/withcluster
+	$(GO) run ./internal/withneo4j -servers $(NEO4J_SERVERS) -warm=$(NEO4J_WARM) -- bin/withcluster -- $(MAKE) --no-print-directory test-suite
 
 # The pool's size, and whether withneo4j warms each server up (docs/NEO4J.md).
 # TEST_JSON=FILE keeps the race suite's `go test -json` events (when each
@@ -57,6 +58,9 @@ NEO4J_WARM ?= true
 test-suite: ## The suite itself (what make test runs once its checks pass), on the Neo4j servers NEO4J_URI names: every test with -race, three packages at once, then every benchmark once at a small size, three packages at once (scripts/bench-pass.sh).
 	$(GO) test -json -race -count=1 -p 3 -parallel 6 -timeout 30m ./... | tee $(or $(TEST_JSON),/dev/null) | bin/testprint
 	scripts/bench-pass.sh
+
+cluster: ## Start a Kubernetes test cluster on loopback for local work (real API server, controllers and scheduler; kwok plays the kubelets): prints `export KUBECONFIG=...`, runs until Ctrl-C (docs/KUBERNETES.md).
+	scripts/cluster.sh start
 
 s3-server: bin/versitygw-v1.8.0 ## Build the S3 server the tests start (versitygw, Apache 2.0, at its pinned release, from the Go module proxy) once.
 

@@ -3,7 +3,10 @@
 # nothing when it is all there: Debian's Chromium for the console's
 # browser tests, util-linux's mount and setpriv for the job sandbox,
 # iproute2 for the test hosts' network namespaces, OpenSSH's server and
-# client for the test hosts themselves, and ansible for its runner. `make test` and .ci/run call it,
+# client for the test hosts themselves, ansible for its runner, and
+# kubectl (the Kubernetes benchmarks compare the runner with it). Last, it
+# builds the test cluster's binary when it is not cached
+# (scripts/cluster.sh build: a one-time cost, about 8 minutes on 2 cores). `make test` and .ci/run call it,
 # so a fresh machine needs no other step. Set CHROMIUM to use a browser of
 # your own.
 set -euo pipefail
@@ -18,8 +21,11 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 command -v ansible-playbook >/dev/null 2>&1 || missing+=(ansible)
+command -v kubectl >/dev/null 2>&1 || missing+=(kubectl)
 
+here=$(cd "$(dirname "$0")" && pwd)
 if [ ${#missing[@]} -eq 0 ]; then
+  "$here/cluster.sh" build >/dev/null
   exit 0
 fi
 echo "system-deps: installing ${missing[*]}" >&2
@@ -37,3 +43,4 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 "${SUDO[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"$here/cluster.sh" build >/dev/null
