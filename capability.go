@@ -414,3 +414,10 @@ func ImplyingCapabilities(defs map[string]*CapabilityDefinition, want string, de
 // SSH: its attributes are the address, port, user, pinned host keys and
 // the secret references of its credentials (catalog, sshaccess).
 const SSHAccess = "ssh.access"
+
+// KubernetesCluster is the capability a cluster provides: where it is
+// reached, its api_server (https URL), ca (its certificate authority,
+// PEM, pinned: never skipped) and credentials (a secret: reference to
+// the bearer token of the identity Capstan acts as), are attributes of
+// it (executor/kube).
+const KubernetesCluster = "kubernetes.cluster"

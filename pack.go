@@ -321,6 +321,20 @@ type RunSpec struct {
 	// records host_key.trusted in the timeline. Off, an unpinned host is
 	// refused.
 	TrustOnFirstUse bool `json:"trust_on_first_use,omitempty"`
+	// Manifests (runner kubernetes) are the objects the job applies with
+	// server-side apply, as YAML documents; a string value that is
+	// ${param.NAME}, or holds it, takes the job's parameter NAME
+	// (executor/kube). Target names the requirement bound to the cluster.
+	Manifests string `json:"manifests,omitempty"`
+	// Namespace (kubernetes) is where namespaced objects that name none
+	// go.
+	Namespace string `json:"namespace,omitempty"`
+	// Force (kubernetes) takes over fields another field manager owns;
+	// off, such a conflict fails the step (error kind conflict).
+	Force bool `json:"force,omitempty"`
+	// Delete (kubernetes) deletes the manifests' objects instead of
+	// applying them, and waits until they are gone: a compensation's.
+	Delete bool `json:"delete,omitempty"`
 }
 
 // JobInputs lists what a job consumes.
@@ -649,10 +663,17 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		if r.Playbook == "" || r.Target == "" {
 			p.Addf("%s: ansible runner needs a playbook and a target (a requirement bound to a compute node)", what)
 		}
+	case "kubernetes":
+		if r.Manifests == "" || r.Target == "" {
+			p.Addf("%s: kubernetes runner needs manifests and a target (a requirement bound to a cluster)", what)
+		}
 	case "sim":
 		validDuration(r.Duration, what+" duration", p)
 	default:
-		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible or sim)", what, r.Runner)
+		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible, kubernetes or sim)", what, r.Runner)
+	}
+	if (r.Force || r.Delete || r.Namespace != "") && r.Runner != "kubernetes" {
+		p.Addf("%s: force, delete and namespace are for the kubernetes runner", what)
 	}
 	if r.TrustOnFirstUse && r.Runner != "ssh" {
 		p.Addf("%s: trust_on_first_use is for the ssh runner (ansible reads only pinned host keys)", what)

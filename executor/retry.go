@@ -53,6 +53,8 @@ func NextAttempt(p capstan.RetryPolicy, attempt int, errKind string) RetryDecisi
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the target cannot be resolved from the catalog, and another attempt would not change that"}
 	case job.ErrKindPlaybook:
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the playbook would run on the controller, and another attempt would run the same playbook"}
+	case job.ErrKindForbidden, job.ErrKindInvalid, job.ErrKindConflict:
+		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "the cluster refused the step (" + errKind + "), and another attempt would meet the same refusal"}
 	}
 	if slices.Contains(p.NonRetryableErrors, errKind) {
 		return RetryDecision{Exhausted: true, OnExhausted: onExhausted, Reason: "error " + errKind + " is not retryable"}

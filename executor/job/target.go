@@ -2,7 +2,9 @@ package job
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
+	"net/url"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -12,12 +14,18 @@ import (
 	"github.com/capstan-dev/capstan/sshaccess"
 )
 
-// A Target is a host a remote job or probe acts on: a compute node of
-// the catalog bound to one of the node's requirements, with what its
-// ssh.access capability says of it. Nothing else is ever a target: a
-// pack names a requirement, never an address, so a job reaches only the
-// hosts the catalog holds and the plan bound.
+// A Target is a host or cluster a remote job or probe acts on: a
+// resource of the catalog bound to one of the node's requirements, with
+// what its ssh.access capability (a host) or kubernetes.cluster
+// capability (a cluster: Cluster is set) says of it. Nothing else is ever
+// a target: a pack names a requirement, never an address, so a job
+// reaches only the hosts and clusters the catalog holds and the plan
+// bound.
 type Target struct {
+	// Cluster is set when the target is a Kubernetes API; the SSH fields
+	// below are empty then.
+	Cluster *Cluster
+
 	// Requirement is the binding's id; Resource the provider's key
 	// (compute.node/h1).
 	Requirement, Resource string
@@ -38,8 +46,22 @@ type Target struct {
 	Learned         string
 }
 
+// Cluster is a Kubernetes API as a job reaches it.
+type Cluster struct {
+	// Server is the API server's https URL; CA its certificate
+	// authority (PEM), pinned on the cluster resource.
+	Server string
+	CA     []byte
+	// Token is the bearer token the credentials reference resolves to,
+	// for this attempt only.
+	Token []byte
+}
+
 // String names the target in errors and evidence.
 func (t *Target) String() string {
+	if t.Cluster != nil {
+		return fmt.Sprintf("%s (%s)", t.Resource, t.Cluster.Server)
+	}
 	return fmt.Sprintf("%s (%s@%s:%d)", t.Resource, t.User, t.Address, t.Port)
 }
 
@@ -53,6 +75,12 @@ const (
 	// ErrKindPlaybook: a playbook that would run on the controller,
 	// refused before it runs (playbook.Check).
 	ErrKindPlaybook = "playbook"
+	// A cluster refused the step (executor/kube): its RBAC forbids it, its
+	// admission finds the object invalid, or another field manager owns a
+	// field the step would set. Another attempt would meet the same.
+	ErrKindForbidden = "forbidden"
+	ErrKindInvalid   = "invalid"
+	ErrKindConflict  = "conflict"
 )
 
 // SSHAccess is the capability a compute node provides to be reached.
@@ -64,7 +92,10 @@ const SSHAccess = capstan.SSHAccess
 func TargetOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.Resource) (*Target, error) {
 	pc := r.Provides(SSHAccess)
 	if pc == nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s does not provide %s", req, r.Key(), SSHAccess)
+		if kc := r.Provides(capstan.KubernetesCluster); kc != nil {
+			return clusterOf(ctx, secrets, org, req, r, kc)
+		}
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s provides neither %s nor %s", req, r.Key(), SSHAccess, capstan.KubernetesCluster)
 	}
 	attr := func(k string) string {
 		v, _ := pc.Attributes[k].(string)
@@ -155,4 +186,35 @@ type ProbeTarget struct {
 	// Desired is the desired state a probe that observes a field checks
 	// its value against (the scenario's, or the resource's own).
 	Desired map[string]any
+}
+
+// clusterOf reads a cluster target from a kubernetes.cluster
+// capability's attributes: an https api_server, the pinned ca, and the
+// credentials reference, resolved from secrets.
+func clusterOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.Resource, pc *capstan.ProvidedCapability) (*Target, error) {
+	attr := func(k string) string {
+		v, _ := pc.Attributes[k].(string)
+		return strings.TrimSpace(v)
+	}
+	c := &Cluster{Server: attr("api_server"), CA: []byte(attr("ca"))}
+	u, err := url.Parse(c.Server)
+	switch {
+	case c.Server == "":
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s has no api_server in %s", req, r.Key(), capstan.KubernetesCluster)
+	case err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "":
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's api_server %q is not an https URL of a host", req, r.Key(), c.Server)
+	}
+	if block, _ := pem.Decode(c.CA); block == nil || block.Type != "CERTIFICATE" {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s pins no ca (a PEM certificate) in %s: Capstan never skips the check of a cluster's certificate", req, r.Key(), capstan.KubernetesCluster)
+	}
+	ref := attr("credentials")
+	if !strings.HasPrefix(ref, secret.RefPrefix) {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's credentials are not a secret: reference", req, r.Key())
+	}
+	token, err := SecretValue(ctx, secrets, org, "target "+req+" credentials", ref)
+	if err != nil {
+		return nil, err
+	}
+	c.Token = []byte(strings.TrimSpace(token))
+	return &Target{Requirement: req, Resource: r.Key(), Cluster: c}, nil
 }
