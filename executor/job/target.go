@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"net/url"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 

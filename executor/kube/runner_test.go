@@ -261,7 +261,9 @@ func TestAClaimIsWaitedForUntilBound(t *testing.T) {
 	if _, err := c.Admin.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+	})
 	manifests := fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], storageClassName: %s, resources: {requests: {storage: 1Gi}}}\n", ns)
 	res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), kubeJob(c, token, ns, manifests, nil))
 	if res.Err != nil {
@@ -328,4 +330,3 @@ func TestAClusterTargetIsRequired(t *testing.T) {
 		t.Fatalf("result = %s %v, want a target error", res.ErrKind, res.Err)
 	}
 }
-
