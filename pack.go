@@ -429,6 +429,20 @@ type Probe struct {
 	// value the probe reads (ObservedValue): the value must equal the
 	// desired one, in a job's evidence as in a health assessment.
 	Observes string `json:"observes,omitempty"`
+	// Object is the Kubernetes object a kubernetes probe reads on its
+	// target cluster (executor/kube): it passes when the object is ready
+	// for its kind (rolled out, available, complete, bound; a Service
+	// with a ready endpoint), and Field, when set, is the dotted path of
+	// the value it observes (spec.replicas).
+	Object *ObjectRef `json:"object,omitempty"`
+}
+
+// ObjectRef names a Kubernetes object.
+type ObjectRef struct {
+	APIVersion string `json:"api_version"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
 }
 
 // GateSpec configures a gate node.
@@ -715,9 +729,13 @@ func validateProbe(pr Probe, p *Problems) {
 		if pr.Target == "" || !strings.HasPrefix(pr.Pidfile, "/") {
 			p.Addf("probe %s: a service probe needs a target and an absolute pidfile", pr.Name)
 		}
+	case "kubernetes":
+		if pr.Target == "" || pr.Object == nil || pr.Object.APIVersion == "" || pr.Object.Kind == "" || pr.Object.Name == "" {
+			p.Addf("probe %s: a kubernetes probe needs a target and an object (api_version, kind, name)", pr.Name)
+		}
 	case "sim":
 	default:
-		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service or sim)", pr.Name, pr.Type)
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes or sim)", pr.Name, pr.Type)
 	}
 	if pr.Observes != "" && !observes(pr) {
 		p.Addf("probe %s: a %s probe observes no value (file: its sha256; service: running; ssh_command: its output; http: its json_path's value)", pr.Name, pr.Type)

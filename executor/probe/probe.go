@@ -80,7 +80,7 @@ func ObservedValue(pr capstan.Probe, source map[string]any, output []byte) (any,
 			return nil, false
 		}
 		return local.Trimmed(output), true
-	case "http":
+	case "http", "kubernetes":
 		v, ok := source["observed"]
 		return v, ok && v != nil
 	}
@@ -115,11 +115,19 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 	if host == nil {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's target is not a host bound to this node"}, nil
 	}
+	if (pr.Type == "kubernetes") != (host.Cluster != nil) {
+		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, the others a host: the probe's target is the other kind"}, nil
+	}
 	result, source, out := rp.Probe(ctx, pr, host)
 	if source == nil {
 		source = map[string]any{}
 	}
-	source["type"], source["target"], source["host"], source["address"] = pr.Type, pr.Target, host.Resource, host.Address
+	source["type"], source["target"] = pr.Type, pr.Target
+	if host.Cluster != nil {
+		source["cluster"], source["resource"] = host.Cluster.Server, host.Resource
+	} else {
+		source["host"], source["address"] = host.Resource, host.Address
+	}
 	return result, source, out
 }
 
