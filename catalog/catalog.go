@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/kubeaccess"
 	"github.com/capstan-dev/capstan/sshaccess"
 )
 
@@ -56,6 +57,14 @@ type Cluster struct {
 	Version string `json:"version,omitempty"`
 	// Nodes names the compute nodes the cluster runs on.
 	Nodes []string `json:"nodes,omitempty"`
+	// APIServer is where Capstan reaches the cluster's API (https), CA
+	// its certificate authority (PEM), pinned, and Credentials a
+	// secret:<name> reference to the token of the identity Capstan acts
+	// as (a ServiceAccount whose RBAC the packs declare). All three, or
+	// none: a cluster without them is one no real step can reach.
+	APIServer   string `json:"api_server,omitempty"`
+	CA          string `json:"ca,omitempty"`
+	Credentials string `json:"credentials,omitempty"`
 }
 
 // Node is a row of the platform's compute_nodes table.
@@ -139,10 +148,11 @@ func (f *File) resources(opts Options) ([]*capstan.Resource, error) {
 	var p capstan.Problems
 	for _, c := range f.Clusters {
 		r := base(c.Common, ClusterType, "catalog:clusters")
+		c.checkAccess(opts, &p)
 		r.ProvidedCapabilities = []capstan.ProvidedCapability{{
 			Capability: ClusterType,
 			Scope:      scope(c.Common),
-			Attributes: optional(map[string]any{"version": c.Version}),
+			Attributes: optional(map[string]any{"version": c.Version, "api_server": c.APIServer, "ca": c.CA, "credentials": c.Credentials}),
 		}}
 		for _, n := range c.Nodes {
 			r.Relationships = append(r.Relationships, capstan.Relationship{Type: capstan.RelRunsOn, Target: capstan.ResourceKey(NodeType, n)})
@@ -201,6 +211,34 @@ func (f *File) resources(opts Options) ([]*capstan.Resource, error) {
 	}
 	sortResources(out)
 	return out, nil
+}
+
+// checkAccess holds a cluster's access to kubeaccess's rules, and its
+// credentials to a reference into the importing organization's secrets.
+func (c Cluster) checkAccess(opts Options, p *capstan.Problems) {
+	where := "clusters " + c.Name
+	set := 0
+	for _, v := range []string{c.APIServer, c.CA, c.Credentials} {
+		if v != "" {
+			set++
+		}
+	}
+	switch {
+	case set == 0:
+		return
+	case set < 3:
+		p.Addf("%s: api_server, ca and credentials go together: a cluster Capstan reaches needs all three", where)
+		return
+	}
+	if err := kubeaccess.APIServer(c.APIServer, opts.AllowAddress); err != nil {
+		p.Addf("%s: %v", where, err)
+	}
+	if err := kubeaccess.CA(c.CA); err != nil {
+		p.Addf("%s: %v", where, err)
+	}
+	if err := sshaccess.SecretRef(c.Credentials); err != nil {
+		p.Addf("%s: credentials: %v", where, err)
+	}
 }
 
 // checkAccess holds a node's ssh.access fields to the rules of what

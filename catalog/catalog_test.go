@@ -37,9 +37,14 @@ func TestJSONCatalogAndBadInput(t *testing.T) {
 		"clusters: [ {name: ":   "not valid YAML",
 		"vms: []":               "unknown field",
 		"clusters: [{name: 5}]": "catalog",
-		"internal_services: [{name: x, environment: p}]":             "type is empty",
-		"clusters: [{name: Bad Name, environment: prod}]":            "not a valid key",
-		"clusters: [{name: c, environment: prod, status: sleeping}]": "unknown lifecycle status",
+		"internal_services: [{name: x, environment: p}]":                                                                  "type is empty",
+		"clusters: [{name: Bad Name, environment: prod}]":                                                                 "not a valid key",
+		"clusters: [{name: c, environment: prod, status: sleeping}]":                                                      "unknown lifecycle status",
+		"clusters: [{name: c, environment: prod, api_server: 'https://k8s.example.com'}]":                                 "go together",
+		"clusters: [{name: c, environment: prod, api_server: 'http://k8s.example.com', ca: x, credentials: 'secret:t'}]":  "not https",
+		"clusters: [{name: c, environment: prod, api_server: 'https://127.0.0.1', ca: x, credentials: 'secret:t'}]":       "loopback",
+		"clusters: [{name: c, environment: prod, api_server: 'https://k8s.example.com', ca: x, credentials: 'secret:t'}]": "ca is not PEM",
+		"clusters: [{name: c, environment: prod, api_server: 'https://k8s.example.com', ca: x, credentials: 'a-token'}]":  "and 1 more",
 	}
 	for doc, want := range tests {
 		_, err := catalog.Parse([]byte(doc))

@@ -26,12 +26,15 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
 
+	"k8s.io/klog/v2"
+
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/catalog"
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
@@ -314,6 +317,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	// Every log line is masked: no secret value of any organization.
 	log = slog.New(secret.NewLogHandler(log.Handler(), vault))
+	// client-go logs through klog: into the server's own log, masked,
+	// rather than bare on stderr.
+	klog.SetSlogLogger(log.With("component", "client-go"))
 	if _, shared := vault.Store.(*secret.DBStore); !shared {
 		for _, org := range tokens.Organizations() {
 			if _, err := vault.Redactor(ctx, org); err != nil {
@@ -365,7 +371,9 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// Every probe, the executor's and the assessor's, runs through one
 	// prober: a command probe in the job sandbox, an http one through the
 	// egress allow-list, a remote one on the bound host.
-	prober := probe.Prober{Remote: remote.Probes(hosts, egress.DialContext), Client: egress.Client(), Sandbox: sandbox, Resources: store}
+	remoteProbes := remote.Probes(hosts, egress.DialContext)
+	remoteProbes["kubernetes"] = kube.Probe{Dial: egress.DialContext}
+	prober := probe.Prober{Remote: remoteProbes, Client: egress.Client(), Sandbox: sandbox, Resources: store}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs; a drift they find asks
 	// the owners of the operations that bind it for a gate (commands).
@@ -388,7 +396,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Wakes: wakes, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}},
+		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}, "kubernetes": kube.Runner{Dial: egress.DialContext}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)
