@@ -27,11 +27,24 @@ type ScenarioPack struct {
 	// FailureRules are known failures the rule analyzer recognizes.
 	FailureRules []FailureRule `json:"failure_rules,omitempty"`
 	// PatchPolicies decide about plan changes (patch_policies).
-	PatchPolicies  []PatchPolicy `json:"patch_policies,omitempty"`
-	OrganizationID string        `json:"organization_id,omitempty"`
+	PatchPolicies []PatchPolicy `json:"patch_policies,omitempty"`
+	// RBAC is what the pack's kubernetes steps and probes need of the
+	// identity Capstan acts as on a cluster: the pack declares it, an
+	// administrator grants it (`capstan cluster rbac` renders the grant),
+	// and a step that reaches outside it is FORBIDDEN.
+	RBAC           []RBACRule `json:"rbac,omitempty"`
+	OrganizationID string     `json:"organization_id,omitempty"`
 	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
 	Digest      string    `json:"digest,omitempty"`
 	InstalledAt time.Time `json:"installed_at,omitzero"`
+}
+
+// RBACRule is one Kubernetes RBAC rule a pack needs, and why.
+type RBACRule struct {
+	APIGroups []string `json:"api_groups"`
+	Resources []string `json:"resources"`
+	Verbs     []string `json:"verbs"`
+	Why       string   `json:"why,omitempty"`
 }
 
 // Ref returns id@version.
@@ -435,6 +448,9 @@ type Probe struct {
 	// with a ready endpoint), and Field, when set, is the dotted path of
 	// the value it observes (spec.replicas).
 	Object *ObjectRef `json:"object,omitempty"`
+	// Absent turns a kubernetes probe around: it passes when the object
+	// does not exist (a deletion's or a compensation's evidence).
+	Absent bool `json:"absent,omitempty"`
 }
 
 // ObjectRef names a Kubernetes object.

@@ -62,6 +62,9 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 			env["CAPSTAN_DESIRED_"+envName(k)] = fmt.Sprint(v)
 		}
 	}
+	if _, name, ok := capstan.SplitResourceKey(scope.resource); ok {
+		env["CAPSTAN_RESOURCE_NAME"] = name // the resource the operation acts on: a namespace's name, a release's
+	}
 	hosts, err := l.targets(ctx, scope.plan, n)
 	if err != nil {
 		r.res = job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("%s: %s", n.ID, capstan.ErrorMessage(err))}
@@ -290,7 +293,8 @@ func scalar(v any) bool {
 // jobEnv passes parameters, the outputs directory and the files of the
 // artifacts a job consumes as environment variables, never into the script:
 // CAPSTAN_PARAM_<NAME>, CAPSTAN_OUTPUTS, CAPSTAN_ARTIFACT_<NAME> (a path);
-// attempt adds CAPSTAN_DESIRED_<FIELD>, the desired state's scalar fields.
+// attempt adds CAPSTAN_DESIRED_<FIELD>, the desired state's scalar fields,
+// and CAPSTAN_RESOURCE_NAME, the name of the resource the operation acts on.
 func (l *loop) jobEnv(n *capstan.PlanNode) map[string]string {
 	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": capstan.OperationGID(l.opID), "CAPSTAN_OUTPUTS": l.outputs()}
 	params := map[string]any{}

@@ -153,6 +153,7 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 		merged.NodeTemplates = append(merged.NodeTemplates, part.NodeTemplates...)
 		merged.FailureRules = append(merged.FailureRules, part.FailureRules...)
 		merged.PatchPolicies = append(merged.PatchPolicies, part.PatchPolicies...)
+		merged.RBAC = append(merged.RBAC, part.RBAC...)
 	}
 	if len(problems) > 0 {
 		return nil, problems

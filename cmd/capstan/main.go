@@ -33,6 +33,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return lint(args[2:], stdout, stderr)
+	case "cluster":
+		if len(args) < 2 || args[1] != "rbac" {
+			fmt.Fprintln(stderr, "usage: capstan cluster rbac [--namespace NS] [--service-account NAME]")
+			return 2
+		}
+		return clusterRBAC(args[2:], stdout, stderr)
 	case "watch":
 		return watch(args[1:], stdout, stderr)
 	case "backup":
@@ -57,6 +63,7 @@ func usage(w io.Writer) {
 commands:
   serve           run the server (see capstan serve -h)
   pack lint PATH  check scenario packs (files or directories); exit 1 on any problem
+  cluster rbac    print the RBAC grant a cluster needs for the bundled packs (kubectl apply -f -)
   watch OP        follow an operation live (see capstan watch -h)
   backup          write a backup of an organization from a running server (see capstan backup -h)
   restore         load a backup into a store that does not hold its organization (see capstan restore -h)

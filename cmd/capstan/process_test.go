@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/internal/kubetest"
 	"github.com/capstan-dev/capstan/internal/neo4jtest"
 )
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build failed: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := kubetest.Main(m) // stops the test cluster when this process started one
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

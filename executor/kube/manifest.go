@@ -29,12 +29,15 @@ const (
 	MaxObjects       = 200
 )
 
-// placeholder is a parameter reference in a string value.
-var placeholder = regexp.MustCompile(`\$\{param\.([A-Za-z0-9_]+)\}`)
+// placeholder is a reference in a string value: ${param.NAME}, a job
+// parameter, or ${resource.name}, the name of the resource the operation
+// acts on.
+var placeholder = regexp.MustCompile(`\$\{(param\.[A-Za-z0-9_]+|resource\.name)\}`)
 
 // Objects reads manifests: YAML (or JSON) documents, each one object
 // with an apiVersion, a kind and a name. In a string value, ${param.NAME}
-// is the parameter NAME of params; a value that is only a placeholder
+// is the parameter NAME, and ${resource.name} the operation's resource's
+// name (Params); a value that is only a placeholder
 // takes the parameter's type when it is a JSON number or boolean (as an
 // unquoted YAML scalar would), so `replicas: ${param.replicas}` is a
 // number. Parameters fill values only: no parameter can add a field or a
@@ -143,13 +146,13 @@ func fillString(s string, params map[string]string) (any, error) {
 	if m := placeholder.FindStringSubmatch(s); m != nil && m[0] == s {
 		v := lookup(s)
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("parameter %q is not one of the job's", missing[0])
+			return nil, fmt.Errorf("${%s} is not one of the job's parameters", missing[0])
 		}
 		return typed(v), nil
 	}
 	out := placeholder.ReplaceAllStringFunc(s, lookup)
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("parameter %q is not one of the job's", missing[0])
+		return nil, fmt.Errorf("${%s} is not one of the job's parameters", missing[0])
 	}
 	return out, nil
 }
@@ -177,15 +180,30 @@ func typed(v string) any {
 	return v
 }
 
-// Params are the job's parameters as its environment carries them
-// (CAPSTAN_PARAM_<NAME>, NAME upper-cased): the names a manifest's
-// placeholders use, in lower case.
+// Params are what placeholders refer to, from the job's environment:
+// param.NAME is CAPSTAN_PARAM_<NAME> (NAME upper-cased there), and
+// resource.name is CAPSTAN_RESOURCE_NAME.
 func Params(env map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range env {
 		if name, ok := strings.CutPrefix(k, "CAPSTAN_PARAM_"); ok {
-			out[strings.ToLower(name)] = v
+			out["param."+strings.ToLower(name)] = v
 		}
 	}
+	if v, ok := env["CAPSTAN_RESOURCE_NAME"]; ok {
+		out["resource.name"] = v
+	}
 	return out
+}
+
+// FillRef fills the placeholders of a probe's object reference.
+func FillRef(ref capstan.ObjectRef, params map[string]string) (capstan.ObjectRef, error) {
+	for _, f := range []*string{&ref.APIVersion, &ref.Kind, &ref.Namespace, &ref.Name} {
+		v, err := fillString(*f, params)
+		if err != nil {
+			return ref, err
+		}
+		*f = fmt.Sprint(v)
+	}
+	return ref, nil
 }

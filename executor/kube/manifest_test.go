@@ -9,7 +9,7 @@ import (
 )
 
 func TestManifestsTakeParametersAsValuesOnly(t *testing.T) {
-	params := map[string]string{"replicas": "3", "version": "2.5.0", "name": "tempo", "on": "true", "evil": "x\nkind: ClusterRoleBinding"}
+	params := map[string]string{"param.replicas": "3", "param.version": "2.5.0", "param.name": "tempo", "param.on": "true", "param.evil": "x\nkind: ClusterRoleBinding", "resource.name": "prod-tempo"}
 	cases := []struct {
 		name, manifests string
 		check           func(t *testing.T, objs []map[string]any)
@@ -36,7 +36,7 @@ func TestManifestsTakeParametersAsValuesOnly(t *testing.T) {
 			}},
 		{name: "a value cannot add a document or a field", manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {v: '${param.evil}'}\n",
 			check: func(t *testing.T, objs []map[string]any) {
-				if len(objs) != 1 || objs[0]["data"].(map[string]any)["v"] != params["evil"] {
+				if len(objs) != 1 || objs[0]["data"].(map[string]any)["v"] != params["param.evil"] {
 					t.Fatalf("objects = %#v", objs)
 				}
 			}},
@@ -46,7 +46,13 @@ func TestManifestsTakeParametersAsValuesOnly(t *testing.T) {
 					t.Fatalf("%d objects, want 2", len(objs))
 				}
 			}},
-		{name: "unknown parameter", manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '${param.nope}'}\n", err: `parameter "nope"`},
+		{name: "unknown parameter", manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '${param.nope}'}\n", err: `${param.nope} is not one of`},
+		{name: "the resource's name", manifests: "apiVersion: v1\nkind: Namespace\nmetadata: {name: '${resource.name}'}\n",
+			check: func(t *testing.T, objs []map[string]any) {
+				if got := objs[0]["metadata"].(map[string]any)["name"]; got != "prod-tempo" {
+					t.Fatalf("name = %#v", got)
+				}
+			}},
 		{name: "placeholder as a key", manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {'${param.name}': x}\n", err: "not keys"},
 		{name: "no name", manifests: "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: c-}\n", err: "no metadata.name"},
 		{name: "no kind", manifests: "apiVersion: v1\nmetadata: {name: c}\n", err: "apiVersion and a kind"},
@@ -78,8 +84,8 @@ func TestManifestsTakeParametersAsValuesOnly(t *testing.T) {
 }
 
 func TestParamsAreTheJobsEnvironment(t *testing.T) {
-	got := kube.Params(map[string]string{"CAPSTAN_PARAM_CHART_VERSION": "1.10.0", "CAPSTAN_NODE": "x", "PATH": "/bin"})
-	if len(got) != 1 || got["chart_version"] != "1.10.0" {
+	got := kube.Params(map[string]string{"CAPSTAN_PARAM_CHART_VERSION": "1.10.0", "CAPSTAN_NODE": "x", "PATH": "/bin", "CAPSTAN_RESOURCE_NAME": "tempo"})
+	if len(got) != 2 || got["param.chart_version"] != "1.10.0" || got["resource.name"] != "tempo" {
 		t.Fatalf("params = %v", got)
 	}
 }

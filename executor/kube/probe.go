@@ -76,6 +76,9 @@ func (p Probe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (stri
 	if apierrors.IsNotFound(err) {
 		source["present"] = false
 		source["note"] = fmt.Sprintf("%s %s does not exist", ref.Kind, ref.Name)
+		if pr.Absent {
+			return capstan.EvidencePassed, source, nil
+		}
 		return capstan.EvidenceFailed, source, nil
 	}
 	if err != nil {
@@ -83,6 +86,10 @@ func (p Probe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (stri
 	}
 	source["present"] = true
 	describe(source, live)
+	if pr.Absent {
+		source["note"] = fmt.Sprintf("%s %s still exists", ref.Kind, ref.Name)
+		return capstan.EvidenceFailed, source, nil
+	}
 	ready := ReadinessOf(live)
 	source["status"] = ready.Status
 	if sel := workloadSelector(live); sel != nil {

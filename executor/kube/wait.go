@@ -78,6 +78,9 @@ func ReadinessOf(obj *unstructured.Unstructured) Readiness {
 			return Readiness{Done: true, Status: "complete"}
 		}
 		return Readiness{Status: fmt.Sprintf("%d active, %d succeeded, %d failed", status("active"), status("succeeded"), status("failed"))}
+	case "Namespace":
+		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+		return Readiness{Done: phase == "Active", Failed: phase == "Terminating", Status: "phase " + or(phase, "unknown")}
 	case "PersistentVolumeClaim":
 		phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
 		return Readiness{Done: phase == "Bound", Failed: phase == "Lost", Status: "phase " + or(phase, "Pending")}

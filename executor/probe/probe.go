@@ -18,6 +18,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
 )
 
@@ -114,6 +115,13 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 	host := t.Hosts[pr.Target]
 	if host == nil {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's target is not a host bound to this node"}, nil
+	}
+	if pr.Type == "kubernetes" && pr.Object != nil {
+		ref, err := kube.FillRef(*pr.Object, kube.Params(t.Env))
+		if err != nil {
+			return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's object: " + err.Error()}, nil
+		}
+		pr.Object = &ref
 	}
 	if (pr.Type == "kubernetes") != (host.Cluster != nil) {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, the others a host: the probe's target is the other kind"}, nil

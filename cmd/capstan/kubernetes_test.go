@@ -1,0 +1,134 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-dev/capstan/executor/kube"
+	"github.com/capstan-dev/capstan/internal/kubetest"
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/packs"
+)
+
+const (
+	kubeAdmin = "kube-admin-token-0123456789"
+	kubeSRE   = "kube-sre-token-0123456789"
+)
+
+// kubeCatalog registers the test cluster as name in env, reached with
+// the token a secret named secretName holds.
+func kubeCatalog(c *kubetest.Cluster, name, env, secretName string) string {
+	return fmt.Sprintf("organization: acme\nenvironments: [%s]\nclusters:\n  - {name: %s, environment: %s, health: healthy, api_server: %q, credentials: \"secret:%s\", ca: %q}\n",
+		env, name, env, c.Server, secretName, string(c.CA))
+}
+
+// TestANamespaceIsMadeAndDeletedOnARealCluster is the kubernetes pack's
+// namespace lifecycle on both stores, against the run's real API server:
+// the grant the packs declare (capstan cluster rbac) is given to a
+// ServiceAccount, the cluster is registered with its pinned CA and that
+// account's token, and a namespace is created with its quota and limits
+// by server-side apply, proven by probes that read the objects back (the
+// evidence carries the live uid); then deleted after a second person
+// approves. A cluster whose token has no grant fails the step FORBIDDEN,
+// with the API server's words.
+func TestANamespaceIsMadeAndDeletedOnARealCluster(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Shared(t)
+	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
+	require.Empty(t, problems)
+	token := c.Token(t, c.Namespace(t, "capstan"), nil, kube.Rules(bundled))
+	weak := c.Token(t, c.Namespace(t, "capstan-weak"), nil, nil)
+	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32") {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
+			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
+			ok := func(bearer, q string, vars map[string]any) map[string]any {
+				t.Helper()
+				r := postAs(t, p, bearer, q, vars)
+				require.Empty(t, r.Errors, "%v", r.Errors)
+				return r.Data
+			}
+			env := "lab-" + store
+			for name, v := range map[string]string{"lab-k8s-token": token, "weak-k8s-token": weak} {
+				ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": name, "v": v})
+			}
+			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "lab-k8s", env, "lab-k8s-token")})
+			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "weak-k8s", env, "weak-k8s-token")})
+			ns := fmt.Sprintf("team-%s-%d", store, p.cmd.Process.Pid)
+
+			op := startNamespaceOp(t, p, "create", ns, "lab-k8s", env)
+			waitForEndAs(t, p, kubeAdmin, op)
+			got := ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } evidence { item result source } } }`, map[string]any{"id": op})["operation"].(map[string]any)
+			require.Equal(t, "SUCCEEDED", got["status"], "%v", got)
+			live, err := c.Admin.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, "capstan", live.Labels["app.kubernetes.io/managed-by"])
+			quota, err := c.Admin.CoreV1().ResourceQuotas(ns).Get(context.Background(), "capstan-quota", metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, "50", quota.Spec.Hard.Pods().String())
+			evidence := map[string]map[string]any{}
+			for _, e := range got["evidence"].([]any) {
+				e := e.(map[string]any)
+				evidence[e["item"].(string)] = e
+			}
+			active := evidence["namespace-active"]
+			require.NotNil(t, active, "%v", evidence)
+			require.Equal(t, "PASSED", active["result"])
+			require.Equal(t, string(live.UID), active["source"].(map[string]any)["uid"], "the evidence names the live namespace")
+			require.Equal(t, "50", fmt.Sprint(evidence["quota-set"]["source"].(map[string]any)["observed"]))
+			require.Equal(t, "created", evidence["namespace-"+ns+"-created"]["source"].(map[string]any)["action"], "the runner's own record of the apply: %v", evidence)
+
+			// Deleting it waits for a second person.
+			del := startNamespaceOp(t, p, "delete", ns, "lab-k8s", env)
+			waitForStatusAs(t, p, kubeAdmin, del, "WAITING")
+			ok(kubeSRE, `mutation($op: ID!) { decideGate(input: {operation: $op, node: "approve-delete", approve: true}) { status } }`, map[string]any{"op": del})
+			waitForEndAs(t, p, kubeAdmin, del)
+			require.Equal(t, "SUCCEEDED", statusAs(t, p, kubeAdmin, del))
+			_, err = c.Admin.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			require.Error(t, err, "the namespace is gone")
+
+			// A cluster whose identity was granted nothing: FORBIDDEN.
+			refused := startNamespaceOp(t, p, "create", ns+"-weak", "weak-k8s", env)
+			waitForEndAs(t, p, kubeAdmin, refused)
+			got = ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status error } } }`, map[string]any{"id": refused})["operation"].(map[string]any)
+			require.Equal(t, "FAILED", got["status"], "%v", got)
+			var nodeErr string
+			for _, nr := range got["nodeRuns"].([]any) {
+				if e, _ := nr.(map[string]any)["error"].(string); e != "" {
+					nodeErr = e
+				}
+			}
+			require.Contains(t, nodeErr, "FORBIDDEN", "%v", got)
+			require.Contains(t, nodeErr, `cannot get resource "namespaces"`, "the API server's own words")
+			_, err = c.Admin.CoreV1().Namespaces().Get(context.Background(), ns+"-weak", metav1.GetOptions{})
+			require.Error(t, err, "nothing was made")
+		})
+	}
+}
+
+// startNamespaceOp plans and starts an action on a namespace of cluster.
+func startNamespaceOp(t *testing.T, p *proc, action, name, cluster, env string) string {
+	t.Helper()
+	r := postAs(t, p, kubeAdmin, `mutation($a: String!, $n: String!, $c: String!, $e: String!) { createIntent(input: {action: $a, targetResourceType: "kubernetes.namespace", desiredResult: {name: $n}, constraints: {environment: $e, cluster: $c}}) { id } }`,
+		map[string]any{"a": action, "n": name, "c": cluster, "e": env})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	r = postAs(t, p, kubeAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status problems } }`, map[string]any{"id": r.Data["createIntent"].(map[string]any)["id"]})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	plan := r.Data["planIntent"].(map[string]any)
+	require.Equal(t, "READY", plan["status"], "%v", plan)
+	r = postAs(t, p, kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})
+	require.Empty(t, r.Errors, "%v", r.Errors)
+	return r.Data["startOperation"].(map[string]any)["id"].(string)
+}
+
+// waitForStatusAs waits until an operation has status want.
+func waitForStatusAs(t *testing.T, p *proc, bearer, op, want string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return statusAs(t, p, bearer, op) == want }, 2*time.Minute, 100*time.Millisecond, "operation %s never %s", op, want)
+}
