@@ -32,11 +32,24 @@ type ScenarioPack struct {
 	// identity Capstan acts as on a cluster: the pack declares it, an
 	// administrator grants it (`capstan cluster rbac` renders the grant),
 	// and a step that reaches outside it is FORBIDDEN.
-	RBAC           []RBACRule `json:"rbac,omitempty"`
-	OrganizationID string     `json:"organization_id,omitempty"`
+	RBAC []RBACRule `json:"rbac,omitempty"`
+	// Charts are the Helm charts the pack's helm steps install: a
+	// directory pack's charts/<name>/ files, or a charts section.
+	Charts         []Chart `json:"charts,omitempty"`
+	OrganizationID string  `json:"organization_id,omitempty"`
 	// Digest is the SHA-256 of the pack's canonical content, set by the loader.
 	Digest      string    `json:"digest,omitempty"`
 	InstalledAt time.Time `json:"installed_at,omitzero"`
+}
+
+// Chart is a Helm chart a pack ships: its files by path in the chart
+// (Chart.yaml, values.yaml, templates/deployment.yaml). No chart
+// repository is ever reached: a helm step installs only what its pack
+// holds, and its plan carries the files (RunSpec.ChartFiles), so an
+// approval covers the chart that runs.
+type Chart struct {
+	Name  string            `json:"name"`
+	Files map[string]string `json:"files"`
 }
 
 // RBACRule is one Kubernetes RBAC rule a pack needs, and why.
@@ -348,6 +361,19 @@ type RunSpec struct {
 	// Delete (kubernetes) deletes the manifests' objects instead of
 	// applying them, and waits until they are gone: a compensation's.
 	Delete bool `json:"delete,omitempty"`
+	// Chart (runner helm) names the pack's chart the step installs or
+	// upgrades as Release (in Namespace), with Values (YAML, placeholders
+	// as in manifests). A failed install or upgrade rolls back within
+	// the step. Undo undoes the release's last change instead: a
+	// rollback to the revision before, or an uninstall of a first
+	// install (a compensation's).
+	Chart   string `json:"chart,omitempty"`
+	Release string `json:"release,omitempty"`
+	Values  string `json:"values,omitempty"`
+	Undo    bool   `json:"undo,omitempty"`
+	// ChartFiles are the chart's files, which the pack's loader copies
+	// from the pack: never written by hand.
+	ChartFiles map[string]string `json:"chart_files,omitempty"`
 }
 
 // JobInputs lists what a job consumes.
@@ -697,13 +723,24 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		if r.Manifests == "" || r.Target == "" {
 			p.Addf("%s: kubernetes runner needs manifests and a target (a requirement bound to a cluster)", what)
 		}
+	case "helm":
+		if r.Chart == "" || r.Release == "" || r.Namespace == "" || r.Target == "" {
+			p.Addf("%s: helm runner needs a chart (one the pack ships), a release, a namespace and a target (a requirement bound to a cluster)", what)
+		}
 	case "sim":
 		validDuration(r.Duration, what+" duration", p)
 	default:
-		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible, kubernetes or sim)", what, r.Runner)
+		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible, kubernetes, helm or sim)", what, r.Runner)
 	}
-	if (r.Force || r.Delete || r.Namespace != "") && r.Runner != "kubernetes" {
-		p.Addf("%s: force, delete and namespace are for the kubernetes runner", what)
+	kube := r.Runner == "kubernetes" || r.Runner == "helm"
+	if (r.Force || r.Namespace != "") && !kube {
+		p.Addf("%s: force and namespace are for the kubernetes and helm runners", what)
+	}
+	if r.Delete && r.Runner != "kubernetes" {
+		p.Addf("%s: delete is for the kubernetes runner", what)
+	}
+	if (r.Chart != "" || r.Release != "" || r.Values != "" || r.Undo) && r.Runner != "helm" {
+		p.Addf("%s: chart, release, values and undo are for the helm runner", what)
 	}
 	if r.TrustOnFirstUse && r.Runner != "ssh" {
 		p.Addf("%s: trust_on_first_use is for the ssh runner (ansible reads only pinned host keys)", what)

@@ -116,7 +116,11 @@ func LoadFS(fsys fs.FS, p string, known map[string]*capstan.CapabilityDefinition
 	if _, ok := files[main]; !ok {
 		return nil, []Problem{{File: main, Message: "a pack directory needs a pack.yaml with id and version"}}
 	}
-	return parseFiles(main, files, known)
+	charts, problems := readCharts(fsys, p)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return parseFiles(main, files, known, charts...)
 }
 
 // Parse reads a single-file pack.
@@ -124,7 +128,7 @@ func Parse(name string, data []byte, known map[string]*capstan.CapabilityDefinit
 	return parseFiles(name, map[string][]byte{name: data}, known)
 }
 
-func parseFiles(main string, files map[string][]byte, known map[string]*capstan.CapabilityDefinition) (*capstan.ScenarioPack, []Problem) {
+func parseFiles(main string, files map[string][]byte, known map[string]*capstan.CapabilityDefinition, charts ...capstan.Chart) (*capstan.ScenarioPack, []Problem) {
 	var problems []Problem
 	var parsed []*file
 	merged := &capstan.ScenarioPack{}
@@ -154,7 +158,9 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 		merged.FailureRules = append(merged.FailureRules, part.FailureRules...)
 		merged.PatchPolicies = append(merged.PatchPolicies, part.PatchPolicies...)
 		merged.RBAC = append(merged.RBAC, part.RBAC...)
+		merged.Charts = append(merged.Charts, part.Charts...)
 	}
+	merged.Charts = append(merged.Charts, charts...)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -163,6 +169,7 @@ func parseFiles(main string, files map[string][]byte, known map[string]*capstan.
 			merged.Scenarios[i].Version = merged.Version
 		}
 	}
+	problems = append(problems, resolveCharts(merged, main)...)
 	problems = append(problems, checkMeaning(merged, parsed, known)...)
 	if len(problems) > 0 {
 		return nil, problems

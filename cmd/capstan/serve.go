@@ -33,6 +33,7 @@ import (
 	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/embedded"
 	"github.com/capstan-dev/capstan/executor"
+	"github.com/capstan-dev/capstan/executor/helm"
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
@@ -396,7 +397,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Wakes: wakes, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}, "kubernetes": kube.Runner{Dial: egress.DialContext}},
+		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}, "kubernetes": kube.Runner{Dial: egress.DialContext}, "helm": helm.Runner{Dial: egress.DialContext}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)

@@ -80,14 +80,14 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, name
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return a, classify(c.Server, "reading "+a.Ref(), err)
+		return a, Classify(c.Server, "reading "+a.Ref(), err)
 	}
 	if live != nil {
 		dry := opts
 		dry.DryRun = []string{metav1.DryRunAll}
 		would, err := t.api.Apply(ctx, obj.GetName(), obj, dry)
 		if err != nil {
-			return a, classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
+			return a, Classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
 		}
 		a.Changes = Diff(live.Object, would.Object)
 		if len(a.Changes) == 0 {
@@ -98,7 +98,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, name
 	}
 	out, err := t.api.Apply(ctx, obj.GetName(), obj, opts)
 	if err != nil {
-		return a, classify(c.Server, "applying "+a.Ref(), err)
+		return a, Classify(c.Server, "applying "+a.Ref(), err)
 	}
 	a.Action = "configured"
 	if live == nil {
@@ -122,14 +122,14 @@ func (c *Client) Preview(ctx context.Context, obj *unstructured.Unstructured, na
 		live = &unstructured.Unstructured{Object: map[string]any{}}
 		a.Action = "created"
 	case err != nil:
-		return a, classify(c.Server, "reading "+a.Ref(), err)
+		return a, Classify(c.Server, "reading "+a.Ref(), err)
 	default:
 		a.Action = "configured"
 		a.record(live)
 	}
 	would, err := t.api.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: force, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
-		return a, classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
+		return a, Classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
 	}
 	if a.Action == "created" {
 		a.Changes = Diff(nil, obj.Object) // the manifest's fields, not every default the server adds
@@ -155,17 +155,17 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, nam
 		return a, nil
 	}
 	if err != nil {
-		return a, classify(c.Server, "reading "+a.Ref(), err)
+		return a, Classify(c.Server, "reading "+a.Ref(), err)
 	}
 	a.record(live)
 	policy := metav1.DeletePropagationForeground
 	uid := live.GetUID()
 	err = t.api.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return a, classify(c.Server, "deleting "+a.Ref(), err)
+		return a, Classify(c.Server, "deleting "+a.Ref(), err)
 	}
 	if err := waitGone(ctx, t.api, live); err != nil {
-		return a, classify(c.Server, fmt.Sprintf("waiting for %s to go", a.Ref()), err)
+		return a, Classify(c.Server, fmt.Sprintf("waiting for %s to go", a.Ref()), err)
 	}
 	return a, nil
 }

@@ -37,19 +37,24 @@ type Client struct {
 	Server string
 }
 
-// Connect makes a client of a cluster target: its pinned CA, its token,
-// dialled through dial (nil: refuse every dial, so nothing reaches a
-// cluster without an allow-list).
+// Connect makes a client of a cluster target (RESTConfig).
 func Connect(c *job.Cluster, dial Dialer) (*Client, error) {
 	if c == nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "the target is not a cluster")
 	}
+	return connect(c, RESTConfig(c, dial))
+}
+
+// RESTConfig is client-go's configuration of a cluster target: its
+// pinned CA, its token, dialled through dial (nil: refuse every dial, so
+// nothing reaches a cluster without an allow-list), and no proxy.
+func RESTConfig(c *job.Cluster, dial Dialer) *rest.Config {
 	if dial == nil {
 		dial = func(context.Context, string, string) (net.Conn, error) {
 			return nil, capstan.Errorf(capstan.EFORBIDDEN, "this server has no egress allow-list: it dials no cluster")
 		}
 	}
-	cfg := &rest.Config{
+	return &rest.Config{
 		Host:            c.Server,
 		BearerToken:     string(c.Token),
 		TLSClientConfig: rest.TLSClientConfig{CAData: c.CA},
@@ -60,6 +65,10 @@ func Connect(c *job.Cluster, dial Dialer) (*Client, error) {
 		// The environment's proxy is not the allow-list's to trust.
 		Proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
 	}
+}
+
+// connect is Connect's second half: the clients of a configuration.
+func connect(c *job.Cluster, cfg *rest.Config) (*Client, error) {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, capstan.Errorf(capstan.EINVALID, "cluster %s: %v", c.Server, err)
@@ -84,7 +93,7 @@ func (c *Client) resource(gvk schema.GroupVersionKind) (*meta.RESTMapping, error
 		return nil, &Error{Kind: ErrKindInvalid, Err: capstan.Errorf(capstan.EINVALID, "cluster %s serves no %s", c.Server, gvk)}
 	}
 	if err != nil {
-		return nil, classify(c.Server, "discovering "+gvk.String(), err)
+		return nil, Classify(c.Server, "discovering "+gvk.String(), err)
 	}
 	return m, nil
 }
@@ -112,9 +121,9 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// classify types an API error: the server's own message, the code
+// Classify types an API error: the server's own message, the code
 // Capstan's API answers with, and the kind the retry policy reads.
-func classify(server, doing string, err error) error {
+func Classify(server, doing string, err error) error {
 	var ke *Error
 	if errors.As(err, &ke) {
 		return err

@@ -80,6 +80,26 @@ func Objects(manifests string, params map[string]string) ([]*unstructured.Unstru
 	return out, nil
 }
 
+// Values reads a YAML document of values (a helm step's), filling its
+// placeholders as Objects does: values only.
+func Values(doc string, params map[string]string) (map[string]any, error) {
+	if len(doc) > MaxManifestBytes {
+		return nil, capstan.Errorf(capstan.EINVALID, "values are %d bytes, more than %d", len(doc), MaxManifestBytes)
+	}
+	var raw map[string]any
+	if err := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(doc), 4096).Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return nil, capstan.Errorf(capstan.EINVALID, "values: %v", err)
+	}
+	if raw == nil {
+		return map[string]any{}, nil
+	}
+	filled, err := fill(raw, params)
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "values: %v", err)
+	}
+	return filled.(map[string]any), nil
+}
+
 // checkObject checks what the runner needs of an object before the API
 // server checks the rest (admission answers for the object's own schema).
 func checkObject(obj *unstructured.Unstructured) error {

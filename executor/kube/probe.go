@@ -82,7 +82,7 @@ func (p Probe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (stri
 		return capstan.EvidenceFailed, source, nil
 	}
 	if err != nil {
-		return noted(source, classify(client.Server, "reading "+ref.Kind+" "+ref.Name, err))
+		return noted(source, Classify(client.Server, "reading "+ref.Kind+" "+ref.Name, err))
 	}
 	source["present"] = true
 	describe(source, live)

@@ -150,7 +150,7 @@ func (c *Client) WaitReady(ctx context.Context, obj *unstructured.Unstructured, 
 		if errors.Is(err, watchtools.ErrWatchClosed) || ctx.Err() != nil || strings.Contains(err.Error(), "timed out") {
 			return last, &Error{Kind: ErrKindTimeout, Err: fmt.Errorf("cluster %s: %s %s was not ready before the step's timeout; last observed: %s", c.Server, obj.GetKind(), obj.GetName(), last.Status)}
 		}
-		return last, classify(c.Server, "watching "+obj.GetKind()+" "+obj.GetName(), err)
+		return last, Classify(c.Server, "watching "+obj.GetKind()+" "+obj.GetName(), err)
 	}
 	if last.Failed {
 		return last, &Error{Kind: ErrKindFailed, Err: fmt.Errorf("cluster %s: %s %s: %s", c.Server, obj.GetKind(), obj.GetName(), last.Status)}
