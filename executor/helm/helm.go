@@ -288,4 +288,3 @@ func chartAccessor(a release.Accessor) (string, error) {
 	}
 	return ch.Metadata.Name + "-" + ch.Metadata.Version, nil
 }
-

@@ -62,7 +62,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	base := job.Job{OperationID: "op-helm", NodeID: "helm-install", Attempt: 1, Env: map[string]string{"CAPSTAN_RESOURCE_NAME": "web"},
-		Spec: capstan.RunSpec{Runner: "helm", Target: "cluster", Chart: "web", Release: "${resource.name}", Namespace: ns, Timeout: "60s", ChartFiles: chartFiles(t)},
+		Spec:   capstan.RunSpec{Runner: "helm", Target: "cluster", Chart: "web", Release: "${resource.name}", Namespace: ns, Timeout: "60s", ChartFiles: chartFiles(t)},
 		Target: &job.Target{Requirement: "cluster", Resource: "kubernetes.cluster/test", Cluster: &job.Cluster{Server: c.Server, CA: c.CA, Token: []byte(token)}}}
 	return &fixture{c: c, ns: ns, runner: helm.Runner{Dial: egress.DialContext}, base: base}
 }
