@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,9 +34,23 @@ func TestAWatchdogKillsAJobWhoseWindowCloses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sb, dir, outputs := c.sandbox(t) // the hostile host sets an environment variable: not in parallel
 			marker := fmt.Sprintf("capstan-watched-%d", time.Now().UnixNano())
-			script := `(exec -a ` + marker + ` sleep 300) & echo started >> runs; exec -a ` + marker + `-job sleep 300`
-			res := RunScript(context.Background(), sb, job.Job{NodeID: "watched", Spec: capstan.RunSpec{Timeout: "5m"}, Deadline: deadlinetest.In(300 * time.Millisecond)},
-				script, dir, outputs, nil)
+			// The window closes only once the job has started (it says so
+			// through a fifo): a slow sandbox start is not a stalled executor.
+			ready := filepath.Join(dir, "ready")
+			require.NoError(t, syscall.Mkfifo(ready, 0o600))
+			require.NoError(t, os.Chmod(ready, 0o666))
+			script := `(exec -a ` + marker + ` sleep 300) & echo started >> runs; echo > ready; exec -a ` + marker + `-job sleep 300`
+			window := deadlinetest.In(time.Minute)
+			done := make(chan job.Result, 1)
+			go func() {
+				done <- RunScript(context.Background(), sb, job.Job{NodeID: "watched", Spec: capstan.RunSpec{Timeout: "5m"}, Deadline: window},
+					script, dir, outputs, nil)
+			}()
+			started, err := os.ReadFile(ready) // blocks until the job writes
+			require.NoError(t, err)
+			require.Equal(t, "\n", string(started))
+			window.Extend(300 * time.Millisecond) // and then its executor stalls
+			res := <-done
 			require.Equal(t, job.ErrKindLease, res.ErrKind, "%v: %s", res.Err, res.Output)
 			require.Contains(t, res.Err.Error(), "killed by its watchdog")
 			require.Zero(t, processesNamed(marker), "the job and its child are gone")
