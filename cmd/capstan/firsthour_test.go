@@ -171,7 +171,16 @@ func TestADedicatedProviderServesOneWorkload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, t.TempDir(), flags...)
 			defer p.kill()
-			runScript(t, "demo.sh", 3*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+			out := runScript(t, "demo.sh", 3*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+			// The demo says, first, that its story is simulated, and marks
+			// each simulated evidence item as such, never PASSED.
+			require.True(t, strings.HasPrefix(out, "SIMULATED: "), "the first line says the story is simulated:\n%s", out)
+			require.Regexp(t, `evidence: \d+ items, \d+ of them SIMULATED`, out)
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Contains(line, "span-roundtrip") || strings.Contains(line, "distributor-ready") {
+					require.Contains(t, line, "SIMULATED", "a simulated probe is not reported PASSED: %q", line)
+				}
+			}
 			minios := p.gql(t, `{ resources(filter: {type: "minio.instance", environment: "prod"}) { edges { node { key lifecycleStatus } } } }`, nil)
 			var held string
 			for _, e := range minios["resources"].(map[string]any)["edges"].([]any) {

@@ -24,7 +24,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
 
 // loopback is the egress allow-list of these tests: the test cluster.
-func loopback(t *testing.T) kube.Dialer {
+func loopback(t testing.TB) kube.Dialer {
 	t.Helper()
 	e, err := local.ParseEgress([]string{"127.0.0.1/32"})
 	if err != nil {
