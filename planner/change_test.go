@@ -42,7 +42,7 @@ func changeBase() *capstan.Plan {
 }
 
 func mirrorTemplate() *capstan.NodeTemplate {
-	return &capstan.NodeTemplate{Name: "configure-registry-mirror", Parameters: []string{"mirror"}, Pack: "kubernetes@1.4.0",
+	return &capstan.NodeTemplate{Name: "configure-registry-mirror", Parameters: []string{"mirror"}, Pack: "kubernetes@1.3.0",
 		Node: capstan.PlanNode{Type: capstan.NodeJob, Title: "Configure a registry mirror", Parameters: map[string]any{"mirror": "registry.local"},
 			Job: &capstan.JobContract{Run: capstan.RunSpec{Runner: "sim"}, Outputs: capstan.JobOutputs{Evidence: []capstan.Probe{{Name: "mirror-set", Type: "sim"}}}}}}
 }
@@ -158,7 +158,7 @@ func TestApplyChangesInsertAndRetry(t *testing.T) {
 	p := res.Plan
 	n := p.Node("configure-registry-mirror")
 	require.NotNil(t, n)
-	require.Equal(t, "kubernetes@1.4.0/configure-registry-mirror", n.Template)
+	require.Equal(t, "kubernetes@1.3.0/configure-registry-mirror", n.Template)
 	require.Equal(t, "m.local", n.Parameters["mirror"])
 	require.Contains(t, p.Node("build").Children, "configure-registry-mirror", "the new node joins its anchor's stage")
 	require.Contains(t, p.Edges, capstan.Edge{From: "compile", To: "configure-registry-mirror"})
@@ -244,7 +244,7 @@ func TestContractsAndPinnedTemplates(t *testing.T) {
 
 	tpl := map[string]*capstan.NodeTemplate{"configure-registry-mirror": mirrorTemplate()}
 	pinned := planner.PinTemplates([]capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "prepare", Template: "configure-registry-mirror"}}, tpl)
-	require.Equal(t, "kubernetes@1.4.0/configure-registry-mirror", pinned[0].TemplateRef)
+	require.Equal(t, "kubernetes@1.3.0/configure-registry-mirror", pinned[0].TemplateRef)
 	newer := mirrorTemplate()
 	newer.Pack = "kubernetes@1.4.0"
 	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: pinned, Templates: map[string]*capstan.NodeTemplate{"configure-registry-mirror": newer}})

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -29,6 +30,12 @@ func NewProvider(exporter sdktrace.SpanExporter, batch bool) *sdktrace.TracerPro
 func Start(ctx context.Context, endpoint string) (func(), error) {
 	if endpoint == "" {
 		return func() {}, nil
+	}
+	// A collector's URL names its host; spans go to OTLP's /v1/traces on
+	// it, whatever the exporter's release does with an empty path.
+	if u, err := url.Parse(endpoint); err == nil && (u.Path == "" || u.Path == "/") {
+		u.Path = "/v1/traces"
+		endpoint = u.String()
 	}
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
 	if err != nil {

@@ -150,6 +150,15 @@ func configuration(c *job.Cluster, dial kube.Dialer, ns string) (*action.Configu
 	return cfg, nil
 }
 
+// helmContext is the context an install or upgrade runs in: never
+// ended by the step's deadline. When its context ends, Helm's SDK (v4.3)
+// returns at once but leaves the goroutine that applies and waits
+// running; its failure then rolls back a second time and blocks forever
+// on a channel nobody reads. Helm's own timeout (waitBudget) bounds the
+// wait instead, and its rollback the rest, so the step still ends within
+// its timeout; a cancel of the operation waits for them too.
+func helmContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // installOrUpgrade installs the release, or upgrades the one there; a
 // failure rolls back within the step.
 func installOrUpgrade(ctx context.Context, cfg *action.Configuration, ch *chartv2.Chart, values map[string]any, name, ns string, j job.Job) (Outcome, error) {
@@ -162,7 +171,7 @@ func installOrUpgrade(ctx context.Context, cfg *action.Configuration, ch *chartv
 		in.ReleaseName, in.Namespace, in.Timeout = name, ns, waitBudget(j.Timeout())
 		in.WaitStrategy, in.RollbackOnFailure, in.ForceConflicts = helmkube.StatusWatcherStrategy, true, j.Spec.Force
 		in.Replace = last != nil
-		rel, err := in.RunWithContext(ctx, ch, values)
+		rel, err := in.RunWithContext(helmContext(ctx), ch, values)
 		out := outcomeOf(rel, name, ns, "installed")
 		if err != nil {
 			out.Action = "failed-then-uninstalled"
@@ -173,7 +182,7 @@ func installOrUpgrade(ctx context.Context, cfg *action.Configuration, ch *chartv
 	up.Namespace, up.Timeout = ns, waitBudget(j.Timeout())
 	up.WaitStrategy, up.RollbackOnFailure, up.ForceConflicts = helmkube.StatusWatcherStrategy, true, j.Spec.Force
 	up.ServerSideApply = "true"
-	rel, err := up.RunWithContext(ctx, name, ch, values)
+	rel, err := up.RunWithContext(helmContext(ctx), name, ch, values)
 	if err != nil {
 		after, lerr := latest(cfg, name)
 		if lerr != nil {
@@ -189,9 +198,9 @@ func installOrUpgrade(ctx context.Context, cfg *action.Configuration, ch *chartv
 }
 
 // waitBudget is how long an install or upgrade may wait for its objects:
-// three quarters of the step's timeout, so that a rollback of a failed
-// one has the rest.
-func waitBudget(step time.Duration) time.Duration { return step * 3 / 4 }
+// half the step's timeout, so that the rollback of a failed one, which
+// waits as long at most, ends within the step.
+func waitBudget(step time.Duration) time.Duration { return step / 2 }
 
 // undo undoes the release's last change: a rollback to the newest
 // revision before it that was deployed (not a failed one) and holds

@@ -61,26 +61,28 @@ func TestAWatchdogKillsAJobWhoseWindowCloses(t *testing.T) {
 	}
 }
 
-// TestAWatchdogFollowsItsWindow: a window that keeps moving (renewals)
+// TestAWatchdogFollowsItsWindow: a window that keeps moving (renewals,
+// ten a window, so that a loaded machine's late tick does not end it)
 // keeps its job alive well past its first end; the job ends by itself.
 func TestAWatchdogFollowsItsWindow(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w := deadlinetest.In(300 * time.Millisecond)
+	w := deadlinetest.In(time.Second)
 	done := make(chan job.Result, 1)
 	go func() {
 		done <- RunScript(context.Background(), nil, job.Job{NodeID: "renewed", Spec: capstan.RunSpec{Timeout: "1m"}, Deadline: w},
 			`while [ ! -e go ]; do sleep 0.02; done; echo finished`, dir, t.TempDir(), nil)
 	}()
 	first := time.Now()
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for range tick.C { // renewed for three of its windows
-		w.Extend(300 * time.Millisecond)
-		if time.Since(first) > 900*time.Millisecond {
+	for range tick.C { // renewed past three of its first windows
+		w.Extend(time.Second)
+		if time.Since(first) > 3*time.Second {
 			break
 		}
 	}
+	w.Extend(time.Minute) // and then the job may end at its own pace
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o600))
 	res := <-done
 	require.NoError(t, res.Err, "%s", res.Output)

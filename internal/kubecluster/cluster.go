@@ -313,3 +313,30 @@ func Binary() (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// KillAPIServer kills the API server with SIGKILL, as a crash would.
+func (c *Cluster) KillAPIServer() { c.apiserver.kill() }
+
+// StartAPIServer starts the API server again, on the same port, etcd and
+// certificates, and waits until it is ready.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	p, err := c.launch("kube-apiserver", c.bin, c.apiArgs...)
+	if err != nil {
+		return err
+	}
+	c.apiserver = p
+	return c.WaitReady(ctx, 90*time.Second)
+}
+
+// StopEtcd stops etcd (SIGSTOP: it holds its connections and answers
+// nothing, as a stalled store does); ResumeEtcd lets it go on.
+func (c *Cluster) StopEtcd() { _ = syscall.Kill(c.etcd.cmd.Process.Pid, syscall.SIGSTOP) }
+
+// ResumeEtcd resumes a stopped etcd.
+func (c *Cluster) ResumeEtcd() { _ = syscall.Kill(c.etcd.cmd.Process.Pid, syscall.SIGCONT) }
+
+// kill ends the process now, and waits for it.
+func (p *process) kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}

@@ -1,0 +1,141 @@
+package kube_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/kube"
+	"github.com/capstan-dev/capstan/internal/kubecluster"
+	"github.com/capstan-dev/capstan/internal/kubetest"
+)
+
+// TestTheRunnerMeetsAClusterInTrouble runs the runner against a cluster
+// of the test's own whose parts fail for real: the API server killed
+// (SIGKILL) while a step waits, and down when a step applies; etcd
+// stalled (SIGSTOP); the step's token revoked. Each ends typed, within
+// the step's timeout, and the step succeeds once the part is back.
+func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Private(t, kubecluster.Options{Nodes: []string{"worker-1"}, PullFails: []string{}})
+	ns := c.Namespace(t, "faults")
+	token := c.Token(t, ns, workloads, nil)
+	r := kube.Runner{Dial: loopback(t)}
+	ctx := context.Background()
+	claim := func(name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: %s}\nspec: {accessModes: [ReadWriteOnce], storageClassName: %s, resources: {requests: {storage: 1Gi}}}\n", name, name)
+	}
+	config := func(name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: v}\n", name)
+	}
+
+	t.Run("the API server killed while a step waits", func(t *testing.T) {
+		j := kubeJob(c, token, ns, claim("waiting"), nil)
+		done := make(chan job.Result, 1)
+		go func() { done <- r.Run(ctx, j) }()
+		waitForClaim(t, c, ns, "waiting") // the apply happened; the step waits for a volume
+		c.Own.KillAPIServer()
+		if err := c.Own.StartAPIServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		volume(t, c, "waiting") // the claim can be bound now
+		res := <-done
+		if res.Err != nil {
+			t.Fatalf("the wait did not survive the API server's restart: %v\n%s", res.Err, res.Output)
+		}
+		if a := applied(t, res); a[0].Ready != "phase Bound" {
+			t.Fatalf("claim = %+v", a)
+		}
+	})
+
+	t.Run("the API server down when a step applies", func(t *testing.T) {
+		c.Own.KillAPIServer()
+		j := kubeJob(c, token, ns, config("while-down"), nil)
+		j.Spec.Timeout = "5s"
+		res := r.Run(ctx, j)
+		if res.ErrKind != kube.ErrKindUnavailable || capstan.ErrorCode(res.Err) != capstan.EUNAVAILABLE {
+			t.Fatalf("result = %s %v, want unavailable", res.ErrKind, res.Err)
+		}
+		if err := c.Own.StartAPIServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		again := r.Run(ctx, j) // the retry
+		if a := applied(t, again); again.Err != nil || a[0].Action != "created" {
+			t.Fatalf("the retry: %v %+v", again.Err, a)
+		}
+	})
+
+	t.Run("etcd stalled", func(t *testing.T) {
+		c.Own.StopEtcd()
+		j := kubeJob(c, token, ns, config("etcd-stalled"), nil)
+		j.Spec.Timeout = "3s"
+		start := time.Now()
+		res := r.Run(ctx, j)
+		c.Own.ResumeEtcd()
+		if res.Err == nil || (res.ErrKind != kube.ErrKindTimeout && res.ErrKind != kube.ErrKindUnavailable) {
+			t.Fatalf("result = %s %v, want a timeout or unavailable", res.ErrKind, res.Err)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Fatalf("the step took %s past a 3s timeout", took)
+		}
+		if again := r.Run(ctx, kubeJob(c, token, ns, config("etcd-stalled"), nil)); again.Err != nil {
+			t.Fatalf("after etcd resumed: %v", again.Err)
+		}
+	})
+
+	t.Run("a token revoked", func(t *testing.T) {
+		other := c.Namespace(t, "revoked")
+		doomed := c.Token(t, other, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "patch"}}}, nil)
+		if res := r.Run(ctx, kubeJob(c, doomed, other, config("before"), nil)); res.Err != nil {
+			t.Fatalf("with its token: %v", res.Err)
+		}
+		if err := c.Admin.CoreV1().ServiceAccounts(other).Delete(ctx, "capstan-runner", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Run(ctx, kubeJob(c, doomed, other, config("after"), nil))
+		if res.ErrKind != kube.ErrKindUnauthorized || capstan.ErrorCode(res.Err) != capstan.EFORBIDDEN || !strings.Contains(res.Err.Error(), "credentials were refused") {
+			t.Fatalf("result = %s %v, want unauthorized", res.ErrKind, res.Err)
+		}
+	})
+}
+
+// waitForClaim waits, on a watch, until the claim exists.
+func waitForClaim(t *testing.T, c *kubetest.Cluster, ns, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := c.Admin.CoreV1().PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	select {
+	case <-w.ResultChan(): // the first event: it exists (a watch from no version lists it)
+	case <-ctx.Done():
+		t.Fatalf("claim %s never appeared", name)
+	}
+}
+
+// volume makes a volume of storage class class.
+func volume(t *testing.T, c *kubetest.Cluster, class string) {
+	t.Helper()
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: class + "-pv"}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StorageClassName:       class,
+		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + class}},
+	}}
+	if _, err := c.Admin.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
