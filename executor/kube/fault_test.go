@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,7 +23,10 @@ import (
 
 // TestTheRunnerMeetsAClusterInTrouble runs the runner against a cluster
 // of the test's own whose parts fail for real: the API server killed
-// (SIGKILL) while a step waits, and down when a step applies; etcd
+// (SIGKILL) as soon as the step's object is stored (while its apply
+// answers, or while the step waits: either way the step ends bound, the
+// first by a retry that finds the object applied), and down when a step
+// applies; etcd
 // stalled (SIGSTOP); the step's token revoked. Each ends typed, within
 // the step's timeout, and the step succeeds once the part is back.
 func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
@@ -39,11 +43,11 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: v}\n", name)
 	}
 
-	t.Run("the API server killed while a step waits", func(t *testing.T) {
+	t.Run("the API server killed while a step applies or waits", func(t *testing.T) {
 		j := kubeJob(c, token, ns, claim("waiting"), nil)
 		done := make(chan job.Result, 1)
 		go func() { done <- r.Run(ctx, j) }()
-		waitForClaim(t, c, ns, "waiting") // the apply happened; the step waits for a volume
+		waitForClaim(t, c, ns, "waiting") // stored: the step is in its apply's answer, or waits for a volume
 		c.Own.KillAPIServer()
 		if err := c.Own.StartAPIServer(ctx); err != nil {
 			t.Fatal(err)
@@ -51,10 +55,21 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		volume(t, c, "waiting") // the claim can be bound now
 		res := <-done
 		if res.Err != nil {
-			t.Fatalf("the wait did not survive the API server's restart: %v\n%s", res.Err, res.Output)
+			// The kill cut the apply's answer: the attempt fails typed,
+			// and the retry reads the object, finds it applied, and
+			// writes nothing.
+			if res.ErrKind != kube.ErrKindUnavailable {
+				live, err := c.Admin.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "waiting", metav1.GetOptions{})
+				t.Fatalf("an apply cut short: %s %v, want unavailable; the cluster says %v %v\ncontroller manager:\n%s", res.ErrKind, res.Err, live.Status.Phase, err, c.Own.LogTail("kube-controller-manager", 15))
+			}
+			res = r.Run(ctx, j)
+			if a := applied(t, res); res.Err != nil || a[0].Action != "unchanged" {
+				t.Fatalf("the retry after an apply cut short: %v %+v, want unchanged", res.Err, a)
+			}
 		}
 		if a := applied(t, res); a[0].Ready != "phase Bound" {
-			t.Fatalf("claim = %+v", a)
+			live, err := c.Admin.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "waiting", metav1.GetOptions{})
+			t.Fatalf("claim = %+v (%v); the cluster says %v %v\ncontroller manager:\n%s", a, res.Err, live.Status.Phase, err, c.Own.LogTail("kube-controller-manager", 15))
 		}
 	})
 
@@ -101,6 +116,19 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		}
 		if err := c.Admin.CoreV1().ServiceAccounts(other).Delete(ctx, "capstan-runner", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
+		}
+		// The API server learns of the deletion through its own cache:
+		// ask it (TokenReview) until it refuses the token.
+		refused := func() bool {
+			tr, err := c.Admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: doomed}}, metav1.CreateOptions{})
+			return err == nil && !tr.Status.Authenticated
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !refused() {
+			if time.Now().After(deadline) {
+				t.Fatal("the API server still takes the token of a deleted ServiceAccount")
+			}
+			time.Sleep(50 * time.Millisecond) // the API server's cache gives no sign
 		}
 		res := r.Run(ctx, kubeJob(c, doomed, other, config("after"), nil))
 		if res.ErrKind != kube.ErrKindUnauthorized || capstan.ErrorCode(res.Err) != capstan.EFORBIDDEN || !strings.Contains(res.Err.Error(), "credentials were refused") {

@@ -117,9 +117,17 @@ func or(s, def string) string {
 // and watched again: the informer under watchtools.UntilWithSync does
 // that.
 func (c *Client) WaitReady(ctx context.Context, obj *unstructured.Unstructured, namespace string) (Readiness, error) {
+	if !waited[obj.GetKind()] {
+		return Readiness{Done: true, Status: "exists"}, nil // applied, so it exists: nothing to watch
+	}
 	t, err := c.targetOf(obj, namespace)
 	if err != nil {
 		return Readiness{}, err
+	}
+	// The informer below retries what the API refuses until the step's
+	// timeout; a refusal that will not pass (RBAC) is found first.
+	if err := canWatch(ctx, t.api, obj.GetName()); err != nil {
+		return Readiness{}, Classify(c.Server, "watching "+obj.GetKind()+" "+obj.GetName(), err)
 	}
 	var (
 		mu   sync.Mutex
@@ -156,6 +164,25 @@ func (c *Client) WaitReady(ctx context.Context, obj *unstructured.Unstructured, 
 		return last, &Error{Kind: ErrKindFailed, Err: fmt.Errorf("cluster %s: %s %s: %s", c.Server, obj.GetKind(), obj.GetName(), last.Status)}
 	}
 	return last, nil
+}
+
+// waited are the kinds whose readiness is more than existing.
+var waited = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "Job": true, "PersistentVolumeClaim": true, "Namespace": true}
+
+// canWatch lists and opens a watch of the one object, and closes it: a
+// refusal of either is the caller's to report.
+func canWatch(ctx context.Context, api dynamic.ResourceInterface, name string) error {
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	list, err := api.List(ctx, metav1.ListOptions{FieldSelector: sel, Limit: 1})
+	if err != nil {
+		return err
+	}
+	w, err := api.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		return err
+	}
+	w.Stop()
+	return nil
 }
 
 // listWatch lists and watches the one object named name.

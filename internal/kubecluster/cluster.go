@@ -70,6 +70,9 @@ type Cluster struct {
 	apiserver *process
 	stopOnce  sync.Once
 	mu        sync.Mutex
+	// stopping ends the supervisors, which wg waits for.
+	stopping chan struct{}
+	wg       sync.WaitGroup
 }
 
 // process is one component, running in its own process group and killed
@@ -101,7 +104,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Dir: opts.Dir, bin: bin}
+	c := &Cluster{Dir: opts.Dir, bin: bin, stopping: make(chan struct{})}
 	if err := c.boot(ctx, opts); err != nil {
 		c.Stop()
 		return nil, err
@@ -145,7 +148,7 @@ func (c *Cluster) boot(ctx context.Context, opts Options) (err error) {
 		{"kube-scheduler", c.schedulerArgs()},
 		{"kwok", c.kwokArgs(ports[3])},
 	} {
-		if _, err := c.launch(part.name, c.bin, part.args...); err != nil {
+		if err := c.supervise(part.name, part.args); err != nil {
 			return err
 		}
 	}
@@ -233,6 +236,38 @@ func (c *Cluster) launch(name, bin string, args ...string) (*process, error) {
 	return p, nil
 }
 
+// supervise starts a component and starts it again whenever it ends
+// until the cluster stops, as a node's kubelet restarts its static pods:
+// the controller manager exits when an API server that has just started
+// refuses it before its RBAC is loaded, and a real one would be back a
+// moment later.
+func (c *Cluster) supervise(name string, args []string) error {
+	p, err := c.launch(name, c.bin, args...)
+	if err != nil {
+		return err
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for {
+			select {
+			case <-p.done:
+			case <-c.stopping:
+				return
+			}
+			select {
+			case <-c.stopping:
+				return
+			case <-time.After(time.Second): // a supervisor's restart delay, as systemd's RestartSec
+			}
+			if p, err = c.launch(name, c.bin, args...); err != nil {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
 // LogTail is the last lines of a component's log, for a failure's reason.
 func (c *Cluster) LogTail(name string, lines int) string {
 	data, _ := os.ReadFile(c.path(name + ".log"))
@@ -243,29 +278,22 @@ func (c *Cluster) LogTail(name string, lines int) string {
 	return strings.Join(all, "\n")
 }
 
-// Stop stops every component (SIGTERM, then SIGKILL after 10 s) and
-// removes the cluster's directory.
+// Stop kills every component (SIGKILL: a test cluster is thrown away,
+// and the API server's graceful shutdown takes seconds) and removes the
+// cluster's directory.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		close(c.stopping)
+		c.wg.Wait()
 		c.mu.Lock()
 		procs := slicesReversed(c.procs)
 		c.mu.Unlock()
 		for _, p := range procs {
-			p.stop()
+			p.kill()
+			p.log.Close()
 		}
 		_ = os.RemoveAll(c.Dir)
 	})
-}
-
-func (p *process) stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-	p.log.Close()
 }
 
 func slicesReversed(ps []*process) []*process {
