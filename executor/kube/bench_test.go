@@ -70,4 +70,3 @@ func BenchmarkApplyAndWait(b *testing.B) {
 		}
 	})
 }
-
