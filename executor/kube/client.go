@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -129,6 +131,13 @@ func Classify(server, doing string, err error) error {
 		return err
 	}
 	msg := fmt.Sprintf("cluster %s: %s: %s", server, doing, apiMessage(err))
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &verify) {
+		// Not the cluster the catalog pinned: no attempt will make it so.
+		return &Error{Kind: job.ErrKindTarget, Err: capstan.Errorf(capstan.EFORBIDDEN, "%s (the API server's certificate does not match the ca pinned on the cluster)", msg)}
+	}
 	switch {
 	case apierrors.IsForbidden(err):
 		return &Error{Kind: ErrKindForbidden, Err: capstan.Errorf(capstan.EFORBIDDEN, "%s", msg)}

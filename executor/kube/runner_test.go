@@ -330,3 +330,15 @@ func TestAClusterTargetIsRequired(t *testing.T) {
 		t.Fatalf("result = %s %v, want a target error", res.ErrKind, res.Err)
 	}
 }
+
+func TestAClusterThatIsNotThePinnedOneIsRefused(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Shared(t)
+	other := kubetest.OtherCA(t)
+	j := kubeJob(c, "any", "default", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", nil)
+	j.Target.Cluster.CA = other
+	res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), j)
+	if res.ErrKind != job.ErrKindTarget || capstan.ErrorCode(res.Err) != capstan.EFORBIDDEN || !strings.Contains(res.Err.Error(), "does not match the ca pinned") {
+		t.Fatalf("result = %s %v, want a target error: the certificate does not match the pinned CA", res.ErrKind, res.Err)
+	}
+}
