@@ -194,6 +194,11 @@ func TestBadHelmInputIsInvalid(t *testing.T) {
 		"values that are junk": func(j *job.Job) { j.Spec.Values = "image: [" },
 		"an unknown parameter": func(j *job.Job) { j.Spec.Values = "image: ${param.nope}" },
 		"a broken chart":       func(j *job.Job) { j.Spec.ChartFiles = map[string]string{"Chart.yaml": "name: [\n"} },
+		"a template reading the server's environment": func(j *job.Job) {
+			files := chartFiles(t)
+			files["templates/leak.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leak}\ndata: {home: {{ env \"HOME\" | quote }}}\n"
+			j.Spec.ChartFiles = files
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := f.run(t, "", mutate)

@@ -31,6 +31,11 @@ func failed(j job.Job, out *Outcome, err error) job.Result {
 	switch {
 	case errors.As(err, &ke):
 		kind = ke.Kind
+	case strings.Contains(err.Error(), "template: "), strings.Contains(err.Error(), "parse error"):
+		// The chart does not render (Helm's engine: text/template, without
+		// env and expandenv): another attempt renders it the same.
+		kind = kube.ErrKindInvalid
+		err = capstan.Errorf(capstan.EINVALID, "%s", err.Error())
 	case strings.Contains(err.Error(), "context deadline exceeded"), strings.Contains(err.Error(), "timed out"):
 		kind = kube.ErrKindTimeout
 	default:
