@@ -45,7 +45,7 @@ func (o *ObserveSpec) Interval() time.Duration {
 // outside: the only ones an observe spec may run (a command probe would
 // run on the control plane, a resource_state probe would read Capstan's
 // own record, a sim probe checks nothing).
-var observeProbeTypes = map[string]bool{"tcp": true, "http": true, "ssh_command": true, "file": true, "service": true}
+var observeProbeTypes = map[string]bool{"tcp": true, "http": true, "ssh_command": true, "file": true, "service": true, "kubernetes": true}
 
 // Validate checks the observe spec of resource type typ.
 func (o *ObserveSpec) Validate(typ string, p *Problems) {
@@ -65,11 +65,11 @@ func (o *ObserveSpec) Validate(typ string, p *Problems) {
 		}
 		names[pr.Name] = true
 		if !observeProbeTypes[pr.Type] {
-			p.Addf("resource type %s: observe probe %s is a %s probe (want tcp, http, ssh_command, file or service: what looks at the real host)", typ, pr.Name, pr.Type)
+			p.Addf("resource type %s: observe probe %s is a %s probe (want tcp, http, ssh_command, file, service or kubernetes: what looks at the real host or cluster)", typ, pr.Name, pr.Type)
 			continue
 		}
 		if pr.Target != ObserveTarget && !(pr.Type == "http" && pr.Target == "") {
-			p.Addf("resource type %s: observe probe %s targets %q (want %s: the host the resource runs on)", typ, pr.Name, pr.Target, ObserveTarget)
+			p.Addf("resource type %s: observe probe %s targets %q (want %s: the host or cluster the resource runs on)", typ, pr.Name, pr.Target, ObserveTarget)
 		}
 		validateProbe(pr, p)
 	}

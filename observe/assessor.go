@@ -142,7 +142,8 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 	if err != nil {
 		return assess.Verdict{Health: capstan.HealthUnknown, Reason: "its host cannot be observed: " + capstan.ErrorMessage(err)}, nil, nil
 	}
-	target := job.ProbeTarget{Org: org, Resource: r.Key(), Hosts: map[string]*job.Target{capstan.ObserveTarget: host}, Desired: r.DesiredState}
+	target := job.ProbeTarget{Org: org, Resource: r.Key(), Hosts: map[string]*job.Target{capstan.ObserveTarget: host}, Desired: r.DesiredState,
+		Env: map[string]string{"CAPSTAN_RESOURCE_NAME": r.Name}} // a kubernetes probe's ${resource.name}
 	// What a host says may hold a secret of the organization (a probe
 	// reading a config file): masked before it is compared or kept.
 	var red *secret.Redactor
@@ -196,12 +197,12 @@ func (a *Assessor) host(ctx context.Context, org string, r *capstan.Resource) (*
 		if err != nil {
 			return nil, err
 		}
-		if node.Provides(job.SSHAccess) == nil {
-			continue // runs on something that is not a host (a cluster)
+		if node.Provides(job.SSHAccess) == nil && node.Provides(capstan.KubernetesCluster) == nil {
+			continue // runs on something Capstan does not reach
 		}
 		return job.TargetOf(ctx, a.Secrets, org, capstan.ObserveTarget, node)
 	}
-	return nil, capstan.Errorf(capstan.EINVALID, "%s runs on no compute node with %s", r.Key(), job.SSHAccess)
+	return nil, capstan.Errorf(capstan.EINVALID, "%s runs on no compute node with %s and no cluster Capstan reaches", r.Key(), job.SSHAccess)
 }
 
 // record returns r with the verdict: its health, its last assessment,

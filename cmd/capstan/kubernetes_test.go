@@ -34,7 +34,9 @@ func kubeCatalog(c *kubetest.Cluster, name, env, secretName string) string {
 // account's token, and a namespace is created with its quota and limits
 // by server-side apply, proven by probes that read the objects back (the
 // evidence carries the live uid); then deleted after a second person
-// approves. A cluster whose token has no grant fails the step FORBIDDEN,
+// approves. In between, a health assessment reads the namespace and its
+// quota on the cluster: HEALTHY, then DEGRADED once the quota is deleted
+// by hand. A cluster whose token has no grant fails the step FORBIDDEN,
 // with the API server's words.
 func TestANamespaceIsMadeAndDeletedOnARealCluster(t *testing.T) {
 	t.Parallel()
@@ -83,6 +85,21 @@ func TestANamespaceIsMadeAndDeletedOnARealCluster(t *testing.T) {
 			require.Equal(t, string(live.UID), active["source"].(map[string]any)["uid"], "the evidence names the live namespace")
 			require.Equal(t, "50", fmt.Sprint(evidence["quota-set"]["source"].(map[string]any)["observed"]))
 			require.Equal(t, "created", evidence["namespace-"+ns+"-created"]["source"].(map[string]any)["action"], "the runner's own record of the apply: %v", evidence)
+
+			// A health assessment reads the namespace and its quota on the
+			// cluster; a quota deleted by hand makes it DEGRADED.
+			id := ok(kubeAdmin, `query($k: String!) { resource(key: $k) { id } }`, map[string]any{"k": "kubernetes.namespace/" + ns})["resource"].(map[string]any)["id"]
+			assess := func() map[string]any {
+				t.Helper()
+				return ok(kubeAdmin, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus assessment { reason evidence { item result source } } } }`, map[string]any{"r": id})["assessResource"].(map[string]any)
+			}
+			healthy := assess()
+			require.Equal(t, "HEALTHY", healthy["healthStatus"], "%v", healthy)
+			require.Equal(t, string(live.UID), healthy["assessment"].(map[string]any)["evidence"].([]any)[0].(map[string]any)["source"].(map[string]any)["uid"])
+			require.NoError(t, c.Admin.CoreV1().ResourceQuotas(ns).Delete(context.Background(), "capstan-quota", metav1.DeleteOptions{}))
+			degraded := assess()
+			require.Equal(t, "DEGRADED", degraded["healthStatus"], "%v", degraded)
+			require.Contains(t, degraded["assessment"].(map[string]any)["reason"], "quota-set")
 
 			// Deleting it waits for a second person.
 			del := startNamespaceOp(t, p, "delete", ns, "lab-k8s", env)
