@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -89,7 +90,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, name
 		if err != nil {
 			return a, Classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
 		}
-		a.Changes = Diff(live.Object, would.Object)
+		a.Changes = masked(obj, Diff(live.Object, would.Object))
 		if len(a.Changes) == 0 {
 			a.Action = "unchanged"
 			a.record(live)
@@ -132,10 +133,10 @@ func (c *Client) Preview(ctx context.Context, obj *unstructured.Unstructured, na
 		return a, Classify(c.Server, "applying "+a.Ref()+" (dry run)", err)
 	}
 	if a.Action == "created" {
-		a.Changes = Diff(nil, obj.Object) // the manifest's fields, not every default the server adds
+		a.Changes = masked(obj, Diff(nil, obj.Object)) // the manifest's fields, not every default the server adds
 		return a, nil
 	}
-	if a.Changes = Diff(live.Object, would.Object); len(a.Changes) == 0 {
+	if a.Changes = masked(obj, Diff(live.Object, would.Object)); len(a.Changes) == 0 {
 		a.Action = "unchanged"
 	}
 	return a, nil
@@ -169,6 +170,28 @@ func (c *Client) Delete(ctx context.Context, obj *unstructured.Unstructured, nam
 	}
 	return a, nil
 }
+
+// masked hides a Secret's values in its changes: a step's output and
+// evidence say which keys changed, never to what.
+func masked(obj *unstructured.Unstructured, changes []Change) []Change {
+	if obj.GetKind() != "Secret" || obj.GetAPIVersion() != "v1" {
+		return changes
+	}
+	for i, c := range changes {
+		if strings.HasPrefix(c.Path, "data.") || strings.HasPrefix(c.Path, "stringData.") || c.Path == "data" || c.Path == "stringData" {
+			if c.Old != nil {
+				changes[i].Old = secretMask
+			}
+			if c.New != nil {
+				changes[i].New = secretMask
+			}
+		}
+	}
+	return changes
+}
+
+// secretMask stands for a Secret's value in a change.
+const secretMask = "(secret)"
 
 func (a *Applied) record(obj *unstructured.Unstructured) {
 	a.UID = string(obj.GetUID())

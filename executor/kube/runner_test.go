@@ -342,3 +342,28 @@ func TestAClusterThatIsNotThePinnedOneIsRefused(t *testing.T) {
 		t.Fatalf("result = %s %v, want a target error: the certificate does not match the pinned CA", res.ErrKind, res.Err)
 	}
 }
+
+func TestASecretsValuesNeverReachTheOutput(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Shared(t)
+	ns := c.Namespace(t, "secret")
+	token := c.Token(t, ns, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create", "patch"}}}, nil)
+	r := kube.Runner{Dial: loopback(t)}
+	manifest := "apiVersion: v1\nkind: Secret\nmetadata: {name: s3}\nstringData: {secret_key: '${param.key}'}\n"
+	first := r.Run(context.Background(), kubeJob(c, token, ns, manifest, map[string]string{"key": "first-value-0123"}))
+	second := r.Run(context.Background(), kubeJob(c, token, ns, manifest, map[string]string{"key": "second-value-4567"}))
+	for _, res := range []job.Result{first, second} {
+		if res.Err != nil {
+			t.Fatalf("%v\n%s", res.Err, res.Output)
+		}
+		for _, v := range []string{"first-value-0123", "second-value-4567", "Zmlyc3Qtdm", "c2Vjb25kLX"} {
+			if strings.Contains(string(res.Output), v) || strings.Contains(fmt.Sprint(res.Evidence), v) {
+				t.Fatalf("a secret's value (%s) in the output:\n%s", v, res.Output)
+			}
+		}
+	}
+	a := applied(t, second)
+	if a[0].Action != "configured" || len(a[0].Changes) != 1 || a[0].Changes[0].Path != "data.secret_key" || a[0].Changes[0].New != "(secret)" {
+		t.Fatalf("second apply = %+v; want the key named, its value masked", a)
+	}
+}
