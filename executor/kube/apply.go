@@ -76,7 +76,11 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, name
 	}
 	a := Applied{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: force}
-	live, err := t.api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	var live *unstructured.Unstructured
+	err = settled(ctx, func() (err error) {
+		live, err = t.api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		return err
+	})
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil

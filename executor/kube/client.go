@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -167,4 +168,33 @@ func apiMessage(err error) string {
 		msg = status.Status().Message
 	}
 	return strings.Join(strings.Fields(msg), " ")
+}
+
+// refusalSettle is how long a refusal (403 or 401) is asked again before
+// it stands: an API server that has just started refuses everyone until
+// its authorizer and authenticator caches fill, and a refusal that is
+// real is still there after it.
+const refusalSettle = 5 * time.Second
+
+// settled runs call, and again while it is refused, for refusalSettle at
+// most (or until ctx ends); it returns call's last error.
+func settled(ctx context.Context, call func() error) error {
+	err := call()
+	if err == nil || !(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
+		return err
+	}
+	deadline := time.Now().Add(refusalSettle)
+	tick := time.NewTicker(250 * time.Millisecond) // the API server gives no sign when its caches are full
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-tick.C:
+		}
+		if err = call(); err == nil || !(apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) {
+			return err
+		}
+	}
+	return err
 }

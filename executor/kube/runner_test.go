@@ -154,6 +154,7 @@ func TestAStepOutsideItsRoleIsForbidden(t *testing.T) {
 		"another namespace":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\ndata: {k: v}\n",
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits out refusalSettle
 			res := r.Run(context.Background(), kubeJob(c, token, ns, manifests, nil))
 			if res.ErrKind != kube.ErrKindForbidden || capstan.ErrorCode(res.Err) != capstan.EFORBIDDEN || !strings.Contains(res.Err.Error(), "forbidden") {
 				t.Fatalf("result = %s %v (%s), want kind forbidden, FORBIDDEN with the server's message", res.ErrKind, res.Err, capstan.ErrorCode(res.Err))

@@ -126,7 +126,7 @@ func (c *Client) WaitReady(ctx context.Context, obj *unstructured.Unstructured, 
 	}
 	// The informer below retries what the API refuses until the step's
 	// timeout; a refusal that will not pass (RBAC) is found first.
-	if err := canWatch(ctx, t.api, obj.GetName()); err != nil {
+	if err := settled(ctx, func() error { return canWatch(ctx, t.api, obj.GetName()) }); err != nil {
 		return Readiness{}, Classify(c.Server, "watching "+obj.GetKind()+" "+obj.GetName(), err)
 	}
 	var (
