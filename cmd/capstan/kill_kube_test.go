@@ -7,14 +7,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/capstan-dev/capstan/internal/kubetest"
 )
@@ -72,9 +68,7 @@ func TestSIGKILLDuringAKubernetesStep(t *testing.T) {
 			org := p.gql(t, `{ viewer { organization } }`, nil)["viewer"].(map[string]any)["organization"].(string)
 			p.gql(t, `mutation($v: String!) { putSecret(input: {name: "kill-k8s-token", value: $v}) { name } }`, map[string]any{"v": token})
 			env := "kill-" + store
-			doc := fmt.Sprintf("organization: %s\nenvironments: [%s]\nclusters:\n  - {name: kill-k8s, environment: %s, health: healthy, api_server: %q, credentials: \"secret:kill-k8s-token\", ca: %q}\n",
-				org, env, env, c.Server, string(c.CA))
-			p.gql(t, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": doc})
+			p.gql(t, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, org, "kill-k8s", env, "kill-k8s-token")})
 			name := "claim-" + store
 			in := p.gql(t, `mutation($n: String!, $e: String!) { createIntent(input: {action: "install", targetResourceType: "claim", desiredResult: {name: $n}, constraints: {environment: $e, cluster: "kill-k8s"}}) { id } }`,
 				map[string]any{"n": name, "e": env})["createIntent"].(map[string]any)["id"]
@@ -82,19 +76,11 @@ func TestSIGKILLDuringAKubernetesStep(t *testing.T) {
 			require.Equal(t, "READY", plan["status"], "%v", plan)
 			op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
 
-			first := claimStored(t, c, ns, name) // the step applied it, and waits for a volume
+			first := c.ClaimStored(t, ns, name) // the step applied it, and waits for a volume
 			require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 			<-p.done
 			p = start(t, dir, args...)
-			pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}, Spec: corev1.PersistentVolumeSpec{
-				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				StorageClassName:       name,
-				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + name}},
-			}}
-			_, err := c.Admin.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{})
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = c.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}) })
+			c.Volume(t, name)
 
 			waitForEnd(t, p, op)
 			got := p.gql(t, `query($id: ID!) { operation(id: $id) { status nodeRuns { node status attempts } evidence { item result source } } }`, map[string]any{"id": op})["operation"].(map[string]any)
@@ -117,24 +103,5 @@ func TestSIGKILLDuringAKubernetesStep(t *testing.T) {
 			}
 			require.True(t, unchanged, "the step after the restart found the claim applied and wrote nothing: %v", got["evidence"])
 		})
-	}
-}
-
-// claimStored waits, on a watch, until the claim exists, and returns it.
-func claimStored(t *testing.T, c *kubetest.Cluster, ns, name string) *corev1.PersistentVolumeClaim {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := c.Admin.CoreV1().PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	require.NoError(t, err)
-	defer w.Stop()
-	select {
-	case ev := <-w.ResultChan():
-		claim, ok := ev.Object.(*corev1.PersistentVolumeClaim)
-		require.True(t, ok, "%v", ev)
-		return claim
-	case <-ctx.Done():
-		t.Fatalf("claim %s never appeared", name)
-		return nil
 	}
 }

@@ -20,11 +20,11 @@ const (
 	kubeSRE   = "kube-sre-token-0123456789"
 )
 
-// kubeCatalog registers the test cluster as name in env, reached with
-// the token a secret named secretName holds.
-func kubeCatalog(c *kubetest.Cluster, name, env, secretName string) string {
-	return fmt.Sprintf("organization: acme\nenvironments: [%s]\nclusters:\n  - {name: %s, environment: %s, health: healthy, api_server: %q, credentials: \"secret:%s\", ca: %q}\n",
-		env, name, env, c.Server, secretName, string(c.CA))
+// kubeCatalog registers the test cluster as name in env of org, reached
+// with the token a secret named secretName holds.
+func kubeCatalog(c *kubetest.Cluster, org, name, env, secretName string) string {
+	return fmt.Sprintf("organization: %s\nenvironments: [%s]\nclusters:\n  - {name: %s, environment: %s, health: healthy, api_server: %q, credentials: \"secret:%s\", ca: %q}\n",
+		org, env, name, env, c.Server, secretName, string(c.CA))
 }
 
 // TestANamespaceIsMadeAndDeletedOnARealCluster is the kubernetes pack's
@@ -60,8 +60,8 @@ func TestANamespaceIsMadeAndDeletedOnARealCluster(t *testing.T) {
 			for name, v := range map[string]string{"lab-k8s-token": token, "weak-k8s-token": weak} {
 				ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": name, "v": v})
 			}
-			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "lab-k8s", env, "lab-k8s-token")})
-			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "weak-k8s", env, "weak-k8s-token")})
+			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "weak-k8s", env, "weak-k8s-token")})
 			ns := fmt.Sprintf("team-%s-%d", store, p.cmd.Process.Pid)
 
 			op := startNamespaceOp(t, p, "create", ns, "lab-k8s", env)

@@ -8,11 +8,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/job"
@@ -47,12 +44,12 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		j := kubeJob(c, token, ns, claim("waiting"), nil)
 		done := make(chan job.Result, 1)
 		go func() { done <- r.Run(ctx, j) }()
-		waitForClaim(t, c, ns, "waiting") // stored: the step is in its apply's answer, or waits for a volume
+		c.ClaimStored(t, ns, "waiting") // stored: the step is in its apply's answer, or waits for a volume
 		c.Own.KillAPIServer()
 		if err := c.Own.StartAPIServer(ctx); err != nil {
 			t.Fatal(err)
 		}
-		volume(t, c, "waiting") // the claim can be bound now
+		c.Volume(t, "waiting") // the claim can be bound now
 		res := <-done
 		if res.Err != nil {
 			// The kill cut the apply's answer: the attempt fails typed,
@@ -135,35 +132,4 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 			t.Fatalf("result = %s %v, want unauthorized", res.ErrKind, res.Err)
 		}
 	})
-}
-
-// waitForClaim waits, on a watch, until the claim exists.
-func waitForClaim(t *testing.T, c *kubetest.Cluster, ns, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := c.Admin.CoreV1().PersistentVolumeClaims(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	select {
-	case <-w.ResultChan(): // the first event: it exists (a watch from no version lists it)
-	case <-ctx.Done():
-		t.Fatalf("claim %s never appeared", name)
-	}
-}
-
-// volume makes a volume of storage class class.
-func volume(t *testing.T, c *kubetest.Cluster, class string) {
-	t.Helper()
-	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: class + "-pv"}, Spec: corev1.PersistentVolumeSpec{
-		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		StorageClassName:       class,
-		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + class}},
-	}}
-	if _, err := c.Admin.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
