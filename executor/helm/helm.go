@@ -73,6 +73,9 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	if err != nil {
 		return job.Result{ExitCode: -1, ErrKind: kube.ErrKindInvalid, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
 	}
+	if job.Closed(j.Deadline) { // a replica stalled past its lease starts nothing
+		return job.Result{ExitCode: -1, ErrKind: job.ErrKindLease, Err: fmt.Errorf("job %s: the executor's lease ran out before it was renewed", j.NodeID)}
+	}
 	cfg, err := configuration(j.Target.Cluster, r.Dial, ns)
 	if err != nil {
 		return failed(j, nil, err)

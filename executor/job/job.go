@@ -113,3 +113,50 @@ func DurationOr(s string, def time.Duration) time.Duration {
 	}
 	return def
 }
+
+// WithinDeadline is ctx, ended also when d closes unmoved: what a runner
+// acting from the server's own process (kubernetes, helm) acts within,
+// so that a replica stalled past its lease does no more once it runs
+// again. The cancel function ends and waits for the goroutine that
+// watches d.
+func WithinDeadline(ctx context.Context, d Deadline) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if d == nil {
+		return ctx, cancel
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			moved := d.Moved()
+			left, bounded := d.Remaining()
+			if !bounded {
+				<-ctx.Done()
+				return
+			}
+			if left <= 0 {
+				cancel()
+				return
+			}
+			t := time.NewTimer(left)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-moved:
+				t.Stop()
+			case <-t.C:
+			}
+		}
+	}()
+	return ctx, func() { cancel(); <-done }
+}
+
+// Closed reports whether d has passed: no side effect may start then.
+func Closed(d Deadline) bool {
+	if d == nil {
+		return false
+	}
+	left, bounded := d.Remaining()
+	return bounded && left <= 0
+}

@@ -27,6 +27,10 @@ type Runner struct {
 func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
 	defer cancel()
+	// A replica stalled past its lease does no more once it runs again:
+	// the new owner runs the step.
+	ctx, stop := job.WithinDeadline(ctx, j.Deadline)
+	defer stop()
 	if j.Target == nil || j.Target.Cluster == nil {
 		return job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("job %s: target %q is not a cluster (a kubernetes.cluster resource bound to the node)", j.NodeID, j.Spec.Target)}
 	}
@@ -41,6 +45,9 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	var done []Applied
 	if j.Spec.Delete {
 		for i := len(objs) - 1; i >= 0; i-- {
+			if job.Closed(j.Deadline) {
+				return windowClosed(j, done)
+			}
 			a, err := client.Delete(ctx, objs[i], j.Spec.Namespace)
 			done = append(done, a)
 			if err != nil {
@@ -50,6 +57,9 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 		return succeeded(j, done)
 	}
 	for _, obj := range objs {
+		if job.Closed(j.Deadline) {
+			return windowClosed(j, done)
+		}
 		a, err := client.Apply(ctx, obj, j.Spec.Namespace, j.Spec.Force)
 		done = append(done, a)
 		if err != nil {
@@ -67,6 +77,13 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 		}
 	}
 	return succeeded(j, done)
+}
+
+// windowClosed is the result of a step whose executor's lease ran out:
+// nothing more was applied.
+func windowClosed(j job.Job, done []Applied) job.Result {
+	return job.Result{ExitCode: -1, Output: report(done), ErrKind: job.ErrKindLease,
+		Err: fmt.Errorf("job %s: the executor's lease ran out before it was renewed: nothing more applied", j.NodeID)}
 }
 
 func succeeded(j job.Job, done []Applied) job.Result {

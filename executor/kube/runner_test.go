@@ -7,10 +7,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/internal/deadlinetest"
 	"github.com/capstan-dev/capstan/internal/kubetest"
 )
 
@@ -253,18 +253,7 @@ func TestAClaimIsWaitedForUntilBound(t *testing.T) {
 	c := kubetest.Shared(t)
 	ns := c.Namespace(t, "pvc")
 	token := c.Token(t, ns, workloads, nil)
-	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: ns + "-pv"}, Spec: corev1.PersistentVolumeSpec{
-		Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-		AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-		StorageClassName:       ns,
-		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + ns}},
-	}}
-	if _, err := c.Admin.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Admin.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
-	})
+	c.Volume(t, ns)
 	manifests := fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce], storageClassName: %s, resources: {requests: {storage: 1Gi}}}\n", ns)
 	res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), kubeJob(c, token, ns, manifests, nil))
 	if res.Err != nil {
@@ -366,5 +355,21 @@ func TestASecretsValuesNeverReachTheOutput(t *testing.T) {
 	a := applied(t, second)
 	if a[0].Action != "configured" || len(a[0].Changes) != 1 || a[0].Changes[0].Path != "data.secret_key" || a[0].Changes[0].New != "(secret)" {
 		t.Fatalf("second apply = %+v; want the key named, its value masked", a)
+	}
+}
+
+func TestAStepWhoseLeaseRanOutAppliesNothing(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Shared(t)
+	ns := c.Namespace(t, "lease")
+	token := c.Token(t, ns, workloads, nil)
+	j := kubeJob(c, token, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\ndata: {k: v}\n", nil)
+	j.Deadline = deadlinetest.In(-time.Second) // a replica that ran again after its lease
+	res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), j)
+	if res.ErrKind != job.ErrKindLease {
+		t.Fatalf("result = %s %v, want the lease's", res.ErrKind, res.Err)
+	}
+	if _, err := c.Admin.CoreV1().ConfigMaps(ns).Get(context.Background(), "late", metav1.GetOptions{}); err == nil {
+		t.Fatal("a step past its lease applied its object")
 	}
 }
