@@ -96,6 +96,9 @@ type FieldDrift struct {
 	Field    string `json:"field"`
 	Desired  any    `json:"desired"`
 	Observed any    `json:"observed"`
+	// ChangedBy is who changed it, where the host says (a Kubernetes
+	// field's manager: kubectl, kubectl-set); empty when unknown.
+	ChangedBy string `json:"changed_by,omitempty"`
 }
 
 // AssessmentPause stops the scheduled assessments of one resource (an

@@ -361,6 +361,11 @@ type RunSpec struct {
 	// Delete (kubernetes) deletes the manifests' objects instead of
 	// applying them, and waits until they are gone: a compensation's.
 	Delete bool `json:"delete,omitempty"`
+	// Reapply (kubernetes) applies again, instead of the manifests, the
+	// objects the resource's operations applied (its desired state's
+	// applied_objects, AppliedObjects): a repair's, with Force to take
+	// back what another manager changed.
+	Reapply bool `json:"reapply,omitempty"`
 	// Chart (runner helm) names the pack's chart the step installs or
 	// upgrades as Release (in Namespace), with Values (YAML, placeholders
 	// as in manifests). A failed install or upgrade rolls back within
@@ -477,6 +482,12 @@ type Probe struct {
 	// Absent turns a kubernetes probe around: it passes when the object
 	// does not exist (a deletion's or a compensation's evidence).
 	Absent bool `json:"absent,omitempty"`
+	// Drift (kubernetes, observe probes) compares every object the
+	// resource's operations applied (AppliedObjects) with the live one,
+	// field by field, and names who changed a field (its managedFields):
+	// a missing object or a changed field is drift; an object not ready,
+	// or a workload with pods on a node that is not Ready, fails it.
+	Drift bool `json:"drift,omitempty"`
 }
 
 // ObjectRef names a Kubernetes object.
@@ -720,8 +731,8 @@ func validateRun(r RunSpec, what string, p *Problems) {
 			p.Addf("%s: ansible runner needs a playbook and a target (a requirement bound to a compute node)", what)
 		}
 	case "kubernetes":
-		if r.Manifests == "" || r.Target == "" {
-			p.Addf("%s: kubernetes runner needs manifests and a target (a requirement bound to a cluster)", what)
+		if (r.Manifests == "") == !r.Reapply || r.Target == "" {
+			p.Addf("%s: kubernetes runner needs manifests or reapply (not both) and a target (a requirement bound to a cluster)", what)
 		}
 	case "helm":
 		if r.Chart == "" || r.Release == "" || r.Namespace == "" || r.Target == "" {
@@ -736,8 +747,11 @@ func validateRun(r RunSpec, what string, p *Problems) {
 	if (r.Force || r.Namespace != "") && !kube {
 		p.Addf("%s: force and namespace are for the kubernetes and helm runners", what)
 	}
-	if r.Delete && r.Runner != "kubernetes" {
-		p.Addf("%s: delete is for the kubernetes runner", what)
+	if (r.Delete || r.Reapply) && r.Runner != "kubernetes" {
+		p.Addf("%s: delete and reapply are for the kubernetes runner", what)
+	}
+	if r.Delete && r.Reapply {
+		p.Addf("%s: delete and reapply exclude each other", what)
 	}
 	if (r.Chart != "" || r.Release != "" || r.Values != "" || r.Undo) && r.Runner != "helm" {
 		p.Addf("%s: chart, release, values and undo are for the helm runner", what)
@@ -783,12 +797,20 @@ func validateProbe(pr Probe, p *Problems) {
 			p.Addf("probe %s: a service probe needs a target and an absolute pidfile", pr.Name)
 		}
 	case "kubernetes":
-		if pr.Target == "" || pr.Object == nil || pr.Object.APIVersion == "" || pr.Object.Kind == "" || pr.Object.Name == "" {
-			p.Addf("probe %s: a kubernetes probe needs a target and an object (api_version, kind, name)", pr.Name)
+		switch {
+		case pr.Drift && (pr.Object != nil || pr.Absent || pr.Field != ""):
+			p.Addf("probe %s: a drift probe reads the objects the resource's operations applied: it names no object, field or absent", pr.Name)
+		case pr.Drift && pr.Target == "":
+			p.Addf("probe %s: a drift probe needs a target", pr.Name)
+		case !pr.Drift && (pr.Target == "" || pr.Object == nil || pr.Object.APIVersion == "" || pr.Object.Kind == "" || pr.Object.Name == ""):
+			p.Addf("probe %s: a kubernetes probe needs a target and an object (api_version, kind, name), or drift", pr.Name)
 		}
 	case "sim":
 	default:
 		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes or sim)", pr.Name, pr.Type)
+	}
+	if pr.Drift && pr.Type != "kubernetes" {
+		p.Addf("probe %s: drift is for kubernetes probes", pr.Name)
 	}
 	if pr.Observes != "" && !observes(pr) {
 		p.Addf("probe %s: a %s probe observes no value (file: its sha256; service: running; ssh_command: its output; http: its json_path's value)", pr.Name, pr.Type)

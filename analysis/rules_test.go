@@ -10,7 +10,7 @@ import (
 )
 
 func TestMatchRules(t *testing.T) {
-	rule := capstan.FailureRule{ID: "registry-unreachable", Node: "init", Evidence: "registry-reachable", Pack: "kubernetes@1.4.0",
+	rule := capstan.FailureRule{ID: "registry-unreachable", Node: "init", Evidence: "registry-reachable", Pack: "kubernetes@1.5.0",
 		Diagnosis: "no registry", MissingCapability: "network.registry_access",
 		Patch: []capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "containerd", Template: "configure-registry-mirror"}, {Op: capstan.ChangeRetry, Node: "init"}}}
 	byError := capstan.FailureRule{ID: "oom", Node: "init", Error: "(?i)out of memory", Diagnosis: "too small"}

@@ -26,12 +26,18 @@ type Observation struct {
 	Value any
 	// Unreachable says the host could not be reached at all.
 	Unreachable bool
+	// Drift are the fields the probe itself found changed, by name (a
+	// kubernetes drift probe's: an applied object's fields): drift
+	// whatever its Result, unless ignored.
+	Drift map[string]Change
 }
 
 // A Change is one field whose observed value is not the desired one.
 type Change struct {
 	Desired  any `json:"desired"`
 	Observed any `json:"observed"`
+	// ChangedBy is who changed it, when the probe could say.
+	ChangedBy string `json:"changed_by,omitempty"`
 }
 
 // Verdict is an assessment's outcome.
@@ -57,10 +63,16 @@ func Assess(desired map[string]any, obs []Observation, ignore []string) Verdict 
 	var unreachable, failed, inconclusive []string
 	diff := map[string]Change{}
 	for _, o := range obs {
-		switch {
-		case o.Unreachable:
+		if o.Unreachable {
 			unreachable = append(unreachable, o.Probe)
 			continue
+		}
+		for field, ch := range o.Drift {
+			if !ignored(field, ignore) {
+				diff[field] = ch
+			}
+		}
+		switch {
 		case o.Field != "":
 			want, declared := desired[o.Field]
 			if !declared || ignored(o.Field, ignore) {

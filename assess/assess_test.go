@@ -43,6 +43,14 @@ func TestAssess(t *testing.T) {
 		{"unreachable beats everything", []assess.Observation{passed("config", "config_sha256", "bbb"), {Probe: "port", Unreachable: true}}, nil,
 			capstan.HealthUnreachable, nil, "could not be reached (port)"},
 		{"inconclusive", []assess.Observation{live("maybe", capstan.EvidenceInconclusive)}, nil, capstan.HealthUnknown, nil, "inconclusive: maybe"},
+		{"an object's field changed by another manager", []assess.Observation{{Probe: "objects", Result: capstan.EvidencePassed,
+			Drift: map[string]assess.Change{"Deployment shop/web spec.replicas": {Desired: 2, Observed: 5, ChangedBy: "kubectl"}}}}, nil,
+			capstan.HealthDrifted, map[string]assess.Change{"Deployment shop/web spec.replicas": {Desired: 2, Observed: 5, ChangedBy: "kubectl"}}, "drifted: Deployment shop/web spec.replicas"},
+		{"an object's drift can be ignored", []assess.Observation{{Probe: "objects", Result: capstan.EvidencePassed,
+			Drift: map[string]assess.Change{"Deployment shop/web spec.replicas": {Desired: 2, Observed: 5}}}}, []string{"Deployment */web spec.replicas"}, capstan.HealthHealthy, nil, "passed"},
+		{"objects not ready, none changed", []assess.Observation{{Probe: "objects", Result: capstan.EvidenceFailed}}, nil, capstan.HealthDegraded, nil, "failing: objects"},
+		{"drift from an unreachable cluster is not believed", []assess.Observation{{Probe: "objects", Unreachable: true,
+			Drift: map[string]assess.Change{"Deployment shop/web": {Desired: "present", Observed: "missing"}}}}, nil, capstan.HealthUnreachable, nil, "could not be reached"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := assess.Assess(desired, c.obs, c.ignore)

@@ -78,7 +78,7 @@ func (l *loop) attempt(ctx context.Context, n *capstan.PlanNode, attempt int, ki
 		}
 		trustOnFirstUse(spec, hosts[spec.Target])
 		if kind != kindProbes && !r.ran {
-			ran := l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], &r)
+			ran := l.runJob(ctx, n, attempt, kind, spec, env, hosts[spec.Target], desired, &r)
 			r.trusted = l.trustedKeys(ctx, n.ID, hosts)
 			if !ran {
 				return r
@@ -133,7 +133,7 @@ func providers(p *capstan.Plan) map[string]string {
 
 // runJob runs one job attempt through its runner and collects what it
 // produced; it reports whether the probes should run next.
-func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, target *job.Target, r *nodeResult) bool {
+func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kind attemptKind, spec capstan.RunSpec, env map[string]string, target *job.Target, desired map[string]any, r *nodeResult) bool {
 	runner := l.e.cfg.Runners[spec.Runner]
 	if runner == nil {
 		r.res = job.Result{ExitCode: -1, ErrKind: "runner", Err: fmt.Errorf("no %s runner", spec.Runner)}
@@ -148,11 +148,16 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		return false
 	}
 	r.res = runner.Run(ctx, job.Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
-		Outputs: l.outputs(), Artifacts: declared, Target: target, Deadline: l.window})
+		Outputs: l.outputs(), Artifacts: declared, Target: target, Desired: desired, Deadline: l.window})
 	r.ran = true
-	for _, e := range r.res.Evidence {
-		e.ProducedBy, e.ObservedAt = n.ID, *l.now()
-		r.evidence = append(r.evidence, e)
+	if len(r.res.Evidence) > 0 {
+		// What a runner observed (the objects it applied) holds no
+		// secret of the organization once recorded.
+		red := l.redactor()
+		for _, e := range r.res.Evidence {
+			e.ProducedBy, e.ObservedAt, e.Source = n.ID, *l.now(), red.Map(e.Source)
+			r.evidence = append(r.evidence, e)
+		}
 	}
 	if r.res.Err == nil {
 		var missing []capstan.Evidence

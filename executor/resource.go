@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/event"
@@ -137,14 +138,16 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	for _, run := range append(recs.NodeRuns, ch.NodeRuns...) {
 		runs[run.NodeID] = run
 	}
-	ended := capstan.EndChange(r, op, workRan(plan, runs), append(recs.Evidence, ch.Evidence...), l.e.databaseNow())
+	ended := capstan.EndChange(r, op, workRan(plan, runs), append(slices.Clip(recs.Evidence), ch.Evidence...), l.e.databaseNow())
 	if ended == nil {
 		return nil // not this operation's to conclude, or concluded already
 	}
+	evidence := append(recs.Evidence, ch.Evidence...)
 	desired, err := l.desiredState(ctx, op, plan)
 	if err != nil {
 		return err
 	}
+	desired = withApplied(desired, r, op, evidence)
 	if desired != nil {
 		ended.DesiredState = desired
 	}
@@ -166,6 +169,35 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 		Lifecycle: string(ended.LifecycleStatus), Health: string(ended.HealthStatus), DesiredState: desired}
 	ch.Events = append(ch.Events, l.event(concluded))
 	return nil
+}
+
+// withApplied is desired (the scenario's, or nil: the resource's own)
+// with the objects a succeeded operation applied recorded in it
+// (capstan.AppliedObjects): what a drift probe compares and a repair
+// applies again. An operation that applied nothing leaves it be.
+func withApplied(desired map[string]any, r *capstan.Resource, op *capstan.Operation, evidence []capstan.Evidence) map[string]any {
+	if op.Status != capstan.OperationSucceeded {
+		return desired
+	}
+	prev := r.DesiredState[capstan.AppliedObjectsKey]
+	evidence = slices.Clone(evidence)
+	slices.SortStableFunc(evidence, func(a, b capstan.Evidence) int { return a.ObservedAt.Compare(b.ObservedAt) })
+	objs := capstan.AppliedObjects(prev, evidence)
+	if objs == nil && prev == nil {
+		return desired
+	}
+	if desired == nil {
+		desired = maps.Clone(r.DesiredState)
+	}
+	if desired == nil {
+		desired = map[string]any{}
+	}
+	if objs == nil {
+		delete(desired, capstan.AppliedObjectsKey)
+	} else {
+		desired[capstan.AppliedObjectsKey] = objs
+	}
+	return desired
 }
 
 // desiredState is what a succeeded operation's scenario declares the

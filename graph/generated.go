@@ -347,9 +347,10 @@ type ComplexityRoot struct {
 	}
 
 	FieldDrift struct {
-		Desired  func(childComplexity int) int
-		Field    func(childComplexity int) int
-		Observed func(childComplexity int) int
+		ChangedBy func(childComplexity int) int
+		Desired   func(childComplexity int) int
+		Field     func(childComplexity int) int
+		Observed  func(childComplexity int) int
 	}
 
 	Gate struct {
@@ -2454,6 +2455,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FieldDiff.Path(childComplexity), true
 
+	case "FieldDrift.changedBy":
+		if e.ComplexityRoot.FieldDrift.ChangedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FieldDrift.ChangedBy(childComplexity), true
 	case "FieldDrift.desired":
 		if e.ComplexityRoot.FieldDrift.Desired == nil {
 			break
@@ -6889,12 +6896,14 @@ type Assessment {
 
 "One desired-state field observed with another value."
 type FieldDrift {
-  "The field (config_sha256, version, running)."
+  "The field (config_sha256, version, running; for a Kubernetes object, the object and the path in it: Deployment shop/web spec.replicas)."
   field: String!
   "The value the resource's last operation set."
   desired: Any
   "The value observed on the host (null: nothing was observed, as for a missing file)."
   observed: Any
+  "Who changed it, where the host says: a Kubernetes field's manager now (kubectl, kubectl-set), from the object's managedFields. Empty when unknown."
+  changedBy: String
 }
 
 "Who paused a resource's scheduled assessments, when and why."
@@ -9579,6 +9588,8 @@ func (ec *executionContext) childFields_FieldDrift(ctx context.Context, field gr
 		return ec.fieldContext_FieldDrift_desired(ctx, field)
 	case "observed":
 		return ec.fieldContext_FieldDrift_observed(ctx, field)
+	case "changedBy":
+		return ec.fieldContext_FieldDrift_changedBy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FieldDrift", field.Name)
 }
@@ -16038,6 +16049,29 @@ func (ec *executionContext) _FieldDrift_observed(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_FieldDrift_observed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("FieldDrift", field, false, false, "Any")
+}
+
+func (ec *executionContext) _FieldDrift_changedBy(ctx context.Context, field graphql.CollectedField, obj *capstan.FieldDrift) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FieldDrift_changedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FieldDrift_changedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FieldDrift", field, false, false, "String")
 }
 
 func (ec *executionContext) _Gate_node(ctx context.Context, field graphql.CollectedField, obj *capstan.Gate) (ret graphql.Marshaler) {
@@ -35751,6 +35785,11 @@ func (ec *executionContext) _FieldDrift(ctx context.Context, sel ast.SelectionSe
 			}
 		case "observed":
 			out.Values[i] = ec._FieldDrift_observed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changedBy":
+			out.Values[i] = ec._FieldDrift_changedBy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -52,7 +52,9 @@ const Scheduler = capstan.AssessorActor
 
 // unreachableKinds are the error kinds of a probe that never reached the
 // host, or could not trust or log in to it: nothing of it was observed.
-var unreachableKinds = map[string]bool{"unreachable": true, "connection_lost": true, "timeout": true, "auth": true, job.ErrKindHostKey: true}
+// (A cluster's: unavailable, its token refused: unauthorized.)
+var unreachableKinds = map[string]bool{"unreachable": true, "connection_lost": true, "timeout": true, "auth": true, job.ErrKindHostKey: true,
+	"unavailable": true, "unauthorized": true}
 
 // Assess assesses the resource key of org now, for by (a person's id or
 // Scheduler), and returns it as recorded. A resource another operation
@@ -163,7 +165,7 @@ func (a *Assessor) observe(ctx context.Context, org string, r *capstan.Resource,
 		if !red.Empty() {
 			source, output = red.Map(source), red.Bytes(output)
 		}
-		o := assess.Observation{Probe: pr.Name, Field: pr.Observes, Result: result}
+		o := assess.Observation{Probe: pr.Name, Field: pr.Observes, Result: result, Drift: probedDrift(source)}
 		kind, _ := source["error_kind"].(string)
 		o.Unreachable = unreachableKinds[kind]
 		if pr.Observes != "" {
@@ -205,6 +207,23 @@ func (a *Assessor) host(ctx context.Context, org string, r *capstan.Resource) (*
 	return nil, capstan.Errorf(capstan.EINVALID, "%s runs on no compute node with %s and no cluster Capstan reaches", r.Key(), job.SSHAccess)
 }
 
+// probedDrift reads the drifted fields a drift probe lists in its
+// source (job.DriftProbe).
+func probedDrift(source map[string]any) map[string]assess.Change {
+	list, _ := source["drift"].([]any)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[string]assess.Change, len(list))
+	for _, item := range list {
+		d, _ := item.(map[string]any)
+		field, _ := d["field"].(string)
+		by, _ := d["changed_by"].(string)
+		out[field] = assess.Change{Desired: d["desired"], Observed: d["observed"], ChangedBy: by}
+	}
+	return out
+}
+
 // record returns r with the verdict: its health, its last assessment,
 // and the observed values merged into its observed
 // state.
@@ -212,7 +231,8 @@ func record(r *capstan.Resource, v assess.Verdict, evidence []capstan.Evidence, 
 	next := *r
 	a := &capstan.Assessment{At: at.UTC(), By: by, Health: v.Health, Reason: v.Reason, Evidence: evidence, Since: at.UTC()}
 	for _, field := range slices.Sorted(maps.Keys(v.Diff)) {
-		a.Diff = append(a.Diff, capstan.FieldDrift{Field: field, Desired: v.Diff[field].Desired, Observed: v.Diff[field].Observed})
+		ch := v.Diff[field]
+		a.Diff = append(a.Diff, capstan.FieldDrift{Field: field, Desired: ch.Desired, Observed: ch.Observed, ChangedBy: ch.ChangedBy})
 	}
 	if prev := r.Assessment; prev != nil && prev.Health == a.Health {
 		a.Since = prev.Since

@@ -143,6 +143,19 @@ scenarios:
         - {id: a, type: job, title: A}
         - {id: b, type: job, title: B, job: {run: {runner: sim, duration: 5 minutes}}}
 `, []string{"/scenarios/0/plan/nodes/0", "/scenarios/0/plan/nodes/1/job/run/duration"}},
+		{"a reapply with manifests, a drift probe naming an object", `id: x
+version: 1.0.0
+scenarios:
+  - id: x.repair
+    action: repair
+    target_resource_type: x
+    plan:
+      nodes:
+        - {id: a, type: job, title: A, job: {run: {runner: kubernetes, target: c, reapply: true, manifests: "kind: X"}}}
+        - {id: b, type: verification, title: B, probes: [{name: p, type: kubernetes, target: c, drift: true, object: {api_version: v1, kind: Service, name: s}}]}
+        - {id: c, type: job, title: C, job: {run: {runner: shell, script: "true", reapply: true}}}
+        - {id: d, type: verification, title: D, probes: [{name: q, type: file, target: c, path: /x, drift: true}]}
+`, []string{"/scenarios/0/plan/nodes/0/job/run", "/scenarios/0/plan/nodes/1/probes/0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -246,10 +246,10 @@ func TestContractsAndPinnedTemplates(t *testing.T) {
 	pinned := planner.PinTemplates([]capstan.PlanChange{{Op: capstan.ChangeInsertAfter, Node: "prepare", Template: "configure-registry-mirror"}}, tpl)
 	require.Equal(t, "kubernetes@1.3.0/configure-registry-mirror", pinned[0].TemplateRef)
 	newer := mirrorTemplate()
-	newer.Pack = "kubernetes@1.4.0"
+	newer.Pack = "kubernetes@1.5.0"
 	res = planner.ApplyChanges(planner.ChangeSet{Base: changeBase(), Changes: pinned, Templates: map[string]*capstan.NodeTemplate{"configure-registry-mirror": newer}})
 	require.Len(t, res.Problems, 1)
-	require.Contains(t, res.Problems[0].Message, "is now kubernetes@1.4.0/configure-registry-mirror")
+	require.Contains(t, res.Problems[0].Message, "is now kubernetes@1.5.0/configure-registry-mirror")
 }
 
 // A stage that contains itself many times over is refused quickly; two

@@ -41,7 +41,7 @@ func TestEditPlanBeforeStart(t *testing.T) {
 	require.Equal(t, "tempo.install@1.2.0", edited.Customizations.BaseTemplate)
 	require.Equal(t, 3, edited.Node("helm-install").Parameters["replicas"])
 	require.Contains(t, edited.Edges, capstan.Edge{From: "verify-tracing", To: "smoke-test"})
-	require.Equal(t, "kubernetes@1.4.0/smoke-test", edited.Node("smoke-test").Template)
+	require.Equal(t, "kubernetes@1.5.0/smoke-test", edited.Node("smoke-test").Template)
 
 	stored, err := store.GetPlan(ctx, testenv.Org, p.ID)
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ func TestDemoPatch(t *testing.T) {
 	text := runScript(t, "demo-patch.sh", 4*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
 	for _, want := range []string{"analysis  by ai-agent:rules", "missing   network.registry_access on compute.node/prod-worker-3",
 		"proposes  INSERT_AFTER install-containerd configure-registry-mirror", "proposes  RETRY init-control-plane",
-		"approved by dev-sre: PROPOSED revision None (prod-second-person needs 1 more)", "approved by dev-sre2: APPLIED revision 2", "operation SUCCEEDED on revision 2", "+ node configure-registry-mirror from kubernetes@1.4.0/configure-registry-mirror"} {
+		"approved by dev-sre: PROPOSED revision None (prod-second-person needs 1 more)", "approved by dev-sre2: APPLIED revision 2", "operation SUCCEEDED on revision 2", "+ node configure-registry-mirror from kubernetes@1.5.0/configure-registry-mirror"} {
 		require.True(t, strings.Contains(text, want), "%q missing from:\n%s", want, text)
 	}
 }

@@ -33,6 +33,10 @@ type Job struct {
 	// Target is the host a remote runner acts on (the spec's target
 	// requirement, resolved); nil for a local job.
 	Target *Target
+	// Desired is the desired state the operation works towards (the
+	// scenario's, or the resource's own for a repair): a kubernetes
+	// reapply reads its applied objects. Read-only.
+	Desired map[string]any
 	// Deadline is the window the job's executor may act in (Window):
 	// when it closes unmoved, a watchdog that needs nothing of the
 	// executor kills the job, on the server or on its host. Nil or

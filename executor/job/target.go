@@ -160,6 +160,14 @@ type RemoteProbe interface {
 	Probe(ctx context.Context, pr capstan.Probe, t *Target) (result string, source map[string]any, output []byte)
 }
 
+// A DriftProbe is a remote probe that also compares what a resource's
+// operations applied (its desired state's applied_objects) with the
+// live state (a kubernetes probe with drift: true). Its source's "drift"
+// lists the drifted fields: field, desired, observed, changed_by.
+type DriftProbe interface {
+	Drift(ctx context.Context, pr capstan.Probe, t *Target, applied any) (result string, source map[string]any, output []byte)
+}
+
 // A Prober runs one evidence probe of a node against its target: its
 // verdict, what it observed (evidence source), and the raw output (kept as
 // a diagnostics artifact, never inlined). executor/probe has the one.

@@ -144,7 +144,7 @@ func Classify(server, doing string, err error) error {
 		return &Error{Kind: ErrKindForbidden, Err: capstan.Errorf(capstan.EFORBIDDEN, "%s", msg)}
 	case apierrors.IsUnauthorized(err):
 		return &Error{Kind: ErrKindUnauthorized, Err: capstan.Errorf(capstan.EFORBIDDEN, "%s (the credentials were refused: expired or revoked?)", msg)}
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsUnsupportedMediaType(err):
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsUnsupportedMediaType(err), untypable(err):
 		return &Error{Kind: ErrKindInvalid, Err: capstan.Errorf(capstan.EINVALID, "%s", msg)}
 	case apierrors.IsConflict(err):
 		return &Error{Kind: ErrKindConflict, Err: capstan.Errorf(capstan.ECONFLICT, "%s", msg)}
@@ -158,6 +158,13 @@ func Classify(server, doing string, err error) error {
 		return &Error{Kind: ErrKindForbidden, Err: capstan.Errorf(capstan.EFORBIDDEN, "%s", msg)}
 	}
 	return &Error{Kind: ErrKindUnavailable, Err: capstan.Errorf(capstan.EUNAVAILABLE, "%s", msg)}
+}
+
+// untypable reports whether the server could not type an applied object
+// against its schema (a number where a string goes): it answers 500, but
+// no attempt will make the object fit.
+func untypable(err error) bool {
+	return apierrors.IsInternalError(err) && strings.Contains(apiMessage(err), "failed to create typed patch object")
 }
 
 // apiMessage is the API server's message, on one line.

@@ -8,8 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/secret"
 )
 
 // Runner runs `kubernetes` jobs: it applies the job's manifests to the
@@ -34,9 +38,17 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	if j.Target == nil || j.Target.Cluster == nil {
 		return job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("job %s: target %q is not a cluster (a kubernetes.cluster resource bound to the node)", j.NodeID, j.Spec.Target)}
 	}
-	objs, err := Objects(j.Spec.Manifests, Params(j.Env))
+	objs, err := r.objects(j)
 	if err != nil {
 		return job.Result{ExitCode: -1, ErrKind: ErrKindInvalid, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
+	}
+	ns, err := FillRef(capstan.ObjectRef{Namespace: j.Spec.Namespace}, Params(j.Env))
+	if err != nil {
+		return job.Result{ExitCode: -1, ErrKind: ErrKindInvalid, Err: fmt.Errorf("job %s: namespace: %w", j.NodeID, err)}
+	}
+	namespace := ns.Namespace
+	if errs := validation.IsDNS1123Label(namespace); namespace != "" && len(errs) > 0 {
+		return job.Result{ExitCode: -1, ErrKind: ErrKindInvalid, Err: capstan.Errorf(capstan.EINVALID, "job %s: namespace %q: %s", j.NodeID, namespace, strings.Join(errs, "; "))}
 	}
 	client, err := Connect(j.Target.Cluster, r.Dial)
 	if err != nil {
@@ -48,7 +60,7 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 			if job.Closed(j.Deadline) {
 				return windowClosed(j, done)
 			}
-			a, err := client.Delete(ctx, objs[i], j.Spec.Namespace)
+			a, err := client.Delete(ctx, objs[i], namespace)
 			done = append(done, a)
 			if err != nil {
 				return failed(j, done, err)
@@ -60,14 +72,14 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 		if job.Closed(j.Deadline) {
 			return windowClosed(j, done)
 		}
-		a, err := client.Apply(ctx, obj, j.Spec.Namespace, j.Spec.Force)
+		a, err := client.Apply(ctx, obj, namespace, j.Spec.Force)
 		done = append(done, a)
 		if err != nil {
 			return failed(j, done, err)
 		}
 	}
 	for i, obj := range objs {
-		ready, err := client.WaitReady(ctx, obj, j.Spec.Namespace)
+		ready, err := client.WaitReady(ctx, obj, namespace)
 		done[i].Ready = ready.Status
 		if ready.ResourceVersion != "" {
 			done[i].ResourceVersion = ready.ResourceVersion // the version found ready
@@ -77,6 +89,73 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 		}
 	}
 	return succeeded(j, done)
+}
+
+// objects are what the job applies: its manifests, filled with its
+// parameters, or for a reapply the objects the resource's operations
+// applied (Reapplied).
+func (r Runner) objects(j job.Job) ([]*unstructured.Unstructured, error) {
+	if j.Spec.Reapply {
+		return Reapplied(j.Desired[capstan.AppliedObjectsKey])
+	}
+	return Objects(j.Spec.Manifests, Params(j.Env))
+}
+
+// Reapplied reads the objects a resource's operations applied (its
+// desired state's applied_objects) to apply them again. A Secret is left
+// out, for its values were never recorded (and applying it without them
+// would remove them); an object holding a masked value is refused, for
+// applying it would write the mask. None at all is refused: there is
+// nothing to repair from.
+func Reapplied(recorded any) ([]*unstructured.Unstructured, error) {
+	list, _ := recorded.([]any)
+	var out []*unstructured.Unstructured
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, capstan.Errorf(capstan.EINVALID, "the recorded applied objects hold a %T, not an object", item)
+		}
+		copied, err := jsonCopy(m)
+		if err != nil {
+			return nil, capstan.Errorf(capstan.EINVALID, "a recorded applied object: %v", err)
+		}
+		obj := &unstructured.Unstructured{Object: copied}
+		if isSecret(m) {
+			continue
+		}
+		if masked := holdsMask(m); masked {
+			return nil, capstan.Errorf(capstan.EINVALID, "%s %s was applied with a secret value, which was never recorded: run its scenario again rather than a reapply", obj.GetKind(), obj.GetName())
+		}
+		if err := checkObject(obj); err != nil {
+			return nil, capstan.Errorf(capstan.EINVALID, "a recorded applied object: %v", err)
+		}
+		out = append(out, obj)
+	}
+	if len(out) == 0 {
+		return nil, capstan.Errorf(capstan.EINVALID, "the resource records no applied object to apply again")
+	}
+	return out, nil
+}
+
+// holdsMask reports whether a value holds a masked secret.
+func holdsMask(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, item := range t {
+			if holdsMask(item) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range t {
+			if holdsMask(item) {
+				return true
+			}
+		}
+	case string:
+		return t == secretMask || strings.Contains(t, secret.Mask)
+	}
+	return false
 }
 
 // windowClosed is the result of a step whose executor's lease ran out:
@@ -128,6 +207,9 @@ func evidence(j job.Job, done []Applied, result string) []capstan.Evidence {
 		}
 		if a.Generation != 0 {
 			source["generation"] = a.Generation
+		}
+		if a.object != nil {
+			source[capstan.AppliedSource] = a.object
 		}
 		item := strings.ToLower(a.Kind) + "-" + a.Name + "-" + a.Action
 		out = append(out, capstan.Evidence{OperationID: j.OperationID, ProducedBy: j.NodeID, Item: item, Result: result, Source: source, ObservedAt: now})

@@ -173,6 +173,21 @@ func TestAnInvalidObjectFailsWithTheServersMessage(t *testing.T) {
 	if res.ErrKind != kube.ErrKindInvalid || capstan.ErrorCode(res.Err) != capstan.EINVALID || !strings.Contains(res.Err.Error(), "selector") {
 		t.Fatalf("result = %s %v, want invalid with the API server's message about the selector", res.ErrKind, res.Err)
 	}
+	t.Run("a namespace parameter that is no namespace name is refused before any request", func(t *testing.T) {
+		j := kubeJob(c, token, ns, deployment, map[string]string{"replicas": "1", "version": "1", "ns": "../../api"})
+		j.Spec.Namespace = "${param.ns}"
+		res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), j)
+		if res.ErrKind != kube.ErrKindInvalid || capstan.ErrorCode(res.Err) != capstan.EINVALID || !strings.Contains(res.Err.Error(), `namespace "../../api"`) {
+			t.Fatalf("result = %s %v, want invalid", res.ErrKind, res.Err)
+		}
+	})
+	t.Run("a value of the wrong type is invalid, not a server in trouble", func(t *testing.T) {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: typed}\ndata: {limit: '${param.limit}'}\n" // a whole number: not a string
+		res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), kubeJob(c, token, ns, cm, map[string]string{"limit": "2"}))
+		if res.ErrKind != kube.ErrKindInvalid || capstan.ErrorCode(res.Err) != capstan.EINVALID || !strings.Contains(res.Err.Error(), "expected string") {
+			t.Fatalf("result = %s %v, want invalid", res.ErrKind, res.Err)
+		}
+	})
 }
 
 func TestAnotherManagersFieldIsAConflictUnlessThePackForces(t *testing.T) {

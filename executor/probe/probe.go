@@ -126,7 +126,18 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 	if (pr.Type == "kubernetes") != (host.Cluster != nil) {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, the others a host: the probe's target is the other kind"}, nil
 	}
-	result, source, out := rp.Probe(ctx, pr, host)
+	var result string
+	var source map[string]any
+	var out []byte
+	if pr.Drift {
+		dp, ok := rp.(job.DriftProbe)
+		if !ok {
+			return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "this server's " + pr.Type + " probe compares no drift"}, nil
+		}
+		result, source, out = dp.Drift(ctx, pr, host, t.Desired[capstan.AppliedObjectsKey])
+	} else {
+		result, source, out = rp.Probe(ctx, pr, host)
+	}
 	if source == nil {
 		source = map[string]any{}
 	}

@@ -139,7 +139,7 @@ func (c *Cluster) addNodes(ctx context.Context, names []string) error {
 		return err
 	}
 	for _, name := range names {
-		if err := c.AddNode(ctx, client, name, nil); err != nil {
+		if err := AddNode(ctx, client, name, nil); err != nil {
 			return err
 		}
 	}
@@ -154,7 +154,7 @@ func (c *Cluster) addNodes(ctx context.Context, names []string) error {
 }
 
 // AddNode creates a node kwok plays, with labels beside its own.
-func (c *Cluster) AddNode(ctx context.Context, client kubernetes.Interface, name string, labels map[string]string) error {
+func AddNode(ctx context.Context, client kubernetes.Interface, name string, labels map[string]string) error {
 	l := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}
 	for k, v := range labels {
 		l[k] = v

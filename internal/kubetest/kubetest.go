@@ -244,3 +244,22 @@ func (c *Cluster) ClaimStored(t testing.TB, ns, name string) *corev1.PersistentV
 		return nil
 	}
 }
+
+// Node adds a node kwok plays, named prefix-<random>, with labels beside
+// its own, waits until it is Ready, and removes it when the test ends:
+// a node of the test's own, to make NotReady without touching the nodes
+// other tests schedule on.
+func (c *Cluster) Node(t testing.TB, prefix string, labels map[string]string) string {
+	t.Helper()
+	name := prefix + "-" + suffix()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := kubecluster.AddNode(ctx, c.Admin, name, labels); err != nil {
+		t.Fatalf("adding node %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = c.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	if err := kubecluster.WaitNodeReady(ctx, c.Admin, name, true); err != nil {
+		t.Fatalf("node %s: %v", name, err)
+	}
+	return name
+}

@@ -1,0 +1,106 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/capstan-dev/capstan/executor/kube"
+	"github.com/capstan-dev/capstan/internal/kubetest"
+	"github.com/capstan-dev/capstan/pack"
+	"github.com/capstan-dev/capstan/packs"
+)
+
+// TestAnAppDriftsOnTheClusterAndIsRepaired is drift on Kubernetes
+// objects through the API, on both stores: an app (a Deployment and its
+// Service) is rolled out by the kubernetes pack; a kubectl scale by hand
+// makes it DRIFTED, with the field, both values and who changed it (the
+// field's manager now); the repair, approved by an SRE, applies the
+// recorded objects again and the app is HEALTHY with its replicas back,
+// the label another manager added left alone; a Deployment deleted by
+// hand is DRIFTED, missing.
+func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
+	t.Parallel()
+	c := kubetest.Shared(t)
+	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
+	require.Empty(t, problems)
+	token := c.Token(t, c.Namespace(t, "capstan-drift"), nil, kube.Rules(bundled))
+	ns := c.Namespace(t, "apps")
+	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32") {
+		t.Run(store, func(t *testing.T) {
+			dir := t.TempDir()
+			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
+			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
+			ok := func(bearer, q string, vars map[string]any) map[string]any {
+				t.Helper()
+				r := postAs(t, p, bearer, q, vars)
+				require.Empty(t, r.Errors, "%v", r.Errors)
+				return r.Data
+			}
+			env := "lab-" + store
+			ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": "lab-k8s-token", "v": token})
+			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			name := fmt.Sprintf("web-%s-%d", store, p.cmd.Process.Pid)
+
+			// Rolled out off worker-3, whose registry cannot be reached.
+			intent := ok(kubeAdmin, `mutation($n: String!, $e: String!) { createIntent(input: {action: "create", targetResourceType: "kubernetes.app", desiredResult: {name: $n}, constraints: {environment: $e, cluster: "lab-k8s"}}) { id } }`,
+				map[string]any{"n": name, "e": env})["createIntent"].(map[string]any)["id"]
+			plan := ok(kubeAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status version problems } }`, map[string]any{"id": intent})["planIntent"].(map[string]any)
+			require.Equal(t, "READY", plan["status"], "%v", plan)
+			plan = ok(kubeAdmin, `mutation($p: ID!, $v: Int!, $params: Map!) { editPlan(input: {plan: $p, version: $v, changes: [{op: SET_PARAMETERS, node: "apply-app", parameters: $params}]}) { id version } }`,
+				map[string]any{"p": plan["id"], "v": plan["version"], "params": map[string]any{"avoid_node": "worker-3", "namespace": ns}})["editPlan"].(map[string]any)
+			op := ok(kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
+			waitForEndAs(t, p, kubeAdmin, op)
+			require.Equal(t, "SUCCEEDED", statusAs(t, p, kubeAdmin, op), "%v", ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } } }`, map[string]any{"id": op}))
+
+			id := ok(kubeAdmin, `query($k: String!) { resource(key: $k) { id } }`, map[string]any{"k": "kubernetes.app/" + name})["resource"].(map[string]any)["id"]
+			assess := func() map[string]any {
+				t.Helper()
+				return ok(kubeAdmin, `mutation($r: ID!) { assessResource(input: {resource: $r}) { healthStatus assessment { reason diff { field desired observed changedBy } evidence { item result source } } } }`,
+					map[string]any{"r": id})["assessResource"].(map[string]any)
+			}
+			healthy := assess()
+			require.Equal(t, "HEALTHY", healthy["healthStatus"], "%v", healthy)
+
+			ctx := context.Background()
+			deployments := c.Admin.AppsV1().Deployments(ns)
+			_, err := deployments.Patch(ctx, name, "application/merge-patch+json", []byte(`{"metadata":{"labels":{"team":"payments"}}}`), metav1.PatchOptions{FieldManager: "kubectl-label"})
+			require.NoError(t, err)
+			require.Equal(t, "HEALTHY", assess()["healthStatus"], "another manager's own field is not drift")
+			scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+			_, err = deployments.UpdateScale(ctx, name, scale, metav1.UpdateOptions{FieldManager: "kubectl"})
+			require.NoError(t, err)
+			drifted := assess()
+			require.Equal(t, "DRIFTED", drifted["healthStatus"], "%v", drifted)
+			require.Equal(t, []any{map[string]any{"field": "Deployment " + ns + "/" + name + " spec.replicas", "desired": float64(2), "observed": float64(5), "changedBy": "kubectl"}},
+				drifted["assessment"].(map[string]any)["diff"])
+
+			// The repair: planned, approved by an SRE, then applied.
+			repair := ok(kubeAdmin, `mutation($r: ID!) { repairResource(input: {resource: $r}) { id status } }`, map[string]any{"r": id})["repairResource"].(map[string]any)
+			require.Equal(t, "READY", repair["status"], "%v", repair)
+			rop := ok(kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": repair["id"]})["startOperation"].(map[string]any)["id"].(string)
+			waitForStatusAs(t, p, kubeAdmin, rop, "WAITING")
+			live, err := deployments.Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, int32(5), *live.Spec.Replicas, "nothing is repaired before the approval")
+			ok(kubeSRE, `mutation($o: ID!) { decideGate(input: {operation: $o, node: "approve", approve: true}) { status } }`, map[string]any{"o": rop})
+			waitForEndAs(t, p, kubeAdmin, rop)
+			require.Equal(t, "SUCCEEDED", statusAs(t, p, kubeAdmin, rop), "%v", ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } } }`, map[string]any{"id": rop}))
+			live, err = deployments.Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, int32(2), *live.Spec.Replicas, "the repair takes Capstan's field back")
+			require.Equal(t, "payments", live.Labels["team"], "and leaves the others' alone")
+			require.Equal(t, "HEALTHY", assess()["healthStatus"])
+
+			// Deleted by hand: missing.
+			require.NoError(t, deployments.Delete(ctx, name, metav1.DeleteOptions{}))
+			missing := assess()
+			require.Equal(t, "DRIFTED", missing["healthStatus"], "%v", missing)
+			require.Contains(t, missing["assessment"].(map[string]any)["diff"], map[string]any{"field": "Deployment " + ns + "/" + name, "desired": "present", "observed": "missing", "changedBy": ""})
+		})
+	}
+}
