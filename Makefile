@@ -18,7 +18,7 @@ ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
 $(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
 endif
 
-.PHONY: help cluster s3-server crash-sweep system-deps run demo demo-real demo-patch eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help cluster s3-server crash-sweep system-deps run demo demo-real demo-patch demo-patch-sim eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -38,7 +38,10 @@ demo-real: build system-deps ## The real-targets story as root: 3 test hosts ove
 eval-analyzer: ## Score the model analyzer on the evaluation set (modelanalyzer/eval): against CAPSTAN_ANALYZER_ENDPOINT and CAPSTAN_ANALYZER_MODEL, or the recorded replies when none is set.
 	$(GO) run ./cmd/capstan-eval-analyzer
 
-demo-patch: ## The seed's §8 story (a failure, the analyzer's PlanPatch, a second person's approval) against a running `make run` (ANALYZER=openai: against `make run ANALYZER=openai`, the model must answer).
+demo-patch: build system-deps ## The seed's §8 story on the test cluster (started for it, or CAPSTAN_KUBECONFIG's): worker-3 cannot pull, the analyzer's PlanPatch keeps the app off it, two SREs approve, the patched plan rolls out.
+	$(GO) run ./internal/withcluster -- scripts/demo-patch-kube.sh
+
+demo-patch-sim: ## The §8 story as a simulated kubeadm cluster create, against a running `make run` (ANALYZER=openai: against `make run ANALYZER=openai`, the model must answer).
 	$(if $(filter openai,$(ANALYZER)),CAPSTAN_EXPECT_ANALYZER=ai-agent:model) scripts/demo-patch.sh
 
 build: ## Build bin/capstan.

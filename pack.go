@@ -204,6 +204,11 @@ type FailureRule struct {
 	Pack string `json:"pack,omitempty"`
 }
 
+// MatchRef is a reference to a named group of a failure rule's error
+// pattern, ${match.NAME}: the analyzer fills it with what the group
+// matched (analysis.MatchRules).
+var MatchRef = regexp.MustCompile(`\$\{match\.([A-Za-z_][A-Za-z0-9_]*)\}`)
+
 // Validate checks a rule's own shape.
 func (r *FailureRule) Validate() error {
 	var p Problems
@@ -213,9 +218,31 @@ func (r *FailureRule) Validate() error {
 	if r.Evidence == "" && r.Error == "" {
 		p.Addf("needs an evidence item or an error pattern to match")
 	}
+	groups := map[string]bool{}
 	if r.Error != "" {
-		if _, err := regexp.Compile(r.Error); err != nil {
+		re, err := regexp.Compile(r.Error)
+		if err != nil {
 			p.Addf("error pattern %q does not compile: %v", r.Error, err)
+		} else {
+			for _, name := range re.SubexpNames() {
+				groups[name] = name != ""
+			}
+		}
+	}
+	texts := []string{r.Diagnosis}
+	for _, c := range r.Patch {
+		texts = append(texts, c.Reason)
+		for _, v := range c.Parameters {
+			if s, ok := v.(string); ok {
+				texts = append(texts, s)
+			}
+		}
+	}
+	for _, t := range texts {
+		for _, m := range MatchRef.FindAllStringSubmatch(t, -1) {
+			if !groups[m[1]] {
+				p.Addf("${match.%s} names no group of the error pattern (write (?P<%s>...) in it)", m[1], m[1])
+			}
 		}
 	}
 	for i, c := range r.Patch {

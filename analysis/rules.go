@@ -34,16 +34,63 @@ func MatchRules(rules []capstan.FailureRule, node string, runs []capstan.Operati
 			}
 		}
 		matched := rule.Evidence != "" && len(cited) > 0
+		var captured map[string]string
 		if rule.Error != "" {
 			re, err := regexp.Compile(rule.Error)
-			matched = err == nil && re.MatchString(run.Error) && (rule.Evidence == "" || matched)
+			m := []string(nil)
+			if err == nil {
+				m = re.FindStringSubmatch(run.Error)
+			}
+			matched = m != nil && (rule.Evidence == "" || matched)
+			captured = captures(re, m)
 		}
 		if !matched {
 			continue
 		}
-		return ruleAnalysis(rule, node, run, cited), true
+		return ruleAnalysis(withCaptures(rule, captured), node, run, cited), true
 	}
 	return capstan.Analysis{}, false
+}
+
+// captures are the named groups of a match (node: worker-3).
+func captures(re *regexp.Regexp, m []string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for i, name := range re.SubexpNames() {
+		if name != "" && i < len(m) {
+			out[name] = m[i]
+		}
+	}
+	return out
+}
+
+// withCaptures is the rule with ${match.NAME} in its diagnosis and patch (reasons, string parameters) replaced by what
+// the error's named group NAME matched: the node whose pods cannot pull,
+// read from the failure itself. Values only: a change's op, node and
+// template stay as the pack wrote them.
+func withCaptures(rule capstan.FailureRule, captured map[string]string) capstan.FailureRule {
+	fill := func(s string) string {
+		return capstan.MatchRef.ReplaceAllStringFunc(s, func(ref string) string { return captured[capstan.MatchRef.FindStringSubmatch(ref)[1]] })
+	}
+	rule.Diagnosis = fill(rule.Diagnosis)
+	rule.Patch = slices.Clone(rule.Patch)
+	for i, c := range rule.Patch {
+		c.Reason = fill(c.Reason)
+		if c.Parameters != nil {
+			params := make(map[string]any, len(c.Parameters))
+			for k, v := range c.Parameters {
+				if s, ok := v.(string); ok {
+					v = fill(s)
+				}
+				params[k] = v
+			}
+			c.Parameters = params
+		}
+		rule.Patch[i] = c
+	}
+	return rule
 }
 
 func ruleAnalysis(rule capstan.FailureRule, node string, run capstan.OperationNodeRun, cited []capstan.Evidence) capstan.Analysis {

@@ -48,3 +48,23 @@ func TestMatchRules(t *testing.T) {
 	require.Len(t, a.ProposedPatch, 2)
 	require.Equal(t, "e1", a.Findings[0].Ref, "the finding cites the evidence")
 }
+
+func TestARuleFillsItsPatchWithWhatTheErrorSays(t *testing.T) {
+	rule := capstan.FailureRule{ID: "image-pull", Node: "apply", Error: `on (?P<node>[a-z0-9.-]+): ErrImagePull`, Pack: "kubernetes@1.5.0",
+		Diagnosis: "node ${match.node} cannot pull", MissingCapability: "network.registry_access",
+		Patch: []capstan.PlanChange{{Op: capstan.ChangeSetParameters, Node: "apply", Parameters: map[string]any{"avoid_node": "${match.node}", "replicas": 3}, Reason: "keep off ${match.node}"},
+			{Op: capstan.ChangeRetry, Node: "apply"}}}
+	runs := []capstan.OperationNodeRun{{NodeID: "apply", Status: capstan.NodeFailed,
+		Error: "Deployment web was not ready; pod web-1 on worker-3: ErrImagePull: registry.internal unreachable; pod web-2 on worker-1: ContainerCreating"}}
+	a, ok := analysis.MatchRules([]capstan.FailureRule{rule}, "apply", runs, nil)
+	require.True(t, ok)
+	require.Equal(t, "node worker-3 cannot pull", a.Diagnosis)
+	require.Equal(t, map[string]any{"avoid_node": "worker-3", "replicas": 3}, a.ProposedPatch[0].Parameters)
+	require.Equal(t, "keep off worker-3", a.ProposedPatch[0].Reason)
+	require.Equal(t, "${match.node}", rule.Patch[0].Parameters["avoid_node"], "the pack's rule is left as written")
+
+	bad := rule
+	bad.Diagnosis = "node ${match.host} cannot pull"
+	require.ErrorContains(t, bad.Validate(), "${match.host} names no group of the error pattern")
+	require.NoError(t, rule.Validate())
+}

@@ -11,9 +11,10 @@
 # continuation are the product's real paths.
 #
 #   make run          # in one terminal
-#   make demo-patch   # in another: the same CAPSTAN_LISTEN / CAPSTAN_DATA_DIR
+#   make demo-patch-sim   # in another: the same CAPSTAN_LISTEN / CAPSTAN_DATA_DIR
 #                     # as make run, or CAPSTAN_URL and CAPSTAN_DEV_TOKEN
 set -euo pipefail
+echo "SIMULATED: the cluster create's jobs run on the sim runner (kubeadm needs a kubelet and a container runtime); make demo-patch runs the story on a real Kubernetes API"
 . "$(dirname "$0")/lib.sh"
 demo_target
 sre="$admin-sre" sre2="$admin-sre2"

@@ -39,21 +39,8 @@ tokens:
   - {token: $admin, actor: alice, organization: demo, roles: [admin]}
   - {token: $sre, actor: sam, organization: demo, roles: [sre]}
 EOF
-# shellcheck disable=SC2086
-"$bin" serve --listen 127.0.0.1:0 --data-dir "$work/data" --tokens "$work/tokens.yaml" \
-  --egress-allow 10.0.0.0/8 --assess-every 5s ${CAPSTAN_SERVE_FLAGS:-} > "$work/server.log" 2>&1 &
-server=$!
-ready() { python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1]+"/readyz", timeout=2)' "$1" >/dev/null 2>&1; }
-url=""
-for _ in $(seq 1 300); do
-  url=$(grep -o '"addr":"http://[^"]*"' "$work/server.log" | head -1 | sed 's/"addr":"//; s/"$//') || true
-  [ -n "$url" ] && ready "$url" && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; echo "demo-real: the server stopped" >&2; exit 1; }
-  sleep 0.2
-done
-ready "$url" || { cat "$work/server.log" >&2; echo "demo-real: the server is not ready" >&2; exit 1; }
-url="$url/graphql"
 . "$here/lib.sh"
+serve_throwaway "$work" 10.0.0.0/8 # sets url and server
 
 catalog=$(python3 - "$work/hosts.txt" <<'PY'
 import json, sys

@@ -78,3 +78,26 @@ if not text.strip():
 d = json.loads(text)
 print(eval('d' + sys.argv[1]))" "$1"
 }
+
+# serve_throwaway WORK EGRESS starts $bin serve on a free port with the
+# data directory WORK/data, the tokens WORK/tokens.yaml, the egress
+# allow-list EGRESS and the extra flags $CAPSTAN_SERVE_FLAGS (the tests
+# run it on Neo4j too); it sets server (its pid, for the caller's
+# cleanup) and url (its GraphQL endpoint), or stops with its log.
+serve_throwaway() {
+  local work=$1 egress=$2
+  # shellcheck disable=SC2086
+  "$bin" serve --listen 127.0.0.1:0 --data-dir "$work/data" --tokens "$work/tokens.yaml" \
+    --egress-allow "$egress" --assess-every 5s ${CAPSTAN_SERVE_FLAGS:-} > "$work/server.log" 2>&1 &
+  server=$!
+  url=""
+  for _ in $(seq 1 300); do
+    url=$(grep -o '"addr":"http://[^"]*"' "$work/server.log" | head -1 | sed 's/"addr":"//; s/"$//') || true
+    [ -n "$url" ] && server_ready "$url" && break
+    kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; echo "demo: the server stopped" >&2; exit 1; }
+    sleep 0.2
+  done
+  server_ready "$url" || { cat "$work/server.log" >&2; echo "demo: the server is not ready" >&2; exit 1; }
+  url="$url/graphql"
+}
+server_ready() { python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1]+"/readyz", timeout=2)' "$1" >/dev/null 2>&1; }

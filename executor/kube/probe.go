@@ -261,3 +261,68 @@ func (c *Client) warnings(ctx context.Context, obj *unstructured.Unstructured) [
 	}
 	return out
 }
+
+// maxWhyPods bounds the pods whose warning events a diagnosis reads.
+const maxWhyPods = 3
+
+// WhyNotReady reads why a workload is not ready, for a step that waited
+// in vain: its pods per node, each pod not ready with its reason
+// (ErrImagePull on worker-3), and the latest warning events of the first
+// few of those pods. The summary is one line for the step's error (what
+// an analyzer reads); the source is the evidence's. Nothing for other
+// kinds, or when nothing can be read.
+func (c *Client) WhyNotReady(ctx context.Context, obj *unstructured.Unstructured, namespace string) (source map[string]any, summary string) {
+	t, err := c.targetOf(obj, namespace)
+	if err != nil {
+		return nil, ""
+	}
+	live, err := t.api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return nil, ""
+	}
+	sel := workloadSelector(live)
+	if sel == nil {
+		return nil, ""
+	}
+	source = map[string]any{}
+	describe(source, live)
+	list, err := c.Dynamic.Resource(pods).Namespace(live.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel.String(), Limit: 500})
+	if err != nil {
+		return source, "its pods could not be read: " + apiMessage(err)
+	}
+	perNode := map[string]map[string]int{}
+	var notReady, events []string
+	for i := range list.Items {
+		pod := &list.Items[i]
+		node, _, _ := unstructured.NestedString(pod.Object, "spec", "nodeName")
+		node = or(node, "(unscheduled)")
+		if perNode[node] == nil {
+			perNode[node] = map[string]int{"ready": 0, "not_ready": 0}
+		}
+		if podReady(pod) {
+			perNode[node]["ready"]++
+			continue
+		}
+		perNode[node]["not_ready"]++
+		notReady = append(notReady, fmt.Sprintf("pod %s on %s: %s", pod.GetName(), node, waitingReason(pod)))
+		if len(notReady) <= maxWhyPods {
+			for _, e := range c.warnings(ctx, pod) {
+				events = append(events, pod.GetName()+": "+e)
+			}
+		}
+	}
+	sort.Strings(notReady)
+	source["pods"] = perNode
+	if len(notReady) == 0 {
+		return source, ""
+	}
+	source["pods_not_ready"] = notReady
+	if len(events) > 0 {
+		source["events"] = events
+	}
+	shown := notReady
+	if len(shown) > maxWhyPods {
+		shown = append(shown[:maxWhyPods:maxWhyPods], fmt.Sprintf("and %d more", len(notReady)-maxWhyPods))
+	}
+	return source, strings.Join(shown, "; ")
+}

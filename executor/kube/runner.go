@@ -85,7 +85,7 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 			done[i].ResourceVersion = ready.ResourceVersion // the version found ready
 		}
 		if err != nil {
-			return failed(j, done, err)
+			return notReady(ctx, j, client, obj, namespace, done, err)
 		}
 	}
 	return succeeded(j, done)
@@ -178,6 +178,34 @@ func failed(j job.Job, done []Applied, err error) job.Result {
 	out := report(done)
 	out = append(out, []byte("error: "+err.Error()+"\n")...)
 	return job.Result{ExitCode: -1, Output: out, ErrKind: kind, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
+}
+
+// whyBudget bounds the reads that say why a workload is not ready,
+// after the wait's own time ran out.
+const whyBudget = 10 * time.Second
+
+// notReady is the result of a step whose object did not become ready:
+// the wait's error with why (its pods not ready and their reasons, read
+// from the cluster: what an analyzer reads), and a failed evidence item
+// with the pods per node and their warning events.
+func notReady(ctx context.Context, j job.Job, client *Client, obj *unstructured.Unstructured, namespace string, done []Applied, err error) job.Result {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), whyBudget) // read-only: the step's own time has run out
+	defer cancel()
+	source, why := client.WhyNotReady(ctx, obj, namespace)
+	if why != "" {
+		var ke *Error
+		if errors.As(err, &ke) {
+			err = &Error{Kind: ke.Kind, Err: fmt.Errorf("%w; %s", ke.Err, why)}
+		}
+	}
+	res := failed(j, done, err)
+	if source != nil {
+		source["type"], source["cluster"], source["target"] = "kubernetes", j.Target.Cluster.Server, j.Target.Resource
+		source["api_version"], source["kind"], source["namespace"], source["name"] = obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()
+		res.Evidence = []capstan.Evidence{{OperationID: j.OperationID, ProducedBy: j.NodeID, Item: strings.ToLower(obj.GetKind()) + "-" + obj.GetName() + "-not-ready",
+			Result: capstan.EvidenceFailed, Source: source, ObservedAt: time.Now().UTC()}}
+	}
+	return res
 }
 
 // report is one JSON line per object.
