@@ -680,6 +680,23 @@ func (n *PlanNode) Simulated() bool {
 	return false
 }
 
+// JobParameters are the parameters a job node's job runs with: its
+// inputs' defaults, overridden by the node's own (a plan change sets
+// those). Nil for a node without a job.
+func (n *PlanNode) JobParameters() map[string]any {
+	if n.Job == nil {
+		return nil
+	}
+	params := map[string]any{}
+	for k, v := range n.Job.Inputs.Parameters {
+		params[k] = v
+	}
+	for k, v := range n.Parameters {
+		params[k] = v
+	}
+	return params
+}
+
 // Targets lists the requirements the node acts on remotely: its run's
 // and compensation's target and its probes', each once. Each must be one
 // the node requires (Validate), so that it is bound before the node runs.

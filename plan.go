@@ -195,3 +195,19 @@ func (b *ResourceBinding) Validate() error {
 	}
 	return p.Err("binding " + b.ID)
 }
+
+// ObjectPreview is what applying one object of a plan's kubernetes step
+// would do now, from a server-side dry run on its cluster: nothing is
+// written. Action is created, configured or unchanged; Changes are the
+// fields it would change (a Secret's values masked, and every secret
+// value of the organization); Error says why the object could not be
+// previewed (the cluster unreachable, the object invalid: what the step
+// would meet).
+type ObjectPreview struct {
+	Node    string      `json:"node"`
+	Cluster string      `json:"cluster"`
+	Object  string      `json:"object"`
+	Action  string      `json:"action"`
+	Changes []FieldDiff `json:"changes"`
+	Error   string      `json:"error,omitempty"`
+}

@@ -302,34 +302,15 @@ func scalar(v any) bool {
 // and CAPSTAN_RESOURCE_NAME, the name of the resource the operation acts on.
 func (l *loop) jobEnv(n *capstan.PlanNode) map[string]string {
 	env := map[string]string{"CAPSTAN_NODE": n.ID, "CAPSTAN_OPERATION": capstan.OperationGID(l.opID), "CAPSTAN_OUTPUTS": l.outputs()}
-	params := map[string]any{}
 	if n.Job != nil {
-		for k, v := range n.Job.Inputs.Parameters {
-			params[k] = v
-		}
 		for _, a := range n.Job.Inputs.Artifacts {
 			env["CAPSTAN_ARTIFACT_"+envName(a)] = filepath.Join(l.outputs(), a)
 		}
 	}
-	for k, v := range n.Parameters {
-		params[k] = v
-	}
-	for k, v := range params {
+	for k, v := range n.JobParameters() {
 		env["CAPSTAN_PARAM_"+envName(k)] = fmt.Sprint(v)
 	}
 	return env
 }
 
-func envName(k string) string {
-	b := []byte(k)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b[i] = c - 32
-		case (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'):
-		default:
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
+func envName(k string) string { return job.EnvName(k) }

@@ -18,18 +18,7 @@ func (l *loop) targets(ctx context.Context, plan *capstan.Plan, n *capstan.PlanN
 	}
 	out := map[string]*job.Target{}
 	for _, req := range reqs {
-		var b *capstan.ResourceBinding
-		if plan != nil {
-			b = plan.Binding(req)
-		}
-		if b == nil || b.Status != capstan.BindingResolved || b.Provider == nil {
-			return nil, capstan.Errorf(capstan.EINVALID, "target %s is not a resolved binding of the plan", req)
-		}
-		r, err := l.e.cfg.Store.GetResourceByKey(ctx, l.org, b.Provider.ResourceKey)
-		if err != nil {
-			return nil, err
-		}
-		t, err := job.TargetOf(ctx, l.e.cfg.Secrets, l.org, req, r)
+		t, err := job.PlanTarget(ctx, l.e.cfg.Store, l.e.cfg.Secrets, l.org, plan, req)
 		if err != nil {
 			return nil, err
 		}

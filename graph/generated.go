@@ -527,6 +527,15 @@ type ComplexityRoot struct {
 		Parameters  func(childComplexity int) int
 	}
 
+	ObjectPreview struct {
+		Action  func(childComplexity int) int
+		Changes func(childComplexity int) int
+		Cluster func(childComplexity int) int
+		Error   func(childComplexity int) int
+		Node    func(childComplexity int) int
+		Object  func(childComplexity int) int
+	}
+
 	Operation struct {
 		Action         func(childComplexity int) int
 		Actor          func(childComplexity int) int
@@ -679,6 +688,7 @@ type ComplexityRoot struct {
 	Plan struct {
 		Bindings        func(childComplexity int) int
 		CapabilityGraph func(childComplexity int) int
+		ClusterPreview  func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
 		Customizations  func(childComplexity int) int
 		Digest          func(childComplexity int) int
@@ -1256,6 +1266,7 @@ type PlanResolver interface {
 
 	ViewerMayStart(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error)
 	ViewerMayEdit(ctx context.Context, obj *capstan.Plan) (*capstan.Permission, error)
+	ClusterPreview(ctx context.Context, obj *capstan.Plan) ([]capstan.ObjectPreview, error)
 	Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error)
 
 	Order(ctx context.Context, obj *capstan.Plan) ([]string, error)
@@ -3313,6 +3324,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.NodeTemplate.Parameters(childComplexity), true
 
+	case "ObjectPreview.action":
+		if e.ComplexityRoot.ObjectPreview.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Action(childComplexity), true
+	case "ObjectPreview.changes":
+		if e.ComplexityRoot.ObjectPreview.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Changes(childComplexity), true
+	case "ObjectPreview.cluster":
+		if e.ComplexityRoot.ObjectPreview.Cluster == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Cluster(childComplexity), true
+	case "ObjectPreview.error":
+		if e.ComplexityRoot.ObjectPreview.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Error(childComplexity), true
+	case "ObjectPreview.node":
+		if e.ComplexityRoot.ObjectPreview.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Node(childComplexity), true
+	case "ObjectPreview.object":
+		if e.ComplexityRoot.ObjectPreview.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ObjectPreview.Object(childComplexity), true
+
 	case "Operation.action":
 		if e.ComplexityRoot.Operation.Action == nil {
 			break
@@ -3969,6 +4017,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Plan.CapabilityGraph(childComplexity), true
+	case "Plan.clusterPreview":
+		if e.ComplexityRoot.Plan.ClusterPreview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Plan.ClusterPreview(childComplexity), true
 	case "Plan.createdAt":
 		if e.ComplexityRoot.Plan.CreatedAt == nil {
 			break
@@ -7727,6 +7781,14 @@ type Plan implements Node {
   viewerMayStart: Permission!
   "Whether the caller may edit it now (not started, an editor's role), or why not."
   viewerMayEdit: Permission!
+  """
+  What the plan's kubernetes steps would change on their clusters now, object
+  by object: a server-side dry run of each (nothing is written), with the
+  node's parameters, as the step would apply them. It reaches the clusters
+  under Capstan's identity: asked by someone who may plan, a few at a time
+  per server (UNAVAILABLE beyond). Empty for a plan without kubernetes steps.
+  """
+  clusterPreview: [ObjectPreview!]!
   "One node of the current revision by its key (null when it has none): what a node's page reads instead of every node."
   node(
     "The node's key (PlanNode.key)."
@@ -7982,6 +8044,26 @@ input PlanChangeInput {
   provider: String
   "Why; required for SKIP."
   reason: String
+}
+
+"""
+What applying one object of a plan's kubernetes step would do now, from a
+server-side dry run on its cluster under Capstan's identity: nothing is
+written.
+"""
+type ObjectPreview {
+  "The plan node whose step applies it."
+  node: String!
+  "The cluster resource (kubernetes.cluster/prod-k8s)."
+  cluster: String!
+  "The object: Kind namespace/name (Deployment shop/web)."
+  object: String!
+  "created, configured or unchanged, as the step would find it; empty with error."
+  action: String!
+  "The fields it would change, old and new (a Secret's values and every secret value of the organization masked); a new object's are the manifest's own."
+  changes: [FieldDiff!]!
+  "Why the object could not be previewed (the cluster unreachable, the object invalid): what the step would meet."
+  error: String
 }
 
 "A batch of changes to a plan that has not started."
@@ -9820,6 +9902,24 @@ func (ec *executionContext) childFields_NodeTemplate(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type NodeTemplate", field.Name)
 }
 
+func (ec *executionContext) childFields_ObjectPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_ObjectPreview_node(ctx, field)
+	case "cluster":
+		return ec.fieldContext_ObjectPreview_cluster(ctx, field)
+	case "object":
+		return ec.fieldContext_ObjectPreview_object(ctx, field)
+	case "action":
+		return ec.fieldContext_ObjectPreview_action(ctx, field)
+	case "changes":
+		return ec.fieldContext_ObjectPreview_changes(ctx, field)
+	case "error":
+		return ec.fieldContext_ObjectPreview_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ObjectPreview", field.Name)
+}
+
 func (ec *executionContext) childFields_Operation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -10076,6 +10176,8 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_viewerMayStart(ctx, field)
 	case "viewerMayEdit":
 		return ec.fieldContext_Plan_viewerMayEdit(ctx, field)
+	case "clusterPreview":
+		return ec.fieldContext_Plan_clusterPreview(ctx, field)
 	case "node":
 		return ec.fieldContext_Plan_node(ctx, field)
 	case "edges":
@@ -19413,6 +19515,153 @@ func (ec *executionContext) fieldContext_NodeTemplate_node(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _ObjectPreview_node(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ObjectPreview_cluster(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cluster, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ObjectPreview_object(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ObjectPreview_action(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectPreview", field, false, false, "String")
+}
+
+func (ec *executionContext) _ObjectPreview_changes(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.FieldDiff) graphql.Marshaler {
+			return ec.marshalNFieldDiff2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐFieldDiffᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ObjectPreview",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FieldDiff(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ObjectPreview_error(ctx context.Context, field graphql.CollectedField, obj *capstan.ObjectPreview) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ObjectPreview_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ObjectPreview_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ObjectPreview", field, false, false, "String")
+}
+
 func (ec *executionContext) _Operation_id(ctx context.Context, field graphql.CollectedField, obj *capstan.Operation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22385,6 +22634,38 @@ func (ec *executionContext) fieldContext_Plan_viewerMayEdit(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Permission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Plan_clusterPreview(ctx context.Context, field graphql.CollectedField, obj *capstan.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Plan_clusterPreview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Plan().ClusterPreview(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ObjectPreview) graphql.Marshaler {
+			return ec.marshalNObjectPreview2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐObjectPreviewᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Plan_clusterPreview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Plan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ObjectPreview(ctx, field)
 		},
 	}
 	return fc, nil
@@ -36967,6 +37248,64 @@ func (ec *executionContext) _NodeTemplate(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var objectPreviewImplementors = []string{"ObjectPreview"}
+
+func (ec *executionContext) _ObjectPreview(ctx context.Context, sel ast.SelectionSet, obj *capstan.ObjectPreview) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, objectPreviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ObjectPreview")
+		case "node":
+			out.Values[i] = ec._ObjectPreview_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cluster":
+			out.Values[i] = ec._ObjectPreview_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "object":
+			out.Values[i] = ec._ObjectPreview_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "action":
+			out.Values[i] = ec._ObjectPreview_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changes":
+			out.Values[i] = ec._ObjectPreview_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._ObjectPreview_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var operationImplementors = []string{"Operation", "Node"}
 
 func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet, obj *capstan.Operation) graphql.Marshaler {
@@ -38005,6 +38344,12 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Plan_viewerMayEdit(ctx, field, obj)
+				})
+		case "clusterPreview":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Plan_clusterPreview(ctx, field, obj)
 				})
 		case "node":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
@@ -42532,6 +42877,26 @@ var (
 		capstan.NodeAIAnalysis:         "AI_ANALYSIS",
 	}
 )
+
+func (ec *executionContext) marshalNObjectPreview2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐObjectPreview(ctx context.Context, sel ast.SelectionSet, v capstan.ObjectPreview) graphql.Marshaler {
+	return ec._ObjectPreview(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNObjectPreview2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐObjectPreviewᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ObjectPreview) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNObjectPreview2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐObjectPreview(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
 	if v == nil {

@@ -499,6 +499,11 @@ func (r *planResolver) ViewerMayEdit(ctx context.Context, obj *capstan.Plan) (*c
 	return verdict(ctx, func(a *capstan.Actor) capstan.Permission { return service.EditVerdict(a, obj) })
 }
 
+// ClusterPreview is the resolver for the clusterPreview field.
+func (r *planResolver) ClusterPreview(ctx context.Context, obj *capstan.Plan) ([]capstan.ObjectPreview, error) {
+	return r.Service.PreviewPlan(ctx, obj)
+}
+
 // Node is the resolver for the node field.
 func (r *planResolver) Node(ctx context.Context, obj *capstan.Plan, key string) (*capstan.PlanNode, error) {
 	return obj.Node(key), nil

@@ -50,6 +50,12 @@ type Service struct {
 	// is the host's or the cloud's own (loopback, link-local, metadata):
 	// the server's egress allow-list names it. Nil refuses them.
 	AllowAddress func(netip.Addr) bool
+	// Previewer dry-runs a plan's kubernetes steps (nil: Plan.clusterPreview
+	// is UNAVAILABLE).
+	Previewer Previewer
+
+	previewOnce  sync.Once
+	previewSlots chan struct{}
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile

@@ -53,6 +53,24 @@ func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 			require.Equal(t, "READY", plan["status"], "%v", plan)
 			plan = ok(kubeAdmin, `mutation($p: ID!, $v: Int!, $params: Map!) { editPlan(input: {plan: $p, version: $v, changes: [{op: SET_PARAMETERS, node: "apply-app", parameters: $params}]}) { id version } }`,
 				map[string]any{"p": plan["id"], "v": plan["version"], "params": map[string]any{"avoid_node": "worker-3", "namespace": ns}})["editPlan"].(map[string]any)
+			preview := func(plan any) map[string]map[string]any {
+				t.Helper()
+				got := ok(kubeAdmin, `query($p: ID!) { plan(id: $p) { clusterPreview { node cluster object action changes { path old new } error } } }`, map[string]any{"p": plan})
+				out := map[string]map[string]any{}
+				for _, o := range got["plan"].(map[string]any)["clusterPreview"].([]any) {
+					o := o.(map[string]any)
+					out[o["object"].(string)] = o
+				}
+				return out
+			}
+			// The plan shows what it would make, before anything is.
+			made := preview(plan["id"])
+			require.Len(t, made, 2, "%v", made)
+			deployment, service := made["Deployment "+ns+"/"+name], made["Service "+ns+"/"+name]
+			require.Equal(t, "created", deployment["action"], "%v", made)
+			require.Equal(t, "created", service["action"], "%v", made)
+			require.Equal(t, "kubernetes.cluster/lab-k8s", deployment["cluster"])
+			require.Contains(t, deployment["changes"], map[string]any{"path": "spec.replicas", "old": nil, "new": float64(2)})
 			op := ok(kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["id"]})["startOperation"].(map[string]any)["id"].(string)
 			waitForEndAs(t, p, kubeAdmin, op)
 			require.Equal(t, "SUCCEEDED", statusAs(t, p, kubeAdmin, op), "%v", ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } } }`, map[string]any{"id": op}))
@@ -82,6 +100,11 @@ func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 			// The repair: planned, approved by an SRE, then applied.
 			repair := ok(kubeAdmin, `mutation($r: ID!) { repairResource(input: {resource: $r}) { id status } }`, map[string]any{"r": id})["repairResource"].(map[string]any)
 			require.Equal(t, "READY", repair["status"], "%v", repair)
+			// The repair's preview shows what it takes back, and no more.
+			repairs := preview(repair["id"])
+			require.Equal(t, "configured", repairs["Deployment "+ns+"/"+name]["action"], "%v", repairs)
+			require.Equal(t, []any{map[string]any{"path": "spec.replicas", "old": float64(5), "new": float64(2)}}, repairs["Deployment "+ns+"/"+name]["changes"])
+			require.Equal(t, "unchanged", repairs["Service "+ns+"/"+name]["action"], "%v", repairs)
 			rop := ok(kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": repair["id"]})["startOperation"].(map[string]any)["id"].(string)
 			waitForStatusAs(t, p, kubeAdmin, rop, "WAITING")
 			live, err := deployments.Get(ctx, name, metav1.GetOptions{})

@@ -383,6 +383,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// the executor through the store (wakes), and the executor asks the
 	// service's rules (Hooks). Each is built whole, once.
 	svc := &service.Service{Store: store, Now: time.Now, Log: log, Secrets: vault, Production: production, Assessor: assessor,
+		Previewer:    kube.PlanPreviewer{Resources: store, Secrets: vault, Dial: egress.DialContext},
 		Changes:      broker, // a mutation waits for its command on the operation's changes
 		AllowAddress: func(a netip.Addr) bool { return egress.Allows(a.String(), a) == nil }}
 	schedule := &observe.Schedule{Assessor: assessor, Store: store, Orgs: tokens.Organizations, Concurrency: cfg.assessConcurrency, Every: cfg.assessEvery, Log: log}

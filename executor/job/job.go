@@ -109,6 +109,22 @@ func SecretValue(ctx context.Context, secrets Secrets, org, what, ref string) (s
 	return string(value), nil
 }
 
+// EnvName is a name as an environment variable's: upper case, every
+// byte but a letter or digit an underscore (CAPSTAN_PARAM_<NAME>).
+func EnvName(k string) string {
+	b := []byte(k)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 32
+		case (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'):
+		default:
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
 // DurationOr is s as a positive duration, or def when it is not one (a
 // spec's timeout, retry interval or simulated duration).
 func DurationOr(s string, def time.Duration) time.Duration {

@@ -85,6 +85,28 @@ const (
 // SSHAccess is the capability a compute node provides to be reached.
 const SSHAccess = capstan.SSHAccess
 
+// Resources reads catalog resources by key.
+type Resources interface {
+	GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error)
+}
+
+// PlanTarget is the target a plan's requirement req is bound to: the
+// resolved binding's provider, read from resources, as TargetOf reads it.
+func PlanTarget(ctx context.Context, resources Resources, secrets Secrets, org string, plan *capstan.Plan, req string) (*Target, error) {
+	var b *capstan.ResourceBinding
+	if plan != nil {
+		b = plan.Binding(req)
+	}
+	if b == nil || b.Status != capstan.BindingResolved || b.Provider == nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s is not a resolved binding of the plan", req)
+	}
+	r, err := resources.GetResourceByKey(ctx, org, b.Provider.ResourceKey)
+	if err != nil {
+		return nil, err
+	}
+	return TargetOf(ctx, secrets, org, req, r)
+}
+
 // TargetOf reads a target from a compute node's ssh.access attributes,
 // its credentials from secrets (org's): what a job's binding req, or a
 // health assessment's runs_on relationship, reaches.

@@ -379,12 +379,16 @@ try {
   await edit.getByRole("button", { name: "Apply edit" }).click();
   await page.getByText(/Revision 2: the plan is ready/).waitFor({ timeout: 15000 });
   await page.locator(".react-flow__node", { hasText: "Smoke test" }).waitFor({ timeout: 10000 });
+  // The cluster preview dry-runs the plan's kubernetes steps, on demand:
+  // a kubeadm create (simulated) applies nothing to a cluster.
+  await page.getByRole("button", { name: "Preview cluster changes" }).click();
+  await page.getByRole("status").filter({ hasText: "This plan applies nothing to a cluster." }).waitFor({ timeout: 15000 });
   await accessible(page, "plan review");
   await shoot(page, "plan-review");
   await page.getByRole("button", { name: "Start operation" }).click();
   await page.waitForURL(/#\/operations\//, { timeout: 15000 });
   await page.locator("#operation-title .status").waitFor({ timeout: 15000 });
-  step("plan review: candidates with reasons, an edit from a template, start");
+  step("plan review: candidates with reasons, an edit from a template, its cluster preview, start");
 
   // Explorer: search, dependencies both ways, history.
   await page.getByRole("link", { name: "Explorer" }).click();

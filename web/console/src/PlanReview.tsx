@@ -2,6 +2,7 @@ import { useState } from "react";
 import { useMutation, useQuery } from "@apollo/client/react";
 import { graphql } from "./gql";
 import type { PlanChangeOp, PlanReviewQuery } from "./gql/graphql";
+import { ClusterPreview } from "./ClusterPreview";
 import { Dag } from "./Dag";
 import { ActionButton, ReadOnlyNote, readOnly, useViewer } from "./viewer";
 import { KeyValues, Status, words } from "./ui";
@@ -172,6 +173,7 @@ export function PlanReview({ id }: { id: string }) {
       <h3>DAG</h3>
       <Dag layoutKey={`${plan.id}@${plan.revision}`} nodes={plan.nodes} edges={plan.edges} height={360} label={`plan revision ${plan.revision}`}
         marks={(k) => ({ note: plan.nodes.find((n) => n.key === k)?.template ? "from a template" : undefined })} />
+      <ClusterPreview key={`${plan.id}@${plan.version}`} plan={plan.id} />
       <EditForm plan={plan} templates={data.nodeTemplates} onEdited={() => void refetch()} />
       {plan.customizations.changes.length > 0 && (
         <>

@@ -15,6 +15,7 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  query Viewer {\n    viewer {\n      actor\n      organization\n      roles\n      permissions {\n        action\n        allowed\n        reason\n      }\n    }\n  }\n": typeof types.ViewerDocument,
+    "\n  query PlanClusterPreview($id: ID!) {\n    plan(id: $id) {\n      id\n      clusterPreview {\n        node\n        cluster\n        object\n        action\n        changes {\n          path\n          old\n          new\n        }\n        error\n      }\n    }\n  }\n": typeof types.PlanClusterPreviewDocument,
     "\n  query DriftedResources {\n    resources(filter: { health: [DRIFTED, UNREACHABLE, DEGRADED] }, first: 20) {\n      totalCount\n      edges {\n        node {\n          id\n          key\n          environment\n          healthStatus\n          assessment {\n            at\n            reason\n            diff {\n              field\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.DriftedResourcesDocument,
     "\n  subscription ResourceHealthLive {\n    resourceHealth {\n      id\n      healthStatus\n    }\n  }\n": typeof types.ResourceHealthLiveDocument,
     "\n  query SearchResources($search: String, $after: String) {\n    resources(filter: { search: $search }, first: 50, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          key\n          name\n          environment\n          lifecycleStatus\n          healthStatus\n        }\n      }\n    }\n  }\n": typeof types.SearchResourcesDocument,
@@ -50,6 +51,7 @@ type Documents = {
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      actor\n      organization\n      roles\n      permissions {\n        action\n        allowed\n        reason\n      }\n    }\n  }\n": types.ViewerDocument,
+    "\n  query PlanClusterPreview($id: ID!) {\n    plan(id: $id) {\n      id\n      clusterPreview {\n        node\n        cluster\n        object\n        action\n        changes {\n          path\n          old\n          new\n        }\n        error\n      }\n    }\n  }\n": types.PlanClusterPreviewDocument,
     "\n  query DriftedResources {\n    resources(filter: { health: [DRIFTED, UNREACHABLE, DEGRADED] }, first: 20) {\n      totalCount\n      edges {\n        node {\n          id\n          key\n          environment\n          healthStatus\n          assessment {\n            at\n            reason\n            diff {\n              field\n            }\n          }\n        }\n      }\n    }\n  }\n": types.DriftedResourcesDocument,
     "\n  subscription ResourceHealthLive {\n    resourceHealth {\n      id\n      healthStatus\n    }\n  }\n": types.ResourceHealthLiveDocument,
     "\n  query SearchResources($search: String, $after: String) {\n    resources(filter: { search: $search }, first: 50, after: $after) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      edges {\n        node {\n          id\n          key\n          name\n          environment\n          lifecycleStatus\n          healthStatus\n        }\n      }\n    }\n  }\n": types.SearchResourcesDocument,
@@ -102,6 +104,10 @@ export function graphql(source: string): unknown;
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Viewer {\n    viewer {\n      actor\n      organization\n      roles\n      permissions {\n        action\n        allowed\n        reason\n      }\n    }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      actor\n      organization\n      roles\n      permissions {\n        action\n        allowed\n        reason\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PlanClusterPreview($id: ID!) {\n    plan(id: $id) {\n      id\n      clusterPreview {\n        node\n        cluster\n        object\n        action\n        changes {\n          path\n          old\n          new\n        }\n        error\n      }\n    }\n  }\n"): (typeof documents)["\n  query PlanClusterPreview($id: ID!) {\n    plan(id: $id) {\n      id\n      clusterPreview {\n        node\n        cluster\n        object\n        action\n        changes {\n          path\n          old\n          new\n        }\n        error\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
