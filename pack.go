@@ -393,6 +393,11 @@ type RunSpec struct {
 	// applied_objects, AppliedObjects): a repair's, with Force to take
 	// back what another manager changed.
 	Reapply bool `json:"reapply,omitempty"`
+	// Drain (kubernetes) is the node the step cordons and drains through
+	// the eviction API, honouring PodDisruptionBudgets (a placeholder as
+	// in manifests: ${param.node}), instead of applying manifests; with
+	// Delete, the drained node is then removed from the cluster.
+	Drain string `json:"drain,omitempty"`
 	// Chart (runner helm) names the pack's chart the step installs or
 	// upgrades as Release (in Namespace), with Values (YAML, placeholders
 	// as in manifests). A failed install or upgrade rolls back within
@@ -775,8 +780,14 @@ func validateRun(r RunSpec, what string, p *Problems) {
 			p.Addf("%s: ansible runner needs a playbook and a target (a requirement bound to a compute node)", what)
 		}
 	case "kubernetes":
-		if (r.Manifests == "") == !r.Reapply || r.Target == "" {
-			p.Addf("%s: kubernetes runner needs manifests or reapply (not both) and a target (a requirement bound to a cluster)", what)
+		n := 0
+		for _, set := range []bool{r.Manifests != "", r.Reapply, r.Drain != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 || r.Target == "" {
+			p.Addf("%s: kubernetes runner needs one of manifests, reapply and drain, and a target (a requirement bound to a cluster)", what)
 		}
 	case "helm":
 		if r.Chart == "" || r.Release == "" || r.Namespace == "" || r.Target == "" {
@@ -791,12 +802,13 @@ func validateRun(r RunSpec, what string, p *Problems) {
 	if (r.Force || r.Namespace != "") && !kube {
 		p.Addf("%s: force and namespace are for the kubernetes and helm runners", what)
 	}
-	if (r.Delete || r.Reapply) && r.Runner != "kubernetes" {
-		p.Addf("%s: delete and reapply are for the kubernetes runner", what)
+	if (r.Delete || r.Reapply || r.Drain != "") && r.Runner != "kubernetes" {
+		p.Addf("%s: delete, reapply and drain are for the kubernetes runner", what)
 	}
 	if r.Delete && r.Reapply {
 		p.Addf("%s: delete and reapply exclude each other", what)
 	}
+	// (delete with drain removes the drained node.)
 	if (r.Chart != "" || r.Release != "" || r.Values != "" || r.Undo) && r.Runner != "helm" {
 		p.Addf("%s: chart, release, values and undo are for the helm runner", what)
 	}

@@ -38,6 +38,9 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	if j.Target == nil || j.Target.Cluster == nil {
 		return job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("job %s: target %q is not a cluster (a kubernetes.cluster resource bound to the node)", j.NodeID, j.Spec.Target)}
 	}
+	if j.Spec.Drain != "" {
+		return r.drain(ctx, j)
+	}
 	objs, err := r.objects(j)
 	if err != nil {
 		return job.Result{ExitCode: -1, ErrKind: ErrKindInvalid, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
@@ -89,6 +92,58 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 		}
 	}
 	return succeeded(j, done)
+}
+
+// drain runs a drain step: the node its spec names (a placeholder
+// filled with the job's parameters) cordoned and drained (Client.Drain).
+// Its output is the drain as one JSON line, and its evidence one item.
+func (r Runner) drain(ctx context.Context, j job.Job) job.Result {
+	ref, err := FillRef(capstan.ObjectRef{Name: j.Spec.Drain}, Params(j.Env))
+	if err == nil {
+		if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
+			err = fmt.Errorf("node %q: %s", ref.Name, strings.Join(errs, "; "))
+		}
+	}
+	if err != nil {
+		return job.Result{ExitCode: -1, ErrKind: ErrKindInvalid, Err: capstan.Errorf(capstan.EINVALID, "job %s: drain: %v", j.NodeID, err)}
+	}
+	client, err := Connect(j.Target.Cluster, r.Dial)
+	if err != nil {
+		return failed(j, nil, err)
+	}
+	d, err := client.Drain(ctx, ref.Name)
+	if err == nil && j.Spec.Delete {
+		// Drained, the node leaves the cluster: its Node object deleted,
+		// and waited for until it is gone.
+		node := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": ref.Name}}}
+		var a Applied
+		a, err = client.Delete(ctx, node, "")
+		d.Removed = err == nil && (a.Action == "deleted" || a.Action == "absent")
+	}
+	line, _ := json.Marshal(d)
+	source := map[string]any{"type": "kubernetes", "cluster": j.Target.Cluster.Server, "target": j.Target.Resource, "node": d.Node, "cordoned": d.Cordoned,
+		"evicted": orEmpty(d.Evicted), "skipped": orEmpty(d.Skipped), "removed": d.Removed}
+	result := capstan.EvidencePassed
+	if len(d.Blocked) > 0 {
+		source["blocked"], result = d.Blocked, capstan.EvidenceFailed
+	}
+	ev := []capstan.Evidence{{OperationID: j.OperationID, ProducedBy: j.NodeID, Item: "node-" + d.Node + "-drained", Result: result, Source: source, ObservedAt: time.Now().UTC()}}
+	if err != nil {
+		res := failed(j, nil, err)
+		res.Output = append(append(line, '\n'), res.Output...)
+		if d.Cordoned {
+			res.Evidence = ev // what it did before it stopped
+		}
+		return res
+	}
+	return job.Result{ExitCode: 0, Output: append(line, '\n'), Evidence: ev}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // objects are what the job applies: its manifests, filled with its
