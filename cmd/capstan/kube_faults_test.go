@@ -162,4 +162,3 @@ func helmEvidence(t *testing.T, op map[string]any) map[string]any {
 	t.Fatalf("no helm evidence: %v", op)
 	return nil
 }
-
