@@ -190,7 +190,7 @@ func TestQueriesOverHTTP(t *testing.T) {
 	  viewer { actor organization roles }
 	}`, nil)
 	require.Empty(t, lists.Errors)
-	require.Equal(t, float64(8), get(lists.Data, "resourceTypes", "totalCount"))
+	require.Equal(t, float64(9), get(lists.Data, "resourceTypes", "totalCount"))
 	require.Equal(t, float64(1), get(lists.Data, "capabilities", "totalCount"))
 	require.Equal(t, float64(7), get(lists.Data, "scenarioPacks", "totalCount"))
 	require.Equal(t, "minio.install@1.0.0", get(lists.Data, "scenarios", "edges", 0, "node", "ref"))

@@ -3,6 +3,7 @@ package kube_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,34 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		}
 	})
 
+	t.Run("a watch too old to resume", func(t *testing.T) {
+		// The step waits on a watch; the API server goes, etcd's history is
+		// compacted past the watch's resourceVersion, the API server comes
+		// back: the resumed watch is answered 410 Gone, and the wait lists
+		// again and goes on, within the step.
+		j := kubeJob(c, token, ns, claim("compacted"), nil)
+		done := make(chan job.Result, 1)
+		go func() { done <- r.Run(ctx, j) }()
+		c.ClaimStored(t, ns, "compacted")
+		objectWatch(t, c, "persistentvolumeclaims") // the step waits on its watch now
+		c.Own.KillAPIServer()
+		rev, err := c.Own.CompactEtcd(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Own.StartAPIServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Volume(t, "compacted")
+		res := <-done
+		if a := applied(t, res); res.Err != nil || a[0].Ready != "phase Bound" {
+			t.Fatalf("after a compaction at revision %d: %v %+v", rev, res.Err, a)
+		}
+		if v, _ := strconv.ParseInt(applied(t, res)[0].ResourceVersion, 10, 64); v <= rev {
+			t.Fatalf("the claim found bound at resourceVersion %d, not after the compaction at %d", v, rev)
+		}
+	})
+
 	t.Run("the API server down when a step applies", func(t *testing.T) {
 		c.Own.KillAPIServer()
 		j := kubeJob(c, token, ns, config("while-down"), nil)
@@ -132,4 +161,28 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 			t.Fatalf("result = %s %v, want unauthorized", res.ErrKind, res.Err)
 		}
 	})
+}
+
+// objectWatch waits until the API server serves a watch of one object of
+// resource (scope "resource": the step's, by name; the cluster's
+// controllers watch cluster-wide), read from its
+// apiserver_longrunning_requests gauge.
+func objectWatch(t *testing.T, c *kubetest.Cluster, resource string) {
+	t.Helper()
+	want := `apiserver_longrunning_requests{component="apiserver",group="",resource="` + resource + `",scope="resource",subresource="",verb="WATCH",version="v1"} `
+	deadline := time.Now().Add(30 * time.Second)
+	for tick := time.NewTicker(50 * time.Millisecond); ; <-tick.C {
+		body, err := c.Admin.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+		if err == nil {
+			for _, line := range strings.Split(string(body), "\n") {
+				if n, ok := strings.CutPrefix(line, want); ok && n != "0" {
+					tick.Stop()
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no watch of one of the %s within 30 s (%v)", resource, err)
+		}
+	}
 }
