@@ -421,3 +421,8 @@ const SSHAccess = "ssh.access"
 // the bearer token of the identity Capstan acts as), are attributes of
 // it (executor/kube).
 const KubernetesCluster = "kubernetes.cluster"
+
+// ObjectStorageS3 is the capability of an S3 object store; one whose
+// attributes hold an endpoint and its keys (s3access) is one the s3
+// runner and probe reach.
+const ObjectStorageS3 = "object_storage.s3"

@@ -398,6 +398,10 @@ type RunSpec struct {
 	// in manifests: ${param.node}), instead of applying manifests; with
 	// Delete, the drained node is then removed from the cluster.
 	Drain string `json:"drain,omitempty"`
+	// Bucket (runner s3) is the bucket the step makes on the store its
+	// target is, unless it exists (a placeholder as in manifests:
+	// ${param.bucket}).
+	Bucket string `json:"bucket,omitempty"`
 	// Chart (runner helm) names the pack's chart the step installs or
 	// upgrades as Release (in Namespace), with Values (YAML, placeholders
 	// as in manifests). A failed install or upgrade rolls back within
@@ -514,6 +518,9 @@ type Probe struct {
 	// Absent turns a kubernetes probe around: it passes when the object
 	// does not exist (a deletion's or a compensation's evidence).
 	Absent bool `json:"absent,omitempty"`
+	// Bucket is the bucket an s3 probe proves writable (a PUT, a GET, a
+	// DELETE), a placeholder as in manifests.
+	Bucket string `json:"bucket,omitempty"`
 	// Drift (kubernetes, observe probes) compares every object the
 	// resource's operations applied (AppliedObjects) with the live one,
 	// field by field, and names who changed a field (its managedFields):
@@ -793,10 +800,17 @@ func validateRun(r RunSpec, what string, p *Problems) {
 		if r.Chart == "" || r.Release == "" || r.Namespace == "" || r.Target == "" {
 			p.Addf("%s: helm runner needs a chart (one the pack ships), a release, a namespace and a target (a requirement bound to a cluster)", what)
 		}
+	case "s3":
+		if r.Bucket == "" || r.Target == "" {
+			p.Addf("%s: s3 runner needs a bucket and a target (a requirement bound to an object store)", what)
+		}
 	case "sim":
 		validDuration(r.Duration, what+" duration", p)
 	default:
-		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible, kubernetes, helm or sim)", what, r.Runner)
+		p.Addf("%s: unknown runner %q (want shell, http, ssh, ansible, kubernetes, helm, s3 or sim)", what, r.Runner)
+	}
+	if r.Bucket != "" && r.Runner != "s3" {
+		p.Addf("%s: bucket is for the s3 runner", what)
 	}
 	kube := r.Runner == "kubernetes" || r.Runner == "helm"
 	if (r.Force || r.Namespace != "") && !kube {
@@ -861,9 +875,16 @@ func validateProbe(pr Probe, p *Problems) {
 		case !pr.Drift && (pr.Target == "" || pr.Object == nil || pr.Object.APIVersion == "" || pr.Object.Kind == "" || pr.Object.Name == ""):
 			p.Addf("probe %s: a kubernetes probe needs a target and an object (api_version, kind, name), or drift", pr.Name)
 		}
+	case "s3":
+		if pr.Target == "" || pr.Bucket == "" {
+			p.Addf("probe %s: an s3 probe needs a target and a bucket", pr.Name)
+		}
 	case "sim":
 	default:
-		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes or sim)", pr.Name, pr.Type)
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes, s3 or sim)", pr.Name, pr.Type)
+	}
+	if pr.Bucket != "" && pr.Type != "s3" {
+		p.Addf("probe %s: bucket is for s3 probes", pr.Name)
 	}
 	if pr.Drift && pr.Type != "kubernetes" {
 		p.Addf("probe %s: drift is for kubernetes probes", pr.Name)

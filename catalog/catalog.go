@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/kubeaccess"
+	"github.com/capstan-dev/capstan/s3access"
 	"github.com/capstan-dev/capstan/sshaccess"
 )
 
@@ -186,6 +187,11 @@ func (f *File) resources(opts Options) ([]*capstan.Resource, error) {
 			}
 			r := base(s.Common, s.Type, "catalog:"+table)
 			for _, pc := range s.Provides {
+				if pc.Capability == capstan.ObjectStorageS3 {
+					if err := s3access.Check(pc.Attributes, opts.AllowAddress); err != nil {
+						p.Addf("%s %s: %s: %v", table, s.Name, pc.Capability, err)
+					}
+				}
 				if pc.Scope == nil {
 					pc.Scope = scope(s.Common)
 				}

@@ -45,6 +45,9 @@ func TestJSONCatalogAndBadInput(t *testing.T) {
 		"clusters: [{name: c, environment: prod, api_server: 'https://127.0.0.1', ca: x, credentials: 'secret:t'}]":       "loopback",
 		"clusters: [{name: c, environment: prod, api_server: 'https://k8s.example.com', ca: x, credentials: 'secret:t'}]": "ca is not PEM",
 		"clusters: [{name: c, environment: prod, api_server: 'https://k8s.example.com', ca: x, credentials: 'a-token'}]":  "and 1 more",
+		"external_services: [{name: s, type: s3.bucket, environment: prod, provides: [{capability: object_storage.s3, attributes: {endpoint: 'https://s3.example.com'}}]}]": "go together",
+		"external_services: [{name: s, type: s3.bucket, environment: prod, provides: [{capability: object_storage.s3, attributes: {endpoint: 'http://127.0.0.1:9000', access_key: 'secret:a', secret_key: 'secret:b'}}]}]": "loopback",
+		"external_services: [{name: s, type: s3.bucket, environment: prod, provides: [{capability: object_storage.s3, attributes: {endpoint: 'https://s3.example.com', access_key: AKIA, secret_key: 'secret:b'}}]}]": "access_key",
 	}
 	for doc, want := range tests {
 		_, err := catalog.Parse([]byte(doc))

@@ -38,6 +38,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/executor/probe"
+	"github.com/capstan-dev/capstan/executor/s3"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
@@ -374,6 +375,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	// egress allow-list, a remote one on the bound host.
 	remoteProbes := remote.Probes(hosts, egress.DialContext)
 	remoteProbes["kubernetes"] = kube.Probe{Dial: egress.DialContext}
+	remoteProbes["s3"] = s3.Probe{Dial: egress.DialContext}
 	prober := probe.Prober{Remote: remoteProbes, Client: egress.Client(), Sandbox: sandbox, Resources: store}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs; a drift they find asks
@@ -398,7 +400,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	}
 	ex := executor.New(executor.Config{Store: store, Log: log, Dir: filepath.Join(cfg.dataDir, "executor"), JobDir: jobDir, Artifacts: artifacts, Hooks: svc, Wakes: wakes, Workers: cfg.workers,
 		Lease: lease, LeaseTerm: cfg.executorLease, TraceIDs: traceIDs, Sandbox: sandbox, Egress: egress, Secrets: vault, KeepSandboxes: cfg.keepSandboxes,
-		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}, "kubernetes": kube.Runner{Dial: egress.DialContext}, "helm": helm.Runner{Dial: egress.DialContext}},
+		RemoteRunners: map[string]job.Runner{"ssh": remote.Runner{Pool: hosts}, "ansible": remote.AnsibleRunner{Egress: egress, Sandbox: sandbox}, "kubernetes": kube.Runner{Dial: egress.DialContext}, "helm": helm.Runner{Dial: egress.DialContext}, "s3": s3.Runner{Dial: egress.DialContext}},
 		Prober:        prober, Analyzer: analyzer, SkipRules: cfg.analyzer.rules == "off", Tenure: func(ctx context.Context) {
 			if cfg.assessEvery >= 0 {
 				schedule.Run(ctx)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/kubeaccess"
+	"github.com/capstan-dev/capstan/s3access"
 	"github.com/capstan-dev/capstan/secret"
 	"github.com/capstan-dev/capstan/sshaccess"
 )
@@ -24,6 +25,9 @@ type Target struct {
 	// Cluster is set when the target is a Kubernetes API; the SSH fields
 	// below are empty then.
 	Cluster *Cluster
+	// Store is set when the target is an S3 object store (the s3 runner
+	// and probe's); the SSH fields are empty then.
+	Store *Store
 
 	// Requirement is the binding's id; Resource the provider's key
 	// (compute.node/h1).
@@ -43,6 +47,18 @@ type Target struct {
 	// attempt pins it on the compute node and audits it: host_key.trusted).
 	TrustOnFirstUse bool
 	Learned         string
+}
+
+// IsHost reports whether the target is a host reached over SSH (not a
+// cluster's API, not an object store).
+func (t *Target) IsHost() bool { return t != nil && t.Cluster == nil && t.Store == nil }
+
+// Store is an S3 object store as a job reaches it: its endpoint (http or
+// https URL, s3access) and keys, the values of the secret references the
+// catalog holds, resolved for this attempt only.
+type Store struct {
+	Endpoint             string
+	AccessKey, SecretKey []byte
 }
 
 // Cluster is a Kubernetes API as a job reaches it.
@@ -116,7 +132,10 @@ func TargetOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.
 		if kc := r.Provides(capstan.KubernetesCluster); kc != nil {
 			return clusterOf(ctx, secrets, org, req, r, kc)
 		}
-		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s provides neither %s nor %s", req, r.Key(), SSHAccess, capstan.KubernetesCluster)
+		if sc := r.Provides(capstan.ObjectStorageS3); sc != nil && sc.Attributes["endpoint"] != nil {
+			return storeOf(ctx, secrets, org, req, r, sc)
+		}
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s provides neither %s, %s nor an %s with an endpoint", req, r.Key(), SSHAccess, capstan.KubernetesCluster, capstan.ObjectStorageS3)
 	}
 	attr := func(k string) string {
 		v, _ := pc.Attributes[k].(string)
@@ -215,6 +234,29 @@ type ProbeTarget struct {
 	// Desired is the desired state a probe that observes a field checks
 	// its value against (the scenario's, or the resource's own).
 	Desired map[string]any
+}
+
+// storeOf reads an object store target from an object_storage.s3
+// capability's attributes: its endpoint and its keys' references,
+// resolved from secrets.
+func storeOf(ctx context.Context, secrets Secrets, org, req string, r *capstan.Resource, pc *capstan.ProvidedCapability) (*Target, error) {
+	// The catalog held these to the same rules at import; which
+	// addresses may be dialled is the egress allow-list's to say.
+	if err := s3access.Check(pc.Attributes, func(netip.Addr) bool { return true }); err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "target %s: %s's %s: %v", req, r.Key(), capstan.ObjectStorageS3, err)
+	}
+	s := &Store{Endpoint: strings.TrimSpace(pc.Attributes["endpoint"].(string))}
+	for _, k := range []struct {
+		name string
+		dst  *[]byte
+	}{{"access_key", &s.AccessKey}, {"secret_key", &s.SecretKey}} {
+		v, err := SecretValue(ctx, secrets, org, fmt.Sprintf("%s's %s", r.Key(), k.name), pc.Attributes[k.name].(string))
+		if err != nil {
+			return nil, err
+		}
+		*k.dst = []byte(v)
+	}
+	return &Target{Store: s, Requirement: req, Resource: r.Key()}, nil
 }
 
 // clusterOf reads a cluster target from a kubernetes.cluster

@@ -26,6 +26,29 @@ func (s secrets) Redactor(context.Context, string) (*secret.Redactor, error) {
 	return nil, nil
 }
 
+func TestAStoreTargetIsReadFromItsCapability(t *testing.T) {
+	s3 := func(attrs map[string]any) *capstan.Resource {
+		return &capstan.Resource{Type: "s3.bucket", Name: "traces", ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: capstan.ObjectStorageS3, Attributes: attrs}}}
+	}
+	store := secrets{"s3-access": "AKIATEST", "s3-secret": "the-secret-key"}
+	tg, err := job.TargetOf(context.Background(), store, "acme", "object-storage",
+		s3(map[string]any{"endpoint": "https://s3.example.com", "access_key": "secret:s3-access", "secret_key": "secret:s3-secret", "encryption": "required"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Store == nil || tg.Store.Endpoint != "https://s3.example.com" || string(tg.Store.AccessKey) != "AKIATEST" || string(tg.Store.SecretKey) != "the-secret-key" || tg.IsHost() {
+		t.Fatalf("target = %+v %+v", tg, tg.Store)
+	}
+	if _, err := job.TargetOf(context.Background(), store, "acme", "object-storage",
+		s3(map[string]any{"endpoint": "https://s3.example.com", "access_key": "secret:s3-access", "secret_key": "secret:nope"})); err == nil || !strings.Contains(err.Error(), "no secret nope") {
+		t.Fatalf("a missing key: %v", err)
+	}
+	if _, err := job.TargetOf(context.Background(), store, "acme", "object-storage",
+		s3(map[string]any{"encryption": "required"})); err == nil || !strings.Contains(err.Error(), "provides neither") {
+		t.Fatalf("a store no step reaches: %v", err)
+	}
+}
+
 func TestAClusterTargetIsReadFromItsCapability(t *testing.T) {
 	ca := string(kubetest.OtherCA(t))
 	cluster := func(attrs map[string]any) *capstan.Resource {

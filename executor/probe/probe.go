@@ -116,6 +116,13 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 	if host == nil {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's target is not a host bound to this node"}, nil
 	}
+	if pr.Type == "s3" {
+		ref, err := kube.FillRef(capstan.ObjectRef{Name: pr.Bucket}, kube.Params(t.Env))
+		if err != nil {
+			return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's bucket: " + err.Error()}, nil
+		}
+		pr.Bucket = ref.Name
+	}
 	if pr.Type == "kubernetes" && pr.Object != nil {
 		ref, err := kube.FillRef(*pr.Object, kube.Params(t.Env))
 		if err != nil {
@@ -123,8 +130,8 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 		}
 		pr.Object = &ref
 	}
-	if (pr.Type == "kubernetes") != (host.Cluster != nil) {
-		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, the others a host: the probe's target is the other kind"}, nil
+	if (pr.Type == "kubernetes") != (host.Cluster != nil) || (pr.Type == "s3") != (host.Store != nil) {
+		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, an s3 probe an object store, the others a host: the probe's target is another kind"}, nil
 	}
 	var result string
 	var source map[string]any
@@ -142,9 +149,12 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 		source = map[string]any{}
 	}
 	source["type"], source["target"] = pr.Type, pr.Target
-	if host.Cluster != nil {
+	switch {
+	case host.Cluster != nil:
 		source["cluster"], source["resource"] = host.Cluster.Server, host.Resource
-	} else {
+	case host.Store != nil:
+		source["endpoint"], source["resource"] = host.Store.Endpoint, host.Resource
+	default:
 		source["host"], source["address"] = host.Resource, host.Address
 	}
 	return result, source, out

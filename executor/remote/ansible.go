@@ -183,7 +183,7 @@ func (r AnsibleRunner) Run(ctx context.Context, j job.Job) job.Result {
 		return job.Result{ExitCode: -1, ErrKind: kind, Err: fmt.Errorf("job %s: %w", j.NodeID, err)}
 	}
 	t := j.Target
-	if t == nil || t.Cluster != nil {
+	if !t.IsHost() {
 		return fail(job.ErrKindTarget, errors.New("an ansible job needs a target (run.target: a requirement bound to a compute node)"))
 	}
 	if len(t.HostKeys) == 0 {

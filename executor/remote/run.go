@@ -39,7 +39,7 @@ type Runner struct {
 // a cancel or a timeout kills, and the declared artifacts are copied
 // back from the remote outputs directory into the job's local one.
 func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
-	if j.Target == nil || j.Target.Cluster != nil {
+	if !j.Target.IsHost() {
 		return job.Result{ExitCode: -1, ErrKind: job.ErrKindTarget, Err: fmt.Errorf("job %s: an ssh job needs a target (run.target: a requirement bound to a compute node)", j.NodeID)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, j.Timeout())
