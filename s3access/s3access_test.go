@@ -39,6 +39,3 @@ func TestWhatReachesAStore(t *testing.T) {
 		})
 	}
 }
-
-
-
