@@ -47,7 +47,11 @@ TOKENS
 serve_throwaway "$work" 127.0.0.1/32 # sets url and server
 
 echo "1. the cluster"
-"$bin" cluster rbac --namespace capstan-system --service-account capstan | k apply -f - >/dev/null
+"$bin" cluster rbac --namespace capstan-system --service-account capstan > "$work/grant.yaml"
+# Another demo on the same cluster may be granting the same at this
+# moment: server-side apply, and once more if the other created first.
+k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null 2>&1 ||
+  k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null
 token=$(k -n capstan-system create token capstan --duration 1h)
 api=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
 k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d > "$work/ca.pem"

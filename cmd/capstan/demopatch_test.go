@@ -64,13 +64,15 @@ func combinedWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) (string, e
 // schedules on worker-3 cannot pull its image; the step fails with each
 // pod's reason read from the cluster; the rule analyzer proposes keeping
 // the app off worker-3; two SREs approve; the patched plan rolls out on
-// the other nodes. A cluster of its own: the story needs exactly the
-// seed's three nodes, and other tests add nodes to the shared one.
+// the other nodes. A cluster of its own (both stores' runs share it, each
+// app spread over its three nodes): the story needs exactly the seed's
+// three nodes, and other tests add nodes to the shared one.
 func TestDemoPatchOnTheCluster(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Private(t, kubecluster.Options{})
 	for store, args := range bothStores(t) {
-		t.Run(store, func(t *testing.T) { // one after the other: each grants Capstan's identity on the one cluster
+		t.Run(store, func(t *testing.T) {
+			t.Parallel() // each in a namespace of its own; the grant is applied server-side by both
 			text := runScript(t, "demo-patch-kube.sh", 4*time.Minute, "CAPSTAN_BIN="+binary, "CAPSTAN_KUBECONFIG="+c.Kubeconfig,
 				"CAPSTAN_SERVE_FLAGS="+strings.Join(args, " "))
 			for _, want := range []string{
