@@ -20,7 +20,10 @@ const AppliedSource = "applied"
 // its desired state) with each object the evidence records as applied
 // (Source[AppliedSource]) put in, the later replacing the earlier of the
 // same object (api group, kind, namespace, name), and each object the
-// evidence records as deleted taken out. Evidence is taken in order.
+// evidence records as deleted taken out. A Helm release's evidence
+// records all its objects (a list): they replace every object recorded
+// for that release, so that one an upgrade dropped is dropped here too.
+// Evidence is taken in order.
 // Nil when no object is left.
 func AppliedObjects(prev any, evidence []Evidence) []any {
 	objs, _ := prev.([]any)
@@ -33,6 +36,16 @@ func AppliedObjects(prev any, evidence []Evidence) []any {
 			out = put(out, obj)
 			continue
 		}
+		if objs, ok := e.Source[AppliedSource].([]any); ok { // a Helm release's objects, all of them
+			release, ns := str(e.Source["release"]), str(e.Source["namespace"])
+			out = slices.DeleteFunc(out, func(o any) bool { return ofRelease(o, release, ns) })
+			for _, o := range objs {
+				if obj, ok := o.(map[string]any); ok {
+					out = put(out, obj)
+				}
+			}
+			continue
+		}
 		if e.Source["action"] == "deleted" || e.Source["action"] == "absent" {
 			out = slices.DeleteFunc(out, func(o any) bool { return objectKey(o) == sourceKey(e.Source) })
 		}
@@ -41,6 +54,15 @@ func AppliedObjects(prev any, evidence []Evidence) []any {
 		return nil
 	}
 	return out
+}
+
+// ofRelease reports whether o was applied by Helm as part of release
+// (its annotations meta.helm.sh/release-name and -namespace).
+func ofRelease(o any, release, ns string) bool {
+	m, _ := o.(map[string]any)
+	meta, _ := m["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	return release != "" && str(ann["meta.helm.sh/release-name"]) == release && str(ann["meta.helm.sh/release-namespace"]) == ns
 }
 
 func put(objs []any, obj map[string]any) []any {

@@ -20,6 +20,22 @@ func applied(obj map[string]any) capstan.Evidence {
 	return capstan.Evidence{Result: capstan.EvidencePassed, Source: map[string]any{capstan.AppliedSource: obj}}
 }
 
+// releaseObj is an object Helm applied for release in ns.
+func releaseObj(release, ns, kind, name string) map[string]any {
+	o := object("v1", kind, ns, name, nil)
+	o["metadata"].(map[string]any)["annotations"] = map[string]any{"meta.helm.sh/release-name": release, "meta.helm.sh/release-namespace": ns}
+	return o
+}
+
+// release is a helm step's evidence: all the release's objects.
+func release(name, ns string, objs ...map[string]any) capstan.Evidence {
+	list := make([]any, len(objs))
+	for i, o := range objs {
+		list[i] = o
+	}
+	return capstan.Evidence{Result: capstan.EvidencePassed, Source: map[string]any{"type": "helm", "release": name, "namespace": ns, capstan.AppliedSource: list}}
+}
+
 func TestAppliedObjects(t *testing.T) {
 	web1 := object("apps/v1", "Deployment", "shop", "web", map[string]any{"replicas": 1})
 	web3 := object("apps/v1", "Deployment", "shop", "web", map[string]any{"replicas": 3})
@@ -43,6 +59,9 @@ func TestAppliedObjects(t *testing.T) {
 		{"in order: applied after deleted", nil, []capstan.Evidence{deleted, applied(web1)}, []any{web1}},
 		{"failed evidence applied nothing", nil, []capstan.Evidence{{Result: capstan.EvidenceFailed, Source: map[string]any{capstan.AppliedSource: web1}}}, nil},
 		{"prev of another shape is ignored", "junk", []capstan.Evidence{applied(svc)}, []any{svc}},
+		{"a release's objects replace the release's", []any{svc, releaseObj("web", "shop", "Deployment", "web"), releaseObj("web", "shop", "ConfigMap", "old"), releaseObj("api", "shop", "Deployment", "api")},
+			[]capstan.Evidence{release("web", "shop", releaseObj("web", "shop", "Deployment", "web"), releaseObj("web", "shop", "Service", "web-svc"))},
+			[]any{svc, releaseObj("api", "shop", "Deployment", "api"), releaseObj("web", "shop", "Deployment", "web"), releaseObj("web", "shop", "Service", "web-svc")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var prevCopy []any

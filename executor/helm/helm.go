@@ -59,6 +59,9 @@ type Outcome struct {
 	// ManifestSHA256 is the digest of the rendered objects the release
 	// holds now.
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
+	// objects are those objects as Helm applied them (releaseObjects):
+	// the evidence of a step that succeeded records them, for drift.
+	objects []any
 }
 
 // Run runs one attempt.
@@ -290,6 +293,42 @@ func outcomeOf(rel any, name, ns, action string) Outcome {
 	}
 	sum := sha256.Sum256([]byte(a.Manifest()))
 	out.ManifestSHA256 = hex.EncodeToString(sum[:])
+	out.objects = releaseObjects(a.Manifest(), name, ns)
+	return out
+}
+
+// Helm's annotations on every object of a release (what it applies).
+const (
+	releaseNameAnnotation      = "meta.helm.sh/release-name"
+	releaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+)
+
+// releaseObjects are a release's objects as Helm applies them: its
+// manifest's, in the release's namespace unless they name one, with the
+// annotations Helm adds (capstan.AppliedObjects replaces a release's
+// objects by them), recorded as the kubernetes runner records what it
+// applies (kube.AppliedRecord). None when the manifest cannot be read
+// (too large: drift is then not compared for it).
+func releaseObjects(manifest, name, ns string) []any {
+	objs, err := kube.Rendered(manifest)
+	if err != nil {
+		return nil
+	}
+	out := make([]any, 0, len(objs))
+	for _, obj := range objs {
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(ns) // a cluster-scoped kind keeps it in the record only: the probe reads it cluster-wide
+		}
+		ann := obj.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[releaseNameAnnotation], ann[releaseNamespaceAnnotation] = name, ns
+		obj.SetAnnotations(ann)
+		if rec := kube.AppliedRecord(obj); rec != nil {
+			out = append(out, rec)
+		}
+	}
 	return out
 }
 

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/helm"
 	"github.com/capstan-dev/capstan/executor/job"
+	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/kubetest"
 )
@@ -140,6 +142,48 @@ func TestAChartIsInstalledUpgradedAndAFailedUpgradeRollsBack(t *testing.T) {
 	if s := source(t, res); s["action"] != "rolled-back" || f.image(t) != "registry.internal/web:1.0" {
 		t.Fatalf("undo evidence = %v, image %s", s, f.image(t))
 	}
+}
+
+func TestAReleasesObjectsAreRecordedForDrift(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res := f.run(t, "", nil)
+	if res.Err != nil {
+		t.Fatalf("install: %v\n%s", res.Err, res.Output)
+	}
+	objs := capstan.AppliedObjects(nil, res.Evidence)
+	if len(objs) != 2 { // the chart's Deployment and Service
+		t.Fatalf("recorded = %v", objs)
+	}
+	for _, o := range objs {
+		if ann, _, _ := unstructuredString(o, "metadata", "annotations", "meta.helm.sh/release-name"); ann != "web" {
+			t.Fatalf("the record lacks Helm's annotation: %v", o)
+		}
+	}
+	target := f.base.Target
+	p := kube.Probe{Dial: f.runner.Dial}
+	probe := capstan.Probe{Name: "objects", Type: "kubernetes", Target: "cluster", Drift: true}
+	if result, source, _ := p.Drift(context.Background(), probe, target, objs); result != capstan.EvidencePassed || source["drift"] != nil {
+		t.Fatalf("as installed: %s %v", result, source)
+	}
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: f.ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	if _, err := f.c.Admin.AppsV1().Deployments(f.ns).UpdateScale(context.Background(), "web", scale, metav1.UpdateOptions{FieldManager: "kubectl"}); err != nil {
+		t.Fatal(err)
+	}
+	_, source, _ := p.Drift(context.Background(), probe, target, objs)
+	drift, _ := source["drift"].([]any)
+	if len(drift) != 1 || drift[0].(map[string]any)["field"] != "Deployment "+f.ns+"/web spec.replicas" || drift[0].(map[string]any)["changed_by"] != "kubectl" {
+		t.Fatalf("after kubectl scale: %v", source)
+	}
+}
+
+func unstructuredString(o any, path ...string) (string, bool, error) {
+	m, _ := o.(map[string]any)
+	for _, k := range path[:len(path)-1] {
+		m, _ = m[k].(map[string]any)
+	}
+	s, ok := m[path[len(path)-1]].(string)
+	return s, ok, nil
 }
 
 func TestUndoingAFirstInstallUninstallsIt(t *testing.T) {

@@ -20,7 +20,11 @@ func result(j job.Job, out Outcome, err error) job.Result {
 	line, _ := json.Marshal(out)
 	output := append(line, '\n')
 	if err == nil {
-		return job.Result{ExitCode: 0, Output: output, Evidence: []capstan.Evidence{evidenceOf(j, out, capstan.EvidencePassed)}}
+		ev := evidenceOf(j, out, capstan.EvidencePassed)
+		if out.objects != nil && out.Action != "uninstalled" && out.Action != "absent" {
+			ev.Source[capstan.AppliedSource] = out.objects // the release's objects now: what drift compares
+		}
+		return job.Result{ExitCode: 0, Output: output, Evidence: []capstan.Evidence{ev}}
 	}
 	return failed(j, &out, err)
 }

@@ -30,7 +30,7 @@ type Applied struct {
 	Changes []Change `json:"changes,omitempty"`
 	// Ready is the last status the wait observed.
 	Ready string `json:"ready,omitempty"`
-	// object is what was applied (appliedRecord): the evidence keeps it,
+	// object is what was applied (AppliedRecord): the evidence keeps it,
 	// for drift to compare with and a repair to apply again.
 	object map[string]any
 }
@@ -77,7 +77,7 @@ func (c *Client) Apply(ctx context.Context, obj *unstructured.Unstructured, name
 	if err != nil {
 		return Applied{}, err
 	}
-	a := Applied{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), object: appliedRecord(obj)}
+	a := Applied{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), object: AppliedRecord(obj)}
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: force}
 	var live *unstructured.Unstructured
 	err = settled(ctx, func() (err error) {

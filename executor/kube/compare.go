@@ -290,10 +290,10 @@ func slicesIndex(l []any, pe fieldpath.PathElement) int {
 	return -1
 }
 
-// appliedRecord is obj as the evidence records it applied: a copy, with
+// AppliedRecord is obj as the evidence records it applied: a copy, with
 // a Secret's values masked (a drift probe does not compare them, and a
 // repair does not apply them again).
-func appliedRecord(obj *unstructured.Unstructured) map[string]any {
+func AppliedRecord(obj *unstructured.Unstructured) map[string]any {
 	rec, err := jsonCopy(obj.Object)
 	if err != nil {
 		return nil // not JSON: nothing a drift probe could compare

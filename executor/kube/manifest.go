@@ -44,6 +44,18 @@ var placeholder = regexp.MustCompile(`\$\{(param\.[A-Za-z0-9_]+|resource\.name)\
 // document. Namespaced objects without a namespace get namespace (which
 // objects are namespaced is the API server's to say, at apply).
 func Objects(manifests string, params map[string]string) ([]*unstructured.Unstructured, error) {
+	return decodeObjects(manifests, func(raw map[string]any) (any, error) { return fill(raw, params) })
+}
+
+// Rendered reads objects already rendered (a Helm release's manifest):
+// as Objects does, with no placeholder filled (a "${" there is the
+// chart's own text).
+func Rendered(manifest string) ([]*unstructured.Unstructured, error) {
+	return decodeObjects(manifest, func(raw map[string]any) (any, error) { return raw, nil })
+}
+
+// decodeObjects decodes YAML documents into objects, each through fill.
+func decodeObjects(manifests string, fill func(map[string]any) (any, error)) ([]*unstructured.Unstructured, error) {
 	if len(manifests) > MaxManifestBytes {
 		return nil, capstan.Errorf(capstan.EINVALID, "manifests are %d bytes, more than %d", len(manifests), MaxManifestBytes)
 	}
@@ -64,7 +76,7 @@ func Objects(manifests string, params map[string]string) ([]*unstructured.Unstru
 		if len(out) == MaxObjects {
 			return nil, capstan.Errorf(capstan.EINVALID, "manifests hold more than %d objects", MaxObjects)
 		}
-		filled, err := fill(raw, params)
+		filled, err := fill(raw)
 		if err != nil {
 			return nil, capstan.Errorf(capstan.EINVALID, "manifest document %d: %v", doc, err)
 		}
