@@ -19,7 +19,9 @@ import (
 // objects through the API, on both stores: an app (a Deployment and its
 // Service) is rolled out by the kubernetes pack; a kubectl scale by hand
 // makes it DRIFTED, with the field, both values and who changed it (the
-// field's manager now); the repair, approved by an SRE, applies the
+// field's manager now), and so does a kubectl set image (kubectl-set);
+// the repair's preview shows both fields coming back; the repair,
+// approved by an SRE, applies the
 // recorded objects again and the app is HEALTHY with its replicas back,
 // the label another manager added left alone; a Deployment deleted by
 // hand is DRIFTED, missing.
@@ -92,10 +94,15 @@ func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 			scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
 			_, err = deployments.UpdateScale(ctx, name, scale, metav1.UpdateOptions{FieldManager: "kubectl"})
 			require.NoError(t, err)
+			_, err = deployments.Patch(ctx, name, "application/strategic-merge-patch+json", []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"registry.internal/web:hotfix"}]}}}}`),
+				metav1.PatchOptions{FieldManager: "kubectl-set"})
+			require.NoError(t, err)
 			drifted := assess()
 			require.Equal(t, "DRIFTED", drifted["healthStatus"], "%v", drifted)
-			require.Equal(t, []any{map[string]any{"field": "Deployment " + ns + "/" + name + " spec.replicas", "desired": float64(2), "observed": float64(5), "changedBy": "kubectl"}},
-				drifted["assessment"].(map[string]any)["diff"])
+			require.ElementsMatch(t, []any{
+				map[string]any{"field": "Deployment " + ns + "/" + name + " spec.replicas", "desired": float64(2), "observed": float64(5), "changedBy": "kubectl"},
+				map[string]any{"field": "Deployment " + ns + "/" + name + " spec.template.spec.containers[0].image", "desired": "registry.internal/web:1.0", "observed": "registry.internal/web:hotfix", "changedBy": "kubectl-set"},
+			}, drifted["assessment"].(map[string]any)["diff"])
 
 			// The repair: planned, approved by an SRE, then applied.
 			repair := ok(kubeAdmin, `mutation($r: ID!) { repairResource(input: {resource: $r}) { id status } }`, map[string]any{"r": id})["repairResource"].(map[string]any)
@@ -103,7 +110,8 @@ func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 			// The repair's preview shows what it takes back, and no more.
 			repairs := preview(repair["id"])
 			require.Equal(t, "configured", repairs["Deployment "+ns+"/"+name]["action"], "%v", repairs)
-			require.Equal(t, []any{map[string]any{"path": "spec.replicas", "old": float64(5), "new": float64(2)}}, repairs["Deployment "+ns+"/"+name]["changes"])
+			require.ElementsMatch(t, []any{map[string]any{"path": "spec.replicas", "old": float64(5), "new": float64(2)},
+				map[string]any{"path": "spec.template.spec.containers[0].image", "old": "registry.internal/web:hotfix", "new": "registry.internal/web:1.0"}}, repairs["Deployment "+ns+"/"+name]["changes"])
 			require.Equal(t, "unchanged", repairs["Service "+ns+"/"+name]["action"], "%v", repairs)
 			rop := ok(kubeAdmin, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": repair["id"]})["startOperation"].(map[string]any)["id"].(string)
 			waitForStatusAs(t, p, kubeAdmin, rop, "WAITING")
@@ -115,7 +123,8 @@ func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 			require.Equal(t, "SUCCEEDED", statusAs(t, p, kubeAdmin, rop), "%v", ok(kubeAdmin, `query($id: ID!) { operation(id: $id) { nodeRuns { node status error } } }`, map[string]any{"id": rop}))
 			live, err = deployments.Get(ctx, name, metav1.GetOptions{})
 			require.NoError(t, err)
-			require.Equal(t, int32(2), *live.Spec.Replicas, "the repair takes Capstan's field back")
+			require.Equal(t, int32(2), *live.Spec.Replicas, "the repair takes Capstan's fields back")
+			require.Equal(t, "registry.internal/web:1.0", live.Spec.Template.Spec.Containers[0].Image)
 			require.Equal(t, "payments", live.Labels["team"], "and leaves the others' alone")
 			require.Equal(t, "HEALTHY", assess()["healthStatus"])
 
