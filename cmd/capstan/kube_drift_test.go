@@ -21,10 +21,9 @@ import (
 // makes it DRIFTED, with the field, both values and who changed it (the
 // field's manager now), and so does a kubectl set image (kubectl-set);
 // the repair's preview shows both fields coming back; the repair,
-// approved by an SRE, applies the
-// recorded objects again and the app is HEALTHY with its replicas back,
-// the label another manager added left alone; a Deployment deleted by
-// hand is DRIFTED, missing.
+// approved by an SRE, applies the recorded objects again and the app is
+// HEALTHY with its replicas and image back, the label another manager
+// added left alone; a Deployment deleted by hand is DRIFTED, missing.
 func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Shared(t)
