@@ -72,7 +72,6 @@ func TestDemoPatchOnTheCluster(t *testing.T) {
 	c := kubetest.Private(t, kubecluster.Options{})
 	for store, args := range bothStores(t) {
 		t.Run(store, func(t *testing.T) {
-			t.Parallel() // each in a namespace of its own; the grant is applied server-side by both
 			text := runScript(t, "demo-patch-kube.sh", 4*time.Minute, "CAPSTAN_BIN="+binary, "CAPSTAN_KUBECONFIG="+c.Kubeconfig,
 				"CAPSTAN_SERVE_FLAGS="+strings.Join(args, " "))
 			for _, want := range []string{

@@ -74,7 +74,6 @@ func TestAStepsFailureOnTheClusterIsClearAndRolledBack(t *testing.T) {
 		[]byte(fmt.Sprintf(chartPack, fmt.Sprintf(chartScenario, "install", ns)+fmt.Sprintf(chartScenario, "upgrade", ns))), 0o644))
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32", "--packs", packsDir) {
 		t.Run(store, func(t *testing.T) {
-			t.Parallel() // each store's releases are named for it
 			dir := t.TempDir()
 			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
 			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)

@@ -54,6 +54,14 @@ var testSecretKey = base64.StdEncoding.EncodeToString([]byte("capstan-test-secre
 // bothStores gives the flags that put a server on each store, each with
 // extra: the embedded store (in the data directory the test gives it)
 // and the suite's real Neo4j.
+//
+// It holds one of the run's Neo4j servers until the test ends. A test
+// whose subtests then wait for a parallel slot holds a server while
+// others hold slots waiting for a server: with as many such tests as
+// servers the run deadlocks (it did, once there were five). So its
+// subtests run one after the other unless each needs minutes (three do:
+// TestDemoReal, TestRemoteFaultsOnBothStores, TestTrustOnFirstUseIsAudited);
+// keep those fewer than the servers withneo4j starts (5).
 func bothStores(t *testing.T, extra ...string) map[string][]string {
 	t.Helper()
 	db, err := neo4jtest.Start(context.Background())

@@ -51,7 +51,6 @@ func TestABucketIsMadeOnARealStoreThroughTheAPI(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(packs, "buckets.yaml"), []byte(bucketPack), 0o600))
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32", "--packs", packs) {
 		t.Run(store, func(t *testing.T) {
-			t.Parallel()
 			dir := t.TempDir()
 			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin)
 			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)

@@ -31,7 +31,7 @@ func TestADrainHonoursDisruptionBudgetsAndNeverDeletesAroundThem(t *testing.T) {
 	node := c.Node(t, "drain", nil)
 	token := c.Token(t, ns, workloads, drainers)
 	r := kube.Runner{Dial: loopback(t)}
-	pinned := strings.Replace(deployment, "operator: NotIn, values: [worker-3]", "operator: In, values: ["+node+"]", 1)
+	pinned := pinnedTo(node)
 	if res := r.Run(context.Background(), kubeJob(c, token, ns, pinned, map[string]string{"replicas": "2", "version": "1.0"})); res.Err != nil {
 		t.Fatalf("%v\n%s", res.Err, res.Output)
 	}

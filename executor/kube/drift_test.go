@@ -134,7 +134,7 @@ func TestAWorkloadOnANodeThatIsNotReadyIsDegraded(t *testing.T) {
 	ns := c.Namespace(t, "notready")
 	node := c.Node(t, "drift", nil)
 	token := c.Token(t, ns, append(append([]rbacv1.PolicyRule{}, workloads...), readers...), nodeReaders)
-	pinned := strings.Replace(deployment, "operator: NotIn, values: [worker-3]", "operator: In, values: ["+node+"]", 1)
+	pinned := pinnedTo(node)
 	j := kubeJob(c, token, ns, pinned, map[string]string{"replicas": "1", "version": "1.0"})
 	res := kube.Runner{Dial: loopback(t)}.Run(context.Background(), j)
 	if res.Err != nil {

@@ -73,6 +73,13 @@ spec:
       - {name: web, image: "registry.internal/web:${param.version}"}
 `
 
+// pinnedTo is deployment on node alone: a node of the test's own, whose
+// taint it tolerates.
+func pinnedTo(node string) string {
+	return strings.NewReplacer("operator: NotIn, values: [worker-3]", "operator: In, values: ["+node+"]",
+		"      affinity:\n", "      "+kubetest.TestNodeToleration+"\n      affinity:\n").Replace(deployment)
+}
+
 func applied(t *testing.T, res job.Result) []kube.Applied {
 	t.Helper()
 	var out []kube.Applied

@@ -153,14 +153,16 @@ func (c *Cluster) addNodes(ctx context.Context, names []string) error {
 	return nil
 }
 
-// AddNode creates a node kwok plays, with labels beside its own.
-func AddNode(ctx context.Context, client kubernetes.Interface, name string, labels map[string]string) error {
+// AddNode creates a node kwok plays, with labels beside its own and
+// taints.
+func AddNode(ctx context.Context, client kubernetes.Interface, name string, labels map[string]string, taints ...corev1.Taint) error {
 	l := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}
 	for k, v := range labels {
 		l[k] = v
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Spec:       corev1.NodeSpec{Taints: taints},
 	}
 	_, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {

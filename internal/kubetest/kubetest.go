@@ -245,16 +245,26 @@ func (c *Cluster) ClaimStored(t testing.TB, ns, name string) *corev1.PersistentV
 	}
 }
 
+// TestNodeTaint taints the nodes tests add (Node): only a pod that
+// tolerates it (TestNodeToleration) is scheduled there, so that the
+// other tests' pods never land on a node a test makes NotReady, drains
+// or removes.
+const TestNodeTaint = "capstan.dev/test-node"
+
+// TestNodeToleration is the toleration, in a pod spec's YAML, of a node
+// of a test's own.
+const TestNodeToleration = "tolerations: [{key: " + TestNodeTaint + ", operator: Exists, effect: NoSchedule}]"
+
 // Node adds a node kwok plays, named prefix-<random>, with labels beside
-// its own, waits until it is Ready, and removes it when the test ends:
-// a node of the test's own, to make NotReady without touching the nodes
-// other tests schedule on.
+// its own and TestNodeTaint, waits until it is Ready, and removes it when
+// the test ends: a node of the test's own, to make NotReady, drain or
+// remove without touching the nodes other tests schedule on.
 func (c *Cluster) Node(t testing.TB, prefix string, labels map[string]string) string {
 	t.Helper()
 	name := prefix + "-" + suffix()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := kubecluster.AddNode(ctx, c.Admin, name, labels); err != nil {
+	if err := kubecluster.AddNode(ctx, c.Admin, name, labels, corev1.Taint{Key: TestNodeTaint, Value: name, Effect: corev1.TaintEffectNoSchedule}); err != nil {
 		t.Fatalf("adding node %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = c.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
