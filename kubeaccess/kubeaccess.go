@@ -9,39 +9,17 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"net/url"
 	"strings"
 
 	"github.com/capstan-dev/capstan/sshaccess"
 )
 
 // APIServer checks a cluster's api_server: an https URL of a host (and
-// port), with no user, path, query or fragment, whose host meets the
-// rules of a node's address (sshaccess.Address: a host name or an
-// address, the host's or the cloud's own only when allow says so).
+// port) and nothing more, whose host meets the rules of a node's address
+// (sshaccess.HostURL): Capstan speaks to a cluster only over TLS.
 func APIServer(raw string, allow func(netip.Addr) bool) error {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	switch {
-	case raw == "":
-		return errors.New("api_server is empty")
-	case err != nil:
-		return fmt.Errorf("api_server %q is not a URL", raw)
-	case u.Scheme != "https":
-		return fmt.Errorf("api_server %q is not https: Capstan speaks to a cluster only over TLS", raw)
-	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("api_server %q must be https://host[:port] and nothing more", raw)
-	}
-	if err := sshaccess.Address(u.Hostname(), allow); err != nil {
-		return fmt.Errorf("api_server: %v", err)
-	}
-	if port := u.Port(); port != "" {
-		if _, err := net.LookupPort("tcp", port); err != nil {
-			return fmt.Errorf("api_server %q has a bad port", raw)
-		}
-	}
-	return nil
+	return sshaccess.HostURL("api_server", raw, allow, "https")
 }
 
 // CA checks a cluster's ca: one or more PEM certificates, each parsing.

@@ -7,39 +7,16 @@ package s3access
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"net/url"
-	"strings"
 
 	"github.com/capstan-dev/capstan/sshaccess"
 )
 
 // Endpoint checks an object store's endpoint: an http or https URL of a
-// host (and port), with no user, path, query or fragment, whose host
-// meets the rules of a node's address (sshaccess.Address: the host's or
-// the cloud's own addresses only when allow says so).
+// host (and port) and nothing more, whose host meets the rules of a
+// node's address (sshaccess.HostURL).
 func Endpoint(raw string, allow func(netip.Addr) bool) error {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	switch {
-	case raw == "":
-		return errors.New("endpoint is empty")
-	case err != nil:
-		return fmt.Errorf("endpoint %q is not a URL", raw)
-	case u.Scheme != "https" && u.Scheme != "http":
-		return fmt.Errorf("endpoint %q is not http or https", raw)
-	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		return fmt.Errorf("endpoint %q must be http(s)://host[:port] and nothing more", raw)
-	}
-	if err := sshaccess.Address(u.Hostname(), allow); err != nil {
-		return fmt.Errorf("endpoint: %v", err)
-	}
-	if port := u.Port(); port != "" {
-		if _, err := net.LookupPort("tcp", port); err != nil {
-			return fmt.Errorf("endpoint %q has a bad port", raw)
-		}
-	}
-	return nil
+	return sshaccess.HostURL("endpoint", raw, allow, "http", "https")
 }
 
 // Attributes are the object_storage.s3 attributes that say how Capstan

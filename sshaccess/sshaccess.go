@@ -8,8 +8,11 @@ package sshaccess
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -125,6 +128,33 @@ func HostKey(line string) (string, error) {
 func SecretRef(v string) error {
 	if _, ok := secret.ParseRef(v); !ok {
 		return fmt.Errorf("%q is not a secret:<name> reference (lower-case letters, digits, '.', '_', '-' and '/')", v)
+	}
+	return nil
+}
+
+// HostURL checks a URL that names a host and nothing more (a cluster's
+// api_server, an object store's endpoint), field naming it in errors:
+// one of schemes, a host (and port), no user, path, query or fragment,
+// the host an Address (allow as there), the port a port.
+func HostURL(field, raw string, allow func(netip.Addr) bool, schemes ...string) error {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case raw == "":
+		return fmt.Errorf("%s is empty", field)
+	case err != nil:
+		return fmt.Errorf("%s %q is not a URL", field, raw)
+	case !slices.Contains(schemes, u.Scheme):
+		return fmt.Errorf("%s %q is not %s", field, raw, strings.Join(schemes, " or "))
+	case u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%s %q must be %s://host[:port] and nothing more", field, raw, u.Scheme)
+	}
+	if err := Address(u.Hostname(), allow); err != nil {
+		return fmt.Errorf("%s: %v", field, err)
+	}
+	if port := u.Port(); port != "" {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("%s %q has a bad port", field, raw)
+		}
 	}
 	return nil
 }

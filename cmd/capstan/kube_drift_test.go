@@ -9,10 +9,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/internal/kubetest"
-	"github.com/capstan-dev/capstan/pack"
-	"github.com/capstan-dev/capstan/packs"
 )
 
 // TestAnAppDriftsOnTheClusterAndIsRepaired is drift on Kubernetes
@@ -27,24 +24,13 @@ import (
 func TestAnAppDriftsOnTheClusterAndIsRepaired(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Shared(t)
-	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
-	require.Empty(t, problems)
-	token := c.Token(t, c.Namespace(t, "capstan-drift"), nil, kube.Rules(bundled))
+	token := bundledGrant(t, c, "capstan-drift")
 	ns := c.Namespace(t, "apps")
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32") {
 		t.Run(store, func(t *testing.T) {
-			dir := t.TempDir()
-			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
-			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
-			ok := func(bearer, q string, vars map[string]any) map[string]any {
-				t.Helper()
-				r := postAs(t, p, bearer, q, vars)
-				require.Empty(t, r.Errors, "%v", r.Errors)
-				return r.Data
-			}
 			env := "lab-" + store
-			ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": "lab-k8s-token", "v": token})
-			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			lab := startKubeLab(t, c, env, token, args...)
+			p, ok := lab.p, lab.ok
 			name := fmt.Sprintf("web-%s-%d", store, p.cmd.Process.Pid)
 
 			// Rolled out off worker-3, whose registry cannot be reached.

@@ -12,10 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/internal/kubetest"
-	"github.com/capstan-dev/capstan/pack"
-	"github.com/capstan-dev/capstan/packs"
 )
 
 // chartPack is a directory pack that ships the helm runner's test chart
@@ -59,14 +56,12 @@ const chartScenario = `  - id: web.%[1]s
 func TestAStepsFailureOnTheClusterIsClearAndRolledBack(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Shared(t)
-	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
-	require.Empty(t, problems)
 	ns := c.Namespace(t, "refused")
 	// The bundled packs' grant, and the chart pack's: Helm's release
 	// Secrets, the ReplicaSets its wait reads.
-	token := c.Token(t, c.Namespace(t, "capstan-faults"), nil, append(kube.Rules(bundled),
+	token := bundledGrant(t, c, "capstan-faults",
 		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"get", "list", "watch"}}))
+		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"get", "list", "watch"}})
 	packsDir := t.TempDir()
 	chartDir := filepath.Join(packsDir, "webchart", "charts", "web")
 	require.NoError(t, os.CopyFS(chartDir, os.DirFS(filepath.Join("..", "..", "executor", "helm", "testdata", "web"))))
@@ -74,18 +69,10 @@ func TestAStepsFailureOnTheClusterIsClearAndRolledBack(t *testing.T) {
 		[]byte(fmt.Sprintf(chartPack, fmt.Sprintf(chartScenario, "install", ns)+fmt.Sprintf(chartScenario, "upgrade", ns))), 0o644))
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32", "--packs", packsDir) {
 		t.Run(store, func(t *testing.T) {
-			dir := t.TempDir()
-			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
-			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
-			ok := func(q string, vars map[string]any) map[string]any {
-				t.Helper()
-				r := postAs(t, p, kubeAdmin, q, vars)
-				require.Empty(t, r.Errors, "%v", r.Errors)
-				return r.Data
-			}
 			env := "lab-" + store
-			ok(`mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": "lab-k8s-token", "v": token})
-			ok(`mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			lab := startKubeLab(t, c, env, token, args...)
+			p := lab.p
+			ok := func(q string, vars map[string]any) map[string]any { t.Helper(); return lab.ok(kubeAdmin, q, vars) }
 			run := func(action, typ, name, node string, params map[string]any) (string, map[string]any) {
 				t.Helper()
 				intent := ok(`mutation($a: String!, $t: String!, $n: String!, $e: String!) { createIntent(input: {action: $a, targetResourceType: $t, desiredResult: {name: $n}, constraints: {environment: $e, cluster: "lab-k8s"}}) { id } }`,

@@ -8,10 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/internal/kubetest"
-	"github.com/capstan-dev/capstan/pack"
-	"github.com/capstan-dev/capstan/packs"
 )
 
 // TestANodeIsDrainedAndRemovedAfterApproval is remove_node through the
@@ -22,9 +19,7 @@ import (
 func TestANodeIsDrainedAndRemovedAfterApproval(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Shared(t)
-	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
-	require.Empty(t, problems)
-	token := c.Token(t, c.Namespace(t, "capstan-nodes"), nil, kube.Rules(bundled))
+	token := bundledGrant(t, c, "capstan-nodes")
 	ns := c.Namespace(t, "on-node")
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32") {
 		t.Run(store, func(t *testing.T) {
@@ -34,19 +29,9 @@ func TestANodeIsDrainedAndRemovedAfterApproval(t *testing.T) {
 				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "registry.internal/app:1"}}}}
 			_, err := c.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 			require.NoError(t, err)
-
-			dir := t.TempDir()
-			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
-			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
-			ok := func(bearer, q string, vars map[string]any) map[string]any {
-				t.Helper()
-				r := postAs(t, p, bearer, q, vars)
-				require.Empty(t, r.Errors, "%v", r.Errors)
-				return r.Data
-			}
 			env := "lab-" + store
-			ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": "lab-k8s-token", "v": token})
-			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			lab := startKubeLab(t, c, env, token, args...)
+			p, ok := lab.p, lab.ok
 			intent := ok(kubeAdmin, `mutation($e: String!) { createIntent(input: {action: "remove_node", targetResourceType: "kubernetes.cluster", desiredResult: {name: "lab-k8s"}, constraints: {environment: $e, cluster: "lab-k8s"}}) { id } }`,
 				map[string]any{"e": env})["createIntent"].(map[string]any)["id"]
 			plan := ok(kubeAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status version problems scenarioRef } }`, map[string]any{"id": intent})["planIntent"].(map[string]any)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-dev/capstan/executor/kube"
@@ -41,26 +42,14 @@ func kubeCatalog(c *kubetest.Cluster, org, name, env, secretName string) string 
 func TestANamespaceIsMadeAndDeletedOnARealCluster(t *testing.T) {
 	t.Parallel()
 	c := kubetest.Shared(t)
-	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
-	require.Empty(t, problems)
-	token := c.Token(t, c.Namespace(t, "capstan"), nil, kube.Rules(bundled))
+	token := bundledGrant(t, c, "capstan")
 	weak := c.Token(t, c.Namespace(t, "capstan-weak"), nil, nil)
 	for store, args := range bothStores(t, "--egress-allow", "127.0.0.1/32") {
 		t.Run(store, func(t *testing.T) {
-			dir := t.TempDir()
-			tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
-			p := start(t, dir, append([]string{"--tokens", tokens}, args...)...)
-			ok := func(bearer, q string, vars map[string]any) map[string]any {
-				t.Helper()
-				r := postAs(t, p, bearer, q, vars)
-				require.Empty(t, r.Errors, "%v", r.Errors)
-				return r.Data
-			}
 			env := "lab-" + store
-			for name, v := range map[string]string{"lab-k8s-token": token, "weak-k8s-token": weak} {
-				ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": name, "v": v})
-			}
-			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+			lab := startKubeLab(t, c, env, token, args...)
+			p, ok := lab.p, lab.ok
+			lab.putSecret("weak-k8s-token", weak)
 			ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "weak-k8s", env, "weak-k8s-token")})
 			ns := fmt.Sprintf("team-%s-%d", store, p.cmd.Process.Pid)
 
@@ -148,4 +137,45 @@ func startNamespaceOp(t *testing.T, p *proc, action, name, cluster, env string) 
 func waitForStatusAs(t *testing.T, p *proc, bearer, op, want string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return statusAs(t, p, bearer, op) == want }, 2*time.Minute, 100*time.Millisecond, "operation %s never %s", op, want)
+}
+
+// bundledGrant is the token of an identity granted, cluster-wide, what
+// the bundled packs' rbac asks (capstan cluster rbac), and extra.
+func bundledGrant(t *testing.T, c *kubetest.Cluster, prefix string, extra ...rbacv1.PolicyRule) string {
+	t.Helper()
+	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
+	require.Empty(t, problems)
+	return c.Token(t, c.Namespace(t, prefix), nil, append(kube.Rules(bundled), extra...))
+}
+
+// kubeLab is a server of organization acme (alice admin, sam sre) with
+// the flags args, its secret lab-k8s-token holding token, and its
+// catalog registering cluster c as lab-k8s in environment env.
+type kubeLab struct {
+	t   *testing.T
+	p   *proc
+	env string
+}
+
+func startKubeLab(t *testing.T, c *kubetest.Cluster, env, token string, args ...string) *kubeLab {
+	t.Helper()
+	dir := t.TempDir()
+	tokens := tokensFile(t, dir, "alice acme admin "+kubeAdmin, "sam acme sre "+kubeSRE)
+	l := &kubeLab{t: t, p: start(t, dir, append([]string{"--tokens", tokens}, args...)...), env: env}
+	l.putSecret("lab-k8s-token", token)
+	l.ok(kubeAdmin, `mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", env, "lab-k8s-token")})
+	return l
+}
+
+// ok posts q as bearer and returns its data; an error fails the test.
+func (l *kubeLab) ok(bearer, q string, vars map[string]any) map[string]any {
+	l.t.Helper()
+	r := postAs(l.t, l.p, bearer, q, vars)
+	require.Empty(l.t, r.Errors, "%v", r.Errors)
+	return r.Data
+}
+
+func (l *kubeLab) putSecret(name, value string) {
+	l.t.Helper()
+	l.ok(kubeAdmin, `mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }`, map[string]any{"n": name, "v": value})
 }

@@ -7,10 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/internal/kubetest"
-	"github.com/capstan-dev/capstan/pack"
-	"github.com/capstan-dev/capstan/packs"
 )
 
 // TestClusterPreviewInABrowser runs web/console/e2e/preview.mjs: the
@@ -22,21 +19,11 @@ func TestClusterPreviewInABrowser(t *testing.T) {
 	dir, node := nodeProject(t, "web/console", "playwright-core")
 	chromium := chromiumPath(t)
 	c := kubetest.Shared(t)
-	bundled, problems := pack.LoadSet(packs.FS, packs.Order, nil)
-	require.Empty(t, problems)
-	token := c.Token(t, c.Namespace(t, "capstan-preview"), nil, kube.Rules(bundled))
+	token := bundledGrant(t, c, "capstan-preview")
 	ns := c.Namespace(t, "previewed")
-	data := t.TempDir()
-	tokens := tokensFile(t, data, "alice acme admin "+kubeAdmin)
-	p := start(t, data, "--tokens", tokens, "--egress-allow", "127.0.0.1/32")
-	ok := func(q string, vars map[string]any) map[string]any {
-		t.Helper()
-		r := postAs(t, p, kubeAdmin, q, vars)
-		require.Empty(t, r.Errors, "%v", r.Errors)
-		return r.Data
-	}
-	ok(`mutation($v: String!) { putSecret(input: {name: "lab-k8s-token", value: $v}) { name } }`, map[string]any{"v": token})
-	ok(`mutation($doc: String!) { importCatalog(input: {document: $doc}) { created } }`, map[string]any{"doc": kubeCatalog(c, "acme", "lab-k8s", "lab", "lab-k8s-token")})
+	lab := startKubeLab(t, c, "lab", token, "--egress-allow", "127.0.0.1/32")
+	p := lab.p
+	ok := func(q string, vars map[string]any) map[string]any { t.Helper(); return lab.ok(kubeAdmin, q, vars) }
 	intent := ok(`mutation { createIntent(input: {action: "create", targetResourceType: "kubernetes.app", desiredResult: {name: "shop"}, constraints: {environment: "lab", cluster: "lab-k8s"}}) { id } }`, nil)["createIntent"].(map[string]any)["id"]
 	plan := ok(`mutation($id: ID!) { planIntent(input: {intent: $id}) { id version } }`, map[string]any{"id": intent})["planIntent"].(map[string]any)
 	plan = ok(`mutation($p: ID!, $v: Int!, $ns: Any!) { editPlan(input: {plan: $p, version: $v, changes: [{op: SET_PARAMETERS, node: "apply-app", parameters: {namespace: $ns}}]}) { id version } }`,

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -96,7 +97,31 @@ const (
 	ErrKindForbidden = "forbidden"
 	ErrKindInvalid   = "invalid"
 	ErrKindConflict  = "conflict"
+	// ErrKindUnavailable: an API that did not answer (a cluster's, a
+	// store's); another attempt may find it back.
+	ErrKindUnavailable = "unavailable"
 )
+
+// Error is a failure of a runner or probe that reaches an API from the
+// server (kubernetes, helm, s3), with the kind the retry policy reads.
+type Error struct {
+	Kind string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ProbeFailed is a remote probe's failed verdict for err: its message,
+// and its kind when it has one, in source.
+func ProbeFailed(source map[string]any, err error) (string, map[string]any, []byte) {
+	source["error"] = capstan.ErrorMessage(err)
+	var e *Error
+	if errors.As(err, &e) {
+		source["error_kind"] = e.Kind
+	}
+	return capstan.EvidenceFailed, source, nil
+}
 
 // SSHAccess is the capability a compute node provides to be reached.
 const SSHAccess = capstan.SSHAccess

@@ -110,19 +110,13 @@ const (
 	ErrKindInvalid      = job.ErrKindInvalid
 	ErrKindConflict     = job.ErrKindConflict
 	ErrKindUnauthorized = "unauthorized"
-	ErrKindUnavailable  = "unavailable"
+	ErrKindUnavailable  = job.ErrKindUnavailable
 	ErrKindTimeout      = "timeout"
 	ErrKindFailed       = "failed"
 )
 
 // Error is a failure of the runner with its kind.
-type Error struct {
-	Kind string
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+type Error = job.Error
 
 // Classify types an API error: the server's own message, the code
 // Capstan's API answers with, and the kind the retry policy reads.

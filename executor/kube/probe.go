@@ -122,11 +122,7 @@ func (p Probe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (stri
 }
 
 func noted(source map[string]any, err error) (string, map[string]any, []byte) {
-	source["error"] = capstan.ErrorMessage(err)
-	if ke, ok := err.(*Error); ok {
-		source["error_kind"] = ke.Kind
-	}
-	return capstan.EvidenceFailed, source, nil
+	return job.ProbeFailed(source, err)
 }
 
 // describe records which object, at which version, the probe read.

@@ -81,9 +81,5 @@ func (p Probe) Probe(ctx context.Context, pr capstan.Probe, t *job.Target) (stri
 }
 
 func noted(source map[string]any, err error) (string, map[string]any, []byte) {
-	source["error"] = capstan.ErrorMessage(err)
-	if e, ok := err.(*Error); ok {
-		source["error_kind"] = e.Kind
-	}
-	return capstan.EvidenceFailed, source, nil
+	return job.ProbeFailed(source, err)
 }

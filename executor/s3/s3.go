@@ -31,17 +31,11 @@ type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 const (
 	ErrKindForbidden   = job.ErrKindForbidden
 	ErrKindInvalid     = job.ErrKindInvalid
-	ErrKindUnavailable = "unavailable"
+	ErrKindUnavailable = job.ErrKindUnavailable
 )
 
 // Error is a failure with its kind.
-type Error struct {
-	Kind string
-	Err  error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
+type Error = job.Error
 
 // connect makes a client of a store target, dialled through dial (nil:
 // refuse every dial), never through a proxy.
