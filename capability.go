@@ -307,6 +307,11 @@ type CapabilityRequirement struct {
 	// accepts; none means active only. A repair scenario's requirement on
 	// what it repairs accepts degraded and failed too.
 	Lifecycles Lifecycles `json:"lifecycles,omitempty"`
+	// CreateWith names the scenario that creates the provider when none
+	// exists (strategy create or existing-or-create): a scenario id (its
+	// newest version) or a ref (id@version). Unset, any installed
+	// scenario that provides the capability may.
+	CreateWith string `json:"create_with,omitempty"`
 }
 
 // Validate checks the requirement against its capability definition (nil
@@ -327,6 +332,12 @@ func (r *CapabilityRequirement) Validate(def *CapabilityDefinition) error {
 	}
 	if r.Provider != "" && r.Strategy != StrategyExplicit {
 		p.Addf("names provider %s but strategy is %s: only an explicit user choice may name a provider (invariant 6)", r.Provider, r.Strategy)
+	}
+	if r.CreateWith != "" && r.Strategy != StrategyCreate && r.Strategy != StrategyExistingOrCreate {
+		p.Addf("names create_with %s but strategy %s never creates a provider", r.CreateWith, r.Strategy)
+	}
+	if id, v := SplitRef(r.CreateWith); r.CreateWith != "" && (!ValidKey(id) || strings.Contains(r.CreateWith, "@") && !ValidSemver(v)) {
+		p.Addf("create_with %q is not a scenario id or ref", r.CreateWith)
 	}
 	if def == nil {
 		p.Addf("unknown capability %q", r.Capability)

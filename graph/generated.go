@@ -243,6 +243,7 @@ type ComplexityRoot struct {
 	CapabilityRequirement struct {
 		Capability  func(childComplexity int) int
 		Constraints func(childComplexity int) int
+		CreateWith  func(childComplexity int) int
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Lifecycles  func(childComplexity int) int
@@ -2063,6 +2064,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CapabilityRequirement.Constraints(childComplexity), true
+	case "CapabilityRequirement.createWith":
+		if e.ComplexityRoot.CapabilityRequirement.CreateWith == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CapabilityRequirement.CreateWith(childComplexity), true
 	case "CapabilityRequirement.description":
 		if e.ComplexityRoot.CapabilityRequirement.Description == nil {
 			break
@@ -7305,6 +7312,8 @@ type CapabilityRequirement {
   workload: Boolean!
   "Only when the user chose the provider explicitly (invariant 6)."
   provider: String
+  "The scenario that creates the provider when none exists (an id, or id@version); none: any scenario that provides the capability."
+  createWith: String
   "Lifecycle statuses the provider may be in; empty means active only (a repair accepts the degraded resource it repairs)."
   lifecycles: [LifecycleStatus!]!
 }
@@ -9490,6 +9499,8 @@ func (ec *executionContext) childFields_CapabilityRequirement(ctx context.Contex
 		return ec.fieldContext_CapabilityRequirement_workload(ctx, field)
 	case "provider":
 		return ec.fieldContext_CapabilityRequirement_provider(ctx, field)
+	case "createWith":
+		return ec.fieldContext_CapabilityRequirement_createWith(ctx, field)
 	case "lifecycles":
 		return ec.fieldContext_CapabilityRequirement_lifecycles(ctx, field)
 	}
@@ -14679,6 +14690,29 @@ func (ec *executionContext) _CapabilityRequirement_provider(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_CapabilityRequirement_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
+}
+
+func (ec *executionContext) _CapabilityRequirement_createWith(ctx context.Context, field graphql.CollectedField, obj *capstan.CapabilityRequirement) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CapabilityRequirement_createWith(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreateWith, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CapabilityRequirement_createWith(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CapabilityRequirement", field, false, false, "String")
 }
 
@@ -35389,6 +35423,11 @@ func (ec *executionContext) _CapabilityRequirement(ctx context.Context, sel ast.
 			}
 		case "provider":
 			out.Values[i] = ec._CapabilityRequirement_provider(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createWith":
+			out.Values[i] = ec._CapabilityRequirement_createWith(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -128,12 +128,15 @@ func (r *resolution) bindSubOperation(ctx context.Context, b capstan.ResourceBin
 	if err != nil {
 		return b, nil, err
 	}
-	for _, sc := range newestPerID(scenarios) {
+	for _, sc := range creators(newestPerID(scenarios), scenarios, b.Requirement.CreateWith) {
 		b.Candidates = append(b.Candidates, r.judgeScenario(b, def, sc, stack))
 	}
 	best := Rank(b.Candidates)
 	if best < 0 {
 		why := "no scenario provides it"
+		if cw := b.Requirement.CreateWith; cw != "" && len(b.Candidates) == countKind(b.Candidates, capstan.CandidateResource) {
+			why = "create_with " + cw + " names no installed scenario that provides it"
+		}
 		if n := countKind(b.Candidates, capstan.CandidateScenario); n > 0 {
 			why = fmt.Sprintf("none of the %d scenarios that provide it qualifies", n)
 		}
@@ -199,6 +202,25 @@ func (r *resolution) judgeScenario(b capstan.ResourceBinding, def *capstan.Capab
 	}
 	v.Accepted = true
 	return v
+}
+
+// creators are the scenarios a requirement may create its provider
+// with: every newest, or only the one its create_with names (a ref
+// picks that version among all).
+func creators(newest, all []*capstan.Scenario, createWith string) []*capstan.Scenario {
+	if createWith == "" {
+		return newest
+	}
+	from := newest
+	if strings.Contains(createWith, "@") {
+		from = all
+	}
+	for _, sc := range from {
+		if sc.ID == createWith || sc.Ref() == createWith {
+			return []*capstan.Scenario{sc}
+		}
+	}
+	return nil
 }
 
 func newestPerID(scs []*capstan.Scenario) []*capstan.Scenario {

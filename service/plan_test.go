@@ -243,3 +243,91 @@ func TestPlanningPagesThroughPolicyRejections(t *testing.T) {
 	require.Equal(t, capstan.BindingResolved, explicit.Status, explicit.Reason)
 	require.Equal(t, "minio.instance/b-dedicated-19", explicit.Provider.ResourceKey, "an explicit choice is found wherever it ranks")
 }
+
+// makerPack installs cap.made, created by made.one or made.two, and
+// consumers whose requirement names which one creates it (create_with).
+func makerPack(version string) string {
+	return `id: maker
+version: ` + version + `
+capabilities:
+  - {key: cap.made, category: test}
+scenarios:
+  - id: made.one
+    action: install
+    target_resource_type: thing.made
+    provides: [{capability: cap.made}]
+    plan: {nodes: [{id: go, type: verification, title: Go ` + version + `, probes: [{name: p, type: sim}]}]}
+  - id: made.two
+    action: install
+    target_resource_type: thing.made
+    provides: [{capability: cap.made}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: use.any
+    action: install
+    target_resource_type: thing.any
+    requires: [{id: made, capability: cap.made, strategy: create}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: use.old
+    action: install
+    target_resource_type: thing.old
+    requires: [{id: made, capability: cap.made, strategy: existing-or-create, create_with: made.one@1.0.0}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: use.two
+    action: install
+    target_resource_type: thing.two
+    requires: [{id: made, capability: cap.made, strategy: create, create_with: made.two}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+  - id: use.none
+    action: install
+    target_resource_type: thing.none
+    requires: [{id: made, capability: cap.made, strategy: create, create_with: made.three}]
+    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}
+`
+}
+
+func TestARequirementNamesTheScenarioThatCreatesItsProvider(t *testing.T) {
+	svc, _ := setup(t)
+	for _, v := range []string{"1.0.0", "2.0.0"} {
+		_, err := svc.InstallPackYAML(testenv.Admin(testenv.Org), "maker.yaml", []byte(makerPack(v)))
+		require.NoError(t, err)
+	}
+	staging := map[string]any{"environment": "staging"}
+	for _, tc := range []struct {
+		target, want, problem string
+	}{
+		{"thing.any", "", ""}, // either scenario, its newest version
+		{"thing.old", "made.one@1.0.0", ""},
+		{"thing.two", "made.two@2.0.0", ""},
+		{"thing.none", "", "requirement made: no existing provider of cap.made qualifies and create_with made.three names no installed scenario that provides it"},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			p := plan(t, svc, service.IntentInput{Action: "install", TargetResourceType: tc.target, Constraints: staging})
+			if tc.problem != "" {
+				require.Equal(t, []string{tc.problem}, p.Problems)
+				return
+			}
+			require.Equal(t, capstan.PlanReady, p.Status, "%v", p.Problems)
+			b := p.Binding("made")
+			require.Equal(t, capstan.BindingPendingSubOperation, b.Status)
+			if tc.want == "" {
+				require.Contains(t, []string{"made.one@2.0.0", "made.two@2.0.0"}, b.SubOperation.Scenario)
+				return
+			}
+			require.Equal(t, tc.want, b.SubOperation.Scenario)
+			require.Len(t, b.Candidates, 1, "only the named scenario is a candidate")
+		})
+	}
+}
+
+func TestCreateWithIsChecked(t *testing.T) {
+	for _, tc := range []struct{ req, want string }{
+		{"{id: made, capability: cap.made, strategy: existing, create_with: made.one}", "strategy existing never creates a provider"},
+		{"{id: made, capability: cap.made, strategy: create, create_with: 'Made One'}", "is not a scenario id or ref"},
+		{"{id: made, capability: cap.made, strategy: create, create_with: made.one@1.x}", "is not a scenario id or ref"},
+	} {
+		doc := "id: bad\nversion: 1.0.0\ncapabilities: [{key: cap.made, category: test}]\nscenarios:\n  - id: bad.install\n    action: install\n    target_resource_type: thing.bad\n    requires: [" +
+			tc.req + "]\n    plan: {nodes: [{id: go, type: verification, title: Go, probes: [{name: p, type: sim}]}]}\n"
+		_, problems := pack.Parse("bad.yaml", []byte(doc), nil)
+		require.Contains(t, fmt.Sprint(problems), tc.want)
+	}
+}
