@@ -239,7 +239,7 @@ func ResourceFor(op *Operation, in *Intent, sc *Scenario, plan *Plan) *Resource 
 		}
 	}
 	for _, pc := range sc.Provides {
-		r.ProvidedCapabilities = append(r.ProvidedCapabilities, ProvidedCapability{Capability: pc.Capability, Scope: maps.Clone(scope), Attributes: maps.Clone(pc.Attributes)})
+		r.ProvidedCapabilities = append(r.ProvidedCapabilities, ProvidedCapability{Capability: pc.Capability, Scope: maps.Clone(scope), Attributes: KnownProvided(pc.Attributes)})
 	}
 	for _, b := range plan.Bindings {
 		if b.Parent != "" || b.Provider == nil || b.Status != BindingResolved {

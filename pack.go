@@ -953,8 +953,40 @@ func (s *Scenario) Validate(capabilities map[string]*CapabilityDefinition) error
 	if workloads > 1 {
 		p.Addf("more than one requirement is marked workload")
 	}
+	s.checkProvided(reqs, &p)
 	ValidateGraph(s.Plan.Nodes, s.Plan.Edges, reqs, &p)
 	return p.Err("scenario " + s.Ref())
+}
+
+// checkProvided holds the placeholders of what the scenario provides
+// to what it has: its own requirements and its jobs' secret artifacts.
+func (s *Scenario) checkProvided(reqs map[string]bool, p *Problems) {
+	secrets := map[string]bool{}
+	for _, n := range s.Plan.Nodes {
+		if n.Job != nil {
+			for _, a := range n.Job.Outputs.Artifacts {
+				secrets[a.Name] = a.Sensitivity == SensitivitySecret
+			}
+		}
+	}
+	for _, pc := range s.Provides {
+		for _, k := range sortedKeys(pc.Attributes) {
+			refs, err := ProvidedRefs(pc.Attributes[k])
+			if err != nil {
+				p.Addf("provides %s.%s: %v", pc.Capability, k, err)
+			}
+			for _, r := range refs {
+				switch secret, ok := secrets[r.Artifact]; {
+				case r.Artifact == "" && !reqs[r.Binding]:
+					p.Addf("provides %s.%s: %s names no requirement of the scenario", pc.Capability, k, r)
+				case r.Artifact != "" && !ok:
+					p.Addf("provides %s.%s: %s names no job's output artifact", pc.Capability, k, r)
+				case r.Artifact != "" && !secret:
+					p.Addf("provides %s.%s: %s is not a secret artifact: only a secret's reference is kept in an attribute", pc.Capability, k, r)
+				}
+			}
+		}
+	}
 }
 
 // ValidateGraph checks nodes and edges of a template or plan: unique ids,

@@ -145,7 +145,7 @@ func EvidenceOf(e capstan.OperationEvent) (Evidence, bool) {
 // Resource is resource.*: the operation's resource changed lifecycle, or
 // was assessed after the operation.
 type Resource struct {
-	What      string // changing, concluded, lifecycle_kept, assessed
+	What      string // changing, concluded, lifecycle_kept, attribute_unfilled, assessed
 	Resource  string // its key
 	Lifecycle string
 	Health    string

@@ -151,6 +151,9 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	if desired != nil {
 		ended.DesiredState = desired
 	}
+	if err := l.fillProvided(ctx, ch, ended, plan, append(slices.Clip(recs.Artifacts), ch.Artifacts...)); err != nil {
+		return err
+	}
 	if ended.LifecycleStatus != r.LifecycleStatus {
 		if err := capstan.LifecycleStatuses.Check(r.LifecycleStatus, ended.LifecycleStatus); err != nil {
 			// Someone moved it meanwhile (a catalog re-import): keep what

@@ -9050,7 +9050,7 @@ type EvidenceEvent implements OperationEvent {
 type ResourceEvent implements OperationEvent {
   "Its place in the operation's timeline: 1, 2, 3, … without gaps."
   sequence: Int!
-  "The kind: resource.changing, resource.concluded, resource.lifecycle_kept or resource.assessed (a health assessment after the operation)."
+  "The kind: resource.changing, resource.concluded, resource.lifecycle_kept, resource.attribute_unfilled (what it provides could not be filled from its operation) or resource.assessed (a health assessment after the operation)."
   type: String!
   "Who caused it: a person, executor (capstan for a patch another one made stale), or an ai-agent:* analyzer."
   actor: String!

@@ -331,3 +331,26 @@ func TestCreateWithIsChecked(t *testing.T) {
 		require.Contains(t, fmt.Sprint(problems), tc.want)
 	}
 }
+
+func TestProvidedPlaceholdersAreChecked(t *testing.T) {
+	for _, tc := range []struct{ attrs, want string }{
+		{"{endpoint: 'http://${binding.nowhere.address}:7070'}", "${binding.nowhere.address} names no requirement of the scenario"},
+		{"{key: '${artifact.missing}'}", "${artifact.missing} names no job's output artifact"},
+		{"{key: '${artifact.values}'}", "${artifact.values} is not a secret artifact"},
+		{"{key: '${intent.name}'}", "a placeholder here is ${binding.REQUIREMENT.ATTRIBUTE} or ${artifact.NAME}"},
+	} {
+		doc := `id: bad
+version: 1.0.0
+capabilities: [{key: cap.made, category: test}]
+scenarios:
+  - id: bad.install
+    action: install
+    target_resource_type: thing.bad
+    requires: [{id: host, capability: linux.host, strategy: existing}]
+    provides: [{capability: cap.made, attributes: ` + tc.attrs + `}]
+    plan: {nodes: [{id: go, type: job, title: Go, job: {run: {runner: sim}, outputs: {artifacts: [{name: values, type: x, sensitivity: internal}, {name: key, type: x, sensitivity: secret}]}}}]}
+`
+		_, problems := pack.Parse("bad.yaml", []byte(doc), map[string]*capstan.CapabilityDefinition{"linux.host": {Key: "linux.host", Category: "compute"}})
+		require.Contains(t, fmt.Sprint(problems), tc.want)
+	}
+}
