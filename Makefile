@@ -114,7 +114,7 @@ lint-schema: web/console/node_modules/.package-lock.json ## Every type, field, e
 	cd web/console && npx graphql-schema-linter --rules types-have-descriptions,fields-have-descriptions,enum-values-have-descriptions,arguments-have-descriptions,input-object-values-have-descriptions ../../schema.graphqls
 
 lint-packs: build ## Lint the bundled scenario packs.
-	$(BIN) pack lint packs/
+	$(BIN) pack lint packs/ packs/simulated/
 
 bench: ## Run every benchmark (planning, candidate search on both stores, executor); Neo4j with the full JIT.
 	CAPSTAN_NEO4J_JAVA_OPTS= CAPSTAN_NEO4J_CONFIG= $(GO) test -run '^$$' -bench . -benchmem ./...

@@ -10,7 +10,7 @@ import (
 // FuzzParse: the pack parser answers any bytes with a pack or problems,
 // never a panic.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"minio.yaml", "tempo.yaml", "platform.yaml"} {
+	for _, name := range []string{"minio.yaml", "simulated/tempo.yaml", "tempo/pack.yaml", "platform.yaml"} {
 		data, err := packs.FS.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -1,15 +1,18 @@
 // Package packs holds the scenario packs bundled with Capstan: kubernetes,
 // minio, vault, tempo, postgres, linux-service (real work on hosts over
-// SSH) and the platform policies.
+// SSH) and the platform policies. simulated/ holds the earlier, simulated
+// versions of tempo and minio, which the story on a catalog with no real
+// targets pins (make run's demo catalog).
 package packs
 
 import "embed"
 
 // FS holds every bundled pack: single YAML files and pack directories.
 //
-//go:embed *.yaml kubernetes
+//go:embed *.yaml kubernetes tempo simulated
 var FS embed.FS
 
 // Order lists the bundled packs so that a pack comes after the packs whose
 // capabilities it uses.
-var Order = []string{"kubernetes", "vault.yaml", "minio.yaml", "postgres.yaml", "tempo.yaml", "linux-service.yaml", "platform.yaml"}
+// An older version of a pack comes before its newer one.
+var Order = []string{"kubernetes", "vault.yaml", "simulated/minio.yaml", "minio.yaml", "postgres.yaml", "simulated/tempo.yaml", "tempo", "linux-service.yaml", "platform.yaml"}

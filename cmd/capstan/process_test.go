@@ -432,9 +432,9 @@ func TestPackLintCommand(t *testing.T) {
 		bad + ":9: at /scenarios/0/plan/nodes/0: missing property 'job'",
 	}, lines)
 
-	out, err = exec.Command(binary, "pack", "lint", "../../packs/tempo.yaml", "../../packs/kubernetes").CombinedOutput()
+	out, err = exec.Command(binary, "pack", "lint", "../../packs/tempo", "../../packs/kubernetes").CombinedOutput()
 	require.NoError(t, err, string(out))
-	require.Contains(t, string(out), "ok: tempo@1.2.0")
+	require.Contains(t, string(out), "ok: tempo@2.0.0")
 
 	out, err = exec.Command(binary, "version").CombinedOutput()
 	require.NoError(t, err)

@@ -30,9 +30,11 @@ const (
 )
 
 // placeholder is a reference in a string value: ${param.NAME}, a job
-// parameter, or ${resource.name}, the name of the resource the operation
-// acts on.
-var placeholder = regexp.MustCompile(`\$\{(param\.[A-Za-z0-9_]+|resource\.name)\}`)
+// parameter, ${resource.name}, the name of the resource the operation
+// acts on, or ${binding.REQ.ATTR}, an attribute of the provider bound to
+// the requirement REQ (object_storage for object-storage): a store's
+// endpoint, or a key, its secret reference resolved to its value.
+var placeholder = regexp.MustCompile(`\$\{(param\.[A-Za-z0-9_]+|resource\.name|binding\.[a-z0-9_]+\.[a-z0-9_]+)\}`)
 
 // Objects reads manifests: YAML (or JSON) documents, each one object
 // with an apiVersion, a kind and a name. In a string value, ${param.NAME}
@@ -180,6 +182,9 @@ func fillString(s string, params map[string]string) (any, error) {
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("${%s} is not one of the job's parameters", missing[0])
 		}
+		if strings.HasPrefix(m[1], "binding.") {
+			return v, nil // an attribute is a string, whatever it looks like
+		}
 		return typed(v), nil
 	}
 	out := placeholder.ReplaceAllStringFunc(s, lookup)
@@ -224,6 +229,21 @@ func Params(env map[string]string) map[string]string {
 	}
 	if v, ok := env["CAPSTAN_RESOURCE_NAME"]; ok {
 		out["resource.name"] = v
+	}
+	for k, v := range env {
+		req, ok := strings.CutPrefix(k, "CAPSTAN_BINDING_")
+		if req, ok = strings.CutSuffix(req, "_ATTRIBUTES"); !ok {
+			continue
+		}
+		var attrs map[string]any
+		if json.Unmarshal([]byte(v), &attrs) != nil {
+			continue
+		}
+		for a, av := range attrs {
+			if s, ok := av.(string); ok {
+				out["binding."+strings.ToLower(req)+"."+a] = s
+			}
+		}
 	}
 	return out
 }

@@ -88,6 +88,20 @@ func TestParamsAreTheJobsEnvironment(t *testing.T) {
 	if len(got) != 2 || got["param.chart_version"] != "1.10.0" || got["resource.name"] != "tempo" {
 		t.Fatalf("params = %v", got)
 	}
+	// A binding's attributes, the strings among them: a store's endpoint
+	// and its key (resolved from its secret reference before this).
+	got = kube.Params(map[string]string{"CAPSTAN_BINDING_OBJECT_STORAGE_ATTRIBUTES": `{"endpoint": "http://10.0.0.7:7070", "secret_key": "0123456789", "gb": 5}`})
+	if len(got) != 2 || got["binding.object_storage.endpoint"] != "http://10.0.0.7:7070" {
+		t.Fatalf("params = %v", got)
+	}
+	objs, err := kube.Objects("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {key: '${binding.object_storage.secret_key}', url: 's3 at ${binding.object_storage.endpoint}'}\n", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := objs[0].Object["stringData"].(map[string]any)
+	if data["key"] != "0123456789" || data["url"] != "s3 at http://10.0.0.7:7070" {
+		t.Fatalf("stringData = %#v: an attribute fills as the string it is", data)
+	}
 }
 
 func TestDiffListsChangedFieldsOnly(t *testing.T) {
