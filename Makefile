@@ -18,7 +18,7 @@ ifneq ($(filter command line,$(origin LISTEN) $(origin DATA)),)
 $(error LISTEN and DATA are not read: set CAPSTAN_LISTEN and CAPSTAN_DATA_DIR instead (README, "Two commands"))
 endif
 
-.PHONY: help cluster s3-server crash-sweep system-deps run demo demo-real demo-patch demo-patch-sim eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
+.PHONY: help cluster s3-server crash-sweep system-deps run demo demo-sim demo-real demo-patch demo-patch-sim eval-analyzer build test test-suite test-short js-deps graphiql console screenshots neo4j-jars generate check-generated lint-schema lint-packs bench bench-console floors fuzz load load-curve soak fmt vet clean neo4j
 
 help: ## List the targets.
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -29,8 +29,11 @@ system-deps: ## Install what the tests need from the system when missing (Chromi
 run: console build ## Start the server on the embedded store with the bundled packs and demo catalog (the console at /). ANALYZER=openai: the model at CAPSTAN_ANALYZER_ENDPOINT answers failures (docs/ANALYZER.md).
 	$(BIN) serve $(if $(filter openai,$(ANALYZER)),--analyzer openai --analyzer-rules off)
 
-demo: ## Drive the seed example end to end against a running `make run` (at CAPSTAN_LISTEN or CAPSTAN_URL; its token from CAPSTAN_DEV_TOKEN or CAPSTAN_DATA_DIR/dev-token).
+demo: build s3-server ## The seed's story. As root, for real: Tempo's chart on the test cluster (started for it, or CAPSTAN_KUBECONFIG's), a dedicated S3 server a sub-operation starts on a test host, a second person's approvals, evidence read from both. Otherwise the simulated story against a running `make run`, saying so first.
 	scripts/demo.sh
+
+demo-sim: ## The simulated seed story against a running `make run` (at CAPSTAN_LISTEN or CAPSTAN_URL; its token from CAPSTAN_DEV_TOKEN or CAPSTAN_DATA_DIR/dev-token).
+	scripts/demo-sim.sh
 
 demo-real: build system-deps ## The real-targets story as root: 3 test hosts over SSH, linux-service installed, a config edited by hand, DRIFTED with its diff, an approved repair, healthy again.
 	scripts/demo-real.sh
@@ -65,7 +68,10 @@ test-suite: ## The suite itself (what make test runs once its checks pass), on t
 cluster: ## Start a Kubernetes test cluster on loopback for local work (real API server, controllers and scheduler; kwok plays the kubelets): prints `export KUBECONFIG=...`, runs until Ctrl-C (docs/KUBERNETES.md).
 	scripts/cluster.sh start
 
-s3-server: bin/versitygw-v1.8.0 ## Build the S3 server the tests start (versitygw, Apache 2.0, at its pinned release, from the Go module proxy) once.
+s3-server: bin/versitygw-v1.8.0 ## Build the S3 server the tests start (versitygw, Apache 2.0, at its pinned release, from the Go module proxy) once; as root, also the test hosts' (/usr/local/bin, which they share).
+	@# The test hosts' image: minio.install starts the versitygw on a host's
+	@# PATH. Root only, as the hosts are.
+	@if [ "$$(id -u)" -eq 0 ] && ! cmp -s $< /usr/local/bin/versitygw; then install -m 0755 $< /usr/local/bin/versitygw; fi
 
 bin/versitygw-v1.8.0:
 	mkdir -p bin && GOBIN=$(CURDIR)/bin/.versitygw CGO_ENABLED=0 $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0 && mv bin/.versitygw/versitygw $@ && rmdir bin/.versitygw

@@ -60,14 +60,14 @@ func TestInvariant2ScenarioHasNoRuntimeState(t *testing.T) {
 
 // Invariant 3: a plan is a scenario made concrete for one intent.
 func TestInvariant3PlanBelongsToIntentAndScenario(t *testing.T) {
-	p := &capstan.Plan{ScenarioRef: "tempo.install@1.2.0", Status: capstan.PlanReady,
-		Customizations: capstan.Customizations{BaseTemplate: "tempo.install@1.2.0"}}
+	p := &capstan.Plan{ScenarioRef: "tempo.install@1.3.0", Status: capstan.PlanReady,
+		Customizations: capstan.Customizations{BaseTemplate: "tempo.install@1.3.0"}}
 	require.ErrorContains(t, p.Validate(), "invariant 3")
 	p.IntentID = "i1"
 	require.NoError(t, p.Validate())
 	p.ScenarioRef = ""
 	require.ErrorContains(t, p.Validate(), "invariant 3")
-	p.ScenarioRef = "tempo.install@1.2.0"
+	p.ScenarioRef = "tempo.install@1.3.0"
 	p.Customizations.BaseTemplate = "other@1.0.0"
 	require.Error(t, p.Validate())
 }

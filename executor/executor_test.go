@@ -81,7 +81,7 @@ func TestMinioInstallRunsThroughItsProdGate(t *testing.T) {
 func testMinioInstall(t *testing.T, store capstan.Store) {
 	svc, _ := setup(t, store, org)
 	alice := as("alice", capstan.RoleOperator)
-	in, err := svc.CreateIntent(alice, service.IntentInput{Action: "install", TargetResourceType: "minio.instance",
+	in, err := svc.CreateIntent(alice, service.IntentInput{Action: "install", TargetResourceType: "minio.instance", Scenario: "minio.install@1.0.0",
 		Constraints: map[string]any{"environment": "prod", "cluster": "prod-k8s"}})
 	require.NoError(t, err)
 	plan, err := svc.PlanIntent(alice, in.ID)

@@ -16,3 +16,9 @@ var FS embed.FS
 // capabilities it uses.
 // An older version of a pack comes before its newer one.
 var Order = []string{"kubernetes", "vault.yaml", "simulated/minio.yaml", "minio.yaml", "postgres.yaml", "simulated/tempo.yaml", "tempo", "linux-service.yaml", "platform.yaml"}
+
+// SimulatedTempoInstall is the simulated tempo story's scenario: an intent
+// names it to tell the seed's story on a catalog with no real targets
+// (make run's demo catalog), where tempo.install's newest, real version
+// would reach for a cluster and a host that are not there.
+const SimulatedTempoInstall = "tempo.install@1.3.0"

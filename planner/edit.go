@@ -69,6 +69,7 @@ func (r *resolution) rebind(ctx context.Context, b *capstan.ResourceBinding, pro
 	}
 	nb := *b
 	nb.Requirement.Strategy, nb.Requirement.Provider, nb.Explicit = capstan.StrategyExplicit, provider, true
+	nb.Requirement.CreateWith = "" // a chosen provider is not created
 	nb.Candidates, nb.Provider, nb.SubOperation = nil, nil, nil
 	nb.OmittedCandidates, nb.OmittedReasons = 0, nil
 	if nb.Constraints == nil {

@@ -182,6 +182,7 @@ func (r *resolution) requirement(ctx context.Context, sc *capstan.Scenario, req 
 	b := capstan.ResourceBinding{ID: id, Scenario: sc.Ref(), Requirement: req, Status: capstan.BindingUnresolved}
 	if explicit, ok := r.intent.Providers[id]; ok {
 		b.Requirement.Strategy, b.Requirement.Provider, b.Explicit = capstan.StrategyExplicit, explicit, true
+		b.Requirement.CreateWith = "" // a chosen provider is not created
 	}
 	def, err := r.planner.Catalog.GetCapability(ctx, r.org, req.Capability)
 	if capstan.ErrorCode(err) == capstan.ENOTFOUND {

@@ -12,7 +12,7 @@ func TestResourceBoundBy(t *testing.T) {
 	ts := startServer(t)
 	var plans []any
 	for range 2 {
-		created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "bound"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+		created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "bound"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 		require.Empty(t, created.Errors)
 		planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id bindings { key provider { resourceKey } } } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 		require.Empty(t, planned.Errors)

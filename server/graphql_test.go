@@ -20,6 +20,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/local"
 	"github.com/capstan-dev/capstan/internal/testenv"
+	"github.com/capstan-dev/capstan/packs"
 	"github.com/capstan-dev/capstan/server"
 	"github.com/capstan-dev/capstan/service"
 )
@@ -103,7 +104,7 @@ const createSeedIntent = `mutation($in: CreateIntentInput!) { createIntent(input
 
 func seedIntentVars() map[string]any {
 	return map[string]any{"in": map[string]any{
-		"action": "install", "targetResourceType": "tempo.instance",
+		"action": "install", "targetResourceType": "tempo.instance", "scenario": packs.SimulatedTempoInstall,
 		"desiredResult": map[string]any{"name": "prod-tempo", "version": "2.x"},
 		"constraints":   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
 	}}
@@ -133,7 +134,7 @@ func TestSeedWalkthroughOverHTTP(t *testing.T) {
 	require.Empty(t, planned.Errors)
 	plan := get(planned.Data, "planIntent").(map[string]any)
 	require.Equal(t, "READY", plan["status"])
-	require.Equal(t, "tempo.install@1.2.0", plan["scenarioRef"])
+	require.Equal(t, "tempo.install@1.3.0", plan["scenarioRef"])
 	require.Equal(t, "PLANNED", get(plan, "intent", "status"))
 	require.Equal(t, plan["id"], get(plan, "intent", "latestPlan", "id"))
 	require.Equal(t, []any{"cluster: use kubernetes.cluster/prod-k8s", "object-storage: create with minio.install@1.0.0", "secrets: use vault.instance/prod-vault"},
@@ -192,7 +193,7 @@ func TestQueriesOverHTTP(t *testing.T) {
 	require.Empty(t, lists.Errors)
 	require.Equal(t, float64(9), get(lists.Data, "resourceTypes", "totalCount"))
 	require.Equal(t, float64(1), get(lists.Data, "capabilities", "totalCount"))
-	require.Equal(t, float64(7), get(lists.Data, "scenarioPacks", "totalCount"))
+	require.Equal(t, float64(9), get(lists.Data, "scenarioPacks", "totalCount"), "two versions of tempo and minio: the simulated ones stay")
 	require.Equal(t, "minio.install@1.0.0", get(lists.Data, "scenarios", "edges", 0, "node", "ref"))
 	require.Equal(t, "demo", get(lists.Data, "viewer", "organization"))
 
@@ -405,7 +406,7 @@ func operationServer(t *testing.T) (*service.Service, *httptest.Server) {
 
 func TestOperationOverHTTP(t *testing.T) {
 	_, ts := operationServer(t)
-	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
@@ -523,7 +524,7 @@ scenarios:
 // operation continues on revision 2 and its inserted node runs.
 func TestPlanPatchOverHTTP(t *testing.T) {
 	_, ts := operationServer(t)
-	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", mode: ADVANCED, desiredResult: {name: "demo-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status revision } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Equal(t, "READY", get(planned.Data, "planIntent", "status"))
@@ -596,7 +597,7 @@ func TestPlanPatchOverHTTP(t *testing.T) {
 // executor asks the service to judge proposals again when nodes move).
 func TestPatchGoesStaleWhenItsNodeStarts(t *testing.T) {
 	_, ts := operationServer(t)
-	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "m"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", mode: ADVANCED, desiredResult: {name: "m"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	planned := post(t, ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	started := post(t, ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
 	require.Empty(t, started.Errors)

@@ -99,7 +99,7 @@ func startLive(t *testing.T, buffer int, options ...func(*server.Config)) *liveE
 // startMinio starts an operation that stops at its prod gate.
 func (e *liveEnv) startMinio(t *testing.T) string {
 	t.Helper()
-	created := post(t, e.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "m1"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, e.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "m1"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, e.ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	started := post(t, e.ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
@@ -562,7 +562,7 @@ func TestPanicInASubscriptionEndsItAlone(t *testing.T) {
 // stream says a patch awaits approval while it does.
 func TestPatchEventsAreLive(t *testing.T) {
 	env := startLive(t, 0)
-	created := post(t, env.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", mode: ADVANCED, desiredResult: {name: "m2"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, env.ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", mode: ADVANCED, desiredResult: {name: "m2"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	planned := post(t, env.ts, adminToken, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	started := post(t, env.ts, adminToken, `mutation($plan: ID!) { startOperation(input: {plan: $plan}) { id } }`, map[string]any{"plan": get(planned.Data, "planIntent", "id")})
 	op := get(started.Data, "startOperation", "id").(string)

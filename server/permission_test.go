@@ -62,7 +62,7 @@ func TestPermissionsAgreeWithMutations(t *testing.T) {
 	require.Equal(t, refused.Errors[0].Message, get(asViewer.Data, "viewer", "permissions", 0, "reason"), "the same words as the mutation")
 
 	// A production operation alice started waits at its gate.
-	created := post(t, ts, starter, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "perm-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	created := post(t, ts, starter, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "perm-minio"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	require.Empty(t, created.Errors)
 	planned := post(t, ts, starter, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": get(created.Data, "createIntent", "id")})
 	require.Empty(t, planned.Errors)

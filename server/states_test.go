@@ -481,7 +481,7 @@ func TestRepairBindsTheDegradedResourceItRepairs(t *testing.T) {
 
 	// A tempo install on the degraded cluster: its cluster requirement
 	// takes active clusters only, and the plan says why not this one.
-	in = e.gql(statesAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	in = e.gql(statesAdmin, `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
 	  desiredResult: {name: "t-legacy"}, constraints: {environment: "prod", cluster: "legacy-k8s"}}) { id } }`, nil)
 	require.Empty(t, in.Errors, "%v", in.Errors)
 	plan = e.gql(statesAdmin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status problems bindings { key candidates { ref accepted reason } } } }`,

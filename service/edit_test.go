@@ -38,7 +38,7 @@ func TestEditPlanBeforeStart(t *testing.T) {
 	require.Equal(t, capstan.PlanReady, edited.Status)
 	require.Len(t, edited.Customizations.Changes, 4)
 	require.Equal(t, "alice", edited.Customizations.Changes[0].Actor)
-	require.Equal(t, "tempo.install@1.2.0", edited.Customizations.BaseTemplate)
+	require.Equal(t, "tempo.install@1.3.0", edited.Customizations.BaseTemplate)
 	require.Equal(t, 3, edited.Node("helm-install").Parameters["replicas"])
 	require.Contains(t, edited.Edges, capstan.Edge{From: "verify-tracing", To: "smoke-test"})
 	require.Equal(t, "kubernetes@1.5.0/smoke-test", edited.Node("smoke-test").Template)

@@ -54,7 +54,7 @@ scenarios:
     editable: true
     requires:
       - {id: cluster, capability: kubernetes.cluster, strategy: existing, workload: true, constraints: {name: "${intent.cluster}", environment: "${intent.environment}"}}
-      - {id: bucket, capability: object_storage.s3, strategy: create, constraints: {environment: "${intent.environment}", region: same-as-workload, encryption: required}}
+      - {id: bucket, capability: object_storage.s3, strategy: create, create_with: minio.install@1.0.0, constraints: {environment: "${intent.environment}", region: same-as-workload, encryption: required}}
       - {id: secrets, capability: secret.store, strategy: explicit, constraints: {environment: "${intent.environment}"}}
     plan: {nodes: [{id: go, type: job, title: Go, requires: [bucket], job: {run: {runner: sim}, outputs: {evidence: [{name: p, type: sim}]}}}]}
 `
@@ -183,7 +183,7 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 	store := testenv.Store(t)
 	svc := testenv.Demo(t, store)
 	ctx := testenv.Admin(testenv.Org)
-	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")
+	before, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.3.0")
 	require.NoError(t, err)
 	in := testenv.SeedIntent()
 	in.Mode = capstan.ModeAdvanced
@@ -193,7 +193,7 @@ func TestPlanningLeavesTheScenarioUntouched(t *testing.T) {
 		{Op: capstan.ChangeInsertAfter, Node: "verify-tracing", Template: "smoke-test"},
 	})
 	require.NoError(t, err)
-	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.2.0")
+	after, err := store.GetScenario(ctx, testenv.Org, "tempo.install@1.3.0")
 	require.NoError(t, err)
 	require.Equal(t, before, after, "invariant 2: a scenario holds no runtime state and planning never writes it")
 }

@@ -22,7 +22,7 @@ func TestSeedExamplePlansTheInterestingWay(t *testing.T) {
 	require.NoError(t, err)
 	out, _ := json.MarshalIndent(plan.Bindings, "", "  ")
 	require.Equal(t, capstan.PlanReady, plan.Status, "problems: %v\n%s", plan.Problems, out)
-	require.Equal(t, "tempo.install@1.2.0", plan.ScenarioRef)
+	require.Equal(t, "tempo.install@1.3.0", plan.ScenarioRef)
 
 	cluster := plan.Binding("cluster")
 	require.Equal(t, capstan.BindingResolved, cluster.Status)

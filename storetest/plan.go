@@ -108,7 +108,7 @@ func testSeedExample(t *testing.T, s capstan.Store) {
 	require.NoError(t, svc.InstallPacks(admin, orgA, packs.FS, packs.Order))
 	require.NoError(t, svc.SeedDemoCatalog(admin, orgA, catalog.Demo))
 	in, err := svc.CreateIntent(admin, service.IntentInput{
-		Action: "install", TargetResourceType: "tempo.instance",
+		Action: "install", TargetResourceType: "tempo.instance", Scenario: packs.SimulatedTempoInstall,
 		DesiredResult: map[string]any{"name": "prod-tempo", "version": "2.x"},
 		Constraints:   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
 	})

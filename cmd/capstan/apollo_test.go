@@ -19,7 +19,7 @@ func TestApolloClientFollowsAnOperation(t *testing.T) {
 	dir, node := nodeProject(t, "web/livetest", "@apollo/client")
 
 	p := start(t, t.TempDir())
-	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "apollo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "apollo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
 	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
 

@@ -61,7 +61,7 @@ func startConsoleServer(t *testing.T) *consoleServer {
 	require.NoError(t, os.MkdirAll(c.packs, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(c.packs, "console.yaml"), []byte(consolePack), 0o644))
 	c.p = start(t, c.data, "--tokens", c.tokens, "--packs", c.packs)
-	c.gated = c.run(t, `{action: "install", targetResourceType: "minio.instance", desiredResult: {name: "console"}, constraints: {environment: "prod", cluster: "prod-k8s"}}`)
+	c.gated = c.run(t, `{action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "console"}, constraints: {environment: "prod", cluster: "prod-k8s"}}`)
 	waitForGate(t, c.p, c.gated, "approve-prod-storage")
 	c.withToken = c.run(t, `{action: "install", targetResourceType: "thing", desiredResult: {name: "minted"}, constraints: {environment: "staging"}}`)
 	waitForEnd(t, c.p, c.withToken)

@@ -277,7 +277,7 @@ var packCase = sweepCase{
 // person approves both.
 var seedCase = sweepCase{
 	name: "seed",
-	intent: `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	intent: `mutation { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
 	  desiredResult: {name: "swept-tempo"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`,
 	act: func(t *testing.T, p *proc, dir, op string, got map[string]any) { approveGates(p, op, got) },
 	check: func(t *testing.T, p *proc, dir, op string) {

@@ -94,13 +94,13 @@ func TestMakeRunAndTheDemosShareTheirSettings(t *testing.T) {
 	require.NoError(t, err, "the dev token is kept in CAPSTAN_DATA_DIR")
 	require.Contains(t, logs.String(), strings.TrimSpace(string(kept)))
 
-	first, err := makeIn(t, 3*time.Minute, env, "demo")
+	first, err := makeIn(t, 3*time.Minute, env, "demo-sim")
 	require.NoError(t, err, first)
 	for _, want := range []string{"demo: against http://" + addr + "/graphql", "target  CREATE: creates tempo.instance/prod-tempo",
 		"object-storage: create with minio.install@1.0.0", "operation SUCCEEDED"} {
 		require.Contains(t, first, want)
 	}
-	second, err := makeIn(t, 3*time.Minute, env, "demo")
+	second, err := makeIn(t, 3*time.Minute, env, "demo-sim")
 	require.NoError(t, err, second)
 	for _, want := range []string{"target  REAPPLY: tempo.instance/prod-tempo exists (active): this install runs its scenario again on it, in place (updating until it ends); it creates no second one",
 		"object-storage: use minio.instance/", "operation SUCCEEDED"} {
@@ -192,7 +192,7 @@ func TestADedicatedProviderServesOneWorkload(t *testing.T) {
 			require.NotEmpty(t, held, "the demo created a MinIO: %v", minios)
 
 			plan := func(name string) map[string]any {
-				in := p.gql(t, `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+				in := p.gql(t, `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
 				  desiredResult: {name: $n, version: "2.x"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, map[string]any{"n": name})
 				return p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { status target { key effect description resource { key } }
 				  summary { needsAttention }

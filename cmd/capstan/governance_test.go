@@ -41,7 +41,7 @@ func TestAttackProductionByAnotherName(t *testing.T) {
 			const admin, sre = "governed-admin-token-0123456789", "governed-sre-token-0123456789"
 			p := start(t, filepath.Join(dir, "data"), append([]string{"--tokens", tokens, "--catalog", filepath.Join(dir, "catalog.yaml")}, tc.flags...)...)
 
-			in := postAs(t, p, admin, `mutation($e: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", mode: ADVANCED,
+			in := postAs(t, p, admin, `mutation($e: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0", mode: ADVANCED,
 			  desiredResult: {name: "traces"}, constraints: {environment: $e, cluster: "prod-k8s"}}) { id } }`, map[string]any{"e": tc.env})
 			require.Empty(t, in.Errors)
 			planned := postAs(t, p, admin, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id version status bindings { key candidates { ref reason } } } }`,

@@ -44,7 +44,7 @@ func runKilledChild(t *testing.T, args []string, killAt string) {
 	args = append([]string{"--tokens", tokens}, args...)
 	p := start(t, dir, args...)
 	name := "tempo-" + time.Now().Format("150405.000000")[7:]
-	in := p.gql(t, `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	in := p.gql(t, `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
 	  desiredResult: {name: $n}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, map[string]any{"n": name})
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})["planIntent"].(map[string]any)
 	require.Equal(t, "READY", plan["status"])

@@ -320,7 +320,7 @@ func (p *proc) readyz(t testing.TB) int {
 	return resp.StatusCode
 }
 
-const createIntent = `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+const createIntent = `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
   desiredResult: {name: $n}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`
 
 func TestRestartKeepsEverything(t *testing.T) {

@@ -306,7 +306,7 @@ func (r *tempoRun) token() string { return orgToken(r.org) }
 func (rs *replicaSet) startTempo(t *testing.T, org int, via *proc) *tempoRun {
 	t.Helper()
 	r := &tempoRun{org: org, name: fmt.Sprintf("tempo-r%d", org)}
-	in := mustAs(t, via, r.token(), `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance",
+	in := mustAs(t, via, r.token(), `mutation($n: String!) { createIntent(input: {action: "install", targetResourceType: "tempo.instance", scenario: "tempo.install@1.3.0",
 	  desiredResult: {name: $n}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, map[string]any{"n": r.name})
 	plan := mustAs(t, via, r.token(), `mutation($id: ID!) { planIntent(input: {intent: $id}) { id status } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})["planIntent"].(map[string]any)
 	require.Equal(t, "READY", plan["status"])

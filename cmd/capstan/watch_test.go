@@ -22,7 +22,7 @@ func TestWatchFollowsAcrossAServerRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir)
-	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "watched"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "watched"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
 	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
 	op := p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
 

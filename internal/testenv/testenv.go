@@ -67,10 +67,11 @@ func Wakes(svc *service.Service) *live.Wakes {
 // NewOrg returns a fresh organization id.
 func NewOrg() string { return "demo-" + capstan.NewID()[12:] }
 
-// SeedIntent is the seed's example: install Tempo 2.x in prod on prod-k8s.
+// SeedIntent is the seed's example: install Tempo 2.x in prod on prod-k8s,
+// told with the simulated scenarios the demo catalog's targets allow.
 func SeedIntent() service.IntentInput {
 	return service.IntentInput{
-		Action: "install", TargetResourceType: "tempo.instance",
+		Action: "install", TargetResourceType: "tempo.instance", Scenario: packs.SimulatedTempoInstall,
 		DesiredResult: map[string]any{"name": "prod-tempo", "version": "2.x"},
 		Constraints:   map[string]any{"environment": "prod", "cluster": "prod-k8s"},
 	}

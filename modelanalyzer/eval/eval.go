@@ -79,7 +79,8 @@ func LoadBundle() (*Bundle, error) {
 	b := &Bundle{scenarios: map[string]*capstan.Scenario{}, templates: map[string]*capstan.NodeTemplate{}}
 	for _, p := range ps {
 		for i := range p.Scenarios {
-			b.scenarios[p.Scenarios[i].ID] = &p.Scenarios[i]
+			b.scenarios[p.Scenarios[i].ID] = &p.Scenarios[i] // the newest, as Order loads older first
+			b.scenarios[p.Scenarios[i].Ref()] = &p.Scenarios[i]
 		}
 		for i := range p.NodeTemplates {
 			t := p.NodeTemplates[i]
