@@ -1,6 +1,7 @@
 // Package packs holds the scenario packs bundled with Capstan: kubernetes,
 // minio, vault, tempo, postgres, linux-service (real work on hosts over
-// SSH) and the platform policies. simulated/ holds the earlier, simulated
+// SSH) and the platform policies (all:tempo: its chart's _helpers.tpl
+// is embedded too). simulated/ holds the earlier, simulated
 // versions of tempo and minio, which the story on a catalog with no real
 // targets pins (make run's demo catalog).
 package packs
@@ -9,7 +10,7 @@ import "embed"
 
 // FS holds every bundled pack: single YAML files and pack directories.
 //
-//go:embed *.yaml kubernetes tempo simulated
+//go:embed *.yaml kubernetes all:tempo simulated
 var FS embed.FS
 
 // Order lists the bundled packs so that a pack comes after the packs whose

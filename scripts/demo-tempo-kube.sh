@@ -103,11 +103,20 @@ op=$(gql "$admin" 'mutation($p: ID!) { startOperation(input: {plan: $p}) { id } 
 echo "   operation $op started by alice"
 
 echo "3. sam (SRE) approves what waits for a second person"
-status=""
+status="" last=""
 for _ in $(seq 1 900); do
-  state=$(gql "$admin" 'query($id: ID!) { operation(id: $id) { status } operations(filter: {status: WAITING}) { edges { node { id scenarioRef: plan { scenarioRef } gates { node status } } } } }' "{\"id\": \"$op\"}")
+  state=$(gql "$admin" 'query($id: ID!) { operation(id: $id) { status currentNodes nodeRuns { node error } } operations(filter: {status: WAITING}) { edges { node { id scenarioRef: plan { scenarioRef } gates { node status } } } } }' "{\"id\": \"$op\"}")
   status=$(echo "$state" | field '["operation"]["status"]')
+  now="$status $(echo "$state" | field '["operation"]["currentNodes"]')"
+  [ "$now" != "$last" ] && echo "   $now" && last=$now
   case "$status" in SUCCEEDED|FAILED|CANCELLED|ROLLED_BACK) break ;; esac
+  # Waiting for attention, not for a gate: a step failed; say which, and stop.
+  stuck=$(echo "$state" | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+if d["operation"]["status"] == "WAITING" and not any(g["status"]=="WAITING" for e in d["operations"]["edges"] for g in e["node"]["gates"]):
+    print("; ".join(r["node"] + ": " + r["error"] for r in d["operation"]["nodeRuns"] if r["error"]))')
+  if [ -n "$stuck" ]; then echo "   needs attention: $stuck" >&2; break; fi
   for pair in $(echo "$state" | python3 -c '
 import json,sys
 d=json.load(sys.stdin)
