@@ -144,7 +144,7 @@ func TestADemoPointedElsewhereSaysSoInALine(t *testing.T) {
 		"no token anywhere": {[]string{"CAPSTAN_URL=" + p.url + "/graphql", "CAPSTAN_DATA_DIR=" + t.TempDir()}, "demo: no token: set CAPSTAN_DEV_TOKEN"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			for _, script := range []string{"demo.sh", "demo-patch.sh"} {
+			for _, script := range []string{"demo-sim.sh", "demo-patch.sh"} {
 				cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", script))
 				cmd.Env = envWithout(capstanSettings, tt.env...)
 				var stdout, stderr strings.Builder
@@ -171,7 +171,7 @@ func TestADedicatedProviderServesOneWorkload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := start(t, t.TempDir(), flags...)
 			defer p.kill()
-			out := runScript(t, "demo.sh", 3*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
+			out := runScript(t, "demo-sim.sh", 3*time.Minute, "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
 			// The demo says, first, that its story is simulated, and marks
 			// each simulated evidence item as such, never PASSED.
 			require.True(t, strings.HasPrefix(out, "SIMULATED: "), "the first line says the story is simulated:\n%s", out)
