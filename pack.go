@@ -527,6 +527,13 @@ type Probe struct {
 	// a missing object or a changed field is drift; an object not ready,
 	// or a workload with pods on a node that is not Ready, fails it.
 	Drift bool `json:"drift,omitempty"`
+	// User, Database and PasswordArtifact are how a postgres probe logs
+	// in to the server on its target (Port, 5432 when unset): as User
+	// (postgres when unset) to Database (postgres when unset), with the
+	// value of the operation's secret artifact PasswordArtifact.
+	User             string `json:"user,omitempty"`
+	Database         string `json:"database,omitempty"`
+	PasswordArtifact string `json:"password_artifact,omitempty"`
 }
 
 // ObjectRef names a Kubernetes object.
@@ -879,9 +886,16 @@ func validateProbe(pr Probe, p *Problems) {
 		if pr.Target == "" || pr.Bucket == "" {
 			p.Addf("probe %s: an s3 probe needs a target and a bucket", pr.Name)
 		}
+	case "postgres":
+		if pr.Target == "" || pr.PasswordArtifact == "" {
+			p.Addf("probe %s: a postgres probe needs a target and a password_artifact", pr.Name)
+		}
 	case "sim":
 	default:
-		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes, s3 or sim)", pr.Name, pr.Type)
+		p.Addf("probe %s: unknown type %q (want command, http, resource_state, capability, tcp, ssh_command, file, service, kubernetes, s3, postgres or sim)", pr.Name, pr.Type)
+	}
+	if (pr.User != "" || pr.Database != "" || pr.PasswordArtifact != "") && pr.Type != "postgres" {
+		p.Addf("probe %s: user, database and password_artifact are for postgres probes", pr.Name)
 	}
 	if pr.Bucket != "" && pr.Type != "s3" {
 		p.Addf("probe %s: bucket is for s3 probes", pr.Name)
@@ -954,6 +968,7 @@ func (s *Scenario) Validate(capabilities map[string]*CapabilityDefinition) error
 		p.Addf("more than one requirement is marked workload")
 	}
 	s.checkProvided(reqs, &p)
+	s.checkPasswordArtifacts(&p)
 	ValidateGraph(s.Plan.Nodes, s.Plan.Edges, reqs, &p)
 	return p.Err("scenario " + s.Ref())
 }
@@ -985,6 +1000,27 @@ func (s *Scenario) checkProvided(reqs map[string]bool, p *Problems) {
 					p.Addf("provides %s.%s: %s is not a secret artifact: only a secret's reference is kept in an attribute", pc.Capability, k, r)
 				}
 			}
+		}
+	}
+}
+
+// checkPasswordArtifacts holds each postgres probe's password_artifact to
+// a secret artifact one of the scenario's jobs produces.
+func (s *Scenario) checkPasswordArtifacts(p *Problems) {
+	secrets := map[string]bool{}
+	var probes []Probe
+	for _, n := range s.Plan.Nodes {
+		if n.Job != nil {
+			for _, a := range n.Job.Outputs.Artifacts {
+				secrets[a.Name] = a.Sensitivity == SensitivitySecret
+			}
+			probes = append(probes, n.Job.Outputs.Evidence...)
+		}
+		probes = append(probes, n.Probes...)
+	}
+	for _, pr := range probes {
+		if pr.PasswordArtifact != "" && !secrets[pr.PasswordArtifact] {
+			p.Addf("probe %s: password_artifact %s is no secret artifact of the scenario's jobs", pr.Name, pr.PasswordArtifact)
 		}
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/kube"
 	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/postgres"
 	"github.com/capstan-dev/capstan/executor/probe"
 	"github.com/capstan-dev/capstan/executor/remote"
 	"github.com/capstan-dev/capstan/executor/s3"
@@ -376,6 +377,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	remoteProbes := remote.Probes(hosts, egress.DialContext)
 	remoteProbes["kubernetes"] = kube.Probe{Dial: egress.DialContext}
 	remoteProbes["s3"] = s3.Probe{Dial: egress.DialContext}
+	remoteProbes["postgres"] = postgres.Probe{Dial: egress.DialContext}
 	prober := probe.Prober{Remote: remoteProbes, Client: egress.Client(), Sandbox: sandbox, Resources: store}
 	// Health assessments observe what operations built, on demand and on
 	// a schedule that runs where the executor runs; a drift they find asks

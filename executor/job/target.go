@@ -48,6 +48,9 @@ type Target struct {
 	// attempt pins it on the compute node and audits it: host_key.trusted).
 	TrustOnFirstUse bool
 	Learned         string
+	// Password is what a postgres probe logs in with: the value of the
+	// operation's secret artifact it names, read for this probe only.
+	Password []byte
 }
 
 // IsHost reports whether the target is a host reached over SSH (not a

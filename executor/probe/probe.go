@@ -5,15 +5,20 @@
 package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -129,6 +134,15 @@ func remoteProbe(ctx context.Context, rp job.RemoteProbe, pr capstan.Probe, t jo
 			return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's object: " + err.Error()}, nil
 		}
 		pr.Object = &ref
+	}
+	if pr.Type == "postgres" {
+		password, err := secretArtifact(t.Outputs, pr.PasswordArtifact)
+		if err != nil {
+			return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "the probe's password: " + err.Error()}, nil
+		}
+		h := *host
+		h.Password = password
+		host = &h
 	}
 	if (pr.Type == "kubernetes") != (host.Cluster != nil) || (pr.Type == "s3") != (host.Store != nil) {
 		return capstan.EvidenceFailed, map[string]any{"type": pr.Type, "target": pr.Target, "note": "a kubernetes probe reads a cluster, an s3 probe an object store, the others a host: the probe's target is another kind"}, nil
@@ -348,4 +362,32 @@ func ObservedField(r *capstan.Resource, path string) (any, bool) {
 		}
 	}
 	return cur, cur != nil
+}
+
+// maxPassword bounds a password a probe reads from an artifact.
+const maxPassword = 4096
+
+// secretArtifact reads the operation's artifact name from its outputs
+// directory (where a secret one stays until the operation ends): a
+// regular file, never a link, of at most maxPassword bytes.
+func secretArtifact(outputs, name string) ([]byte, error) {
+	if outputs == "" || name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("no artifact %q in this operation's outputs", name)
+	}
+	f, err := os.OpenFile(filepath.Join(outputs, name), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", name, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("artifact %s is not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxPassword+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("artifact %s: %w", name, err)
+	case len(data) > maxPassword:
+		return nil, fmt.Errorf("artifact %s is longer than %d bytes", name, maxPassword)
+	}
+	return bytes.TrimRight(data, "\r\n"), nil
 }
