@@ -2,6 +2,8 @@
 # Installs what the tests need from the system when it is missing, and
 # nothing when it is all there: Debian's Chromium for the console's
 # browser tests, util-linux's mount and setpriv for the job sandbox,
+# PostgreSQL (the test hosts' image: postgres.install starts it on a host;
+# no cluster of its own is made on this machine),
 # iproute2 for the test hosts' network namespaces, OpenSSH's server and
 # client for the test hosts themselves, ansible for its runner, and
 # kubectl (the Kubernetes benchmarks compare the runner with it). Last, it
@@ -22,6 +24,7 @@ command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 command -v ansible-playbook >/dev/null 2>&1 || missing+=(ansible)
 command -v kubectl >/dev/null 2>&1 || missing+=(kubectl)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ ${#missing[@]} -eq 0 ]; then
@@ -40,6 +43,12 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
   fi
   SUDO=(sudo)
+fi
+if [[ " ${missing[*]} " == *" postgresql "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+  # The package would make and start a cluster of its own here; the
+  # tests make theirs on test hosts.
+  "${SUDO[@]}" mkdir -p /etc/postgresql-common
+  echo "create_main_cluster = false" | "${SUDO[@]}" tee /etc/postgresql-common/createcluster.conf >/dev/null
 fi
 "${SUDO[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

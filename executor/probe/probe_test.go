@@ -1,9 +1,14 @@
 package probe_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,6 +16,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/job"
 	"github.com/capstan-dev/capstan/executor/local"
+	"github.com/capstan-dev/capstan/executor/postgres"
 	"github.com/capstan-dev/capstan/executor/probe"
 )
 
@@ -104,4 +110,33 @@ func TestJobsDoNotSeeTheServersEnvironment(t *testing.T) {
 	require.NotContains(t, out, "CAPSTAN_DEV_TOKEN")
 	require.Contains(t, out, "CAPSTAN_PARAM_SIZE=small")
 	require.Contains(t, out, "HOME="+dir, "the sandbox is the job's home")
+}
+
+// TestAPostgresProbeReadsItsPasswordFromTheOperationOnly: the password is
+// the operation's artifact file, read for the probe (a regular file, not a
+// link, not a path elsewhere, not a huge one); with it, a server that is
+// not there fails the probe saying where it tried.
+func TestAPostgresProbeReadsItsPasswordFromTheOperationOnly(t *testing.T) {
+	outputs := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outputs, "password"), []byte("0123456789abcdef\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(outputs, "huge"), bytes.Repeat([]byte("x"), 5000), 0o600))
+	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(outputs, "link")))
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	p := probe.Prober{Remote: map[string]job.RemoteProbe{"postgres": postgres.Probe{}}}
+	target := job.ProbeTarget{Outputs: outputs, Hosts: map[string]*job.Target{"db": {Resource: "compute.node/db", Address: "127.0.0.1", User: "root"}}}
+	for artifact, want := range map[string]string{
+		"link":      "the probe's password: artifact link:",
+		"huge":      "the probe's password: artifact huge is longer than 4096 bytes",
+		"../secret": `the probe's password: no artifact "../secret" in this operation's outputs`,
+		"missing":   "the probe's password: artifact missing:",
+		"password":  fmt.Sprintf("logging in to 127.0.0.1:%d as postgres:", port),
+	} {
+		result, source, _ := p.Run(context.Background(), capstan.Probe{Name: "db", Type: "postgres", Target: "db", Port: port, PasswordArtifact: artifact}, target)
+		require.Equal(t, capstan.EvidenceFailed, result, artifact)
+		require.Contains(t, source["note"], want, artifact)
+		require.NotContains(t, fmt.Sprint(source), "0123456789abcdef", "the password is never in the evidence")
+	}
 }
