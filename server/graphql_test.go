@@ -193,7 +193,7 @@ func TestQueriesOverHTTP(t *testing.T) {
 	require.Empty(t, lists.Errors)
 	require.Equal(t, float64(9), get(lists.Data, "resourceTypes", "totalCount"))
 	require.Equal(t, float64(1), get(lists.Data, "capabilities", "totalCount"))
-	require.Equal(t, float64(9), get(lists.Data, "scenarioPacks", "totalCount"), "two versions of tempo and minio: the simulated ones stay")
+	require.Equal(t, float64(10), get(lists.Data, "scenarioPacks", "totalCount"), "two versions of tempo, minio and postgres: the simulated ones stay")
 	require.Equal(t, "minio.install@1.0.0", get(lists.Data, "scenarios", "edges", 0, "node", "ref"))
 	require.Equal(t, "demo", get(lists.Data, "viewer", "organization"))
 

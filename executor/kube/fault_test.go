@@ -80,7 +80,7 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 		done := make(chan job.Result, 1)
 		go func() { done <- r.Run(ctx, j) }()
 		c.ClaimStored(t, ns, "compacted")
-		objectWatch(t, c, "persistentvolumeclaims") // the step waits on its watch now
+		c.ObjectWatched(t, "", "v1", "persistentvolumeclaims") // the step waits on its watch now
 		c.Own.KillAPIServer()
 		rev, err := c.Own.CompactEtcd(ctx)
 		if err != nil {
@@ -161,28 +161,4 @@ func TestTheRunnerMeetsAClusterInTrouble(t *testing.T) {
 			t.Fatalf("result = %s %v, want unauthorized", res.ErrKind, res.Err)
 		}
 	})
-}
-
-// objectWatch waits until the API server serves a watch of one object of
-// resource (scope "resource": the step's, by name; the cluster's
-// controllers watch cluster-wide), read from its
-// apiserver_longrunning_requests gauge.
-func objectWatch(t *testing.T, c *kubetest.Cluster, resource string) {
-	t.Helper()
-	want := `apiserver_longrunning_requests{component="apiserver",group="",resource="` + resource + `",scope="resource",subresource="",verb="WATCH",version="v1"} `
-	deadline := time.Now().Add(30 * time.Second)
-	for tick := time.NewTicker(50 * time.Millisecond); ; <-tick.C {
-		body, err := c.Admin.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-		if err == nil {
-			for _, line := range strings.Split(string(body), "\n") {
-				if n, ok := strings.CutPrefix(line, want); ok && n != "0" {
-					tick.Stop()
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no watch of one of the %s within 30 s (%v)", resource, err)
-		}
-	}
 }

@@ -273,3 +273,30 @@ func (c *Cluster) Node(t testing.TB, prefix string, labels map[string]string) st
 	}
 	return name
 }
+
+// ObjectWatched waits until the API server serves a watch of one object
+// of resource (group "" for the core group; scope "resource": a step's
+// watch, by name, where the cluster's controllers watch cluster-wide),
+// read from its apiserver_longrunning_requests gauge: a fault test cuts
+// the watch only once it is there.
+func (c *Cluster) ObjectWatched(t testing.TB, group, version, resource string) {
+	t.Helper()
+	want := `apiserver_longrunning_requests{component="apiserver",group="` + group + `",resource="` + resource + `",scope="resource",subresource="",verb="WATCH",version="` + version + `"} `
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		body, err := c.Admin.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+		if err == nil {
+			for _, line := range strings.Split(string(body), "\n") {
+				if n, ok := strings.CutPrefix(line, want); ok && n != "0" {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no watch of one of the %s within 30 s (%v)", resource, err)
+		}
+		<-tick.C
+	}
+}
