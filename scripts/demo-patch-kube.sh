@@ -47,14 +47,7 @@ TOKENS
 serve_throwaway "$work" 127.0.0.1/32 # sets url and server
 
 echo "1. the cluster"
-"$bin" cluster rbac --namespace capstan-system --service-account capstan > "$work/grant.yaml"
-# Another demo on the same cluster may be granting the same at this
-# moment: server-side apply, and once more if the other created first.
-k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null 2>&1 ||
-  k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null
-token=$(k -n capstan-system create token capstan --duration 1h)
-api=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d > "$work/ca.pem"
+cluster_access "$work" # sets token and api, writes $work/ca.pem
 k create namespace "$ns" >/dev/null
 gql "$admin" 'mutation($v: String!) { putSecret(input: {name: "prod-kwok-token", value: $v}) { name } }' "$(python3 -c 'import json,sys; print(json.dumps({"v": sys.argv[1]}))' "$token")" >/dev/null
 catalog=$(python3 - "$api" "$work/ca.pem" <<'PY'

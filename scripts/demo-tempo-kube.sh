@@ -54,14 +54,7 @@ bash "$here/testhosts.sh" up "$work/hosts" 1 > "$work/hosts.txt"
 # The catalog holds the real parts only (below), not make run's demo one.
 printf 'organization: demo\nenvironments: [prod]\n' > "$work/catalog.yaml"
 CAPSTAN_SERVE_FLAGS="--catalog $work/catalog.yaml ${CAPSTAN_SERVE_FLAGS:-}" serve_throwaway "$work" 127.0.0.1/32,10.0.0.0/8 # sets url and server
-"$bin" cluster rbac --namespace capstan-system --service-account capstan > "$work/grant.yaml"
-# Another demo or test on the same cluster may grant the same at this
-# moment: server-side apply, and once more if the other created first.
-k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null 2>&1 ||
-  k apply --server-side --field-manager capstan-demo -f "$work/grant.yaml" >/dev/null
-token=$(k -n capstan-system create token capstan --duration 1h)
-api=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d > "$work/ca.pem"
+cluster_access "$work" # sets token and api, writes $work/ca.pem
 put_secret() { # name file
   gql "$admin" 'mutation($n: String!, $v: String!) { putSecret(input: {name: $n, value: $v}) { name } }' \
     "$(python3 -c 'import json,sys; print(json.dumps({"n": sys.argv[1], "v": open(sys.argv[2]).read()}))' "$1" "$2")" >/dev/null

@@ -101,3 +101,18 @@ serve_throwaway() {
   url="$url/graphql"
 }
 server_ready() { python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1]+"/readyz", timeout=2)' "$1" >/dev/null 2>&1; }
+
+# cluster_access WORK grants Capstan's ServiceAccount what the bundled
+# packs declare on the cluster of $kubeconfig (capstan cluster rbac, as
+# $bin renders it), and sets token (the account's, for an hour) and api
+# (the API server's URL); the cluster's CA goes to WORK/ca.pem.
+cluster_access() {
+  "$bin" cluster rbac --namespace capstan-system --service-account capstan > "$1/grant.yaml"
+  # Another demo or test on the same cluster may grant the same at this
+  # moment: server-side apply, and once more if the other created first.
+  kubectl --kubeconfig "$kubeconfig" apply --server-side --field-manager capstan-demo -f "$1/grant.yaml" >/dev/null 2>&1 ||
+    kubectl --kubeconfig "$kubeconfig" apply --server-side --field-manager capstan-demo -f "$1/grant.yaml" >/dev/null
+  token=$(kubectl --kubeconfig "$kubeconfig" -n capstan-system create token capstan --duration 1h)
+  api=$(kubectl --kubeconfig "$kubeconfig" config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  kubectl --kubeconfig "$kubeconfig" config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d > "$1/ca.pem"
+}
