@@ -95,8 +95,33 @@ func (r Runner) Run(ctx context.Context, j job.Job) job.Result {
 	if err != nil {
 		return job.Result{ExitCode: -1, ErrKind: kube.ErrKindInvalid, Err: fmt.Errorf("job %s: values: %w", j.NodeID, err)}
 	}
+	started := time.Now()
 	out, err := installOrUpgrade(ctx, cfg, ch, values, name, ns, j)
+	if err != nil && (out.Action == "failed-then-uninstalled" || out.Action == "failed-then-rolled-back") {
+		err = withWarnings(ctx, j, r.Dial, ns, name, started, err)
+	}
 	return result(j, out, err)
+}
+
+// whyBudget bounds the reads that say why a release did not become ready,
+// after its own time ran out.
+const whyBudget = 10 * time.Second
+
+// withWarnings adds to a failed release's error the warning events of
+// its objects since the step began (a ReplicaSet that could not make its
+// pods, a pod that could not pull): what an analyzer and a person read,
+// the objects themselves gone with the rollback.
+func withWarnings(ctx context.Context, j job.Job, dial kube.Dialer, ns, release string, since time.Time, err error) error {
+	client, cerr := kube.Connect(j.Target.Cluster, dial)
+	if cerr != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), whyBudget) // read-only: the step's own time has run out
+	defer cancel()
+	if warnings := client.Warnings(ctx, ns, release, since); len(warnings) > 0 {
+		return fmt.Errorf("%w; the cluster warned: %s", err, strings.Join(warnings, "; "))
+	}
+	return err
 }
 
 // names fills the release's name and namespace.

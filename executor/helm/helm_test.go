@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/capstan-dev/capstan"
@@ -250,5 +252,33 @@ func TestBadHelmInputIsInvalid(t *testing.T) {
 				t.Fatalf("result = %s %v", res.ErrKind, res.Err)
 			}
 		})
+	}
+}
+
+// TestAFailedInstallSaysWhatTheClusterWarned: a namespace whose quota
+// counts memory requests refuses the chart's pods (they ask for none); the
+// install never becomes ready and is uninstalled, and the step's error
+// carries the ReplicaSet's FailedCreate warning, read after the rollback
+// removed the objects (their events stay).
+func TestAFailedInstallSaysWhatTheClusterWarned(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "memory", Namespace: f.ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsMemory: resource.MustParse("1Gi")}}}
+	if _, err := f.c.Admin.CoreV1().ResourceQuotas(f.ns).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := f.run(t, "", func(j *job.Job) { j.Spec.Timeout = "6s" })
+	if res.Err == nil {
+		t.Fatalf("an install whose pods are refused succeeded:\n%s", res.Output)
+	}
+	if s := source(t, res); s["action"] != "failed-then-uninstalled" {
+		t.Fatalf("evidence = %v", s)
+	}
+	if msg := res.Err.Error(); !strings.Contains(msg, "the cluster warned: ReplicaSet web-") || !strings.Contains(msg, "FailedCreate") || !strings.Contains(msg, "requests.memory") {
+		t.Fatalf("error = %v", res.Err)
+	}
+	if res.ErrKind != "timeout" {
+		t.Fatalf("kind = %s, want timeout", res.ErrKind)
 	}
 }
