@@ -141,3 +141,9 @@ func (p Problems) Err(what string) error {
 	}
 	return &Error{Code: EINVALID, Message: msg, Details: details}
 }
+
+// NotFound is the ENOTFOUND error of a store that holds no what named id
+// ("scenario tempo.install@9.9.9 not found"): both stores say it so.
+func NotFound(what, id string) error {
+	return Errorf(ENOTFOUND, "%s not found", Named(what, id))
+}

@@ -1,6 +1,7 @@
 package capstan
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -199,18 +200,8 @@ func UpstreamDigest(p *Plan, gate string) string {
 			c.Bindings = append(c.Bindings, b)
 		}
 	}
-	slices.SortFunc(c.Nodes, func(a, b PlanNode) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(c.Nodes, func(a, b PlanNode) int { return cmp.Compare(a.ID, b.ID) })
 	return c.Digest()
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // RevisionWrite is what a store does with a plan it writes: the snapshot

@@ -78,6 +78,22 @@ type PackStore interface {
 	ListPolicies(ctx context.Context, org string) ([]*Policy, error)
 }
 
+// NewestScenario is the newest installed version of the scenario id
+// (ENOTFOUND when none is): the rule both stores' GetScenario follow for
+// a ref without a version. ListScenarios orders versions oldest first.
+func NewestScenario(ctx context.Context, s interface {
+	ListScenarios(ctx context.Context, org string, f ScenarioFilter) ([]*Scenario, error)
+}, org, id string) (*Scenario, error) {
+	all, err := s.ListScenarios(ctx, org, ScenarioFilter{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, NotFound("scenario", id)
+	}
+	return all[len(all)-1], nil
+}
+
 // IntentStore holds intents.
 type IntentStore interface {
 	CreateIntent(ctx context.Context, org string, i *Intent) error

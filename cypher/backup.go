@@ -1,6 +1,7 @@
 package cypher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -121,7 +122,7 @@ func dumpPacks(ctx context.Context, tx runner, prefix map[string]any, emit func(
 		if c := a.pack.InstalledAt.Compare(b.pack.InstalledAt); c != 0 {
 			return c
 		}
-		return compare(a.pack.Ref(), b.pack.Ref())
+		return cmp.Compare(a.pack.Ref(), b.pack.Ref())
 	})
 	for _, p := range packs {
 		if err := emit(capstan.BackupRecord{Kind: capstan.BackupPack, Data: json.RawMessage(p.data)}); err != nil {

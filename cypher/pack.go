@@ -1,6 +1,7 @@
 package cypher
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -265,21 +266,11 @@ func (s *Store) ListPacks(ctx context.Context, org string) ([]*capstan.ScenarioP
 	packs, err := listAll[capstan.ScenarioPack](s, ctx, "cypher.ListPacks", `MATCH (p:ScenarioPack) WHERE p.org = $org RETURN p.json AS json`, org)
 	slices.SortFunc(packs, func(a, b *capstan.ScenarioPack) int {
 		if a.ID != b.ID {
-			return compare(a.ID, b.ID)
+			return cmp.Compare(a.ID, b.ID)
 		}
 		return capstan.CompareSemver(a.Version, b.Version)
 	})
 	return packs, err
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ListResourceTypes returns resource types ordered by key.
@@ -342,7 +333,7 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 	}
 	slices.SortFunc(out, func(a, b *capstan.Scenario) int {
 		if a.ID != b.ID {
-			return compare(a.ID, b.ID)
+			return cmp.Compare(a.ID, b.ID)
 		}
 		return capstan.CompareSemver(a.Version, b.Version)
 	})
@@ -351,16 +342,8 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 
 // GetScenario returns a scenario by id@version, or its newest version.
 func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scenario, error) {
-	id, version := capstan.SplitRef(ref)
-	if version == "" {
-		all, err := s.ListScenarios(ctx, org, capstan.ScenarioFilter{ID: id})
-		if err != nil {
-			return nil, err
-		}
-		if len(all) == 0 {
-			return nil, notFound("scenario", ref)
-		}
-		return all[len(all)-1], nil
+	if _, version := capstan.SplitRef(ref); version == "" {
+		return capstan.NewestScenario(ctx, s, org, ref)
 	}
 	res, err := s.readOne(ctx, "cypher.GetScenario", func(tx runner) (any, error) {
 		return queryJSON[capstan.Scenario](ctx, tx, `MATCH (s:Scenario {uid: $uid}) RETURN s.json AS json`, map[string]any{"uid": uid(org, "scenario", ref)})

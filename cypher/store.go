@@ -362,9 +362,7 @@ func checkOrg(org string) error {
 	return nil
 }
 
-func notFound(what, id string) error {
-	return capstan.Errorf(capstan.ENOTFOUND, "%s not found", capstan.Named(what, id))
-}
+func notFound(what, id string) error { return capstan.NotFound(what, id) }
 
 // touch sets meta for a write, as the embedded store does.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -132,7 +133,7 @@ func (s *Store) ListPacks(ctx context.Context, org string) ([]*capstan.ScenarioP
 	packs, err := listJSON[capstan.ScenarioPack](s, ctx, "embedded.ListPacks", bPacks, org)
 	slices.SortFunc(packs, func(a, b *capstan.ScenarioPack) int {
 		if a.ID != b.ID {
-			return compareStrings(a.ID, b.ID)
+			return cmp.Compare(a.ID, b.ID)
 		}
 		return capstan.CompareSemver(a.Version, b.Version)
 	})
@@ -184,7 +185,7 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 	}
 	slices.SortFunc(out, func(a, b *capstan.Scenario) int {
 		if a.ID != b.ID {
-			return compareStrings(a.ID, b.ID)
+			return cmp.Compare(a.ID, b.ID)
 		}
 		return capstan.CompareSemver(a.Version, b.Version)
 	})
@@ -193,16 +194,8 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 
 // GetScenario returns a scenario by id@version, or its newest version.
 func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scenario, error) {
-	id, version := capstan.SplitRef(ref)
-	if version == "" {
-		all, err := s.ListScenarios(ctx, org, capstan.ScenarioFilter{ID: id})
-		if err != nil {
-			return nil, err
-		}
-		if len(all) == 0 {
-			return nil, notFound("scenario", ref)
-		}
-		return all[len(all)-1], nil
+	if _, version := capstan.SplitRef(ref); version == "" {
+		return capstan.NewestScenario(ctx, s, org, ref)
 	}
 	var sc capstan.Scenario
 	var ok bool

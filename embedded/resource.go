@@ -320,16 +320,6 @@ func matchesFilter(r *capstan.Resource, f capstan.ResourceFilter) bool {
 	return true
 }
 
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func loadCapabilities(tx *bolt.Tx, org string) (map[string]*capstan.CapabilityDefinition, error) {
 	defs := map[string]*capstan.CapabilityDefinition{}
 	err := scan(tx.Bucket(bCapabilities), prefix(org), nil, func(_, v []byte) (bool, error) {

@@ -195,9 +195,7 @@ func checkOrg(org string) error {
 	return nil
 }
 
-func notFound(what, id string) error {
-	return capstan.Errorf(capstan.ENOTFOUND, "%s not found", capstan.Named(what, id))
-}
+func notFound(what, id string) error { return capstan.NotFound(what, id) }
 
 // touch sets meta for a write: creation fields when new, version bump always.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {

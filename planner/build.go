@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/dag"
@@ -92,18 +91,7 @@ func deepCopy[T any](v T) T {
 // bindings that failed or stayed unresolved, sub-operation nodes whose
 // scenario is not installed, and graph problems.
 func Problems(p *capstan.Plan) []string {
-	var out []string
-	for _, b := range p.Bindings {
-		if b.Status == capstan.BindingFailed || b.Status == capstan.BindingUnresolved {
-			out = append(out, fmt.Sprintf("requirement %s: %s", b.ID, b.Reason))
-		}
-	}
-	for _, n := range p.Nodes {
-		if n.SubOperation != nil && !strings.Contains(n.SubOperation.Scenario, "@") {
-			out = append(out, fmt.Sprintf("node %s: sub-operation scenario %s is not installed", n.ID, n.SubOperation.Scenario))
-		}
-	}
-	return append(out, GraphProblems(p)...)
+	return append(bindingProblems(p), GraphProblems(p)...)
 }
 
 // GraphProblems validates a plan's graph: node settings, references to
