@@ -60,6 +60,15 @@ var keyPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,127}$`)
 // Organization ids, capability keys, scenario ids and resource names are keys.
 func ValidKey(s string) bool { return keyPattern.MatchString(s) }
 
+// CheckOrg is a store's refusal of an organization id that is not a key
+// (EINVALID), before it reads or writes anything: both stores say it so.
+func CheckOrg(org string) error {
+	if !ValidKey(org) {
+		return Errorf(EINVALID, "organization %q is not a valid key", org)
+	}
+	return nil
+}
+
 var semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.\-]+)?(\+[0-9A-Za-z.\-]+)?$`)
 
 // ValidSemver reports whether s is a semantic version (MAJOR.MINOR.PATCH with

@@ -355,12 +355,7 @@ func uid(org string, parts ...string) string {
 	return org + "|" + strings.Join(parts, "|")
 }
 
-func checkOrg(org string) error {
-	if !capstan.ValidKey(org) {
-		return capstan.Errorf(capstan.EINVALID, "organization %q is not a valid key", org)
-	}
-	return nil
-}
+func checkOrg(org string) error { return capstan.CheckOrg(org) }
 
 func notFound(what, id string) error { return capstan.NotFound(what, id) }
 

@@ -188,12 +188,7 @@ func lastPart(k []byte) string {
 	return string(k[i+1:])
 }
 
-func checkOrg(org string) error {
-	if !capstan.ValidKey(org) {
-		return capstan.Errorf(capstan.EINVALID, "organization %q is not a valid key", org)
-	}
-	return nil
-}
+func checkOrg(org string) error { return capstan.CheckOrg(org) }
 
 func notFound(what, id string) error { return capstan.NotFound(what, id) }
 
