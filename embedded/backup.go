@@ -229,7 +229,7 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 				return err
 			}
 		}
-		return r.s.putOperationJSON(tx, org, &op, rec.Data)
+		return r.s.putOperationJSON(&stepWriter{tx: tx}, org, &op, rec.Data)
 	case capstan.BackupEvent:
 		seq, err := strconv.ParseInt(rec.Key, 10, 64)
 		if err != nil {

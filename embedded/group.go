@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -9,15 +10,44 @@ import (
 	"github.com/capstan-dev/capstan/internal/groupcommit"
 )
 
-// Group commit across operations. Every bbolt commit costs two fsyncs,
-// whatever it holds; steps of different operations that become ready
-// while a commit is on disk therefore wait for it and then commit
-// together, in one transaction (one pair of fsyncs), through
-// internal/groupcommit: no added delay for a step that finds no commit
-// running (a lone chain is not slowed).
+// Group commit across operations. Steps of different operations that
+// become ready while a commit is on disk wait for it and then commit
+// together, through internal/groupcommit: one transaction and one append
+// to the step log (one fdatasync) for all of them; no added delay for a
+// step that finds no commit running (a lone chain is not slowed).
 
 // stepWrite is one step's writes in a transaction.
-type stepWrite = func(tx *bolt.Tx) error
+type stepWrite = func(w *stepWriter) error
+
+// stepWriter puts a step's writes in the transaction and keeps them for
+// the step log. A step that writes past it (a resource, a plan: their
+// indexes are many buckets) says so (unlogged), and its batch is then
+// made durable by a checkpoint instead of the log.
+type stepWriter struct {
+	tx       *bolt.Tx
+	ops      []logOp
+	unlogged bool
+}
+
+func (w *stepWriter) put(bucket, k, v []byte, fill float64) error {
+	b := w.tx.Bucket(bucket)
+	if fill > 0 {
+		b.FillPercent = fill
+	}
+	if err := b.Put(k, v); err != nil {
+		return err
+	}
+	w.ops = append(w.ops, logOp{bucket: bucket, key: k, value: v})
+	return nil
+}
+
+func (w *stepWriter) delete(bucket, k []byte) error {
+	if err := w.tx.Bucket(bucket).Delete(k); err != nil {
+		return err
+	}
+	w.ops = append(w.ops, logOp{bucket: bucket, key: k, del: true})
+	return nil
+}
 
 // updateGrouped runs fn in a write transaction shared with the steps of
 // other operations that wait at the same moment.
@@ -36,18 +66,16 @@ func (s *Store) updateGrouped(ctx context.Context, op string, fn stepWrite) erro
 // again without it (bbolt has no savepoints); most failures (a stale
 // version) are found before the step writes anything, so this is rare.
 func (s *Store) commitSteps(batch []*groupcommit.Call[stepWrite]) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	for len(batch) > 0 {
-		failed := -1
-		var failure error
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for i, c := range batch {
-				if err := c.Item(tx); err != nil {
-					failed, failure = i, err
-					return err
-				}
+		if s.failed != nil {
+			for _, c := range batch {
+				c.Err = s.stopped()
 			}
-			return nil
-		})
+			return
+		}
+		failed, failure, err := s.commitBatch(batch)
 		if failed < 0 {
 			for _, c := range batch {
 				c.Err = err // nil, or the commit's own failure: every step's
@@ -57,6 +85,65 @@ func (s *Store) commitSteps(batch []*groupcommit.Call[stepWrite]) {
 		batch[failed].Err = failure
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 	}
+}
+
+// commitBatch runs the steps in one transaction and makes it durable: by
+// the step log, or by a checkpoint when a step wrote past its writer. It
+// returns the index of a step that failed (then nothing is committed),
+// or -1 and the commit's outcome.
+func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, error) {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return -1, nil, err
+	}
+	w := &stepWriter{tx: tx}
+	for i, c := range batch {
+		if err := c.Item(w); err != nil {
+			tx.Rollback()
+			return i, err, nil
+		}
+	}
+	if w.unlogged {
+		if err := tx.Commit(); err != nil {
+			return -1, nil, err
+		}
+		return -1, nil, s.fail(s.checkpointLocked())
+	}
+	if err := s.log.append(encodeSteps(w.ops)); err != nil {
+		tx.Rollback()
+		return -1, nil, s.fail(fmt.Errorf("the step log: %w", err))
+	}
+	crashPoint("step-logged")
+	if err := tx.Commit(); err != nil {
+		// Logged but not applied: recovery applies it. Until then the
+		// store takes no write, so that nothing is built on a state
+		// this process cannot see.
+		return -1, nil, s.fail(fmt.Errorf("a logged step's transaction: %w", err))
+	}
+	crashPoint("step-applied")
+	s.batchesSinceCheckpoint++
+	if s.checkpointDue() {
+		select {
+		case s.checkpointWanted <- struct{}{}:
+		default:
+		}
+	}
+	return -1, nil, nil
+}
+
+// fail stops the store's writes after err (nil: nothing happened).
+func (s *Store) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	s.failed = err
+	return s.stopped()
+}
+
+// stopped is the answer to a write after the store failed to make one
+// durable: the process must restart, and recovery says what was kept.
+func (s *Store) stopped() error {
+	return capstan.Errorf(capstan.EUNAVAILABLE, "the embedded store stopped taking writes: %v; restart Capstan to recover the data directory", s.failed)
 }
 
 // GroupCommits counts the transactions that committed operation steps

@@ -37,7 +37,12 @@ var migrations = []migration{
 		}},
 	{capstan.Migration{Level: 3, Name: "operation-versions", Does: "records every operation's version and creation time apart (op_versions), so a step checks them without decoding the operation"},
 		fillOperationVersions},
+	{capstan.Migration{Level: stepLogLevel, Name: "step-log", Does: "starts the step log (steps.log) beside the database: from here an operation's step is durable once appended to it, and the database is synced at checkpoints; a directory at this level without the log is refused"},
+		func(*bolt.Tx) error { return nil }}, // Open starts the log once the migrations ran
 }
+
+// stepLogLevel is the level from which a data directory has a step log.
+const stepLogLevel = 4
 
 // Migrations lists the embedded store's migrations.
 func Migrations() []capstan.Migration {
@@ -76,7 +81,7 @@ func fillOperationVersions(tx *bolt.Tx) error {
 			return err
 		}
 		org, _, _ := bytes.Cut(k, []byte{0})
-		return putVersion(tx, string(org), m)
+		return putVersion(&stepWriter{tx: tx}, string(org), m)
 	})
 }
 

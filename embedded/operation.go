@@ -49,7 +49,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		s.touch(&om, org, true)
 		o2 := *op
 		o2.Meta = om
-		if err := s.putOperation(tx, org, &o2); err != nil {
+		if err := s.putOperation(&stepWriter{tx: tx}, org, &o2); err != nil {
 			return err
 		}
 		if op.IdempotencyKey != "" {
@@ -70,37 +70,37 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 }
 
 // putOperation writes op and keeps the index of unfinished operations.
-func (s *Store) putOperation(tx *bolt.Tx, org string, op *capstan.Operation) error {
+func (s *Store) putOperation(w *stepWriter, org string, op *capstan.Operation) error {
 	data, err := json.Marshal(op)
 	if err != nil {
 		return err
 	}
-	return s.putOperationJSON(tx, org, op, data)
+	return s.putOperationJSON(w, org, op, data)
 }
 
 // putOperationJSON writes op, encoded as data, its version for the next
 // step's check, and keeps the index of unfinished operations.
-func (s *Store) putOperationJSON(tx *bolt.Tx, org string, op *capstan.Operation, data []byte) error {
+func (s *Store) putOperationJSON(w *stepWriter, org string, op *capstan.Operation, data []byte) error {
 	k := key(org, op.ID)
-	if err := putVersion(tx, org, op.Meta); err != nil {
+	if err := putVersion(w, org, op.Meta); err != nil {
 		return err
 	}
-	active := tx.Bucket(bActiveOps)
+	active := w.tx.Bucket(bActiveOps)
 	// Only a change of the set is written: a put of a key that is there
 	// already still makes bbolt materialise and re-serialise the set in
 	// the commit (measured: 7-15 % of a chain step).
 	found, _ := active.Cursor().Seek(k) // Get cannot tell an empty value from none
 	switch listed := bytes.Equal(found, k); {
 	case op.Status.Terminal() && listed:
-		if err := active.Delete(k); err != nil {
+		if err := w.delete(bActiveOps, k); err != nil {
 			return err
 		}
 	case !op.Status.Terminal() && !listed:
-		if err := active.Put(k, []byte{}); err != nil {
+		if err := w.put(bActiveOps, k, []byte{}, 0); err != nil {
 			return err
 		}
 	}
-	return tx.Bucket(bOperations).Put(k, data)
+	return w.put(bOperations, k, data, 0)
 }
 
 // appendFill is how full bbolt leaves pages it splits in the buckets an
@@ -168,7 +168,11 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	var written capstan.ChangeMetas
 	var events []capstan.OperationEvent
-	err = s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(tx *bolt.Tx) error {
+	err = s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(w *stepWriter) error {
+		tx := w.tx
+		if ch.Intent != nil || ch.Plan != nil || len(ch.Resources) > 0 || len(ch.Patches) > 0 {
+			w.unlogged = true // written with their indexes: a checkpoint makes them durable
+		}
 		version, created, ok, err := storedVersion(tx, org, op.ID)
 		if err != nil {
 			return err
@@ -188,15 +192,15 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			}
 			prep.meta.CreatedAt = created
 		}
-		if events, err = s.putPrepared(tx, org, op, prep, &o2); err != nil {
+		if events, err = s.putPrepared(w, org, op, prep, &o2); err != nil {
 			return err
 		}
-		w, err := s.putChangeWrites(tx, org, ch)
+		metas, err := s.putChangeWrites(tx, org, ch)
 		if err != nil {
 			return err
 		}
-		w.Patches, err = s.putPatches(tx, org, op.ID, ch.Patches)
-		written = w
+		metas.Patches, err = s.putPatches(tx, org, op.ID, ch.Patches)
+		written = metas
 		return err
 	})
 	if err != nil {

@@ -123,35 +123,31 @@ func storedVersion(tx *bolt.Tx, org, opID string) (int64, time.Time, bool, error
 
 // putVersion records the operation's version and creation time for the
 // next step's check.
-func putVersion(tx *bolt.Tx, org string, m capstan.Meta) error {
+func putVersion(w *stepWriter, org string, m capstan.Meta) error {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, uint64(m.Version))
 	binary.BigEndian.PutUint64(v[8:], uint64(m.CreatedAt.UnixNano()))
-	return tx.Bucket(bOpVersions).Put(key(org, m.ID), v)
+	return w.put(bOpVersions, key(org, m.ID), v, 0)
 }
 
 // putPrepared writes a prepared step whose version was checked: the
 // operation, its records and its events, which get their sequences here.
-func (s *Store) putPrepared(tx *bolt.Tx, org string, op *capstan.Operation, p *preparedStep, o2 *capstan.Operation) ([]capstan.OperationEvent, error) {
-	if err := s.putOperationJSON(tx, org, o2, p.opJSON); err != nil {
+func (s *Store) putPrepared(w *stepWriter, org string, op *capstan.Operation, p *preparedStep, o2 *capstan.Operation) ([]capstan.OperationEvent, error) {
+	if err := s.putOperationJSON(w, org, o2, p.opJSON); err != nil {
 		return nil, err
 	}
-	b := tx.Bucket(bOpRecords)
-	b.FillPercent = appendFill
 	for _, r := range p.rows {
-		if err := b.Put(key(org, op.ID, r.kind, r.key), r.value); err != nil {
+		if err := w.put(bOpRecords, key(org, op.ID, r.kind, r.key), r.value, appendFill); err != nil {
 			return nil, err
 		}
 	}
-	eb := tx.Bucket(bEvents)
-	eb.FillPercent = appendFill
-	last := lastSequence(eb, org, op.ID)
+	last := lastSequence(w.tx.Bucket(bEvents), org, op.ID)
 	out := make([]capstan.OperationEvent, len(p.events))
 	for i, e := range p.events {
 		last++
 		data := make([]byte, 0, len(e.head)+20+len(e.tail))
 		data = append(strconv.AppendInt(append(data, e.head...), last, 10), e.tail...)
-		if err := eb.Put(key(org, op.ID, seqKey(last)), data); err != nil {
+		if err := w.put(bEvents, key(org, op.ID, seqKey(last)), data, appendFill); err != nil {
 			return nil, err
 		}
 		out[i] = e.event

@@ -1,6 +1,8 @@
 // Package embedded is the zero-setup store: an in-process bbolt database in
-// a data directory. Every write is one bbolt transaction, fsynced before it
-// returns, so what was acknowledged survives a restart or a kill -9.
+// a data directory. Every write is one bbolt transaction, durable before
+// it returns, so what was acknowledged survives a restart, a kill -9 or a
+// power cut: an operation's step by one append to the step log
+// (steplog.go), every other write by a checkpoint (checkpoint.go).
 package embedded
 
 import (
@@ -10,11 +12,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/internal/filelock"
 	"github.com/capstan-dev/capstan/internal/groupcommit"
 )
 
@@ -52,11 +56,25 @@ var (
 // Store is the embedded store.
 type Store struct {
 	db    *bolt.DB
+	dir   string
+	lock  *os.File // the data directory's lock (capstan.lock)
+	file  *os.File // capstan.db, read for meta pages
 	now   func() time.Time
 	cache *providerCache
 	// group batches the steps of operations committing at the same
 	// moment (group.go).
 	group groupcommit.Queue[stepWrite]
+
+	// wmu is held by every commit: the step log, the pinned reader and
+	// the counts below are its.
+	wmu                    sync.Mutex
+	log                    *stepLog
+	pinned                 *bolt.Tx // a reader at the last checkpoint (checkpoint.go)
+	failed                 error    // set when a write could not be made durable: no write after it
+	batchesSinceCheckpoint int
+	logAtCheckpoint        int64
+	checkpointWanted       chan struct{}
+	checkpointerDone       chan struct{}
 }
 
 // Option configures a Store.
@@ -65,27 +83,96 @@ type Option func(*Store)
 // WithClock sets the clock used for created/updated timestamps.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
-// Open opens (creating when needed) the store in dir.
+// Open opens (creating when needed) the store in dir, recovering what
+// the step log holds past its last checkpoint.
 func Open(dir string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, capstan.Wrap("embedded.Open", err)
 	}
-	db, err := bolt.Open(filepath.Join(dir, "capstan.db"), 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
+	lock, err := lockDir(dir)
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", dir)
-		}
-		return nil, capstan.Wrap("embedded.Open", err)
-	}
-	if err := migrate(db); err != nil {
-		db.Close()
 		return nil, err
 	}
-	s := &Store{db: db, now: time.Now, cache: newProviderCache()}
+	s := &Store{dir: dir, lock: lock, now: time.Now, cache: newProviderCache(),
+		checkpointWanted: make(chan struct{}, 1), checkpointerDone: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
+	if err := s.open(); err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	go s.checkpoints()
 	return s, nil
+}
+
+// open recovers and opens the database, migrates it and starts a new
+// step log at a checkpoint of it.
+func (s *Store) open() error {
+	dbPath := filepath.Join(s.dir, "capstan.db")
+	logged, err := recoverCheckpoint(s.dir, dbPath)
+	if err != nil {
+		return err
+	}
+	s.db, err = bolt.Open(dbPath, 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
+		InitialMmapSize: mmapBytes, MaxSize: maxBytes})
+	if err != nil {
+		return capstan.Wrap("embedded.Open", err)
+	}
+	if s.file, err = os.Open(dbPath); err != nil {
+		return capstan.Wrap("embedded.Open", err)
+	}
+	if err := s.replay(logged); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	// A log is started before the migrations (a crash in one of them
+	// recovers to the level before it) and again after them.
+	if err := s.checkpointLocked(); err != nil {
+		return capstan.Errorf(capstan.EINTERNAL, "embedded store: starting the step log: %v", err)
+	}
+	if err := migrate(s.db); err != nil {
+		return err
+	}
+	s.db.NoSync = true // durable by the step log and checkpoints from here
+	if err := s.checkpointLocked(); err != nil {
+		return capstan.Errorf(capstan.EINTERNAL, "embedded store: starting the step log: %v", err)
+	}
+	return nil
+}
+
+// lockDir takes the data directory's lock, waiting up to two seconds for
+// another process to let it go.
+func lockDir(dir string) (*os.File, error) {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		f, err := filelock.TryLock(filepath.Join(dir, "capstan.lock"))
+		switch {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, filelock.ErrLocked):
+			return nil, capstan.Wrap("embedded.Open", err)
+		case time.Now().After(deadline):
+			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *Store) closeFiles() {
+	if s.pinned != nil {
+		s.pinned.Rollback()
+		s.pinned = nil
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+	if s.file != nil {
+		s.file.Close()
+	}
+	s.log.close()
+	s.lock.Close()
 }
 
 // SchemaLevel is the level of the last migration the store ran.
@@ -95,8 +182,20 @@ func (s *Store) SchemaLevel(ctx context.Context) (int, error) {
 	return level, err
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close makes every write durable in the database (a checkpoint, so the
+// next open replays nothing) and closes it.
+func (s *Store) Close() error {
+	close(s.checkpointWanted)
+	<-s.checkpointerDone
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var err error
+	if s.failed == nil {
+		err = s.checkpointLocked()
+	}
+	s.closeFiles()
+	return wrap("embedded.Close", err)
+}
 
 // Ping reports whether the database is open.
 func (s *Store) Ping(ctx context.Context) error {
@@ -113,11 +212,20 @@ func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error)
 	return wrap(op, s.db.View(fn))
 }
 
+// update commits fn's writes, durable by a checkpoint.
 func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
 	}
-	return wrap(op, s.db.Update(fn))
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.failed != nil {
+		return s.stopped()
+	}
+	if err := s.db.Update(fn); err != nil {
+		return wrap(op, err)
+	}
+	return s.fail(s.checkpointLocked())
 }
 
 func wrap(op string, err error) error {

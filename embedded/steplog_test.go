@@ -1,0 +1,159 @@
+package embedded_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/embedded"
+)
+
+// The crash sweep of the step log: a child process takes an operation's
+// steps and is killed (SIGKILL) at each instant of a commit, the nth
+// time it gets there, with a checkpoint due every three steps. The
+// data directory is then opened as the kill left it, and again after
+// what a power cut may also do (LoseWhatWasNotSynced): every
+// acknowledged step is there, a step is all there or not at all (the
+// operation's version and its events agree), bbolt's own check passes,
+// and the operation takes its next step.
+
+const (
+	childDirEnv   = "CAPSTAN_STEPLOG_CHILD_DIR"
+	childCrashEnv = "CAPSTAN_STEPLOG_CHILD_CRASH"
+	childSteps    = 20
+)
+
+func TestACrashAtEveryInstantOfACommit(t *testing.T) {
+	t.Parallel()
+	for _, point := range []string{"step-logged", "step-applied", "checkpoint-synced", "checkpoint-logged", "log-renamed"} {
+		for _, power := range []bool{false, true} {
+			name := point
+			if power {
+				name += "/power-cut"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				for nth := 1; ; nth++ {
+					dir := t.TempDir()
+					acked, killed := runChild(t, dir, fmt.Sprintf("%s:%d", point, nth))
+					if !killed {
+						require.Greater(t, nth, 1, "the child never reached %s", point)
+						break // every instant of this kind was swept
+					}
+					if power {
+						require.NoError(t, embedded.LoseWhatWasNotSynced(dir))
+					}
+					checkRecovered(t, dir, acked)
+				}
+			})
+		}
+	}
+}
+
+// TestStepLogChild is the child of the sweep; it does nothing in a
+// normal run.
+func TestStepLogChild(t *testing.T) {
+	dir := os.Getenv(childDirEnv)
+	if dir == "" {
+		return
+	}
+	embedded.SetCheckpointEvery(3)
+	embedded.SetRotateAt(4 << 10) // a new log every few checkpoints
+	if at := os.Getenv(childCrashEnv); at != "" {
+		point, nth, _ := strings.Cut(at, ":")
+		n, err := strconv.Atoi(nth)
+		require.NoError(t, err)
+		embedded.CrashAt(point, n)
+	}
+	ctx := context.Background()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	op := startChildOperation(t, s)
+	fmt.Printf("acked %d\n", op.Version)
+	for i := 0; i < childSteps; i++ {
+		require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+			Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor", Payload: map[string]any{"step": i}}}}))
+		fmt.Printf("acked %d\n", op.Version)
+	}
+	require.NoError(t, s.Close())
+}
+
+func startChildOperation(t *testing.T, s *embedded.Store) *capstan.Operation {
+	ctx := context.Background()
+	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
+	require.NoError(t, s.CreateIntent(ctx, "acme", in))
+	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "minio.install@1.0.0", Status: capstan.PlanReady, Revision: 1,
+		Customizations: capstan.Customizations{BaseTemplate: "minio.install@1.0.0"},
+		Nodes:          []capstan.PlanNode{{ID: "verify", Type: capstan.NodeVerification, Title: "Verify", Probes: []capstan.Probe{{Name: "up", Type: "sim"}}}}}
+	require.NoError(t, in.Move(capstan.IntentPlanned))
+	require.NoError(t, s.CreatePlan(ctx, "acme", plan, in, nil))
+	require.NoError(t, plan.Move(capstan.PlanRunning))
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationRunning, Actor: "alice",
+		IdempotencyKey: "the-child"}
+	require.NoError(t, s.StartOperation(ctx, "acme", op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
+	return op
+}
+
+// runChild runs the child in dir, crashing as at says, and returns the
+// last version it acknowledged and whether it was killed.
+func runChild(t *testing.T, dir, at string) (int64, bool) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStepLogChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childCrashEnv+"="+at)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	acked := int64(0)
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		if v, ok := strings.CutPrefix(lines.Text(), "acked "); ok {
+			acked, err = strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		ws := exit.Sys().(syscall.WaitStatus)
+		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child failed: %v\n%s", err, stderr.String())
+		return acked, true
+	}
+	require.NoError(t, err, stderr.String())
+	return acked, false
+}
+
+// checkRecovered opens dir and checks what it holds against the last
+// acknowledged version, then takes a step.
+func checkRecovered(t *testing.T, dir string, acked int64) {
+	ctx := context.Background()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, embedded.CheckDB(s))
+	if acked == 0 {
+		return // killed before the operation was acknowledged: nothing is owed
+	}
+	op, err := s.GetOperationByKey(ctx, "acme", "the-child")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, op.Version, acked, "an acknowledged step is lost")
+	require.LessOrEqual(t, op.Version, acked+1, "at most the step being committed is there unacknowledged")
+	events, err := s.ListEvents(ctx, "acme", op.ID, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, events, int(op.Version), "a step's operation and its event are written together")
+	for i, e := range events {
+		require.Equal(t, int64(i+1), e.Sequence)
+	}
+	require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor", Payload: map[string]any{"after": "the crash"}}}}))
+}
