@@ -39,13 +39,13 @@ SET r += row.props` + qProvides
 	qUpdateResources = `
 UNWIND $rows AS row
 MATCH (r:Resource {ukey: row.ukey})
-USING INDEX r:Resource(ukey)
+USING INDEX SEEK r:Resource(ukey)
 SET r += row.props` + qProvides
 	qProvides = `
 WITH r, row
 UNWIND row.provides AS p
 MATCH (pf:Profile {uid: p.profile})
-USING INDEX pf:Profile(uid)
+USING INDEX SEEK pf:Profile(uid)
 CREATE (r)-[e:PROVIDES]->(pf)
 SET e = p.props`
 )
@@ -57,14 +57,14 @@ SET e = p.props`
 const qDropResourceEdges = `
 UNWIND $ukeys AS k
 MATCH (r:Resource {ukey: k})
-USING INDEX r:Resource(ukey)
+USING INDEX SEEK r:Resource(ukey)
 MATCH (r)-[e:PROVIDES|RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]->()
 DELETE e`
 
 const qMissingTargets = `
 UNWIND $targets AS t
 OPTIONAL MATCH (r:Resource {ukey: t})
-USING INDEX r:Resource(ukey)
+USING INDEX SEEK r:Resource(ukey)
 WITH t, r WHERE r IS NULL
 RETURN collect(t) AS missing`
 
@@ -94,8 +94,8 @@ func relQuery(typ string) string {
 	return `
 UNWIND $rows AS x
 MATCH (a:Resource {ukey: x.from}), (b:Resource {ukey: x.to})
-USING INDEX a:Resource(ukey)
-USING INDEX b:Resource(ukey)
+USING INDEX SEEK a:Resource(ukey)
+USING INDEX SEEK b:Resource(ukey)
 CREATE (a)-[:` + typ + `]->(b)`
 }
 
@@ -326,7 +326,7 @@ type importOutcome struct {
 const qResourcesByUkey = `
 UNWIND $ukeys AS k
 MATCH (r:Resource {ukey: k})
-USING INDEX r:Resource(ukey)
+USING INDEX SEEK r:Resource(ukey)
 RETURN r.json AS json`
 
 // storedResources returns the stored versions of rs that exist, by key.
