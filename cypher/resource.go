@@ -93,10 +93,13 @@ var qCreateRelationship = map[capstan.RelationshipType]string{
 func relQuery(typ string) string {
 	return `
 UNWIND $rows AS x
-MATCH (a:Resource {ukey: x.from}), (b:Resource {ukey: x.to})
+MATCH (a:Resource {ukey: x.from})
 USING INDEX SEEK a:Resource(ukey)
-USING INDEX SEEK b:Resource(ukey)
-CREATE (a)-[:` + typ + `]->(b)`
+CALL (a, x) {
+  MATCH (b:Resource {ukey: x.to})
+  USING INDEX SEEK b:Resource(ukey)
+  CREATE (a)-[:` + typ + `]->(b)
+}`
 }
 
 // writeResources writes rs (validated, Meta set) as nodes with their

@@ -183,7 +183,7 @@ func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string
 	for i, k := range keys {
 		ukeys[i] = uid(org, k)
 	}
-	rs, err := s.readJSON(ctx, "cypher.GetResourcesByKey", `UNWIND $ukeys AS k MATCH (r:Resource {ukey: k}) USING INDEX SEEK r:Resource(ukey) RETURN r.json AS json`, map[string]any{"ukeys": ukeys})
+	rs, err := s.readJSON(ctx, "cypher.GetResourcesByKey", qGetResourcesByKey, map[string]any{"ukeys": ukeys})
 	if err != nil {
 		return nil, err
 	}
@@ -248,3 +248,5 @@ func (s *Store) ListResources(ctx context.Context, org string, f capstan.Resourc
 	}
 	return listPage[capstan.Resource](s, ctx, "cypher.ListResources", qListResources, qCountResources, params)
 }
+
+const qGetResourcesByKey = `UNWIND $ukeys AS k MATCH (r:Resource {ukey: k}) USING INDEX SEEK r:Resource(ukey) RETURN r.json AS json`
