@@ -1,5 +1,13 @@
 package cypher
 
+import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/capstan-dev/capstan"
+)
+
 // KeyLookups are the statements that find resources or profiles by their
 // unique keys from a list, each with parameters that make it find some,
 // for the PROFILE test that holds them to index seeks (given the keys of
@@ -25,4 +33,32 @@ func KeyLookups(ukeys []string, profile string) map[string]struct {
 		"update with provides": {qUpdateResources, map[string]any{"rows": rows}},
 		"resources by key":     {qGetResourcesByKey, map[string]any{"ukeys": ukeys}},
 	}
+}
+
+// ProfileStep commits ch as the step statement does, PROFILEd, on an
+// operation this store wrote last (its cursor known), and returns the
+// plan with its db hits.
+func ProfileStep(ctx context.Context, s *Store, org string, ch *capstan.OperationChange) (neo4j.ProfiledPlan, error) {
+	cur, ok := s.cursors.Load(uid(org, ch.Operation.ID))
+	if !ok {
+		return nil, capstan.Errorf(capstan.EINVALID, "the store has no cursor of operation %s", ch.Operation.ID)
+	}
+	row, _, err := s.stepRow(ctx, org, ch, cur.(stepCursor), &stepTry{id: capstan.NewID()})
+	if err != nil {
+		return nil, err
+	}
+	session := s.driver.NewSession(ctx, neo4j.SessionConfig{})
+	defer session.Close(ctx)
+	sum, err := session.ExecuteWrite(ctx, func(tx neo4j.ManagedTransaction) (any, error) {
+		res, err := tx.Run(ctx, "PROFILE "+qApplyStep, map[string]any{"steps": []any{row}})
+		if err != nil {
+			return nil, err
+		}
+		return res.Consume(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.cursors.Delete(uid(org, ch.Operation.ID))
+	return sum.(neo4j.ResultSummary).Profile(), nil
 }
