@@ -34,12 +34,6 @@ RETURN r.kind AS kind, r.key AS key, r.json AS json ORDER BY r.kind, r.key`
 	qDumpSecrets = `MATCH (s:Secret) WHERE s.uid STARTS WITH $prefix AND s.json IS NOT NULL RETURN s.name AS name, s.json AS json ORDER BY s.uid`
 )
 
-// recordKinds maps the kinds of :OpRecord nodes to backup kinds.
-var recordKinds = map[string]string{
-	kindNodeRun: capstan.BackupNodeRun, kindGate: capstan.BackupGate, kindEvidence: capstan.BackupEvidence,
-	kindArtifact: capstan.BackupArtifact, kindIntervention: capstan.BackupIntervention, kindCommand: capstan.BackupCommand,
-}
-
 // Dump writes org's records from one read transaction: a consistent
 // snapshot of the organization while writers go on (what Community's
 // offline neo4j-admin dump cannot give). The transaction is explicit and
@@ -136,7 +130,7 @@ func dumpPacks(ctx context.Context, tx runner, prefix map[string]any, emit func(
 func dumpOperation(ctx context.Context, tx runner, opUID, opID string, emit func(capstan.BackupRecord) error) error {
 	params := map[string]any{"op": opUID}
 	if err := stream(ctx, tx, qDumpRecords, params, func(m map[string]any) error {
-		kind, ok := recordKinds[str(m["kind"])]
+		kind, ok := capstan.BackupKindOf(str(m["kind"]))
 		if !ok {
 			return nil
 		}

@@ -9,10 +9,6 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// kindCommand is the :OpRecord kind of an operation's commands, keyed by
-// id (ids grow with time: records read in key order are oldest first).
-const kindCommand = "6-command"
-
 // qRecordCommand stores a pending command on an operation that has not
 // ended and marks it commanded and touched, for its owner's tailer; it
 // moves neither the operation's version nor its last sequence, so no step
@@ -36,7 +32,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 		return capstan.Wrap("cypher.RecordCommand", err)
 	}
 	_, err = s.writeOperation(ctx, "cypher.RecordCommand", func(tx neo4j.ManagedTransaction) (any, error) {
-		params := map[string]any{"op": uid(org, opID), "org": org, "kind": kindCommand, "key": c.ID, "json": string(data)}
+		params := map[string]any{"op": uid(org, opID), "org": org, "kind": capstan.RecordCommand, "key": c.ID, "json": string(data)}
 		taken, err := exists(ctx, tx, `MATCH (r:OpRecord {op: $op, kind: $kind, key: $key}) RETURN r.key`, params)
 		if err != nil {
 			return nil, err
@@ -67,7 +63,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.Command, error) {
 	res, err := s.readOne(ctx, "cypher.GetCommand", func(r runner) (any, error) {
 		return collect(ctx, r, `MATCH (r:OpRecord {op: $op, kind: $kind, key: $key}) RETURN r.json AS json`,
-			map[string]any{"op": uid(org, opID), "kind": kindCommand, "key": id})
+			map[string]any{"op": uid(org, opID), "kind": capstan.RecordCommand, "key": id})
 	})
 	if err != nil {
 		return nil, err

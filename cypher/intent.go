@@ -20,10 +20,7 @@ SET i.status = $status, i.version = $version, i.json = $json`
 
 // CreateIntent stores a new intent.
 func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := i.Validate(); err != nil {
+	if err := capstan.CheckIntentWrite(org, i); err != nil {
 		return err
 	}
 	c := *i
@@ -43,7 +40,7 @@ func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent)
 
 // UpdateIntent writes i when its version is current.
 func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent) error {
-	if err := i.Validate(); err != nil {
+	if err := capstan.CheckIntentWrite(org, i); err != nil {
 		return err
 	}
 	res, err := s.write(ctx, "cypher.UpdateIntent", func(tx neo4j.ManagedTransaction) (any, error) {

@@ -18,14 +18,6 @@ import (
 // constraint on (op, seq) would refuse a second event at a sequence even
 // if a step got that wrong.
 
-const (
-	kindNodeRun      = "1-node-run"
-	kindGate         = "2-gate"
-	kindEvidence     = "3-evidence"
-	kindArtifact     = "4-artifact"
-	kindIntervention = "5-intervention"
-)
-
 const qCreateOperation = `
 CREATE (o:Operation {uid: $uid, org: $org, id: $id, status: $status, intent_id: $intent, plan_id: $plan,
   resource_key: $resource, created_at: $created, version: $version, active: $active, last_seq: $last, json: $json,
@@ -241,35 +233,11 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 	out := &capstan.OperationRecords{}
 	for _, rec := range res.([]*neo4j.Record) {
 		m := rec.AsMap()
-		data := []byte(str(m["json"]))
-		switch str(m["kind"]) {
-		case kindNodeRun:
-			err = appendRecord(data, &out.NodeRuns)
-		case kindGate:
-			err = appendRecord(data, &out.Gates)
-		case kindEvidence:
-			err = appendRecord(data, &out.Evidence)
-		case kindArtifact:
-			err = appendRecord(data, &out.Artifacts)
-		case kindIntervention:
-			err = appendRecord(data, &out.Interventions)
-		case kindCommand:
-			err = appendRecord(data, &out.Commands)
-		}
-		if err != nil {
+		if err = out.Add(str(m["kind"]), []byte(str(m["json"]))); err != nil {
 			return nil, capstan.Wrap("cypher.OperationRecords", err)
 		}
 	}
 	return out, nil
-}
-
-func appendRecord[T any](data []byte, list *[]T) error {
-	var t T
-	if err := json.Unmarshal(data, &t); err != nil {
-		return err
-	}
-	*list = append(*list, t)
-	return nil
 }
 
 // ListEvents returns events of an operation after a sequence number.

@@ -69,22 +69,8 @@ func (s *Store) writeBindings(ctx context.Context, tx neo4j.ManagedTransaction, 
 // CreatePlan stores a new plan with its bindings and the updated intent in
 // one transaction.
 func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent, replaced *capstan.Plan) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckCreatePlan(org, p, i, replaced); err != nil {
 		return err
-	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if err := i.Validate(); err != nil {
-		return err
-	}
-	if replaced != nil && replaced.IntentID != i.ID {
-		return capstan.Errorf(capstan.EINVALID, "plan %s is not a plan of intent %s", replaced.ID, i.ID)
-	}
-	if replaced != nil {
-		if err := replaced.Validate(); err != nil {
-			return err
-		}
 	}
 	c := *p
 	c.IntentID = i.ID
@@ -137,16 +123,8 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 
 // UpdatePlan writes p (and i, when given) when their versions are current.
 func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
-	if err := p.Validate(); err != nil {
+	if err := capstan.CheckUpdatePlan(org, p, i); err != nil {
 		return err
-	}
-	if i != nil {
-		if err := i.Validate(); err != nil {
-			return err
-		}
-		if i.ID != p.IntentID {
-			return capstan.Errorf(capstan.EINVALID, "intent %s is not the plan's intent", i.ID)
-		}
 	}
 	type outcome struct{ plan, intent capstan.Meta }
 	res, err := s.write(ctx, "cypher.UpdatePlan", func(tx neo4j.ManagedTransaction) (any, error) {

@@ -279,21 +279,7 @@ func (s *Store) upsert(ctx context.Context, tx neo4j.ManagedTransaction, org str
 
 // ImportResources upserts resources by key in one transaction.
 func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
-	if err := checkOrg(org); err != nil {
-		return capstan.ImportResult{}, err
-	}
-	var p capstan.Problems
-	seen := map[string]bool{}
-	for _, r := range rs {
-		if err := r.Validate(); err != nil {
-			p = append(p, capstan.ErrorDetails(err)...)
-		}
-		if seen[r.Key()] {
-			p.Addf("resource %s appears twice in the import", r.Key())
-		}
-		seen[r.Key()] = true
-	}
-	if err := p.Err("import"); err != nil {
+	if err := capstan.CheckImport(org, rs); err != nil {
 		return capstan.ImportResult{}, err
 	}
 	// Work on copies: a retried transaction must start from the input.

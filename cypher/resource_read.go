@@ -21,10 +21,7 @@ RETURN r.uid AS uid`
 
 // CreateResource stores a new resource.
 func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resource) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := capstan.CheckResourceWrite(org, r); err != nil {
 		return err
 	}
 	res, err := s.write(ctx, "cypher.CreateResource", func(tx neo4j.ManagedTransaction) (any, error) {
@@ -38,10 +35,7 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 
 // UpdateResource writes r when its version is current.
 func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resource) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := capstan.CheckResourceWrite(org, r); err != nil {
 		return err
 	}
 	res, err := s.write(ctx, "cypher.UpdateResource", func(tx neo4j.ManagedTransaction) (any, error) {

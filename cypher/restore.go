@@ -268,13 +268,8 @@ func (w *batchWriter) add(rec capstan.BackupRecord) error {
 	case capstan.BackupSecret:
 		w.rows[qRestoreSecrets] = append(w.rows[qRestoreSecrets], map[string]any{"uid": uid(org, rec.Key), "name": rec.Key, "json": data})
 	default:
-		kind := ""
-		for stored, k := range recordKinds {
-			if k == rec.Kind {
-				kind = stored
-			}
-		}
-		if kind == "" {
+		kind, ok := capstan.StoredKindOf(rec.Kind)
+		if !ok {
 			return capstan.Errorf(capstan.EINVALID, "this store does not keep records of kind %q", rec.Kind)
 		}
 		w.rows[qRestoreRecords] = append(w.rows[qRestoreRecords], map[string]any{"op": uid(org, rec.Operation), "kind": kind,

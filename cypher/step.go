@@ -102,10 +102,7 @@ func (s *Store) putChangeWrites(ctx context.Context, tx neo4j.ManagedTransaction
 
 // ApplyOperationChange commits one step of an operation.
 func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := ch.Validate(); err != nil {
+	if err := capstan.CheckStep(org, ch); err != nil {
 		return err
 	}
 	op := ch.Operation
@@ -227,9 +224,13 @@ func (s *Store) stepRow(ctx context.Context, org string, ch *capstan.OperationCh
 		return nil, nil, err
 	}
 	data, _ := json.Marshal(&c)
+	recordRows, err := recordRows(records)
+	if err != nil {
+		return nil, nil, err
+	}
 	row := fenceParams(ch.Fence, map[string]any{"op": uid(org, op.ID), "org": org, "expected": cur.version, "prev": cur.last,
 		"status": string(c.Status), "version": c.Version, "active": !c.Status.Terminal(), "last": last, "json": string(data), "open_patches": len(c.OpenPatches),
-		"records": recordRows(records), "events": events, "step": try.id})
+		"records": recordRows, "events": events, "step": try.id})
 	out := &stepOutcome{meta: c.Meta, last: last, events: evs, records: records}
 	try.out = out
 	return row, out, nil
@@ -261,29 +262,11 @@ func (s *Store) remember(opUID string, m capstan.Meta, last int64, status capsta
 }
 
 // recordRows are the rows that store a change's records.
-func recordRows(ch *capstan.OperationChange) []map[string]any {
-	var rows []map[string]any
-	add := func(kind, key string, v any) {
-		data, _ := json.Marshal(v)
-		rows = append(rows, map[string]any{"kind": kind, "key": key, "json": string(data)})
+func recordRows(ch *capstan.OperationChange) ([]map[string]any, error) {
+	encoded, err := ch.RecordRows()
+	rows := make([]map[string]any, len(encoded))
+	for i, r := range encoded {
+		rows[i] = map[string]any{"kind": r.Kind, "key": r.Key, "json": string(r.JSON)}
 	}
-	for _, n := range ch.NodeRuns {
-		add(kindNodeRun, n.NodeID, n)
-	}
-	for _, g := range ch.Gates {
-		add(kindGate, g.NodeID, g)
-	}
-	for _, e := range ch.Evidence {
-		add(kindEvidence, e.ID, e)
-	}
-	for _, a := range ch.Artifacts {
-		add(kindArtifact, a.ID, a)
-	}
-	for _, iv := range ch.Interventions {
-		add(kindIntervention, iv.ID, iv)
-	}
-	for _, c := range ch.Commands {
-		add(kindCommand, c.ID, c)
-	}
-	return rows
+	return rows, err
 }

@@ -17,12 +17,6 @@ var (
 	_ capstan.Restorer = (*Store)(nil)
 )
 
-// recordKinds maps the kinds of bOpRecords to backup kinds and back.
-var recordKinds = [][2]string{
-	{kindNodeRun, capstan.BackupNodeRun}, {kindGate, capstan.BackupGate}, {kindEvidence, capstan.BackupEvidence},
-	{kindArtifact, capstan.BackupArtifact}, {kindIntervention, capstan.BackupIntervention}, {kindCommand, capstan.BackupCommand},
-}
-
 // Dump writes org's records from one read transaction: a consistent
 // snapshot that writers do not wait for.
 func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRecord) error) error {
@@ -42,8 +36,8 @@ func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRe
 				return err
 			}
 		}
-		for _, rk := range recordKinds {
-			if err := dumpRecords(ctx, tx, org, rk[0], rk[1], emit); err != nil {
+		for _, rk := range capstan.RecordKinds {
+			if err := dumpRecords(ctx, tx, org, rk.Stored, rk.Backup, emit); err != nil {
 				return err
 			}
 		}
@@ -246,10 +240,8 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 		}
 		return tx.Bucket(bPatches).Put(key(org, p.ID), rec.Data)
 	}
-	for _, rk := range recordKinds {
-		if rk[1] == rec.Kind {
-			return tx.Bucket(bOpRecords).Put(key(org, rec.Operation, rk[0], rec.Key), rec.Data)
-		}
+	if stored, ok := capstan.StoredKindOf(rec.Kind); ok {
+		return tx.Bucket(bOpRecords).Put(key(org, rec.Operation, stored, rec.Key), rec.Data)
 	}
 	return capstan.Errorf(capstan.EINVALID, "this store does not keep records of kind %q", rec.Kind)
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// kindCommand is the bOpRecords kind of an operation's commands, keyed
-// by id (ids grow with time: oldest first).
-const kindCommand = "6-command"
-
 // RecordCommand stores a pending command for the operation's owner (this
 // process's executor, woken by the service): the operation itself is not
 // written.
@@ -31,7 +27,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 		if tx.Bucket(bActiveOps).Get(key(org, opID)) == nil {
 			return capstan.Ended(opID) // its last step and this are one after the other: its loop's last read came after
 		}
-		b, k := tx.Bucket(bOpRecords), key(org, opID, kindCommand, c.ID)
+		b, k := tx.Bucket(bOpRecords), key(org, opID, capstan.RecordCommand, c.ID)
 		if b.Get(k) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "command %s is recorded already", c.ID)
 		}
@@ -43,7 +39,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.Command, error) {
 	var c capstan.Command
 	err := s.view(ctx, "embedded.GetCommand", func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bOpRecords), key(org, opID, kindCommand, id), &c)
+		ok, err := getJSON(tx.Bucket(bOpRecords), key(org, opID, capstan.RecordCommand, id), &c)
 		if err == nil && !ok {
 			err = notFound("command", id)
 		}

@@ -11,10 +11,7 @@ import (
 
 // CreateIntent stores a new intent.
 func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := i.Validate(); err != nil {
+	if err := capstan.CheckIntentWrite(org, i); err != nil {
 		return err
 	}
 	var m capstan.Meta
@@ -33,7 +30,7 @@ func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent)
 
 // UpdateIntent writes i when its version is current.
 func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent) error {
-	if err := i.Validate(); err != nil {
+	if err := capstan.CheckIntentWrite(org, i); err != nil {
 		return err
 	}
 	var m capstan.Meta

@@ -11,15 +11,6 @@ import (
 	"github.com/capstan-dev/capstan"
 )
 
-// Record kinds of bOpRecords, in the order OperationRecords lists them.
-const (
-	kindNodeRun      = "1-node-run"
-	kindGate         = "2-gate"
-	kindEvidence     = "3-evidence"
-	kindArtifact     = "4-artifact"
-	kindIntervention = "5-intervention"
-)
-
 func seqKey(n int64) string { return fmt.Sprintf("%016x", n) }
 
 // StartOperation stores a new operation with its frozen plan and first
@@ -152,10 +143,7 @@ func lastSequence(b *bolt.Bucket, org, opID string) int64 {
 
 // ApplyOperationChange commits one step of an operation.
 func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capstan.OperationChange) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := ch.Validate(); err != nil {
+	if err := capstan.CheckStep(org, ch); err != nil {
 		return err
 	}
 	op := ch.Operation
@@ -367,22 +355,8 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 		}
 		p := prefix(org, opID)
 		return scan(tx.Bucket(bOpRecords), p, nil, func(k, v []byte) (bool, error) {
-			rest := string(k[len(p):])
-			var err error
-			switch {
-			case hasKind(rest, kindNodeRun):
-				err = appendJSON(v, &recs.NodeRuns)
-			case hasKind(rest, kindGate):
-				err = appendJSON(v, &recs.Gates)
-			case hasKind(rest, kindEvidence):
-				err = appendJSON(v, &recs.Evidence)
-			case hasKind(rest, kindArtifact):
-				err = appendJSON(v, &recs.Artifacts)
-			case hasKind(rest, kindIntervention):
-				err = appendJSON(v, &recs.Interventions)
-			case hasKind(rest, kindCommand):
-				err = appendJSON(v, &recs.Commands)
-			}
+			kind, _, _ := bytes.Cut(k[len(p):], []byte{0})
+			err := recs.Add(string(kind), v)
 			return err == nil, err
 		})
 	})
@@ -390,10 +364,6 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 		return nil, err
 	}
 	return recs, nil
-}
-
-func hasKind(rest, kind string) bool {
-	return len(rest) > len(kind) && rest[:len(kind)] == kind && rest[len(kind)] == 0
 }
 
 func appendJSON[T any](v []byte, list *[]T) error {

@@ -15,16 +15,7 @@ import (
 
 // CreatePlan stores a new plan and the updated intent atomically.
 func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent, replaced *capstan.Plan) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	if err := i.Validate(); err != nil {
-		return err
-	}
-	if err := checkReplaced(replaced, i); err != nil {
+	if err := capstan.CheckCreatePlan(org, p, i, replaced); err != nil {
 		return err
 	}
 	var rm, m capstan.Meta
@@ -71,33 +62,14 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	return nil
 }
 
-// checkReplaced checks that a plan CreatePlan supersedes is the intent's.
-func checkReplaced(replaced *capstan.Plan, i *capstan.Intent) error {
-	if replaced == nil {
-		return nil
-	}
-	if replaced.IntentID != i.ID {
-		return capstan.Errorf(capstan.EINVALID, "plan %s is not a plan of intent %s", replaced.ID, i.ID)
-	}
-	return replaced.Validate()
-}
-
 // UpdatePlan writes p (and i, when given) when their versions are current.
 func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *capstan.Intent) error {
-	if err := p.Validate(); err != nil {
+	if err := capstan.CheckUpdatePlan(org, p, i); err != nil {
 		return err
-	}
-	if i != nil {
-		if err := i.Validate(); err != nil {
-			return err
-		}
 	}
 	var pm, im capstan.Meta
 	err := s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) (err error) {
 		if i != nil {
-			if i.ID != p.IntentID {
-				return capstan.Errorf(capstan.EINVALID, "intent %s is not the plan's intent", i.ID)
-			}
 			if im, err = s.putIntent(tx, org, i); err != nil {
 				return err
 			}

@@ -53,40 +53,12 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 		return nil, err
 	}
 	p.records = ch.StampedRecords(org, s.now())
-	add := func(kind, k string, v any) error {
-		data, err := json.Marshal(v)
-		p.rows = append(p.rows, keyValue{kind: kind, key: k, value: data})
-		return err
+	rows, err := p.records.RecordRows()
+	if err != nil {
+		return nil, err
 	}
-	for _, r := range p.records.NodeRuns {
-		if err := add(kindNodeRun, r.NodeID, r); err != nil {
-			return nil, err
-		}
-	}
-	for _, g := range p.records.Gates {
-		if err := add(kindGate, g.NodeID, g); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range p.records.Evidence {
-		if err := add(kindEvidence, e.ID, e); err != nil {
-			return nil, err
-		}
-	}
-	for _, a := range p.records.Artifacts {
-		if err := add(kindArtifact, a.ID, a); err != nil {
-			return nil, err
-		}
-	}
-	for _, iv := range p.records.Interventions {
-		if err := add(kindIntervention, iv.ID, iv); err != nil {
-			return nil, err
-		}
-	}
-	for _, c := range p.records.Commands {
-		if err := add(kindCommand, c.ID, c); err != nil {
-			return nil, err
-		}
+	for _, r := range rows {
+		p.rows = append(p.rows, keyValue{kind: r.Kind, key: r.Key, value: r.JSON})
 	}
 	now := s.now().UTC()
 	for _, e := range ch.Events {

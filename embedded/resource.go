@@ -13,22 +13,12 @@ import (
 // ImportResources upserts resources by key in one transaction.
 func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.Resource) (capstan.ImportResult, error) {
 	var res capstan.ImportResult
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckImport(org, rs); err != nil {
 		return res, err
 	}
-	var p capstan.Problems
-	batch := map[string]bool{}
+	batch := make(map[string]bool, len(rs))
 	for _, r := range rs {
-		if err := r.Validate(); err != nil {
-			p = append(p, capstan.ErrorDetails(err)...)
-		}
-		if batch[r.Key()] {
-			p.Addf("resource %s appears twice in the import", r.Key())
-		}
 		batch[r.Key()] = true
-	}
-	if err := p.Err("import"); err != nil {
-		return res, err
 	}
 	defer s.cache.invalidate(org)
 	err := s.update(ctx, "embedded.ImportResources", func(tx *bolt.Tx) error {
@@ -69,10 +59,7 @@ func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.R
 
 // CreateResource stores a new resource.
 func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resource) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := capstan.CheckResourceWrite(org, r); err != nil {
 		return err
 	}
 	defer s.cache.invalidate(org)
@@ -104,10 +91,7 @@ func (s *Store) createResource(tx *bolt.Tx, org string, r *capstan.Resource) (ca
 
 // UpdateResource writes r when its version is current.
 func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resource) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	if err := r.Validate(); err != nil {
+	if err := capstan.CheckResourceWrite(org, r); err != nil {
 		return err
 	}
 	defer s.cache.invalidate(org)
