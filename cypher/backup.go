@@ -39,7 +39,7 @@ RETURN r.kind AS kind, r.key AS key, r.json AS json ORDER BY r.kind, r.key`
 // offline neo4j-admin dump cannot give). The transaction is explicit and
 // never retried: a retry would emit records twice.
 func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRecord) error) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
 	if err := s.ready(ctx); err != nil {

@@ -23,13 +23,9 @@ RETURN o.id AS id`
 
 // RecordCommand stores a pending command for the operation's owner.
 func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.Command) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	c.OperationID = opID
-	data, err := capstan.EncodeCommand(c)
+	data, err := capstan.CheckCommand(org, opID, c)
 	if err != nil {
-		return capstan.Wrap("cypher.RecordCommand", err)
+		return err
 	}
 	_, err = s.writeOperation(ctx, "cypher.RecordCommand", func(tx neo4j.ManagedTransaction) (any, error) {
 		params := map[string]any{"op": uid(org, opID), "org": org, "kind": capstan.RecordCommand, "key": c.ID, "json": string(data)}
@@ -52,7 +48,7 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 			return nil, err
 		}
 		if !found {
-			return nil, notFound("operation", opID)
+			return nil, capstan.NotFound("operation", opID)
 		}
 		return nil, capstan.Ended(opID)
 	})
@@ -70,7 +66,7 @@ func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.
 	}
 	recs := res.([]*neo4j.Record)
 	if len(recs) == 0 {
-		return nil, notFound("command", id)
+		return nil, capstan.NotFound("command", id)
 	}
 	var c capstan.Command
 	if err := json.Unmarshal([]byte(str(recs[0].AsMap()["json"])), &c); err != nil {

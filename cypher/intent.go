@@ -84,7 +84,7 @@ func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent,
 	}
 	list := res.([]*capstan.Intent)
 	if len(list) == 0 {
-		return nil, notFound("intent", id)
+		return nil, capstan.NotFound("intent", id)
 	}
 	return list[0], nil
 }
@@ -94,7 +94,7 @@ MATCH (i:Intent) WHERE i.org = $org AND ($status = '' OR i.status = $status)`
 
 // ListIntents returns a page of intents ordered by id.
 func (s *Store) ListIntents(ctx context.Context, org string, f capstan.IntentFilter) ([]*capstan.Intent, int, error) {
-	params := map[string]any{"org": org, "status": string(f.Status), "after": f.After, "limit": limitOr(f.Limit, 100)}
+	params := map[string]any{"org": org, "status": string(f.Status), "after": f.After, "limit": capstan.LimitOr(f.Limit, 100)}
 	return listPage[capstan.Intent](s, ctx, "cypher.ListIntents",
 		qIntentFilter+` AND i.id > $after RETURN i.json AS json ORDER BY i.id LIMIT $limit`, qIntentFilter+` RETURN count(i) AS total`, params)
 }

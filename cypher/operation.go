@@ -42,7 +42,7 @@ CREATE (:Event {org: $org, op: $op, seq: row.seq, json: row.json})`
 // events; under a fence, only while the fence is its lease's grant (read
 // in the same transaction, as a step's is).
 func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
 	if err := capstan.CheckStart(op, plan, in); err != nil {
@@ -183,7 +183,7 @@ func (s *Store) getOperation(ctx context.Context, op, q string, params map[strin
 func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
 	op, err := s.getOperation(ctx, "cypher.GetOperation", `MATCH (o:Operation {uid: $uid}) RETURN o.json AS json`, map[string]any{"uid": uid(org, id)})
 	if err == nil && op == nil {
-		err = notFound("operation", id)
+		err = capstan.NotFound("operation", id)
 	}
 	return op, err
 }
@@ -192,7 +192,7 @@ func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Oper
 func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capstan.Operation, error) {
 	op, err := s.getOperation(ctx, "cypher.GetOperationByKey", `MATCH (o:Operation {idem_uid: $idem}) RETURN o.json AS json`, map[string]any{"idem": uid(org, idem)})
 	if err == nil && op == nil {
-		err = notFound("operation with idempotency key", idem)
+		err = capstan.NotFound("operation with idempotency key", idem)
 	}
 	return op, err
 }
@@ -206,7 +206,7 @@ MATCH (o:Operation) WHERE o.org = $org AND ($status = '' OR o.status = $status)
 // ListOperations returns a page of operations ordered by id.
 func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
 	params := map[string]any{"org": org, "status": string(f.Status), "intent": f.IntentID, "plan": f.PlanID, "resource": f.ResourceKey, "awaiting_patch": f.AwaitingPatch,
-		"after_time": optionalTime(f.CreatedAfter), "before_time": optionalTime(f.CreatedBefore), "after": f.After, "limit": limitOr(f.Limit, 100)}
+		"after_time": optionalTime(f.CreatedAfter), "before_time": optionalTime(f.CreatedBefore), "after": f.After, "limit": capstan.LimitOr(f.Limit, 100)}
 	return listPage[capstan.Operation](s, ctx, "cypher.ListOperations",
 		qOperationFilter+` AND o.id > $after RETURN o.json AS json ORDER BY o.id LIMIT $limit`, qOperationFilter+` RETURN count(o) AS total`, params)
 }
@@ -223,7 +223,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 			return nil, err
 		}
 		if !found {
-			return nil, notFound("operation", opID)
+			return nil, capstan.NotFound("operation", opID)
 		}
 		return collect(ctx, tx, QueryOperationRecords, map[string]any{"op": uid(org, opID)})
 	})
@@ -248,10 +248,10 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 			return nil, err
 		}
 		if !found {
-			return nil, notFound("operation", opID)
+			return nil, capstan.NotFound("operation", opID)
 		}
 		return queryJSON[capstan.OperationEvent](ctx, tx, QueryEvents,
-			map[string]any{"op": uid(org, opID), "after": after, "limit": limitOr(limit, 1000)})
+			map[string]any{"op": uid(org, opID), "after": after, "limit": capstan.LimitOr(limit, 1000)})
 	})
 	if err != nil {
 		return nil, err

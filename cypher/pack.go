@@ -1,10 +1,8 @@
 package cypher
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -65,7 +63,7 @@ SET p.org = $org, p.pack = $pack, p.json = $json`
 
 // InstallPack stores a pack and what it brings in one transaction.
 func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.ScenarioPack) (bool, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return false, err
 	}
 	if p.Digest == "" {
@@ -264,12 +262,7 @@ func listAll[T any](s *Store, ctx context.Context, op, q string, org string) ([]
 // ListPacks returns installed packs ordered by id then version.
 func (s *Store) ListPacks(ctx context.Context, org string) ([]*capstan.ScenarioPack, error) {
 	packs, err := listAll[capstan.ScenarioPack](s, ctx, "cypher.ListPacks", `MATCH (p:ScenarioPack) WHERE p.org = $org RETURN p.json AS json`, org)
-	slices.SortFunc(packs, func(a, b *capstan.ScenarioPack) int {
-		if a.ID != b.ID {
-			return cmp.Compare(a.ID, b.ID)
-		}
-		return capstan.CompareSemver(a.Version, b.Version)
-	})
+	capstan.SortPacks(packs)
 	return packs, err
 }
 
@@ -298,7 +291,7 @@ func (s *Store) GetCapability(ctx context.Context, org, key string) (*capstan.Ca
 	}
 	defs := res.([]*capstan.CapabilityDefinition)
 	if len(defs) == 0 {
-		return nil, notFound("capability", key)
+		return nil, capstan.NotFound("capability", key)
 	}
 	return defs[0], nil
 }
@@ -323,21 +316,7 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 	if err != nil {
 		return nil, err
 	}
-	all := res.([]*capstan.Scenario)
-	out := all[:0]
-	for _, sc := range all {
-		if (f.ID == "" || sc.ID == f.ID) && (f.Action == "" || sc.Action == f.Action) &&
-			(f.TargetResourceType == "" || sc.TargetResourceType == f.TargetResourceType) {
-			out = append(out, sc)
-		}
-	}
-	slices.SortFunc(out, func(a, b *capstan.Scenario) int {
-		if a.ID != b.ID {
-			return cmp.Compare(a.ID, b.ID)
-		}
-		return capstan.CompareSemver(a.Version, b.Version)
-	})
-	return out, nil
+	return capstan.SelectScenarios(res.([]*capstan.Scenario), f), nil
 }
 
 // GetScenario returns a scenario by id@version, or its newest version.
@@ -353,7 +332,7 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 	}
 	scs := res.([]*capstan.Scenario)
 	if len(scs) == 0 {
-		return nil, notFound("scenario", ref)
+		return nil, capstan.NotFound("scenario", ref)
 	}
 	return scs[0], nil
 }

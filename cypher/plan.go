@@ -184,7 +184,7 @@ func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, err
 	}
 	list := res.([]*capstan.Plan)
 	if len(list) == 0 {
-		return nil, notFound("plan", id)
+		return nil, capstan.NotFound("plan", id)
 	}
 	return list[0], nil
 }
@@ -210,11 +210,11 @@ LIMIT $limit`
 // ListProviderBindings follows BOUND_TO edges back from the resource to
 // the bindings and plans that bind it, newest plan first.
 func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return nil, err
 	}
 	res, err := s.read(ctx, "cypher.ListProviderBindings", func(tx neo4j.ManagedTransaction) (any, error) {
-		r, err := tx.Run(ctx, qProviderBindings, map[string]any{"uid": uid(org, resourceID), "limit": limitOr(limit, 100)})
+		r, err := tx.Run(ctx, qProviderBindings, map[string]any{"uid": uid(org, resourceID), "limit": capstan.LimitOr(limit, 100)})
 		if err != nil {
 			return nil, err
 		}

@@ -125,7 +125,7 @@ RETURN c.json AS json ORDER BY c.key`
 
 // FindCandidates asks QueryCandidates and explains what it returned.
 func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
 	}
 	maxRejected, maxPassing := q.MaxRejected, q.MaxPassing
@@ -353,7 +353,7 @@ func (s *Store) TopologyValue(ctx context.Context, org, resourceID, key string, 
 	}
 	recs := res.([]*neo4j.Record)
 	if len(recs) == 0 {
-		return capstan.TopologyHit{}, notFound("resource", resourceID)
+		return capstan.TopologyHit{}, capstan.NotFound("resource", resourceID)
 	}
 	for _, rec := range recs {
 		m := rec.AsMap()
@@ -407,7 +407,7 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 			return nil, err
 		}
 		if !found {
-			return nil, notFound("resource", resourceID)
+			return nil, capstan.NotFound("resource", resourceID)
 		}
 		return collect(ctx, tx, q, map[string]any{"uid": uid(org, resourceID), "depth": depth})
 	})

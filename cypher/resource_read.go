@@ -130,7 +130,7 @@ func (s *Store) readJSON(ctx context.Context, op, q string, params map[string]an
 func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resource, error) {
 	rs, err := s.readJSON(ctx, "cypher.GetResource", `MATCH (r:Resource {uid: $uid}) RETURN r.json AS json`, map[string]any{"uid": uid(org, id)})
 	if err == nil && len(rs) == 0 {
-		err = notFound("resource", id)
+		err = capstan.NotFound("resource", id)
 	}
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resou
 func (s *Store) GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error) {
 	rs, err := s.readJSON(ctx, "cypher.GetResourceByKey", `MATCH (r:Resource {ukey: $ukey}) RETURN r.json AS json`, map[string]any{"ukey": uid(org, key)})
 	if err == nil && len(rs) == 0 {
-		err = notFound("resource", key)
+		err = capstan.NotFound("resource", key)
 	}
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (s *Store) ListResources(ctx context.Context, org string, f capstan.Resourc
 		health = append(health, string(h))
 	}
 	params := map[string]any{"prefix": uid(org, ""), "type": f.Type, "env": f.Environment, "lifecycle": string(f.Lifecycle),
-		"health": health, "cap": "", "after": uid(org, f.After), "limit": limitOr(f.Limit, 100)}
+		"health": health, "cap": "", "after": uid(org, f.After), "limit": capstan.LimitOr(f.Limit, 100)}
 	if f.Capability != "" {
 		params["cap"] = uid(org, f.Capability)
 	}

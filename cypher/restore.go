@@ -63,7 +63,7 @@ var restoreLabels = []string{"Event", "OpRecord", "PlanPatch", "Operation", "Pla
 // BeginRestore starts loading org's records; the database must hold
 // nothing of org (ECONFLICT).
 func (s *Store) BeginRestore(ctx context.Context, org string) (capstan.Restoration, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return nil, err
 	}
 	res, err := s.readOne(ctx, "cypher.BeginRestore", func(r runner) (any, error) {

@@ -27,28 +27,18 @@ func revisionUID(org, planID string, rev int) string {
 // putRevision stores the snapshot of p's revision when it has none (p's
 // plan node must exist) and sets p's digest to its revision's.
 func (s *Store) putRevision(ctx context.Context, tx neo4j.ManagedTransaction, org string, stored, p *capstan.Plan) error {
-	var existing *capstan.PlanRevision
+	exists := false
 	if stored != nil {
 		recs, err := collect(ctx, tx, qRevisionExists, map[string]any{"uid": revisionUID(org, p.ID, p.Revision)})
 		if err != nil {
 			return err
 		}
-		if found, _ := recs[0].AsMap()["found"].(bool); found {
-			existing = &capstan.PlanRevision{Digest: p.Digest}
-			if stored.Revision == p.Revision && stored.Digest != "" {
-				existing.Digest = stored.Digest
-			}
-		}
+		exists, _ = recs[0].AsMap()["found"].(bool)
 	}
-	snap, data, err := capstan.RevisionWrite(stored, p, existing)
-	if err != nil {
+	snap, data, err := capstan.PlanRevisionWrite(stored, p, exists)
+	if err != nil || snap == nil {
 		return err
 	}
-	if snap == nil {
-		p.Digest = existing.Digest
-		return nil
-	}
-	p.Digest = snap.Digest
 	_, err = tx.Run(ctx, qCreateRevision, map[string]any{"plan": uid(org, p.ID), "uid": revisionUID(org, p.ID, p.Revision), "org": org,
 		"plan_id": p.ID, "revision": p.Revision, "digest": snap.Digest, "json": string(data)})
 	return err
@@ -112,7 +102,7 @@ func (s *Store) putPatches(ctx context.Context, tx neo4j.ManagedTransaction, org
 				return nil, err
 			}
 			if len(recs) == 0 || str(recs[0].AsMap()["op"]) != opID {
-				return nil, notFound("plan patch", p.ID)
+				return nil, capstan.NotFound("plan patch", p.ID)
 			}
 			var old capstan.PlanPatch
 			if err := json.Unmarshal([]byte(str(recs[0].AsMap()["json"])), &old); err != nil {
@@ -147,7 +137,7 @@ func (s *Store) GetPlanPatch(ctx context.Context, org, id string) (*capstan.Plan
 	}
 	list := res.([]*capstan.PlanPatch)
 	if len(list) == 0 {
-		return nil, notFound("plan patch", id)
+		return nil, capstan.NotFound("plan patch", id)
 	}
 	return list[0], nil
 }

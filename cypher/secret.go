@@ -20,7 +20,7 @@ import (
 // PutSecretRecord puts v first in the record of org's secret name,
 // keeping at most keep values, and moves the organization's generation on.
 func (s *Store) PutSecretRecord(ctx context.Context, org, name string, v secret.SealedValue, keep int) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
 	_, err := s.write(ctx, "cypher.PutSecret", func(tx neo4j.ManagedTransaction) (any, error) {

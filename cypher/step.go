@@ -164,7 +164,7 @@ func (s *Store) applyLockedStep(ctx context.Context, org string, ch *capstan.Ope
 			return nil, err
 		}
 		if len(recs) == 0 {
-			return nil, notFound("operation", op.ID)
+			return nil, capstan.NotFound("operation", op.ID)
 		}
 		m := recs[0].AsMap()
 		if try.out != nil && str(m["step"]) == try.id {

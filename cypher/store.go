@@ -355,20 +355,9 @@ func uid(org string, parts ...string) string {
 	return org + "|" + strings.Join(parts, "|")
 }
 
-func checkOrg(org string) error { return capstan.CheckOrg(org) }
-
-func notFound(what, id string) error { return capstan.NotFound(what, id) }
-
 // touch sets meta for a write, as the embedded store does.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
 	m.Touch(org, created, s.now())
-}
-
-func limitOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
 }
 
 func str(v any) string {
@@ -396,7 +385,7 @@ func checkVersion(ctx context.Context, tx neo4j.ManagedTransaction, what, id, no
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, notFound(what, id)
+		return nil, capstan.NotFound(what, id)
 	}
 	m := recs[0].AsMap()
 	if have := i64(m["version"]); have != version {

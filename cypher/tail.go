@@ -95,7 +95,7 @@ func (s *Store) TimelineNews(ctx context.Context, cursors []capstan.TimelineCurs
 		rows[i] = map[string]any{"uid": uid(c.OrganizationID, c.ID), "after": c.After}
 	}
 	res, err := s.readOne(ctx, "cypher.TimelineNews", func(r runner) (any, error) {
-		recs, err := collect(ctx, r, qTimelineNews, map[string]any{"cursors": rows, "limit": limitOr(limit, 500)})
+		recs, err := collect(ctx, r, qTimelineNews, map[string]any{"cursors": rows, "limit": capstan.LimitOr(limit, 500)})
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ var (
 // Dump writes org's records from one read transaction: a consistent
 // snapshot that writers do not wait for.
 func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRecord) error) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
 	return s.view(ctx, "embedded.Dump", func(tx *bolt.Tx) error {
@@ -119,7 +119,7 @@ func dumpEvents(ctx context.Context, tx *bolt.Tx, org string, emit func(capstan.
 // BeginRestore starts loading org's records; the store must hold nothing
 // of org (ECONFLICT).
 func (s *Store) BeginRestore(ctx context.Context, org string) (capstan.Restoration, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return nil, err
 	}
 	err := s.view(ctx, "embedded.BeginRestore", func(tx *bolt.Tx) error {

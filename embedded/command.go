@@ -12,17 +12,13 @@ import (
 // process's executor, woken by the service): the operation itself is not
 // written.
 func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.Command) error {
-	if err := checkOrg(org); err != nil {
-		return err
-	}
-	c.OperationID = opID
-	data, err := capstan.EncodeCommand(c)
+	data, err := capstan.CheckCommand(org, opID, c)
 	if err != nil {
-		return capstan.Wrap("embedded.RecordCommand", err)
+		return err
 	}
 	return s.update(ctx, "embedded.RecordCommand", func(tx *bolt.Tx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
-			return notFound("operation", opID)
+			return capstan.NotFound("operation", opID)
 		}
 		if tx.Bucket(bActiveOps).Get(key(org, opID)) == nil {
 			return capstan.Ended(opID) // its last step and this are one after the other: its loop's last read came after
@@ -41,7 +37,7 @@ func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.
 	err := s.view(ctx, "embedded.GetCommand", func(tx *bolt.Tx) error {
 		ok, err := getJSON(tx.Bucket(bOpRecords), key(org, opID, capstan.RecordCommand, id), &c)
 		if err == nil && !ok {
-			err = notFound("command", id)
+			err = capstan.NotFound("command", id)
 		}
 		return err
 	})

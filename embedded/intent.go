@@ -53,7 +53,7 @@ func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) (capstan.M
 		return capstan.Meta{}, err
 	}
 	if !ok {
-		return capstan.Meta{}, notFound("intent", i.ID)
+		return capstan.Meta{}, capstan.NotFound("intent", i.ID)
 	}
 	if old.Version != i.Version {
 		return capstan.Meta{}, capstan.StaleVersion("intent", i.ID, old.Version, i.Version)
@@ -75,7 +75,7 @@ func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent,
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("intent", id)
+		err = capstan.NotFound("intent", id)
 	}
 	return &i, err
 }
@@ -84,7 +84,7 @@ func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent,
 func (s *Store) ListIntents(ctx context.Context, org string, f capstan.IntentFilter) ([]*capstan.Intent, int, error) {
 	var out []*capstan.Intent
 	total := 0
-	limit := limitOr(f.Limit, 100)
+	limit := capstan.LimitOr(f.Limit, 100)
 	err := s.view(ctx, "embedded.ListIntents", func(tx *bolt.Tx) error {
 		return scan(tx.Bucket(bIntents), prefix(org), nil, func(k, v []byte) (bool, error) {
 			var i capstan.Intent

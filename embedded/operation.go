@@ -17,7 +17,7 @@ func seqKey(n int64) string { return fmt.Sprintf("%016x", n) }
 // events. This store keeps no leases (one process owns it), so a fence
 // is not checked here, as a step's is not.
 func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Operation, plan *capstan.Plan, in *capstan.Intent, events []capstan.OperationEvent, fence *capstan.Fence) error {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
 	if err := capstan.CheckStart(op, plan, in); err != nil {
@@ -166,7 +166,7 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 			return err
 		}
 		if !ok {
-			return notFound("operation", op.ID)
+			return capstan.NotFound("operation", op.ID)
 		}
 		if version != op.Version {
 			return capstan.StaleVersion("operation", op.ID, version, op.Version)
@@ -219,7 +219,7 @@ func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.Plan
 				return nil, err
 			}
 			if !ok || old.OperationID != opID {
-				return nil, notFound("plan patch", p.ID)
+				return nil, capstan.NotFound("plan patch", p.ID)
 			}
 			if old.Version != p.Version {
 				return nil, capstan.StaleVersion("plan patch", p.ID, old.Version, p.Version)
@@ -247,7 +247,7 @@ func (s *Store) GetPlanPatch(ctx context.Context, org, id string) (*capstan.Plan
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("plan patch", id)
+		err = capstan.NotFound("plan patch", id)
 	}
 	return &p, err
 }
@@ -304,7 +304,7 @@ func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Oper
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("operation", id)
+		err = capstan.NotFound("operation", id)
 	}
 	return &op, err
 }
@@ -317,7 +317,7 @@ func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capst
 		return nil
 	})
 	if len(id) == 0 {
-		return nil, notFound("operation with idempotency key", idem)
+		return nil, capstan.NotFound("operation with idempotency key", idem)
 	}
 	return s.GetOperation(ctx, org, string(id))
 }
@@ -326,7 +326,7 @@ func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capst
 func (s *Store) ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error) {
 	var out []*capstan.Operation
 	total := 0
-	limit := limitOr(f.Limit, 100)
+	limit := capstan.LimitOr(f.Limit, 100)
 	err := s.view(ctx, "embedded.ListOperations", func(tx *bolt.Tx) error {
 		return scan(tx.Bucket(bOperations), prefix(org), nil, func(_, v []byte) (bool, error) {
 			var op capstan.Operation
@@ -351,7 +351,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 	recs := &capstan.OperationRecords{}
 	err := s.view(ctx, "embedded.OperationRecords", func(tx *bolt.Tx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
-			return notFound("operation", opID)
+			return capstan.NotFound("operation", opID)
 		}
 		p := prefix(org, opID)
 		return scan(tx.Bucket(bOpRecords), p, nil, func(k, v []byte) (bool, error) {
@@ -378,10 +378,10 @@ func appendJSON[T any](v []byte, list *[]T) error {
 // ListEvents returns events of an operation after a sequence number.
 func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, limit int) ([]capstan.OperationEvent, error) {
 	var out []capstan.OperationEvent
-	limit = limitOr(limit, 1000)
+	limit = capstan.LimitOr(limit, 1000)
 	err := s.view(ctx, "embedded.ListEvents", func(tx *bolt.Tx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
-			return notFound("operation", opID)
+			return capstan.NotFound("operation", opID)
 		}
 		return scan(tx.Bucket(bEvents), prefix(org, opID), key(org, opID, seqKey(after)), func(_, v []byte) (bool, error) {
 			if err := appendJSON(v, &out); err != nil {

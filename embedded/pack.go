@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -13,7 +12,7 @@ import (
 
 // InstallPack stores a pack and everything it brings in one transaction.
 func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.ScenarioPack) (bool, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return false, err
 	}
 	if p.Digest == "" {
@@ -131,12 +130,7 @@ func listJSON[T any](s *Store, ctx context.Context, op string, bucket []byte, or
 // ListPacks returns installed packs ordered by id then version.
 func (s *Store) ListPacks(ctx context.Context, org string) ([]*capstan.ScenarioPack, error) {
 	packs, err := listJSON[capstan.ScenarioPack](s, ctx, "embedded.ListPacks", bPacks, org)
-	slices.SortFunc(packs, func(a, b *capstan.ScenarioPack) int {
-		if a.ID != b.ID {
-			return cmp.Compare(a.ID, b.ID)
-		}
-		return capstan.CompareSemver(a.Version, b.Version)
-	})
+	capstan.SortPacks(packs)
 	return packs, err
 }
 
@@ -164,7 +158,7 @@ func (s *Store) GetCapability(ctx context.Context, org, k string) (*capstan.Capa
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("capability", k)
+		err = capstan.NotFound("capability", k)
 	}
 	return &d, err
 }
@@ -175,21 +169,7 @@ func (s *Store) ListScenarios(ctx context.Context, org string, f capstan.Scenari
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
-	for _, sc := range all {
-		if (f.ID == "" || sc.ID == f.ID) && (f.Action == "" || sc.Action == f.Action) &&
-			(f.TargetResourceType == "" || sc.TargetResourceType == f.TargetResourceType) &&
-			(f.Provides == "" || sc.ProvidesCapability(f.Provides) != nil) {
-			out = append(out, sc)
-		}
-	}
-	slices.SortFunc(out, func(a, b *capstan.Scenario) int {
-		if a.ID != b.ID {
-			return cmp.Compare(a.ID, b.ID)
-		}
-		return capstan.CompareSemver(a.Version, b.Version)
-	})
-	return out, nil
+	return capstan.SelectScenarios(all, f), nil
 }
 
 // GetScenario returns a scenario by id@version, or its newest version.
@@ -204,7 +184,7 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("scenario", ref)
+		err = capstan.NotFound("scenario", ref)
 	}
 	return &sc, err
 }

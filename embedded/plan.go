@@ -101,7 +101,7 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 		return capstan.Meta{}, err
 	}
 	if !ok {
-		return capstan.Meta{}, notFound("plan", p.ID)
+		return capstan.Meta{}, capstan.NotFound("plan", p.ID)
 	}
 	if old.Version != p.Version {
 		return capstan.Meta{}, capstan.StaleVersion("plan", p.ID, old.Version, p.Version)
@@ -131,22 +131,10 @@ func revisionKey(org, planID string, rev int) []byte {
 // sets p's digest to its revision's.
 func (s *Store) putRevision(tx *bolt.Tx, org string, stored, p *capstan.Plan) error {
 	b := tx.Bucket(bRevisions)
-	var existing *capstan.PlanRevision
-	if b.Get(revisionKey(org, p.ID, p.Revision)) != nil { // its digest is the stored plan's: no need to decode the snapshot
-		existing = &capstan.PlanRevision{Digest: p.Digest}
-		if stored != nil && stored.Revision == p.Revision && stored.Digest != "" {
-			existing.Digest = stored.Digest
-		}
-	}
-	snap, data, err := capstan.RevisionWrite(stored, p, existing)
-	if err != nil {
+	snap, data, err := capstan.PlanRevisionWrite(stored, p, b.Get(revisionKey(org, p.ID, p.Revision)) != nil)
+	if err != nil || snap == nil {
 		return err
 	}
-	if snap == nil {
-		p.Digest = existing.Digest
-		return nil
-	}
-	p.Digest = snap.Digest
 	return b.Put(revisionKey(org, p.ID, p.Revision), data)
 }
 
@@ -189,7 +177,7 @@ func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, err
 		return err
 	})
 	if err == nil && !ok {
-		err = notFound("plan", id)
+		err = capstan.NotFound("plan", id)
 	}
 	return &p, err
 }
@@ -213,7 +201,7 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 // ListProviderBindings reads the bindings whose provider is resourceID
 // from the provider index (providerindex.go), newest plan first.
 func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
-	limit = limitOr(limit, 100)
+	limit = capstan.LimitOr(limit, 100)
 	var out []capstan.ProviderBinding
 	err := s.view(ctx, "embedded.ListProviderBindings", func(tx *bolt.Tx) error {
 		// Newest plan first: plan ids sort by time, so the index is read

@@ -103,7 +103,7 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 // returns is explained (CheckCandidate), so its cost grows with the
 // catalog only through the bitset work.
 func (s *Store) FindCandidates(ctx context.Context, org string, q capstan.CandidateQuery) (capstan.CandidateResult, error) {
-	if err := checkOrg(org); err != nil {
+	if err := capstan.CheckOrg(org); err != nil {
 		return capstan.CandidateResult{}, err
 	}
 	p, err := s.providers(ctx, org)

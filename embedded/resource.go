@@ -114,7 +114,7 @@ func (s *Store) updateResource(tx *bolt.Tx, org string, r *capstan.Resource) (ca
 		return capstan.Meta{}, err
 	}
 	if old == nil {
-		return capstan.Meta{}, notFound("resource", r.ID)
+		return capstan.Meta{}, capstan.NotFound("resource", r.ID)
 	}
 	if old.Version != r.Version {
 		return capstan.Meta{}, capstan.StaleVersion("resource", r.Key(), old.Version, r.Version)
@@ -204,7 +204,7 @@ func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resou
 		return err
 	})
 	if err == nil && r == nil {
-		err = notFound("resource", id)
+		err = capstan.NotFound("resource", id)
 	}
 	return r, err
 }
@@ -217,7 +217,7 @@ func (s *Store) GetResourceByKey(ctx context.Context, org, k string) (*capstan.R
 		return err
 	})
 	if err == nil && r == nil {
-		err = notFound("resource", k)
+		err = capstan.NotFound("resource", k)
 	}
 	return r, err
 }
@@ -258,7 +258,7 @@ func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string
 func (s *Store) ListResources(ctx context.Context, org string, f capstan.ResourceFilter) ([]*capstan.Resource, int, error) {
 	var out []*capstan.Resource
 	total := 0
-	limit := limitOr(f.Limit, 100)
+	limit := capstan.LimitOr(f.Limit, 100)
 	err := s.view(ctx, "embedded.ListResources", func(tx *bolt.Tx) error {
 		p := prefix(org)
 		return scan(tx.Bucket(bResourceKeys), p, nil, func(k, v []byte) (bool, error) {
@@ -326,7 +326,7 @@ func (s *Store) TopologyValue(ctx context.Context, org, resourceID, k string, ma
 			return err
 		}
 		if start == nil {
-			return notFound("resource", resourceID)
+			return capstan.NotFound("resource", resourceID)
 		}
 		type step struct {
 			r    *capstan.Resource
@@ -372,7 +372,7 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 			return err
 		}
 		if start == nil {
-			return notFound("resource", resourceID)
+			return capstan.NotFound("resource", resourceID)
 		}
 		frontier := []*capstan.Resource{start}
 		seen := map[string]bool{start.ID: true}

@@ -296,20 +296,9 @@ func lastPart(k []byte) string {
 	return string(k[i+1:])
 }
 
-func checkOrg(org string) error { return capstan.CheckOrg(org) }
-
-func notFound(what, id string) error { return capstan.NotFound(what, id) }
-
 // touch sets meta for a write: creation fields when new, version bump always.
 func (s *Store) touch(m *capstan.Meta, org string, created bool) {
 	m.Touch(org, created, s.now())
-}
-
-func limitOr(n, def int) int {
-	if n <= 0 {
-		return def
-	}
-	return n
 }
 
 // Writes is how many writes the store has made to its file since it was
