@@ -62,3 +62,28 @@ func ProfileStep(ctx context.Context, s *Store, org string, ch *capstan.Operatio
 	s.cursors.Delete(uid(org, ch.Operation.ID))
 	return sum.(neo4j.ResultSummary).Profile(), nil
 }
+
+// HoldRequestConnections takes every connection of the store's request
+// pool (an open read transaction on each) until release is called.
+func HoldRequestConnections(ctx context.Context, s *Store) (release func(), err error) {
+	var held []neo4j.SessionWithContext
+	release = func() {
+		for _, sess := range held {
+			sess.Close(ctx)
+		}
+	}
+	for range requestConnections {
+		sess := s.session(ctx, neo4j.AccessModeRead)
+		held = append(held, sess)
+		tx, err := sess.BeginTransaction(ctx)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		if _, err := tx.Run(ctx, "RETURN 1", nil); err != nil {
+			release()
+			return nil, err
+		}
+	}
+	return release, nil
+}

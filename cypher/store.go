@@ -37,9 +37,12 @@ type Config struct {
 // Store is the Neo4j store.
 type Store struct {
 	driver neo4j.DriverWithContext
-	db     string
-	log    *slog.Logger
-	now    func() time.Time
+	// tail is the timeline tailer's own driver (tail.go): its reads wait
+	// for no request's connection, and take at most tailConnections.
+	tail neo4j.DriverWithContext
+	db   string
+	log  *slog.Logger
+	now  func() time.Time
 	// bookmarks chains the store's sessions on a routing URI (a
 	// cluster): a read waits, on whichever member serves it, for the
 	// writes this process made before it (nil on a single server).
@@ -75,18 +78,16 @@ func Open(cfg Config) (*Store, error) {
 	if cfg.User != "" {
 		auth = neo4j.BasicAuth(cfg.User, cfg.Password, "")
 	}
-	d, err := neo4j.NewDriverWithContext(cfg.URI, auth, func(c *config.Config) {
-		c.MaxConnectionPoolSize = 50
-		c.ConnectionAcquisitionTimeout = 5 * time.Second
-		c.SocketConnectTimeout = 3 * time.Second
-		c.MaxTransactionRetryTime = retryTime
-		c.MaxConnectionLifetime = 30 * time.Minute
-		c.ConnectionLivenessCheckTimeout = 30 * time.Second
-	})
+	d, err := newDriver(cfg.URI, auth, requestConnections)
 	if err != nil {
-		return nil, capstan.Errorf(capstan.EINVALID, "neo4j: %v", err)
+		return nil, err
 	}
-	s := &Store{driver: d, db: cfg.Database, log: cfg.Log, now: cfg.Now}
+	tail, err := newDriver(cfg.URI, auth, tailConnections)
+	if err != nil {
+		d.Close(context.Background())
+		return nil, err
+	}
+	s := &Store{driver: d, tail: tail, db: cfg.Database, log: cfg.Log, now: cfg.Now}
 	if routing(cfg.URI) {
 		s.bookmarks = neo4j.NewBookmarkManager(neo4j.BookmarkManagerConfig{})
 	}
@@ -99,8 +100,34 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the driver.
-func (s *Store) Close() error { return s.driver.Close(context.Background()) }
+// Connections of a process to Neo4j: requests and steps share the first
+// pool; the timeline tailer has its own, so that a burst of requests
+// never queues the reads that deliver every subscriber's events, and the
+// tailer never takes more than its two.
+const (
+	requestConnections = 50
+	tailConnections    = 2
+)
+
+func newDriver(uri string, auth neo4j.AuthToken, connections int) (neo4j.DriverWithContext, error) {
+	d, err := neo4j.NewDriverWithContext(uri, auth, func(c *config.Config) {
+		c.MaxConnectionPoolSize = connections
+		c.ConnectionAcquisitionTimeout = 5 * time.Second
+		c.SocketConnectTimeout = 3 * time.Second
+		c.MaxTransactionRetryTime = retryTime
+		c.MaxConnectionLifetime = 30 * time.Minute
+		c.ConnectionLivenessCheckTimeout = 30 * time.Second
+	})
+	if err != nil {
+		return nil, capstan.Errorf(capstan.EINVALID, "neo4j: %v", err)
+	}
+	return d, nil
+}
+
+// Close closes the drivers.
+func (s *Store) Close() error {
+	return errors.Join(s.tail.Close(context.Background()), s.driver.Close(context.Background()))
+}
 
 // Ping reports whether Neo4j answers and the schema is in place.
 func (s *Store) Ping(ctx context.Context) error {
@@ -128,7 +155,11 @@ func (s *Store) ready(ctx context.Context) error {
 }
 
 func (s *Store) session(ctx context.Context, mode neo4j.AccessMode) neo4j.SessionWithContext {
-	return s.driver.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db, BookmarkManager: s.bookmarks})
+	return s.sessionOn(ctx, s.driver, mode)
+}
+
+func (s *Store) sessionOn(ctx context.Context, d neo4j.DriverWithContext, mode neo4j.AccessMode) neo4j.SessionWithContext {
+	return d.NewSession(ctx, neo4j.SessionConfig{AccessMode: mode, DatabaseName: s.db, BookmarkManager: s.bookmarks})
 }
 
 // routing reports whether uri is a routing one (neo4j://, neo4j+s://,
@@ -238,6 +269,11 @@ func (s *Store) readOne(ctx context.Context, op string, fn func(r runner) (any, 
 	return s.oneStatement(ctx, op, neo4j.AccessModeRead, 0, fn)
 }
 
+// readTail is readOne on the tailer's own connections.
+func (s *Store) readTail(ctx context.Context, op string, fn func(r runner) (any, error)) (any, error) {
+	return s.statementOn(ctx, s.tail, op, neo4j.AccessModeRead, 0, fn)
+}
+
 // writeStatement runs fn, a write that is one statement, in an auto-commit
 // transaction: the statement commits with its own round trip (~0.2 ms of
 // a ~0.7 ms managed write here). The statement must be safe to run again:
@@ -256,10 +292,15 @@ func (s *Store) writeOperationStatement(ctx context.Context, op string, fn func(
 // A failure the driver calls retryable is retried as a managed
 // transaction would be, with backoff, for up to the driver's retry time.
 func (s *Store) oneStatement(ctx context.Context, op string, mode neo4j.AccessMode, timeout time.Duration, fn func(r runner) (any, error)) (any, error) {
+	return s.statementOn(ctx, s.driver, op, mode, timeout, fn)
+}
+
+// statementOn is oneStatement on the connections of driver d.
+func (s *Store) statementOn(ctx context.Context, d neo4j.DriverWithContext, op string, mode neo4j.AccessMode, timeout time.Duration, fn func(r runner) (any, error)) (any, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
-	sess := s.session(ctx, mode)
+	sess := s.sessionOn(ctx, d, mode)
 	defer sess.Close(ctx)
 	var res any
 	err := retrying(ctx, func() (err error) {

@@ -47,7 +47,7 @@ func (s *Store) TouchedOperations(ctx context.Context, since int64) ([]capstan.O
 	if since <= 0 {
 		q = qActiveOperations
 	}
-	res, err := s.readOne(ctx, "cypher.TouchedOperations", func(r runner) (any, error) {
+	res, err := s.readTail(ctx, "cypher.TouchedOperations", func(r runner) (any, error) {
 		recs, err := collect(ctx, r, q, map[string]any{"since": since})
 		if err != nil {
 			return nil, err
@@ -94,7 +94,7 @@ func (s *Store) TimelineNews(ctx context.Context, cursors []capstan.TimelineCurs
 	for i, c := range cursors {
 		rows[i] = map[string]any{"uid": uid(c.OrganizationID, c.ID), "after": c.After}
 	}
-	res, err := s.readOne(ctx, "cypher.TimelineNews", func(r runner) (any, error) {
+	res, err := s.readTail(ctx, "cypher.TimelineNews", func(r runner) (any, error) {
 		recs, err := collect(ctx, r, qTimelineNews, map[string]any{"cursors": rows, "limit": capstan.LimitOr(limit, 500)})
 		if err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/capstan-dev/capstan"
+	"github.com/capstan-dev/capstan/cypher"
 	"github.com/capstan-dev/capstan/live"
 )
 
@@ -62,4 +63,29 @@ func TestACommitVisibleLateIsStillTailed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the late commit never reached the follower (%d reads)", tailer.Reads.Load())
 	}
+}
+
+// TestTheTailerHasItsOwnConnections: with every connection of the
+// request pool held by a request, the tailer still reads, on its own two
+// (a read that waited for a request's connection would end at the
+// deadline, before the pool's acquisition timeout of five seconds).
+func TestTheTailerHasItsOwnConnections(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	_, _, err := s.TouchedOperations(ctx, 0) // the schema in place: not this test's wait
+	require.NoError(t, err)
+	release, err := cypher.HoldRequestConnections(ctx, s)
+	require.NoError(t, err)
+	defer release()
+	bounded, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	_, now, err := s.TouchedOperations(bounded, 1)
+	require.NoError(t, err, "the tailer waited for a request's connection")
+	require.Positive(t, now)
+	_, err = s.TimelineNews(bounded, []capstan.TimelineCursor{{OrganizationID: "acme", ID: "none"}}, 10)
+	require.NoError(t, err)
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancelShort()
+	_, err = s.GetOperation(short, "acme", "none")
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err), "a request does wait for the request pool: %v", err)
 }
