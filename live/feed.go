@@ -68,7 +68,7 @@ func (f *Feed) run() {
 	// it held and f.end can take it.
 	defer guard.Recover(nil, "operation feed", f.end)
 	var ended bool
-	err := retryUnavailable(f.ctx, func(ctx context.Context) (err error) {
+	err := RetryUnavailable(f.ctx, func(ctx context.Context) (err error) {
 		ended, err = f.src.Terminal(ctx)
 		return err
 	})
@@ -132,10 +132,10 @@ const storeRetries = 5
 // answer is UNAVAILABLE and tried again, never a feed stuck for good.
 const storeReadTimeout = 10 * time.Second
 
-// retryUnavailable runs read until it succeeds, fails otherwise than
+// RetryUnavailable runs read until it succeeds, fails otherwise than
 // UNAVAILABLE, or has been retried storeRetries times; each try has
 // storeReadTimeout.
-func retryUnavailable(ctx context.Context, read func(ctx context.Context) error) error {
+func RetryUnavailable(ctx context.Context, read func(ctx context.Context) error) error {
 	wait := 100 * time.Millisecond
 	for i := 0; ; i++ {
 		tryCtx, cancel := context.WithTimeout(ctx, storeReadTimeout)
@@ -165,7 +165,7 @@ func (f *Feed) catchUp() error {
 			f.last = e.Event.Sequence
 		}
 		var events []capstan.OperationEvent
-		err := retryUnavailable(f.ctx, func(ctx context.Context) (err error) {
+		err := RetryUnavailable(f.ctx, func(ctx context.Context) (err error) {
 			events, err = f.src.Events(ctx, f.last, pageSize)
 			return err
 		})

@@ -59,7 +59,14 @@ func (r *Resolver) liveOperation(ctx context.Context, operation string) (*live.B
 	if err != nil {
 		return nil, nil, err
 	}
-	op, err := r.Service.Operation(ctx, id)
+	// A store that is busy (every connection taken by a burst of
+	// subscriptions) is waited for, as the feed's own reads are: a
+	// subscription does not end UNAVAILABLE for a pool that frees up.
+	var op *capstan.Operation
+	err = live.RetryUnavailable(ctx, func(ctx context.Context) (err error) {
+		op, err = r.Service.Operation(ctx, id)
+		return err
+	})
 	return b, op, err
 }
 
