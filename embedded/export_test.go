@@ -208,3 +208,11 @@ func loggedEnd(path string) (int64, error) {
 	}
 	return off, nil
 }
+
+// BreakStepLog closes the step log's file under the store, so that the
+// next append fails as a full or failed disk's would.
+func BreakStepLog(s *Store) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.log.f.Close()
+}

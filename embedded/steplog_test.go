@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,4 +157,59 @@ func checkRecovered(t *testing.T, dir string, acked int64) {
 	}
 	require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
 		Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor", Payload: map[string]any{"after": "the crash"}}}}))
+}
+
+// TestAFailedAppendStopsTheStoresWrites: when the step log cannot be
+// written, the step is not applied, the store takes no more writes
+// (UNAVAILABLE, saying to restart), and the next open has every step
+// acknowledged before.
+func TestAFailedAppendStopsTheStoresWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	op := startChildOperation(t, s)
+	step := func(s *embedded.Store, op *capstan.Operation) error {
+		return s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+			Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor"}}})
+	}
+	require.NoError(t, step(s, op))
+	acked := op.Version
+	require.NoError(t, embedded.BreakStepLog(s))
+	err = step(s, op)
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "restart Capstan")
+	require.Equal(t, acked, op.Version, "the caller's operation is as it was")
+	stored, err := s.GetOperation(ctx, "acme", op.ID)
+	require.NoError(t, err)
+	require.Equal(t, acked, stored.Version, "the failed step is not applied")
+	_, err = s.GetOperation(ctx, "acme", op.ID)
+	require.NoError(t, err, "reads go on")
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.CreateIntent(ctx, "acme",
+		&capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted})),
+		"no write after it")
+	_ = s.Close()
+
+	s, err = embedded.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	stored, err = s.GetOperationByKey(ctx, "acme", "the-child")
+	require.NoError(t, err)
+	require.Equal(t, acked, stored.Version)
+	require.NoError(t, step(s, stored), "the reopened store takes the step")
+}
+
+// TestADirectoryWithoutItsStepLogIsRefused: a data directory at the step
+// log's level whose steps.log is gone is not opened (its last steps
+// would be lost), and says why.
+func TestADirectoryWithoutItsStepLogIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	startChildOperation(t, s)
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, "steps.log")))
+	_, err = embedded.Open(dir)
+	require.Equal(t, capstan.EINTERNAL, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "steps.log is missing")
 }
