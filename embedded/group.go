@@ -122,7 +122,7 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 	}
 	crashPoint("step-applied")
 	s.batchesSinceCheckpoint++
-	if s.checkpointDue() {
+	if s.checkpointDue() && !s.closing {
 		select {
 		case s.checkpointWanted <- struct{}{}:
 		default:

@@ -213,3 +213,40 @@ func TestADirectoryWithoutItsStepLogIsRefused(t *testing.T) {
 	require.Equal(t, capstan.EINTERNAL, capstan.ErrorCode(err), "%v", err)
 	require.Contains(t, err.Error(), "steps.log is missing")
 }
+
+// TestClosingWhileStepsCommit: a store closed while steps commit and a
+// checkpoint is due every batch neither panics nor loses an
+// acknowledged step.
+func TestClosingWhileStepsCommit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	embedded.SetCheckpointEvery(1)
+	defer embedded.SetCheckpointEvery(2048)
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	op := startChildOperation(t, s)
+	acked, running := make(chan int64, 1), make(chan struct{})
+	go func() {
+		last := op.Version
+		defer func() { acked <- last }()
+		for i := 0; ; i++ {
+			if s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+				Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor"}}}) != nil {
+				return
+			}
+			last = op.Version
+			if i == 10 {
+				close(running)
+			}
+		}
+	}()
+	<-running
+	require.NoError(t, s.Close())
+	last := <-acked
+	s, err = embedded.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	stored, err := s.GetOperationByKey(ctx, "acme", "the-child")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, stored.Version, last)
+}

@@ -73,8 +73,9 @@ type Store struct {
 	failed                 error    // set when a write could not be made durable: no write after it
 	batchesSinceCheckpoint int
 	logAtCheckpoint        int64
-	checkpointWanted       chan struct{}
+	checkpointWanted       chan struct{} // closed by Close, under wmu
 	checkpointerDone       chan struct{}
+	closing                bool
 }
 
 // Option configures a Store.
@@ -185,7 +186,10 @@ func (s *Store) SchemaLevel(ctx context.Context) (int, error) {
 // Close makes every write durable in the database (a checkpoint, so the
 // next open replays nothing) and closes it.
 func (s *Store) Close() error {
+	s.wmu.Lock()
+	s.closing = true // no step asks for a checkpoint after this
 	close(s.checkpointWanted)
+	s.wmu.Unlock()
 	<-s.checkpointerDone
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
