@@ -28,16 +28,7 @@ func TestMigrationsRunOnceFromTheRecordedLevel(t *testing.T) {
 		require.NotEmpty(t, m.Does)
 	}
 
-	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
-	require.NoError(t, s.CreateIntent(ctx, "acme", in))
-	plan := &capstan.Plan{IntentID: in.ID, ScenarioRef: "minio.install@1.0.0", Status: capstan.PlanReady, Revision: 1,
-		Customizations: capstan.Customizations{BaseTemplate: "minio.install@1.0.0"},
-		Nodes:          []capstan.PlanNode{{ID: "verify", Type: capstan.NodeVerification, Title: "Verify", Probes: []capstan.Probe{{Name: "up", Type: "sim"}}}}}
-	require.NoError(t, in.Move(capstan.IntentPlanned))
-	require.NoError(t, s.CreatePlan(ctx, "acme", plan, in, nil))
-	require.NoError(t, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationPending, Actor: "alice"}
-	require.NoError(t, s.StartOperation(ctx, "acme", op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
+	op := startOperation(t, s, capstan.OperationPending, "")
 	require.NoError(t, embedded.DropOperationVersions(s))
 	require.NoError(t, embedded.SetSchemaLevel(s, 0))
 	require.NoError(t, s.Close())

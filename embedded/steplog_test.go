@@ -90,6 +90,13 @@ func TestStepLogChild(t *testing.T) {
 }
 
 func startChildOperation(t *testing.T, s *embedded.Store) *capstan.Operation {
+	return startOperation(t, s, capstan.OperationRunning, "the-child")
+}
+
+// startOperation stores, in organization acme, an intent, a plan of one
+// verification and an operation of it in status, with idempotency key
+// idem (none when empty).
+func startOperation(t *testing.T, s *embedded.Store, status capstan.OperationStatus, idem string) *capstan.Operation {
 	ctx := context.Background()
 	in := &capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted}
 	require.NoError(t, s.CreateIntent(ctx, "acme", in))
@@ -99,8 +106,7 @@ func startChildOperation(t *testing.T, s *embedded.Store) *capstan.Operation {
 	require.NoError(t, in.Move(capstan.IntentPlanned))
 	require.NoError(t, s.CreatePlan(ctx, "acme", plan, in, nil))
 	require.NoError(t, plan.Move(capstan.PlanRunning))
-	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: capstan.OperationRunning, Actor: "alice",
-		IdempotencyKey: "the-child"}
+	op := &capstan.Operation{IntentID: in.ID, PlanID: plan.ID, PlanRevision: 1, Action: "install", Status: status, Actor: "alice", IdempotencyKey: idem}
 	require.NoError(t, s.StartOperation(ctx, "acme", op, plan, nil, []capstan.OperationEvent{{Type: "operation.created", Actor: "alice"}}, nil))
 	return op
 }
