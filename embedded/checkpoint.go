@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
@@ -60,8 +62,11 @@ const (
 // (16 bytes) then magic, version, page size, flags, root (16), freelist,
 // high-water page id, txid.
 const (
-	metaPageIDOffset = 0
-	metaTxidOffset   = 16 + 48
+	metaPageIDOffset   = 0
+	metaPageSizeOffset = 16 + 8
+	metaRootOffset     = 16 + 16
+	metaPagesOffset    = 16 + 40
+	metaTxidOffset     = 16 + 48
 )
 
 // checkpointLocked makes every commit so far durable and records it in
@@ -80,7 +85,12 @@ func (s *Store) checkpointLocked() error {
 		rtx.Rollback()
 		return err
 	}
-	c := checkpointRecord{txid: uint64(rtx.ID()), meta: meta}
+	root, err := rootCRC(s.file, meta)
+	if err != nil {
+		rtx.Rollback()
+		return err
+	}
+	c := checkpointRecord{txid: uint64(rtx.ID()), meta: meta, rootCRC: root}
 	if s.log == nil || s.log.size >= rotateAtBytes {
 		l, err := startStepLog(s.dir, c)
 		if err != nil {
@@ -125,8 +135,18 @@ func restoreCheckpoint(path string, c checkpointRecord) error {
 	}
 	defer f.Close()
 	size := len(c.meta)
-	if size < metaTxidOffset+8 {
-		return errors.New("a checkpoint's meta page is too short")
+	if size < metaTxidOffset+8 || int(binary.LittleEndian.Uint32(c.meta[metaPageSizeOffset:])) != size {
+		return errors.New("a checkpoint's meta page is not a meta page")
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if pages := int64(binary.LittleEndian.Uint64(c.meta[metaPagesOffset:])); st.Size() < pages*int64(size) {
+		return fmt.Errorf("the log's checkpoint is of a database of %d pages and %s holds %d: they are not of one data directory", pages, path, st.Size()/int64(size))
+	}
+	if root, err := rootCRC(f, c.meta); err != nil || root != c.rootCRC {
+		return fmt.Errorf("the log's checkpoint names a root page %s does not hold (%v): they are not of one data directory", path, err)
 	}
 	current := make([]byte, 2*size)
 	if _, err := f.ReadAt(current, 0); err != nil {
@@ -214,6 +234,13 @@ func recoverCheckpoint(dir, dbPath string) (*loggedState, error) {
 	if err != nil {
 		return nil, capstan.Errorf(capstan.EINTERNAL, "embedded store: the step log %s cannot be read: %v", path, err)
 	}
+	// bbolt's own lock on the file, held while the meta page is written
+	// back: a process of a release without capstan.lock may have it open.
+	held, err := lockFile(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	defer held.Close()
 	if err := restoreCheckpoint(dbPath, logged.checkpoint); err != nil {
 		return nil, capstan.Errorf(capstan.EINTERNAL, "embedded store: restoring the checkpoint of %s: %v", path, err)
 	}
@@ -239,4 +266,36 @@ func (s *Store) replay(logged *loggedState) error {
 		return capstan.Errorf(capstan.EINTERNAL, "embedded store: replaying %d batches of steps from %s: %v", len(logged.batches), stepLogName, err)
 	}
 	return nil
+}
+
+// lockFile takes the exclusive flock bbolt takes on path, waiting up to
+// two seconds for another process to let it go.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, capstan.Wrap("embedded.Open", err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline):
+			f.Close()
+			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%s is locked by another process", path)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rootCRC is the CRC-32C of the root page meta names, read from f.
+func rootCRC(f *os.File, meta []byte) (uint32, error) {
+	size := len(meta)
+	page := make([]byte, size)
+	root := int64(binary.LittleEndian.Uint64(meta[metaRootOffset:]))
+	if _, err := f.ReadAt(page, root*int64(size)); err != nil {
+		return 0, err
+	}
+	return crc32.Checksum(page, castagnoli), nil
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/capstan-dev/capstan"
 )
 
 // SetSchemaLevel records level as the store's schema level (0: none, as
@@ -215,4 +217,15 @@ func BreakStepLog(s *Store) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.log.f.Close()
+}
+
+// PanicInAStep commits a step whose write panics inside the group
+// commit, as a step's code that is wrong would.
+func PanicInAStep(ctx context.Context, s *Store, op *capstan.Operation) error {
+	return s.updateGrouped(ctx, "test", func(w *stepWriter) error {
+		if err := w.put(bOperations, key("acme", op.ID), []byte("{}"), 0); err != nil {
+			return err
+		}
+		panic("a step's write went wrong")
+	})
 }

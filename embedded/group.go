@@ -96,6 +96,9 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 	if err != nil {
 		return -1, nil, err
 	}
+	// A step that panics (its caller may recover) must not leave bbolt's
+	// writer lock held; after a commit this rollback is a no-op.
+	defer func() { _ = tx.Rollback() }()
 	w := &stepWriter{tx: tx}
 	for i, c := range batch {
 		if err := c.Item(w); err != nil {
@@ -109,9 +112,17 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 		}
 		return -1, nil, s.fail(s.checkpointLocked())
 	}
-	if err := s.log.append(encodeSteps(w.ops)); err != nil {
-		tx.Rollback()
-		return -1, nil, s.fail(fmt.Errorf("the step log: %w", err))
+	payload := encodeSteps(w.ops)
+	if len(payload) > maxStepLogRecord { // more than a record holds: made durable by a checkpoint
+		if err := tx.Commit(); err != nil {
+			return -1, nil, err
+		}
+		return -1, nil, s.fail(s.checkpointLocked())
+	}
+	if err := s.log.append(payload); err != nil {
+		// The record may have reached the disk (a sync that failed after
+		// its write), so the steps' outcome is unknown until a restart.
+		return -1, nil, s.fail(fmt.Errorf("the step log (whether the last steps were kept is known after a restart): %w", err))
 	}
 	crashPoint("step-logged")
 	if err := tx.Commit(); err != nil {
@@ -131,19 +142,27 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 	return -1, nil, nil
 }
 
-// fail stops the store's writes after err (nil: nothing happened).
+// fail stops the store after err (nil: nothing happened): a write it
+// could not make durable may be visible in the database and gone after a
+// restart, so from here every call, reads included, answers UNAVAILABLE
+// until the process restarts and recovery says what was kept. The
+// caller holds s.wmu.
 func (s *Store) fail(err error) error {
 	if err == nil {
 		return nil
 	}
 	s.failed = err
-	return s.stopped()
+	var down error = capstan.Errorf(capstan.EUNAVAILABLE, "the embedded store stopped: %v; restart Capstan to recover the data directory", err)
+	s.down.Store(&down)
+	return down
 }
 
-// stopped is the answer to a write after the store failed to make one
-// durable: the process must restart, and recovery says what was kept.
+// stopped is the answer to every call once the store failed.
 func (s *Store) stopped() error {
-	return capstan.Errorf(capstan.EUNAVAILABLE, "the embedded store stopped taking writes: %v; restart Capstan to recover the data directory", s.failed)
+	if down := s.down.Load(); down != nil {
+		return *down
+	}
+	return nil
 }
 
 // GroupCommits counts the transactions that committed operation steps

@@ -24,7 +24,7 @@ import (
 // CRC-32C (4 bytes) and the payload. A payload is a checkpoint or a batch
 // of steps:
 //
-//	'C' version(1) txid(8) pageSize(4) metaPage(pageSize)
+//	'C' version(1) txid(8) rootCRC(4) pageSize(4) metaPage(pageSize)
 //	'S' count(uvarint) { op(1: 'P' put, 'D' delete) bucket key [value] }
 //
 // where bucket, key and value are a uvarint length and their bytes. Every
@@ -56,6 +56,10 @@ type logOp struct {
 type checkpointRecord struct {
 	txid uint64
 	meta []byte
+	// rootCRC is the CRC-32C of the page the meta page names as the root:
+	// recovery checks it before it writes the meta page back, so that a
+	// log copied beside another directory's database is refused.
+	rootCRC uint32
 }
 
 // stepLog is the open log file, appended to under the store's writer lock.
@@ -106,9 +110,10 @@ func appendBytes(p, b []byte) []byte { return append(binary.AppendUvarint(p, uin
 
 // encodeCheckpoint is the payload of a checkpoint.
 func encodeCheckpoint(c checkpointRecord) []byte {
-	p := make([]byte, 0, 14+len(c.meta))
+	p := make([]byte, 0, 18+len(c.meta))
 	p = append(p, recordCheckpoint, stepLogVersion)
 	p = binary.BigEndian.AppendUint64(p, c.txid)
+	p = binary.BigEndian.AppendUint32(p, c.rootCRC)
 	p = binary.BigEndian.AppendUint32(p, uint32(len(c.meta)))
 	return append(p, c.meta...)
 }
@@ -152,14 +157,17 @@ func decodeSteps(p []byte) ([]logOp, error) {
 
 // decodeCheckpoint reads a checkpoint.
 func decodeCheckpoint(p []byte) (checkpointRecord, error) {
-	if len(p) < 14 {
+	if len(p) < 2 {
 		return checkpointRecord{}, errors.New("a checkpoint shorter than its header")
 	}
 	if p[1] != stepLogVersion {
 		return checkpointRecord{}, fmt.Errorf("a checkpoint of step log version %d (this Capstan reads version %d): written by a newer Capstan", p[1], stepLogVersion)
 	}
-	c := checkpointRecord{txid: binary.BigEndian.Uint64(p[2:]), meta: p[14:]}
-	if int(binary.BigEndian.Uint32(p[10:])) != len(c.meta) {
+	if len(p) < 18 {
+		return checkpointRecord{}, errors.New("a checkpoint shorter than its header")
+	}
+	c := checkpointRecord{txid: binary.BigEndian.Uint64(p[2:]), rootCRC: binary.BigEndian.Uint32(p[10:]), meta: p[18:]}
+	if int(binary.BigEndian.Uint32(p[14:])) != len(c.meta) {
 		return checkpointRecord{}, errors.New("a checkpoint whose meta page is not its stated size")
 	}
 	return c, nil
@@ -281,6 +289,13 @@ func startStepLog(dir string, c checkpointRecord) (*stepLog, error) {
 		f.Close()
 		return nil, err
 	}
+	// The same file under its own name, so that errors name steps.log.
+	named, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	l.f = named
 	return l, nil
 }
 

@@ -166,9 +166,9 @@ func checkRecovered(t *testing.T, dir string, acked int64) {
 }
 
 // TestAFailedAppendStopsTheStoresWrites: when the step log cannot be
-// written, the step is not applied, the store takes no more writes
-// (UNAVAILABLE, saying to restart), and the next open has every step
-// acknowledged before.
+// written, the store answers nothing more, reads included (UNAVAILABLE,
+// saying to restart: what it holds may not all survive one), and the
+// next open has every step acknowledged before and not the failed one.
 func TestAFailedAppendStopsTheStoresWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -186,20 +186,19 @@ func TestAFailedAppendStopsTheStoresWrites(t *testing.T) {
 	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err), "%v", err)
 	require.Contains(t, err.Error(), "restart Capstan")
 	require.Equal(t, acked, op.Version, "the caller's operation is as it was")
-	stored, err := s.GetOperation(ctx, "acme", op.ID)
-	require.NoError(t, err)
-	require.Equal(t, acked, stored.Version, "the failed step is not applied")
 	_, err = s.GetOperation(ctx, "acme", op.ID)
-	require.NoError(t, err, "reads go on")
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(err), "no read after it either: %v", err)
+	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.Ping(ctx)), "readiness says so")
 	require.Equal(t, capstan.EUNAVAILABLE, capstan.ErrorCode(s.CreateIntent(ctx, "acme",
 		&capstan.Intent{Actor: "alice", Action: "install", TargetResourceType: "tempo.instance", Mode: capstan.ModeSimple, Status: capstan.IntentSubmitted})),
 		"no write after it")
 	_ = s.Close()
+	require.NoError(t, s.Close(), "a second close is no error")
 
 	s, err = embedded.Open(dir)
 	require.NoError(t, err)
 	defer s.Close()
-	stored, err = s.GetOperationByKey(ctx, "acme", "the-child")
+	stored, err := s.GetOperationByKey(ctx, "acme", "the-child")
 	require.NoError(t, err)
 	require.Equal(t, acked, stored.Version)
 	require.NoError(t, step(s, stored), "the reopened store takes the step")
@@ -255,4 +254,43 @@ func TestClosingWhileStepsCommit(t *testing.T) {
 	stored, err := s.GetOperationByKey(ctx, "acme", "the-child")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, stored.Version, last)
+}
+
+// TestAPanickingStepLeavesTheStoreWritable: a step whose write panics
+// (its caller recovers, as a resolver's does) rolls its transaction back;
+// the next write commits.
+func TestAPanickingStepLeavesTheStoreWritable(t *testing.T) {
+	ctx := context.Background()
+	s, err := embedded.Open(t.TempDir())
+	require.NoError(t, err)
+	defer s.Close()
+	op := startChildOperation(t, s)
+	func() {
+		defer func() { require.NotNil(t, recover()) }()
+		_ = embedded.PanicInAStep(ctx, s, op)
+	}()
+	require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor"}}}))
+}
+
+// TestALogOfAnotherDirectoryIsRefused: a steps.log beside a capstan.db
+// it was not written with (copied in from elsewhere) is refused at open,
+// before its checkpoint is written into the database.
+func TestALogOfAnotherDirectoryIsRefused(t *testing.T) {
+	big, small := t.TempDir(), t.TempDir()
+	s, err := embedded.Open(big)
+	require.NoError(t, err)
+	for range 200 {
+		startOperation(t, s, capstan.OperationRunning, "")
+	}
+	require.NoError(t, s.Close())
+	s, err = embedded.Open(small)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	data, err := os.ReadFile(filepath.Join(big, "steps.log"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(small, "steps.log"), data, 0o600))
+	_, err = embedded.Open(small)
+	require.Equal(t, capstan.EINTERNAL, capstan.ErrorCode(err), "%v", err)
+	require.Contains(t, err.Error(), "not of one data directory")
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -69,8 +70,9 @@ type Store struct {
 	// the counts below are its.
 	wmu                    sync.Mutex
 	log                    *stepLog
-	pinned                 *bolt.Tx // a reader at the last checkpoint (checkpoint.go)
-	failed                 error    // set when a write could not be made durable: no write after it
+	pinned                 *bolt.Tx              // a reader at the last checkpoint (checkpoint.go)
+	failed                 error                 // set when a write could not be made durable (fail)
+	down                   atomic.Pointer[error] // the answer to every call after it
 	batchesSinceCheckpoint int
 	logAtCheckpoint        int64
 	checkpointWanted       chan struct{} // closed by Close, under wmu
@@ -115,8 +117,11 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
-	s.db, err = bolt.Open(dbPath, 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
+	s.db, err = bolt.Open(dbPath, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
 		InitialMmapSize: mmapBytes, MaxSize: maxBytes})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", s.dir)
+	}
 	if err != nil {
 		return capstan.Wrap("embedded.Open", err)
 	}
@@ -187,6 +192,10 @@ func (s *Store) SchemaLevel(ctx context.Context) (int, error) {
 // next open replays nothing) and closes it.
 func (s *Store) Close() error {
 	s.wmu.Lock()
+	if s.closing {
+		s.wmu.Unlock()
+		return nil
+	}
 	s.closing = true // no step asks for a checkpoint after this
 	close(s.checkpointWanted)
 	s.wmu.Unlock()
@@ -203,6 +212,9 @@ func (s *Store) Close() error {
 
 // Ping reports whether the database is open.
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.stopped(); err != nil {
+		return err
+	}
 	if err := s.db.View(func(*bolt.Tx) error { return nil }); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "embedded store: %v", err)
 	}
@@ -212,6 +224,9 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
+	}
+	if err := s.stopped(); err != nil {
+		return err
 	}
 	return wrap(op, s.db.View(fn))
 }
