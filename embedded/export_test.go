@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -228,4 +229,54 @@ func PanicInAStep(ctx context.Context, s *Store, op *capstan.Operation) error {
 		}
 		panic("a step's write went wrong")
 	})
+}
+
+// CheckpointNow runs a checkpoint and returns the pages the database
+// holds at it that it reaches (every page below its high-water mark that
+// is not free), each with its bytes as synced.
+func CheckpointNow(s *Store) (map[int][]byte, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkpointLocked(); err != nil {
+		return nil, err
+	}
+	logged, err := readStepLog(filepath.Join(s.dir, stepLogName))
+	if err != nil {
+		return nil, err
+	}
+	dbPath := filepath.Join(s.dir, "capstan.db")
+	free, pages, err := freeAtCheckpoint(dbPath, logged.checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	size := len(logged.checkpoint.meta)
+	isFree := map[int]bool{}
+	for _, id := range free {
+		isFree[id] = true
+	}
+	reached := map[int][]byte{}
+	for id := 2; id < pages; id++ {
+		if !isFree[id] {
+			reached[id] = bytes.Clone(data[id*size : (id+1)*size])
+		}
+	}
+	return reached, nil
+}
+
+// PagesNow reads the database's pages ids as they are in its file now.
+func PagesNow(s *Store, ids map[int][]byte) (map[int][]byte, error) {
+	data, err := os.ReadFile(filepath.Join(s.dir, "capstan.db"))
+	if err != nil {
+		return nil, err
+	}
+	size := s.db.Info().PageSize
+	now := map[int][]byte{}
+	for id := range ids {
+		now[id] = data[id*size : (id+1)*size]
+	}
+	return now, nil
 }
