@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
@@ -236,7 +235,7 @@ func recoverCheckpoint(dir, dbPath string) (*loggedState, error) {
 	}
 	// bbolt's own lock on the file, held while the meta page is written
 	// back: a process of a release without capstan.lock may have it open.
-	held, err := lockFile(dbPath)
+	held, err := lockWithin(dbPath, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -266,27 +265,6 @@ func (s *Store) replay(logged *loggedState) error {
 		return capstan.Errorf(capstan.EINTERNAL, "embedded store: replaying %d batches of steps from %s: %v", len(logged.batches), stepLogName, err)
 	}
 	return nil
-}
-
-// lockFile takes the exclusive flock bbolt takes on path, waiting up to
-// two seconds for another process to let it go.
-func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, capstan.Wrap("embedded.Open", err)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return f, nil
-		case !errors.Is(err, unix.EWOULDBLOCK) || time.Now().After(deadline):
-			f.Close()
-			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%s is locked by another process", path)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // rootCRC is the CRC-32C of the root page meta names, read from f.

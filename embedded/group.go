@@ -106,14 +106,11 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 			return i, err, nil
 		}
 	}
-	if w.unlogged {
-		if err := tx.Commit(); err != nil {
-			return -1, nil, err
-		}
-		return -1, nil, s.fail(s.checkpointLocked())
+	var payload []byte
+	if !w.unlogged {
+		payload = encodeSteps(w.ops)
 	}
-	payload := encodeSteps(w.ops)
-	if len(payload) > maxStepLogRecord { // more than a record holds: made durable by a checkpoint
+	if w.unlogged || len(payload) > maxStepLogRecord { // made durable by a checkpoint instead
 		if err := tx.Commit(); err != nil {
 			return -1, nil, err
 		}

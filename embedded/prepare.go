@@ -24,13 +24,8 @@ type preparedStep struct {
 	meta    capstan.Meta // the operation's, as the step writes it
 	opJSON  []byte
 	records *capstan.OperationChange // stamped copies of ch's records
-	rows    []keyValue               // their keys (after org, op id) and JSON
+	rows    []capstan.RecordRow      // their kinds, keys (after org, op id) and JSON
 	events  []preparedEvent
-}
-
-type keyValue struct {
-	kind, key string
-	value     []byte
 }
 
 // preparedEvent is an event's JSON around its sequence, which only the
@@ -53,12 +48,8 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 		return nil, err
 	}
 	p.records = ch.StampedRecords(org, s.now())
-	rows, err := p.records.RecordRows()
-	if err != nil {
+	if p.rows, err = p.records.RecordRows(); err != nil {
 		return nil, err
-	}
-	for _, r := range rows {
-		p.rows = append(p.rows, keyValue{kind: r.Kind, key: r.Key, value: r.JSON})
 	}
 	now := s.now().UTC()
 	for _, e := range ch.Events {
@@ -109,7 +100,7 @@ func (s *Store) putPrepared(w *stepWriter, org string, op *capstan.Operation, p 
 		return nil, err
 	}
 	for _, r := range p.rows {
-		if err := w.put(bOpRecords, key(org, op.ID, r.kind, r.key), r.value, appendFill); err != nil {
+		if err := w.put(bOpRecords, key(org, op.ID, r.Kind, r.Key), r.JSON, appendFill); err != nil {
 			return nil, err
 		}
 	}

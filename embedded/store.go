@@ -151,19 +151,20 @@ func (s *Store) open() error {
 // lockDir takes the data directory's lock, waiting up to two seconds for
 // another process to let it go.
 func lockDir(dir string) (*os.File, error) {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		f, err := filelock.TryLock(filepath.Join(dir, "capstan.lock"))
-		switch {
-		case err == nil:
-			return f, nil
-		case !errors.Is(err, filelock.ErrLocked):
-			return nil, capstan.Wrap("embedded.Open", err)
-		case time.Now().After(deadline):
-			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", dir)
-		}
-		time.Sleep(50 * time.Millisecond)
+	return lockWithin(filepath.Join(dir, "capstan.lock"), dir)
+}
+
+// lockWithin takes path's lock within two seconds; what is locked is
+// named what in the refusal.
+func lockWithin(path, what string) (*os.File, error) {
+	f, err := filelock.Within(path, 2*time.Second)
+	if errors.Is(err, filelock.ErrLocked) {
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "data directory %s is locked by another process", what)
 	}
+	if err != nil {
+		return nil, capstan.Wrap("embedded.Open", err)
+	}
+	return f, nil
 }
 
 func (s *Store) closeFiles() {

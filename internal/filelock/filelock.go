@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // ErrLocked says another open of the file holds its lock.
@@ -26,4 +27,18 @@ func TryLock(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// Within takes path's lock as TryLock does, trying again every 50 ms for
+// up to wait while another process holds it (a process that is exiting
+// lets it go within moments); ErrLocked after that.
+func Within(path string, wait time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		f, err := TryLock(path)
+		if !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			return f, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
