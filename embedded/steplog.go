@@ -187,16 +187,21 @@ func readStepLog(path string) (*loggedState, error) {
 		return nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	r := bufio.NewReaderSize(f, 1<<20)
 	var st *loggedState
 	header := make([]byte, stepLogHeaderBytes)
-	for {
+	for off := int64(0); ; {
 		if _, err := io.ReadFull(r, header); err != nil {
 			break // the end, or a torn header
 		}
 		n := binary.BigEndian.Uint32(header)
-		if n == 0 || n > maxStepLogRecord {
-			break // the zeros ahead of the records, or a torn header
+		off += stepLogHeaderBytes + int64(n)
+		if n == 0 || n > maxStepLogRecord || off > info.Size() {
+			break // the zeros ahead of the records, or a torn header (nothing allocated for what the file has not)
 		}
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(r, payload); err != nil || crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(header[4:]) {

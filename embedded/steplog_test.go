@@ -324,3 +324,24 @@ func TestPagesACheckpointReachesStayAsSynced(t *testing.T) {
 		require.Equal(t, was, now[id], "page %d, reached by the checkpoint, was written over", id)
 	}
 }
+
+// TestATornHeaderPromisingMoreThanTheFileIsTheEnd: a last record whose
+// header promises more bytes than the log has (up to the 1 GiB a record
+// may hold) is torn: the open keeps every record before it.
+func TestATornHeaderPromisingMoreThanTheFileIsTheEnd(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := embedded.Open(dir)
+	require.NoError(t, err)
+	op := startChildOperation(t, s)
+	require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+		Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor"}}}))
+	embedded.CloseWithoutCheckpoint(s) // as a kill leaves it: the step in the log alone
+	require.NoError(t, embedded.TearTheLogTail(dir, 1<<30-1))
+	s, err = embedded.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	stored, err := s.GetOperationByKey(ctx, "acme", "the-child")
+	require.NoError(t, err)
+	require.Equal(t, op.Version, stored.Version)
+}
