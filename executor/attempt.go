@@ -147,6 +147,10 @@ func (l *loop) runJob(ctx context.Context, n *capstan.PlanNode, attempt int, kin
 		r.refused = true // no job starts outside the window; probes neither
 		return false
 	}
+	if err := ctx.Err(); err != nil { // the shard ended while the task waited for a worker
+		r.res = job.Result{ExitCode: -1, ErrKind: "cancelled", Err: err}
+		return false
+	}
 	r.res = runner.Run(ctx, job.Job{OperationID: l.opID, NodeID: n.ID, Attempt: attempt, Dir: l.sandbox(), Spec: spec, Env: env,
 		Outputs: l.outputs(), Artifacts: declared, Target: target, Desired: desired, Deadline: l.window})
 	r.ran = true

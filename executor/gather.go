@@ -34,7 +34,7 @@ func (l *loop) gather(ctx context.Context, r nodeResult) []nodeResult {
 	for len(rs) < gatherBatch && (l.busy > 0 || l.canHand()) && time.Now().Before(deadline) {
 		var send chan func()
 		var head func()
-		if l.canHand() {
+		if l.canHand() && ctx.Err() == nil { // a select picks at random: an ended loop hands out nothing
 			send, head = l.e.tasks, l.queue[0].task
 		}
 		if idle == nil {

@@ -250,7 +250,7 @@ func (l *loop) wait(ctx context.Context) {
 		}
 		var send chan func()
 		var head func()
-		if l.canHand() {
+		if l.canHand() && ctx.Err() == nil { // a select picks at random: an ended loop hands out nothing
 			send, head = l.e.tasks, l.queue[0].task
 		}
 		select {
