@@ -177,7 +177,7 @@ func (l *loop) run(ctx context.Context) {
 		if err == nil && !again {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				endLife()
-				l.assists.Wait()    // what they sent (a recheck, an analysis's record) is decided next
+				l.assists.Wait()            // what they sent (a recheck, an analysis's record) is decided next
 				last := l.lastCommands(ctx) // the loop is its one writer to the end
 				if l.recheck {
 					if err := l.recheckNow(ctx); err != nil { // the commit that ended it ends its proposals

@@ -19,11 +19,13 @@ import (
 // executor — 100 operations of 100 nodes, 1,000 of 10 — beside one chain
 // of 100 alone, on both stores (on Neo4j with the shard leases and their
 // fencing, as a replica runs), and reports nodes per second over the
-// whole batch: from the first start to the last end. At a small
-// CAPSTAN_BENCH_NODES (make test) the batches shrink in proportion.
+// whole batch: from the first start to the last end. The embedded store
+// runs on a disk and in memory (embedded-tmpfs: the floor of its CPU).
+// At a small CAPSTAN_BENCH_NODES (make test) the batches shrink in
+// proportion.
 func BenchmarkManyOperations(b *testing.B) {
 	scale := min(1.0, float64(benchNodes())/1000)
-	for _, store := range []string{"embedded", "neo4j"} {
+	for _, store := range []string{"embedded", "embedded-tmpfs", "neo4j"} {
 		for _, batch := range []struct{ ops, nodes int }{{1, 100}, {100, 100}, {1000, 10}} {
 			ops := max(1, int(float64(batch.ops)*scale))
 			b.Run(fmt.Sprintf("%s/%dx%d", store, ops, batch.nodes), func(b *testing.B) {
