@@ -10,6 +10,7 @@
 //	go run ./cmd/capstan-load -subscribers 10000 -operations 1
 //	go run ./cmd/capstan-load -floor -subscribers 10000   # the machine's floor (floor.go)
 //	go run ./cmd/capstan-load -replicas 3 -subscribers 10000   # three replicas on one Neo4j
+//	go run ./cmd/capstan-load -throughput -replicas 3 -nodes 100 -step 0s   # jobs/s of three replicas (throughput.go)
 package main
 
 import (
@@ -36,6 +37,12 @@ type config struct {
 	replicas int
 	neo4jURI string
 	servers  []string
+	// store is where one server keeps its data (embedded or neo4j);
+	// replicas are always on Neo4j.
+	store string
+	// rounds is how many batches -throughput measures on one set of
+	// servers.
+	rounds int
 }
 
 func main() {
@@ -55,6 +62,9 @@ func main() {
 	flag.BoolVar(&c.perEvent, "per-event", false, "also print the latency percentiles of each live event (the i-th of every subscriber)")
 	flag.IntVar(&c.replicas, "replicas", 1, "servers started on one Neo4j (more than one: replicas mode; subscribers and decisions spread over them)")
 	flag.StringVar(&c.neo4jURI, "neo4j-uri", "", "the Neo4j of -replicas (empty: start a throwaway one)")
+	flag.StringVar(&c.store, "store", "embedded", "the store of a single server: embedded or neo4j (-replicas > 1 is always neo4j)")
+	flag.IntVar(&c.rounds, "rounds", 1, "batches -throughput runs one after another on the same servers (Neo4j's JIT warms over the first)")
+	rate := flag.Bool("throughput", false, "measure jobs per second instead: -operations chains of -nodes jobs of -step each, released at once, on -replicas servers (throughput.go)")
 	floor := flag.Bool("floor", false, "measure this machine's floor instead: one raw loopback TCP write to each of -subscribers connections, read by another process (no WebSocket, GraphQL or Capstan)")
 	floorSize := flag.Int("floor-size", 1024, "bytes per write in -floor")
 	floorReader := flag.String("floor-reader", "", "(internal) the reading side of -floor, connecting to this address")
@@ -82,6 +92,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "capstan-load:", err)
 			os.Exit(1)
 		}
+	}
+	if *rate {
+		if err := runThroughput(c, func(t throughput) { t.print(os.Stdout) }); err != nil {
+			fmt.Fprintln(os.Stderr, "capstan-load:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	r, err := run(c)
 	pprof.StopCPUProfile() // before any exit; a no-op when not profiling

@@ -50,21 +50,13 @@ type serverMemory struct{ rss, heap, stack, goroutines float64 }
 func run(c config) (*report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.window)
 	defer cancel()
-	if c.server == "" && c.replicas > 1 {
-		urls, stop, err := startReplicas(ctx, c)
+	if c.server == "" {
+		urls, stop, err := startServers(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
 		c.server, c.servers = urls[0], urls
-	}
-	if c.server == "" {
-		url, stop, err := startServer(c, nil)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		c.server = url
 	}
 	if len(c.servers) == 0 {
 		c.servers = []string{c.server}
