@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/gqlws"
+	"github.com/capstan-dev/capstan/internal/metrics"
 )
 
 // throughput is what -throughput measured: operations of a chain of
@@ -21,6 +26,12 @@ type throughput struct {
 	operations, nodes int
 	servers           int
 	wall              time.Duration
+	// busy is the share of the machine's cores busy over the batch (from
+	// /proc/stat: the servers, their database, this tool); serverCPU is
+	// the CPU time the servers spent (their process_cpu_seconds_total).
+	busy      float64
+	serverCPU time.Duration
+	cores     int
 }
 
 // NodesPerSecond is the jobs run per second over the whole batch.
@@ -29,8 +40,10 @@ func (t throughput) NodesPerSecond() float64 {
 }
 
 func (t throughput) print(w io.Writer) {
-	fmt.Fprintf(w, "%d operations of %d jobs over %d server(s): %.0f nodes/s (%.2fs from the first release to the last end)\n",
-		t.operations, t.nodes, t.servers, t.NodesPerSecond(), t.wall.Seconds())
+	fmt.Fprintf(w, "%d operations of %d jobs over %d server(s): %.0f nodes/s (%.2fs from the first release to the last end); "+
+		"the machine's %d cores %.0f%% busy, the servers' CPU %.0f µs a job\n",
+		t.operations, t.nodes, t.servers, t.NodesPerSecond(), t.wall.Seconds(), t.cores, 100*t.busy,
+		float64(t.serverCPU.Microseconds())/float64(t.operations*t.nodes))
 }
 
 // runThroughput starts the servers (c.replicas on one Neo4j, or one on
@@ -77,6 +90,10 @@ func measureBatch(ctx context.Context, c config) (throughput, error) {
 	if err != nil {
 		return throughput{}, err
 	}
+	machine0, cpu0, err := cpuNow(c.servers)
+	if err != nil {
+		return throughput{}, err
+	}
 	first, err := releaseAll(c, ops)
 	if err != nil {
 		return throughput{}, err
@@ -86,11 +103,72 @@ func measureBatch(ctx context.Context, c config) (throughput, error) {
 	case <-ctx.Done():
 		return throughput{}, fmt.Errorf("the operations did not all end within %s", c.window)
 	}
+	machine1, cpu1, err := cpuNow(c.servers)
+	if err != nil {
+		return throughput{}, err
+	}
 	last, err := lastEnd(c, ops)
 	if err != nil {
 		return throughput{}, err
 	}
-	return throughput{operations: len(ops), nodes: c.nodes, servers: len(c.servers), wall: last.Sub(first)}, nil
+	return throughput{operations: len(ops), nodes: c.nodes, servers: len(c.servers), wall: last.Sub(first),
+		busy: machine1.busySince(machine0), serverCPU: cpu1 - cpu0, cores: runtime.NumCPU()}, nil
+}
+
+// cpuNow reads the machine's CPU counters and the CPU time the servers
+// spent so far.
+func cpuNow(servers []string) (machineCPU, time.Duration, error) {
+	m, err := readMachineCPU()
+	if err != nil {
+		return m, 0, err
+	}
+	var spent float64
+	for _, s := range servers {
+		g, err := metrics.Scrape(s)
+		if err != nil {
+			return m, 0, err
+		}
+		spent += g["process_cpu_seconds_total"]
+	}
+	return m, time.Duration(spent * float64(time.Second)), nil
+}
+
+// machineCPU is the first line of /proc/stat: the jiffies every core
+// spent busy and idle (idle and iowait) since boot.
+type machineCPU struct{ busy, idle uint64 }
+
+func readMachineCPU() (machineCPU, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return machineCPU{}, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	var m machineCPU
+	for i, f := range fields[1:] {
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return machineCPU{}, fmt.Errorf("/proc/stat: %w", err)
+		}
+		if i == 3 || i == 4 { // idle, iowait
+			m.idle += n
+		} else if i < 8 { // user nice system irq softirq steal (guest time is in user already)
+			m.busy += n
+		}
+	}
+	return m, nil
+}
+
+// busySince is the share of the cores busy between before and m.
+func (m machineCPU) busySince(before machineCPU) float64 {
+	busy, idle := float64(m.busy-before.busy), float64(m.idle-before.idle)
+	if busy+idle == 0 {
+		return 0
+	}
+	return busy / (busy + idle)
 }
 
 // startServers starts c.replicas servers on one Neo4j, or one server on

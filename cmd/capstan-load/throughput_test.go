@@ -33,16 +33,21 @@ func BenchmarkReplicasOnOneNeo4j(b *testing.B) {
 		b.Run(fmt.Sprintf("replicas-%d", replicas), func(b *testing.B) {
 			c := config{capstan: bin, token: "bench-token-0123456789", replicas: replicas, store: "neo4j", neo4jURI: db.URI,
 				operations: ops, nodes: nodes, window: 30 * time.Minute, rounds: 1 + b.N}
-			var wall time.Duration
+			var wall, cpu time.Duration
+			var busy float64
 			var done, round int
 			b.ResetTimer()
 			require.NoError(b, runThroughput(c, func(t throughput) {
 				if round++; round > 1 { // the first warms up
 					wall += t.wall
+					cpu += t.serverCPU
+					busy += t.busy * t.wall.Seconds()
 					done += t.operations * t.nodes
 				}
 			}))
 			b.ReportMetric(float64(done)/wall.Seconds(), "nodes/s")
+			b.ReportMetric(100*busy/wall.Seconds(), "%machine-busy")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(done), "server-cpu-µs/node")
 		})
 	}
 }
