@@ -145,9 +145,9 @@ type restoration struct {
 // what this store derives from it.
 func (r *restoration) Write(ctx context.Context, batch []capstan.BackupRecord) error {
 	defer r.s.cache.invalidate(r.org)
-	return r.s.update(ctx, "embedded.Restore", func(tx *bolt.Tx) error {
+	return r.s.update(ctx, "embedded.Restore", func(w *writer) error {
 		for _, rec := range batch {
-			if err := r.put(tx, rec); err != nil {
+			if err := r.put(w, rec); err != nil {
 				if capstan.ErrorCode(err) == capstan.ECONFLICT {
 					return err
 				}
@@ -158,8 +158,8 @@ func (r *restoration) Write(ctx context.Context, batch []capstan.BackupRecord) e
 	})
 }
 
-func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
-	org := r.org
+func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
+	tx, org := w.tx, r.org
 	if !json.Valid(rec.Data) {
 		return capstan.Errorf(capstan.EINVALID, "its data is not JSON")
 	}
@@ -170,34 +170,34 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 			return err
 		}
 		var created bool
-		if err := r.s.writePack(tx, org, &p, &created); err != nil {
+		if err := r.s.writePack(w, org, &p, &created); err != nil {
 			return err
 		}
-		return tx.Bucket(bPacks).Put(key(org, p.Ref()), rec.Data) // as installed, with its time
+		return w.put(bPacks, key(org, p.Ref()), rec.Data, 0) // as installed, with its time
 	case capstan.BackupResource:
 		var res capstan.Resource
 		if err := json.Unmarshal(rec.Data, &res); err != nil {
 			return err
 		}
-		return writeResource(tx, org, nil, &res)
+		return writeResource(w, org, nil, &res)
 	case capstan.BackupIntent:
 		var m capstan.Meta
 		if err := json.Unmarshal(rec.Data, &m); err != nil {
 			return err
 		}
-		return tx.Bucket(bIntents).Put(key(org, m.ID), rec.Data)
+		return w.put(bIntents, key(org, m.ID), rec.Data, 0)
 	case capstan.BackupPlan:
 		var p capstan.Plan
 		if err := json.Unmarshal(rec.Data, &p); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bIntentPlans).Put(key(org, p.IntentID, p.ID), nil); err != nil {
+		if err := w.put(bIntentPlans, key(org, p.IntentID, p.ID), nil, 0); err != nil {
 			return err
 		}
-		if err := indexProviders(tx, org, &p); err != nil {
+		if err := indexProviders(w, org, &p); err != nil {
 			return err
 		}
-		return tx.Bucket(bPlans).Put(key(org, p.ID), rec.Data)
+		return w.put(bPlans, key(org, p.ID), rec.Data, 0)
 	case capstan.BackupPlanRevision:
 		var rev struct {
 			PlanID   string `json:"plan_id"`
@@ -206,7 +206,7 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 		if err := json.Unmarshal(rec.Data, &rev); err != nil {
 			return err
 		}
-		return tx.Bucket(bRevisions).Put(revisionKey(org, rev.PlanID, rev.Revision), rec.Data)
+		return w.put(bRevisions, revisionKey(org, rev.PlanID, rev.Revision), rec.Data, 0)
 	case capstan.BackupOperation:
 		var op capstan.Operation
 		if err := json.Unmarshal(rec.Data, &op); err != nil {
@@ -219,29 +219,29 @@ func (r *restoration) put(tx *bolt.Tx, rec capstan.BackupRecord) error {
 			if tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
 				return capstan.Errorf(capstan.ECONFLICT, "two operations were started with idempotency key %s", op.IdempotencyKey)
 			}
-			if err := tx.Bucket(bOperationKeys).Put(key(org, op.IdempotencyKey), []byte(op.ID)); err != nil {
+			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(op.ID), 0); err != nil {
 				return err
 			}
 		}
-		return r.s.putOperationJSON(&stepWriter{tx: tx}, org, &op, rec.Data)
+		return r.s.putOperationJSON(w, org, &op, rec.Data)
 	case capstan.BackupEvent:
 		seq, err := strconv.ParseInt(rec.Key, 10, 64)
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bEvents).Put(key(org, rec.Operation, seqKey(seq)), rec.Data)
+		return w.put(bEvents, key(org, rec.Operation, seqKey(seq)), rec.Data, 0)
 	case capstan.BackupPlanPatch:
 		var p capstan.PlanPatch
 		if err := json.Unmarshal(rec.Data, &p); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bOpPatches).Put(key(org, p.OperationID, p.ID), []byte{}); err != nil {
+		if err := w.put(bOpPatches, key(org, p.OperationID, p.ID), []byte{}, 0); err != nil {
 			return err
 		}
-		return tx.Bucket(bPatches).Put(key(org, p.ID), rec.Data)
+		return w.put(bPatches, key(org, p.ID), rec.Data, 0)
 	}
 	if stored, ok := capstan.StoredKindOf(rec.Kind); ok {
-		return tx.Bucket(bOpRecords).Put(key(org, rec.Operation, stored, rec.Key), rec.Data)
+		return w.put(bOpRecords, key(org, rec.Operation, stored, rec.Key), rec.Data, 0)
 	}
 	return capstan.Errorf(capstan.EINVALID, "this store does not keep records of kind %q", rec.Kind)
 }
@@ -254,9 +254,9 @@ func (r *restoration) Finish(ctx context.Context) error { return nil }
 func (r *restoration) Abort(ctx context.Context) error {
 	defer r.s.cache.invalidate(r.org)
 	p := prefix(r.org)
-	return r.s.update(ctx, "embedded.AbortRestore", func(tx *bolt.Tx) error {
+	return r.s.update(ctx, "embedded.AbortRestore", func(w *writer) error {
 		for _, name := range append(slices.Clone(allBuckets), bProviderBindings, bPlanProviders) {
-			b := tx.Bucket(name)
+			b := w.tx.Bucket(name)
 			var keys [][]byte
 			if err := scan(b, p, nil, func(k, _ []byte) (bool, error) {
 				keys = append(keys, bytes.Clone(k))
@@ -265,7 +265,7 @@ func (r *restoration) Abort(ctx context.Context) error {
 				return err
 			}
 			for _, k := range keys {
-				if err := b.Delete(k); err != nil {
+				if err := w.delete(name, k); err != nil {
 					return err
 				}
 			}

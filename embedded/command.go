@@ -16,18 +16,19 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, "embedded.RecordCommand", func(tx *bolt.Tx) error {
+	return s.update(ctx, "embedded.RecordCommand", func(w *writer) error {
+		tx := w.tx
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
 			return capstan.NotFound("operation", opID)
 		}
 		if tx.Bucket(bActiveOps).Get(key(org, opID)) == nil {
 			return capstan.Ended(opID) // its last step and this are one after the other: its loop's last read came after
 		}
-		b, k := tx.Bucket(bOpRecords), key(org, opID, capstan.RecordCommand, c.ID)
-		if b.Get(k) != nil {
+		k := key(org, opID, capstan.RecordCommand, c.ID)
+		if tx.Bucket(bOpRecords).Get(k) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "command %s is recorded already", c.ID)
 		}
-		return b.Put(k, data)
+		return w.put(bOpRecords, k, data, 0)
 	})
 }
 

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,20 +17,20 @@ import (
 // to the step log (one fdatasync) for all of them; no added delay for a
 // step that finds no commit running (a lone chain is not slowed).
 
-// stepWrite is one step's writes in a transaction.
-type stepWrite = func(w *stepWriter) error
+// writeFunc is one write's work in a transaction: a step's, or any
+// other write's (every write of the store goes through the group).
+type writeFunc = func(w *writer) error
 
-// stepWriter puts a step's writes in the transaction and keeps them for
-// the step log. A step that writes past it (a resource, a plan: their
-// indexes are many buckets) says so (unlogged), and its batch is then
-// made durable by a checkpoint instead of the log.
-type stepWriter struct {
-	tx       *bolt.Tx
-	ops      []logOp
-	unlogged bool
+// writer is the only way the store writes to a bucket: it puts a write's
+// changes in the transaction and keeps them for the step log, so that
+// every write is made durable by one append (TestEveryWriteGoesThroughTheWriter
+// keeps the store's code to it). tx is for reads.
+type writer struct {
+	tx  *bolt.Tx
+	ops []logOp
 }
 
-func (w *stepWriter) put(bucket, k, v []byte, fill float64) error {
+func (w *writer) put(bucket, k, v []byte, fill float64) error {
 	b := w.tx.Bucket(bucket)
 	if fill > 0 {
 		b.FillPercent = fill
@@ -41,7 +42,7 @@ func (w *stepWriter) put(bucket, k, v []byte, fill float64) error {
 	return nil
 }
 
-func (w *stepWriter) delete(bucket, k []byte) error {
+func (w *writer) delete(bucket, k []byte) error {
 	if err := w.tx.Bucket(bucket).Delete(k); err != nil {
 		return err
 	}
@@ -49,9 +50,18 @@ func (w *stepWriter) delete(bucket, k []byte) error {
 	return nil
 }
 
-// updateGrouped runs fn in a write transaction shared with the steps of
-// other operations that wait at the same moment.
-func (s *Store) updateGrouped(ctx context.Context, op string, fn stepWrite) error {
+// putJSON puts v, encoded as JSON.
+func (w *writer) putJSON(bucket, k []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return w.put(bucket, k, data, 0)
+}
+
+// update runs fn in a write transaction shared with the writes (the
+// steps of other operations) that wait at the same moment.
+func (s *Store) update(ctx context.Context, op string, fn writeFunc) error {
 	if err := ctx.Err(); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
 	}
@@ -65,7 +75,7 @@ func (s *Store) updateGrouped(ctx context.Context, op string, fn stepWrite) erro
 // fails alone: the transaction is rolled back and the others commit
 // again without it (bbolt has no savepoints); most failures (a stale
 // version) are found before the step writes anything, so this is rare.
-func (s *Store) commitSteps(batch []*groupcommit.Call[stepWrite]) {
+func (s *Store) commitSteps(batch []*groupcommit.Call[writeFunc]) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	for len(batch) > 0 {
@@ -87,11 +97,11 @@ func (s *Store) commitSteps(batch []*groupcommit.Call[stepWrite]) {
 	}
 }
 
-// commitBatch runs the steps in one transaction and makes it durable: by
-// the step log, or by a checkpoint when a step wrote past its writer. It
+// commitBatch runs the writes in one transaction and makes it durable: by
+// the step log, or by a checkpoint when they are too large for it. It
 // returns the index of a step that failed (then nothing is committed),
 // or -1 and the commit's outcome.
-func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, error) {
+func (s *Store) commitBatch(batch []*groupcommit.Call[writeFunc]) (int, error, error) {
 	tx, err := s.db.Begin(true)
 	if err != nil {
 		return -1, nil, err
@@ -99,18 +109,15 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[stepWrite]) (int, error, e
 	// A step that panics (its caller may recover) must not leave bbolt's
 	// writer lock held; after a commit this rollback is a no-op.
 	defer func() { _ = tx.Rollback() }()
-	w := &stepWriter{tx: tx}
+	w := &writer{tx: tx}
 	for i, c := range batch {
 		if err := c.Item(w); err != nil {
 			tx.Rollback()
 			return i, err, nil
 		}
 	}
-	var payload []byte
-	if !w.unlogged {
-		payload = encodeSteps(w.ops)
-	}
-	if w.unlogged || len(payload) > maxStepLogRecord { // made durable by a checkpoint instead
+	payload := encodeSteps(w.ops)
+	if len(payload) > maxStepLogRecord { // made durable by a checkpoint instead
 		if err := tx.Commit(); err != nil {
 			return -1, nil, err
 		}

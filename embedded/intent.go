@@ -15,12 +15,12 @@ func (s *Store) CreateIntent(ctx context.Context, org string, i *capstan.Intent)
 		return err
 	}
 	var m capstan.Meta
-	err := s.update(ctx, "embedded.CreateIntent", func(tx *bolt.Tx) error {
+	err := s.update(ctx, "embedded.CreateIntent", func(w *writer) error {
 		m = i.Meta
 		s.touch(&m, org, true)
 		c := *i
 		c.Meta = m
-		return putJSON(tx.Bucket(bIntents), key(org, m.ID), &c)
+		return w.putJSON(bIntents, key(org, m.ID), &c)
 	})
 	if err == nil {
 		i.Meta = m
@@ -34,8 +34,8 @@ func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent)
 		return err
 	}
 	var m capstan.Meta
-	err := s.update(ctx, "embedded.UpdateIntent", func(tx *bolt.Tx) (err error) {
-		m, err = s.putIntent(tx, org, i)
+	err := s.update(ctx, "embedded.UpdateIntent", func(w *writer) (err error) {
+		m, err = s.putIntent(w, org, i)
 		return err
 	})
 	if err == nil {
@@ -46,9 +46,9 @@ func (s *Store) UpdateIntent(ctx context.Context, org string, i *capstan.Intent)
 
 // putIntent writes i inside tx after checking its version and returns
 // its new Meta; i is left as it was until the caller's commit succeeds.
-func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) (capstan.Meta, error) {
+func (s *Store) putIntent(w *writer, org string, i *capstan.Intent) (capstan.Meta, error) {
 	var old capstan.Intent
-	ok, err := getJSON(tx.Bucket(bIntents), key(org, i.ID), &old)
+	ok, err := getJSON(w.tx.Bucket(bIntents), key(org, i.ID), &old)
 	if err != nil {
 		return capstan.Meta{}, err
 	}
@@ -63,7 +63,7 @@ func (s *Store) putIntent(tx *bolt.Tx, org string, i *capstan.Intent) (capstan.M
 	s.touch(&m, org, false)
 	c := *i
 	c.Meta = m
-	return m, putJSON(tx.Bucket(bIntents), key(org, i.ID), &c)
+	return m, w.putJSON(bIntents, key(org, i.ID), &c)
 }
 
 // GetIntent returns an intent by id.

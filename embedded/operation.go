@@ -24,15 +24,16 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		return err
 	}
 	var pm, im, om capstan.Meta
-	err := s.update(ctx, "embedded.StartOperation", func(tx *bolt.Tx) (err error) {
+	err := s.update(ctx, "embedded.StartOperation", func(w *writer) (err error) {
+		tx := w.tx
 		if op.IdempotencyKey != "" && tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "an operation was already started with idempotency key %s", op.IdempotencyKey)
 		}
-		if pm, err = s.putPlan(tx, org, plan); err != nil {
+		if pm, err = s.putPlan(w, org, plan); err != nil {
 			return err
 		}
 		if in != nil {
-			if im, err = s.putIntent(tx, org, in); err != nil {
+			if im, err = s.putIntent(w, org, in); err != nil {
 				return err
 			}
 		}
@@ -40,15 +41,15 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 		s.touch(&om, org, true)
 		o2 := *op
 		o2.Meta = om
-		if err := s.putOperation(&stepWriter{tx: tx}, org, &o2); err != nil {
+		if err := s.putOperation(w, org, &o2); err != nil {
 			return err
 		}
 		if op.IdempotencyKey != "" {
-			if err := tx.Bucket(bOperationKeys).Put(key(org, op.IdempotencyKey), []byte(om.ID)); err != nil {
+			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(om.ID), 0); err != nil {
 				return err
 			}
 		}
-		return s.appendEvents(tx, org, om.ID, events)
+		return s.appendEvents(w, org, om.ID, events)
 	})
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 }
 
 // putOperation writes op and keeps the index of unfinished operations.
-func (s *Store) putOperation(w *stepWriter, org string, op *capstan.Operation) error {
+func (s *Store) putOperation(w *writer, org string, op *capstan.Operation) error {
 	data, err := json.Marshal(op)
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func (s *Store) putOperation(w *stepWriter, org string, op *capstan.Operation) e
 
 // putOperationJSON writes op, encoded as data, its version for the next
 // step's check, and keeps the index of unfinished operations.
-func (s *Store) putOperationJSON(w *stepWriter, org string, op *capstan.Operation, data []byte) error {
+func (s *Store) putOperationJSON(w *writer, org string, op *capstan.Operation, data []byte) error {
 	k := key(org, op.ID)
 	if err := putVersion(w, org, op.Meta); err != nil {
 		return err
@@ -106,10 +107,8 @@ func (s *Store) putOperationJSON(w *stepWriter, org string, op *capstan.Operatio
 const appendFill = 0.95
 
 // appendEvents gives events the next sequence numbers of the operation.
-func (s *Store) appendEvents(tx *bolt.Tx, org, opID string, events []capstan.OperationEvent) error {
-	b := tx.Bucket(bEvents)
-	b.FillPercent = appendFill
-	last := lastSequence(b, org, opID)
+func (s *Store) appendEvents(w *writer, org, opID string, events []capstan.OperationEvent) error {
+	last := lastSequence(w.tx.Bucket(bEvents), org, opID)
 	now := s.now().UTC()
 	for i := range events {
 		e := events[i]
@@ -118,7 +117,11 @@ func (s *Store) appendEvents(tx *bolt.Tx, org, opID string, events []capstan.Ope
 		if e.At.IsZero() {
 			e.At = now
 		}
-		if err := putJSON(b, key(org, opID, seqKey(last)), e); err != nil {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if err := w.put(bEvents, key(org, opID, seqKey(last)), data, appendFill); err != nil {
 			return err
 		}
 		events[i] = e
@@ -156,12 +159,8 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 	}
 	var written capstan.ChangeMetas
 	var events []capstan.OperationEvent
-	err = s.updateGrouped(ctx, "embedded.ApplyOperationChange", func(w *stepWriter) error {
-		tx := w.tx
-		if ch.Intent != nil || ch.Plan != nil || len(ch.Resources) > 0 || len(ch.Patches) > 0 {
-			w.unlogged = true // written with their indexes: a checkpoint makes them durable
-		}
-		version, created, ok, err := storedVersion(tx, org, op.ID)
+	err = s.update(ctx, "embedded.ApplyOperationChange", func(w *writer) error {
+		version, created, ok, err := storedVersion(w.tx, org, op.ID)
 		if err != nil {
 			return err
 		}
@@ -183,11 +182,11 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 		if events, err = s.putPrepared(w, org, op, prep, &o2); err != nil {
 			return err
 		}
-		metas, err := s.putChangeWrites(tx, org, ch)
+		metas, err := s.putChangeWrites(w, org, ch)
 		if err != nil {
 			return err
 		}
-		metas.Patches, err = s.putPatches(tx, org, op.ID, ch.Patches)
+		metas.Patches, err = s.putPatches(w, org, op.ID, ch.Patches)
 		written = metas
 		return err
 	})
@@ -204,7 +203,8 @@ func (s *Store) ApplyOperationChange(ctx context.Context, org string, ch *capsta
 // putPatches creates (no id) or updates (at its current version) each
 // patch and returns their new Meta; the patches are left as they were
 // until the commit succeeds.
-func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.PlanPatch) ([]capstan.Meta, error) {
+func (s *Store) putPatches(w *writer, org, opID string, patches []capstan.PlanPatch) ([]capstan.Meta, error) {
+	tx := w.tx
 	out := make([]capstan.Meta, len(patches))
 	for i := range patches {
 		p := patches[i]
@@ -227,10 +227,10 @@ func (s *Store) putPatches(tx *bolt.Tx, org, opID string, patches []capstan.Plan
 			p.CreatedAt = old.CreatedAt
 		}
 		s.touch(&p.Meta, org, created)
-		if err := putJSON(tx.Bucket(bPatches), key(org, p.ID), &p); err != nil {
+		if err := w.putJSON(bPatches, key(org, p.ID), &p); err != nil {
 			return nil, err
 		}
-		if err := tx.Bucket(bOpPatches).Put(key(org, opID, p.ID), []byte{}); err != nil {
+		if err := w.put(bOpPatches, key(org, opID, p.ID), []byte{}, 0); err != nil {
 			return nil, err
 		}
 		out[i] = p.Meta
@@ -269,23 +269,23 @@ func (s *Store) ListPlanPatches(ctx context.Context, org, opID string) ([]*capst
 }
 
 // putChangeWrites writes the intent, plan and resources a change carries.
-func (s *Store) putChangeWrites(tx *bolt.Tx, org string, ch *capstan.OperationChange) (w capstan.ChangeMetas, err error) {
+func (s *Store) putChangeWrites(wr *writer, org string, ch *capstan.OperationChange) (w capstan.ChangeMetas, err error) {
 	if ch.Intent != nil {
-		if w.Intent, err = s.putIntent(tx, org, ch.Intent); err != nil {
+		if w.Intent, err = s.putIntent(wr, org, ch.Intent); err != nil {
 			return w, err
 		}
 	}
 	if ch.Plan != nil {
-		if w.Plan, err = s.putPlan(tx, org, ch.Plan); err != nil {
+		if w.Plan, err = s.putPlan(wr, org, ch.Plan); err != nil {
 			return w, err
 		}
 	}
 	for _, r := range ch.Resources { // in order: a created resource may be a later one's target
 		var m capstan.Meta
 		if r.ID == "" {
-			m, err = s.createResource(tx, org, r)
+			m, err = s.createResource(wr, org, r)
 		} else {
-			m, err = s.updateResource(tx, org, r)
+			m, err = s.updateResource(wr, org, r)
 		}
 		if err != nil {
 			return w, err

@@ -20,7 +20,9 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 	}
 	created := false
 	defer s.cache.invalidate(org)
-	err := s.update(ctx, "embedded.InstallPack", func(tx *bolt.Tx) error {
+	err := s.update(ctx, "embedded.InstallPack", func(w *writer) error {
+		tx := w.tx
+		created = false // a batch that is committed again runs this again
 		var old capstan.ScenarioPack
 		ok, err := getJSON(tx.Bucket(bPacks), key(org, p.Ref()), &old)
 		if err != nil {
@@ -43,7 +45,7 @@ func (s *Store) InstallPack(ctx context.Context, org string, p *capstan.Scenario
 				return capstan.Errorf(capstan.ECONFLICT, "capability %s is already defined differently by pack %s", c.Key, have.Pack)
 			}
 		}
-		return s.writePack(tx, org, p, &created)
+		return s.writePack(w, org, p, &created)
 	})
 	return created, err
 }
@@ -62,9 +64,9 @@ func sameDefinition(a, b capstan.CapabilityDefinition) bool {
 	return string(ja) == string(jb)
 }
 
-func (s *Store) writePack(tx *bolt.Tx, org string, p *capstan.ScenarioPack, created *bool) error {
+func (s *Store) writePack(w *writer, org string, p *capstan.ScenarioPack, created *bool) error {
 	ref := p.Ref()
-	caps, types := tx.Bucket(bCapabilities), tx.Bucket(bResourceTypes)
+	caps, types := w.tx.Bucket(bCapabilities), w.tx.Bucket(bResourceTypes)
 	for _, c := range p.Capabilities {
 		var have capstan.CapabilityDefinition
 		ok, err := getJSON(caps, key(org, c.Key), &have)
@@ -75,7 +77,7 @@ func (s *Store) writePack(tx *bolt.Tx, org string, p *capstan.ScenarioPack, crea
 			continue
 		}
 		c.Pack = ref
-		if err := putJSON(caps, key(org, c.Key), c); err != nil {
+		if err := w.putJSON(bCapabilities, key(org, c.Key), c); err != nil {
 			return err
 		}
 	}
@@ -89,19 +91,19 @@ func (s *Store) writePack(tx *bolt.Tx, org string, p *capstan.ScenarioPack, crea
 			continue
 		}
 		t.Pack = ref
-		if err := putJSON(types, key(org, t.Key), t); err != nil {
+		if err := w.putJSON(bResourceTypes, key(org, t.Key), t); err != nil {
 			return err
 		}
 	}
 	for _, sc := range p.Scenarios {
 		sc.Pack = ref
-		if err := putJSON(tx.Bucket(bScenarios), key(org, sc.Ref()), sc); err != nil {
+		if err := w.putJSON(bScenarios, key(org, sc.Ref()), sc); err != nil {
 			return err
 		}
 	}
 	for _, pol := range p.Policies {
 		pol.Pack = ref
-		if err := putJSON(tx.Bucket(bPolicies), key(org, p.ID, pol.ID), pol); err != nil {
+		if err := w.putJSON(bPolicies, key(org, p.ID, pol.ID), pol); err != nil {
 			return err
 		}
 	}
@@ -109,7 +111,7 @@ func (s *Store) writePack(tx *bolt.Tx, org string, p *capstan.ScenarioPack, crea
 	stored.OrganizationID = org
 	stored.InstalledAt = s.now().UTC()
 	*created = true
-	return putJSON(tx.Bucket(bPacks), key(org, ref), stored)
+	return w.putJSON(bPacks, key(org, ref), stored)
 }
 
 func listJSON[T any](s *Store, ctx context.Context, op string, bucket []byte, org string) ([]*T, error) {

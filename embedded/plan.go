@@ -21,9 +21,9 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 	var rm, m capstan.Meta
 	var i2 capstan.Intent
 	var digest string
-	err := s.update(ctx, "embedded.CreatePlan", func(tx *bolt.Tx) (err error) {
+	err := s.update(ctx, "embedded.CreatePlan", func(w *writer) (err error) {
 		if replaced != nil {
-			if rm, err = s.putPlan(tx, org, replaced); err != nil {
+			if rm, err = s.putPlan(w, org, replaced); err != nil {
 				return err
 			}
 		}
@@ -34,22 +34,22 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		c.IntentID = i.ID
 		i2 = *i
 		i2.LatestPlanID = m.ID
-		im, err := s.putIntent(tx, org, &i2)
+		im, err := s.putIntent(w, org, &i2)
 		if err != nil {
 			return err
 		}
 		i2.Meta = im
-		if err := s.putRevision(tx, org, nil, &c); err != nil {
+		if err := s.putRevision(w, org, nil, &c); err != nil {
 			return err
 		}
 		digest = c.Digest
-		if err := putJSON(tx.Bucket(bPlans), key(org, m.ID), &c); err != nil {
+		if err := w.putJSON(bPlans, key(org, m.ID), &c); err != nil {
 			return err
 		}
-		if err := indexProviders(tx, org, &c); err != nil {
+		if err := indexProviders(w, org, &c); err != nil {
 			return err
 		}
-		return tx.Bucket(bIntentPlans).Put(key(org, i.ID, m.ID), nil)
+		return w.put(bIntentPlans, key(org, i.ID, m.ID), nil, 0)
 	})
 	if err != nil {
 		return err
@@ -68,13 +68,13 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		return err
 	}
 	var pm, im capstan.Meta
-	err := s.update(ctx, "embedded.UpdatePlan", func(tx *bolt.Tx) (err error) {
+	err := s.update(ctx, "embedded.UpdatePlan", func(w *writer) (err error) {
 		if i != nil {
-			if im, err = s.putIntent(tx, org, i); err != nil {
+			if im, err = s.putIntent(w, org, i); err != nil {
 				return err
 			}
 		}
-		pm, err = s.putPlan(tx, org, p)
+		pm, err = s.putPlan(w, org, p)
 		return err
 	})
 	if err != nil {
@@ -89,7 +89,8 @@ func (s *Store) UpdatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 
 // putPlan writes p inside tx after checking its version and returns its
 // new Meta; p is left as it was until the caller's commit succeeds.
-func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta, error) {
+func (s *Store) putPlan(w *writer, org string, p *capstan.Plan) (capstan.Meta, error) {
+	tx := w.tx
 	var old struct { // only what is checked: a large plan decodes fast
 		capstan.Meta
 		IntentID string `json:"intent_id"`
@@ -114,13 +115,13 @@ func (s *Store) putPlan(tx *bolt.Tx, org string, p *capstan.Plan) (capstan.Meta,
 	s.touch(&m, org, false)
 	c := *p
 	c.Meta = m
-	if err := s.putRevision(tx, org, &capstan.Plan{Meta: old.Meta, Revision: old.Revision, Digest: old.Digest}, &c); err != nil {
+	if err := s.putRevision(w, org, &capstan.Plan{Meta: old.Meta, Revision: old.Revision, Digest: old.Digest}, &c); err != nil {
 		return capstan.Meta{}, err
 	}
-	if err := indexProviders(tx, org, &c); err != nil {
+	if err := indexProviders(w, org, &c); err != nil {
 		return capstan.Meta{}, err
 	}
-	return m, putJSON(tx.Bucket(bPlans), key(org, p.ID), &c)
+	return m, w.putJSON(bPlans, key(org, p.ID), &c)
 }
 
 func revisionKey(org, planID string, rev int) []byte {
@@ -129,13 +130,13 @@ func revisionKey(org, planID string, rev int) []byte {
 
 // putRevision stores the snapshot of p's revision when it has none, and
 // sets p's digest to its revision's.
-func (s *Store) putRevision(tx *bolt.Tx, org string, stored, p *capstan.Plan) error {
-	b := tx.Bucket(bRevisions)
-	snap, data, err := capstan.PlanRevisionWrite(stored, p, b.Get(revisionKey(org, p.ID, p.Revision)) != nil)
+func (s *Store) putRevision(w *writer, org string, stored, p *capstan.Plan) error {
+	k := revisionKey(org, p.ID, p.Revision)
+	snap, data, err := capstan.PlanRevisionWrite(stored, p, w.tx.Bucket(bRevisions).Get(k) != nil)
 	if err != nil || snap == nil {
 		return err
 	}
-	return b.Put(revisionKey(org, p.ID, p.Revision), data)
+	return w.put(bRevisions, k, data, 0)
 }
 
 // GetPlanRevision returns one revision of a plan.

@@ -86,7 +86,7 @@ func storedVersion(tx *bolt.Tx, org, opID string) (int64, time.Time, bool, error
 
 // putVersion records the operation's version and creation time for the
 // next step's check.
-func putVersion(w *stepWriter, org string, m capstan.Meta) error {
+func putVersion(w *writer, org string, m capstan.Meta) error {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, uint64(m.Version))
 	binary.BigEndian.PutUint64(v[8:], uint64(m.CreatedAt.UnixNano()))
@@ -95,7 +95,7 @@ func putVersion(w *stepWriter, org string, m capstan.Meta) error {
 
 // putPrepared writes a prepared step whose version was checked: the
 // operation, its records and its events, which get their sequences here.
-func (s *Store) putPrepared(w *stepWriter, org string, op *capstan.Operation, p *preparedStep, o2 *capstan.Operation) ([]capstan.OperationEvent, error) {
+func (s *Store) putPrepared(w *writer, org string, op *capstan.Operation, p *preparedStep, o2 *capstan.Operation) ([]capstan.OperationEvent, error) {
 	if err := s.putOperationJSON(w, org, o2, p.opJSON); err != nil {
 		return nil, err
 	}

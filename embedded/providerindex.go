@@ -27,10 +27,9 @@ var (
 
 // indexProviders replaces what the index holds for plan p with its
 // current bindings.
-func indexProviders(tx *bolt.Tx, org string, p *capstan.Plan) error {
-	byProvider, byPlan := tx.Bucket(bProviderBindings), tx.Bucket(bPlanProviders)
+func indexProviders(w *writer, org string, p *capstan.Plan) error {
 	var stale [][]byte
-	err := scan(byPlan, prefix(org, p.ID), nil, func(k, _ []byte) (bool, error) {
+	err := scan(w.tx.Bucket(bPlanProviders), prefix(org, p.ID), nil, func(k, _ []byte) (bool, error) {
 		stale = append(stale, bytes.Clone(k))
 		return true, nil
 	})
@@ -39,10 +38,10 @@ func indexProviders(tx *bolt.Tx, org string, p *capstan.Plan) error {
 	}
 	for _, k := range stale {
 		parts := bytes.Split(k, []byte{0}) // org, plan, resource, binding
-		if err := byProvider.Delete(key(string(parts[0]), string(parts[2]), string(parts[1]), string(parts[3]))); err != nil {
+		if err := w.delete(bProviderBindings, key(string(parts[0]), string(parts[2]), string(parts[1]), string(parts[3]))); err != nil {
 			return err
 		}
-		if err := byPlan.Delete(k); err != nil {
+		if err := w.delete(bPlanProviders, k); err != nil {
 			return err
 		}
 	}
@@ -50,10 +49,10 @@ func indexProviders(tx *bolt.Tx, org string, p *capstan.Plan) error {
 		if b.Provider == nil || b.Provider.ResourceID == "" {
 			continue
 		}
-		if err := byProvider.Put(key(org, b.Provider.ResourceID, p.ID, b.ID), nil); err != nil {
+		if err := w.put(bProviderBindings, key(org, b.Provider.ResourceID, p.ID, b.ID), nil, 0); err != nil {
 			return err
 		}
-		if err := byPlan.Put(key(org, p.ID, b.Provider.ResourceID, b.ID), nil); err != nil {
+		if err := w.put(bPlanProviders, key(org, p.ID, b.Provider.ResourceID, b.ID), nil, 0); err != nil {
 			return err
 		}
 	}
@@ -61,14 +60,17 @@ func indexProviders(tx *bolt.Tx, org string, p *capstan.Plan) error {
 }
 
 // buildProviderIndex fills the index from every stored plan: once, when a
-// database from before the index is opened.
+// database from before the index is opened (a migration: its writes are
+// made durable by the checkpoint after it, not logged).
 func buildProviderIndex(tx *bolt.Tx) error {
+	w := &writer{tx: tx}
 	return tx.Bucket(bPlans).ForEach(func(k, v []byte) error {
 		org, _, _ := bytes.Cut(k, []byte{0})
 		var p capstan.Plan
 		if err := json.Unmarshal(v, &p); err != nil {
 			return err
 		}
-		return indexProviders(tx, string(org), &p)
+		w.ops = w.ops[:0]
+		return indexProviders(w, string(org), &p)
 	})
 }

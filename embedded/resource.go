@@ -21,7 +21,9 @@ func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.R
 		batch[r.Key()] = true
 	}
 	defer s.cache.invalidate(org)
-	err := s.update(ctx, "embedded.ImportResources", func(tx *bolt.Tx) error {
+	err := s.update(ctx, "embedded.ImportResources", func(w *writer) error {
+		tx := w.tx
+		res = capstan.ImportResult{} // a batch that is committed again runs this again
 		keys := tx.Bucket(bResourceKeys)
 		var missing capstan.Problems
 		for _, r := range rs {
@@ -48,7 +50,7 @@ func (s *Store) ImportResources(ctx context.Context, org string, rs []*capstan.R
 				s.touch(&r.Meta, org, false)
 				res.Updated++
 			}
-			if err := writeResource(tx, org, old, r); err != nil {
+			if err := writeResource(w, org, old, r); err != nil {
 				return err
 			}
 		}
@@ -64,8 +66,8 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 	}
 	defer s.cache.invalidate(org)
 	var m capstan.Meta
-	err := s.update(ctx, "embedded.CreateResource", func(tx *bolt.Tx) (err error) {
-		m, err = s.createResource(tx, org, r)
+	err := s.update(ctx, "embedded.CreateResource", func(w *writer) (err error) {
+		m, err = s.createResource(w, org, r)
 		return err
 	})
 	if err == nil {
@@ -75,7 +77,8 @@ func (s *Store) CreateResource(ctx context.Context, org string, r *capstan.Resou
 }
 
 // createResource stores a new resource inside tx and returns its Meta.
-func (s *Store) createResource(tx *bolt.Tx, org string, r *capstan.Resource) (capstan.Meta, error) {
+func (s *Store) createResource(w *writer, org string, r *capstan.Resource) (capstan.Meta, error) {
+	tx := w.tx
 	if tx.Bucket(bResourceKeys).Get(key(org, r.Key())) != nil {
 		return capstan.Meta{}, capstan.Errorf(capstan.ECONFLICT, "resource %s already exists", r.Key())
 	}
@@ -86,7 +89,7 @@ func (s *Store) createResource(tx *bolt.Tx, org string, r *capstan.Resource) (ca
 	s.touch(&m, org, true)
 	r2 := *r
 	r2.Meta = m
-	return m, writeResource(tx, org, nil, &r2)
+	return m, writeResource(w, org, nil, &r2)
 }
 
 // UpdateResource writes r when its version is current.
@@ -96,8 +99,8 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 	}
 	defer s.cache.invalidate(org)
 	var m capstan.Meta
-	err := s.update(ctx, "embedded.UpdateResource", func(tx *bolt.Tx) (err error) {
-		m, err = s.updateResource(tx, org, r)
+	err := s.update(ctx, "embedded.UpdateResource", func(w *writer) (err error) {
+		m, err = s.updateResource(w, org, r)
 		return err
 	})
 	if err == nil {
@@ -108,7 +111,8 @@ func (s *Store) UpdateResource(ctx context.Context, org string, r *capstan.Resou
 
 // updateResource writes r inside tx when its version is current and
 // returns its new Meta.
-func (s *Store) updateResource(tx *bolt.Tx, org string, r *capstan.Resource) (capstan.Meta, error) {
+func (s *Store) updateResource(w *writer, org string, r *capstan.Resource) (capstan.Meta, error) {
+	tx := w.tx
 	old, err := loadResource(tx, org, r.ID)
 	if err != nil {
 		return capstan.Meta{}, err
@@ -132,7 +136,7 @@ func (s *Store) updateResource(tx *bolt.Tx, org string, r *capstan.Resource) (ca
 	s.touch(&m, org, false)
 	r2 := *r
 	r2.Meta = m
-	return m, writeResource(tx, org, old, &r2)
+	return m, writeResource(w, org, old, &r2)
 }
 
 func checkTargets(tx *bolt.Tx, org string, r *capstan.Resource) error {
@@ -146,37 +150,36 @@ func checkTargets(tx *bolt.Tx, org string, r *capstan.Resource) error {
 }
 
 // writeResource stores r and moves its index entries from old (nil when new).
-func writeResource(tx *bolt.Tx, org string, old, r *capstan.Resource) error {
-	keys, provides, incoming := tx.Bucket(bResourceKeys), tx.Bucket(bProvides), tx.Bucket(bIncoming)
+func writeResource(w *writer, org string, old, r *capstan.Resource) error {
 	if old != nil {
-		if err := keys.Delete(key(org, old.Key())); err != nil {
+		if err := w.delete(bResourceKeys, key(org, old.Key())); err != nil {
 			return err
 		}
 		for _, pc := range old.ProvidedCapabilities {
-			if err := provides.Delete(key(org, pc.Capability, old.ID)); err != nil {
+			if err := w.delete(bProvides, key(org, pc.Capability, old.ID)); err != nil {
 				return err
 			}
 		}
 		for _, rel := range old.Relationships {
-			if err := incoming.Delete(key(org, rel.Target, string(rel.Type), old.ID)); err != nil {
+			if err := w.delete(bIncoming, key(org, rel.Target, string(rel.Type), old.ID)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := keys.Put(key(org, r.Key()), []byte(r.ID)); err != nil {
+	if err := w.put(bResourceKeys, key(org, r.Key()), []byte(r.ID), 0); err != nil {
 		return err
 	}
 	for _, pc := range r.ProvidedCapabilities {
-		if err := provides.Put(key(org, pc.Capability, r.ID), nil); err != nil {
+		if err := w.put(bProvides, key(org, pc.Capability, r.ID), nil, 0); err != nil {
 			return err
 		}
 	}
 	for _, rel := range r.Relationships {
-		if err := incoming.Put(key(org, rel.Target, string(rel.Type), r.ID), nil); err != nil {
+		if err := w.put(bIncoming, key(org, rel.Target, string(rel.Type), r.ID), nil, 0); err != nil {
 			return err
 		}
 	}
-	return putJSON(tx.Bucket(bResources), key(org, r.ID), r)
+	return w.putJSON(bResources, key(org, r.ID), r)
 }
 
 func loadResource(tx *bolt.Tx, org, id string) (*capstan.Resource, error) {

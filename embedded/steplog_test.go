@@ -20,13 +20,15 @@ import (
 )
 
 // The crash sweep of the step log: a child process takes an operation's
-// steps and is killed (SIGKILL) at each instant of a commit, the nth
-// time it gets there, with a checkpoint due every three steps. The
-// data directory is then opened as the kill left it, and again after
-// what a power cut may also do (LoseWhatWasNotSynced): every
-// acknowledged step is there, a step is all there or not at all (the
-// operation's version and its events agree), bbolt's own check passes,
-// and the operation takes its next step.
+// steps, importing a resource after each (a write of other buckets and
+// their indexes, logged the same way), and is killed (SIGKILL) at each
+// instant of a commit, the nth time it gets there, with a checkpoint due
+// every three commits. The data directory is then opened as the kill
+// left it, and again after what a power cut may also do
+// (LoseWhatWasNotSynced): every acknowledged step and import is there, a
+// step is all there or not at all (the operation's version and its
+// events agree; a resource is found by its key or not at all), bbolt's
+// own check passes, and the operation takes its next step.
 
 const (
 	childDirEnv   = "CAPSTAN_STEPLOG_CHILD_DIR"
@@ -85,8 +87,17 @@ func TestStepLogChild(t *testing.T) {
 		require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
 			Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor", Payload: map[string]any{"step": i}}}}))
 		fmt.Printf("acked %d\n", op.Version)
+		_, err := s.ImportResources(ctx, "acme", []*capstan.Resource{childResource(i)})
+		require.NoError(t, err)
+		fmt.Printf("imported %d\n", i+1)
 	}
 	require.NoError(t, s.Close())
+}
+
+// childResource is the resource the child imports after its step i.
+func childResource(i int) *capstan.Resource {
+	return &capstan.Resource{Type: "compute.node", Name: fmt.Sprintf("node-%d", i), Environment: "prod", LifecycleStatus: capstan.LifecycleActive,
+		HealthStatus: capstan.HealthHealthy, ProvidedCapabilities: []capstan.ProvidedCapability{{Capability: "linux.host"}}}
 }
 
 func startChildOperation(t *testing.T, s *embedded.Store) *capstan.Operation {
@@ -111,9 +122,13 @@ func startOperation(t *testing.T, s *embedded.Store, status capstan.OperationSta
 	return op
 }
 
-// runChild runs the child in dir, crashing as at says, and returns the
-// last version it acknowledged and whether it was killed.
-func runChild(t *testing.T, dir, at string) (int64, bool) {
+// childAcks is what the child acknowledged: its operation's version and how
+// many resources it imported.
+type childAcks struct{ version, imported int64 }
+
+// runChild runs the child in dir, crashing as at says, and returns what
+// it acknowledged and whether it was killed.
+func runChild(t *testing.T, dir, at string) (childAcks, bool) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStepLogChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), childDirEnv+"="+dir, childCrashEnv+"="+at)
 	out, err := cmd.StdoutPipe()
@@ -121,11 +136,15 @@ func runChild(t *testing.T, dir, at string) (int64, bool) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	acked := int64(0)
+	var got childAcks
 	lines := bufio.NewScanner(out)
 	for lines.Scan() {
 		if v, ok := strings.CutPrefix(lines.Text(), "acked "); ok {
-			acked, err = strconv.ParseInt(v, 10, 64)
+			got.version, err = strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+		}
+		if v, ok := strings.CutPrefix(lines.Text(), "imported "); ok {
+			got.imported, err = strconv.ParseInt(v, 10, 64)
 			require.NoError(t, err)
 		}
 	}
@@ -134,20 +153,30 @@ func runChild(t *testing.T, dir, at string) (int64, bool) {
 	if errors.As(err, &exit) {
 		ws := exit.Sys().(syscall.WaitStatus)
 		require.True(t, ws.Signaled() && ws.Signal() == syscall.SIGKILL, "the child failed: %v\n%s", err, stderr.String())
-		return acked, true
+		return got, true
 	}
 	require.NoError(t, err, stderr.String())
-	return acked, false
+	return got, false
 }
 
 // checkRecovered opens dir and checks what it holds against the last
 // acknowledged version, then takes a step.
-func checkRecovered(t *testing.T, dir string, acked int64) {
+func checkRecovered(t *testing.T, dir string, got childAcks) {
 	ctx := context.Background()
 	s, err := embedded.Open(dir)
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, embedded.CheckDB(s))
+	for i := range int(got.imported) + 1 { // the one being imported may be there, whole
+		r, err := s.GetResourceByKey(ctx, "acme", childResource(i).Key())
+		if i == int(got.imported) && capstan.ErrorCode(err) == capstan.ENOTFOUND {
+			break
+		}
+		require.NoError(t, err, "an acknowledged import is lost")
+		require.Equal(t, childResource(i).Name, r.Name)
+		require.Equal(t, "linux.host", r.ProvidedCapabilities[0].Capability)
+	}
+	acked := got.version
 	if acked == 0 {
 		return // killed before the operation was acknowledged: nothing is owed
 	}

@@ -1,8 +1,9 @@
 // Package embedded is the zero-setup store: an in-process bbolt database in
-// a data directory. Every write is one bbolt transaction, durable before
-// it returns, so what was acknowledged survives a restart, a kill -9 or a
-// power cut: an operation's step by one append to the step log
-// (steplog.go), every other write by a checkpoint (checkpoint.go).
+// a data directory. Every write is one bbolt transaction (shared with the
+// writes that wait at the same moment, group.go), durable before it
+// returns by one append to the step log (steplog.go), so what was
+// acknowledged survives a restart, a kill -9 or a power cut; checkpoints
+// sync the database and bound the log (checkpoint.go).
 package embedded
 
 import (
@@ -64,7 +65,7 @@ type Store struct {
 	cache *providerCache
 	// group batches the steps of operations committing at the same
 	// moment (group.go).
-	group groupcommit.Queue[stepWrite]
+	group groupcommit.Queue[writeFunc]
 
 	// wmu is held by every commit: the step log, the pinned reader and
 	// the counts below are its.
@@ -232,22 +233,6 @@ func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error)
 	return wrap(op, s.db.View(fn))
 }
 
-// update commits fn's writes, durable by a checkpoint.
-func (s *Store) update(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.failed != nil {
-		return s.stopped()
-	}
-	if err := s.db.Update(fn); err != nil {
-		return wrap(op, err)
-	}
-	return s.fail(s.checkpointLocked())
-}
-
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
@@ -280,14 +265,6 @@ func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
 		return false, nil
 	}
 	return true, json.Unmarshal(data, v)
-}
-
-func putJSON(b *bolt.Bucket, k []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.Put(k, data)
 }
 
 // scan calls fn for every key with prefix p, in key order, starting after
