@@ -43,8 +43,10 @@ type OperationStore interface {
 	// relationship to a missing resource is EINVALID) and the events,
 	// which get the next sequence numbers of the operation. All or nothing.
 	ApplyOperationChange(ctx context.Context, org string, ch *OperationChange) error
-	// OperationRecords returns what an operation produced so far.
-	OperationRecords(ctx context.Context, org, operationID string) (*OperationRecords, error)
+	// OperationRecords returns what an operation produced so far: every
+	// kind of record, or only the kinds named (RecordCommand, …; one not
+	// in RecordKinds is EINVALID), which costs only their reading.
+	OperationRecords(ctx context.Context, org, operationID string, kinds ...string) (*OperationRecords, error)
 	// ListEvents returns up to limit events with a sequence above after, in order.
 	ListEvents(ctx context.Context, org, operationID string, after int64, limit int) ([]OperationEvent, error)
 	// UnfinishedOperations lists, across organizations, every operation

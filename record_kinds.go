@@ -1,6 +1,10 @@
 package capstan
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
 
 // Record kinds name an operation's records where a store keeps them (a
 // bbolt key, an :OpRecord's kind): stored, so never renamed; their
@@ -20,6 +24,25 @@ const (
 var RecordKinds = []struct{ Stored, Backup string }{
 	{RecordNodeRun, BackupNodeRun}, {RecordGate, BackupGate}, {RecordEvidence, BackupEvidence},
 	{RecordArtifact, BackupArtifact}, {RecordIntervention, BackupIntervention}, {RecordCommand, BackupCommand},
+}
+
+// SelectRecordKinds checks the kinds a read of an operation's records
+// asks for and returns them, or every stored kind when none is named.
+func SelectRecordKinds(kinds []string) ([]string, error) {
+	var all []string
+	for _, k := range RecordKinds {
+		all = append(all, k.Stored)
+	}
+	if len(kinds) == 0 {
+		return all, nil
+	}
+	var p Problems
+	for _, k := range kinds {
+		if !slices.Contains(all, k) {
+			p.Addf("%q is not a kind of operation record (%s)", k, strings.Join(all, ", "))
+		}
+	}
+	return kinds, p.Err("operation records")
 }
 
 // RecordRow is one record of a change, encoded for a store: its kind, its

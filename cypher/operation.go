@@ -27,7 +27,7 @@ FOREACH (_ IN CASE WHEN $idem = '' THEN [] ELSE [1] END | SET o.idem_uid = $idem
 // QueryOperationRecords reads an operation's records in (kind, key) order
 // through the op_record_key constraint's index (the existence checks let
 // the planner seek by the key's prefix).
-const QueryOperationRecords = `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IS NOT NULL AND r.key IS NOT NULL
+const QueryOperationRecords = `MATCH (r:OpRecord) WHERE r.op = $op AND r.kind IN $kinds AND r.key IS NOT NULL
 RETURN r.kind AS kind, r.json AS json ORDER BY r.kind, r.key`
 
 // QueryEvents reads an operation's timeline after a sequence through the
@@ -212,10 +212,10 @@ func (s *Store) ListOperations(ctx context.Context, org string, f capstan.Operat
 }
 
 // OperationRecords returns what an operation produced.
-func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capstan.OperationRecords, error) {
-	type row struct {
-		Kind string
-		JSON string
+func (s *Store) OperationRecords(ctx context.Context, org, opID string, kinds ...string) (*capstan.OperationRecords, error) {
+	kinds, err := capstan.SelectRecordKinds(kinds)
+	if err != nil {
+		return nil, err
 	}
 	res, err := s.read(ctx, "cypher.OperationRecords", func(tx neo4j.ManagedTransaction) (any, error) {
 		found, err := exists(ctx, tx, `MATCH (o:Operation {uid: $uid}) RETURN o.id`, map[string]any{"uid": uid(org, opID)})
@@ -225,7 +225,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capsta
 		if !found {
 			return nil, capstan.NotFound("operation", opID)
 		}
-		return collect(ctx, tx, QueryOperationRecords, map[string]any{"op": uid(org, opID)})
+		return collect(ctx, tx, QueryOperationRecords, map[string]any{"op": uid(org, opID), "kinds": kinds})
 	})
 	if err != nil {
 		return nil, err

@@ -99,7 +99,8 @@ func TestOperationReadsSeekTheirKeys(t *testing.T) {
 		params map[string]any
 	}{
 		"timeline": {cypher.QueryEvents, map[string]any{"op": opUID, "after": 0, "limit": 10}},
-		"records":  {cypher.QueryOperationRecords, map[string]any{"op": opUID}},
+		"records":  {cypher.QueryOperationRecords, map[string]any{"op": opUID, "kinds": []string{capstan.RecordNodeRun, capstan.RecordGate}}},
+		"one kind": {cypher.QueryOperationRecords, map[string]any{"op": opUID, "kinds": []string{capstan.RecordNodeRun}}},
 	} {
 		res, err := neo4j.ExecuteQuery(ctx, driver, "PROFILE "+q.query, q.params, neo4j.EagerResultTransformer)
 		require.NoError(t, err, name)

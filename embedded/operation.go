@@ -347,18 +347,26 @@ func (s *Store) ListOperations(ctx context.Context, org string, f capstan.Operat
 }
 
 // OperationRecords returns what an operation produced.
-func (s *Store) OperationRecords(ctx context.Context, org, opID string) (*capstan.OperationRecords, error) {
+func (s *Store) OperationRecords(ctx context.Context, org, opID string, kinds ...string) (*capstan.OperationRecords, error) {
+	kinds, err := capstan.SelectRecordKinds(kinds)
+	if err != nil {
+		return nil, err
+	}
 	recs := &capstan.OperationRecords{}
-	err := s.view(ctx, "embedded.OperationRecords", func(tx *bolt.Tx) error {
+	err = s.view(ctx, "embedded.OperationRecords", func(tx *bolt.Tx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
 			return capstan.NotFound("operation", opID)
 		}
-		p := prefix(org, opID)
-		return scan(tx.Bucket(bOpRecords), p, nil, func(k, v []byte) (bool, error) {
-			kind, _, _ := bytes.Cut(k[len(p):], []byte{0})
-			err := recs.Add(string(kind), v)
-			return err == nil, err
-		})
+		for _, kind := range kinds { // a kind's records are together: org, operation, kind, key
+			err := scan(tx.Bucket(bOpRecords), prefix(org, opID, kind), nil, func(_, v []byte) (bool, error) {
+				err := recs.Add(kind, v)
+				return err == nil, err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

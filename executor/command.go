@@ -42,24 +42,18 @@ func (l *loop) applyCommands(ctx context.Context, st *state) error {
 
 // lastCommands decides, once the operation ended, the commands recorded
 // before its end that its loop had not decided yet (each is refused: the
-// operation is over). It returns the records it read when it decided
-// none (the caller's last read), nil when they changed or were not read.
-func (l *loop) lastCommands(ctx context.Context) *capstan.OperationRecords {
-	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+// operation is over).
+func (l *loop) lastCommands(ctx context.Context) {
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID, capstan.RecordCommand)
 	if err != nil {
 		l.e.cfg.Log.Warn("the ended operation's last commands were not read", "operation", l.opID, "err", err.Error())
-		return nil
+		return
 	}
-	pending := recs.PendingCommands()
-	for _, c := range pending {
+	for _, c := range recs.PendingCommands() {
 		if err := ApplyCommand(ctx, l.e.cfg.Hooks, l.e.cfg.Store, l.org, l.opID, c, *l.now(), l.fence, false); err != nil {
 			l.e.cfg.Log.Warn("a command to the ended operation failed", "operation", l.opID, "command", c.ID, "err", err.Error())
 		}
 	}
-	if len(pending) > 0 {
-		return nil
-	}
-	return recs
 }
 
 // applyCommand decides one command and commits its outcome; a decision

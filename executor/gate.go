@@ -82,7 +82,7 @@ func (l *loop) timeoutGate(ctx context.Context, node string) error {
 			return nil
 		}
 	}
-	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID, capstan.RecordGate)
 	if err != nil {
 		return err
 	}

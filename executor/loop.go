@@ -177,22 +177,18 @@ func (l *loop) run(ctx context.Context) {
 		if err == nil && !again {
 			if st.op.Status.Terminal() && len(l.inflight) == 0 {
 				endLife()
-				l.assists.Wait()            // what they sent (a recheck, an analysis's record) is decided next
-				last := l.lastCommands(ctx) // the loop is its one writer to the end
+				l.assists.Wait()    // what they sent (a recheck, an analysis's record) is decided next
+				l.lastCommands(ctx) // the loop is its one writer to the end
 				if l.recheck {
 					if err := l.recheckNow(ctx); err != nil { // the commit that ended it ends its proposals
 						l.e.cfg.Log.Warn("the ended operation's proposals were not judged again", "operation", l.opID, "err", err.Error())
 					}
 				}
 				l.cancelChildren(ctx, st) // none outlives it, however it ended
-				if last == nil {
-					var err error
-					if last, err = l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID); err != nil {
-						l.e.cfg.Log.Warn("the ended operation's outputs were not pruned", "operation", l.opID, "err", err.Error())
-					}
-				}
-				if last != nil { // what a command or a recheck wrote keeps no artifact: the last read holds them all
-					l.e.pruneOutputs(l.opID, last.Artifacts)
+				if kept, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID, capstan.RecordArtifact); err == nil {
+					l.e.pruneOutputs(l.opID, kept.Artifacts)
+				} else {
+					l.e.cfg.Log.Warn("the ended operation's outputs were not pruned", "operation", l.opID, "err", err.Error())
 				}
 				l.e.dropSandbox(l.opID)
 				if st.op.ParentID != "" {

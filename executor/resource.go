@@ -130,7 +130,7 @@ func (l *loop) concludeResource(ctx context.Context, ch *capstan.OperationChange
 	if err != nil {
 		return err
 	}
-	recs, err := store.OperationRecords(ctx, l.org, op.ID)
+	recs, err := store.OperationRecords(ctx, l.org, op.ID, capstan.RecordNodeRun, capstan.RecordEvidence, capstan.RecordArtifact)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 type DriftStore interface {
 	ListOperations(ctx context.Context, org string, f capstan.OperationFilter) ([]*capstan.Operation, int, error)
 	GetPlan(ctx context.Context, org, id string) (*capstan.Plan, error)
-	OperationRecords(ctx context.Context, org, opID string) (*capstan.OperationRecords, error)
+	OperationRecords(ctx context.Context, org, opID string, kinds ...string) (*capstan.OperationRecords, error)
 	GetPlanPatch(ctx context.Context, org, id string) (*capstan.PlanPatch, error)
 	GetResourceByKey(ctx context.Context, org, key string) (*capstan.Resource, error)
 	RecordCommand(ctx context.Context, org, opID string, c *capstan.Command) error
@@ -49,7 +49,7 @@ func driftGate(ctx context.Context, store DriftStore, org string, op *capstan.Op
 	if err != nil {
 		return err
 	}
-	recs, err := store.OperationRecords(ctx, org, op.ID)
+	recs, err := store.OperationRecords(ctx, org, op.ID, capstan.RecordNodeRun)
 	if err != nil {
 		return err
 	}

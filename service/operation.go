@@ -111,7 +111,7 @@ func (s *Service) DecideGate(ctx context.Context, opID, nodeID string, approve b
 	if _, err := s.submit(ctx, opID, capstan.CommandDecideGate, capstan.CommandArgs{Node: nodeID, Approve: approve, Comment: comment}); err != nil {
 		return nil, err
 	}
-	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID)
+	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID, capstan.RecordGate)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (s *Service) decideGate(ctx context.Context, opID, nodeID string, approve b
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.Store.OperationRecords(ctx, org, opID)
+	recs, err := s.Store.OperationRecords(ctx, org, opID, capstan.RecordGate, capstan.RecordNodeRun)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (s *Service) steer(ctx context.Context, steerAction capstan.Action, opID, n
 	if node == nil {
 		return nil, nil, nil, run, capstan.Errorf(capstan.ENOTFOUND, "plan has no node %s", nodeID)
 	}
-	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID)
+	recs, err := s.Store.OperationRecords(ctx, a.OrganizationID, opID, capstan.RecordNodeRun)
 	if err != nil {
 		return nil, nil, nil, run, err
 	}

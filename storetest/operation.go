@@ -110,6 +110,18 @@ func testOperationChanges(t *testing.T, s capstan.Store) {
 	require.Len(t, recs.Artifacts, 1)
 	require.Len(t, recs.Interventions, 1)
 
+	some, err := s.OperationRecords(ctx, orgA, op.ID, capstan.RecordArtifact, capstan.RecordGate)
+	require.NoError(t, err)
+	require.Equal(t, recs.Artifacts, some.Artifacts, "a read of some kinds reads them as a read of all does")
+	require.Equal(t, recs.Gates, some.Gates)
+	require.Empty(t, some.NodeRuns, "and only them")
+	require.Empty(t, some.Evidence)
+	require.Empty(t, some.Interventions)
+	_, err = s.OperationRecords(ctx, orgA, op.ID, "7-secrets")
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err), "a kind of record there is not: %v", err)
+	_, err = s.OperationRecords(ctx, orgB, op.ID, capstan.RecordGate)
+	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err), "records are scoped to their organization")
+
 	events, err := s.ListEvents(ctx, orgA, op.ID, 0, 100)
 	require.NoError(t, err)
 	require.Equal(t, []string{"operation.created", "operation.running", "node.running", "evidence.recorded"}, eventTypes(events))
