@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"fmt"
+	"runtime/debug"
 	"syscall"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor"
 	"github.com/capstan-dev/capstan/executor/shard"
+	"github.com/capstan-dev/capstan/internal/gctune"
 	"github.com/capstan-dev/capstan/internal/testenv"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
@@ -25,6 +27,7 @@ import (
 // At a small CAPSTAN_BENCH_NODES (make test) the batches shrink in
 // proportion.
 func BenchmarkManyOperations(b *testing.B) {
+	defer debug.SetGCPercent(gctune.Apply()) // the collector as the server runs it
 	scale := min(1.0, float64(benchNodes())/1000)
 	for _, store := range []string{"embedded", "embedded-tmpfs", "neo4j"} {
 		for _, batch := range []struct{ ops, nodes int }{{1, 100}, {100, 100}, {1000, 10}} {

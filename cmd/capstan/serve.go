@@ -43,6 +43,7 @@ import (
 	"github.com/capstan-dev/capstan/executor/s3"
 	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/internal/crashpoint"
+	"github.com/capstan-dev/capstan/internal/gctune"
 	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/observe"
 	"github.com/capstan-dev/capstan/packs"
@@ -294,6 +295,7 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 	if err != nil {
 		return err
 	}
+	gctune.Apply() // the collector as a server runs it, unless GOGC says otherwise
 	stopTracing, err := tracing.Start(ctx, cfg.otlpEndpoint)
 	if err != nil {
 		return fmt.Errorf("--otlp-endpoint: %w", err)
