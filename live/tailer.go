@@ -51,6 +51,11 @@ type Tailer struct {
 	Log         *slog.Logger
 	// Reads counts the reads; Delivered the events it published.
 	Reads, Delivered atomic.Int64
+	// commanded is, per operation, the command time Touched was last
+	// told of: a read sees a command again for as long as it is within
+	// the slack (every read, for seconds), and each telling makes the
+	// owner read the operation again. Run's goroutine owns it.
+	commanded map[string]int64
 }
 
 // DefaultTailEvery, DefaultTailIdle and DefaultTailSlack are the
@@ -218,7 +223,7 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack, further time.Dur
 			t.Broker.Known(o.OrganizationID, o.ID, upTo)
 		}
 		if o.LastSequence <= upTo {
-			if o.Commanded >= *since && t.Touched != nil {
+			if o.Commanded >= *since && t.Touched != nil && t.firstSight(o) {
 				t.Touched(o) // a command was recorded: its owner applies it
 			}
 			continue // published here already (most often: committed here)
@@ -233,6 +238,7 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack, further time.Dur
 			t.Broker.Known(o.OrganizationID, o.ID, o.LastSequence)
 		}
 	}
+	t.forgetCommands(next)
 	if len(cursors) == 0 {
 		*since = next
 		return news, nil
@@ -253,4 +259,28 @@ func (t *Tailer) read(ctx context.Context, since *int64, slack, further time.Dur
 	}
 	*since = next
 	return news, nil
+}
+
+// firstSight reports whether o's latest command is one Touched has not
+// been told of, and notes it.
+func (t *Tailer) firstSight(o capstan.OperationTouch) bool {
+	key := operationKey(o.OrganizationID, o.ID)
+	if t.commanded[key] >= o.Commanded {
+		return false
+	}
+	if t.commanded == nil {
+		t.commanded = map[string]int64{}
+	}
+	t.commanded[key] = o.Commanded
+	return true
+}
+
+// forgetCommands drops the command times before since: no read from
+// there on tells of them (it tells only of commands at or after its since).
+func (t *Tailer) forgetCommands(since int64) {
+	for key, at := range t.commanded {
+		if at < since {
+			delete(t.commanded, key)
+		}
+	}
 }

@@ -85,6 +85,15 @@ func (f *fakeTimeline) commit(org, id string, active bool, evs ...capstan.Operat
 	f.touch[id] = f.now
 }
 
+// command records a command for operation id (it touches it).
+func (f *fakeTimeline) command(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now += 10
+	f.ops[id].Commanded = f.now
+	f.touch[id] = f.now
+}
+
 func (f *fakeTimeline) TouchedOperations(_ context.Context, since int64) ([]capstan.OperationTouch, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -174,6 +183,34 @@ func TestTailerBringsOtherProcessesCommits(t *testing.T) {
 	require.Equal(t, 1, touched["quiet"], "the executor hears of it even if no subscriber does")
 	require.GreaterOrEqual(t, touched["old"], 1)
 	require.Equal(t, db.reads, int(tl.Reads.Load()), "one read of the store per interval, not one per subscriber")
+}
+
+// TestTailerTellsOfACommandOnce: a command recorded for an operation
+// whose events are all published here is told to Touched (its owner
+// applies it) once, not at every read that sees it within the slack —
+// each telling makes the owner read the operation again; a later
+// command is told again.
+func TestTailerTellsOfACommandOnce(t *testing.T) {
+	db := &fakeTimeline{now: 1_000_000, ops: map[string]*capstan.OperationTouch{}, touch: map[string]int64{}, events: map[string][]capstan.OperationEvent{}}
+	db.commit("o", "held", true, events(1, 3)...)
+	b := NewBroker(0)
+	var told atomic.Int64
+	tl := &Tailer{Timeline: db, Broker: b, Every: 5 * time.Millisecond, Idle: 5 * time.Millisecond, Slack: time.Minute,
+		Touched: func(o capstan.OperationTouch) { told.Add(1) }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tl.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { return tl.Reads.Load() >= 2 }, 5*time.Second, time.Millisecond)
+
+	db.command("held")
+	require.Eventually(t, func() bool { return told.Load() == 1 }, 5*time.Second, time.Millisecond)
+	reads := tl.Reads.Load()
+	require.Eventually(t, func() bool { return tl.Reads.Load() >= reads+20 }, 5*time.Second, time.Millisecond) // each sees it: within the minute
+	require.Equal(t, int64(1), told.Load(), "told once")
+
+	db.command("held")
+	require.Eventually(t, func() bool { return told.Load() == 2 }, 5*time.Second, time.Millisecond, "a new command is told")
 }
 
 // TestTailerBringsAnOldOperationsNews: an operation the tailer does not

@@ -67,8 +67,8 @@ func runThroughput(c config, each func(throughput)) error {
 	if err := waitSpread(ctx, c.servers); err != nil {
 		return err
 	}
-	for range max(1, c.rounds) {
-		t, err := measureBatch(ctx, c)
+	for round := range max(1, c.rounds) {
+		t, err := measureBatch(ctx, c, c.cpuProfile != "" && round == max(1, c.rounds)-1)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,10 @@ func runThroughput(c config, each func(throughput)) error {
 // releases them all at once through the servers in turn, and waits (on
 // each server's operations subscription) until every one ended. Any
 // operation that did not succeed fails the batch.
-func measureBatch(ctx context.Context, c config) (throughput, error) {
+//
+// With profile, the first server's CPU profile of 10 s from the release
+// is written to c.cpuProfile.
+func measureBatch(ctx context.Context, c config, profile bool) (throughput, error) {
 	ops, err := startOperations(c)
 	if err != nil {
 		return throughput{}, err
@@ -93,6 +96,10 @@ func measureBatch(ctx context.Context, c config) (throughput, error) {
 	machine0, cpu0, err := cpuNow(c.servers)
 	if err != nil {
 		return throughput{}, err
+	}
+	if profile {
+		profiled := profileCPU(c.server, c.cpuProfile, 10*time.Second)
+		defer func() { <-profiled }()
 	}
 	first, err := releaseAll(c, ops)
 	if err != nil {
