@@ -388,11 +388,18 @@ func (l *loop) load(ctx context.Context) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID)
+	// What deciding takes; not the evidence (read where an operation
+	// ends), and the artifacts only the first time.
+	kinds := []string{capstan.RecordNodeRun, capstan.RecordGate, capstan.RecordIntervention, capstan.RecordCommand}
+	restore := !l.restored && !op.Status.Terminal()
+	if restore {
+		kinds = append(kinds, capstan.RecordArtifact)
+	}
+	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID, kinds...)
 	if err != nil {
 		return nil, err
 	}
-	if !l.restored && !op.Status.Terminal() {
+	if restore {
 		l.restored = true // once a loop: what this replica's jobs keep later is in outputs already
 		l.restoreOutputs(ctx, recs.Artifacts)
 	}
