@@ -329,7 +329,11 @@ func (e *Executor) Wake(org, opID string, plan *capstan.Plan) {
 
 // Notify wakes the operation's goroutine after an outside change (a gate
 // decision, an intervention), launching it if it is not running.
-func (e *Executor) Notify(org, opID string) {
+func (e *Executor) Notify(org, opID string) { e.wakeLoop(org, opID, outsideChange) }
+
+// wakeLoop wakes the operation's goroutine with note, launching it if it
+// is not running.
+func (e *Executor) wakeLoop(org, opID string, note func(*wakeNote)) {
 	e.mu.Lock()
 	l := e.running[org+"|"+opID]
 	e.mu.Unlock()
@@ -337,10 +341,7 @@ func (e *Executor) Notify(org, opID string) {
 		e.Launch(org, opID, nil)
 		return
 	}
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
+	l.wakeFor(note)
 }
 
 // Touched tells the executor that a commit it did not make touched an
@@ -349,7 +350,7 @@ func (e *Executor) Notify(org, opID string) {
 // so does its parent, which follows it.
 func (e *Executor) Touched(t capstan.OperationTouch) {
 	if t.Active {
-		e.Notify(t.OrganizationID, t.ID)
+		e.wakeLoop(t.OrganizationID, t.ID, touch(t))
 	}
 	if t.ParentID != "" {
 		if !t.Active && e.runs(t.OrganizationID, t.ParentID) {

@@ -52,8 +52,10 @@ func (l *loop) gather(ctx context.Context, r nodeResult) []nodeResult {
 		case <-idle.C:
 			return rs
 		case <-l.wake:
-			l.dirty = true // an outside change: decide on it now
-			return rs
+			if l.woken() {
+				l.dirty = true // an outside change: decide on it now
+				return rs
+			}
 		case <-ctx.Done():
 			return rs
 		}

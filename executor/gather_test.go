@@ -72,7 +72,7 @@ func TestGatherHandsOutQueuedWorkWithinTheOperationLimit(t *testing.T) {
 func TestGatherStopsForAnOutsideChange(t *testing.T) {
 	l, _ := gatherLoop(4)
 	l.busy = 2 // another result is still out, and stays out
-	l.wake <- struct{}{}
+	l.wakeFor(outsideChange)
 	rs := l.gather(context.Background(), nodeResult{node: "a"})
 	require.Len(t, rs, 1)
 	require.True(t, l.dirty, "the loop decides on the change next")

@@ -54,6 +54,10 @@ type loop struct {
 	commandTries map[string]int
 	draining     bool
 	wake         chan struct{}
+	// note is why it was woken; readUpTo the last sequence its state
+	// includes (wake.go).
+	note     wakeNote
+	readUpTo int64
 	results      chan nodeResult
 	due          chan string
 	inflight     map[string]bool
@@ -276,6 +280,9 @@ func (l *loop) wait(ctx context.Context) {
 				l.e.cfg.Log.Warn("retrying a node failed", "operation", l.opID, "node", node, "err", err.Error())
 			}
 		case <-l.wake:
+			if !l.woken() {
+				continue // its own commits, told back by the tailer
+			}
 			l.dirty = true // an outside change (a decision, an intervention)
 		case <-reopened:
 			l.resume()
@@ -302,10 +309,12 @@ func (l *loop) state(ctx context.Context) (*state, error) {
 	if l.cached != nil && !l.dirty {
 		return l.cached, nil
 	}
+	told := l.note.upTo.Load() // a read from here includes what was told so far
 	st, err := l.load(ctx)
 	if err != nil {
 		return nil, err
 	}
+	l.sawUpTo(told)
 	l.cached, l.dirty = st, false
 	return st, nil
 }
@@ -348,6 +357,9 @@ func (l *loop) commit(ctx context.Context, ch *capstan.OperationChange) error {
 		l.dirty = true
 		l.assist = nil // the failures were not recorded: the next read decides again
 		return err
+	}
+	for _, e := range ch.Events {
+		l.sawUpTo(e.Sequence)
 	}
 	if len(l.assist) > 0 && l.cached != nil {
 		l.startAssists(l.cached.plan)

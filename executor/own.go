@@ -313,10 +313,7 @@ func (e *Executor) wakeAll() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, l := range e.running {
-		select {
-		case l.wake <- struct{}{}:
-		default:
-		}
+		l.wakeFor(outsideChange)
 	}
 }
 
