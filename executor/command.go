@@ -41,8 +41,9 @@ func (l *loop) applyCommands(ctx context.Context, st *state) error {
 }
 
 // lastCommands decides, once the operation ended, the commands recorded
-// before its end that its loop had not decided yet (each is refused: the
-// operation is over).
+// since the loop last read (a proposal or a recheck its own assists
+// sent, a person's that came in late): each once, a failure logged. One
+// recorded after this read stays pending (its mutation answers PENDING).
 func (l *loop) lastCommands(ctx context.Context) {
 	recs, err := l.e.cfg.Store.OperationRecords(ctx, l.org, l.opID, capstan.RecordCommand)
 	if err != nil {

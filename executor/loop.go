@@ -56,12 +56,12 @@ type loop struct {
 	wake         chan struct{}
 	// note is why it was woken; readUpTo the last sequence its state
 	// includes (wake.go).
-	note     wakeNote
-	readUpTo int64
-	results      chan nodeResult
-	due          chan string
-	inflight     map[string]bool
-	scheduled    map[string]bool
+	note      wakeNote
+	readUpTo  int64
+	results   chan nodeResult
+	due       chan string
+	inflight  map[string]bool
+	scheduled map[string]bool
 	// cached is the operation's state as this goroutine last committed or
 	// read it; dirty means someone else may have changed it since.
 	cached *state

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/executor/shard"
 	"github.com/capstan-dev/capstan/gqlws"
 	"github.com/capstan-dev/capstan/internal/metrics"
@@ -311,12 +312,10 @@ func watchEnds(ctx context.Context, c config, ops []string) (<-chan struct{}, er
 	return ended, nil
 }
 
+// terminal reports whether a status as GraphQL shows it (the domain's,
+// upper-cased) is an end.
 func terminal(status string) bool {
-	switch status {
-	case "SUCCEEDED", "FAILED", "CANCELLED", "ROLLED_BACK":
-		return true
-	}
-	return false
+	return capstan.OperationStatus(strings.ToLower(status)).Terminal()
 }
 
 // releaseAll approves every operation's gate, eight at a time, through
