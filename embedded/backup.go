@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -23,7 +21,7 @@ func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRe
 	if err := capstan.CheckOrg(org); err != nil {
 		return err
 	}
-	return s.view(ctx, "embedded.Dump", func(tx *bolt.Tx) error {
+	return s.view(ctx, "embedded.Dump", func(tx *rtx) error {
 		if err := dumpPacks(tx, org, emit); err != nil {
 			return err
 		}
@@ -50,7 +48,7 @@ func (s *Store) Dump(ctx context.Context, org string, emit func(capstan.BackupRe
 
 // dumpPacks writes the packs in the order they were installed: which
 // pack owns a capability both define depends on it.
-func dumpPacks(tx *bolt.Tx, org string, emit func(capstan.BackupRecord) error) error {
+func dumpPacks(tx *rtx, org string, emit func(capstan.BackupRecord) error) error {
 	type stored struct {
 		data []byte
 		pack capstan.ScenarioPack
@@ -73,7 +71,7 @@ func dumpPacks(tx *bolt.Tx, org string, emit func(capstan.BackupRecord) error) e
 	return nil
 }
 
-func dumpBucket(ctx context.Context, tx *bolt.Tx, bucket []byte, org, kind string, emit func(capstan.BackupRecord) error) error {
+func dumpBucket(ctx context.Context, tx *rtx, bucket []byte, org, kind string, emit func(capstan.BackupRecord) error) error {
 	return scan(tx.Bucket(bucket), prefix(org), nil, func(_, v []byte) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -84,7 +82,7 @@ func dumpBucket(ctx context.Context, tx *bolt.Tx, bucket []byte, org, kind strin
 
 // dumpRecords writes one kind of every operation's records: keys are
 // org, operation, kind, key.
-func dumpRecords(ctx context.Context, tx *bolt.Tx, org, stored, kind string, emit func(capstan.BackupRecord) error) error {
+func dumpRecords(ctx context.Context, tx *rtx, org, stored, kind string, emit func(capstan.BackupRecord) error) error {
 	p := prefix(org)
 	return scan(tx.Bucket(bOpRecords), p, nil, func(k, v []byte) (bool, error) {
 		if err := ctx.Err(); err != nil {
@@ -98,7 +96,7 @@ func dumpRecords(ctx context.Context, tx *bolt.Tx, org, stored, kind string, emi
 	})
 }
 
-func dumpEvents(ctx context.Context, tx *bolt.Tx, org string, emit func(capstan.BackupRecord) error) error {
+func dumpEvents(ctx context.Context, tx *rtx, org string, emit func(capstan.BackupRecord) error) error {
 	p := prefix(org)
 	return scan(tx.Bucket(bEvents), p, nil, func(k, v []byte) (bool, error) {
 		if err := ctx.Err(); err != nil {
@@ -122,7 +120,7 @@ func (s *Store) BeginRestore(ctx context.Context, org string) (capstan.Restorati
 	if err := capstan.CheckOrg(org); err != nil {
 		return nil, err
 	}
-	err := s.view(ctx, "embedded.BeginRestore", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.BeginRestore", func(tx *rtx) error {
 		for _, b := range allBuckets {
 			if k, _ := tx.Bucket(b).Cursor().Seek(prefix(org)); k != nil && bytes.HasPrefix(k, prefix(org)) {
 				return capstan.Errorf(capstan.ECONFLICT, "the store already holds organization %s: a backup restores into a store without it", org)
@@ -173,7 +171,7 @@ func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
 		if err := r.s.writePack(w, org, &p, &created); err != nil {
 			return err
 		}
-		return w.put(bPacks, key(org, p.Ref()), rec.Data, 0) // as installed, with its time
+		return w.put(bPacks, key(org, p.Ref()), rec.Data) // as installed, with its time
 	case capstan.BackupResource:
 		var res capstan.Resource
 		if err := json.Unmarshal(rec.Data, &res); err != nil {
@@ -185,19 +183,19 @@ func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
 		if err := json.Unmarshal(rec.Data, &m); err != nil {
 			return err
 		}
-		return w.put(bIntents, key(org, m.ID), rec.Data, 0)
+		return w.put(bIntents, key(org, m.ID), rec.Data)
 	case capstan.BackupPlan:
 		var p capstan.Plan
 		if err := json.Unmarshal(rec.Data, &p); err != nil {
 			return err
 		}
-		if err := w.put(bIntentPlans, key(org, p.IntentID, p.ID), nil, 0); err != nil {
+		if err := w.put(bIntentPlans, key(org, p.IntentID, p.ID), nil); err != nil {
 			return err
 		}
 		if err := indexProviders(w, org, &p); err != nil {
 			return err
 		}
-		return w.put(bPlans, key(org, p.ID), rec.Data, 0)
+		return w.put(bPlans, key(org, p.ID), rec.Data)
 	case capstan.BackupPlanRevision:
 		var rev struct {
 			PlanID   string `json:"plan_id"`
@@ -206,7 +204,7 @@ func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
 		if err := json.Unmarshal(rec.Data, &rev); err != nil {
 			return err
 		}
-		return w.put(bRevisions, revisionKey(org, rev.PlanID, rev.Revision), rec.Data, 0)
+		return w.put(bRevisions, revisionKey(org, rev.PlanID, rev.Revision), rec.Data)
 	case capstan.BackupOperation:
 		var op capstan.Operation
 		if err := json.Unmarshal(rec.Data, &op); err != nil {
@@ -219,7 +217,7 @@ func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
 			if tx.Bucket(bOperationKeys).Get(key(org, op.IdempotencyKey)) != nil {
 				return capstan.Errorf(capstan.ECONFLICT, "two operations were started with idempotency key %s", op.IdempotencyKey)
 			}
-			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(op.ID), 0); err != nil {
+			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(op.ID)); err != nil {
 				return err
 			}
 		}
@@ -229,19 +227,19 @@ func (r *restoration) put(w *writer, rec capstan.BackupRecord) error {
 		if err != nil {
 			return err
 		}
-		return w.put(bEvents, key(org, rec.Operation, seqKey(seq)), rec.Data, 0)
+		return w.put(bEvents, key(org, rec.Operation, seqKey(seq)), rec.Data)
 	case capstan.BackupPlanPatch:
 		var p capstan.PlanPatch
 		if err := json.Unmarshal(rec.Data, &p); err != nil {
 			return err
 		}
-		if err := w.put(bOpPatches, key(org, p.OperationID, p.ID), []byte{}, 0); err != nil {
+		if err := w.put(bOpPatches, key(org, p.OperationID, p.ID), []byte{}); err != nil {
 			return err
 		}
-		return w.put(bPatches, key(org, p.ID), rec.Data, 0)
+		return w.put(bPatches, key(org, p.ID), rec.Data)
 	}
 	if stored, ok := capstan.StoredKindOf(rec.Kind); ok {
-		return w.put(bOpRecords, key(org, rec.Operation, stored, rec.Key), rec.Data, 0)
+		return w.put(bOpRecords, key(org, rec.Operation, stored, rec.Key), rec.Data)
 	}
 	return capstan.Errorf(capstan.EINVALID, "this store does not keep records of kind %q", rec.Kind)
 }

@@ -69,8 +69,11 @@ const (
 )
 
 // checkpointLocked makes every commit so far durable and records it in
-// the log. The caller holds s.wmu.
+// the log: the memtables are flushed first. The caller holds s.wmu.
 func (s *Store) checkpointLocked() error {
+	if err := s.flushAllLocked(); err != nil {
+		return err
+	}
 	if err := s.db.Sync(); err != nil {
 		return err
 	}

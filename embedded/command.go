@@ -3,8 +3,6 @@ package embedded
 import (
 	"context"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -28,14 +26,14 @@ func (s *Store) RecordCommand(ctx context.Context, org, opID string, c *capstan.
 		if tx.Bucket(bOpRecords).Get(k) != nil {
 			return capstan.Errorf(capstan.ECONFLICT, "command %s is recorded already", c.ID)
 		}
-		return w.put(bOpRecords, k, data, 0)
+		return w.put(bOpRecords, k, data)
 	})
 }
 
 // GetCommand returns a command of an operation.
 func (s *Store) GetCommand(ctx context.Context, org, opID, id string) (*capstan.Command, error) {
 	var c capstan.Command
-	err := s.view(ctx, "embedded.GetCommand", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.GetCommand", func(tx *rtx) error {
 		ok, err := getJSON(tx.Bucket(bOpRecords), key(org, opID, capstan.RecordCommand, id), &c)
 		if err == nil && !ok {
 			err = capstan.NotFound("command", id)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -21,7 +19,7 @@ func (s *Store) fillConsumers(ctx context.Context, org, owner string, cs []capst
 	if len(cs) == 0 {
 		return nil
 	}
-	return s.view(ctx, "embedded.FindCandidates", func(tx *bolt.Tx) error {
+	return s.view(ctx, "embedded.FindCandidates", func(tx *rtx) error {
 		for i := range cs {
 			keys, err := consumers(tx, org, cs[i].Resource.Key(), owner)
 			if err != nil {
@@ -37,7 +35,7 @@ func (s *Store) fillConsumers(ctx context.Context, org, owner string, cs []capst
 // depend on, use or connect to the resource with key target, but owner
 // and what is part_of it; it stops past MaxConsumers (when there are more,
 // which ones it lists is the index's order, not the keys').
-func consumers(tx *bolt.Tx, org, target, owner string) ([]string, error) {
+func consumers(tx *rtx, org, target, owner string) ([]string, error) {
 	var out []string
 	err := eachIncoming(tx, org, target, func(typ capstan.RelationshipType, sourceID string) (bool, error) {
 		if !consumesRelationship(typ) {
@@ -64,7 +62,7 @@ func partOf(r *capstan.Resource, owner string) bool {
 
 // eachIncoming calls fn for each relationship pointing at the resource
 // with key target — its type and its source's id — while fn says to go on.
-func eachIncoming(tx *bolt.Tx, org, target string, fn func(capstan.RelationshipType, string) (bool, error)) error {
+func eachIncoming(tx *rtx, org, target string, fn func(capstan.RelationshipType, string) (bool, error)) error {
 	p := prefix(org, target)
 	return scan(tx.Bucket(bIncoming), p, nil, func(k, _ []byte) (bool, error) {
 		rest := k[len(p):]

@@ -22,7 +22,13 @@ import (
 func rawUpdate(s *Store, fn func(tx *bolt.Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.flushAllLocked(); err != nil { // nothing above bbolt hides the change
+		return err
+	}
 	if err := s.db.Update(fn); err != nil {
+		return err
+	}
+	if err := s.startMemtable(); err != nil { // readers begin at the change
 		return err
 	}
 	return s.fail(s.checkpointLocked())
@@ -95,6 +101,9 @@ func CrashAt(point string, nth int) {
 
 // SetCheckpointEvery makes a checkpoint due after n logged batches.
 func SetCheckpointEvery(n int) { checkpointEveryBatches = n }
+
+// FlushAt makes a flush due once the memtable holds n bytes.
+func FlushAt(n int) Option { return func(s *Store) { s.flushAt = n } }
 
 // SetRotateAt makes a checkpoint start a new log past n bytes.
 func SetRotateAt(n int64) { rotateAtBytes = n }
@@ -235,7 +244,7 @@ func BreakStepLog(s *Store) error {
 // commit, as a step's code that is wrong would.
 func PanicInAStep(ctx context.Context, s *Store, op *capstan.Operation) error {
 	return s.update(ctx, "test", func(w *writer) error {
-		if err := w.put(bOperations, key("acme", op.ID), []byte("{}"), 0); err != nil {
+		if err := w.put(bOperations, key("acme", op.ID), []byte("{}")); err != nil {
 			return err
 		}
 		panic("a step's write went wrong")

@@ -22,31 +22,48 @@ import (
 type writeFunc = func(w *writer) error
 
 // writer is the only way the store writes to a bucket: it puts a write's
-// changes in the transaction and keeps them for the step log, so that
-// every write is made durable by one append (TestEveryWriteGoesThroughTheWriter
-// keeps the store's code to it). tx is for reads.
+// changes in the batch's memtable (memtable.go) and keeps them for the
+// step log, so that every write is made durable by one append
+// (TestEveryWriteGoesThroughTheWriter keeps the store's code to it). tx
+// is for reads, the batch's own writes first. A migration's writer
+// writes to bbolt's transaction (raw) instead: the checkpoint after it
+// makes it durable.
 type writer struct {
-	tx  *bolt.Tx
-	ops []logOp
+	tx   *rtx
+	mem  *memTree
+	raw  *bolt.Tx
+	ops  []logOp
+	size int
 }
 
-func (w *writer) put(bucket, k, v []byte, fill float64) error {
-	b := w.tx.Bucket(bucket)
-	if fill > 0 {
-		b.FillPercent = fill
+// rawWriter writes to tx directly: for migrations.
+func rawWriter(tx *bolt.Tx) *writer { return &writer{tx: &rtx{tx: tx}, raw: tx} }
+
+func (w *writer) put(bucket, k, v []byte) error {
+	if w.raw != nil {
+		b := w.raw.Bucket(bucket)
+		if b == nil {
+			return fmt.Errorf("no bucket %q", bucket)
+		}
+		return b.Put(k, v)
 	}
-	if err := b.Put(k, v); err != nil {
-		return err
-	}
+	w.mem.Set(memItem{bucket: string(bucket), key: k, value: v})
 	w.ops = append(w.ops, logOp{bucket: bucket, key: k, value: v})
+	w.size += len(k) + len(v) + memItemOverhead
 	return nil
 }
 
 func (w *writer) delete(bucket, k []byte) error {
-	if err := w.tx.Bucket(bucket).Delete(k); err != nil {
-		return err
+	if w.raw != nil {
+		b := w.raw.Bucket(bucket)
+		if b == nil {
+			return fmt.Errorf("no bucket %q", bucket)
+		}
+		return b.Delete(k)
 	}
+	w.mem.Set(memItem{bucket: string(bucket), key: k, deleted: true})
 	w.ops = append(w.ops, logOp{bucket: bucket, key: k, del: true})
+	w.size += len(k) + memItemOverhead
 	return nil
 }
 
@@ -56,7 +73,7 @@ func (w *writer) putJSON(bucket, k []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	return w.put(bucket, k, data, 0)
+	return w.put(bucket, k, data)
 }
 
 // update runs fn in a write transaction shared with the writes (the
@@ -71,13 +88,17 @@ func (s *Store) update(ctx context.Context, op string, fn writeFunc) error {
 	return wrap(op, c.Err)
 }
 
-// commitSteps commits the steps in one transaction. A step that fails
-// fails alone: the transaction is rolled back and the others commit
-// again without it (bbolt has no savepoints); most failures (a stale
-// version) are found before the step writes anything, so this is rare.
+// commitSteps commits the steps as one batch: one append to the step
+// log, then one publication of their memtable. A step that fails fails
+// alone: the batch's copy of the memtable is dropped and the others
+// commit again without it; most failures (a stale version) are found
+// before the step writes anything, so this is rare.
 func (s *Store) commitSteps(batch []*groupcommit.Call[writeFunc]) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if err := s.flushErr.Load(); err != nil && s.failed == nil {
+		_ = s.fail(*err)
+	}
 	for len(batch) > 0 {
 		if s.failed != nil {
 			for _, c := range batch {
@@ -97,30 +118,29 @@ func (s *Store) commitSteps(batch []*groupcommit.Call[writeFunc]) {
 	}
 }
 
-// commitBatch runs the writes in one transaction and makes it durable: by
-// the step log, or by a checkpoint when they are too large for it. It
+// commitBatch runs the writes into a copy of the active memtable, makes
+// them durable (by the step log, or by a checkpoint when they are too
+// large for it) and only then publishes them to readers. It
 // returns the index of a step that failed (then nothing is committed),
 // or -1 and the commit's outcome.
 func (s *Store) commitBatch(batch []*groupcommit.Call[writeFunc]) (int, error, error) {
-	tx, err := s.db.Begin(true)
+	r, err := s.snapshot()
 	if err != nil {
 		return -1, nil, err
 	}
-	// A step that panics (its caller may recover) must not leave bbolt's
-	// writer lock held; after a commit this rollback is a no-op.
-	defer func() { _ = tx.Rollback() }()
-	w := &writer{tx: tx}
+	defer r.tx.Rollback()
+	// The batch writes to a copy of the active memtable (copied on
+	// write): a step that fails leaves the active one as it was.
+	work := s.active.Copy()
+	w := &writer{mem: work, tx: &rtx{mem: append([]*memTree{work}, r.mem[1:]...), tx: r.tx}}
 	for i, c := range batch {
 		if err := c.Item(w); err != nil {
-			tx.Rollback()
 			return i, err, nil
 		}
 	}
 	payload := encodeSteps(w.ops)
 	if len(payload) > maxStepLogRecord { // made durable by a checkpoint instead
-		if err := tx.Commit(); err != nil {
-			return -1, nil, err
-		}
+		s.applyLocked(work, w.size)
 		return -1, nil, s.fail(s.checkpointLocked())
 	}
 	if err := s.log.append(payload); err != nil {
@@ -129,12 +149,7 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[writeFunc]) (int, error, e
 		return -1, nil, s.fail(fmt.Errorf("the step log (whether the last steps were kept is known after a restart): %w", err))
 	}
 	crashPoint("step-logged")
-	if err := tx.Commit(); err != nil {
-		// Logged but not applied: recovery applies it. Until then the
-		// store takes no write, so that nothing is built on a state
-		// this process cannot see.
-		return -1, nil, s.fail(fmt.Errorf("a logged step's transaction: %w", err))
-	}
+	s.applyLocked(work, w.size)
 	crashPoint("step-applied")
 	s.batchesSinceCheckpoint++
 	if s.checkpointDue() && !s.closing {
@@ -143,6 +158,7 @@ func (s *Store) commitBatch(batch []*groupcommit.Call[writeFunc]) (int, error, e
 		default:
 		}
 	}
+	s.flushIfDueLocked()
 	return -1, nil, nil
 }
 

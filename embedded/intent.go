@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -70,7 +68,7 @@ func (s *Store) putIntent(w *writer, org string, i *capstan.Intent) (capstan.Met
 func (s *Store) GetIntent(ctx context.Context, org, id string) (*capstan.Intent, error) {
 	var i capstan.Intent
 	var ok bool
-	err := s.view(ctx, "embedded.GetIntent", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetIntent", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bIntents), key(org, id), &i)
 		return err
 	})
@@ -85,7 +83,7 @@ func (s *Store) ListIntents(ctx context.Context, org string, f capstan.IntentFil
 	var out []*capstan.Intent
 	total := 0
 	limit := capstan.LimitOr(f.Limit, 100)
-	err := s.view(ctx, "embedded.ListIntents", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListIntents", func(tx *rtx) error {
 		return scan(tx.Bucket(bIntents), prefix(org), nil, func(k, v []byte) (bool, error) {
 			var i capstan.Intent
 			if err := json.Unmarshal(v, &i); err != nil {

@@ -81,7 +81,7 @@ func fillOperationVersions(tx *bolt.Tx) error {
 			return err
 		}
 		org, _, _ := bytes.Cut(k, []byte{0})
-		return putVersion(&writer{tx: tx}, string(org), m)
+		return putVersion(rawWriter(tx), string(org), m)
 	})
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -45,7 +43,7 @@ func (s *Store) StartOperation(ctx context.Context, org string, op *capstan.Oper
 			return err
 		}
 		if op.IdempotencyKey != "" {
-			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(om.ID), 0); err != nil {
+			if err := w.put(bOperationKeys, key(org, op.IdempotencyKey), []byte(om.ID)); err != nil {
 				return err
 			}
 		}
@@ -88,11 +86,11 @@ func (s *Store) putOperationJSON(w *writer, org string, op *capstan.Operation, d
 			return err
 		}
 	case !op.Status.Terminal() && !listed:
-		if err := w.put(bActiveOps, k, []byte{}, 0); err != nil {
+		if err := w.put(bActiveOps, k, []byte{}); err != nil {
 			return err
 		}
 	}
-	return w.put(bOperations, k, data, 0)
+	return w.put(bOperations, k, data)
 }
 
 // appendFill is how full bbolt leaves pages it splits in the buckets an
@@ -121,7 +119,7 @@ func (s *Store) appendEvents(w *writer, org, opID string, events []capstan.Opera
 		if err != nil {
 			return err
 		}
-		if err := w.put(bEvents, key(org, opID, seqKey(last)), data, appendFill); err != nil {
+		if err := w.put(bEvents, key(org, opID, seqKey(last)), data); err != nil {
 			return err
 		}
 		events[i] = e
@@ -130,7 +128,7 @@ func (s *Store) appendEvents(w *writer, org, opID string, events []capstan.Opera
 }
 
 // lastSequence is the operation's last event's sequence (0: none).
-func lastSequence(b *bolt.Bucket, org, opID string) int64 {
+func lastSequence(b *rbucket, org, opID string) int64 {
 	last := int64(0)
 	p := prefix(org, opID)
 	c := b.Cursor()
@@ -230,7 +228,7 @@ func (s *Store) putPatches(w *writer, org, opID string, patches []capstan.PlanPa
 		if err := w.putJSON(bPatches, key(org, p.ID), &p); err != nil {
 			return nil, err
 		}
-		if err := w.put(bOpPatches, key(org, opID, p.ID), []byte{}, 0); err != nil {
+		if err := w.put(bOpPatches, key(org, opID, p.ID), []byte{}); err != nil {
 			return nil, err
 		}
 		out[i] = p.Meta
@@ -242,7 +240,7 @@ func (s *Store) putPatches(w *writer, org, opID string, patches []capstan.PlanPa
 func (s *Store) GetPlanPatch(ctx context.Context, org, id string) (*capstan.PlanPatch, error) {
 	var p capstan.PlanPatch
 	var ok bool
-	err := s.view(ctx, "embedded.GetPlanPatch", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetPlanPatch", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bPatches), key(org, id), &p)
 		return err
 	})
@@ -255,7 +253,7 @@ func (s *Store) GetPlanPatch(ctx context.Context, org, id string) (*capstan.Plan
 // ListPlanPatches returns an operation's patches, oldest first (ids sort by time).
 func (s *Store) ListPlanPatches(ctx context.Context, org, opID string) ([]*capstan.PlanPatch, error) {
 	out := []*capstan.PlanPatch{}
-	err := s.view(ctx, "embedded.ListPlanPatches", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListPlanPatches", func(tx *rtx) error {
 		return scan(tx.Bucket(bOpPatches), prefix(org, opID), nil, func(k, _ []byte) (bool, error) {
 			var p capstan.PlanPatch
 			ok, err := getJSON(tx.Bucket(bPatches), key(org, lastPart(k)), &p)
@@ -299,7 +297,7 @@ func (s *Store) putChangeWrites(wr *writer, org string, ch *capstan.OperationCha
 func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Operation, error) {
 	var op capstan.Operation
 	var ok bool
-	err := s.view(ctx, "embedded.GetOperation", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetOperation", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bOperations), key(org, id), &op)
 		return err
 	})
@@ -312,7 +310,7 @@ func (s *Store) GetOperation(ctx context.Context, org, id string) (*capstan.Oper
 // GetOperationByKey returns the operation started with an idempotency key.
 func (s *Store) GetOperationByKey(ctx context.Context, org, idem string) (*capstan.Operation, error) {
 	var id []byte
-	_ = s.view(ctx, "embedded.GetOperationByKey", func(tx *bolt.Tx) error {
+	_ = s.view(ctx, "embedded.GetOperationByKey", func(tx *rtx) error {
 		id = append(id, tx.Bucket(bOperationKeys).Get(key(org, idem))...)
 		return nil
 	})
@@ -327,7 +325,7 @@ func (s *Store) ListOperations(ctx context.Context, org string, f capstan.Operat
 	var out []*capstan.Operation
 	total := 0
 	limit := capstan.LimitOr(f.Limit, 100)
-	err := s.view(ctx, "embedded.ListOperations", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListOperations", func(tx *rtx) error {
 		return scan(tx.Bucket(bOperations), prefix(org), nil, func(_, v []byte) (bool, error) {
 			var op capstan.Operation
 			if err := json.Unmarshal(v, &op); err != nil {
@@ -353,7 +351,7 @@ func (s *Store) OperationRecords(ctx context.Context, org, opID string, kinds ..
 		return nil, err
 	}
 	recs := &capstan.OperationRecords{}
-	err = s.view(ctx, "embedded.OperationRecords", func(tx *bolt.Tx) error {
+	err = s.view(ctx, "embedded.OperationRecords", func(tx *rtx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
 			return capstan.NotFound("operation", opID)
 		}
@@ -387,7 +385,7 @@ func appendJSON[T any](v []byte, list *[]T) error {
 func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, limit int) ([]capstan.OperationEvent, error) {
 	var out []capstan.OperationEvent
 	limit = capstan.LimitOr(limit, 1000)
-	err := s.view(ctx, "embedded.ListEvents", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListEvents", func(tx *rtx) error {
 		if tx.Bucket(bOperations).Get(key(org, opID)) == nil {
 			return capstan.NotFound("operation", opID)
 		}
@@ -405,7 +403,7 @@ func (s *Store) ListEvents(ctx context.Context, org, opID string, after int64, l
 // from the keys of the set of active operations (organization, id).
 func (s *Store) UnfinishedOperations(ctx context.Context) ([]capstan.OperationRef, error) {
 	var out []capstan.OperationRef
-	err := s.view(ctx, "embedded.UnfinishedOperations", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.UnfinishedOperations", func(tx *rtx) error {
 		return tx.Bucket(bActiveOps).ForEach(func(k, _ []byte) error {
 			org, id, ok := bytes.Cut(k, []byte{0})
 			if !ok || len(org) == 0 || len(id) == 0 {

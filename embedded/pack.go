@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -116,7 +114,7 @@ func (s *Store) writePack(w *writer, org string, p *capstan.ScenarioPack, create
 
 func listJSON[T any](s *Store, ctx context.Context, op string, bucket []byte, org string) ([]*T, error) {
 	var out []*T
-	err := s.view(ctx, op, func(tx *bolt.Tx) error {
+	err := s.view(ctx, op, func(tx *rtx) error {
 		return scan(tx.Bucket(bucket), prefix(org), nil, func(_, v []byte) (bool, error) {
 			var t T
 			if err := json.Unmarshal(v, &t); err != nil {
@@ -155,7 +153,7 @@ func (s *Store) ListPolicies(ctx context.Context, org string) ([]*capstan.Policy
 func (s *Store) GetCapability(ctx context.Context, org, k string) (*capstan.CapabilityDefinition, error) {
 	var d capstan.CapabilityDefinition
 	var ok bool
-	err := s.view(ctx, "embedded.GetCapability", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetCapability", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bCapabilities), key(org, k), &d)
 		return err
 	})
@@ -181,7 +179,7 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 	}
 	var sc capstan.Scenario
 	var ok bool
-	err := s.view(ctx, "embedded.GetScenario", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetScenario", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bScenarios), key(org, ref), &sc)
 		return err
 	})
@@ -194,7 +192,7 @@ func (s *Store) GetScenario(ctx context.Context, org, ref string) (*capstan.Scen
 // ListPackRefs names the installed packs from the keys alone.
 func (s *Store) ListPackRefs(ctx context.Context, org string) ([]string, error) {
 	var out []string
-	err := s.view(ctx, "embedded.ListPackRefs", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListPackRefs", func(tx *rtx) error {
 		return scan(tx.Bucket(bPacks), prefix(org), nil, func(k, _ []byte) (bool, error) {
 			out = append(out, lastPart(k))
 			return true, nil

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -49,7 +47,7 @@ func (s *Store) CreatePlan(ctx context.Context, org string, p *capstan.Plan, i *
 		if err := indexProviders(w, org, &c); err != nil {
 			return err
 		}
-		return w.put(bIntentPlans, key(org, i.ID, m.ID), nil, 0)
+		return w.put(bIntentPlans, key(org, i.ID, m.ID), nil)
 	})
 	if err != nil {
 		return err
@@ -136,14 +134,14 @@ func (s *Store) putRevision(w *writer, org string, stored, p *capstan.Plan) erro
 	if err != nil || snap == nil {
 		return err
 	}
-	return w.put(bRevisions, k, data, 0)
+	return w.put(bRevisions, k, data)
 }
 
 // GetPlanRevision returns one revision of a plan.
 func (s *Store) GetPlanRevision(ctx context.Context, org, planID string, revision int) (*capstan.PlanRevision, error) {
 	var r capstan.PlanRevision
 	var ok bool
-	err := s.view(ctx, "embedded.GetPlanRevision", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetPlanRevision", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bRevisions), revisionKey(org, planID, revision), &r)
 		return err
 	})
@@ -156,7 +154,7 @@ func (s *Store) GetPlanRevision(ctx context.Context, org, planID string, revisio
 // ListPlanRevisions returns every revision of a plan, oldest first.
 func (s *Store) ListPlanRevisions(ctx context.Context, org, planID string) ([]*capstan.PlanRevision, error) {
 	var out []*capstan.PlanRevision
-	err := s.view(ctx, "embedded.ListPlanRevisions", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListPlanRevisions", func(tx *rtx) error {
 		return scan(tx.Bucket(bRevisions), prefix(org, planID), nil, func(_, v []byte) (bool, error) {
 			var r capstan.PlanRevision
 			if err := json.Unmarshal(v, &r); err != nil {
@@ -173,7 +171,7 @@ func (s *Store) ListPlanRevisions(ctx context.Context, org, planID string) ([]*c
 func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, error) {
 	var p capstan.Plan
 	var ok bool
-	err := s.view(ctx, "embedded.GetPlan", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetPlan", func(tx *rtx) (err error) {
 		ok, err = getJSON(tx.Bucket(bPlans), key(org, id), &p)
 		return err
 	})
@@ -186,7 +184,7 @@ func (s *Store) GetPlan(ctx context.Context, org, id string) (*capstan.Plan, err
 // ListPlans returns the plans of an intent, oldest first.
 func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan.Plan, error) {
 	var out []*capstan.Plan
-	err := s.view(ctx, "embedded.ListPlans", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListPlans", func(tx *rtx) error {
 		return scan(tx.Bucket(bIntentPlans), prefix(org, intentID), nil, func(k, _ []byte) (bool, error) {
 			var p capstan.Plan
 			ok, err := getJSON(tx.Bucket(bPlans), key(org, lastPart(k)), &p)
@@ -204,7 +202,7 @@ func (s *Store) ListPlans(ctx context.Context, org, intentID string) ([]*capstan
 func (s *Store) ListProviderBindings(ctx context.Context, org, resourceID string, limit int) ([]capstan.ProviderBinding, error) {
 	limit = capstan.LimitOr(limit, 100)
 	var out []capstan.ProviderBinding
-	err := s.view(ctx, "embedded.ListProviderBindings", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListProviderBindings", func(tx *rtx) error {
 		// Newest plan first: plan ids sort by time, so the index is read
 		// backwards from the end of the resource's range.
 		p := prefix(org, resourceID)

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -74,7 +72,7 @@ func (s *Store) prepareStep(org string, ch *capstan.OperationChange) (*preparedS
 // storedVersion is the operation's version and creation time as stored:
 // from the versions bucket (no decoding), or, for an operation written
 // before it, from the operation itself.
-func storedVersion(tx *bolt.Tx, org, opID string) (int64, time.Time, bool, error) {
+func storedVersion(tx *rtx, org, opID string) (int64, time.Time, bool, error) {
 	k := key(org, opID)
 	if v := tx.Bucket(bOpVersions).Get(k); len(v) == 16 {
 		return int64(binary.BigEndian.Uint64(v)), time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(), true, nil
@@ -90,7 +88,7 @@ func putVersion(w *writer, org string, m capstan.Meta) error {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, uint64(m.Version))
 	binary.BigEndian.PutUint64(v[8:], uint64(m.CreatedAt.UnixNano()))
-	return w.put(bOpVersions, key(org, m.ID), v, 0)
+	return w.put(bOpVersions, key(org, m.ID), v)
 }
 
 // putPrepared writes a prepared step whose version was checked: the
@@ -100,7 +98,7 @@ func (s *Store) putPrepared(w *writer, org string, op *capstan.Operation, p *pre
 		return nil, err
 	}
 	for _, r := range p.rows {
-		if err := w.put(bOpRecords, key(org, op.ID, r.Kind, r.Key), r.JSON, appendFill); err != nil {
+		if err := w.put(bOpRecords, key(org, op.ID, r.Kind, r.Key), r.JSON); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +108,7 @@ func (s *Store) putPrepared(w *writer, org string, op *capstan.Operation, p *pre
 		last++
 		data := make([]byte, 0, len(e.head)+20+len(e.tail))
 		data = append(strconv.AppendInt(append(data, e.head...), last, 10), e.tail...)
-		if err := w.put(bEvents, key(org, op.ID, seqKey(last)), data, appendFill); err != nil {
+		if err := w.put(bEvents, key(org, op.ID, seqKey(last)), data); err != nil {
 			return nil, err
 		}
 		out[i] = e.event

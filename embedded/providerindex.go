@@ -49,10 +49,10 @@ func indexProviders(w *writer, org string, p *capstan.Plan) error {
 		if b.Provider == nil || b.Provider.ResourceID == "" {
 			continue
 		}
-		if err := w.put(bProviderBindings, key(org, b.Provider.ResourceID, p.ID, b.ID), nil, 0); err != nil {
+		if err := w.put(bProviderBindings, key(org, b.Provider.ResourceID, p.ID, b.ID), nil); err != nil {
 			return err
 		}
-		if err := w.put(bPlanProviders, key(org, p.ID, b.Provider.ResourceID, b.ID), nil, 0); err != nil {
+		if err := w.put(bPlanProviders, key(org, p.ID, b.Provider.ResourceID, b.ID), nil); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ func indexProviders(w *writer, org string, p *capstan.Plan) error {
 // database from before the index is opened (a migration: its writes are
 // made durable by the checkpoint after it, not logged).
 func buildProviderIndex(tx *bolt.Tx) error {
-	w := &writer{tx: tx}
+	w := rawWriter(tx)
 	return tx.Bucket(bPlans).ForEach(func(k, v []byte) error {
 		org, _, _ := bytes.Cut(k, []byte{0})
 		var p capstan.Plan

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -59,7 +57,7 @@ func (s *Store) providers(ctx context.Context, org string) (*orgProviders, error
 		facts capstan.CandidateFacts
 	}
 	lists := map[string][]offer{} // the facts are decoded once, here, and dropped after
-	err := s.view(ctx, "embedded.providers", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.providers", func(tx *rtx) error {
 		var err error
 		if p.defs, err = loadCapabilities(tx, org); err != nil {
 			return err

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/capstan-dev/capstan"
 )
 
@@ -139,7 +137,7 @@ func (s *Store) updateResource(w *writer, org string, r *capstan.Resource) (caps
 	return m, writeResource(w, org, old, &r2)
 }
 
-func checkTargets(tx *bolt.Tx, org string, r *capstan.Resource) error {
+func checkTargets(tx *rtx, org string, r *capstan.Resource) error {
 	var p capstan.Problems
 	for _, rel := range r.Relationships {
 		if tx.Bucket(bResourceKeys).Get(key(org, rel.Target)) == nil {
@@ -166,23 +164,23 @@ func writeResource(w *writer, org string, old, r *capstan.Resource) error {
 			}
 		}
 	}
-	if err := w.put(bResourceKeys, key(org, r.Key()), []byte(r.ID), 0); err != nil {
+	if err := w.put(bResourceKeys, key(org, r.Key()), []byte(r.ID)); err != nil {
 		return err
 	}
 	for _, pc := range r.ProvidedCapabilities {
-		if err := w.put(bProvides, key(org, pc.Capability, r.ID), nil, 0); err != nil {
+		if err := w.put(bProvides, key(org, pc.Capability, r.ID), nil); err != nil {
 			return err
 		}
 	}
 	for _, rel := range r.Relationships {
-		if err := w.put(bIncoming, key(org, rel.Target, string(rel.Type), r.ID), nil, 0); err != nil {
+		if err := w.put(bIncoming, key(org, rel.Target, string(rel.Type), r.ID), nil); err != nil {
 			return err
 		}
 	}
 	return w.putJSON(bResources, key(org, r.ID), r)
 }
 
-func loadResource(tx *bolt.Tx, org, id string) (*capstan.Resource, error) {
+func loadResource(tx *rtx, org, id string) (*capstan.Resource, error) {
 	var r capstan.Resource
 	ok, err := getJSON(tx.Bucket(bResources), key(org, id), &r)
 	if !ok || err != nil {
@@ -191,7 +189,7 @@ func loadResource(tx *bolt.Tx, org, id string) (*capstan.Resource, error) {
 	return &r, nil
 }
 
-func loadByKey(tx *bolt.Tx, org, k string) (*capstan.Resource, error) {
+func loadByKey(tx *rtx, org, k string) (*capstan.Resource, error) {
 	id := tx.Bucket(bResourceKeys).Get(key(org, k))
 	if id == nil {
 		return nil, nil
@@ -202,7 +200,7 @@ func loadByKey(tx *bolt.Tx, org, k string) (*capstan.Resource, error) {
 // GetResource returns a resource by id.
 func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resource, error) {
 	var r *capstan.Resource
-	err := s.view(ctx, "embedded.GetResource", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetResource", func(tx *rtx) (err error) {
 		r, err = loadResource(tx, org, id)
 		return err
 	})
@@ -215,7 +213,7 @@ func (s *Store) GetResource(ctx context.Context, org, id string) (*capstan.Resou
 // GetResourceByKey returns a resource by key.
 func (s *Store) GetResourceByKey(ctx context.Context, org, k string) (*capstan.Resource, error) {
 	var r *capstan.Resource
-	err := s.view(ctx, "embedded.GetResourceByKey", func(tx *bolt.Tx) (err error) {
+	err := s.view(ctx, "embedded.GetResourceByKey", func(tx *rtx) (err error) {
 		r, err = loadByKey(tx, org, k)
 		return err
 	})
@@ -228,7 +226,7 @@ func (s *Store) GetResourceByKey(ctx context.Context, org, k string) (*capstan.R
 // GetResources returns resources by id; missing ids give nil entries.
 func (s *Store) GetResources(ctx context.Context, org string, ids []string) ([]*capstan.Resource, error) {
 	out := make([]*capstan.Resource, len(ids))
-	err := s.view(ctx, "embedded.GetResources", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.GetResources", func(tx *rtx) error {
 		for i, id := range ids {
 			r, err := loadResource(tx, org, id)
 			if err != nil {
@@ -244,7 +242,7 @@ func (s *Store) GetResources(ctx context.Context, org string, ids []string) ([]*
 // GetResourcesByKey returns resources by key; missing keys give nil entries.
 func (s *Store) GetResourcesByKey(ctx context.Context, org string, keys []string) ([]*capstan.Resource, error) {
 	out := make([]*capstan.Resource, len(keys))
-	err := s.view(ctx, "embedded.GetResourcesByKey", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.GetResourcesByKey", func(tx *rtx) error {
 		for i, k := range keys {
 			r, err := loadByKey(tx, org, k)
 			if err != nil {
@@ -262,7 +260,7 @@ func (s *Store) ListResources(ctx context.Context, org string, f capstan.Resourc
 	var out []*capstan.Resource
 	total := 0
 	limit := capstan.LimitOr(f.Limit, 100)
-	err := s.view(ctx, "embedded.ListResources", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.ListResources", func(tx *rtx) error {
 		p := prefix(org)
 		return scan(tx.Bucket(bResourceKeys), p, nil, func(k, v []byte) (bool, error) {
 			rk := string(k[len(p):])
@@ -307,7 +305,7 @@ func matchesFilter(r *capstan.Resource, f capstan.ResourceFilter) bool {
 	return true
 }
 
-func loadCapabilities(tx *bolt.Tx, org string) (map[string]*capstan.CapabilityDefinition, error) {
+func loadCapabilities(tx *rtx, org string) (map[string]*capstan.CapabilityDefinition, error) {
 	defs := map[string]*capstan.CapabilityDefinition{}
 	err := scan(tx.Bucket(bCapabilities), prefix(org), nil, func(_, v []byte) (bool, error) {
 		var d capstan.CapabilityDefinition
@@ -323,7 +321,7 @@ func loadCapabilities(tx *bolt.Tx, org string) (map[string]*capstan.CapabilityDe
 // TopologyValue finds key on the resource or what it runs on.
 func (s *Store) TopologyValue(ctx context.Context, org, resourceID, k string, maxDepth int) (capstan.TopologyHit, error) {
 	var hit capstan.TopologyHit
-	err := s.view(ctx, "embedded.TopologyValue", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.TopologyValue", func(tx *rtx) error {
 		start, err := loadResource(tx, org, resourceID)
 		if err != nil {
 			return err
@@ -369,7 +367,7 @@ func (s *Store) TopologyValue(ctx context.Context, org, resourceID, k string, ma
 // Dependencies walks relationships breadth first up to depth hops.
 func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
 	var out []capstan.Dependency
-	err := s.view(ctx, "embedded.Dependencies", func(tx *bolt.Tx) error {
+	err := s.view(ctx, "embedded.Dependencies", func(tx *rtx) error {
 		start, err := loadResource(tx, org, resourceID)
 		if err != nil {
 			return err
@@ -403,7 +401,7 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 	return out, err
 }
 
-func neighbours(tx *bolt.Tx, org string, r *capstan.Resource, dir capstan.Direction) ([]capstan.Dependency, error) {
+func neighbours(tx *rtx, org string, r *capstan.Resource, dir capstan.Direction) ([]capstan.Dependency, error) {
 	var out []capstan.Dependency
 	if dir == capstan.Outgoing {
 		for _, rel := range r.Relationships {

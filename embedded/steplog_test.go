@@ -3,6 +3,7 @@ package embedded_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -23,7 +25,7 @@ import (
 // steps, importing a resource after each (a write of other buckets and
 // their indexes, logged the same way), and is killed (SIGKILL) at each
 // instant of a commit, the nth time it gets there, with a checkpoint due
-// every three commits. The data directory is then opened as the kill
+// every three commits and a flush of the memtable after each. The data directory is then opened as the kill
 // left it, and again after what a power cut may also do
 // (LoseWhatWasNotSynced): every acknowledged step and import is there, a
 // step is all there or not at all (the operation's version and its
@@ -38,7 +40,7 @@ const (
 
 func TestACrashAtEveryInstantOfACommit(t *testing.T) {
 	t.Parallel()
-	for _, point := range []string{"step-logged", "step-applied", "checkpoint-synced", "checkpoint-logged", "log-renamed"} {
+	for _, point := range []string{"step-logged", "step-applied", "flush-committed", "checkpoint-synced", "checkpoint-logged", "log-renamed"} {
 		for _, power := range []bool{false, true} {
 			name := point
 			if power {
@@ -79,7 +81,7 @@ func TestStepLogChild(t *testing.T) {
 		embedded.CrashAt(point, n)
 	}
 	ctx := context.Background()
-	s, err := embedded.Open(dir)
+	s, err := embedded.Open(dir, embedded.FlushAt(1)) // a flush in the background after every commit
 	require.NoError(t, err)
 	op := startChildOperation(t, s)
 	fmt.Printf("acked %d\n", op.Version)
@@ -201,7 +203,7 @@ func checkRecovered(t *testing.T, dir string, got childAcks) {
 func TestAFailedAppendStopsTheStoresWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := embedded.Open(dir)
+	s, err := embedded.Open(dir, embedded.FlushAt(1)) // a flush in the background after every commit
 	require.NoError(t, err)
 	op := startChildOperation(t, s)
 	step := func(s *embedded.Store, op *capstan.Operation) error {
@@ -256,7 +258,7 @@ func TestClosingWhileStepsCommit(t *testing.T) {
 	dir := t.TempDir()
 	embedded.SetCheckpointEvery(1)
 	defer embedded.SetCheckpointEvery(2048)
-	s, err := embedded.Open(dir)
+	s, err := embedded.Open(dir, embedded.FlushAt(1)) // a flush in the background after every commit
 	require.NoError(t, err)
 	op := startChildOperation(t, s)
 	acked, running := make(chan int64, 1), make(chan struct{})
@@ -360,7 +362,7 @@ func TestPagesACheckpointReachesStayAsSynced(t *testing.T) {
 func TestATornHeaderPromisingMoreThanTheFileIsTheEnd(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := embedded.Open(dir)
+	s, err := embedded.Open(dir, embedded.FlushAt(1)) // a flush in the background after every commit
 	require.NoError(t, err)
 	op := startChildOperation(t, s)
 	require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
@@ -373,4 +375,56 @@ func TestATornHeaderPromisingMoreThanTheFileIsTheEnd(t *testing.T) {
 	stored, err := s.GetOperationByKey(ctx, "acme", "the-child")
 	require.NoError(t, err)
 	require.Equal(t, op.Version, stored.Version)
+}
+
+// TestReadersSeeEveryFlushWhole: while steps commit and a flush writes
+// the memtable to bbolt after every one, each read (a backup's dump, one
+// read of everything) finds the operation at a version whose events are
+// all there, none twice: no reader sees a flush half published.
+func TestReadersSeeEveryFlushWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := embedded.Open(t.TempDir(), embedded.FlushAt(1))
+	require.NoError(t, err)
+	defer s.Close()
+	op := startChildOperation(t, s)
+	var readers sync.WaitGroup
+	stop := make(chan struct{})
+	reads := make([]int, 2)
+	for r := range reads {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var version int64
+				seqs := map[int64]bool{}
+				require.NoError(t, s.Dump(ctx, "acme", func(rec capstan.BackupRecord) error {
+					switch rec.Kind {
+					case capstan.BackupOperation:
+						var o capstan.Operation
+						require.NoError(t, json.Unmarshal(rec.Data, &o))
+						version = o.Version
+					case capstan.BackupEvent:
+						var e capstan.OperationEvent
+						require.NoError(t, json.Unmarshal(rec.Data, &e))
+						require.False(t, seqs[e.Sequence], "event %d read twice", e.Sequence)
+						seqs[e.Sequence] = true
+					}
+					return nil
+				}))
+				require.Len(t, seqs, int(version), "a read's operation and events are of one state")
+				reads[r]++
+			}
+		})
+	}
+	for i := range 300 {
+		require.NoError(t, s.ApplyOperationChange(ctx, "acme", &capstan.OperationChange{Operation: op,
+			Events: []capstan.OperationEvent{{Type: "operation.progress", Actor: "executor", Payload: map[string]any{"step": i}}}}))
+	}
+	close(stop)
+	readers.Wait()
+	require.Positive(t, reads[0]+reads[1])
 }

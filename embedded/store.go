@@ -71,7 +71,12 @@ type Store struct {
 	// the counts below are its.
 	wmu                    sync.Mutex
 	log                    *stepLog
-	pinned                 *bolt.Tx              // a reader at the last checkpoint (checkpoint.go)
+	pinned                 *bolt.Tx // a reader at the last checkpoint (checkpoint.go)
+	active                 *memTree // the writes since the last flush (memtable.go)
+	activeBytes            int
+	activeSince            time.Time
+	flushDone              chan struct{}         // closed when the running flush ended; nil when none runs
+	flushAt                int                   // bytes that make a flush due (flushAtBytes)
 	failed                 error                 // set when a write could not be made durable (fail)
 	down                   atomic.Pointer[error] // the answer to every call after it
 	batchesSinceCheckpoint int
@@ -79,6 +84,13 @@ type Store struct {
 	checkpointWanted       chan struct{} // closed by Close, under wmu
 	checkpointerDone       chan struct{}
 	closing                bool
+
+	// mem is what readers see above bbolt; pubMu orders its publications,
+	// commitMu is held by a flush from its commit to its publication.
+	mem      atomic.Pointer[memState]
+	pubMu    sync.Mutex
+	commitMu sync.Mutex
+	flushErr atomic.Pointer[error] // a flush that failed
 }
 
 // Option configures a Store.
@@ -97,7 +109,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, lock: lock, now: time.Now, cache: newProviderCache(),
+	s := &Store{dir: dir, lock: lock, now: time.Now, cache: newProviderCache(), flushAt: flushAtBytes,
 		checkpointWanted: make(chan struct{}, 1), checkpointerDone: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
@@ -146,7 +158,7 @@ func (s *Store) open() error {
 	if err := s.checkpointLocked(); err != nil {
 		return capstan.Errorf(capstan.EINTERNAL, "embedded store: starting the step log: %v", err)
 	}
-	return nil
+	return s.startMemtable()
 }
 
 // lockDir takes the data directory's lock, waiting up to two seconds for
@@ -186,7 +198,7 @@ func (s *Store) closeFiles() {
 // SchemaLevel is the level of the last migration the store ran.
 func (s *Store) SchemaLevel(ctx context.Context) (int, error) {
 	var level int
-	err := s.view(ctx, "embedded.SchemaLevel", func(tx *bolt.Tx) error { level = schemaLevel(tx); return nil })
+	err := s.view(ctx, "embedded.SchemaLevel", func(tx *rtx) error { level = schemaLevel(tx.tx); return nil })
 	return level, err
 }
 
@@ -208,6 +220,9 @@ func (s *Store) Close() error {
 	if s.failed == nil {
 		err = s.checkpointLocked()
 	}
+	if s.flushDone != nil { // a failed store's flush
+		<-s.flushDone
+	}
 	s.closeFiles()
 	return wrap("embedded.Close", err)
 }
@@ -223,14 +238,19 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) view(ctx context.Context, op string, fn func(tx *bolt.Tx) error) error {
+func (s *Store) view(ctx context.Context, op string, fn func(tx *rtx) error) error {
 	if err := ctx.Err(); err != nil {
 		return capstan.Errorf(capstan.EUNAVAILABLE, "%s: %v", op, err)
 	}
 	if err := s.stopped(); err != nil {
 		return err
 	}
-	return wrap(op, s.db.View(fn))
+	r, err := s.snapshot()
+	if err != nil {
+		return wrap(op, err)
+	}
+	defer r.tx.Rollback()
+	return wrap(op, fn(r))
 }
 
 func wrap(op string, err error) error {
@@ -259,7 +279,7 @@ func key(parts ...string) []byte {
 // prefix is key(parts...) followed by a separator, for prefix scans.
 func prefix(parts ...string) []byte { return append(key(parts...), 0) }
 
-func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
+func getJSON(b *rbucket, k []byte, v any) (bool, error) {
 	data := b.Get(k)
 	if data == nil {
 		return false, nil
@@ -269,7 +289,7 @@ func getJSON(b *bolt.Bucket, k []byte, v any) (bool, error) {
 
 // scan calls fn for every key with prefix p, in key order, starting after
 // the key `after` when it is not nil. fn returns false to stop.
-func scan(b *bolt.Bucket, p, after []byte, fn func(k, v []byte) (bool, error)) error {
+func scan(b *rbucket, p, after []byte, fn func(k, v []byte) (bool, error)) error {
 	c := b.Cursor()
 	k, v := c.Seek(p)
 	if after != nil {
