@@ -15,8 +15,8 @@ import (
 // steps.
 const (
 	flushAtBytes = 8 << 20
-	flushAfter  = 200 * time.Millisecond
-	memMaxBytes = 128 << 20
+	flushAfter   = 200 * time.Millisecond
+	memMaxBytes  = 128 << 20
 
 	// memItemOverhead is what the tree and the log's copy add to a write's
 	// key and value, in the memtable's count of bytes.
