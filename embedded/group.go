@@ -185,12 +185,13 @@ func (s *Store) stopped() error {
 	return nil
 }
 
-// GroupCommits counts the transactions that committed operation steps
-// (several steps each when they came at once).
+// GroupCommits counts the batches that committed operation steps
+// (several steps each when they came at once): one log append each.
 func (s *Store) GroupCommits() int64 { return s.group.Commits() }
 
-// PageWrites counts the page writes of every transaction the store
-// committed (bbolt's own count): what a commit's syncs carry to disk.
+// PageWrites counts the page writes of every bbolt transaction the store
+// committed (bbolt's own count): the flushes' pages, which checkpoints
+// sync.
 func (s *Store) PageWrites() int64 {
 	st := s.db.Stats()
 	return st.TxStats.GetWrite()

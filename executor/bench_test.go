@@ -283,8 +283,8 @@ func peakRSS() uint64 {
 //     one durable record on this disk (direct_floor_test.go).
 //   - pages-N: N 4 KB pages written at scattered places of a 64 MB file
 //     and synced once, as a bbolt commit of N dirty pages does; reported
-//     per page. A step's page writes (BenchmarkManyOperations' pages/step)
-//     times this is the least its share of a commit can cost.
+//     per page: what a checkpoint's sync of the flushed pages
+//     (BenchmarkManyOperations' pages/step) costs.
 func BenchmarkDurableWriteFloor(b *testing.B) {
 	for _, n := range []int{8, 400} {
 		b.Run(fmt.Sprintf("pages-%d", n), func(b *testing.B) { benchmarkScatteredPages(b, n) })

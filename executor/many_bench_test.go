@@ -70,7 +70,7 @@ func BenchmarkManyOperations(b *testing.B) {
 				if grouped != nil {
 					b.ReportMetric(float64(counted.steps.Load())/float64(grouped.GroupCommits()-commits0), "steps/commit")
 				}
-				if pages != nil { // the embedded store: what its syncs carried (BenchmarkDurableWriteFloor/pages-N)
+				if pages != nil { // the embedded store: the pages its flushes wrote, which checkpoints sync
 					b.ReportMetric(float64(pages.PageWrites()-pages0)/float64(counted.steps.Load()), "pages/step")
 				}
 			})
