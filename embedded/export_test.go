@@ -105,6 +105,24 @@ func SetCheckpointEvery(n int) { checkpointEveryBatches = n }
 // FlushAt makes a flush due once the memtable holds n bytes.
 func FlushAt(n int) Option { return func(s *Store) { s.flushAt = n } }
 
+// MemMax bounds the memtable at n bytes while a flush runs.
+func MemMax(n int) Option { return func(s *Store) { s.memMax = n } }
+
+// StallFlushes makes every flush wait for release before it commits, and
+// tells waiting each time a batch waits for a flush, with the memtable's
+// bytes.
+func StallFlushes(release <-chan struct{}, waiting chan<- int) Option {
+	return func(s *Store) {
+		s.hooks.beforeFlushCommit = func() { <-release }
+		s.hooks.waitingForFlush = func(n int) {
+			select {
+			case waiting <- n:
+			default:
+			}
+		}
+	}
+}
+
 // SetRotateAt makes a checkpoint start a new log past n bytes.
 func SetRotateAt(n int64) { rotateAtBytes = n }
 

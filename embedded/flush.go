@@ -16,7 +16,7 @@ import (
 const (
 	flushAtBytes = 8 << 20
 	flushAfter   = 200 * time.Millisecond
-	memMaxBytes  = 128 << 20
+	memMaxBytes  = 128 << 20 // Store.memMax
 
 	// memItemOverhead is what the tree and the log's copy add to a write's
 	// key and value, in the memtable's count of bytes.
@@ -90,8 +90,11 @@ func (s *Store) flushIfDueLocked() {
 		case <-s.flushDone:
 			s.flushDone = nil
 		default:
-			if s.activeBytes < memMaxBytes {
+			if s.activeBytes < s.memMax {
 				return
+			}
+			if s.hooks.waitingForFlush != nil {
+				s.hooks.waitingForFlush(s.activeBytes)
 			}
 			<-s.flushDone
 			s.flushDone = nil
@@ -176,6 +179,9 @@ func (s *Store) flush(frozen *memTree) error {
 	})
 	if failed != nil {
 		return failed
+	}
+	if s.hooks.beforeFlushCommit != nil {
+		s.hooks.beforeFlushCommit()
 	}
 	id := tx.ID() // the transaction's, which readers begin at after it
 	s.commitMu.Lock()

@@ -69,14 +69,19 @@ type Store struct {
 
 	// wmu is held by every commit: the step log, the pinned reader and
 	// the counts below are its.
-	wmu                    sync.Mutex
-	log                    *stepLog
-	pinned                 *bolt.Tx // a reader at the last checkpoint (checkpoint.go)
-	active                 *memTree // the writes since the last flush (memtable.go)
-	activeBytes            int
-	activeSince            time.Time
-	flushDone              chan struct{}         // closed when the running flush ended; nil when none runs
-	flushAt                int                   // bytes that make a flush due (flushAtBytes)
+	wmu         sync.Mutex
+	log         *stepLog
+	pinned      *bolt.Tx // a reader at the last checkpoint (checkpoint.go)
+	active      *memTree // the writes since the last flush (memtable.go)
+	activeBytes int
+	activeSince time.Time
+	flushDone   chan struct{} // closed when the running flush ended; nil when none runs
+	flushAt     int           // bytes that make a flush due (flushAtBytes)
+	memMax      int           // bytes past which a batch waits for the running flush (memMaxBytes)
+	hooks       struct {
+		beforeFlushCommit func()                // a test's: stalls a flush
+		waitingForFlush   func(activeBytes int) // a test's: a batch waits for the flush
+	}
 	failed                 error                 // set when a write could not be made durable (fail)
 	down                   atomic.Pointer[error] // the answer to every call after it
 	batchesSinceCheckpoint int
@@ -109,7 +114,7 @@ func Open(dir string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, lock: lock, now: time.Now, cache: newProviderCache(), flushAt: flushAtBytes,
+	s := &Store{dir: dir, lock: lock, now: time.Now, cache: newProviderCache(), flushAt: flushAtBytes, memMax: memMaxBytes,
 		checkpointWanted: make(chan struct{}, 1), checkpointerDone: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
