@@ -55,6 +55,10 @@ type CatalogStore interface {
 	// Dependencies walks relationships from a resource: outgoing (what it
 	// depends on) or incoming (what depends on it), up to depth hops.
 	Dependencies(ctx context.Context, org, resourceID string, dir Direction, depth int) ([]Dependency, error)
+	// Paths finds the shortest paths between two resources (PathQuery):
+	// every path of the q.Max shortest lengths, which SelectPaths orders
+	// and cuts.
+	Paths(ctx context.Context, org string, q PathQuery) ([]ResourcePath, error)
 }
 
 // PackStore holds scenario packs and what they bring.

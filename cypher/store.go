@@ -215,12 +215,22 @@ func (s *Store) writeBounded(ctx context.Context, op string, timeout time.Durati
 
 // read runs fn in a managed read transaction.
 func (s *Store) read(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
+	return s.readBounded(ctx, op, 0, fn)
+}
+
+// readBounded runs fn in a managed read transaction bounded by timeout
+// on the server (0: the server's own bound).
+func (s *Store) readBounded(ctx context.Context, op string, timeout time.Duration, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	sess := s.session(ctx, neo4j.AccessModeRead)
 	defer sess.Close(ctx)
-	res, err := sess.ExecuteRead(ctx, fn)
+	var config []func(*neo4j.TransactionConfig)
+	if timeout > 0 {
+		config = append(config, neo4j.WithTxTimeout(timeout))
+	}
+	res, err := sess.ExecuteRead(ctx, fn, config...)
 	return res, s.mapErr(ctx, op, err)
 }
 
@@ -357,6 +367,11 @@ func (s *Store) mapErr(ctx context.Context, op string, err error) error {
 	var ne *neo4j.Neo4jError
 	if errors.As(err, &ne) && strings.Contains(ne.Code, "ConstraintValidationFailed") {
 		return capstan.Errorf(capstan.ECONFLICT, "%s: already exists", op)
+	}
+	if errors.As(err, &ne) && strings.Contains(ne.Code, "TransactionTimedOut") {
+		// The caller's bound (readBounded, writeBounded), not a fault of
+		// Neo4j's: the caller says what it means.
+		return &capstan.Error{Code: capstan.EUNAVAILABLE, Op: op, Message: "ran past its time bound", Err: err}
 	}
 	if isUnavailable(err) {
 		// Not the caller going away: say what Neo4j did, once until a

@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"CandidatesMatchReference", testCandidatesMatchReference},
 		{"TopologyValue", testTopology},
 		{"Dependencies", testDependencies},
+		{"Paths", testPaths},
 		{"IntentAndPlan", testIntentAndPlan},
 		{"CreatePlanIsAtomic", testCreatePlanAtomic},
 		{"SeedExamplePlan", testSeedExample},
