@@ -26,7 +26,7 @@ func TestSelectPaths(t *testing.T) {
 		{"shortest first", []ResourcePath{viaC, direct, viaB}, 3, []ResourcePath{direct, viaB, viaC}},
 		{"cut to max", []ResourcePath{viaC, viaB, direct}, 2, []ResourcePath{direct, viaB}},
 		{"ties by relationship", []ResourcePath{direct, directDependsOn}, 2, []ResourcePath{directDependsOn, direct}},
-		{"ties by holder", []ResourcePath{viaC, viaCBack}, 2, []ResourcePath{viaCBack, viaC}},
+		{"ties by holder", []ResourcePath{viaCBack, viaC}, 2, []ResourcePath{viaC, viaCBack}},
 		{"one of each found twice", []ResourcePath{viaB, direct, viaB}, 3, []ResourcePath{direct, viaB}},
 		{"none", nil, 3, nil},
 	} {
