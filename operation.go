@@ -55,8 +55,15 @@ func (o *Operation) Validate() error {
 	if !OperationStatuses.Valid(o.Status) {
 		p.Addf("unknown status %q", o.Status)
 	}
+	if len(o.IdempotencyKey) > MaxIdempotencyKey {
+		p.Addf("an idempotency key of %d bytes is past the %d allowed", len(o.IdempotencyKey), MaxIdempotencyKey)
+	}
 	return p.Err("operation")
 }
+
+// MaxIdempotencyKey bounds an idempotency key: a client's token for a
+// start, stored as an index key.
+const MaxIdempotencyKey = 256
 
 // OperationNodeRun is the runtime state of one plan node in one operation.
 type OperationNodeRun struct {

@@ -208,7 +208,7 @@ func (s *Store) checkpoints() {
 		s.wmu.Lock()
 		if s.failed == nil && s.checkpointDue() {
 			if err := s.checkpointLocked(); err != nil {
-				s.failed = fmt.Errorf("checkpoint: %w", err)
+				_ = s.fail(fmt.Errorf("checkpoint: %w", err))
 			}
 		}
 		s.wmu.Unlock()

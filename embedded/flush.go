@@ -12,7 +12,8 @@ import (
 // flush writes it to bbolt in the background. The active memtable may
 // grow to memMaxBytes while a flush runs; a batch past that waits for
 // the flush, so memory stays bounded when the disk is slower than the
-// steps.
+// steps: about twice memMaxBytes (the active and the frozen memtable)
+// and one batch.
 const (
 	flushAtBytes = 8 << 20
 	flushAfter   = 200 * time.Millisecond
@@ -63,6 +64,9 @@ func (s *Store) snapshot() (*rtx, error) {
 		_ = tx.Rollback()
 		s.commitMu.Lock() // the flush publishes before it lets go
 		s.commitMu.Unlock()
+		if err := s.stopped(); err != nil { // a flush that failed publishes nothing
+			return nil, err
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ type writer struct {
 func rawWriter(tx *bolt.Tx) *writer { return &writer{tx: &rtx{tx: tx}, raw: tx} }
 
 func (w *writer) put(bucket, k, v []byte) error {
+	if err := checkWrite(bucket, k, v); err != nil {
+		return err
+	}
 	if w.raw != nil {
 		b := w.raw.Bucket(bucket)
 		if b == nil {
@@ -54,6 +57,9 @@ func (w *writer) put(bucket, k, v []byte) error {
 }
 
 func (w *writer) delete(bucket, k []byte) error {
+	if err := checkWrite(bucket, k, nil); err != nil {
+		return err
+	}
 	if w.raw != nil {
 		b := w.raw.Bucket(bucket)
 		if b == nil {
@@ -64,6 +70,23 @@ func (w *writer) delete(bucket, k []byte) error {
 	w.mem.Set(memItem{bucket: string(bucket), key: k, deleted: true})
 	w.ops = append(w.ops, logOp{bucket: bucket, key: k, del: true})
 	w.size += len(k) + memItemOverhead
+	return nil
+}
+
+// checkWrite refuses, before it is logged, a write bbolt would refuse in
+// the flush: the step fails alone, instead of a logged write stopping
+// the store at its flush and at every replay after.
+func checkWrite(bucket, k, v []byte) error {
+	switch {
+	case !knownBuckets[string(bucket)]:
+		return fmt.Errorf("a write to bucket %q, which the store does not keep", bucket)
+	case len(k) == 0:
+		return capstan.Errorf(capstan.EINVALID, "an empty key")
+	case len(k) > bolt.MaxKeySize:
+		return capstan.Errorf(capstan.EINVALID, "a key of %d bytes is past the embedded store's %d", len(k), bolt.MaxKeySize)
+	case len(v) > bolt.MaxValueSize:
+		return capstan.Errorf(capstan.EINVALID, "a value of %d bytes is past the embedded store's %d", len(v), bolt.MaxValueSize)
+	}
 	return nil
 }
 

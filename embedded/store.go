@@ -13,6 +13,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,15 @@ var (
 		bResourceTypes, bScenarios, bPolicies, bIntents, bPlans, bIntentPlans,
 		bOperations, bOperationKeys, bActiveOps, bOpRecords, bEvents, bRevisions, bPatches, bOpPatches, bOpVersions}
 )
+
+// knownBuckets are the buckets a write may go to (checkWrite).
+var knownBuckets = func() map[string]bool {
+	m := map[string]bool{}
+	for _, b := range append(slices.Clone(allBuckets), bProviderBindings, bPlanProviders, bMeta) {
+		m[string(b)] = true
+	}
+	return m
+}()
 
 // Store is the embedded store.
 type Store struct {

@@ -680,6 +680,12 @@ type ComplexityRoot struct {
 		Type     func(childComplexity int) int
 	}
 
+	PathHop struct {
+		Holder       func(childComplexity int) int
+		Relationship func(childComplexity int) int
+		Target       func(childComplexity int) int
+	}
+
 	Permission struct {
 		Action  func(childComplexity int) int
 		Allowed func(childComplexity int) int
@@ -909,6 +915,7 @@ type ComplexityRoot struct {
 		NodeTemplates func(childComplexity int) int
 		Operation     func(childComplexity int, id string) int
 		Operations    func(childComplexity int, filter *model.OperationFilter, first *int, after *string) int
+		Paths         func(childComplexity int, from string, to string, direction *capstan.Direction, max *int, depth *int) int
 		Plan          func(childComplexity int, id string) int
 		PlanDiff      func(childComplexity int, plan string, from int, to int) int
 		PlanPatch     func(childComplexity int, id string) int
@@ -992,6 +999,11 @@ type ComplexityRoot struct {
 		Resource       func(childComplexity int) int
 		Sequence       func(childComplexity int) int
 		Type           func(childComplexity int) int
+	}
+
+	ResourcePath struct {
+		Hops      func(childComplexity int) int
+		Resources func(childComplexity int) int
 	}
 
 	ResourceType struct {
@@ -1332,6 +1344,7 @@ type QueryResolver interface {
 	Intent(ctx context.Context, id string) (*capstan.Intent, error)
 	Plan(ctx context.Context, id string) (*capstan.Plan, error)
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
+	Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error)
 	Operation(ctx context.Context, id string) (*capstan.Operation, error)
 	Operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error)
 	PlanRevision(ctx context.Context, plan string, revision int) (*capstan.PlanRevision, error)
@@ -3993,6 +4006,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PatchEvent.Type(childComplexity), true
 
+	case "PathHop.from":
+		if e.ComplexityRoot.PathHop.Holder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PathHop.Holder(childComplexity), true
+	case "PathHop.relationship":
+		if e.ComplexityRoot.PathHop.Relationship == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PathHop.Relationship(childComplexity), true
+	case "PathHop.to":
+		if e.ComplexityRoot.PathHop.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PathHop.Target(childComplexity), true
+
 	case "Permission.action":
 		if e.ComplexityRoot.Permission.Action == nil {
 			break
@@ -5130,6 +5162,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Operations(childComplexity, args["filter"].(*model.OperationFilter), args["first"].(*int), args["after"].(*string)), true
+	case "Query.paths":
+		if e.ComplexityRoot.Query.Paths == nil {
+			break
+		}
+
+		args, err := ec.field_Query_paths_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Paths(childComplexity, args["from"].(string), args["to"].(string), args["direction"].(*capstan.Direction), args["max"].(*int), args["depth"].(*int)), true
 	case "Query.plan":
 		if e.ComplexityRoot.Query.Plan == nil {
 			break
@@ -5576,6 +5619,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceEvent.Type(childComplexity), true
+
+	case "ResourcePath.hops":
+		if e.ComplexityRoot.ResourcePath.Hops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourcePath.Hops(childComplexity), true
+	case "ResourcePath.resources":
+		if e.ComplexityRoot.ResourcePath.Resources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourcePath.Resources(childComplexity), true
 
 	case "ResourceType.allowedActions":
 		if e.ComplexityRoot.ResourceType.AllowedActions == nil {
@@ -6480,6 +6536,25 @@ type Query {
     "How many hops to walk, 1 to 10 (INVALID otherwise)."
     depth: Int = 3
   ): DependencyGraph! @cost(weight: 200)
+  """
+  The shortest paths between two resources, shortest first (ties by the
+  keys of the resources along them), each visiting a resource once: why
+  from depends on to (OUTGOING), why to depends on from (INCOMING), or how
+  the two are linked (BOTH). A search that passes its bound answers
+  INVALID with extensions.limit "pathSearch".
+  """
+  paths(
+    "Global id of the resource the paths start from (NOT_FOUND when it does not exist)."
+    from: ID!,
+    "Global id of the resource the paths end at (NOT_FOUND when it does not exist)."
+    to: ID!,
+    "OUTGOING follows from's own relationships; INCOMING follows the relationships that point at it; BOTH follows either."
+    direction: Direction = OUTGOING,
+    "How many paths, 1 to 10 (INVALID otherwise)."
+    max: Int = 3,
+    "How many hops a path may have, 1 to 10 (INVALID otherwise)."
+    depth: Int = 6
+  ): [ResourcePath!]! @cost(weight: 500) @listSize(assumedSize: 10)
   "An operation by global id; null when the organization has none with that id."
   operation(
     "Global id of the operation."
@@ -6861,12 +6936,14 @@ enum RelationshipType {
   "The resource is part of the target."
   PART_OF
 }
-"Which way a dependency walk follows relationships."
+"Which way a walk follows relationships."
 enum Direction {
   "From the resource along its own relationships: what it depends on."
   OUTGOING
   "Against relationships that point at the resource: what depends on it."
   INCOMING
+  "Either way: what it is linked to (paths only; a dependency walk takes OUTGOING or INCOMING)."
+  BOTH
 }
 
 "Conditions on resources; every condition given must hold."
@@ -7048,6 +7125,24 @@ type DependencyEdge {
   depth: Int!
   "The resource this edge reached (to when walking OUTGOING, from when walking INCOMING)."
   resource: Resource!
+}
+
+"One path between two resources."
+type ResourcePath {
+  "The resources along the path, from its start to its end."
+  resources: [Resource!]! @listSize(assumedSize: 10)
+  "The relationships between them: hops[i] joins resources[i] and resources[i + 1]."
+  hops: [PathHop!]! @listSize(assumedSize: 10)
+}
+
+"One relationship of a path, as its holder holds it (it may point back along the path)."
+type PathHop {
+  "Resource key of the resource that holds the relationship."
+  from: String!
+  "Resource key of the resource the relationship points at."
+  to: String!
+  "The relationship's type."
+  relationship: RelationshipType!
 }
 
 "What a catalog import did."
@@ -10149,6 +10244,18 @@ func (ec *executionContext) childFields_PatchDecision(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type PatchDecision", field.Name)
 }
 
+func (ec *executionContext) childFields_PathHop(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_PathHop_from(ctx, field)
+	case "to":
+		return ec.fieldContext_PathHop_to(ctx, field)
+	case "relationship":
+		return ec.fieldContext_PathHop_relationship(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PathHop", field.Name)
+}
+
 func (ec *executionContext) childFields_Permission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "action":
@@ -10679,6 +10786,16 @@ func (ec *executionContext) childFields_ResourceEdge(ctx context.Context, field 
 		return ec.fieldContext_ResourceEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourcePath(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resources":
+		return ec.fieldContext_ResourcePath_resources(ctx, field)
+	case "hops":
+		return ec.fieldContext_ResourcePath_hops(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourcePath", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11544,6 +11661,52 @@ func (ec *executionContext) field_Query_operations_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_paths_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*capstan.Direction, error) {
+			return ec.unmarshalODirection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "max",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["max"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg4
 	return args, nil
 }
 
@@ -22274,6 +22437,75 @@ func (ec *executionContext) fieldContext_PatchEvent_reason(_ context.Context, fi
 	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "String")
 }
 
+func (ec *executionContext) _PathHop_from(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PathHop_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Holder, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PathHop_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PathHop", field, false, false, "String")
+}
+
+func (ec *executionContext) _PathHop_to(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PathHop_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PathHop_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PathHop", field, false, false, "String")
+}
+
+func (ec *executionContext) _PathHop_relationship(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PathHop_relationship(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relationship, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.RelationshipType) graphql.Marshaler {
+			return ec.marshalNRelationshipType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PathHop_relationship(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PathHop", field, false, false, "RelationshipType")
+}
+
 func (ec *executionContext) _Permission_action(ctx context.Context, field graphql.CollectedField, obj *capstan.Permission) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27235,6 +27467,50 @@ func (ec *executionContext) fieldContext_Query_dependencies(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_paths(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_paths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Paths(ctx, fc.Args["from"].(string), fc.Args["to"].(string), fc.Args["direction"].(*capstan.Direction), fc.Args["max"].(*int), fc.Args["depth"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ResourcePath) graphql.Marshaler {
+			return ec.marshalNResourcePath2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourcePathᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_paths(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourcePath(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_paths_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_operation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29020,6 +29296,70 @@ func (ec *executionContext) fieldContext_ResourceEvent_diff(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_FieldDrift(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourcePath_resources(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourcePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourcePath_resources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resources, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourcePath_resources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourcePath",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourcePath_hops(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourcePath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourcePath_hops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hops, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PathHop) graphql.Marshaler {
+			return ec.marshalNPathHop2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHopᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourcePath_hops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourcePath",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PathHop(ctx, field)
 		},
 	}
 	return fc, nil
@@ -38263,6 +38603,49 @@ func (ec *executionContext) _PatchEvent(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var pathHopImplementors = []string{"PathHop"}
+
+func (ec *executionContext) _PathHop(ctx context.Context, sel ast.SelectionSet, obj *capstan.PathHop) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pathHopImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PathHop")
+		case "from":
+			out.Values[i] = ec._PathHop_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._PathHop_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relationship":
+			out.Values[i] = ec._PathHop_relationship(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var permissionImplementors = []string{"Permission"}
 
 func (ec *executionContext) _Permission(ctx context.Context, sel ast.SelectionSet, obj *capstan.Permission) graphql.Marshaler {
@@ -39703,6 +40086,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_dependencies(ctx, field)
 				})
+		case "paths":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_paths(ctx, field)
+				})
 		case "operation":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, false,
@@ -40208,6 +40597,44 @@ func (ec *executionContext) _ResourceEvent(ctx context.Context, sel ast.Selectio
 			out.Values[i] = ec._ResourceEvent_diff(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourcePathImplementors = []string{"ResourcePath"}
+
+func (ec *executionContext) _ResourcePath(ctx context.Context, sel ast.SelectionSet, obj *capstan.ResourcePath) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePathImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourcePath")
+		case "resources":
+			out.Values[i] = ec._ResourcePath_resources(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hops":
+			out.Values[i] = ec._ResourcePath_hops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -42252,10 +42679,12 @@ var (
 	unmarshalNDirection2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection = map[string]capstan.Direction{
 		"OUTGOING": capstan.Outgoing,
 		"INCOMING": capstan.Incoming,
+		"BOTH":     capstan.Both,
 	}
 	marshalNDirection2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection = map[capstan.Direction]string{
 		capstan.Outgoing: "OUTGOING",
 		capstan.Incoming: "INCOMING",
+		capstan.Both:     "BOTH",
 	}
 )
 
@@ -43133,6 +43562,26 @@ func (ec *executionContext) marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑde
 	return ret
 }
 
+func (ec *executionContext) marshalNPathHop2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHop(ctx context.Context, sel ast.SelectionSet, v capstan.PathHop) graphql.Marshaler {
+	return ec._PathHop(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPathHop2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHopᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.PathHop) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPathHop2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHop(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNPauseAssessmentsInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPauseAssessmentsInput(ctx context.Context, v any) (model.PauseAssessmentsInput, error) {
 	res, err := ec.unmarshalInputPauseAssessmentsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -43614,6 +44063,22 @@ func (ec *executionContext) unmarshalNRepairResourceInput2githubᚗcomᚋcapstan
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNResource2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*capstan.Resource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Resource!")
@@ -43667,6 +44132,26 @@ func (ec *executionContext) marshalNResourceEdge2ᚕgithubᚗcomᚋcapstanᚑdev
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNResourceEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourcePath2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourcePath(ctx context.Context, sel ast.SelectionSet, v capstan.ResourcePath) graphql.Marshaler {
+	return ec._ResourcePath(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourcePath2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourcePathᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ResourcePath) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourcePath2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourcePath(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -44299,10 +44784,12 @@ var (
 	unmarshalODirection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection = map[string]capstan.Direction{
 		"OUTGOING": capstan.Outgoing,
 		"INCOMING": capstan.Incoming,
+		"BOTH":     capstan.Both,
 	}
 	marshalODirection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection = map[capstan.Direction]string{
 		capstan.Outgoing: "OUTGOING",
 		capstan.Incoming: "INCOMING",
+		capstan.Both:     "BOTH",
 	}
 )
 

@@ -153,3 +153,29 @@ func (r *Resolver) dependencies(ctx context.Context, resource string, direction 
 	}
 	return g, nil
 }
+
+func (r *Resolver) paths(ctx context.Context, from, to string, direction *capstan.Direction, max, depth *int) ([]capstan.ResourcePath, error) {
+	fromID, err := localID(from, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	toID, err := localID(to, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	q := capstan.PathQuery{From: fromID, To: toID, Direction: capstan.Outgoing, Max: 3, MaxDepth: 6}
+	if direction != nil {
+		q.Direction = *direction
+	}
+	if max != nil {
+		q.Max = *max
+	}
+	if depth != nil {
+		q.MaxDepth = *depth
+	}
+	paths, err := r.Service.Paths(ctx, q)
+	if paths == nil && err == nil {
+		paths = []capstan.ResourcePath{}
+	}
+	return paths, err
+}

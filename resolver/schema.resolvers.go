@@ -818,6 +818,11 @@ func (r *queryResolver) Dependencies(ctx context.Context, resource string, direc
 	return r.dependencies(ctx, resource, direction, depth)
 }
 
+// Paths is the resolver for the paths field.
+func (r *queryResolver) Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error) {
+	return r.paths(ctx, from, to, direction, max, depth)
+}
+
 // Operation is the resolver for the operation field.
 func (r *queryResolver) Operation(ctx context.Context, id string) (*capstan.Operation, error) {
 	lid, err := localID(id, kindOperation)

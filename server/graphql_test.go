@@ -183,6 +183,23 @@ func TestQueriesOverHTTP(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"minio.instance/shared-prod-storage", "vault.instance/prod-vault", "vault.instance/scratch-vault", "grafana.instance/grafana-prod"}, froms)
 
+	// Why grafana depends on the vault, and how the two are linked: each
+	// path's resources carry ids the API accepts.
+	ends := post(t, ts, adminToken, `{ g: resource(key: "grafana.instance/grafana-prod") { id } v: resource(key: "vault.instance/prod-vault") { id } }`, nil)
+	require.Empty(t, ends.Errors)
+	linked := post(t, ts, adminToken, `query($from: ID!, $to: ID!) {
+	  why: paths(from: $from, to: $to) { resources { key } hops { from to relationship } }
+	  linked: paths(from: $from, to: $to, direction: BOTH, max: 2, depth: 3) { resources { id key } hops { from to relationship } }
+	}`, map[string]any{"from": get(ends.Data, "g", "id"), "to": get(ends.Data, "v", "id")})
+	require.Empty(t, linked.Errors)
+	require.Len(t, get(linked.Data, "why"), 1)
+	require.Equal(t, map[string]any{"from": "grafana.instance/grafana-prod", "to": "vault.instance/prod-vault", "relationship": "DEPENDS_ON"}, get(linked.Data, "why", 0, "hops", 0))
+	require.Len(t, get(linked.Data, "linked"), 2)
+	require.Equal(t, "kubernetes.cluster/prod-k8s", get(linked.Data, "linked", 1, "resources", 1, "key"))
+	require.Equal(t, map[string]any{"from": "vault.instance/prod-vault", "to": "kubernetes.cluster/prod-k8s", "relationship": "RUNS_ON"}, get(linked.Data, "linked", 1, "hops", 1), "a hop may point back along the path")
+	viaID := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { ... on Resource { key } } }`, map[string]any{"id": get(linked.Data, "linked", 1, "resources", 1, "id")})
+	require.Equal(t, "kubernetes.cluster/prod-k8s", get(viaID.Data, "node", "key"))
+
 	lists := post(t, ts, adminToken, `{
 	  resourceTypes { totalCount edges { node { id key allowedActions } } }
 	  capabilities(category: "storage") { totalCount edges { node { key constraints { name type requiredInProd enum } } } }
@@ -225,6 +242,10 @@ func TestErrorsAreTyped(t *testing.T) {
 		{"bad cursor", adminToken, `{ resources(after: "zzz") { totalCount } }`, nil, capstan.EINVALID, "cursor"},
 		{"depth", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA", depth: 99) { depth } }`, nil, capstan.EINVALID, "depth"},
 		{"missing resource", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA") { depth } }`, nil, capstan.ENOTFOUND, "not found"},
+		{"walk both ways", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA", direction: BOTH) { depth } }`, nil, capstan.EINVALID, "OUTGOING or INCOMING"},
+		{"too many paths", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", max: 11) { hops { from } } }`, nil, capstan.EINVALID, "paths must be 1 to 10"},
+		{"paths too deep", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", depth: 0) { hops { from } } }`, nil, capstan.EINVALID, "hops must be 1 to 10"},
+		{"path to nowhere", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ") { hops { from } } }`, nil, capstan.ENOTFOUND, "not found"},
 		{"viewer cannot write", viewerToken, createSeedIntent, seedIntentVars(), capstan.EFORBIDDEN, "roles"},
 		{"bad intent", adminToken, createSeedIntent, map[string]any{"in": map[string]any{"action": "Install Now", "targetResourceType": "tempo.instance"}}, capstan.EINVALID, "action"},
 		{"malformed catalog", adminToken, `mutation($d: String!) { importCatalog(input: {document: $d}) { created } }`, map[string]any{"d": "clusters: [ {name: "}, capstan.EINVALID, "YAML"},

@@ -17,6 +17,9 @@ func (s *Service) StartOperation(ctx context.Context, planID, idempotencyKey str
 		return nil, err
 	}
 	org := a.OrganizationID
+	if len(idempotencyKey) > capstan.MaxIdempotencyKey {
+		return nil, capstan.Errorf(capstan.EINVALID, "an idempotency key of %d bytes is past the %d allowed", len(idempotencyKey), capstan.MaxIdempotencyKey)
+	}
 	if idempotencyKey != "" {
 		if op, err := s.Store.GetOperationByKey(ctx, org, idempotencyKey); err == nil {
 			return sameStart(op, planID, "", idempotencyKey)

@@ -44,12 +44,24 @@ func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direc
 	if depth < 1 || depth > 10 {
 		return nil, nil, capstan.Errorf(capstan.EINVALID, "depth must be between 1 and 10, got %d", depth)
 	}
+	if dir != capstan.Outgoing && dir != capstan.Incoming {
+		return nil, nil, capstan.Errorf(capstan.EINVALID, "a dependency walk goes OUTGOING or INCOMING, not %s", dir)
+	}
 	root, err := s.Store.GetResource(ctx, org, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	deps, err := s.Store.Dependencies(ctx, org, id, dir, depth)
 	return root, deps, err
+}
+
+// Paths finds the shortest paths between two resources.
+func (s *Service) Paths(ctx context.Context, q capstan.PathQuery) ([]capstan.ResourcePath, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.Paths(ctx, org, q)
 }
 
 // ResourceTypes lists resource types.

@@ -81,8 +81,10 @@ export type CreateIntentInput = {
   targetResourceType: string;
 };
 
-/** Which way a dependency walk follows relationships. */
+/** Which way a walk follows relationships. */
 export type Direction =
+  /** Either way: what it is linked to (paths only; a dependency walk takes OUTGOING or INCOMING). */
+  | 'BOTH'
   /** Against relationships that point at the resource: what depends on it. */
   | 'INCOMING'
   /** From the resource along its own relationships: what it depends on. */
