@@ -22,7 +22,9 @@ func TestAWriteBboltWouldRefuseFailsAlone(t *testing.T) {
 	s, err := Open(dir, FlushAt(1))
 	require.NoError(t, err)
 	for name, write := range map[string]writeFunc{
-		"long key":       func(w *writer) error { return w.put(bIntents, bytes.Repeat([]byte("k"), bolt.MaxKeySize+1), []byte("{}")) },
+		"long key": func(w *writer) error {
+			return w.put(bIntents, bytes.Repeat([]byte("k"), bolt.MaxKeySize+1), []byte("{}"))
+		},
 		"empty key":      func(w *writer) error { return w.put(bIntents, nil, []byte("{}")) },
 		"long delete":    func(w *writer) error { return w.delete(bIntents, bytes.Repeat([]byte("k"), bolt.MaxKeySize+1)) },
 		"unknown bucket": func(w *writer) error { return w.put([]byte("nowhere"), []byte("k"), []byte("{}")) },
