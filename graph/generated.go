@@ -8404,7 +8404,7 @@ enum EvidenceResult {
 input StartOperationInput {
   "Global id of the plan."
   plan: ID!
-  "Any string unique per intended start: the same key with the same plan returns the operation it started before, never a second run; with another plan it is CONFLICT."
+  "Any string of up to 256 bytes unique per intended start (INVALID when longer): the same key with the same plan returns the operation it started before, never a second run; with another plan it is CONFLICT."
   idempotencyKey: String
 }
 "A decision on a waiting gate."

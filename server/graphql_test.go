@@ -245,6 +245,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{"walk both ways", adminToken, `{ dependencies(resource: "UmVzb3VyY2U6eA", direction: BOTH) { depth } }`, nil, capstan.EINVALID, "OUTGOING or INCOMING"},
 		{"too many paths", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", max: 11) { hops { from } } }`, nil, capstan.EINVALID, "paths must be 1 to 10"},
 		{"paths too deep", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", depth: 0) { hops { from } } }`, nil, capstan.EINVALID, "hops must be 1 to 10"},
+		{"idempotency key too long", adminToken, `mutation($key: String!) { startOperation(input: {plan: "UGxhbjp4", idempotencyKey: $key}) { id } }`, map[string]any{"key": strings.Repeat("k", 40000)}, capstan.EINVALID, "idempotency key of 40000 bytes"},
 		{"path to nowhere", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ") { hops { from } } }`, nil, capstan.ENOTFOUND, "not found"},
 		{"viewer cannot write", viewerToken, createSeedIntent, seedIntentVars(), capstan.EFORBIDDEN, "roles"},
 		{"bad intent", adminToken, createSeedIntent, map[string]any{"in": map[string]any{"action": "Install Now", "targetResourceType": "tempo.instance"}}, capstan.EINVALID, "action"},

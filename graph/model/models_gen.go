@@ -508,7 +508,7 @@ type ScenarioPackEdge struct {
 type StartOperationInput struct {
 	// Global id of the plan.
 	Plan string `json:"plan"`
-	// Any string unique per intended start: the same key with the same plan returns the operation it started before, never a second run; with another plan it is CONFLICT.
+	// Any string of up to 256 bytes unique per intended start (INVALID when longer): the same key with the same plan returns the operation it started before, never a second run; with another plan it is CONFLICT.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
