@@ -42,6 +42,7 @@ type ResolverRoot interface {
 	CapabilityRequirement() CapabilityRequirementResolver
 	Command() CommandResolver
 	Gate() GateResolver
+	Impact() ImpactResolver
 	Intent() IntentResolver
 	Mutation() MutationResolver
 	NodeEvent() NodeEventResolver
@@ -394,6 +395,20 @@ type ComplexityRoot struct {
 		RequiredRoles func(childComplexity int) int
 		Timeout       func(childComplexity int) int
 		Type          func(childComplexity int) int
+	}
+
+	Impact struct {
+		ByEnvironment func(childComplexity int) int
+		ByType        func(childComplexity int) int
+		Dependents    func(childComplexity int, first *int, after *string) int
+		Operating     func(childComplexity int) int
+		Root          func(childComplexity int) int
+		Total         func(childComplexity int) int
+	}
+
+	ImpactCount struct {
+		Count func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 
 	ImportCatalogResult struct {
@@ -909,6 +924,7 @@ type ComplexityRoot struct {
 	Query struct {
 		Capabilities  func(childComplexity int, category *string, first *int, after *string) int
 		Dependencies  func(childComplexity int, resource string, direction *capstan.Direction, depth *int) int
+		Impact        func(childComplexity int, resource string) int
 		Intent        func(childComplexity int, id string) int
 		Intents       func(childComplexity int, filter *model.IntentFilter, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
@@ -1198,6 +1214,9 @@ type GateResolver interface {
 	ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
 	ViewerMayReject(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
 }
+type ImpactResolver interface {
+	Dependents(ctx context.Context, obj *capstan.Impact, first *int, after *string) (*model.ResourceConnection, error)
+}
 type IntentResolver interface {
 	ID(ctx context.Context, obj *capstan.Intent) (string, error)
 
@@ -1344,6 +1363,7 @@ type QueryResolver interface {
 	Intent(ctx context.Context, id string) (*capstan.Intent, error)
 	Plan(ctx context.Context, id string) (*capstan.Plan, error)
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
+	Impact(ctx context.Context, resource string) (*capstan.Impact, error)
 	Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error)
 	Operation(ctx context.Context, id string) (*capstan.Operation, error)
 	Operations(ctx context.Context, filter *model.OperationFilter, first *int, after *string) (*model.OperationConnection, error)
@@ -2694,6 +2714,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GateSpec.Type(childComplexity), true
+
+	case "Impact.byEnvironment":
+		if e.ComplexityRoot.Impact.ByEnvironment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Impact.ByEnvironment(childComplexity), true
+	case "Impact.byType":
+		if e.ComplexityRoot.Impact.ByType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Impact.ByType(childComplexity), true
+	case "Impact.dependents":
+		if e.ComplexityRoot.Impact.Dependents == nil {
+			break
+		}
+
+		args, err := ec.field_Impact_dependents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Impact.Dependents(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Impact.operating":
+		if e.ComplexityRoot.Impact.Operating == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Impact.Operating(childComplexity), true
+	case "Impact.root":
+		if e.ComplexityRoot.Impact.Root == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Impact.Root(childComplexity), true
+	case "Impact.total":
+		if e.ComplexityRoot.Impact.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Impact.Total(childComplexity), true
+
+	case "ImpactCount.count":
+		if e.ComplexityRoot.ImpactCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactCount.Count(childComplexity), true
+	case "ImpactCount.value":
+		if e.ComplexityRoot.ImpactCount.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImpactCount.Value(childComplexity), true
 
 	case "ImportCatalogResult.created":
 		if e.ComplexityRoot.ImportCatalogResult.Created == nil {
@@ -5100,6 +5175,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Dependencies(childComplexity, args["resource"].(string), args["direction"].(*capstan.Direction), args["depth"].(*int)), true
+	case "Query.impact":
+		if e.ComplexityRoot.Query.Impact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_impact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Impact(childComplexity, args["resource"].(string)), true
 	case "Query.intent":
 		if e.ComplexityRoot.Query.Intent == nil {
 			break
@@ -6536,6 +6622,11 @@ type Query {
     "How many hops to walk, 1 to 10 (INVALID otherwise)."
     depth: Int = 3
   ): DependencyGraph! @cost(weight: 200)
+  "What depends on a resource, directly or through others, up to 10 hops: what breaks if it fails."
+  impact(
+    "Global id of the resource (NOT_FOUND when it does not exist)."
+    resource: ID!
+  ): Impact! @cost(weight: 500)
   """
   The shortest paths between two resources, shortest first (ties by the
   keys of the resources along them), each visiting a resource once: why
@@ -7125,6 +7216,35 @@ type DependencyEdge {
   depth: Int!
   "The resource this edge reached (to when walking OUTGOING, from when walking INCOMING)."
   resource: Resource!
+}
+
+"What depends on a resource, directly or through others (up to 10 hops): what breaks if it fails."
+type Impact {
+  "The resource whose failure is weighed."
+  root: Resource!
+  "How many resources depend on it."
+  total: Int!
+  "How many of them are of each resource type, most first."
+  byType: [ImpactCount!]!
+  "How many of them are in each environment, most first."
+  byEnvironment: [ImpactCount!]!
+  "Those with an operation running now (activeOperation), by key; at most 100, all counted in total."
+  operating: [Resource!]! @listSize(assumedSize: 100)
+  "Every one of them, by key, a page at a time."
+  dependents(
+    "Page size, 0 to 500."
+    first: Int = 50,
+    "Opaque cursor of the edge to continue after (PageInfo.endCursor); none starts at the beginning."
+    after: String
+  ): ResourceConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"])
+}
+
+"How many resources share a value."
+type ImpactCount {
+  "The resource type or environment."
+  value: String!
+  "How many resources."
+  count: Int!
 }
 
 "One path between two resources."
@@ -9840,6 +9960,34 @@ func (ec *executionContext) childFields_GateSpec(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type GateSpec", field.Name)
 }
 
+func (ec *executionContext) childFields_Impact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "root":
+		return ec.fieldContext_Impact_root(ctx, field)
+	case "total":
+		return ec.fieldContext_Impact_total(ctx, field)
+	case "byType":
+		return ec.fieldContext_Impact_byType(ctx, field)
+	case "byEnvironment":
+		return ec.fieldContext_Impact_byEnvironment(ctx, field)
+	case "operating":
+		return ec.fieldContext_Impact_operating(ctx, field)
+	case "dependents":
+		return ec.fieldContext_Impact_dependents(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Impact", field.Name)
+}
+
+func (ec *executionContext) childFields_ImpactCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_ImpactCount_value(ctx, field)
+	case "count":
+		return ec.fieldContext_ImpactCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImpactCount", field.Name)
+}
+
 func (ec *executionContext) childFields_ImportCatalogResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "created":
@@ -11186,6 +11334,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Impact_dependents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_assessResource_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11559,6 +11729,20 @@ func (ec *executionContext) field_Query_dependencies_args(ctx context.Context, r
 		return nil, err
 	}
 	args["depth"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_impact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "resource",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resource"] = arg0
 	return args, nil
 }
 
@@ -17097,6 +17281,247 @@ func (ec *executionContext) _GateSpec_noDrift(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_GateSpec_noDrift(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("GateSpec", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Impact_root(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_root(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Root, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_root(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Impact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Impact_total(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Impact", field, true, false, "Int")
+}
+
+func (ec *executionContext) _Impact_byType(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_byType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
+			return ec.marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_byType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Impact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Impact_byEnvironment(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_byEnvironment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByEnvironment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
+			return ec.marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_byEnvironment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Impact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImpactCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Impact_operating(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_operating(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operating, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_operating(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Impact",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Impact_dependents(ctx context.Context, field graphql.CollectedField, obj *capstan.Impact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Impact_dependents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Impact().Dependents(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResourceConnection) graphql.Marshaler {
+			return ec.marshalNResourceConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Impact_dependents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Impact",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Impact_dependents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImpactCount_value(ctx context.Context, field graphql.CollectedField, obj *capstan.ImpactCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactCount_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactCount_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactCount", field, false, false, "String")
+}
+
+func (ec *executionContext) _ImpactCount_count(ctx context.Context, field graphql.CollectedField, obj *capstan.ImpactCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImpactCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImpactCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImpactCount", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ImportCatalogResult_created(ctx context.Context, field graphql.CollectedField, obj *capstan.ImportResult) (ret graphql.Marshaler) {
@@ -27467,6 +27892,50 @@ func (ec *executionContext) fieldContext_Query_dependencies(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_impact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_impact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Impact(ctx, fc.Args["resource"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Impact) graphql.Marshaler {
+			return ec.marshalNImpact2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_impact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Impact(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_impact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_paths(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36734,6 +37203,103 @@ func (ec *executionContext) _GateSpec(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var impactImplementors = []string{"Impact"}
+
+func (ec *executionContext) _Impact(ctx context.Context, sel ast.SelectionSet, obj *capstan.Impact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, impactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Impact")
+		case "root":
+			out.Values[i] = ec._Impact_root(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "total":
+			out.Values[i] = ec._Impact_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "byType":
+			out.Values[i] = ec._Impact_byType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "byEnvironment":
+			out.Values[i] = ec._Impact_byEnvironment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operating":
+			out.Values[i] = ec._Impact_operating(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dependents":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Impact_dependents(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var impactCountImplementors = []string{"ImpactCount"}
+
+func (ec *executionContext) _ImpactCount(ctx context.Context, sel ast.SelectionSet, obj *capstan.ImpactCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, impactCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImpactCount")
+		case "value":
+			out.Values[i] = ec._ImpactCount_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ImpactCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var importCatalogResultImplementors = []string{"ImportCatalogResult"}
 
 func (ec *executionContext) _ImportCatalogResult(ctx context.Context, sel ast.SelectionSet, obj *capstan.ImportResult) graphql.Marshaler {
@@ -40086,6 +40652,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_dependencies(ctx, field)
 				})
+		case "impact":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_impact(ctx, field)
+				})
 		case "paths":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -42970,6 +43542,34 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNImpact2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpact(ctx context.Context, sel ast.SelectionSet, v *capstan.Impact) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Impact!")
+		return graphql.Null
+	}
+	return ec._Impact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNImpactCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCount(ctx context.Context, sel ast.SelectionSet, v capstan.ImpactCount) graphql.Marshaler {
+	return ec._ImpactCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImpactCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNImportCatalogInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐImportCatalogInput(ctx context.Context, v any) (model.ImportCatalogInput, error) {

@@ -179,3 +179,17 @@ func (r *Resolver) paths(ctx context.Context, from, to string, direction *capsta
 	}
 	return paths, err
 }
+
+// impactDependents pages an impact's dependents, by key: the cursors are
+// the resources list's.
+func (r *Resolver) impactDependents(im *capstan.Impact, first *int, after *string) (*model.ResourceConnection, error) {
+	p, err := paginate(im.Dependents, (*capstan.Resource).Key, first, after)
+	if err != nil {
+		return nil, err
+	}
+	c := &model.ResourceConnection{PageInfo: &p.info, TotalCount: p.total, Edges: []model.ResourceEdge{}}
+	for i, res := range p.items {
+		c.Edges = append(c.Edges, model.ResourceEdge{Cursor: p.cursors[i], Node: res})
+	}
+	return c, nil
+}

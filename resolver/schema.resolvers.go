@@ -103,6 +103,11 @@ func (r *gateResolver) ViewerMayReject(ctx context.Context, obj *capstan.Gate) (
 	})
 }
 
+// Dependents is the resolver for the dependents field.
+func (r *impactResolver) Dependents(ctx context.Context, obj *capstan.Impact, first *int, after *string) (*model.ResourceConnection, error) {
+	return r.impactDependents(obj, first, after)
+}
+
 // ID is the resolver for the id field.
 func (r *intentResolver) ID(ctx context.Context, obj *capstan.Intent) (string, error) {
 	return globalID(kindIntent, obj.ID), nil
@@ -818,6 +823,15 @@ func (r *queryResolver) Dependencies(ctx context.Context, resource string, direc
 	return r.dependencies(ctx, resource, direction, depth)
 }
 
+// Impact is the resolver for the impact field.
+func (r *queryResolver) Impact(ctx context.Context, resource string) (*capstan.Impact, error) {
+	id, err := localID(resource, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	return r.Service.Impact(ctx, id)
+}
+
 // Paths is the resolver for the paths field.
 func (r *queryResolver) Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error) {
 	return r.paths(ctx, from, to, direction, max, depth)
@@ -1002,6 +1016,9 @@ func (r *Resolver) Command() graph.CommandResolver { return &commandResolver{r} 
 // Gate returns graph.GateResolver implementation.
 func (r *Resolver) Gate() graph.GateResolver { return &gateResolver{r} }
 
+// Impact returns graph.ImpactResolver implementation.
+func (r *Resolver) Impact() graph.ImpactResolver { return &impactResolver{r} }
+
 // Intent returns graph.IntentResolver implementation.
 func (r *Resolver) Intent() graph.IntentResolver { return &intentResolver{r} }
 
@@ -1101,6 +1118,7 @@ type (
 	capabilityRequirementResolver struct{ *Resolver }
 	commandResolver               struct{ *Resolver }
 	gateResolver                  struct{ *Resolver }
+	impactResolver                struct{ *Resolver }
 	intentResolver                struct{ *Resolver }
 	mutationResolver              struct{ *Resolver }
 	nodeEventResolver             struct{ *Resolver }

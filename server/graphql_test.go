@@ -200,6 +200,22 @@ func TestQueriesOverHTTP(t *testing.T) {
 	viaID := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { ... on Resource { key } } }`, map[string]any{"id": get(linked.Data, "linked", 1, "resources", 1, "id")})
 	require.Equal(t, "kubernetes.cluster/prod-k8s", get(viaID.Data, "node", "key"))
 
+	// What breaks if prod-k8s fails: counted, and listed a page at a time
+	// with the resources list's cursors.
+	impact := post(t, ts, adminToken, `query($id: ID!) { impact(resource: $id) { root { key } total byType { value count } byEnvironment { value count }
+	  operating { key } dependents(first: 2) { totalCount pageInfo { hasNextPage endCursor } edges { node { key } } } } }`, map[string]any{"id": clusterID})
+	require.Empty(t, impact.Errors)
+	total := get(impact.Data, "impact", "total")
+	require.Equal(t, float64(4), total, "the minio, both vaults and grafana run on it")
+	require.Equal(t, map[string]any{"value": "vault.instance", "count": float64(2)}, get(impact.Data, "impact", "byType", 0), "most first")
+	require.Equal(t, total, get(impact.Data, "impact", "dependents", "totalCount"))
+	require.Equal(t, "grafana.instance/grafana-prod", get(impact.Data, "impact", "dependents", "edges", 0, "node", "key"), "by key")
+	more := post(t, ts, adminToken, `query($id: ID!, $after: String) { impact(resource: $id) { dependents(first: 5, after: $after) { edges { node { key } } pageInfo { hasNextPage } } } }`,
+		map[string]any{"id": clusterID, "after": get(impact.Data, "impact", "dependents", "pageInfo", "endCursor")})
+	require.Empty(t, more.Errors)
+	require.Len(t, get(more.Data, "impact", "dependents", "edges"), 2)
+	require.Equal(t, false, get(more.Data, "impact", "dependents", "pageInfo", "hasNextPage"))
+
 	lists := post(t, ts, adminToken, `{
 	  resourceTypes { totalCount edges { node { id key allowedActions } } }
 	  capabilities(category: "storage") { totalCount edges { node { key constraints { name type requiredInProd enum } } } }

@@ -55,6 +55,16 @@ func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direc
 	return root, deps, err
 }
 
+// Impact weighs what depends on a resource, up to MaxImpactDepth hops:
+// what breaks if it fails.
+func (s *Service) Impact(ctx context.Context, id string) (*capstan.Impact, error) {
+	root, deps, err := s.Dependencies(ctx, id, capstan.Incoming, capstan.MaxImpactDepth)
+	if err != nil {
+		return nil, err
+	}
+	return capstan.WeighImpact(root, deps), nil
+}
+
 // Paths finds the shortest paths between two resources.
 func (s *Service) Paths(ctx context.Context, q capstan.PathQuery) ([]capstan.ResourcePath, error) {
 	org, err := Org(ctx)
