@@ -407,9 +407,27 @@ try {
   await health.getByText(/Not assessed since its last operation/).waitFor({ timeout: 10000 });
   await health.getByRole("button", { name: "Assess now" }).click();
   await eventually("the refusal of an assessment", async () => ((await health.getByRole("alert").textContent().catch(() => "")) ?? "").includes("declares no observe probes"), 10000);
+  // The neighbourhood as a graph: a node per resource, with its health.
+  const graph = page.getByRole("group", { name: "dependency graph" });
+  await graph.locator('.react-flow__node[data-id="vault.instance/prod-vault"]').waitFor({ timeout: 10000 });
+  await eventually("the graph's health badges", async () => (await graph.textContent()).includes("healthy"), 10000);
+  // What breaks if it fails, counted.
+  const impact = page.getByRole("region", { name: "impact" });
+  await impact.getByRole("button", { name: "Weigh its impact" }).click();
+  await impact.getByRole("status").filter({ hasText: "4 resources depend on it" }).waitFor({ timeout: 10000 });
+  await impact.getByRole("table", { name: "impact by type and environment" }).getByText("vault.instance").waitFor();
+  // Why the vault depends on it: the path, hop by hop.
+  const paths = page.getByRole("region", { name: "paths" });
+  await paths.getByLabel("Path to").fill("vault.instance/prod-vault");
+  await paths.getByLabel("Follow").selectOption("INCOMING");
+  await paths.getByRole("button", { name: "Find paths" }).click();
+  await paths.getByRole("list", { name: "found paths" }).getByRole("link", { name: "vault.instance/prod-vault" }).waitFor({ timeout: 10000 });
+  await paths.getByLabel("Path to").fill("nothing/at-all");
+  await paths.getByRole("button", { name: "Find paths" }).click();
+  await paths.getByRole("alert").filter({ hasText: "No resource has the key nothing/at-all" }).waitFor({ timeout: 10000 });
   await accessible(page, "explorer");
   await shoot(page, "explorer");
-  step("explorer: search, dependencies both ways with depth, health");
+  step("explorer: search, dependencies both ways with depth as a graph, health, impact, paths");
 
   // The dark theme: the system's, and the viewer's choice kept.
   {

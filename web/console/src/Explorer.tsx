@@ -1,9 +1,10 @@
 import { useEffect, useState } from "react";
-import { useMutation, useQuery } from "@apollo/client/react";
+import { useApolloClient, useMutation, useQuery } from "@apollo/client/react";
 import { graphql, useFragment as readFragment } from "./gql";
 import { KeyValues, Status, words } from "./ui";
 import type { Direction, ResourceDetailQuery } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
+import { ResourceGraph, type GraphResource } from "./ResourceGraph";
 
 const SearchResources = graphql(`
   query SearchResources($search: String, $after: String) {
@@ -80,6 +81,9 @@ const ResourceDetail = graphql(`
         resource {
           id
           key
+          type
+          name
+          environment
           lifecycleStatus
           healthStatus
         }
@@ -124,6 +128,55 @@ const ResourceHealth = graphql(`
       by
       at
       note
+    }
+  }
+`);
+
+const ResourceImpact = graphql(`
+  query ResourceImpact($id: ID!) {
+    impact(resource: $id) {
+      total
+      byType {
+        value
+        count
+      }
+      byEnvironment {
+        value
+        count
+      }
+      operating {
+        id
+        key
+        activeOperation {
+          id
+          action
+          status
+        }
+      }
+    }
+  }
+`);
+
+const ResourceByKey = graphql(`
+  query ResourceByKey($key: String!) {
+    resource(key: $key) {
+      id
+    }
+  }
+`);
+
+const ResourcePaths = graphql(`
+  query ResourcePaths($from: ID!, $to: ID!, $direction: Direction!) {
+    paths(from: $from, to: $to, direction: $direction, max: 3, depth: 6) {
+      resources {
+        id
+        key
+      }
+      hops {
+        from
+        to
+        relationship
+      }
     }
   }
 `);
@@ -189,6 +242,8 @@ function ResourceView({ id }: { id: string }) {
   const r = data?.resource;
   if (!r) return <p>{loading ? "Loading…" : "No such resource."}</p>;
   const ops = data.operations.edges.map((e) => e.node);
+  const seen = new Map<string, GraphResource>([[r.key, r]]);
+  for (const e of data.dependencies.edges) seen.set(e.resource.key, e.resource);
   return (
     <article aria-labelledby="resource-title">
       <h3 id="resource-title">{r.key}</h3>
@@ -204,6 +259,8 @@ function ResourceView({ id }: { id: string }) {
         <label><input type="radio" name="direction" checked={direction === "INCOMING"} onChange={() => setDirection("INCOMING")} /> what depends on it</label>
         <label>Depth <input aria-label="Depth" type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
       </fieldset>
+      <ResourceGraph root={r.key} resources={[...seen.values()]} edges={data.dependencies.edges} label="dependency graph"
+        onOpen={(x) => { window.location.hash = `#/explorer/${encodeURIComponent(x.id)}`; }} />
       <table aria-label="dependencies">
         <thead><tr><th scope="col">Depth</th><th scope="col">From</th><th scope="col">Relationship</th><th scope="col">To</th><th scope="col">State</th></tr></thead>
         <tbody>
@@ -217,6 +274,8 @@ function ResourceView({ id }: { id: string }) {
           ))}
         </tbody>
       </table>
+      <ImpactView id={r.id} />
+      <PathFinder from={r} />
       <h4>Bound by ({r.boundBy.length})</h4>
       <p className="muted">Plans that bind this resource as the provider of a requirement, newest first.</p>
       <ul aria-label="bindings">
@@ -239,6 +298,102 @@ function ResourceView({ id }: { id: string }) {
 }
 
 type Detail = NonNullable<ResourceDetailQuery["resource"]>;
+
+// ImpactView weighs, when asked, what breaks if the resource fails: how
+// many resources depend on it, by type and environment, and those with an
+// operation running now.
+function ImpactView({ id }: { id: string }) {
+  const [asked, setAsked] = useState(false);
+  const { data, error, loading } = useQuery(ResourceImpact, { variables: { id }, skip: !asked });
+  const im = data?.impact;
+  return (
+    <section aria-label="impact">
+      <h4>If it fails</h4>
+      {!asked && <button type="button" onClick={() => setAsked(true)}>Weigh its impact</button>}
+      {loading && <p role="status">Weighing…</p>}
+      {error && <p role="alert" className="error">{error.message}</p>}
+      {im && (
+        <>
+          <p role="status">{im.total} resources depend on it, directly or through others.</p>
+          {im.total > 0 && (
+            <table aria-label="impact by type and environment">
+              <thead><tr><th scope="col">By</th><th scope="col">Value</th><th scope="col">Resources</th></tr></thead>
+              <tbody>
+                {im.byType.map((c) => <tr key={`t-${c.value}`}><td>type</td><td>{c.value}</td><td>{c.count}</td></tr>)}
+                {im.byEnvironment.map((c) => <tr key={`e-${c.value}`}><td>environment</td><td>{c.value}</td><td>{c.count}</td></tr>)}
+              </tbody>
+            </table>
+          )}
+          {im.operating.length > 0 && (
+            <ul aria-label="dependents with an operation running">
+              {im.operating.map((o) => (
+                <li key={o.id}><a href={`#/explorer/${encodeURIComponent(o.id)}`}>{o.key}</a>
+                  {o.activeOperation && <> · <a href={`#/operations/${encodeURIComponent(o.activeOperation.id)}`}>{o.activeOperation.action}</a> <Status value={o.activeOperation.status} /></>}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+type FoundPath = { resources: { id: string; key: string }[]; hops: { from: string; to: string; relationship: string }[] };
+
+// PathFinder answers why the resource depends on another (or is linked
+// to it): the shortest paths to a resource named by its key, each hop
+// with its relationship.
+function PathFinder({ from }: { from: { id: string; key: string } }) {
+  const client = useApolloClient();
+  const [to, setTo] = useState("");
+  const [direction, setDirection] = useState<Direction>("OUTGOING");
+  const [paths, setPaths] = useState<FoundPath[] | null>(null);
+  const [problem, setProblem] = useState("");
+  const find = async () => {
+    setProblem("");
+    setPaths(null);
+    try {
+      const target = await client.query({ query: ResourceByKey, variables: { key: to.trim() } });
+      const toID = target.data?.resource?.id;
+      if (!toID) { setProblem(`No resource has the key ${to.trim()}.`); return; }
+      const res = await client.query({ query: ResourcePaths, variables: { from: from.id, to: toID, direction } });
+      setPaths(res.data?.paths ?? []);
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+    }
+  };
+  return (
+    <section aria-label="paths">
+      <h4>Why linked</h4>
+      <form className="inline" onSubmit={(e) => { e.preventDefault(); void find(); }}>
+        <label>Path to <input aria-label="Path to" value={to} onChange={(e) => setTo(e.target.value)} placeholder="type/name" /></label>
+        <label>Follow <select aria-label="Follow" value={direction} onChange={(e) => setDirection(e.target.value as Direction)}>
+          <option value="OUTGOING">what it depends on</option>
+          <option value="INCOMING">what depends on it</option>
+          <option value="BOTH">either way</option>
+        </select></label>
+        <button type="submit" disabled={!to.trim()}>Find paths</button>
+      </form>
+      {problem && <p role="alert" className="error">{problem}</p>}
+      {paths && paths.length === 0 && <p role="status">No path within 6 hops.</p>}
+      {paths && paths.length > 0 && (
+        <ol aria-label="found paths">
+          {paths.map((p, i) => (
+            <li key={i}>
+              {p.resources.map((res, j) => (
+                <span key={res.id}>
+                  {j > 0 && <span className="hop"> {p.hops[j - 1].from === res.key ? "←" : "→"} {words(p.hops[j - 1].relationship)} {p.hops[j - 1].from === res.key ? "←" : "→"} </span>}
+                  <a href={`#/explorer/${encodeURIComponent(res.id)}`}>{res.key}</a>
+                </span>
+              ))}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
 
 // show writes a desired or observed value as a person reads it.
 function show(v: unknown): string {
