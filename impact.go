@@ -13,14 +13,14 @@ type Impact struct {
 	Dependents []*Resource
 	// ByType and ByEnvironment count the dependents, most first, ties by
 	// value.
-	ByType, ByEnvironment []ImpactCount
+	ByType, ByEnvironment []ResourceCount
 	// Operating are the dependents with an operation running now, by key,
 	// at most MaxImpactOperating.
 	Operating []*Resource
 }
 
-// ImpactCount is how many dependents share a value.
-type ImpactCount struct {
+// ResourceCount is how many dependents share a value.
+type ResourceCount struct {
 	Value string
 	Count int
 }
@@ -60,12 +60,12 @@ func WeighImpact(root *Resource, walk []Dependency) *Impact {
 	return im
 }
 
-func counts(m map[string]int) []ImpactCount {
-	out := make([]ImpactCount, 0, len(m))
+func counts(m map[string]int) []ResourceCount {
+	out := make([]ResourceCount, 0, len(m))
 	for v, n := range m {
-		out = append(out, ImpactCount{Value: v, Count: n})
+		out = append(out, ResourceCount{Value: v, Count: n})
 	}
-	slices.SortFunc(out, func(a, b ImpactCount) int {
+	slices.SortFunc(out, func(a, b ResourceCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
 	})
 	return out

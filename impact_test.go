@@ -17,15 +17,15 @@ func TestWeighImpact(t *testing.T) {
 		walk []Dependency
 		want *Impact
 	}{
-		{"nothing depends on it", nil, &Impact{Root: root, ByType: []ImpactCount{}, ByEnvironment: []ImpactCount{}}},
+		{"nothing depends on it", nil, &Impact{Root: root, ByType: []ResourceCount{}, ByEnvironment: []ResourceCount{}}},
 		{"counted most first, listed by key, each once", []Dependency{{Resource: vault, Depth: 1}, {Resource: tempo, Depth: 2}, {Resource: grafana, Depth: 1}, {Resource: vault, Depth: 2}}, &Impact{
 			Root:          root,
 			Dependents:    []*Resource{grafana, tempo, vault},
-			ByType:        []ImpactCount{{"grafana.instance", 1}, {"tempo.instance", 1}, {"vault.instance", 1}},
-			ByEnvironment: []ImpactCount{{"prod", 2}, {"staging", 1}},
+			ByType:        []ResourceCount{{"grafana.instance", 1}, {"tempo.instance", 1}, {"vault.instance", 1}},
+			ByEnvironment: []ResourceCount{{"prod", 2}, {"staging", 1}},
 			Operating:     []*Resource{tempo, vault},
 		}},
-		{"the root is not its own dependent", []Dependency{{Resource: root, Depth: 3}}, &Impact{Root: root, ByType: []ImpactCount{}, ByEnvironment: []ImpactCount{}}},
+		{"the root is not its own dependent", []Dependency{{Resource: root, Depth: 3}}, &Impact{Root: root, ByType: []ResourceCount{}, ByEnvironment: []ResourceCount{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := WeighImpact(root, tc.walk)

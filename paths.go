@@ -57,13 +57,14 @@ func (q PathQuery) Validate() error {
 // on a path twice.
 type ResourcePath struct {
 	Resources []*Resource
-	Hops      []PathHop
+	Hops      []Link
 }
 
-// PathHop is one relationship of a path as its holder holds it: Holder's
-// relationship of type Relationship points at Target (keys). Walking
-// Incoming, or Both, a hop may point back along the path.
-type PathHop struct {
+// Link is one relationship between two resources as its holder holds
+// it: Holder's relationship of type Relationship points at Target (keys).
+// A path's hops are links (walking Incoming, or Both, a hop may point
+// back along the path), and so are a neighbourhood's edges.
+type Link struct {
 	Holder, Target string
 	Relationship   RelationshipType
 }

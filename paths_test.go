@@ -9,14 +9,14 @@ import (
 func TestSelectPaths(t *testing.T) {
 	r := func(name string) *Resource { return &Resource{Type: "compute.node", Name: name} }
 	a, b, c, d := r("a"), r("b"), r("c"), r("d")
-	hop := func(holder, target *Resource, rel RelationshipType) PathHop {
-		return PathHop{Holder: holder.Key(), Target: target.Key(), Relationship: rel}
+	hop := func(holder, target *Resource, rel RelationshipType) Link {
+		return Link{Holder: holder.Key(), Target: target.Key(), Relationship: rel}
 	}
-	direct := ResourcePath{Resources: []*Resource{a, d}, Hops: []PathHop{hop(a, d, RelUses)}}
-	directDependsOn := ResourcePath{Resources: []*Resource{a, d}, Hops: []PathHop{hop(a, d, RelDependsOn)}}
-	viaB := ResourcePath{Resources: []*Resource{a, b, d}, Hops: []PathHop{hop(a, b, RelRunsOn), hop(b, d, RelRunsOn)}}
-	viaC := ResourcePath{Resources: []*Resource{a, c, d}, Hops: []PathHop{hop(a, c, RelRunsOn), hop(c, d, RelRunsOn)}}
-	viaCBack := ResourcePath{Resources: []*Resource{a, c, d}, Hops: []PathHop{hop(c, a, RelRunsOn), hop(c, d, RelRunsOn)}}
+	direct := ResourcePath{Resources: []*Resource{a, d}, Hops: []Link{hop(a, d, RelUses)}}
+	directDependsOn := ResourcePath{Resources: []*Resource{a, d}, Hops: []Link{hop(a, d, RelDependsOn)}}
+	viaB := ResourcePath{Resources: []*Resource{a, b, d}, Hops: []Link{hop(a, b, RelRunsOn), hop(b, d, RelRunsOn)}}
+	viaC := ResourcePath{Resources: []*Resource{a, c, d}, Hops: []Link{hop(a, c, RelRunsOn), hop(c, d, RelRunsOn)}}
+	viaCBack := ResourcePath{Resources: []*Resource{a, c, d}, Hops: []Link{hop(c, a, RelRunsOn), hop(c, d, RelRunsOn)}}
 	for _, tc := range []struct {
 		name string
 		in   []ResourcePath

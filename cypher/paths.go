@@ -83,7 +83,7 @@ func decodePath(m map[string]any) (capstan.ResourcePath, error) {
 	}
 	for _, v := range m["hops"].([]any) {
 		h := v.([]any)
-		p.Hops = append(p.Hops, capstan.PathHop{Holder: str(h[0]), Relationship: relTypes[str(h[1])], Target: str(h[2])})
+		p.Hops = append(p.Hops, capstan.Link{Holder: str(h[0]), Relationship: relTypes[str(h[1])], Target: str(h[2])})
 	}
 	return p, nil
 }

@@ -101,7 +101,7 @@ func (w *pathWalk) search(ctx context.Context, from, to *capstan.Resource) ([]ca
 
 // pathStep is one hop out of a resource, and where it leads.
 type pathStep struct {
-	hop      capstan.PathHop
+	hop      capstan.Link
 	resource *capstan.Resource
 }
 
@@ -117,7 +117,7 @@ func (w *pathWalk) hops(r *capstan.Resource) ([]pathStep, error) {
 				return nil, err
 			}
 			if t != nil {
-				out = append(out, pathStep{capstan.PathHop{Holder: r.Key(), Target: rel.Target, Relationship: rel.Type}, t})
+				out = append(out, pathStep{capstan.Link{Holder: r.Key(), Target: rel.Target, Relationship: rel.Type}, t})
 			}
 		}
 	}
@@ -128,7 +128,7 @@ func (w *pathWalk) hops(r *capstan.Resource) ([]pathStep, error) {
 				return err == nil, err
 			}
 			w.byKey[src.Key()] = src
-			out = append(out, pathStep{capstan.PathHop{Holder: src.Key(), Target: r.Key(), Relationship: typ}, src})
+			out = append(out, pathStep{capstan.Link{Holder: src.Key(), Target: r.Key(), Relationship: typ}, src})
 			return true, nil
 		})
 		if err != nil {

@@ -406,11 +406,6 @@ type ComplexityRoot struct {
 		Total         func(childComplexity int) int
 	}
 
-	ImpactCount struct {
-		Count func(childComplexity int) int
-		Value func(childComplexity int) int
-	}
-
 	ImportCatalogResult struct {
 		Created func(childComplexity int) int
 		Updated func(childComplexity int) int
@@ -496,6 +491,12 @@ type ComplexityRoot struct {
 		Artifacts    func(childComplexity int) int
 		Capabilities func(childComplexity int) int
 		Evidence     func(childComplexity int) int
+	}
+
+	Link struct {
+		Holder       func(childComplexity int) int
+		Relationship func(childComplexity int) int
+		Target       func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -693,12 +694,6 @@ type ComplexityRoot struct {
 		Revision func(childComplexity int) int
 		Sequence func(childComplexity int) int
 		Type     func(childComplexity int) int
-	}
-
-	PathHop struct {
-		Holder       func(childComplexity int) int
-		Relationship func(childComplexity int) int
-		Target       func(childComplexity int) int
 	}
 
 	Permission struct {
@@ -937,6 +932,7 @@ type ComplexityRoot struct {
 		PlanPatch     func(childComplexity int, id string) int
 		PlanRevision  func(childComplexity int, plan string, revision int) int
 		Resource      func(childComplexity int, id *string, key *string) int
+		ResourceGraph func(childComplexity int, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) int
 		ResourceTypes func(childComplexity int, first *int, after *string) int
 		Resources     func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
 		ScenarioPacks func(childComplexity int, first *int, after *string) int
@@ -997,6 +993,11 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	ResourceCount struct {
+		Count func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
 	ResourceEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
@@ -1015,6 +1016,21 @@ type ComplexityRoot struct {
 		Resource       func(childComplexity int) int
 		Sequence       func(childComplexity int) int
 		Type           func(childComplexity int) int
+	}
+
+	ResourceGraph struct {
+		Depth        func(childComplexity int) int
+		Direction    func(childComplexity int) int
+		Edges        func(childComplexity int) int
+		Nodes        func(childComplexity int) int
+		Omitted      func(childComplexity int) int
+		OmittedTotal func(childComplexity int) int
+		Root         func(childComplexity int) int
+	}
+
+	ResourceGraphNode struct {
+		Depth    func(childComplexity int) int
+		Resource func(childComplexity int) int
 	}
 
 	ResourcePath struct {
@@ -1363,6 +1379,7 @@ type QueryResolver interface {
 	Intent(ctx context.Context, id string) (*capstan.Intent, error)
 	Plan(ctx context.Context, id string) (*capstan.Plan, error)
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
+	ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error)
 	Impact(ctx context.Context, resource string) (*capstan.Impact, error)
 	Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error)
 	Operation(ctx context.Context, id string) (*capstan.Operation, error)
@@ -2757,19 +2774,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Impact.Total(childComplexity), true
 
-	case "ImpactCount.count":
-		if e.ComplexityRoot.ImpactCount.Count == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ImpactCount.Count(childComplexity), true
-	case "ImpactCount.value":
-		if e.ComplexityRoot.ImpactCount.Value == nil {
-			break
-		}
-
-		return e.ComplexityRoot.ImpactCount.Value(childComplexity), true
-
 	case "ImportCatalogResult.created":
 		if e.ComplexityRoot.ImportCatalogResult.Created == nil {
 			break
@@ -3104,6 +3108,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobOutputs.Evidence(childComplexity), true
+
+	case "Link.from":
+		if e.ComplexityRoot.Link.Holder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Link.Holder(childComplexity), true
+	case "Link.relationship":
+		if e.ComplexityRoot.Link.Relationship == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Link.Relationship(childComplexity), true
+	case "Link.to":
+		if e.ComplexityRoot.Link.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Link.Target(childComplexity), true
 
 	case "Mutation.assessResource":
 		if e.ComplexityRoot.Mutation.AssessResource == nil {
@@ -4080,25 +4103,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PatchEvent.Type(childComplexity), true
-
-	case "PathHop.from":
-		if e.ComplexityRoot.PathHop.Holder == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PathHop.Holder(childComplexity), true
-	case "PathHop.relationship":
-		if e.ComplexityRoot.PathHop.Relationship == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PathHop.Relationship(childComplexity), true
-	case "PathHop.to":
-		if e.ComplexityRoot.PathHop.Target == nil {
-			break
-		}
-
-		return e.ComplexityRoot.PathHop.Target(childComplexity), true
 
 	case "Permission.action":
 		if e.ComplexityRoot.Permission.Action == nil {
@@ -5314,6 +5318,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Resource(childComplexity, args["id"].(*string), args["key"].(*string)), true
+	case "Query.resourceGraph":
+		if e.ComplexityRoot.Query.ResourceGraph == nil {
+			break
+		}
+
+		args, err := ec.field_Query_resourceGraph_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ResourceGraph(childComplexity, args["root"].(string), args["direction"].(*capstan.Direction), args["depth"].(*int), args["filter"].(*capstan.GraphFilter), args["budget"].(*int)), true
 	case "Query.resourceTypes":
 		if e.ComplexityRoot.Query.ResourceTypes == nil {
 			break
@@ -5620,6 +5635,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceConnection.TotalCount(childComplexity), true
 
+	case "ResourceCount.count":
+		if e.ComplexityRoot.ResourceCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceCount.Count(childComplexity), true
+	case "ResourceCount.value":
+		if e.ComplexityRoot.ResourceCount.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceCount.Value(childComplexity), true
+
 	case "ResourceEdge.cursor":
 		if e.ComplexityRoot.ResourceEdge.Cursor == nil {
 			break
@@ -5705,6 +5733,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceEvent.Type(childComplexity), true
+
+	case "ResourceGraph.depth":
+		if e.ComplexityRoot.ResourceGraph.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Depth(childComplexity), true
+	case "ResourceGraph.direction":
+		if e.ComplexityRoot.ResourceGraph.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Direction(childComplexity), true
+	case "ResourceGraph.edges":
+		if e.ComplexityRoot.ResourceGraph.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Edges(childComplexity), true
+	case "ResourceGraph.nodes":
+		if e.ComplexityRoot.ResourceGraph.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Nodes(childComplexity), true
+	case "ResourceGraph.omitted":
+		if e.ComplexityRoot.ResourceGraph.Omitted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Omitted(childComplexity), true
+	case "ResourceGraph.omittedTotal":
+		if e.ComplexityRoot.ResourceGraph.OmittedTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.OmittedTotal(childComplexity), true
+	case "ResourceGraph.root":
+		if e.ComplexityRoot.ResourceGraph.Root == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.Root(childComplexity), true
+
+	case "ResourceGraphNode.depth":
+		if e.ComplexityRoot.ResourceGraphNode.Depth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraphNode.Depth(childComplexity), true
+	case "ResourceGraphNode.resource":
+		if e.ComplexityRoot.ResourceGraphNode.Resource == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraphNode.Resource(childComplexity), true
 
 	case "ResourcePath.hops":
 		if e.ComplexityRoot.ResourcePath.Hops == nil {
@@ -6364,6 +6448,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
 			graphql.NewInputUnmarshaler("RepairResourceInput", ec.unmarshalInputRepairResourceInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
+			graphql.NewInputUnmarshaler("ResourceGraphFilter", ec.unmarshalInputResourceGraphFilter),
 			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
 			graphql.NewInputUnmarshaler("RevealSecretInput", ec.unmarshalInputRevealSecretInput),
 			graphql.NewInputUnmarshaler("RevertPlanPatchInput", ec.unmarshalInputRevertPlanPatchInput),
@@ -6622,6 +6707,24 @@ type Query {
     "How many hops to walk, 1 to 10 (INVALID otherwise)."
     depth: Int = 3
   ): DependencyGraph! @cost(weight: 200)
+  """
+  A resource's neighbourhood as a graph: the resources within depth hops
+  (what it depends on, what depends on it, or both), nearest first, at
+  most budget of them with the rest counted by type, and every
+  relationship among them.
+  """
+  resourceGraph(
+    "Global id of the resource at the centre (NOT_FOUND when it does not exist)."
+    root: ID!,
+    "OUTGOING: what it depends on; INCOMING: what depends on it; BOTH: either."
+    direction: Direction = BOTH,
+    "How many hops, 1 to 10 (INVALID otherwise)."
+    depth: Int = 2,
+    "Which relationships to follow and which resources to draw; none follows and draws everything."
+    filter: ResourceGraphFilter,
+    "How many resources to draw, 1 to 1000 (INVALID otherwise); the rest are counted by type in omitted."
+    budget: Int = 200
+  ): ResourceGraph! @cost(weight: 500)
   "What depends on a resource, directly or through others, up to 10 hops: what breaks if it fails."
   impact(
     "Global id of the resource (NOT_FOUND when it does not exist)."
@@ -7225,9 +7328,9 @@ type Impact {
   "How many resources depend on it."
   total: Int!
   "How many of them are of each resource type, most first."
-  byType: [ImpactCount!]!
+  byType: [ResourceCount!]!
   "How many of them are in each environment, most first."
-  byEnvironment: [ImpactCount!]!
+  byEnvironment: [ResourceCount!]!
   "Those with an operation running now (activeOperation), by key; at most 100, all counted in total."
   operating: [Resource!]! @listSize(assumedSize: 100)
   "Every one of them, by key, a page at a time."
@@ -7240,11 +7343,47 @@ type Impact {
 }
 
 "How many resources share a value."
-type ImpactCount {
+type ResourceCount {
   "The resource type or environment."
   value: String!
   "How many resources."
   count: Int!
+}
+
+"What a resource graph follows and draws: an empty list lets everything through."
+input ResourceGraphFilter {
+  "Follow only relationships of these types."
+  relationships: [RelationshipType!]
+  "Draw, and walk through, only resources of these types (the root always)."
+  types: [String!]
+  "Draw, and walk through, only resources in these environments (the root always)."
+  environments: [String!]
+}
+
+"A resource's neighbourhood as a graph."
+type ResourceGraph {
+  "The resource at the centre."
+  root: Resource!
+  "The direction walked."
+  direction: Direction!
+  "The hops walked."
+  depth: Int!
+  "The resources drawn, nearest first (ties by key): the root first."
+  nodes: [ResourceGraphNode!]! @listSize(assumedSize: 200)
+  "Every relationship among the resources drawn."
+  edges: [Link!]! @listSize(assumedSize: 400)
+  "What was within reach past the budget, counted by type, most first."
+  omitted: [ResourceCount!]!
+  "How many resources were past the budget."
+  omittedTotal: Int!
+}
+
+"A resource drawn in a resource graph."
+type ResourceGraphNode {
+  "The resource."
+  resource: Resource!
+  "Hops from the root."
+  depth: Int!
 }
 
 "One path between two resources."
@@ -7252,11 +7391,11 @@ type ResourcePath {
   "The resources along the path, from its start to its end."
   resources: [Resource!]! @listSize(assumedSize: 10)
   "The relationships between them: hops[i] joins resources[i] and resources[i + 1]."
-  hops: [PathHop!]! @listSize(assumedSize: 10)
+  hops: [Link!]! @listSize(assumedSize: 10)
 }
 
-"One relationship of a path, as its holder holds it (it may point back along the path)."
-type PathHop {
+"One relationship between two resources, as its holder holds it: a path's hop (which may point back along the path) or a graph's edge."
+type Link {
   "Resource key of the resource that holds the relationship."
   from: String!
   "Resource key of the resource the relationship points at."
@@ -9978,16 +10117,6 @@ func (ec *executionContext) childFields_Impact(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Impact", field.Name)
 }
 
-func (ec *executionContext) childFields_ImpactCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "value":
-		return ec.fieldContext_ImpactCount_value(ctx, field)
-	case "count":
-		return ec.fieldContext_ImpactCount_count(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type ImpactCount", field.Name)
-}
-
 func (ec *executionContext) childFields_ImportCatalogResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "created":
@@ -10138,6 +10267,18 @@ func (ec *executionContext) childFields_JobOutputs(ctx context.Context, field gr
 		return ec.fieldContext_JobOutputs_evidence(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type JobOutputs", field.Name)
+}
+
+func (ec *executionContext) childFields_Link(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "from":
+		return ec.fieldContext_Link_from(ctx, field)
+	case "to":
+		return ec.fieldContext_Link_to(ctx, field)
+	case "relationship":
+		return ec.fieldContext_Link_relationship(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Link", field.Name)
 }
 
 func (ec *executionContext) childFields_NodeTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10390,18 +10531,6 @@ func (ec *executionContext) childFields_PatchDecision(ctx context.Context, field
 		return ec.fieldContext_PatchDecision_at(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PatchDecision", field.Name)
-}
-
-func (ec *executionContext) childFields_PathHop(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "from":
-		return ec.fieldContext_PathHop_from(ctx, field)
-	case "to":
-		return ec.fieldContext_PathHop_to(ctx, field)
-	case "relationship":
-		return ec.fieldContext_PathHop_relationship(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type PathHop", field.Name)
 }
 
 func (ec *executionContext) childFields_Permission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10926,6 +11055,16 @@ func (ec *executionContext) childFields_ResourceConnection(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type ResourceConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_ResourceCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_ResourceCount_value(ctx, field)
+	case "count":
+		return ec.fieldContext_ResourceCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceCount", field.Name)
+}
+
 func (ec *executionContext) childFields_ResourceEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cursor":
@@ -10934,6 +11073,36 @@ func (ec *executionContext) childFields_ResourceEdge(ctx context.Context, field 
 		return ec.fieldContext_ResourceEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceGraph(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "root":
+		return ec.fieldContext_ResourceGraph_root(ctx, field)
+	case "direction":
+		return ec.fieldContext_ResourceGraph_direction(ctx, field)
+	case "depth":
+		return ec.fieldContext_ResourceGraph_depth(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ResourceGraph_nodes(ctx, field)
+	case "edges":
+		return ec.fieldContext_ResourceGraph_edges(ctx, field)
+	case "omitted":
+		return ec.fieldContext_ResourceGraph_omitted(ctx, field)
+	case "omittedTotal":
+		return ec.fieldContext_ResourceGraph_omittedTotal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceGraph", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceGraphNode(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "resource":
+		return ec.fieldContext_ResourceGraphNode_resource(ctx, field)
+	case "depth":
+		return ec.fieldContext_ResourceGraphNode_depth(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceGraphNode", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourcePath(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11971,6 +12140,52 @@ func (ec *executionContext) field_Query_plan_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_resourceGraph_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "root",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["root"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "direction",
+		func(ctx context.Context, v any) (*capstan.Direction, error) {
+			return ec.unmarshalODirection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["direction"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "depth",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["depth"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*capstan.GraphFilter, error) {
+			return ec.unmarshalOResourceGraphFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "budget",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["budget"] = arg4
 	return args, nil
 }
 
@@ -17350,8 +17565,8 @@ func (ec *executionContext) _Impact_byType(ctx context.Context, field graphql.Co
 			return obj.ByType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
-			return ec.marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ResourceCount) graphql.Marshaler {
+			return ec.marshalNResourceCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCountᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17364,7 +17579,7 @@ func (ec *executionContext) fieldContext_Impact_byType(_ context.Context, field 
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ImpactCount(ctx, field)
+			return ec.childFields_ResourceCount(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17382,8 +17597,8 @@ func (ec *executionContext) _Impact_byEnvironment(ctx context.Context, field gra
 			return obj.ByEnvironment, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
-			return ec.marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ResourceCount) graphql.Marshaler {
+			return ec.marshalNResourceCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCountᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -17396,7 +17611,7 @@ func (ec *executionContext) fieldContext_Impact_byEnvironment(_ context.Context,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ImpactCount(ctx, field)
+			return ec.childFields_ResourceCount(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17476,52 +17691,6 @@ func (ec *executionContext) fieldContext_Impact_dependents(ctx context.Context, 
 		return fc, err
 	}
 	return fc, nil
-}
-
-func (ec *executionContext) _ImpactCount_value(ctx context.Context, field graphql.CollectedField, obj *capstan.ImpactCount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ImpactCount_value(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Value, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_ImpactCount_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ImpactCount", field, false, false, "String")
-}
-
-func (ec *executionContext) _ImpactCount_count(ctx context.Context, field graphql.CollectedField, obj *capstan.ImpactCount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ImpactCount_count(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Count, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_ImpactCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ImpactCount", field, false, false, "Int")
 }
 
 func (ec *executionContext) _ImportCatalogResult_created(ctx context.Context, field graphql.CollectedField, obj *capstan.ImportResult) (ret graphql.Marshaler) {
@@ -18890,6 +19059,75 @@ func (ec *executionContext) fieldContext_JobOutputs_evidence(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Link_from(ctx context.Context, field graphql.CollectedField, obj *capstan.Link) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Link_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Holder, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Link_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Link", field, false, false, "String")
+}
+
+func (ec *executionContext) _Link_to(ctx context.Context, field graphql.CollectedField, obj *capstan.Link) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Link_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Link_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Link", field, false, false, "String")
+}
+
+func (ec *executionContext) _Link_relationship(ctx context.Context, field graphql.CollectedField, obj *capstan.Link) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Link_relationship(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relationship, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.RelationshipType) graphql.Marshaler {
+			return ec.marshalNRelationshipType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Link_relationship(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Link", field, false, false, "RelationshipType")
 }
 
 func (ec *executionContext) _Mutation_putSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -22860,75 +23098,6 @@ func (ec *executionContext) _PatchEvent_reason(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_PatchEvent_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PatchEvent", field, true, false, "String")
-}
-
-func (ec *executionContext) _PathHop_from(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PathHop_from(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Holder, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PathHop_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PathHop", field, false, false, "String")
-}
-
-func (ec *executionContext) _PathHop_to(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PathHop_to(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Target, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PathHop_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PathHop", field, false, false, "String")
-}
-
-func (ec *executionContext) _PathHop_relationship(ctx context.Context, field graphql.CollectedField, obj *capstan.PathHop) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PathHop_relationship(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Relationship, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v capstan.RelationshipType) graphql.Marshaler {
-			return ec.marshalNRelationshipType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipType(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_PathHop_relationship(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PathHop", field, false, false, "RelationshipType")
 }
 
 func (ec *executionContext) _Permission_action(ctx context.Context, field graphql.CollectedField, obj *capstan.Permission) (ret graphql.Marshaler) {
@@ -27892,6 +28061,50 @@ func (ec *executionContext) fieldContext_Query_dependencies(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_resourceGraph(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_resourceGraph(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ResourceGraph(ctx, fc.Args["root"].(string), fc.Args["direction"].(*capstan.Direction), fc.Args["depth"].(*int), fc.Args["filter"].(*capstan.GraphFilter), fc.Args["budget"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Neighbourhood) graphql.Marshaler {
+			return ec.marshalNResourceGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNeighbourhood(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_resourceGraph(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceGraph(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_resourceGraph_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_impact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29421,6 +29634,52 @@ func (ec *executionContext) fieldContext_ResourceConnection_totalCount(_ context
 	return graphql.NewScalarFieldContext("ResourceConnection", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ResourceCount_value(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceCount_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceCount_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceCount", field, false, false, "String")
+}
+
+func (ec *executionContext) _ResourceCount_count(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourceCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceCount", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ResourceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ResourceEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29770,6 +30029,258 @@ func (ec *executionContext) fieldContext_ResourceEvent_diff(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _ResourceGraph_root(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_root(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Root, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_root(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceGraph_direction(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v capstan.Direction) graphql.Marshaler {
+			return ec.marshalNDirection2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐDirection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceGraph", field, false, false, "Direction")
+}
+
+func (ec *executionContext) _ResourceGraph_depth(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceGraph", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ResourceGraph_nodes(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.GraphNode) graphql.Marshaler {
+			return ec.marshalNResourceGraphNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceGraphNode(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceGraph_edges(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Link) graphql.Marshaler {
+			return ec.marshalNLink2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Link(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceGraph_omitted(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_omitted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Omitted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.ResourceCount) graphql.Marshaler {
+			return ec.marshalNResourceCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_omitted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraph",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceGraph_omittedTotal(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_omittedTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OmittedTotal(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_omittedTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceGraph", field, true, false, "Int")
+}
+
+func (ec *executionContext) _ResourceGraphNode_resource(ctx context.Context, field graphql.CollectedField, obj *capstan.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraphNode_resource(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resource, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
+			return ec.marshalNResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraphNode_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraphNode",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceGraphNode_depth(ctx context.Context, field graphql.CollectedField, obj *capstan.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraphNode_depth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Depth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraphNode_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceGraphNode", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ResourcePath_resources(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourcePath) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29814,8 +30325,8 @@ func (ec *executionContext) _ResourcePath_hops(ctx context.Context, field graphq
 			return obj.Hops, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []capstan.PathHop) graphql.Marshaler {
-			return ec.marshalNPathHop2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHopᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Link) graphql.Marshaler {
+			return ec.marshalNLink2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLinkᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -29828,7 +30339,7 @@ func (ec *executionContext) fieldContext_ResourcePath_hops(_ context.Context, fi
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PathHop(ctx, field)
+			return ec.childFields_Link(ctx, field)
 		},
 	}
 	return fc, nil
@@ -34613,6 +35124,62 @@ func UnmarshalResourceFilter(ctx context.Context, raw any) (model.ResourceFilter
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputResourceGraphFilter(ctx context.Context, obj any) (capstan.GraphFilter, error) {
+	var it capstan.GraphFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"relationships", "types", "environments"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "relationships":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("relationships"))
+			data, err := ec.unmarshalORelationshipType2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Relationships = data
+		case "types":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("types"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Types = data
+		case "environments":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("environments"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Environments = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceGraphFilter unmarshals raw into the ResourceGraphFilter input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceGraphFilter(ctx context.Context, raw any) (capstan.GraphFilter, error) {
+	var out capstan.GraphFilter
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceGraphFilter", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRetryNodeInput(ctx context.Context, obj any) (model.RetryNodeInput, error) {
 	var it model.RetryNodeInput
 	if obj == nil {
@@ -37262,44 +37829,6 @@ func (ec *executionContext) _Impact(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var impactCountImplementors = []string{"ImpactCount"}
-
-func (ec *executionContext) _ImpactCount(ctx context.Context, sel ast.SelectionSet, obj *capstan.ImpactCount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, impactCountImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("ImpactCount")
-		case "value":
-			out.Values[i] = ec._ImpactCount_value(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "count":
-			out.Values[i] = ec._ImpactCount_count(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
 var importCatalogResultImplementors = []string{"ImportCatalogResult"}
 
 func (ec *executionContext) _ImportCatalogResult(ctx context.Context, sel ast.SelectionSet, obj *capstan.ImportResult) graphql.Marshaler {
@@ -37862,6 +38391,49 @@ func (ec *executionContext) _JobOutputs(ctx context.Context, sel ast.SelectionSe
 			}
 		case "evidence":
 			out.Values[i] = ec._JobOutputs_evidence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var linkImplementors = []string{"Link"}
+
+func (ec *executionContext) _Link(ctx context.Context, sel ast.SelectionSet, obj *capstan.Link) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Link")
+		case "from":
+			out.Values[i] = ec._Link_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._Link_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relationship":
+			out.Values[i] = ec._Link_relationship(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39151,49 +39723,6 @@ func (ec *executionContext) _PatchEvent(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = ec._PatchEvent_reason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	if n := len(deferred.Defers); n > 0 {
-		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
-		ec.ProcessDeferredGroup(deferred)
-	}
-
-	return out
-}
-
-var pathHopImplementors = []string{"PathHop"}
-
-func (ec *executionContext) _PathHop(ctx context.Context, sel ast.SelectionSet, obj *capstan.PathHop) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pathHopImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("PathHop")
-		case "from":
-			out.Values[i] = ec._PathHop_from(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "to":
-			out.Values[i] = ec._PathHop_to(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "relationship":
-			out.Values[i] = ec._PathHop_relationship(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -40652,6 +41181,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_dependencies(ctx, field)
 				})
+		case "resourceGraph":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_resourceGraph(ctx, field)
+				})
 		case "impact":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -41060,6 +41595,44 @@ func (ec *executionContext) _ResourceConnection(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var resourceCountImplementors = []string{"ResourceCount"}
+
+func (ec *executionContext) _ResourceCount(ctx context.Context, sel ast.SelectionSet, obj *capstan.ResourceCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceCount")
+		case "value":
+			out.Values[i] = ec._ResourceCount_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ResourceCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var resourceEdgeImplementors = []string{"ResourceEdge"}
 
 func (ec *executionContext) _ResourceEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ResourceEdge) graphql.Marshaler {
@@ -41169,6 +41742,107 @@ func (ec *executionContext) _ResourceEvent(ctx context.Context, sel ast.Selectio
 			out.Values[i] = ec._ResourceEvent_diff(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceGraphImplementors = []string{"ResourceGraph"}
+
+func (ec *executionContext) _ResourceGraph(ctx context.Context, sel ast.SelectionSet, obj *capstan.Neighbourhood) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceGraphImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceGraph")
+		case "root":
+			out.Values[i] = ec._ResourceGraph_root(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._ResourceGraph_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._ResourceGraph_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ResourceGraph_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ResourceGraph_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "omitted":
+			out.Values[i] = ec._ResourceGraph_omitted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "omittedTotal":
+			out.Values[i] = ec._ResourceGraph_omittedTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var resourceGraphNodeImplementors = []string{"ResourceGraphNode"}
+
+func (ec *executionContext) _ResourceGraphNode(ctx context.Context, sel ast.SelectionSet, obj *capstan.GraphNode) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceGraphNodeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceGraphNode")
+		case "resource":
+			out.Values[i] = ec._ResourceGraphNode_resource(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "depth":
+			out.Values[i] = ec._ResourceGraphNode_depth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -43552,26 +44226,6 @@ func (ec *executionContext) marshalNImpact2ᚖgithubᚗcomᚋcapstanᚑdevᚋcap
 	return ec._Impact(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNImpactCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCount(ctx context.Context, sel ast.SelectionSet, v capstan.ImpactCount) graphql.Marshaler {
-	return ec._ImpactCount(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNImpactCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCountᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ImpactCount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNImpactCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐImpactCount(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
 func (ec *executionContext) unmarshalNImportCatalogInput2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐImportCatalogInput(ctx context.Context, v any) (model.ImportCatalogInput, error) {
 	res, err := ec.unmarshalInputImportCatalogInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -43815,6 +44469,26 @@ func (ec *executionContext) marshalNLifecycleStatus2ᚕgithubᚗcomᚋcapstanᚑ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLifecycleStatus2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐLifecycleStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLink2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐLink(ctx context.Context, sel ast.SelectionSet, v capstan.Link) graphql.Marshaler {
+	return ec._Link(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLink2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Link) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLink2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐLink(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -44151,26 +44825,6 @@ func (ec *executionContext) marshalNPatchDecision2ᚕgithubᚗcomᚋcapstanᚑde
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPatchDecision2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPatchDecision(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
-}
-
-func (ec *executionContext) marshalNPathHop2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHop(ctx context.Context, sel ast.SelectionSet, v capstan.PathHop) graphql.Marshaler {
-	return ec._PathHop(ctx, sel, &v)
-}
-
-func (ec *executionContext) marshalNPathHop2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHopᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.PathHop) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNPathHop2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPathHop(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -44723,6 +45377,26 @@ func (ec *executionContext) marshalNResourceConnection2ᚖgithubᚗcomᚋcapstan
 	return ec._ResourceConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNResourceCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCount(ctx context.Context, sel ast.SelectionSet, v capstan.ResourceCount) graphql.Marshaler {
+	return ec._ResourceCount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceCount2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCountᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.ResourceCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceCount2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐResourceCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNResourceEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceEdge(ctx context.Context, sel ast.SelectionSet, v model.ResourceEdge) graphql.Marshaler {
 	return ec._ResourceEdge(ctx, sel, &v)
 }
@@ -44732,6 +45406,34 @@ func (ec *executionContext) marshalNResourceEdge2ᚕgithubᚗcomᚋcapstanᚑdev
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNResourceEdge2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNResourceGraph2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐNeighbourhood(ctx context.Context, sel ast.SelectionSet, v *capstan.Neighbourhood) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ResourceGraph!")
+		return graphql.Null
+	}
+	return ec._ResourceGraph(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNResourceGraphNode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphNode(ctx context.Context, sel ast.SelectionSet, v capstan.GraphNode) graphql.Marshaler {
+	return ec._ResourceGraphNode(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNResourceGraphNode2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.GraphNode) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNResourceGraphNode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphNode(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -45910,6 +46612,42 @@ func (ec *executionContext) marshalOPlanTarget2ᚖgithubᚗcomᚋcapstanᚑdev�
 	return ec._PlanTarget(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalORelationshipType2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipTypeᚄ(ctx context.Context, v any) ([]capstan.RelationshipType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]capstan.RelationshipType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRelationshipType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalORelationshipType2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.RelationshipType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelationshipType2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐRelationshipType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -45922,6 +46660,14 @@ func (ec *executionContext) unmarshalOResourceFilter2ᚖgithubᚗcomᚋcapstan�
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputResourceFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOResourceGraphFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐGraphFilter(ctx context.Context, v any) (*capstan.GraphFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputResourceGraphFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 

@@ -193,3 +193,32 @@ func (r *Resolver) impactDependents(im *capstan.Impact, first *int, after *strin
 	}
 	return c, nil
 }
+
+func (r *Resolver) resourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error) {
+	id, err := localID(root, kindResource)
+	if err != nil {
+		return nil, err
+	}
+	dir, d, b := capstan.Both, 2, 200
+	if direction != nil {
+		dir = *direction
+	}
+	if depth != nil {
+		d = *depth
+	}
+	if budget != nil {
+		b = *budget
+	}
+	var f capstan.GraphFilter
+	if filter != nil {
+		f = *filter
+	}
+	n, err := r.Service.ResourceGraph(ctx, id, dir, d, f, b)
+	if err != nil {
+		return nil, err
+	}
+	if n.Edges == nil {
+		n.Edges = []capstan.Link{}
+	}
+	return n, nil
+}

@@ -823,6 +823,11 @@ func (r *queryResolver) Dependencies(ctx context.Context, resource string, direc
 	return r.dependencies(ctx, resource, direction, depth)
 }
 
+// ResourceGraph is the resolver for the resourceGraph field.
+func (r *queryResolver) ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error) {
+	return r.resourceGraph(ctx, root, direction, depth, filter, budget)
+}
+
 // Impact is the resolver for the impact field.
 func (r *queryResolver) Impact(ctx context.Context, resource string) (*capstan.Impact, error) {
 	id, err := localID(resource, kindResource)

@@ -200,6 +200,28 @@ func TestQueriesOverHTTP(t *testing.T) {
 	viaID := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { ... on Resource { key } } }`, map[string]any{"id": get(linked.Data, "linked", 1, "resources", 1, "id")})
 	require.Equal(t, "kubernetes.cluster/prod-k8s", get(viaID.Data, "node", "key"))
 
+	// Its neighbourhood as a graph, within a budget: the rest counted.
+	nb := post(t, ts, adminToken, `query($id: ID!) {
+	  all: resourceGraph(root: $id, direction: INCOMING, depth: 1) { root { key } nodes { depth resource { id key } } edges { from to relationship } omittedTotal }
+	  two: resourceGraph(root: $id, direction: INCOMING, depth: 1, budget: 2) { nodes { resource { key } } edges { from to } omitted { value count } omittedTotal }
+	  vaults: resourceGraph(root: $id, direction: BOTH, depth: 2, filter: {types: ["vault.instance"]}) { nodes { depth resource { key } } }
+	  dependsOn: resourceGraph(root: $id, direction: INCOMING, depth: 3, filter: {relationships: [DEPENDS_ON]}) { nodes { resource { key } } }
+	}`, map[string]any{"id": clusterID})
+	require.Empty(t, nb.Errors)
+	require.Len(t, get(nb.Data, "all", "nodes"), 5, "prod-k8s and the four that run on it")
+	require.Equal(t, map[string]any{"depth": float64(0), "resource": map[string]any{"id": clusterID, "key": "kubernetes.cluster/prod-k8s"}}, get(nb.Data, "all", "nodes", 0), "the root first")
+	require.Contains(t, get(nb.Data, "all", "edges"), map[string]any{"from": "grafana.instance/grafana-prod", "to": "vault.instance/prod-vault", "relationship": "DEPENDS_ON"}, "every relationship among them, not only the walk's")
+	require.Equal(t, float64(0), get(nb.Data, "all", "omittedTotal"))
+	require.Len(t, get(nb.Data, "two", "nodes"), 2)
+	require.Equal(t, float64(3), get(nb.Data, "two", "omittedTotal"))
+	require.NotEmpty(t, get(nb.Data, "two", "omitted"))
+	require.Equal(t, []any{
+		map[string]any{"depth": float64(0), "resource": map[string]any{"key": "kubernetes.cluster/prod-k8s"}},
+		map[string]any{"depth": float64(1), "resource": map[string]any{"key": "vault.instance/prod-vault"}},
+		map[string]any{"depth": float64(1), "resource": map[string]any{"key": "vault.instance/scratch-vault"}},
+	}, get(nb.Data, "vaults", "nodes"))
+	require.Len(t, get(nb.Data, "dependsOn", "nodes"), 1, "nothing depends on the cluster itself")
+
 	// What breaks if prod-k8s fails: counted, and listed a page at a time
 	// with the resources list's cursors.
 	impact := post(t, ts, adminToken, `query($id: ID!) { impact(resource: $id) { root { key } total byType { value count } byEnvironment { value count }
@@ -262,6 +284,10 @@ func TestErrorsAreTyped(t *testing.T) {
 		{"too many paths", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", max: 11) { hops { from } } }`, nil, capstan.EINVALID, "paths must be 1 to 10"},
 		{"paths too deep", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", depth: 0) { hops { from } } }`, nil, capstan.EINVALID, "hops must be 1 to 10"},
 		{"idempotency key too long", adminToken, `mutation($key: String!) { startOperation(input: {plan: "UGxhbjp4", idempotencyKey: $key}) { id } }`, map[string]any{"key": strings.Repeat("k", 40000)}, capstan.EINVALID, "idempotency key of 40000 bytes"},
+		{"graph budget", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", budget: 0) { depth } }`, nil, capstan.EINVALID, "budget must be 1 to 1000"},
+		{"graph depth", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", depth: 11) { depth } }`, nil, capstan.EINVALID, "depth must be 1 to 10"},
+		{"graph filter", adminToken, `query($types: [String!]) { resourceGraph(root: "UmVzb3VyY2U6eA", filter: {types: $types}) { depth } }`, map[string]any{"types": make([]string, 51)}, capstan.EINVALID, "at most 50 types"},
+		{"graph of nothing", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA") { depth } }`, nil, capstan.ENOTFOUND, "not found"},
 		{"path to nowhere", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ") { hops { from } } }`, nil, capstan.ENOTFOUND, "not found"},
 		{"viewer cannot write", viewerToken, createSeedIntent, seedIntentVars(), capstan.EFORBIDDEN, "roles"},
 		{"bad intent", adminToken, createSeedIntent, map[string]any{"in": map[string]any{"action": "Install Now", "targetResourceType": "tempo.instance"}}, capstan.EINVALID, "action"},

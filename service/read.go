@@ -55,6 +55,37 @@ func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direc
 	return root, deps, err
 }
 
+// ResourceGraph draws a resource's neighbourhood: its walks in the
+// direction asked, drawn through the filter within the budget.
+func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Direction, depth int, f capstan.GraphFilter, budget int) (*capstan.Neighbourhood, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := capstan.CheckNeighbourhood(dir, depth, budget); err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := s.Store.GetResource(ctx, org, id)
+	if err != nil {
+		return nil, err
+	}
+	var reached []capstan.Dependency
+	for _, way := range []capstan.Direction{capstan.Outgoing, capstan.Incoming} {
+		if dir != capstan.Both && dir != way {
+			continue
+		}
+		walked, err := s.Store.Dependencies(ctx, org, id, way, depth)
+		if err != nil {
+			return nil, err
+		}
+		reached = append(reached, walked...)
+	}
+	return capstan.DrawNeighbourhood(root, dir, depth, reached, f, budget), nil
+}
+
 // Impact weighs what depends on a resource, up to MaxImpactDepth hops:
 // what breaks if it fails.
 func (s *Service) Impact(ctx context.Context, id string) (*capstan.Impact, error) {
