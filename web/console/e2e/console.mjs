@@ -411,6 +411,13 @@ try {
   const graph = page.getByRole("group", { name: "dependency graph" });
   await graph.locator('.react-flow__node[data-id="vault.instance/prod-vault"]').waitFor({ timeout: 10000 });
   await eventually("the graph's health badges", async () => (await graph.textContent()).includes("healthy"), 10000);
+  // Both ways: what it runs on and what runs on it, in one graph (the
+  // table walks one way only).
+  await page.getByLabel("both").check();
+  await graph.locator('.react-flow__node[data-id="compute.node/prod-worker-1"]').waitFor({ timeout: 10000 });
+  await graph.locator('.react-flow__node[data-id="vault.instance/prod-vault"]').waitFor({ timeout: 10000 });
+  await page.getByRole("status").filter({ hasText: /\d+ resources drawn/ }).waitFor({ timeout: 10000 });
+  await page.getByLabel("what depends on it").check();
   // What breaks if it fails, counted.
   const impact = page.getByRole("region", { name: "impact" });
   await impact.getByRole("button", { name: "Weigh its impact" }).click();

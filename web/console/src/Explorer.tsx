@@ -29,7 +29,7 @@ const SearchResources = graphql(`
 `);
 
 const ResourceDetail = graphql(`
-  query ResourceDetail($id: ID!, $direction: Direction!, $depth: Int!) {
+  query ResourceDetail($id: ID!, $direction: Direction!, $depth: Int!, $table: Boolean!) {
     resource(id: $id) {
       id
       key
@@ -71,7 +71,7 @@ const ResourceDetail = graphql(`
         }
       }
     }
-    dependencies(resource: $id, direction: $direction, depth: $depth) {
+    dependencies(resource: $id, direction: $direction, depth: $depth) @include(if: $table) {
       depth
       edges {
         from
@@ -128,6 +128,34 @@ const ResourceHealth = graphql(`
       by
       at
       note
+    }
+  }
+`);
+
+const ResourceNeighbourhood = graphql(`
+  query ResourceNeighbourhood($id: ID!, $direction: Direction!, $depth: Int!) {
+    resourceGraph(root: $id, direction: $direction, depth: $depth, budget: 200) {
+      nodes {
+        depth
+        resource {
+          id
+          key
+          type
+          name
+          environment
+          healthStatus
+        }
+      }
+      edges {
+        from
+        to
+        relationship
+      }
+      omitted {
+        value
+        count
+      }
+      omittedTotal
     }
   }
 `);
@@ -237,13 +265,12 @@ export function Explorer({ id }: { id?: string }) {
 function ResourceView({ id }: { id: string }) {
   const [direction, setDirection] = useState<Direction>("OUTGOING");
   const [depth, setDepth] = useState(3);
-  const { data, error, loading } = useQuery(ResourceDetail, { variables: { id, direction, depth } });
+  const table = direction !== "BOTH";
+  const { data, error, loading } = useQuery(ResourceDetail, { variables: { id, direction: table ? direction : "OUTGOING", depth, table } });
   if (error) return <p role="alert" className="error">{error.message}</p>;
   const r = data?.resource;
   if (!r) return <p>{loading ? "Loading…" : "No such resource."}</p>;
   const ops = data.operations.edges.map((e) => e.node);
-  const seen = new Map<string, GraphResource>([[r.key, r]]);
-  for (const e of data.dependencies.edges) seen.set(e.resource.key, e.resource);
   return (
     <article aria-labelledby="resource-title">
       <h3 id="resource-title">{r.key}</h3>
@@ -257,11 +284,11 @@ function ResourceView({ id }: { id: string }) {
         <legend>Direction and depth</legend>
         <label><input type="radio" name="direction" checked={direction === "OUTGOING"} onChange={() => setDirection("OUTGOING")} /> what it depends on</label>
         <label><input type="radio" name="direction" checked={direction === "INCOMING"} onChange={() => setDirection("INCOMING")} /> what depends on it</label>
+        <label><input type="radio" name="direction" checked={direction === "BOTH"} onChange={() => setDirection("BOTH")} /> both</label>
         <label>Depth <input aria-label="Depth" type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
       </fieldset>
-      <ResourceGraph root={r.key} resources={[...seen.values()]} edges={data.dependencies.edges} label="dependency graph"
-        onOpen={(x) => { window.location.hash = `#/explorer/${encodeURIComponent(x.id)}`; }} />
-      <table aria-label="dependencies">
+      <Neighbourhood id={r.id} rootKey={r.key} direction={direction} depth={depth} />
+      {data.dependencies && <table aria-label="dependencies">
         <thead><tr><th scope="col">Depth</th><th scope="col">From</th><th scope="col">Relationship</th><th scope="col">To</th><th scope="col">State</th></tr></thead>
         <tbody>
           {data.dependencies.edges.length === 0 && <tr><td colSpan={5}>none</td></tr>}
@@ -273,7 +300,7 @@ function ResourceView({ id }: { id: string }) {
             </tr>
           ))}
         </tbody>
-      </table>
+      </table>}
       <ImpactView id={r.id} />
       <PathFinder from={r} />
       <h4>Bound by ({r.boundBy.length})</h4>
@@ -298,6 +325,25 @@ function ResourceView({ id }: { id: string }) {
 }
 
 type Detail = NonNullable<ResourceDetailQuery["resource"]>;
+
+// Neighbourhood draws the resource's neighbourhood (resourceGraph): at
+// most 200 resources, the rest counted by type.
+function Neighbourhood({ id, rootKey, direction, depth }: { id: string; rootKey: string; direction: Direction; depth: number }) {
+  const { data, error } = useQuery(ResourceNeighbourhood, { variables: { id, direction, depth } });
+  if (error) return <p role="alert" className="error">{error.message}</p>;
+  const g = data?.resourceGraph;
+  if (!g) return <p className="muted">Drawing…</p>;
+  const resources: GraphResource[] = g.nodes.map((n) => n.resource);
+  return (
+    <>
+      <ResourceGraph root={rootKey} resources={resources} edges={g.edges} label="dependency graph"
+        onOpen={(x) => { window.location.hash = `#/explorer/${encodeURIComponent(x.id)}`; }} />
+      <p className="muted" role="status">
+        {g.nodes.length} resources drawn{g.omittedTotal > 0 && `, ${g.omittedTotal} more not drawn: ${g.omitted.map((o) => `+${o.count} ${o.value}`).join(", ")}`}.
+      </p>
+    </>
+  );
+}
 
 // ImpactView weighs, when asked, what breaks if the resource fails: how
 // many resources depend on it, by type and environment, and those with an
