@@ -16,11 +16,16 @@ import (
 // to b in one traversal (GQL's SHORTEST k GROUPS; Neo4j 5.26 takes k only
 // as a literal: GROUPS_K, the validated q.Max). The pattern's WHERE is a
 // pre-filter, applied before the selection: the hops' bound and that no
-// resource is on a path twice. ARROW is the direction's.
+// resource is on a path twice. ARROW is the direction's. The paths are
+// ordered as capstan.SelectPaths orders them (relationship types sort
+// alike in either case) and cut there, so only the kept ones carry their
+// resources back.
 const qPaths = `
 MATCH (a:Resource {uid: $from}), (b:Resource {uid: $to})
 MATCH p = SHORTEST GROUPS_K GROUPS ((a) (()ARROW(x:Resource)){1,10} (b)
   WHERE size(x) <= $depth AND NOT a IN x AND all(i IN range(0, size(x) - 2) WHERE NOT x[i] IN x[i + 1..]))
+WITH p ORDER BY length(p), [n IN nodes(p) | n.key], [r IN relationships(p) | [startNode(r).key, type(r)]]
+LIMIT $max
 RETURN [n IN nodes(p) | n.json] AS resources,
        [r IN relationships(p) | [startNode(r).key, type(r), endNode(r).key]] AS hops`
 
@@ -52,7 +57,7 @@ func (s *Store) Paths(ctx context.Context, org string, q capstan.PathQuery) ([]c
 			}
 		}
 		query := strings.Replace(pathQueries[q.Direction], "GROUPS_K", strconv.Itoa(q.Max), 1)
-		return collect(ctx, tx, query, map[string]any{"from": uid(org, q.From), "to": uid(org, q.To), "depth": q.MaxDepth})
+		return collect(ctx, tx, query, map[string]any{"from": uid(org, q.From), "to": uid(org, q.To), "depth": q.MaxDepth, "max": q.Max})
 	})
 	var ne *neo4j.Neo4jError
 	if errors.As(err, &ne) && strings.Contains(ne.Code, "TransactionTimedOut") {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -368,40 +369,40 @@ func (s *Store) TopologyValue(ctx context.Context, org, resourceID, key string, 
 	return capstan.TopologyHit{}, nil
 }
 
-// QueryDependencies walks resource relationships outward (what a resource
-// depends on); QueryDependents walks them inward. Each reached resource is
-// reported once, at its shortest depth, with the edge that reached it.
+// QueryDependencies is one hop of a dependency walk outward (what the
+// resources of $uids depend on); QueryDependents one hop inward. The walk
+// (Dependencies) goes one hop a round over what the last reached, so it
+// reads each resource once however many ways lead to it: a pattern of
+// 1..10 hops would list every walk to each, which grows exponentially on
+// a densely linked catalog.
 const (
 	QueryDependencies = `
-MATCH (start:Resource {uid: $uid})
-MATCH path = (start)-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF*1..10]->(r:Resource)
-WHERE length(path) <= $depth AND r <> start
-WITH r, path ORDER BY length(path), [n IN nodes(path) | n.key]
-WITH r, head(collect(path)) AS p
-RETURN r.json AS json, length(p) AS depth, type(last(relationships(p))) AS rel, nodes(p)[-2].key AS other
-ORDER BY depth, r.key`
+UNWIND $uids AS u
+MATCH (a:Resource {uid: u})-[rel:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]->(r:Resource)
+RETURN r.uid AS uid, r.key AS key, r.json AS json, type(rel) AS rel, a.key AS other`
 	QueryDependents = `
-MATCH (start:Resource {uid: $uid})
-MATCH path = (start)<-[:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF*1..10]-(r:Resource)
-WHERE length(path) <= $depth AND r <> start
-WITH r, path ORDER BY length(path), [n IN nodes(path) | n.key]
-WITH r, head(collect(path)) AS p
-RETURN r.json AS json, length(p) AS depth, type(last(relationships(p))) AS rel, nodes(p)[-2].key AS other
-ORDER BY depth, r.key`
+UNWIND $uids AS u
+MATCH (a:Resource {uid: u})<-[rel:RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF]-(r:Resource)
+RETURN r.uid AS uid, r.key AS key, r.json AS json, type(rel) AS rel, a.key AS other`
 )
+
+// DependencyWalkTimeout bounds a dependency walk on the server.
+const DependencyWalkTimeout = 10 * time.Second
 
 var relTypes = map[string]capstan.RelationshipType{
 	"RUNS_ON": capstan.RelRunsOn, "DEPENDS_ON": capstan.RelDependsOn, "USES": capstan.RelUses,
 	"CONNECTS_TO": capstan.RelConnectsTo, "PART_OF": capstan.RelPartOf,
 }
 
-// Dependencies walks relationships from a resource up to depth hops.
+// Dependencies walks relationships from a resource up to depth hops,
+// one hop a round (QueryDependencies): each resource once, at its least
+// depth, with the edge from the least key that reached it.
 func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
 	q := QueryDependencies
 	if dir == capstan.Incoming {
 		q = QueryDependents
 	}
-	res, err := s.read(ctx, "cypher.Dependencies", func(tx neo4j.ManagedTransaction) (any, error) {
+	res, err := s.readBounded(ctx, "cypher.Dependencies", DependencyWalkTimeout, func(tx neo4j.ManagedTransaction) (any, error) {
 		found, err := exists(ctx, tx, `MATCH (r:Resource {uid: $uid}) RETURN r.id`, map[string]any{"uid": uid(org, resourceID)})
 		if err != nil {
 			return nil, err
@@ -409,19 +410,45 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 		if !found {
 			return nil, capstan.NotFound("resource", resourceID)
 		}
-		return collect(ctx, tx, q, map[string]any{"uid": uid(org, resourceID), "depth": depth})
+		return walkDependencies(ctx, tx, q, uid(org, resourceID), depth)
 	})
 	if err != nil {
 		return nil, err
 	}
+	return res.([]capstan.Dependency), nil
+}
+
+// walkDependencies runs q one hop a round from start.
+func walkDependencies(ctx context.Context, tx neo4j.ManagedTransaction, q, start string, depth int) ([]capstan.Dependency, error) {
 	var out []capstan.Dependency
-	for _, rec := range res.([]*neo4j.Record) {
-		m := rec.AsMap()
-		var r capstan.Resource
-		if err := json.Unmarshal([]byte(str(m["json"])), &r); err != nil {
-			return nil, capstan.Wrap("cypher.Dependencies", err)
+	seen := map[string]bool{start: true}
+	frontier := []string{start}
+	for d := 1; d <= depth && len(frontier) > 0; d++ {
+		recs, err := collect(ctx, tx, q, map[string]any{"uids": frontier})
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, capstan.Dependency{Resource: &r, Relationship: relTypes[str(m["rel"])], From: str(m["other"]), Depth: int(i64(m["depth"]))})
+		rows := make([]map[string]any, 0, len(recs))
+		for _, rec := range recs {
+			rows = append(rows, rec.AsMap())
+		}
+		slices.SortFunc(rows, func(a, b map[string]any) int {
+			return cmp.Or(cmp.Compare(str(a["key"]), str(b["key"])), cmp.Compare(str(a["other"]), str(b["other"])))
+		})
+		frontier = frontier[:0:0]
+		for _, m := range rows {
+			id := str(m["uid"])
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			var r capstan.Resource
+			if err := json.Unmarshal([]byte(str(m["json"])), &r); err != nil {
+				return nil, capstan.Wrap("cypher.Dependencies", err)
+			}
+			out = append(out, capstan.Dependency{Resource: &r, Relationship: relTypes[str(m["rel"])], From: str(m["other"]), Depth: d})
+			frontier = append(frontier, id)
+		}
 	}
 	return out, nil
 }

@@ -60,7 +60,8 @@ func (w *pathWalk) end(id string) (*capstan.Resource, error) {
 
 // search extends paths one hop a round. A path that reaches to is found
 // and not extended; the search ends after the round that found paths of
-// q.Max lengths, or at q.MaxDepth.
+// q.Max lengths, or at q.MaxDepth. A round past the budget stops holding
+// partial paths; it is an error only when another round is needed.
 func (w *pathWalk) search(ctx context.Context, from, to *capstan.Resource) ([]capstan.ResourcePath, error) {
 	frontier := []capstan.ResourcePath{{Resources: []*capstan.Resource{from}}}
 	var found []capstan.ResourcePath
@@ -69,8 +70,9 @@ func (w *pathWalk) search(ctx context.Context, from, to *capstan.Resource) ([]ca
 		if err := ctx.Err(); err != nil {
 			return nil, capstan.Errorf(capstan.EUNAVAILABLE, "embedded.Paths: %v", err)
 		}
+		last := depth == w.q.MaxDepth // no round follows: nothing to hold
 		var next []capstan.ResourcePath
-		foundHere := false
+		foundHere, over := false, false
 		for _, p := range frontier {
 			hops, err := w.hops(p.Resources[len(p.Resources)-1])
 			if err != nil {
@@ -80,19 +82,25 @@ func (w *pathWalk) search(ctx context.Context, from, to *capstan.Resource) ([]ca
 				if onPath(p, h.resource) {
 					continue
 				}
-				longer := extend(p, h)
 				if h.resource.ID == to.ID {
-					found, foundHere = append(found, longer), true
+					found, foundHere = append(found, extend(p, h)), true
+					continue
+				}
+				if last || over {
 					continue
 				}
 				if w.held++; w.held > capstan.PathSearchBudget {
-					return nil, capstan.PathSearchTooLarge(w.q)
+					over, next = true, nil
+					continue
 				}
-				next = append(next, longer)
+				next = append(next, extend(p, h))
 			}
 		}
 		if foundHere {
 			lengths++
+		}
+		if over && lengths < w.q.Max && !last {
+			return nil, capstan.PathSearchTooLarge(w.q)
 		}
 		frontier = next
 	}

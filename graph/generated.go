@@ -6724,7 +6724,7 @@ type Query {
     filter: ResourceGraphFilter,
     "How many resources to draw, 1 to 1000 (INVALID otherwise); the rest are counted by type in omitted."
     budget: Int = 200
-  ): ResourceGraph! @cost(weight: 500)
+  ): ResourceGraph! @cost(weight: 500) @listSize(slicingArguments: ["budget"], sizedFields: ["nodes"])
   "What depends on a resource, directly or through others, up to 10 hops: what breaks if it fails."
   impact(
     "Global id of the resource (NOT_FOUND when it does not exist)."
@@ -7136,7 +7136,7 @@ enum Direction {
   OUTGOING
   "Against relationships that point at the resource: what depends on it."
   INCOMING
-  "Either way: what it is linked to (paths only; a dependency walk takes OUTGOING or INCOMING)."
+  "Either way: for paths, a path may follow relationships either way; for a resource graph, what it depends on and what depends on it, together. A dependency walk takes OUTGOING or INCOMING."
   BOTH
 }
 

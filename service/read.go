@@ -55,6 +55,24 @@ func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direc
 	return root, deps, err
 }
 
+// MaxConcurrentGraphWalks bounds the walks (resourceGraph, impact,
+// paths) one server runs at once: each may read a large part of the
+// catalog, and one request may ask for twenty.
+const MaxConcurrentGraphWalks = 4
+
+// graphSlot takes one of the server's graph walk slots, or answers
+// UNAVAILABLE when all are taken; the caller calls the release it
+// returns.
+func (s *Service) graphSlot() (func(), error) {
+	s.graphOnce.Do(func() { s.graphSlots = make(chan struct{}, MaxConcurrentGraphWalks) })
+	select {
+	case s.graphSlots <- struct{}{}:
+		return func() { <-s.graphSlots }, nil
+	default:
+		return nil, capstan.Errorf(capstan.EUNAVAILABLE, "%d graph walks are running on this server: ask again when one ends", MaxConcurrentGraphWalks)
+	}
+}
+
 // ResourceGraph draws a resource's neighbourhood: its walks in the
 // direction asked, drawn through the filter within the budget.
 func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Direction, depth int, f capstan.GraphFilter, budget int) (*capstan.Neighbourhood, error) {
@@ -68,6 +86,11 @@ func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Dire
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
+	release, err := s.graphSlot()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	root, err := s.Store.GetResource(ctx, org, id)
 	if err != nil {
 		return nil, err
@@ -89,6 +112,11 @@ func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Dire
 // Impact weighs what depends on a resource, up to MaxImpactDepth hops:
 // what breaks if it fails.
 func (s *Service) Impact(ctx context.Context, id string) (*capstan.Impact, error) {
+	release, err := s.graphSlot()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	root, deps, err := s.Dependencies(ctx, id, capstan.Incoming, capstan.MaxImpactDepth)
 	if err != nil {
 		return nil, err
@@ -102,6 +130,14 @@ func (s *Service) Paths(ctx context.Context, q capstan.PathQuery) ([]capstan.Res
 	if err != nil {
 		return nil, err
 	}
+	if err := q.Validate(); err != nil {
+		return nil, err
+	}
+	release, err := s.graphSlot()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return s.Store.Paths(ctx, org, q)
 }
 

@@ -56,6 +56,8 @@ type Service struct {
 
 	previewOnce  sync.Once
 	previewSlots chan struct{}
+	graphOnce    sync.Once
+	graphSlots   chan struct{}
 
 	mu       sync.Mutex
 	compiled map[string]policy.Set   // by the policies' text, so edits recompile

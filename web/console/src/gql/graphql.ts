@@ -83,7 +83,7 @@ export type CreateIntentInput = {
 
 /** Which way a walk follows relationships. */
 export type Direction =
-  /** Either way: what it is linked to (paths only; a dependency walk takes OUTGOING or INCOMING). */
+  /** Either way: for paths, a path may follow relationships either way; for a resource graph, what it depends on and what depends on it, together. A dependency walk takes OUTGOING or INCOMING. */
   | 'BOTH'
   /** Against relationships that point at the resource: what depends on it. */
   | 'INCOMING'
