@@ -119,7 +119,10 @@ up)
   octet=""
   for _ in $(seq 1 50); do
     o=$((100 + RANDOM % 150))
-    if ! ip -4 route show | grep -q "^10\.$o\."; then octet=$o; break; fi
+    # An address on a link that is still down has no route yet: look at
+    # both, or two tests could take one block (and one host's address
+    # would reach the other's sshd).
+    if ! ip -4 route show | grep -q "^10\.$o\." && ! ip -4 -o addr show | grep -q " 10\.$o\."; then octet=$o; break; fi
   done
   [ -n "$octet" ] || die "no free 10.x.0.0/16 for the test hosts"
   [ -f "$dir/client_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C capstan-test-client -f "$dir/client_ed25519"
@@ -165,8 +168,8 @@ CONF
     ip netns add "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip addr add "10.$octet.$i.1/24" dev "$veth"
-    exec 8>&- # routed: the next `up` sees the block taken
     ip link set "$veth" up
+    exec 8>&- # addressed and routed: the next `up` sees the block taken
     ip -n "$ns" link set lo up
     ip -n "$ns" addr add "$addr/24" dev eth0
     ip -n "$ns" link set eth0 up
