@@ -141,9 +141,14 @@ func TestReplicasShareWorkAndFailOver(t *testing.T) {
 			return len(taken) == shard.Shards
 		}, 30*time.Second, 100*time.Millisecond, "the others take the stalled replica's shards")
 		require.NoError(t, owner.cmd.Process.Signal(syscall.SIGCONT))
+		// It learns it three ways, by which comes first once it runs
+		// again: a renewal finds another holder, a fenced write is
+		// refused, or its own renewal fails past the lease's end and it
+		// stops its operations (executor/own.go).
 		require.Eventually(t, func() bool {
 			out := stalledProc.output()
-			return strings.Contains(out, "another executor holds this shard now") || strings.Contains(out, "a write was refused")
+			return strings.Contains(out, "another executor holds this shard now") || strings.Contains(out, "a write was refused") ||
+				strings.Contains(out, "leases run out before they can be renewed; stopping operations")
 		}, 10*time.Second, 50*time.Millisecond, "the stalled replica learns that its shards went")
 		rs.revived(owner)
 	})
