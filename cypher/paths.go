@@ -3,7 +3,6 @@ package cypher
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -59,8 +58,7 @@ func (s *Store) Paths(ctx context.Context, org string, q capstan.PathQuery) ([]c
 		query := strings.Replace(pathQueries[q.Direction], "GROUPS_K", strconv.Itoa(q.Max), 1)
 		return collect(ctx, tx, query, map[string]any{"from": uid(org, q.From), "to": uid(org, q.To), "depth": q.MaxDepth, "max": q.Max})
 	})
-	var ne *neo4j.Neo4jError
-	if errors.As(err, &ne) && strings.Contains(ne.Code, "TransactionTimedOut") {
+	if timedOut(err) {
 		return nil, capstan.PathSearchTooLarge(q)
 	}
 	if err != nil {

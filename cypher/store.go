@@ -205,17 +205,29 @@ func (s *Store) writeBounded(ctx context.Context, op string, timeout time.Durati
 	}
 	sess := s.session(ctx, neo4j.AccessModeWrite)
 	defer sess.Close(ctx)
-	var config []func(*neo4j.TransactionConfig)
-	if timeout > 0 {
-		config = append(config, neo4j.WithTxTimeout(timeout))
-	}
-	res, err := sess.ExecuteWrite(ctx, fn, config...)
+	res, err := sess.ExecuteWrite(ctx, fn, boundedBy(timeout)...)
 	return res, s.mapErr(ctx, op, err)
 }
 
 // read runs fn in a managed read transaction.
 func (s *Store) read(ctx context.Context, op string, fn func(tx neo4j.ManagedTransaction) (any, error)) (any, error) {
 	return s.readBounded(ctx, op, 0, fn)
+}
+
+// boundedBy is a transaction's configuration for a bound on the server
+// (0: the server's own).
+func boundedBy(timeout time.Duration) []func(*neo4j.TransactionConfig) {
+	if timeout <= 0 {
+		return nil
+	}
+	return []func(*neo4j.TransactionConfig){neo4j.WithTxTimeout(timeout)}
+}
+
+// timedOut reports whether err is a transaction that ran past the bound
+// its caller set (boundedBy).
+func timedOut(err error) bool {
+	var ne *neo4j.Neo4jError
+	return errors.As(err, &ne) && strings.Contains(ne.Code, "TransactionTimedOut")
 }
 
 // readBounded runs fn in a managed read transaction bounded by timeout
@@ -226,11 +238,7 @@ func (s *Store) readBounded(ctx context.Context, op string, timeout time.Duratio
 	}
 	sess := s.session(ctx, neo4j.AccessModeRead)
 	defer sess.Close(ctx)
-	var config []func(*neo4j.TransactionConfig)
-	if timeout > 0 {
-		config = append(config, neo4j.WithTxTimeout(timeout))
-	}
-	res, err := sess.ExecuteRead(ctx, fn, config...)
+	res, err := sess.ExecuteRead(ctx, fn, boundedBy(timeout)...)
 	return res, s.mapErr(ctx, op, err)
 }
 
@@ -368,7 +376,7 @@ func (s *Store) mapErr(ctx context.Context, op string, err error) error {
 	if errors.As(err, &ne) && strings.Contains(ne.Code, "ConstraintValidationFailed") {
 		return capstan.Errorf(capstan.ECONFLICT, "%s: already exists", op)
 	}
-	if errors.As(err, &ne) && strings.Contains(ne.Code, "TransactionTimedOut") {
+	if timedOut(err) {
 		// The caller's bound (readBounded, writeBounded), not a fault of
 		// Neo4j's: the caller says what it means.
 		return &capstan.Error{Code: capstan.EUNAVAILABLE, Op: op, Message: "ran past its time bound", Err: err}
