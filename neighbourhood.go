@@ -6,7 +6,8 @@ import (
 )
 
 // Bounds of a neighbourhood (ResourceGraph): how far it walks and how
-// many resources it draws; past the budget they are counted by type.
+// many resources one page of it draws; past the page they are counted
+// by type.
 const (
 	MaxGraphDepth  = 10
 	MaxGraphBudget = 1000
@@ -22,9 +23,18 @@ type GraphFilter struct {
 	Environments  []string
 }
 
-// Neighbourhood is a resource's neighbourhood as a graph: the resources
-// within Depth hops in Direction, nearest first (ties by key), at most
-// the budget of them, and every relationship among them.
+// GraphPage is which part of a neighbourhood to draw: at most First
+// resources, after the resource whose key is After (none: from the
+// root), in the neighbourhood's order.
+type GraphPage struct {
+	First int
+	After string
+}
+
+// Neighbourhood is one page of a resource's neighbourhood as a graph:
+// the resources within Depth hops in Direction, nearest first (ties by
+// key), at most a page of them, and every relationship they hold to one
+// another or to the resources of the pages before.
 type Neighbourhood struct {
 	Root      *Resource
 	Direction Direction
@@ -32,8 +42,12 @@ type Neighbourhood struct {
 	Nodes     []GraphNode
 	Edges     []Link
 	// Omitted counts by type, most first, what was within reach but past
-	// the budget.
+	// the page.
 	Omitted []ResourceCount
+	// HasMore says a later page has resources; After is the key the page
+	// starts after (none: the first page).
+	HasMore bool
+	After   string
 }
 
 // GraphNode is a drawn resource and its distance from the root.
@@ -65,14 +79,14 @@ func (f GraphFilter) Validate() error {
 }
 
 // CheckNeighbourhood checks a neighbourhood's bounds.
-func CheckNeighbourhood(dir Direction, depth, budget int) error {
+func CheckNeighbourhood(dir Direction, depth int, page GraphPage) error {
 	switch {
 	case dir != Outgoing && dir != Incoming && dir != Both:
 		return Errorf(EINVALID, "direction %q is not outgoing, incoming or both", dir)
 	case depth < 1 || depth > MaxGraphDepth:
 		return Errorf(EINVALID, "depth must be 1 to %d, not %d", MaxGraphDepth, depth)
-	case budget < 1 || budget > MaxGraphBudget:
-		return Errorf(EINVALID, "budget must be 1 to %d resources, not %d", MaxGraphBudget, budget)
+	case page.First < 1 || page.First > MaxGraphBudget:
+		return Errorf(EINVALID, "first must be 1 to %d resources, not %d", MaxGraphBudget, page.First)
 	}
 	return nil
 }
@@ -81,9 +95,10 @@ func CheckNeighbourhood(dir Direction, depth, budget int) error {
 // walks reached (outgoing, incoming, or both). It walks again, over the
 // relationships the reached resources hold and through the filter, so
 // that a resource is drawn only when the filter lets a way to it
-// through, at its distance along that way; then it keeps the budget's
-// nearest and links every pair of them a relationship joins.
-func DrawNeighbourhood(root *Resource, dir Direction, depth int, reached []Dependency, f GraphFilter, budget int) *Neighbourhood {
+// through, at its distance along that way; then it keeps the page and
+// links each of its resources to the others drawn so far. An After that
+// is not in the neighbourhood is INVALID.
+func DrawNeighbourhood(root *Resource, dir Direction, depth int, reached []Dependency, f GraphFilter, page GraphPage) (*Neighbourhood, error) {
 	byKey := map[string]*Resource{root.Key(): root}
 	for _, d := range reached {
 		byKey[d.Resource.Key()] = d.Resource
@@ -99,31 +114,40 @@ func DrawNeighbourhood(root *Resource, dir Direction, depth int, reached []Depen
 	if dir != Outgoing {
 		walk(root.Key(), depth, dist, incomingOf(links), byKey, passes)
 	}
-	n := &Neighbourhood{Root: root, Direction: dir, Depth: depth}
+	n := &Neighbourhood{Root: root, Direction: dir, Depth: depth, After: page.After}
 	for k, d := range dist {
 		n.Nodes = append(n.Nodes, GraphNode{Resource: byKey[k], Depth: d})
 	}
 	slices.SortFunc(n.Nodes, func(a, b GraphNode) int {
 		return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(a.Resource.Key(), b.Resource.Key()))
 	})
-	omitted := map[string]int{}
-	if len(n.Nodes) > budget {
-		for _, g := range n.Nodes[budget:] {
-			omitted[g.Resource.Type]++
+	start := 0
+	if page.After != "" {
+		start = slices.IndexFunc(n.Nodes, func(g GraphNode) bool { return g.Resource.Key() == page.After })
+		if start < 0 {
+			return nil, Errorf(EINVALID, "after: %s is not in this neighbourhood", page.After)
 		}
-		n.Nodes = n.Nodes[:budget]
+		start++
 	}
-	n.Omitted = counts(omitted)
-	drawn := map[string]bool{}
-	for _, g := range n.Nodes {
-		drawn[g.Resource.Key()] = true
+	end := min(start+page.First, len(n.Nodes))
+	drawn := map[string]bool{} // this page: true; the pages before: false
+	for i, g := range n.Nodes[:end] {
+		drawn[g.Resource.Key()] = i >= start
 	}
+	omitted := map[string]int{}
+	for _, g := range n.Nodes[end:] {
+		omitted[g.Resource.Type]++
+	}
+	n.Omitted, n.HasMore = counts(omitted), end < len(n.Nodes)
+	n.Nodes = n.Nodes[start:end]
 	for _, l := range links {
-		if drawn[l.Holder] && drawn[l.Target] {
+		onPage, holderDrawn := drawn[l.Holder]
+		targetOnPage, targetDrawn := drawn[l.Target]
+		if holderDrawn && targetDrawn && (onPage || targetOnPage) {
 			n.Edges = append(n.Edges, l)
 		}
 	}
-	return n
+	return n, nil
 }
 
 // filteredLinks are the relationships the resources hold to one another

@@ -63,6 +63,8 @@ type ResolverRoot interface {
 	Resource() ResourceResolver
 	ResourceBinding() ResourceBindingResolver
 	ResourceEvent() ResourceEventResolver
+	ResourceGraph() ResourceGraphResolver
+	ResourceGraphNode() ResourceGraphNodeResolver
 	ResourceType() ResourceTypeResolver
 	RunSpec() RunSpecResolver
 	Scenario() ScenarioResolver
@@ -932,7 +934,7 @@ type ComplexityRoot struct {
 		PlanPatch     func(childComplexity int, id string) int
 		PlanRevision  func(childComplexity int, plan string, revision int) int
 		Resource      func(childComplexity int, id *string, key *string) int
-		ResourceGraph func(childComplexity int, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) int
+		ResourceGraph func(childComplexity int, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) int
 		ResourceTypes func(childComplexity int, first *int, after *string) int
 		Resources     func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
 		ScenarioPacks func(childComplexity int, first *int, after *string) int
@@ -1025,10 +1027,12 @@ type ComplexityRoot struct {
 		Nodes        func(childComplexity int) int
 		Omitted      func(childComplexity int) int
 		OmittedTotal func(childComplexity int) int
+		PageInfo     func(childComplexity int) int
 		Root         func(childComplexity int) int
 	}
 
 	ResourceGraphNode struct {
+		Cursor   func(childComplexity int) int
 		Depth    func(childComplexity int) int
 		Resource func(childComplexity int) int
 	}
@@ -1379,7 +1383,7 @@ type QueryResolver interface {
 	Intent(ctx context.Context, id string) (*capstan.Intent, error)
 	Plan(ctx context.Context, id string) (*capstan.Plan, error)
 	Dependencies(ctx context.Context, resource string, direction *capstan.Direction, depth *int) (*model.DependencyGraph, error)
-	ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error)
+	ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) (*capstan.Neighbourhood, error)
 	Impact(ctx context.Context, resource string) (*capstan.Impact, error)
 	Paths(ctx context.Context, from string, to string, direction *capstan.Direction, max *int, depth *int) ([]capstan.ResourcePath, error)
 	Operation(ctx context.Context, id string) (*capstan.Operation, error)
@@ -1405,6 +1409,12 @@ type ResourceBindingResolver interface {
 }
 type ResourceEventResolver interface {
 	Resource(ctx context.Context, obj *events.ResourceEvent) (*capstan.Resource, error)
+}
+type ResourceGraphResolver interface {
+	PageInfo(ctx context.Context, obj *capstan.Neighbourhood) (*model.PageInfo, error)
+}
+type ResourceGraphNodeResolver interface {
+	Cursor(ctx context.Context, obj *capstan.GraphNode) (string, error)
 }
 type ResourceTypeResolver interface {
 	ID(ctx context.Context, obj *capstan.ResourceType) (string, error)
@@ -5328,7 +5338,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ResourceGraph(childComplexity, args["root"].(string), args["direction"].(*capstan.Direction), args["depth"].(*int), args["filter"].(*capstan.GraphFilter), args["budget"].(*int)), true
+		return e.ComplexityRoot.Query.ResourceGraph(childComplexity, args["root"].(string), args["direction"].(*capstan.Direction), args["depth"].(*int), args["filter"].(*capstan.GraphFilter), args["first"].(*int), args["after"].(*string)), true
 	case "Query.resourceTypes":
 		if e.ComplexityRoot.Query.ResourceTypes == nil {
 			break
@@ -5770,6 +5780,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResourceGraph.OmittedTotal(childComplexity), true
+	case "ResourceGraph.pageInfo":
+		if e.ComplexityRoot.ResourceGraph.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraph.PageInfo(childComplexity), true
 	case "ResourceGraph.root":
 		if e.ComplexityRoot.ResourceGraph.Root == nil {
 			break
@@ -5777,6 +5793,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ResourceGraph.Root(childComplexity), true
 
+	case "ResourceGraphNode.cursor":
+		if e.ComplexityRoot.ResourceGraphNode.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResourceGraphNode.Cursor(childComplexity), true
 	case "ResourceGraphNode.depth":
 		if e.ComplexityRoot.ResourceGraphNode.Depth == nil {
 			break
@@ -6575,7 +6597,7 @@ instead of the result.
 directive @listSize(
   "The list length assumed when no slicing argument sizes it."
   assumedSize: Int,
-  "Arguments whose value is the list length (here always first)."
+  "Arguments whose value is the list length (first; max for paths)."
   slicingArguments: [String!],
   "Fields of the result that the slicing argument sizes (a connection's edges) instead of the result itself."
   sizedFields: [String!],
@@ -6593,6 +6615,20 @@ under a list it is paid once per element.
 directive @cost(
   "The field's cost, counted in place of the default 1."
   weight: Int!
+) on FIELD_DEFINITION
+
+"""
+That a field walks the resource graph, for the cost limit: each hop it may
+walk adds perHop to its cost, as many hops as its hopsArgument asks (or its
+default), else hops.
+"""
+directive @traverses(
+  "The argument whose value is the number of hops walked."
+  hopsArgument: String,
+  "The hops walked when no argument says."
+  hops: Int,
+  "What each hop costs."
+  perHop: Int!
 ) on FIELD_DEFINITION
 
 "A JSON object."
@@ -6706,12 +6742,13 @@ type Query {
     direction: Direction = OUTGOING,
     "How many hops to walk, 1 to 10 (INVALID otherwise)."
     depth: Int = 3
-  ): DependencyGraph! @cost(weight: 200)
+  ): DependencyGraph! @cost(weight: 200) @traverses(hopsArgument: "depth", perHop: 50)
   """
   A resource's neighbourhood as a graph: the resources within depth hops
-  (what it depends on, what depends on it, or both), nearest first, at
-  most budget of them with the rest counted by type, and every
-  relationship among them.
+  (what it depends on, what depends on it, or both), nearest first (ties
+  by key), a page of them at a time with the rest counted by type, and
+  the relationships that join them. Expanding a node is its own
+  neighbourhood at depth 1, a page at a time.
   """
   resourceGraph(
     "Global id of the resource at the centre (NOT_FOUND when it does not exist)."
@@ -6723,13 +6760,15 @@ type Query {
     "Which relationships to follow and which resources to draw; none follows and draws everything."
     filter: ResourceGraphFilter,
     "How many resources to draw, 1 to 1000 (INVALID otherwise); the rest are counted by type in omitted."
-    budget: Int = 200
-  ): ResourceGraph! @cost(weight: 500) @listSize(slicingArguments: ["budget"], sizedFields: ["nodes"])
+    first: Int = 200,
+    "Cursor of the last resource of the page before (pageInfo.endCursor); none starts at the root."
+    after: String
+  ): ResourceGraph! @cost(weight: 500) @traverses(hopsArgument: "depth", perHop: 100) @listSize(slicingArguments: ["first"], sizedFields: ["nodes"])
   "What depends on a resource, directly or through others, up to 10 hops: what breaks if it fails."
   impact(
     "Global id of the resource (NOT_FOUND when it does not exist)."
     resource: ID!
-  ): Impact! @cost(weight: 500)
+  ): Impact! @cost(weight: 500) @traverses(hops: 10, perHop: 100)
   """
   The shortest paths between two resources, shortest first (ties by the
   keys of the resources along them), each visiting a resource once: why
@@ -6748,7 +6787,7 @@ type Query {
     max: Int = 3,
     "How many hops a path may have, 1 to 10 (INVALID otherwise)."
     depth: Int = 6
-  ): [ResourcePath!]! @cost(weight: 500) @listSize(assumedSize: 10)
+  ): [ResourcePath!]! @cost(weight: 500) @traverses(hopsArgument: "depth", perHop: 100) @listSize(slicingArguments: ["max"])
   "An operation by global id; null when the organization has none with that id."
   operation(
     "Global id of the operation."
@@ -7368,14 +7407,16 @@ type ResourceGraph {
   direction: Direction!
   "The hops walked."
   depth: Int!
-  "The resources drawn, nearest first (ties by key): the root first."
+  "This page's resources, nearest first (ties by key): the root first on the first page."
   nodes: [ResourceGraphNode!]! @listSize(assumedSize: 200)
-  "Every relationship among the resources drawn."
+  "The relationships each resource of this page holds to, or receives from, a resource of this page or a page before: each once over all pages."
   edges: [Link!]! @listSize(assumedSize: 400)
-  "What was within reach past the budget, counted by type, most first."
+  "What was within reach past this page, counted by type, most first."
   omitted: [ResourceCount!]!
-  "How many resources were past the budget."
+  "How many resources were past this page."
   omittedTotal: Int!
+  "Where this page is: endCursor continues with after."
+  pageInfo: PageInfo!
 }
 
 "A resource drawn in a resource graph."
@@ -7384,6 +7425,8 @@ type ResourceGraphNode {
   resource: Resource!
   "Hops from the root."
   depth: Int!
+  "Opaque cursor of this resource, for after."
+  cursor: String!
 }
 
 "One path between two resources."
@@ -11091,6 +11134,8 @@ func (ec *executionContext) childFields_ResourceGraph(ctx context.Context, field
 		return ec.fieldContext_ResourceGraph_omitted(ctx, field)
 	case "omittedTotal":
 		return ec.fieldContext_ResourceGraph_omittedTotal(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ResourceGraph_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceGraph", field.Name)
 }
@@ -11101,6 +11146,8 @@ func (ec *executionContext) childFields_ResourceGraphNode(ctx context.Context, f
 		return ec.fieldContext_ResourceGraphNode_resource(ctx, field)
 	case "depth":
 		return ec.fieldContext_ResourceGraphNode_depth(ctx, field)
+	case "cursor":
+		return ec.fieldContext_ResourceGraphNode_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceGraphNode", field.Name)
 }
@@ -12178,14 +12225,22 @@ func (ec *executionContext) field_Query_resourceGraph_args(ctx context.Context, 
 		return nil, err
 	}
 	args["filter"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "budget",
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["budget"] = arg4
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
 	return args, nil
 }
 
@@ -28071,7 +28126,7 @@ func (ec *executionContext) _Query_resourceGraph(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ResourceGraph(ctx, fc.Args["root"].(string), fc.Args["direction"].(*capstan.Direction), fc.Args["depth"].(*int), fc.Args["filter"].(*capstan.GraphFilter), fc.Args["budget"].(*int))
+			return ec.Resolvers.Query().ResourceGraph(ctx, fc.Args["root"].(string), fc.Args["direction"].(*capstan.Direction), fc.Args["depth"].(*int), fc.Args["filter"].(*capstan.GraphFilter), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *capstan.Neighbourhood) graphql.Marshaler {
@@ -30226,6 +30281,38 @@ func (ec *executionContext) fieldContext_ResourceGraph_omittedTotal(_ context.Co
 	return graphql.NewScalarFieldContext("ResourceGraph", field, true, false, "Int")
 }
 
+func (ec *executionContext) _ResourceGraph_pageInfo(ctx context.Context, field graphql.CollectedField, obj *capstan.Neighbourhood) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraph_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceGraph().PageInfo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraph_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceGraph",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ResourceGraphNode_resource(ctx context.Context, field graphql.CollectedField, obj *capstan.GraphNode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30279,6 +30366,29 @@ func (ec *executionContext) _ResourceGraphNode_depth(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ResourceGraphNode_depth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ResourceGraphNode", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ResourceGraphNode_cursor(ctx context.Context, field graphql.CollectedField, obj *capstan.GraphNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceGraphNode_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceGraphNode().Cursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceGraphNode_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceGraphNode", field, true, true, "String")
 }
 
 func (ec *executionContext) _ResourcePath_resources(ctx context.Context, field graphql.CollectedField, obj *capstan.ResourcePath) (ret graphql.Marshaler) {
@@ -41774,38 +41884,44 @@ func (ec *executionContext) _ResourceGraph(ctx context.Context, sel ast.Selectio
 		case "root":
 			out.Values[i] = ec._ResourceGraph_root(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "direction":
 			out.Values[i] = ec._ResourceGraph_direction(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "depth":
 			out.Values[i] = ec._ResourceGraph_depth(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "nodes":
 			out.Values[i] = ec._ResourceGraph_nodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._ResourceGraph_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "omitted":
 			out.Values[i] = ec._ResourceGraph_omitted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "omittedTotal":
 			out.Values[i] = ec._ResourceGraph_omittedTotal(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "pageInfo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceGraph_pageInfo(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -41837,13 +41953,19 @@ func (ec *executionContext) _ResourceGraphNode(ctx context.Context, sel ast.Sele
 		case "resource":
 			out.Values[i] = ec._ResourceGraphNode_resource(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "depth":
 			out.Values[i] = ec._ResourceGraphNode_depth(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "cursor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceGraphNode_cursor(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

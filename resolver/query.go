@@ -194,26 +194,29 @@ func (r *Resolver) impactDependents(im *capstan.Impact, first *int, after *strin
 	return c, nil
 }
 
-func (r *Resolver) resourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error) {
+func (r *Resolver) resourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) (*capstan.Neighbourhood, error) {
 	id, err := localID(root, kindResource)
 	if err != nil {
 		return nil, err
 	}
-	dir, d, b := capstan.Both, 2, 200
+	dir, d, page := capstan.Both, 2, capstan.GraphPage{First: 200}
 	if direction != nil {
 		dir = *direction
 	}
 	if depth != nil {
 		d = *depth
 	}
-	if budget != nil {
-		b = *budget
+	if first != nil {
+		page.First = *first
+	}
+	if page.After, err = afterKey(after); err != nil {
+		return nil, err
 	}
 	var f capstan.GraphFilter
 	if filter != nil {
 		f = *filter
 	}
-	n, err := r.Service.ResourceGraph(ctx, id, dir, d, f, b)
+	n, err := r.Service.ResourceGraph(ctx, id, dir, d, f, page)
 	if err != nil {
 		return nil, err
 	}
@@ -221,4 +224,15 @@ func (r *Resolver) resourceGraph(ctx context.Context, root string, direction *ca
 		n.Edges = []capstan.Link{}
 	}
 	return n, nil
+}
+
+// graphPageInfo is where a page of a neighbourhood is.
+func graphPageInfo(n *capstan.Neighbourhood) *model.PageInfo {
+	info := &model.PageInfo{HasPreviousPage: n.After != "", HasNextPage: n.HasMore}
+	cursors := make([]string, len(n.Nodes))
+	for i, g := range n.Nodes {
+		cursors[i] = cursor(g.Resource.Key())
+	}
+	setEnds(info, cursors)
+	return info
 }

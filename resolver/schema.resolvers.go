@@ -824,8 +824,8 @@ func (r *queryResolver) Dependencies(ctx context.Context, resource string, direc
 }
 
 // ResourceGraph is the resolver for the resourceGraph field.
-func (r *queryResolver) ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, budget *int) (*capstan.Neighbourhood, error) {
-	return r.resourceGraph(ctx, root, direction, depth, filter, budget)
+func (r *queryResolver) ResourceGraph(ctx context.Context, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) (*capstan.Neighbourhood, error) {
+	return r.resourceGraph(ctx, root, direction, depth, filter, first, after)
 }
 
 // Impact is the resolver for the impact field.
@@ -937,6 +937,16 @@ func (r *resourceEventResolver) Resource(ctx context.Context, obj *events.Resour
 		return nil, nil
 	}
 	return missingAsNil(r.resourceByKey(ctx, obj.ResourceKey()))
+}
+
+// PageInfo is the resolver for the pageInfo field.
+func (r *resourceGraphResolver) PageInfo(ctx context.Context, obj *capstan.Neighbourhood) (*model.PageInfo, error) {
+	return graphPageInfo(obj), nil
+}
+
+// Cursor is the resolver for the cursor field.
+func (r *resourceGraphNodeResolver) Cursor(ctx context.Context, obj *capstan.GraphNode) (string, error) {
+	return cursor(obj.Resource.Key()), nil
 }
 
 // ID is the resolver for the id field.
@@ -1096,6 +1106,14 @@ func (r *Resolver) ResourceBinding() graph.ResourceBindingResolver {
 // ResourceEvent returns graph.ResourceEventResolver implementation.
 func (r *Resolver) ResourceEvent() graph.ResourceEventResolver { return &resourceEventResolver{r} }
 
+// ResourceGraph returns graph.ResourceGraphResolver implementation.
+func (r *Resolver) ResourceGraph() graph.ResourceGraphResolver { return &resourceGraphResolver{r} }
+
+// ResourceGraphNode returns graph.ResourceGraphNodeResolver implementation.
+func (r *Resolver) ResourceGraphNode() graph.ResourceGraphNodeResolver {
+	return &resourceGraphNodeResolver{r}
+}
+
 // ResourceType returns graph.ResourceTypeResolver implementation.
 func (r *Resolver) ResourceType() graph.ResourceTypeResolver { return &resourceTypeResolver{r} }
 
@@ -1144,6 +1162,8 @@ type (
 	resourceResolver              struct{ *Resolver }
 	resourceBindingResolver       struct{ *Resolver }
 	resourceEventResolver         struct{ *Resolver }
+	resourceGraphResolver         struct{ *Resolver }
+	resourceGraphNodeResolver     struct{ *Resolver }
 	resourceTypeResolver          struct{ *Resolver }
 	runSpecResolver               struct{ *Resolver }
 	scenarioResolver              struct{ *Resolver }

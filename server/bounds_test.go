@@ -88,6 +88,12 @@ func TestOperationCost(t *testing.T) {
 		{"@cost weighs computed fields", `query($id: ID!) { plan(id: $id) { capabilityGraph { edges { from } } } }`, map[string]any{"id": "x"}, 1 + 5000 + (1 + 10*1)},
 		{"a plan read per item is paid per item", `{ operations(first: 10) { edges { node { plan { id } } } } }`, nil, 1 + 1 + 10*(1+(20+1))},
 		{"aliases each cost", `{ a: resources(first: 500) { edges { cursor } } b: resources(first: 500) { edges { cursor } } }`, nil, 2 * (1 + 1 + 500)},
+		// resourceGraph 500 + 100 per hop; nodes sized by first: 1 + 30 × (resource 1 + key 1).
+		{"a walk pays for its hops", `{ resourceGraph(root: "x", depth: 3, first: 30) { nodes { resource { key } } } }`, nil, 500 + 300 + 1 + 30*2},
+		{"a walk's default depth", `{ resourceGraph(root: "x") { omittedTotal } }`, nil, 500 + 200 + 1},
+		{"ten hops cost five times two", `{ resourceGraph(root: "x", depth: 10) { omittedTotal } }`, nil, 500 + 1000 + 1},
+		{"impact walks ten hops", `{ impact(resource: "x") { total } }`, nil, 500 + 1000 + 1},
+		{"paths: hops from depth, paths from max", `{ paths(from: "x", to: "y", max: 5, depth: 4) { hops { from } } }`, nil, 500 + 400 + 5*(1+10*1)},
 		{"fragments cost where they are spread", `{ resources(first: 2) { edges { ...E } } } fragment E on ResourceEdge { node { key } }`, nil, 1 + 1 + 2*2},
 	}
 	for _, tc := range tests {

@@ -101,6 +101,7 @@ func fieldCost(f *ast.Field, vars map[string]any, sized int) int {
 			}
 		}
 	}
+	weight = add(weight, traversal(f, vars))
 	if len(f.SelectionSet) == 0 {
 		return weight
 	}
@@ -116,6 +117,44 @@ func fieldCost(f *ast.Field, vars map[string]any, sized int) int {
 		return add(weight, setCost(f.SelectionSet, vars, sized))
 	}
 	return add(weight, mul(size, setCost(f.SelectionSet, vars, nil)))
+}
+
+// traversal is what a field that walks the resource graph (@traverses)
+// costs beyond its weight: perHop for each hop it may walk.
+func traversal(f *ast.Field, vars map[string]any) int {
+	d := f.Definition.Directives.ForName("traverses")
+	if d == nil {
+		return 0
+	}
+	perHop, hops := 0, 0
+	if a := d.Arguments.ForName("perHop"); a != nil {
+		if v, err := a.Value.Value(nil); err == nil {
+			perHop = intOf(v, 0)
+		}
+	}
+	if a := d.Arguments.ForName("hops"); a != nil {
+		if v, err := a.Value.Value(nil); err == nil {
+			hops = intOf(v, 0)
+		}
+	}
+	if a := d.Arguments.ForName("hopsArgument"); a != nil {
+		hops = argumentOrDefault(f, vars, a.Value.Raw, hops)
+	}
+	return mul(perHop, hops)
+}
+
+// argumentOrDefault is the value of f's argument name, or its default
+// when the argument is absent or null, or def.
+func argumentOrDefault(f *ast.Field, vars map[string]any, name string, def int) int {
+	if v, ok := f.ArgumentMap(vars)[name]; ok && v != nil {
+		return intOf(v, def)
+	}
+	if a := f.Definition.Arguments.ForName(name); a != nil && a.DefaultValue != nil {
+		if v, err := a.DefaultValue.Value(nil); err == nil {
+			return intOf(v, def)
+		}
+	}
+	return def
 }
 
 // listSize is how many elements a field returns and, when its slicing
@@ -137,18 +176,10 @@ func listSize(f *ast.Field, vars map[string]any) (int, []string) {
 			size = intOf(v, size)
 		}
 	}
-	args := f.ArgumentMap(vars)
 	if a := d.Arguments.ForName("slicingArguments"); a != nil {
 		for _, child := range a.Value.Children {
-			name := child.Value.Raw
-			if v, ok := args[name]; ok && v != nil {
-				size = intOf(v, size)
-			} else if def := f.Definition.Arguments.ForName(name); def != nil && def.DefaultValue != nil {
-				// An explicit null (or a null variable) pages by the default.
-				if dv, err := def.DefaultValue.Value(nil); err == nil {
-					size = intOf(dv, size)
-				}
-			}
+			// An explicit null (or a null variable) pages by the default.
+			size = argumentOrDefault(f, vars, child.Value.Raw, size)
 		}
 	}
 	var sizedFields []string

@@ -200,10 +200,10 @@ func TestQueriesOverHTTP(t *testing.T) {
 	viaID := post(t, ts, adminToken, `query($id: ID!) { node(id: $id) { ... on Resource { key } } }`, map[string]any{"id": get(linked.Data, "linked", 1, "resources", 1, "id")})
 	require.Equal(t, "kubernetes.cluster/prod-k8s", get(viaID.Data, "node", "key"))
 
-	// Its neighbourhood as a graph, within a budget: the rest counted.
+	// Its neighbourhood as a graph, a page at a time: the rest counted.
 	nb := post(t, ts, adminToken, `query($id: ID!) {
 	  all: resourceGraph(root: $id, direction: INCOMING, depth: 1) { root { key } nodes { depth resource { id key } } edges { from to relationship } omittedTotal }
-	  two: resourceGraph(root: $id, direction: INCOMING, depth: 1, budget: 2) { nodes { resource { key } } edges { from to } omitted { value count } omittedTotal }
+	  two: resourceGraph(root: $id, direction: INCOMING, depth: 1, first: 2) { nodes { resource { key } } edges { from to } omitted { value count } omittedTotal pageInfo { hasNextPage hasPreviousPage endCursor } }
 	  vaults: resourceGraph(root: $id, direction: BOTH, depth: 2, filter: {types: ["vault.instance"]}) { nodes { depth resource { key } } }
 	  dependsOn: resourceGraph(root: $id, direction: INCOMING, depth: 3, filter: {relationships: [DEPENDS_ON]}) { nodes { resource { key } } }
 	}`, map[string]any{"id": clusterID})
@@ -215,6 +215,21 @@ func TestQueriesOverHTTP(t *testing.T) {
 	require.Len(t, get(nb.Data, "two", "nodes"), 2)
 	require.Equal(t, float64(3), get(nb.Data, "two", "omittedTotal"))
 	require.NotEmpty(t, get(nb.Data, "two", "omitted"))
+	require.Equal(t, true, get(nb.Data, "two", "pageInfo", "hasNextPage"))
+	rest := post(t, ts, adminToken, `query($id: ID!, $after: String) { resourceGraph(root: $id, direction: INCOMING, depth: 1, first: 2, after: $after) {
+	  nodes { cursor resource { key } } edges { from to } omittedTotal pageInfo { hasNextPage hasPreviousPage endCursor } } }`,
+		map[string]any{"id": clusterID, "after": get(nb.Data, "two", "pageInfo", "endCursor")})
+	require.Empty(t, rest.Errors)
+	require.Len(t, get(rest.Data, "resourceGraph", "nodes"), 2, "the next page")
+	require.Equal(t, float64(1), get(rest.Data, "resourceGraph", "omittedTotal"))
+	require.Equal(t, true, get(rest.Data, "resourceGraph", "pageInfo", "hasPreviousPage"))
+	pageEdges := len(get(nb.Data, "two", "edges").([]any)) + len(get(rest.Data, "resourceGraph", "edges").([]any))
+	last := post(t, ts, adminToken, `query($id: ID!, $after: String) { resourceGraph(root: $id, direction: INCOMING, depth: 1, first: 2, after: $after) { edges { from } pageInfo { hasNextPage } } }`,
+		map[string]any{"id": clusterID, "after": get(rest.Data, "resourceGraph", "nodes", 1, "cursor")})
+	require.Empty(t, last.Errors)
+	require.Equal(t, false, get(last.Data, "resourceGraph", "pageInfo", "hasNextPage"))
+	pageEdges += len(get(last.Data, "resourceGraph", "edges").([]any))
+	require.Len(t, get(nb.Data, "all", "edges"), pageEdges, "the pages' edges add up to the whole graph's, each once")
 	require.Equal(t, []any{
 		map[string]any{"depth": float64(0), "resource": map[string]any{"key": "kubernetes.cluster/prod-k8s"}},
 		map[string]any{"depth": float64(1), "resource": map[string]any{"key": "vault.instance/prod-vault"}},
@@ -284,7 +299,8 @@ func TestErrorsAreTyped(t *testing.T) {
 		{"too many paths", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", max: 11) { hops { from } } }`, nil, capstan.EINVALID, "paths must be 1 to 10"},
 		{"paths too deep", adminToken, `{ paths(from: "UmVzb3VyY2U6eA", to: "UmVzb3VyY2U6eQ", depth: 0) { hops { from } } }`, nil, capstan.EINVALID, "hops must be 1 to 10"},
 		{"idempotency key too long", adminToken, `mutation($key: String!) { startOperation(input: {plan: "UGxhbjp4", idempotencyKey: $key}) { id } }`, map[string]any{"key": strings.Repeat("k", 40000)}, capstan.EINVALID, "idempotency key of 40000 bytes"},
-		{"graph budget", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", budget: 0) { depth } }`, nil, capstan.EINVALID, "budget must be 1 to 1000"},
+		{"graph page", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", first: 0) { depth } }`, nil, capstan.EINVALID, "first must be 1 to 1000"},
+		{"graph cursor", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", after: "bm9wZQ") { depth } }`, nil, capstan.EINVALID, "not a cursor from this API"},
 		{"graph depth", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA", depth: 11) { depth } }`, nil, capstan.EINVALID, "depth must be 1 to 10"},
 		{"graph filter", adminToken, `query($types: [String!]) { resourceGraph(root: "UmVzb3VyY2U6eA", filter: {types: $types}) { depth } }`, map[string]any{"types": make([]string, 51)}, capstan.EINVALID, "at most 50 types"},
 		{"graph of nothing", adminToken, `{ resourceGraph(root: "UmVzb3VyY2U6eA") { depth } }`, nil, capstan.ENOTFOUND, "not found"},

@@ -73,14 +73,14 @@ func (s *Service) graphSlot() (func(), error) {
 	}
 }
 
-// ResourceGraph draws a resource's neighbourhood: its walks in the
-// direction asked, drawn through the filter within the budget.
-func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Direction, depth int, f capstan.GraphFilter, budget int) (*capstan.Neighbourhood, error) {
+// ResourceGraph draws a page of a resource's neighbourhood: its walks in
+// the direction asked, drawn through the filter.
+func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Direction, depth int, f capstan.GraphFilter, page capstan.GraphPage) (*capstan.Neighbourhood, error) {
 	org, err := Org(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := capstan.CheckNeighbourhood(dir, depth, budget); err != nil {
+	if err := capstan.CheckNeighbourhood(dir, depth, page); err != nil {
 		return nil, err
 	}
 	if err := f.Validate(); err != nil {
@@ -106,7 +106,7 @@ func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Dire
 		}
 		reached = append(reached, walked...)
 	}
-	return capstan.DrawNeighbourhood(root, dir, depth, reached, f, budget), nil
+	return capstan.DrawNeighbourhood(root, dir, depth, reached, f, page)
 }
 
 // Impact weighs what depends on a resource, up to MaxImpactDepth hops:
