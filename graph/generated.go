@@ -58,6 +58,7 @@ type ResolverRoot interface {
 	PlanRevisedEvent() PlanRevisedEventResolver
 	PlanRevision() PlanRevisionResolver
 	ProvidedCapability() ProvidedCapabilityResolver
+	ProviderBinding() ProviderBindingResolver
 	Query() QueryResolver
 	Relationship() RelationshipResolver
 	Resource() ResourceResolver
@@ -914,8 +915,9 @@ type ComplexityRoot struct {
 	}
 
 	ProviderBinding struct {
-		Binding func(childComplexity int) int
-		Plan    func(childComplexity int) int
+		Binding    func(childComplexity int) int
+		Operations func(childComplexity int, first *int) int
+		Plan       func(childComplexity int) int
 	}
 
 	Query struct {
@@ -966,6 +968,7 @@ type ComplexityRoot struct {
 		OrganizationID       func(childComplexity int) int
 		ProvidedCapabilities func(childComplexity int) int
 		Relationships        func(childComplexity int) int
+		ServedBy             func(childComplexity int) int
 		Source               func(childComplexity int) int
 		Type                 func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
@@ -1370,6 +1373,9 @@ type ProvidedCapabilityResolver interface {
 
 	Attributes(ctx context.Context, obj *capstan.ProvidedCapability) (map[string]any, error)
 }
+type ProviderBindingResolver interface {
+	Operations(ctx context.Context, obj *model.ProviderBinding, first *int) ([]capstan.Operation, error)
+}
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (capstan.Entity, error)
 	Viewer(ctx context.Context) (*model.Viewer, error)
@@ -1403,6 +1409,7 @@ type ResourceResolver interface {
 	ActiveOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
 	LastOperation(ctx context.Context, obj *capstan.Resource) (*capstan.Operation, error)
 	BoundBy(ctx context.Context, obj *capstan.Resource, first *int) ([]model.ProviderBinding, error)
+	ServedBy(ctx context.Context, obj *capstan.Resource) ([]model.ProviderBinding, error)
 }
 type ResourceBindingResolver interface {
 	OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error)
@@ -5160,6 +5167,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProviderBinding.Binding(childComplexity), true
+	case "ProviderBinding.operations":
+		if e.ComplexityRoot.ProviderBinding.Operations == nil {
+			break
+		}
+
+		args, err := ec.field_ProviderBinding_operations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ProviderBinding.Operations(childComplexity, args["first"].(*int)), true
 	case "ProviderBinding.plan":
 		if e.ComplexityRoot.ProviderBinding.Plan == nil {
 			break
@@ -5516,6 +5534,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Resource.Relationships(childComplexity), true
+	case "Resource.servedBy":
+		if e.ComplexityRoot.Resource.ServedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Resource.ServedBy(childComplexity), true
 	case "Resource.source":
 		if e.ComplexityRoot.Resource.Source == nil {
 			break
@@ -7228,6 +7252,8 @@ type Resource implements Node {
     "How many to return (at most 100)."
     first: Int = 20
   ): [ProviderBinding!]! @listSize(slicingArguments: ["first"]) @cost(weight: 50)
+  "The bindings of the plan that serves it as a consumer: which providers serve the capabilities it needs, each with its requirement and why it was chosen. The plan its last operation ran when that plan binds anything, else the plan of the operation that created it; empty for a resource no operation made."
+  servedBy: [ProviderBinding!]! @listSize(assumedSize: 20) @cost(weight: 40)
   "Where it came from: catalog:<table> for an imported resource, operation:<operation global id> for one an operation created."
   source: String
   "Its last health assessment on the host it runs on; null when it was never assessed, or an operation changed it since."
@@ -7326,12 +7352,17 @@ type ResourceEdge {
   node: Resource!
 }
 
-"One binding of a plan that binds a resource as its provider."
+"One binding of a plan, with its plan: how the plan met one requirement."
 type ProviderBinding {
   "The plan."
   plan: Plan! @cost(weight: 20)
   "The binding (ResourceBinding.key) in that plan."
   binding: ResourceBinding! @cost(weight: 20)
+  "The operations that ran the plan, oldest first."
+  operations(
+    "How many to return (at most 100)."
+    first: Int = 5
+  ): [Operation!]! @listSize(slicingArguments: ["first"]) @cost(weight: 20)
 }
 
 "The resources reached by a dependency walk from one resource."
@@ -10988,6 +11019,8 @@ func (ec *executionContext) childFields_ProviderBinding(ctx context.Context, fie
 		return ec.fieldContext_ProviderBinding_plan(ctx, field)
 	case "binding":
 		return ec.fieldContext_ProviderBinding_binding(ctx, field)
+	case "operations":
+		return ec.fieldContext_ProviderBinding_operations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProviderBinding", field.Name)
 }
@@ -11034,6 +11067,8 @@ func (ec *executionContext) childFields_Resource(ctx context.Context, field grap
 		return ec.fieldContext_Resource_lastOperation(ctx, field)
 	case "boundBy":
 		return ec.fieldContext_Resource_boundBy(ctx, field)
+	case "servedBy":
+		return ec.fieldContext_Resource_servedBy(ctx, field)
 	case "source":
 		return ec.fieldContext_Resource_source(ctx, field)
 	case "assessment":
@@ -11871,6 +11906,20 @@ func (ec *executionContext) field_Plan_node_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["key"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_ProviderBinding_operations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -27600,6 +27649,50 @@ func (ec *executionContext) fieldContext_ProviderBinding_binding(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _ProviderBinding_operations(ctx context.Context, field graphql.CollectedField, obj *model.ProviderBinding) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProviderBinding_operations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ProviderBinding().Operations(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []capstan.Operation) graphql.Marshaler {
+			return ec.marshalNOperation2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProviderBinding_operations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProviderBinding",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ProviderBinding_operations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29061,6 +29154,38 @@ func (ec *executionContext) fieldContext_Resource_boundBy(ctx context.Context, f
 	if fc.Args, err = ec.field_Resource_boundBy_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Resource_servedBy(ctx context.Context, field graphql.CollectedField, obj *capstan.Resource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Resource_servedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Resource().ServedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ProviderBinding) graphql.Marshaler {
+			return ec.marshalNProviderBinding2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐProviderBindingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Resource_servedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Resource",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProviderBinding(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -41176,13 +41301,19 @@ func (ec *executionContext) _ProviderBinding(ctx context.Context, sel ast.Select
 		case "plan":
 			out.Values[i] = ec._ProviderBinding_plan(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "binding":
 			out.Values[i] = ec._ProviderBinding_binding(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "operations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProviderBinding_operations(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -41510,6 +41641,12 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Resource_boundBy(ctx, field, obj)
+				})
+		case "servedBy":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Resource_servedBy(ctx, field, obj)
 				})
 		case "source":
 			out.Values[i] = ec._Resource_source(ctx, field, obj)
@@ -44751,6 +44888,26 @@ func (ec *executionContext) marshalNObjectPreview2ᚕgithubᚗcomᚋcapstanᚑde
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNObjectPreview2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐObjectPreview(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperation2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v capstan.Operation) graphql.Marshaler {
+	return ec._Operation(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOperation2ᚕgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperationᚄ(ctx context.Context, sel ast.SelectionSet, v []capstan.Operation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperation2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

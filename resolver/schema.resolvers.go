@@ -699,6 +699,29 @@ func (r *providedCapabilityResolver) Attributes(ctx context.Context, obj *capsta
 	return capstan.MaskLiteralSecrets(obj.Attributes), nil
 }
 
+// Operations is the resolver for the operations field.
+func (r *providerBindingResolver) Operations(ctx context.Context, obj *model.ProviderBinding, first *int) ([]capstan.Operation, error) {
+	n := 5 // an explicit null takes the default
+	if first != nil {
+		n = *first
+	}
+	if n < 0 || n > 100 {
+		return nil, capstan.Errorf(capstan.EINVALID, "first must be between 0 and 100, got %d", n)
+	}
+	if n == 0 {
+		return []capstan.Operation{}, nil
+	}
+	ops, _, err := r.Service.Operations(ctx, capstan.OperationFilter{PlanID: obj.Plan.ID, Limit: n})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]capstan.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = *op
+	}
+	return out, nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (capstan.Entity, error) {
 	return r.node(ctx, id)
@@ -919,6 +942,19 @@ func (r *resourceResolver) BoundBy(ctx context.Context, obj *capstan.Resource, f
 	return out, nil
 }
 
+// ServedBy is the resolver for the servedBy field.
+func (r *resourceResolver) ServedBy(ctx context.Context, obj *capstan.Resource) ([]model.ProviderBinding, error) {
+	found, err := r.Service.ServedBy(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.ProviderBinding, len(found))
+	for i, f := range found {
+		out[i] = model.ProviderBinding{Plan: f.Plan, Binding: f.Binding}
+	}
+	return out, nil
+}
+
 // OmittedReasons is the resolver for the omittedReasons field.
 func (r *resourceBindingResolver) OmittedReasons(ctx context.Context, obj *capstan.ResourceBinding) (map[string]any, error) {
 	if len(obj.OmittedReasons) == 0 {
@@ -1089,6 +1125,11 @@ func (r *Resolver) ProvidedCapability() graph.ProvidedCapabilityResolver {
 	return &providedCapabilityResolver{r}
 }
 
+// ProviderBinding returns graph.ProviderBindingResolver implementation.
+func (r *Resolver) ProviderBinding() graph.ProviderBindingResolver {
+	return &providerBindingResolver{r}
+}
+
 // Query returns graph.QueryResolver implementation.
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
@@ -1157,6 +1198,7 @@ type (
 	planRevisedEventResolver      struct{ *Resolver }
 	planRevisionResolver          struct{ *Resolver }
 	providedCapabilityResolver    struct{ *Resolver }
+	providerBindingResolver       struct{ *Resolver }
 	queryResolver                 struct{ *Resolver }
 	relationshipResolver          struct{ *Resolver }
 	resourceResolver              struct{ *Resolver }

@@ -543,6 +543,34 @@ func TestOperationOverHTTP(t *testing.T) {
 	require.Equal(t, float64(0), get(later.Data, "operations", "totalCount"))
 	bad := post(t, ts, adminToken, byResource, map[string]any{"r": "not-an-id"})
 	require.Equal(t, "INVALID", bad.code())
+
+	// The capability graph the planner resolved, from both ends: what
+	// serves the new MinIO, and which plans and operations bound the
+	// cluster, each with its requirement and reason.
+	bindings := post(t, ts, adminToken, `{
+	  minio: resource(key: "minio.instance/demo-minio") { servedBy { plan { id } binding { key reason requirement { capability } provider { resourceKey } } operations { id } } }
+	  cluster: resource(key: "kubernetes.cluster/prod-k8s") { boundBy { binding { key reason } operations(first: 1) { id status } } }
+	  catalog: resource(key: "vault.instance/prod-vault") { servedBy { binding { key } } }
+	}`, nil)
+	require.Empty(t, bindings.Errors)
+	served := get(bindings.Data, "minio", "servedBy").([]any)
+	require.NotEmpty(t, served)
+	require.Equal(t, get(planned.Data, "planIntent", "id"), get(served[0], "plan", "id"))
+	require.Equal(t, []any{map[string]any{"id": opID}}, get(served[0], "operations"))
+	var onCluster map[string]any
+	for _, b := range served {
+		if get(b, "binding", "provider", "resourceKey") == "kubernetes.cluster/prod-k8s" {
+			onCluster = b.(map[string]any)
+		}
+	}
+	require.NotNil(t, onCluster, "the cluster serves its workload capability")
+	require.NotEmpty(t, get(onCluster, "binding", "reason"))
+	require.NotEmpty(t, get(onCluster, "binding", "requirement", "capability"))
+	bound := get(bindings.Data, "cluster", "boundBy", 0)
+	require.Equal(t, []any{map[string]any{"id": opID, "status": "SUCCEEDED"}}, get(bound, "operations"), "the provider's side names the operation")
+	require.Empty(t, get(bindings.Data, "catalog", "servedBy"), "a resource no operation made has no plan serving it")
+	tooMany := post(t, ts, adminToken, `{ resource(key: "kubernetes.cluster/prod-k8s") { boundBy { operations(first: 101) { id } } } }`, nil)
+	require.Equal(t, "INVALID", tooMany.code())
 }
 
 // TestAnalysesOverHTTP reads an ai_analysis node's structured output.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"github.com/capstan-dev/capstan"
 )
@@ -332,6 +333,49 @@ func (s *Service) ProviderBindings(ctx context.Context, resourceID string, limit
 		}
 	}
 	return out, nil
+}
+
+// ServedBy returns the bindings of the plan that serves resource r as a
+// consumer: the plan its last operation ran when that plan bound any
+// requirement, else the plan of the operation that created it (a
+// repair binds nothing). None for a resource no operation made.
+func (s *Service) ServedBy(ctx context.Context, r *capstan.Resource) ([]BoundBinding, error) {
+	org, err := Org(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ops []string
+	if r.LastOperationID != "" {
+		ops = append(ops, r.LastOperationID)
+	}
+	if gid, ok := strings.CutPrefix(r.Source, "operation:"); ok {
+		if _, id, err := capstan.ParseGlobalID(gid, capstan.KindOperation); err == nil && id != r.LastOperationID {
+			ops = append(ops, id)
+		}
+	}
+	for _, id := range ops {
+		op, err := s.Store.GetOperation(ctx, org, id)
+		if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		p, err := s.Store.GetPlan(ctx, org, op.PlanID)
+		if capstan.ErrorCode(err) == capstan.ENOTFOUND {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if len(p.Bindings) == 0 {
+			continue
+		}
+		out := make([]BoundBinding, len(p.Bindings))
+		for i := range p.Bindings {
+			out[i] = BoundBinding{Plan: p, Binding: &p.Bindings[i]}
+		}
+		return out, nil
+	}
+	return []BoundBinding{}, nil
 }
 
 // PlanTarget says what an operation of plan does to the resource its

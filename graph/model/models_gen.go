@@ -340,12 +340,14 @@ type ProposePlanPatchInput struct {
 	Reason string `json:"reason"`
 }
 
-// One binding of a plan that binds a resource as its provider.
+// One binding of a plan, with its plan: how the plan met one requirement.
 type ProviderBinding struct {
 	// The plan.
 	Plan *capstan.Plan `json:"plan"`
 	// The binding (ResourceBinding.key) in that plan.
 	Binding *capstan.ResourceBinding `json:"binding"`
+	// The operations that ran the plan, oldest first.
+	Operations []capstan.Operation `json:"operations"`
 }
 
 // A secret to store.
