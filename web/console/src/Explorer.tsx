@@ -1,10 +1,10 @@
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useApolloClient, useMutation, useQuery } from "@apollo/client/react";
 import { graphql, useFragment as readFragment } from "./gql";
 import { KeyValues, Status, words } from "./ui";
 import type { Direction, ResourceDetailQuery } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
-import { ResourceGraph, type GraphResource } from "./ResourceGraph";
+import { GraphExplorer } from "./GraphExplorer";
 
 const SearchResources = graphql(`
   query SearchResources($search: String, $after: String) {
@@ -67,6 +67,33 @@ const ResourceDetail = graphql(`
           reason
           requirement {
             capability
+          }
+        }
+        operations(first: 5) {
+          id
+          action
+          status
+        }
+      }
+      servedBy {
+        plan {
+          id
+        }
+        binding {
+          key
+          status
+          reason
+          requirement {
+            capability
+          }
+          provider {
+            resourceKey
+            resource {
+              id
+            }
+          }
+          subOperation {
+            scenario
           }
         }
       }
@@ -132,34 +159,6 @@ const ResourceHealth = graphql(`
   }
 `);
 
-const ResourceNeighbourhood = graphql(`
-  query ResourceNeighbourhood($id: ID!, $direction: Direction!, $depth: Int!) {
-    resourceGraph(root: $id, direction: $direction, depth: $depth, budget: 200) {
-      nodes {
-        depth
-        resource {
-          id
-          key
-          type
-          name
-          environment
-          healthStatus
-        }
-      }
-      edges {
-        from
-        to
-        relationship
-      }
-      omitted {
-        value
-        count
-      }
-      omittedTotal
-    }
-  }
-`);
-
 const ResourceImpact = graphql(`
   query ResourceImpact($id: ID!) {
     impact(resource: $id) {
@@ -171,6 +170,13 @@ const ResourceImpact = graphql(`
       byEnvironment {
         value
         count
+      }
+      dependents(first: 500) {
+        edges {
+          node {
+            key
+          }
+        }
       }
       operating {
         id
@@ -265,6 +271,10 @@ export function Explorer({ id }: { id?: string }) {
 function ResourceView({ id }: { id: string }) {
   const [direction, setDirection] = useState<Direction>("OUTGOING");
   const [depth, setDepth] = useState(3);
+  const [affected, setAffected] = useState<string[]>([]);
+  const [onPath, setOnPath] = useState<string[]>([]);
+  const marks = useMemo(() => new Map([...affected.map((k): [string, string] => [k, "affected"]), ...onPath.map((k): [string, string] => [k, "on the path"])]), [affected, onPath]);
+  useEffect(() => { setAffected([]); setOnPath([]); }, [id]);
   const table = direction !== "BOTH";
   const { data, error, loading } = useQuery(ResourceDetail, { variables: { id, direction: table ? direction : "OUTGOING", depth, table } });
   if (error) return <p role="alert" className="error">{error.message}</p>;
@@ -287,7 +297,7 @@ function ResourceView({ id }: { id: string }) {
         <label><input type="radio" name="direction" checked={direction === "BOTH"} onChange={() => setDirection("BOTH")} /> both</label>
         <label>Depth <input aria-label="Depth" type="number" min={1} max={10} value={depth} onChange={(e) => setDepth(Math.max(1, Math.min(10, Number(e.target.value) || 1)))} /></label>
       </fieldset>
-      <Neighbourhood id={r.id} rootKey={r.key} direction={direction} depth={depth} />
+      <GraphExplorer id={r.id} rootKey={r.key} direction={direction} depth={depth} marks={marks} />
       {data.dependencies && <table aria-label="dependencies">
         <thead><tr><th scope="col">Depth</th><th scope="col">From</th><th scope="col">Relationship</th><th scope="col">To</th><th scope="col">State</th></tr></thead>
         <tbody>
@@ -301,8 +311,8 @@ function ResourceView({ id }: { id: string }) {
           ))}
         </tbody>
       </table>}
-      <ImpactView id={r.id} />
-      <PathFinder from={r} />
+      <ImpactView id={r.id} onWeighed={setAffected} />
+      <PathFinder from={r} onFound={setOnPath} />
       <h4>Bound by ({r.boundBy.length})</h4>
       <p className="muted">Plans that bind this resource as the provider of a requirement, newest first.</p>
       <ul aria-label="bindings">
@@ -310,7 +320,22 @@ function ResourceView({ id }: { id: string }) {
         {r.boundBy.map((b) => (
           <li key={`${b.plan.id}/${b.binding.key}`}>
             <a href={`#/plans/${encodeURIComponent(b.plan.id)}`}>{b.plan.intent.action} {b.plan.intent.targetResourceType} {String((b.plan.intent.desiredResult as Record<string, unknown> | null)?.name ?? "")}</a>
-            {" "}· {b.binding.key} ({b.binding.requirement.capability}) · plan {b.plan.status.toLowerCase()} · <span className="muted">{b.binding.reason}</span>
+            {" "}· {b.binding.key} ({b.binding.requirement.capability}) · plan {b.plan.status.toLowerCase()}
+            {b.operations.map((o) => <span key={o.id}> · <a href={`#/operations/${encodeURIComponent(o.id)}`}>{o.action}</a> <Status value={o.status} /></span>)}
+            {" "}· <span className="muted">{b.binding.reason}</span>
+          </li>
+        ))}
+      </ul>
+      <h4>Served by ({r.servedBy.length})</h4>
+      <p className="muted">The providers the plan of its last operation (or of the one that created it) bound for the capabilities it needs.</p>
+      <ul aria-label="served by">
+        {r.servedBy.length === 0 && <li>none</li>}
+        {r.servedBy.map((b) => (
+          <li key={`${b.plan.id}/${b.binding.key}`}>
+            {b.binding.key} ({b.binding.requirement.capability}) ←{" "}
+            {b.binding.provider?.resource ? <a href={`#/explorer/${encodeURIComponent(b.binding.provider.resource.id)}`}>{b.binding.provider.resourceKey}</a>
+              : b.binding.provider?.resourceKey ?? (b.binding.subOperation ? `a new one from ${b.binding.subOperation.scenario}` : words(b.binding.status))}
+            {" "}· <a href={`#/plans/${encodeURIComponent(b.plan.id)}`}>plan</a> · <span className="muted">{b.binding.reason}</span>
           </li>
         ))}
       </ul>
@@ -326,32 +351,15 @@ function ResourceView({ id }: { id: string }) {
 
 type Detail = NonNullable<ResourceDetailQuery["resource"]>;
 
-// Neighbourhood draws the resource's neighbourhood (resourceGraph): at
-// most 200 resources, the rest counted by type.
-function Neighbourhood({ id, rootKey, direction, depth }: { id: string; rootKey: string; direction: Direction; depth: number }) {
-  const { data, error } = useQuery(ResourceNeighbourhood, { variables: { id, direction, depth } });
-  if (error) return <p role="alert" className="error">{error.message}</p>;
-  const g = data?.resourceGraph;
-  if (!g) return <p className="muted">Drawing…</p>;
-  const resources: GraphResource[] = g.nodes.map((n) => n.resource);
-  return (
-    <>
-      <ResourceGraph root={rootKey} resources={resources} edges={g.edges} label="dependency graph"
-        onOpen={(x) => { window.location.hash = `#/explorer/${encodeURIComponent(x.id)}`; }} />
-      <p className="muted" role="status">
-        {g.nodes.length} resources drawn{g.omittedTotal > 0 && `, ${g.omittedTotal} more not drawn: ${g.omitted.map((o) => `+${o.count} ${o.value}`).join(", ")}`}.
-      </p>
-    </>
-  );
-}
-
 // ImpactView weighs, when asked, what breaks if the resource fails: how
 // many resources depend on it, by type and environment, and those with an
 // operation running now.
-function ImpactView({ id }: { id: string }) {
+function ImpactView({ id, onWeighed }: { id: string; onWeighed: (keys: string[]) => void }) {
   const [asked, setAsked] = useState(false);
   const { data, error, loading } = useQuery(ResourceImpact, { variables: { id }, skip: !asked });
   const im = data?.impact;
+  useEffect(() => { setAsked(false); }, [id]);
+  useEffect(() => { if (im) onWeighed(im.dependents.edges.map((e) => e.node.key)); }, [im]); // eslint-disable-line react-hooks/exhaustive-deps
   return (
     <section aria-label="impact">
       <h4>If it fails</h4>
@@ -360,7 +368,7 @@ function ImpactView({ id }: { id: string }) {
       {error && <p role="alert" className="error">{error.message}</p>}
       {im && (
         <>
-          <p role="status">{im.total} resources depend on it, directly or through others.</p>
+          <p role="status">{im.total} resources depend on it, directly or through others{im.total > 0 && ": the graph marks those it draws affected"}.</p>
           {im.total > 0 && (
             <table aria-label="impact by type and environment">
               <thead><tr><th scope="col">By</th><th scope="col">Value</th><th scope="col">Resources</th></tr></thead>
@@ -390,7 +398,7 @@ type FoundPath = { resources: { id: string; key: string }[]; hops: { from: strin
 // PathFinder answers why the resource depends on another (or is linked
 // to it): the shortest paths to a resource named by its key, each hop
 // with its relationship.
-function PathFinder({ from }: { from: { id: string; key: string } }) {
+function PathFinder({ from, onFound }: { from: { id: string; key: string }; onFound: (keys: string[]) => void }) {
   const client = useApolloClient();
   const [to, setTo] = useState("");
   const [direction, setDirection] = useState<Direction>("OUTGOING");
@@ -399,12 +407,14 @@ function PathFinder({ from }: { from: { id: string; key: string } }) {
   const find = async () => {
     setProblem("");
     setPaths(null);
+    onFound([]);
     try {
       const target = await client.query({ query: ResourceByKey, variables: { key: to.trim() } });
       const toID = target.data?.resource?.id;
       if (!toID) { setProblem(`No resource has the key ${to.trim()}.`); return; }
       const res = await client.query({ query: ResourcePaths, variables: { from: from.id, to: toID, direction } });
       setPaths(res.data?.paths ?? []);
+      onFound(res.data?.paths?.[0]?.resources.map((x) => x.key) ?? []);
     } catch (e) {
       setProblem(e instanceof Error ? e.message : String(e));
     }
