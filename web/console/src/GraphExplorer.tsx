@@ -303,7 +303,7 @@ function FindInGraph({ resources, onFound, omittedTotal }: { resources: GraphRes
     if (hit) onFound(hit);
   };
   return (
-    <form className="inline" role="search" aria-label="find in graph" onSubmit={(e) => { e.preventDefault(); find(); }}>
+    <form className="inline" role="search" aria-label="search the drawn graph" onSubmit={(e) => { e.preventDefault(); find(); }}>
       <label>Find in graph <input aria-label="Find in graph" value={text} onChange={(e) => setText(e.target.value)} placeholder="key or name" /></label>
       <button type="submit" disabled={!text.trim()}>Find</button>
       {missing && <span role="status" className="muted">{missing}</span>}

@@ -39,7 +39,7 @@ const ResourceNode = memo(function ResourceNode({ data }: NodeProps<Node<NodeDat
           <button type="button" className="small" disabled={x.busy} aria-label={`${x.expanded ? "more neighbours of" : "expand"} ${r.key}`}
             onClick={(e) => { e.stopPropagation(); actions.onExpand(r); }}>{x.expanded ? "+ more" : "+ expand"}</button>
         )}
-        {x.expanded && !root && (
+        {x.expanded && (
           <button type="button" className="small" aria-label={`collapse ${r.key}`} onClick={(e) => { e.stopPropagation(); actions.onCollapse(r); }}>− collapse</button>
         )}
       </span>
