@@ -100,7 +100,7 @@ server/console/index.html: web/console/node_modules/.package-lock.json $(CONSOLE
 
 screenshots: console ## Save the console's screenshots (taken by its browser test) to docs/console/.
 	mkdir -p docs/console
-	CAPSTAN_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleInABrowser$$' ./cmd/capstan/
+	CAPSTAN_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^(TestConsoleInABrowser|TestGraphExplorerInABrowser)$$' ./cmd/capstan/
 
 console: server/console/index.html ## Build the console (web/console: TypeScript types from schema.graphqls, then Vite) into server/console when stale.
 
