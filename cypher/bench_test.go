@@ -316,3 +316,49 @@ func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// BenchmarkGraphWalks measures the graph explorer's walks on a catalog of
+// CAPSTAN_BENCH_RESOURCES resources (default 1,000,000) in Neo4j, beside
+// two floors: the same walks over an in-memory adjacency, and bare
+// Cypher traversals of the same shape that return counts only (no
+// resource is read or decoded).
+func BenchmarkGraphWalks(b *testing.B) {
+	s := open(b)
+	g := storetest.LoadGraphCatalog(b, s, 1_000_000)
+	storetest.BenchmarkGraphWalks(b, s, g)
+	b.Run("floor", func(b *testing.B) { storetest.BenchmarkGraphWalkFloor(b, g) })
+	ctx := context.Background()
+	driver, err := neo4j.NewDriverWithContext(server.URI, neo4j.BasicAuth(server.User, server.Password, ""))
+	require.NoError(b, err)
+	defer driver.Close(ctx)
+	id := func(key string) string {
+		r, err := s.GetResourceByKey(ctx, g.Org, key)
+		require.NoError(b, err)
+		return g.Org + "|" + r.ID
+	}
+	const rels = ":RUNS_ON|DEPENDS_ON|USES|CONNECTS_TO|PART_OF"
+	bare := map[string]struct {
+		query  string
+		params map[string]any
+		want   int64
+	}{
+		"neighbourhood-depth3-first500": {"MATCH (r:Resource {uid: $u})-[" + rels + "*1..3]-(x:Resource) RETURN count(DISTINCT x) AS n", map[string]any{"u": id(g.Shape.Hood)}, 1110},
+		"impact-of-the-hub":             {"MATCH (r:Resource {uid: $u})<-[" + rels + "*1..10]-(x:Resource) RETURN count(DISTINCT x) AS n", map[string]any{"u": id(g.Shape.Hub)}, int64(g.Shape.Dependents)},
+		"3-shortest-paths-6-hops":       {"MATCH p = SHORTEST 3 (a:Resource {uid: $a})-[" + rels + "]->{1,6}(z:Resource {uid: $z}) RETURN count(p) AS n", map[string]any{"a": id(g.Shape.From), "z": id(g.Shape.To)}, 3},
+	}
+	for _, name := range []string{"neighbourhood-depth3-first500", "impact-of-the-hub", "3-shortest-paths-6-hops"} {
+		q := bare[name]
+		b.Run("cypher-floor/"+name, func(b *testing.B) {
+			storetest.Measure(b, func() error {
+				res, err := neo4j.ExecuteQuery(ctx, driver, q.query, q.params, neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithReadersRouting())
+				if err != nil {
+					return err
+				}
+				if n, _ := res.Records[0].Get("n"); n != q.want {
+					return fmt.Errorf("%s counted %v, want %d", name, n, q.want)
+				}
+				return nil
+			})
+		})
+	}
+}

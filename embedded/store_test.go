@@ -63,3 +63,15 @@ func TestUnreadableOperation(t *testing.T) {
 		require.NoError(t, embedded.DamageOperation(s, org, id))
 	})
 }
+
+// BenchmarkGraphWalks measures the graph explorer's walks on a catalog of
+// CAPSTAN_BENCH_RESOURCES resources (default 1,000,000), beside the floor
+// of the same walks over an in-memory adjacency.
+func BenchmarkGraphWalks(b *testing.B) {
+	s, err := embedded.Open(b.TempDir())
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	g := storetest.LoadGraphCatalog(b, s, 1_000_000)
+	storetest.BenchmarkGraphWalks(b, s, g)
+	b.Run("floor", func(b *testing.B) { storetest.BenchmarkGraphWalkFloor(b, g) })
+}
