@@ -32,7 +32,9 @@ func GraphCatalog(n int) ([]*capstan.Resource, GraphShape) {
 		return &capstan.Resource{Type: typ, Name: name, Environment: "prod", LifecycleStatus: capstan.LifecycleActive,
 			HealthStatus: capstan.HealthHealthy, Relationships: rels}
 	}
-	on := func(key string) capstan.Relationship { return capstan.Relationship{Type: capstan.RelRunsOn, Target: key} }
+	on := func(key string) capstan.Relationship {
+		return capstan.Relationship{Type: capstan.RelRunsOn, Target: key}
+	}
 	out := []*capstan.Resource{res("kubernetes.cluster", "graph-hood"), res("kubernetes.cluster", "graph-hub")}
 	for i := range 10 {
 		l1 := res("app.instance", fmt.Sprintf("hood-%d", i), on(sh.Hood))
