@@ -125,8 +125,8 @@ lint-packs: build ## Lint the bundled scenario packs.
 bench: ## Run every benchmark (planning, candidate search on both stores, executor); Neo4j with the full JIT.
 	CAPSTAN_NEO4J_JAVA_OPTS= CAPSTAN_NEO4J_CONFIG= $(GO) test -run '^$$' -bench . -benchmem ./...
 
-bench-console: console ## The console's browser benchmarks (500-node DAG first render, event to screen, dashboard frames with 1,000 operations) in headless Chromium.
-	$(GO) test -run '^$$' -bench BenchmarkConsoleInABrowser -benchtime 1x ./cmd/capstan/
+bench-console: console ## The console's browser benchmarks (500-node DAG first render, event to screen, dashboard frames with 1,000 operations; the graph explorer's 500-node first render and a health change to the screen) in headless Chromium.
+	$(GO) test -run '^$$' -bench 'BenchmarkConsoleInABrowser|BenchmarkGraphExplorerInABrowser' -benchtime 1x ./cmd/capstan/
 
 floors: ## Measure this machine's floors under the benchmark targets: a durable 4 KB write, a Neo4j write transaction, one write to each of 10,000 loopback connections.
 	$(GO) test -run '^$$' -bench 'BenchmarkDurableWriteFloor' -benchtime 2000x ./executor/

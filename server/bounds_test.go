@@ -94,6 +94,9 @@ func TestOperationCost(t *testing.T) {
 		{"ten hops cost five times two", `{ resourceGraph(root: "x", depth: 10) { omittedTotal } }`, nil, 500 + 1000 + 1},
 		{"impact walks ten hops", `{ impact(resource: "x") { total } }`, nil, 500 + 1000 + 1},
 		{"paths: hops from depth, paths from max", `{ paths(from: "x", to: "y", max: 5, depth: 4) { hops { from } } }`, nil, 500 + 400 + 5*(1+10*1)},
+		{"@include(if: false) costs nothing", `query($h: Boolean!) { resource(key: "x") { key relationships @include(if: $h) { type } } }`, map[string]any{"h": false}, 1 + 1},
+		{"@include(if: true) costs", `query($h: Boolean!) { resource(key: "x") { key relationships @include(if: $h) { type } } }`, map[string]any{"h": true}, 1 + 1 + 1 + 50*1},
+		{"@skip(if: true) costs nothing", `{ resource(key: "x") { key ... on Resource @skip(if: true) { relationships { type } } } }`, nil, 1 + 1},
 		{"fragments cost where they are spread", `{ resources(first: 2) { edges { ...E } } } fragment E on ResourceEdge { node { key } }`, nil, 1 + 1 + 2*2},
 	}
 	for _, tc := range tests {

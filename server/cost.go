@@ -68,6 +68,9 @@ func OperationCost(op *ast.OperationDefinition, vars map[string]any) int {
 func setCost(set ast.SelectionSet, vars map[string]any, sized map[string]int) int {
 	total := 0
 	for _, sel := range set {
+		if skipped(sel, vars) {
+			continue // @skip(if: true) or @include(if: false): never resolved
+		}
 		switch sel := sel.(type) {
 		case *ast.Field:
 			size, isSized := sized[sel.Name]
@@ -84,6 +87,34 @@ func setCost(set ast.SelectionSet, vars map[string]any, sized map[string]int) in
 		}
 	}
 	return total
+}
+
+// skipped reports whether a selection's @skip or @include leaves it out.
+func skipped(sel ast.Selection, vars map[string]any) bool {
+	var dirs ast.DirectiveList
+	switch sel := sel.(type) {
+	case *ast.Field:
+		dirs = sel.Directives
+	case *ast.InlineFragment:
+		dirs = sel.Directives
+	case *ast.FragmentSpread:
+		dirs = sel.Directives
+	}
+	cond := func(name string) (bool, bool) {
+		d := dirs.ForName(name)
+		if d == nil {
+			return false, false
+		}
+		b, ok := d.ArgumentMap(vars)["if"].(bool)
+		return b, ok
+	}
+	if v, ok := cond("skip"); ok && v {
+		return true
+	}
+	if v, ok := cond("include"); ok && !v {
+		return true
+	}
+	return false
 }
 
 // fieldCost is 1 for the field and, for a composite field, what it

@@ -43,7 +43,7 @@ func runScript(t *testing.T, name string, limit time.Duration, env ...string) st
 
 // combinedWithin runs cmd and returns what it printed and how it ended;
 // one that outlives limit is killed and fails the test.
-func combinedWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) (string, error) {
+func combinedWithin(t testing.TB, cmd *exec.Cmd, limit time.Duration) (string, error) {
 	t.Helper()
 	done := make(chan struct{})
 	var out []byte

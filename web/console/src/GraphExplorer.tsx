@@ -123,7 +123,7 @@ const SelectedBindings = graphql(`
 `);
 
 // How many resources the first view draws, and each expansion adds.
-export const graphFirst = 200;
+export const graphFirst = 500;
 export const expandFirst = 25;
 
 const relationshipTypes: RelationshipType[] = ["RUNS_ON", "DEPENDS_ON", "USES", "CONNECTS_TO", "PART_OF"];
@@ -239,8 +239,10 @@ export function GraphExplorer({ id, rootKey, direction, depth, marks }: { id: st
   }, []);
 
   const actions: GraphActions = useMemo(() => ({ onSelect: setSelected, onExpand: (r) => void expand(r), onCollapse: collapse }), [expand, collapse]);
-  const resources = useMemo(() => [...(drawn?.resources.values() ?? [])], [drawn]);
-  const edges = useMemo(() => [...(drawn?.edges.values() ?? [])], [drawn]);
+  // A recolour replaces the resources only: the edges (and their drawn
+  // lines) stay as they are.
+  const resources = useMemo(() => [...(drawn?.resources.values() ?? [])], [drawn?.resources]);
+  const edges = useMemo(() => [...(drawn?.edges.values() ?? [])], [drawn?.edges]);
 
   if (base.error) return <p role="alert" className="error">{base.error.message}</p>;
   return (

@@ -1,4 +1,4 @@
-import { memo, useEffect, useMemo, type KeyboardEvent } from "react";
+import { memo, useEffect, useMemo, useRef, type KeyboardEvent } from "react";
 import { ReactFlow, ReactFlowProvider, Background, Controls, Handle, Position, useReactFlow, type Node, type NodeProps, type Edge } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import { layoutPlan, nodeHeight, nodeWidth } from "./layout";
@@ -85,15 +85,32 @@ function Graph({ root, resources, edges, label, selected, focus, marks, expansio
   // The layout follows the graph's shape only: a health change recolours
   // a node where it stands.
   const placed = useMemo(() => layoutPlan(resources, edges, graphNodeHeight), [shape]); // eslint-disable-line react-hooks/exhaustive-deps
-  const drawn: Node<NodeData>[] = useMemo(() => resources.map((r) => ({
-    id: r.key,
-    type: "resource",
-    position: placed.get(r.key) ?? { x: 0, y: 0 },
-    width: nodeWidth,
-    height: graphNodeHeight,
-    data: { r, root: r.key === root, selected: r.key === selected, mark: marks?.get(r.key), expansion: expansions?.get(r.key), actions },
-    ariaLabel: `${r.key}, ${r.environment || "no environment"}, health ${words(r.healthStatus)}${marks?.get(r.key) ? `, ${marks.get(r.key)}` : ""}${r.key === root ? " (the resource shown)" : ""}`,
-  })), [resources, placed, root, selected, marks, expansions, actions]);
+  // A node keeps its object while nothing it shows changed, so that a
+  // health change re-renders one node, not every one.
+  const cache = useRef(new Map<string, Node<NodeData>>());
+  const drawn: Node<NodeData>[] = useMemo(() => {
+    const next = new Map<string, Node<NodeData>>();
+    const out = resources.map((r) => {
+      const data: NodeData = { r, root: r.key === root, selected: r.key === selected, mark: marks?.get(r.key), expansion: expansions?.get(r.key), actions };
+      const position = placed.get(r.key) ?? { x: 0, y: 0 };
+      const old = cache.current.get(r.key);
+      const same = old && old.position === position && old.data.r === r && old.data.root === data.root && old.data.selected === data.selected &&
+        old.data.mark === data.mark && old.data.expansion === data.expansion && old.data.actions === actions;
+      const n: Node<NodeData> = same ? old : {
+        id: r.key,
+        type: "resource",
+        position,
+        width: nodeWidth,
+        height: graphNodeHeight,
+        data,
+        ariaLabel: `${r.key}, ${r.environment || "no environment"}, health ${words(r.healthStatus)}${data.mark ? `, ${data.mark}` : ""}${data.root ? " (the resource shown)" : ""}`,
+      };
+      next.set(r.key, n);
+      return n;
+    });
+    cache.current = next;
+    return out;
+  }, [resources, placed, root, selected, marks, expansions, actions]);
   const lines: Edge[] = useMemo(() => edges.map((e) => ({
     id: `${e.from}-${e.relationship}->${e.to}`, source: e.from, target: e.to, label: words(e.relationship),
     ariaLabel: `${e.from} ${words(e.relationship)} ${e.to}`,
