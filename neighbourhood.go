@@ -13,6 +13,19 @@ const (
 	MaxGraphBudget = 1000
 )
 
+// MaxWalkResources bounds how many resources one dependency walk reads
+// (a neighbourhood's, an impact's, a dependencies list's): a hub with
+// more within reach is refused, typed, rather than read whole.
+const MaxWalkResources = 50_000
+
+// WalkTooLarge is the error of a dependency walk that reached more than
+// limit resources.
+func WalkTooLarge(limit, depth int) error {
+	err := Errorf(EINVALID, "the walk reaches more than %d resources within %d hops: ask for fewer hops, one direction, or a filter", limit, depth)
+	err.Extensions = map[string]any{"limit": "graphWalk"}
+	return err
+}
+
 // GraphFilter narrows a neighbourhood: only relationships of these types
 // are followed, and only resources of these types and environments are
 // drawn (or walked through). An empty list lets everything through. The

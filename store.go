@@ -54,7 +54,9 @@ type CatalogStore interface {
 	TopologyValue(ctx context.Context, org, resourceID, key string, maxDepth int) (TopologyHit, error)
 	// Dependencies walks relationships from a resource: outgoing (what it
 	// depends on) or incoming (what depends on it), up to depth hops.
-	Dependencies(ctx context.Context, org, resourceID string, dir Direction, depth int) ([]Dependency, error)
+	// The walk reads at most limit resources: past them it is
+	// WalkTooLarge.
+	Dependencies(ctx context.Context, org, resourceID string, dir Direction, depth, limit int) ([]Dependency, error)
 	// Paths finds the shortest paths between two resources (PathQuery):
 	// every path of the q.Max shortest lengths, which SelectPaths orders
 	// and cuts.

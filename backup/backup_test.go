@@ -274,7 +274,7 @@ func sameReads(t *testing.T, a, b store, org string, op *capstan.Operation) {
 		require.NoError(t, err, s.kind)
 		out := []string{}
 		for _, dir := range []capstan.Direction{capstan.Outgoing, capstan.Incoming} {
-			ds, err := s.Dependencies(ctx, org, r.ID, dir, 3)
+			ds, err := s.Dependencies(ctx, org, r.ID, dir, 3, capstan.MaxWalkResources)
 			require.NoError(t, err, s.kind)
 			for _, d := range ds {
 				out = append(out, fmt.Sprintf("%v %s %d", dir, d.Resource.Key(), d.Depth))

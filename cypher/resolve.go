@@ -397,7 +397,7 @@ var relTypes = map[string]capstan.RelationshipType{
 // Dependencies walks relationships from a resource up to depth hops,
 // one hop a round (QueryDependencies): each resource once, at its least
 // depth, with the edge from the least key that reached it.
-func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
+func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth, limit int) ([]capstan.Dependency, error) {
 	q := QueryDependencies
 	if dir == capstan.Incoming {
 		q = QueryDependents
@@ -410,7 +410,7 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 		if !found {
 			return nil, capstan.NotFound("resource", resourceID)
 		}
-		return walkDependencies(ctx, tx, q, uid(org, resourceID), depth)
+		return walkDependencies(ctx, tx, q, uid(org, resourceID), depth, limit)
 	})
 	if err != nil {
 		return nil, err
@@ -418,15 +418,22 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 	return res.([]capstan.Dependency), nil
 }
 
-// walkDependencies runs q one hop a round from start.
-func walkDependencies(ctx context.Context, tx neo4j.ManagedTransaction, q, start string, depth int) ([]capstan.Dependency, error) {
+// walkDependencies runs q one hop a round from start, reading at most
+// limit resources. A round reads at most twice the rows the limit leaves
+// (a resource reached by several edges is a row per edge): a round that
+// fills them is refused, as nothing says the rest would fit.
+func walkDependencies(ctx context.Context, tx neo4j.ManagedTransaction, q, start string, depth, limit int) ([]capstan.Dependency, error) {
 	var out []capstan.Dependency
 	seen := map[string]bool{start: true}
 	frontier := []string{start}
 	for d := 1; d <= depth && len(frontier) > 0; d++ {
-		recs, err := collect(ctx, tx, q, map[string]any{"uids": frontier})
+		rowCap := 2 * (limit - len(out) + 1)
+		recs, err := collect(ctx, tx, q+"\nLIMIT $cap", map[string]any{"uids": frontier, "cap": rowCap})
 		if err != nil {
 			return nil, err
+		}
+		if len(recs) == rowCap {
+			return nil, capstan.WalkTooLarge(limit, depth)
 		}
 		rows := make([]map[string]any, 0, len(recs))
 		for _, rec := range recs {
@@ -442,6 +449,9 @@ func walkDependencies(ctx context.Context, tx neo4j.ManagedTransaction, q, start
 				continue
 			}
 			seen[id] = true
+			if len(out) == limit {
+				return nil, capstan.WalkTooLarge(limit, depth)
+			}
 			var r capstan.Resource
 			if err := json.Unmarshal([]byte(str(m["json"])), &r); err != nil {
 				return nil, capstan.Wrap("cypher.Dependencies", err)

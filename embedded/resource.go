@@ -365,7 +365,7 @@ func (s *Store) TopologyValue(ctx context.Context, org, resourceID, k string, ma
 }
 
 // Dependencies walks relationships breadth first up to depth hops.
-func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth int) ([]capstan.Dependency, error) {
+func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir capstan.Direction, depth, limit int) ([]capstan.Dependency, error) {
 	var out []capstan.Dependency
 	err := s.view(ctx, "embedded.Dependencies", func(tx *rtx) error {
 		start, err := loadResource(tx, org, resourceID)
@@ -389,6 +389,9 @@ func (s *Store) Dependencies(ctx context.Context, org, resourceID string, dir ca
 						continue
 					}
 					seen[e.Resource.ID] = true
+					if len(out) == limit {
+						return capstan.WalkTooLarge(limit, depth)
+					}
 					e.Depth = d
 					out = append(out, e)
 					next = append(next, e.Resource)

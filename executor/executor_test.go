@@ -262,7 +262,7 @@ func TestSeedExampleRunsEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, capstan.IntentCompleted, in.Status, "the intent follows its operation")
 		require.Contains(t, tempo.Relationships, capstan.Relationship{Type: capstan.RelUses, Target: provider})
-		users, err := store.Dependencies(context.Background(), org, r.ID, capstan.Incoming, 1)
+		users, err := store.Dependencies(context.Background(), org, r.ID, capstan.Incoming, 1, capstan.MaxWalkResources)
 		require.NoError(t, err)
 		require.True(t, slices.ContainsFunc(users, func(d capstan.Dependency) bool { return d.Resource.Key() == tempo.Key() }), "dependencies(INCOMING) of the MinIO finds Tempo")
 	})

@@ -204,7 +204,7 @@ func testResourceLifecycle(t *testing.T, store capstan.Store) {
 	require.Contains(t, r.Relationships, capstan.Relationship{Type: capstan.RelRunsOn, Target: "kubernetes.cluster/staging-k8s"}, "it runs on its workload's provider")
 	cluster, err := store.GetResourceByKey(ctx, org, "kubernetes.cluster/staging-k8s")
 	require.NoError(t, err)
-	deps, err := store.Dependencies(ctx, org, cluster.ID, capstan.Incoming, 1)
+	deps, err := store.Dependencies(ctx, org, cluster.ID, capstan.Incoming, 1, capstan.MaxWalkResources)
 	require.NoError(t, err)
 	require.True(t, slices.ContainsFunc(deps, func(d capstan.Dependency) bool { return d.Resource.Key() == "widget/w1" }), "the explorer sees it from the cluster too")
 	evidence := r.ObservedState["evidence"].(map[string]any)

@@ -52,7 +52,7 @@ func (s *Service) Dependencies(ctx context.Context, id string, dir capstan.Direc
 	if err != nil {
 		return nil, nil, err
 	}
-	deps, err := s.Store.Dependencies(ctx, org, id, dir, depth)
+	deps, err := s.Store.Dependencies(ctx, org, id, dir, depth, capstan.MaxWalkResources)
 	return root, deps, err
 }
 
@@ -101,7 +101,7 @@ func (s *Service) ResourceGraph(ctx context.Context, id string, dir capstan.Dire
 		if dir != capstan.Both && dir != way {
 			continue
 		}
-		walked, err := s.Store.Dependencies(ctx, org, id, way, depth)
+		walked, err := s.Store.Dependencies(ctx, org, id, way, depth, capstan.MaxWalkResources)
 		if err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func BenchmarkGraphWalks(b *testing.B, s capstan.Store, g *GraphBench) {
 		Measure(b, func() error {
 			var reached []capstan.Dependency
 			for _, dir := range []capstan.Direction{capstan.Outgoing, capstan.Incoming} {
-				walked, err := s.Dependencies(ctx, g.Org, root.ID, dir, 3)
+				walked, err := s.Dependencies(ctx, g.Org, root.ID, dir, 3, capstan.MaxWalkResources)
 				if err != nil {
 					return err
 				}
@@ -67,7 +67,7 @@ func BenchmarkGraphWalks(b *testing.B, s capstan.Store, g *GraphBench) {
 	})
 	b.Run("impact-of-the-hub", func(b *testing.B) {
 		Measure(b, func() error {
-			deps, err := s.Dependencies(ctx, g.Org, g.ids[g.Shape.Hub], capstan.Incoming, capstan.MaxImpactDepth)
+			deps, err := s.Dependencies(ctx, g.Org, g.ids[g.Shape.Hub], capstan.Incoming, capstan.MaxImpactDepth, capstan.MaxWalkResources)
 			if err != nil {
 				return err
 			}

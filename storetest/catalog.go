@@ -114,7 +114,7 @@ func testTopology(t *testing.T, s capstan.Store) {
 
 func testDependencies(t *testing.T, s capstan.Store) {
 	rs := chain(t, s)
-	out, err := s.Dependencies(ctx, orgA, rs["app"].ID, capstan.Outgoing, 3)
+	out, err := s.Dependencies(ctx, orgA, rs["app"].ID, capstan.Outgoing, 3, 3)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{
 		"1 runs_on tempo.instance/t1 -> kubernetes.cluster/c1",
@@ -122,7 +122,7 @@ func testDependencies(t *testing.T, s capstan.Store) {
 		"2 runs_on kubernetes.cluster/c1 -> compute.node/n1",
 	}, describe(out, capstan.Outgoing))
 
-	in, err := s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 3)
+	in, err := s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 3, 10)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{
 		"1 runs_on kubernetes.cluster/c1 -> compute.node/n1",
@@ -130,10 +130,20 @@ func testDependencies(t *testing.T, s capstan.Store) {
 		"2 runs_on vault.instance/v1 -> kubernetes.cluster/c1",
 	}, describe(in, capstan.Incoming))
 
-	one, err := s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 1)
+	one, err := s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 1, 10)
 	require.NoError(t, err)
 	require.Len(t, one, 1)
-	_, err = s.Dependencies(ctx, orgB, rs["node"].ID, capstan.Incoming, 1)
+	// A walk that reaches more than its limit is refused, typed, on both
+	// stores: exactly the limit passes.
+	_, err = s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 3, 2)
+	require.Equal(t, capstan.EINVALID, capstan.ErrorCode(err))
+	var ce *capstan.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "graphWalk", ce.Extensions["limit"])
+	exact, err := s.Dependencies(ctx, orgA, rs["node"].ID, capstan.Incoming, 3, 3)
+	require.NoError(t, err)
+	require.Len(t, exact, 3)
+	_, err = s.Dependencies(ctx, orgB, rs["node"].ID, capstan.Incoming, 1, 10)
 	require.Equal(t, capstan.ENOTFOUND, capstan.ErrorCode(err))
 }
 

@@ -88,7 +88,7 @@ func testOperationChangeCommitsWhatFollows(t *testing.T, s capstan.Store) {
 	require.NoError(t, err)
 	require.Equal(t, capstan.LifecycleActive, got.LifecycleStatus)
 	require.Equal(t, ch.Operation.ID, got.LastOperationID)
-	deps, err := s.Dependencies(ctx, orgA, got.ID, capstan.Incoming, 1)
+	deps, err := s.Dependencies(ctx, orgA, got.ID, capstan.Incoming, 1, 10)
 	require.NoError(t, err)
 	require.Len(t, deps, 1, "the consumer uses what the operation created: the explorer sees it both ways")
 	require.Equal(t, used.Key(), deps[0].Resource.Key())

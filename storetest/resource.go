@@ -125,7 +125,7 @@ func testImportUpserts(t *testing.T, s capstan.Store) {
 	require.Equal(t, id, got.ID, "an import keeps the resource's identity")
 	require.Equal(t, int64(2), got.Version)
 	require.Empty(t, got.Relationships, "the import is the catalog's truth")
-	deps, err := s.Dependencies(ctx, orgA, node.ID, capstan.Incoming, 1)
+	deps, err := s.Dependencies(ctx, orgA, node.ID, capstan.Incoming, 1, 10)
 	require.NoError(t, err)
 	require.Empty(t, deps, "the old runs_on edge is gone from the index too")
 }
