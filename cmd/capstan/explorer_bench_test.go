@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,10 +26,7 @@ func BenchmarkGraphExplorerInABrowser(b *testing.B) {
 	require.NoError(b, os.WriteFile(tokens, []byte(fmt.Sprintf("tokens:\n  - {token: %q, actor: alice, organization: demo, roles: [admin]}\n  - {token: %q, actor: bob, organization: demo, roles: [sre]}\n", token, token+"-sre")), 0o600))
 	p := start(b, filepath.Join(data, "data"), "--tokens", tokens)
 	defer p.kill()
-	story := exec.Command("bash", filepath.Join("..", "..", "scripts", "demo-sim.sh"))
-	story.Env = append(envWithout(capstanSettings), "CAPSTAN_URL="+p.url+"/graphql", "CAPSTAN_DEV_TOKEN="+token)
-	out, err := combinedWithin(b, story, 3*time.Minute)
-	require.NoError(b, err, out)
+	runStory(b, p)
 	var doc strings.Builder
 	doc.WriteString("internal_services:\n")
 	for i := range 520 {
