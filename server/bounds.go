@@ -54,6 +54,10 @@ type Limits struct {
 	// thousands of relationships). Past it, each further resolver answers
 	// an error and resolves nothing under it.
 	MaxResolverCalls int64
+	// PersistedQueries and PersistedBytes bound the documents automatic
+	// persisted queries keep (persisted.go): past either, the least
+	// recently used go first.
+	PersistedQueries, PersistedBytes int
 }
 
 // DefaultLimits are the limits of `capstan serve`. The heaviest request
@@ -70,6 +74,8 @@ var DefaultLimits = Limits{
 	MaxCost:            50000,
 	MaxResponseBytes:   8 << 20,
 	MaxResolverCalls:   100000,
+	PersistedQueries:   10_000,
+	PersistedBytes:     16 << 20,
 }
 
 // Reasons (extensions.reason) of requests refused by a limit; their code

@@ -128,6 +128,8 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.AddTransport(unsupported{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	limits := cfg.limits()
+	persisted := newDocumentCache(cmp.Or(limits.PersistedQueries, DefaultLimits.PersistedQueries), cmp.Or(limits.PersistedBytes, DefaultLimits.PersistedBytes))
+	srv.Use(persistedLookup{cache: persisted}) // first: every limit sees the document it names
 	srv.SetParserTokenLimit(limits.MaxTokens)
 	srv.Use(newShapeLimit(limits, cfg.Introspection))
 	if cfg.Introspection {
@@ -135,6 +137,7 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	}
 	srv.SetDisableSuggestion(!cfg.Introspection)
 	srv.Use(&costLimit{limit: limits.MaxCost, rate: cfg.rate})
+	srv.Use(persistedKeep{cache: persisted}) // after every limit: it keeps only what passed
 	srv.AroundResponses(capResponses(limits.MaxResponseBytes))
 	srv.AroundOperations(resolverBudget)
 	srv.AroundOperations(refusePostSubscriptions)
@@ -170,8 +173,8 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
-		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE) {
-			return gqlErr // the limits' own
+		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE || code == PersistedQueryNotFound) {
+			return gqlErr // the limits' own, and the persisted-query protocol's
 		}
 		if code, ok := gqlErr.Extensions["code"].(string); ok && code != "" {
 			// Parse and validation failures of the request itself, and
