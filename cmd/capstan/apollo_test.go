@@ -44,3 +44,21 @@ func nodeProject(t testing.TB, rel, pkg string) (dir, node string) {
 	require.NoError(t, err, "Node.js 20+ is needed to run %s", rel)
 	return dir, node
 }
+
+// TestApolloClientPersistedQueries runs web/livetest/apq.mjs: the real
+// Apollo Client's persisted-query link against a real server, with the
+// console's heaviest query. It logs the bytes each request took with and
+// without APQ.
+func TestApolloClientPersistedQueries(t *testing.T) {
+	t.Parallel()
+	dir, node := nodeProject(t, "web/livetest", "@apollo/client")
+	p := start(t, t.TempDir())
+	id := p.gql(t, `{ resource(key: "kubernetes.cluster/prod-k8s") { id } }`, nil)["resource"].(map[string]any)["id"].(string)
+	cmd := exec.Command(node, "apq.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_RESOURCE="+id)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "OK: ")
+	t.Logf("%s", out)
+}
