@@ -1193,10 +1193,11 @@ type ComplexityRoot struct {
 	}
 
 	Viewer struct {
-		Actor        func(childComplexity int) int
-		Organization func(childComplexity int) int
-		Permissions  func(childComplexity int) int
-		Roles        func(childComplexity int) int
+		Actor            func(childComplexity int) int
+		Organization     func(childComplexity int) int
+		Permissions      func(childComplexity int) int
+		Roles            func(childComplexity int) int
+		TrustedDocuments func(childComplexity int) int
 	}
 }
 
@@ -6464,6 +6465,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Viewer.Roles(childComplexity), true
+	case "Viewer.trustedDocuments":
+		if e.ComplexityRoot.Viewer.TrustedDocuments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.TrustedDocuments(childComplexity), true
 
 	}
 	return 0, false
@@ -7088,6 +7095,18 @@ type Viewer {
   Artifact.viewerMayReveal).
   """
   permissions: [Permission!]!
+  "What the server does with a document its trusted documents list does not hold: a client sends its listed documents by id alone when ENFORCE."
+  trustedDocuments: TrustedDocumentsMode!
+}
+
+"What a server does with a GraphQL document its trusted documents list (the console's, or capstan serve --trusted-documents) does not hold."
+enum TrustedDocumentsMode {
+  "Every document runs (no list)."
+  OFF
+  "Every document runs; those the list does not hold are counted and logged."
+  LOG
+  "Only listed documents run, but for admins (GraphiQL); others are FORBIDDEN with extensions.reason UNTRUSTED_DOCUMENT, before they are parsed."
+  ENFORCE
 }
 
 "Something a caller asks Capstan to do, as permission verdicts name it."
@@ -11465,6 +11484,8 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 		return ec.fieldContext_Viewer_roles(ctx, field)
 	case "permissions":
 		return ec.fieldContext_Viewer_permissions(ctx, field)
+	case "trustedDocuments":
+		return ec.fieldContext_Viewer_trustedDocuments(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
@@ -33109,6 +33130,29 @@ func (ec *executionContext) fieldContext_Viewer_permissions(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Viewer_trustedDocuments(ctx context.Context, field graphql.CollectedField, obj *model.Viewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Viewer_trustedDocuments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrustedDocuments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.TrustedDocumentsMode) graphql.Marshaler {
+			return ec.marshalNTrustedDocumentsMode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐTrustedDocumentsMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Viewer_trustedDocuments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Viewer", field, false, false, "TrustedDocumentsMode")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -43151,6 +43195,11 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "trustedDocuments":
+			out.Values[i] = ec._Viewer_trustedDocuments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -46060,6 +46109,16 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 		graphql.AddInvalidNullFromMarshaler(ctx, "Time!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNTrustedDocumentsMode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐTrustedDocumentsMode(ctx context.Context, v any) (model.TrustedDocumentsMode, error) {
+	var res model.TrustedDocumentsMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTrustedDocumentsMode2githubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐTrustedDocumentsMode(ctx context.Context, sel ast.SelectionSet, v model.TrustedDocumentsMode) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNViewer2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐViewer(ctx context.Context, sel ast.SelectionSet, v *model.Viewer) graphql.Marshaler {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan/live"
+	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/service"
 )
 
@@ -21,4 +22,7 @@ type Resolver struct {
 	// Log receives the stacks of panics recovered in the goroutines that
 	// serve subscriptions (slog.Default when nil).
 	Log *slog.Logger
+	// TrustedDocuments is the server's trusted documents mode (OFF when
+	// empty), for Viewer.trustedDocuments.
+	TrustedDocuments model.TrustedDocumentsMode
 }

@@ -23,6 +23,17 @@ func sha(doc string) string {
 // not empty; over GET when get is set.
 func persisted(t *testing.T, ts *httptest.Server, get bool, hash, doc string, vars map[string]any) gqlResponse {
 	t.Helper()
+	return persistedWith(t, ts, adminToken, get, hash, doc, vars)
+}
+
+// persistedAs sends a hash (and doc) over POST with token.
+func persistedAs(t *testing.T, ts *httptest.Server, token, hash, doc string, vars map[string]any) gqlResponse {
+	t.Helper()
+	return persistedWith(t, ts, token, false, hash, doc, vars)
+}
+
+func persistedWith(t *testing.T, ts *httptest.Server, token string, get bool, hash, doc string, vars map[string]any) gqlResponse {
+	t.Helper()
 	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}
 	var req *http.Request
 	if get {
@@ -46,7 +57,7 @@ func persisted(t *testing.T, ts *httptest.Server, get bool, hash, doc string, va
 		req, _ = http.NewRequest(http.MethodPost, ts.URL+"/graphql", bytes.NewReader(b))
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

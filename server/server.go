@@ -79,6 +79,9 @@ type Config struct {
 	Done <-chan struct{}
 	// Profiling mounts net/http/pprof at /debug/pprof/ (diagnostics only).
 	Profiling bool
+	// TrustedDocuments is the list of documents clients may send, and
+	// what is done with others (none: every document runs).
+	TrustedDocuments *TrustedDocuments
 	// Limits bound each GraphQL request (zero: DefaultLimits).
 	Limits Limits
 	// RateLimit bounds each token's requests and cost per second (zero:
@@ -118,7 +121,8 @@ func GraphQL(cfg Config) http.Handler {
 func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	cfg.rate = rate
 	svc, log := cfg.Service, cfg.Log
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow, Log: log}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolver.Resolver{Service: svc, Broker: cfg.Broker, ProgressWindow: cfg.ProgressWindow, Log: log,
+		TrustedDocuments: cfg.TrustedDocuments.mode()}}))
 	ws := newLiveTransport(cfg)
 	srv.AddTransport(ws)
 	srv.AddTransport(&sseTransport{watcher: ws.watcher, ping: cmp.Or(cfg.PingInterval, PingInterval)})
@@ -128,6 +132,7 @@ func graphQL(cfg Config, rate *rateLimiter) http.Handler {
 	srv.AddTransport(unsupported{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	limits := cfg.limits()
+	srv.Use(trustedLookup{docs: cfg.TrustedDocuments, log: log}) // before all: an unlisted document is refused unparsed
 	persisted := newDocumentCache(cmp.Or(limits.PersistedQueries, DefaultLimits.PersistedQueries), cmp.Or(limits.PersistedBytes, DefaultLimits.PersistedBytes))
 	srv.Use(persistedLookup{cache: persisted}) // first: every limit sees the document it names
 	srv.SetParserTokenLimit(limits.MaxTokens)
@@ -173,7 +178,7 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gqlErr
 		}
-		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE || code == PersistedQueryNotFound) {
+		if code, ok := gqlErr.Extensions["code"].(string); ok && (code == capstan.ERATELIMITED || code == capstan.EUNAVAILABLE || code == PersistedQueryNotFound || code == capstan.EFORBIDDEN) {
 			return gqlErr // the limits' own, and the persisted-query protocol's
 		}
 		if code, ok := gqlErr.Extensions["code"].(string); ok && code != "" {
@@ -230,6 +235,7 @@ func Handler(cfg Config) http.Handler {
 		page, assets := console()
 		mux.Handle("GET /{$}", page)
 		mux.Handle("GET /assets/", assets)
+		mux.Handle("GET /persisted-query-manifest.json", consoleManifest())
 	}
 	if !cfg.NoGraphiQL {
 		page, assets := graphiql()

@@ -58,6 +58,7 @@ const DemoOrg = "demo"
 
 type serveConfig struct {
 	listen, store, dataDir, tokens, packsDir, catalog string
+	trustedDocuments, trustedMode                     string
 	neo4jURI, neo4jUser, neo4jPassword, neo4jDatabase string
 	allowedOrigins                                    []string
 	workers                                           int
@@ -166,6 +167,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	addStoreFlags(fs, &c)
 	fs.StringVar(&c.tokens, "tokens", envOr("CAPSTAN_TOKENS", ""), "tokens file; without it, dev mode with one admin of the demo organization (CAPSTAN_TOKENS)")
 	fs.StringVar(&c.packsDir, "packs", envOr("CAPSTAN_PACKS", ""), "directory of extra scenario packs to install at start (CAPSTAN_PACKS)")
+	fs.StringVar(&c.trustedDocuments, "trusted-documents", envOr("CAPSTAN_TRUSTED_DOCUMENTS", ""), "an Apollo persisted query manifest of the documents clients may send (the console's ships in the binary: console, for it); empty: none (CAPSTAN_TRUSTED_DOCUMENTS)")
+	fs.StringVar(&c.trustedMode, "trusted-documents-mode", envOr("CAPSTAN_TRUSTED_DOCUMENTS_MODE", server.TrustedLog), "what a document the list does not hold gets: off (runs), log (runs, counted and logged) or enforce (refused, FORBIDDEN, but for admins) (CAPSTAN_TRUSTED_DOCUMENTS_MODE)")
 	fs.StringVar(&c.catalog, "catalog", envOr("CAPSTAN_CATALOG", ""), "catalog file to import at start; without it an empty store gets the demo catalog (CAPSTAN_CATALOG)")
 	origins := fs.String("allowed-origins", envOr("CAPSTAN_ALLOWED_ORIGINS", ""), "comma-separated host patterns browsers may open WebSockets from, besides this server's host (CAPSTAN_ALLOWED_ORIGINS)")
 	fs.IntVar(&c.workers, "workers", envInt("CAPSTAN_WORKERS", 8), "jobs and probes run at once across operations (CAPSTAN_WORKERS)")
@@ -449,8 +452,16 @@ func runServer(ctx context.Context, cfg serveConfig, log *slog.Logger, stderr io
 		prepDone <- err
 	}()
 	go reloadTokensOnHUP(ctx, cfg, tokens, log)
+	trusted, err := trustedDocuments(cfg)
+	if err != nil {
+		return err
+	}
+	if trusted != nil {
+		collectors = append(collectors, trusted.Collector())
+		log.Info("trusted documents", "documents", trusted.Len(), "mode", trusted.Mode)
+	}
 	closing := make(chan struct{})
-	var handler http.Handler = server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load,
+	var handler http.Handler = server.Handler(server.Config{Service: svc, Tokens: tokens, Log: log, Ready: prepared.Load, TrustedDocuments: trusted,
 		Broker: broker, Collectors: collectors, AllowedOrigins: cfg.allowedOrigins, Done: closing, Profiling: os.Getenv("CAPSTAN_PPROF") == "1",
 		RateLimit: cfg.rate, Introspection: cfg.introspection == "on" || (cfg.introspection == "auto" && cfg.tokens == ""),
 		NoGraphiQL: !cfg.graphiql, NoConsole: !cfg.console, NoMetrics: cfg.metricsListen != "", ReadyNotes: notes,
@@ -771,4 +782,16 @@ func prepare(ctx context.Context, svc *service.Service, orgs []string, cfg serve
 		}
 	}
 	return nil
+}
+
+// trustedDocuments loads --trusted-documents: a manifest file, or
+// "console" for the manifest the console's build wrote (in the binary).
+func trustedDocuments(cfg serveConfig) (*server.TrustedDocuments, error) {
+	switch cfg.trustedDocuments {
+	case "":
+		return nil, nil
+	case "console":
+		return server.ConsoleTrustedDocuments(cfg.trustedMode)
+	}
+	return server.LoadTrustedDocuments(cfg.trustedDocuments, cfg.trustedMode)
 }

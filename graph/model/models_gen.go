@@ -3,6 +3,10 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	"github.com/capstan-dev/capstan"
@@ -534,6 +538,8 @@ type Viewer struct {
 	// are answered by the object (Gate.viewerMayApprove, PlanPatch.viewerMayDecide,
 	// Artifact.viewerMayReveal).
 	Permissions []capstan.Permission `json:"permissions"`
+	// What the server does with a document its trusted documents list does not hold: a client sends its listed documents by id alone when ENFORCE.
+	TrustedDocuments TrustedDocumentsMode `json:"trustedDocuments"`
 }
 
 // A proposed patch to withdraw.
@@ -542,4 +548,65 @@ type WithdrawPlanPatchInput struct {
 	Patch string `json:"patch"`
 	// Why; by default withdrawn by <actor>.
 	Reason *string `json:"reason,omitempty"`
+}
+
+// What a server does with a GraphQL document its trusted documents list (the console's, or capstan serve --trusted-documents) does not hold.
+type TrustedDocumentsMode string
+
+const (
+	// Every document runs (no list).
+	TrustedDocumentsModeOff TrustedDocumentsMode = "OFF"
+	// Every document runs; those the list does not hold are counted and logged.
+	TrustedDocumentsModeLog TrustedDocumentsMode = "LOG"
+	// Only listed documents run, but for admins (GraphiQL); others are FORBIDDEN with extensions.reason UNTRUSTED_DOCUMENT, before they are parsed.
+	TrustedDocumentsModeEnforce TrustedDocumentsMode = "ENFORCE"
+)
+
+var AllTrustedDocumentsMode = []TrustedDocumentsMode{
+	TrustedDocumentsModeOff,
+	TrustedDocumentsModeLog,
+	TrustedDocumentsModeEnforce,
+}
+
+func (e TrustedDocumentsMode) IsValid() bool {
+	switch e {
+	case TrustedDocumentsModeOff, TrustedDocumentsModeLog, TrustedDocumentsModeEnforce:
+		return true
+	}
+	return false
+}
+
+func (e TrustedDocumentsMode) String() string {
+	return string(e)
+}
+
+func (e *TrustedDocumentsMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TrustedDocumentsMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TrustedDocumentsMode", str)
+	}
+	return nil
+}
+
+func (e TrustedDocumentsMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TrustedDocumentsMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TrustedDocumentsMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -19,6 +19,7 @@ const ViewerQuery = graphql(`
       actor
       organization
       roles
+      trustedDocuments
       permissions {
         action
         allowed
@@ -62,6 +63,7 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
     if (error && codeOf(error) === "UNAUTHENTICATED") onSignOut("The server refused this token: check it (make run prints the dev token), or ask for a new one.");
   }, [error, onSignOut]);
   const viewer = data?.viewer;
+  useEffect(() => { if (viewer) conn.trustedDocuments(viewer.trustedDocuments); }, [viewer, conn]);
   const current = route === "" || route === "#/" ? "#/operations" : route;
   return (
     <div className="shell">

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from "react";
 import { useApolloClient, useMutation, useQuery } from "@apollo/client/react";
 import { graphql, useFragment as readFragment } from "./gql";
+import { ResourceByKey } from "./queries";
 import { KeyValues, Status, words } from "./ui";
 import type { Direction, ResourceDetailQuery } from "./gql/graphql";
 import { ActionButton, may, useViewer } from "./viewer";
@@ -187,14 +188,6 @@ const ResourceImpact = graphql(`
           status
         }
       }
-    }
-  }
-`);
-
-const ResourceByKey = graphql(`
-  query ResourceByKey($key: String!) {
-    resource(key: $key) {
-      id
     }
   }
 `);

@@ -3,6 +3,7 @@ import { useApolloClient, useSubscription } from "@apollo/client/react";
 import { DriftPanel } from "./Drift";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { graphql, useFragment as readFragment } from "./gql";
+import { ResourceByKey } from "./queries";
 import { Status, StatusLegend, words } from "./ui";
 import type { OperationFilter, OperationRowFragment, OperationStatus, OperationsQuery as OperationsQueryResult, OperationsQueryVariables } from "./gql/graphql";
 
@@ -52,14 +53,6 @@ const OperationsLive = graphql(`
   subscription OperationsLive {
     operations {
       ...OperationRow
-    }
-  }
-`);
-
-const ResourceByKey = graphql(`
-  query ResourceByKey($key: String!) {
-    resource(key: $key) {
-      id
     }
   }
 `);

@@ -1,5 +1,7 @@
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from "@apollo/client";
 import { GraphQLWsLink } from "@apollo/client/link/subscriptions";
+import { PersistedQueryLink } from "@apollo/client/link/persisted-queries";
+import { generatePersistedQueryIdsFromManifest } from "@apollo/persisted-query-lists";
 import { getMainDefinition } from "@apollo/client/utilities";
 import { createClient } from "graphql-ws";
 import type { FieldPolicy, Reference } from "@apollo/client";
@@ -27,7 +29,15 @@ function byKey(key: string): FieldPolicy<unknown[]> {
 // socket nobody uses, normally); reconnecting after it was lost.
 export type LinkState = "connecting" | "live" | "idle" | "reconnecting";
 
-export type Console = { client: ApolloClient; onLinkState: (f: (s: LinkState) => void) => () => void; dispose: () => void };
+export type Console = {
+  client: ApolloClient;
+  onLinkState: (f: (s: LinkState) => void) => () => void;
+  // trustedDocuments tells the client the server's mode
+  // (Viewer.trustedDocuments): under ENFORCE it sends its queries and
+  // mutations by id alone.
+  trustedDocuments: (mode: string) => void;
+  dispose: () => void;
+};
 
 // newClient is the console's client: queries and mutations over HTTP,
 // subscriptions over graphql-ws, both to this server's /graphql with the
@@ -42,6 +52,15 @@ export function newClient(token: string): Console {
   const listeners = new Set<(s: LinkState) => void>();
   const tell = (s: LinkState) => listeners.forEach((f) => f(s));
   const http = new HttpLink({ uri: "/graphql", headers: { Authorization: `Bearer ${token}` } });
+  // By id (the server's list holds the console's documents: its build
+  // wrote them to /persisted-query-manifest.json) once the server says it
+  // enforces the list; the document itself before. Subscriptions send
+  // their (listed) document over the socket.
+  let idsOnly = false;
+  const byID = new PersistedQueryLink(generatePersistedQueryIdsFromManifest({
+    loadManifest: () => fetch("/persisted-query-manifest.json").then((r) => r.json()),
+  })).concat(http);
+  const overHTTP = ApolloLink.split(() => idsOnly, byID, http);
   const wsURL = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`;
   const ws = createClient({
     url: wsURL,
@@ -55,7 +74,7 @@ export function newClient(token: string): Console {
       return def.kind === "OperationDefinition" && def.operation === "subscription";
     },
     new GraphQLWsLink(ws),
-    http,
+    overHTTP,
   );
   const client = new ApolloClient({
     link,
@@ -75,6 +94,7 @@ export function newClient(token: string): Console {
   return {
     client,
     onLinkState: (f) => { listeners.add(f); return () => { listeners.delete(f); }; },
+    trustedDocuments: (mode) => { idsOnly = mode === "ENFORCE"; },
     dispose: () => { client.stop(); void ws.dispose(); },
   };
 }
