@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/graph/model"
+	"github.com/capstan-dev/capstan/live"
 	"github.com/capstan-dev/capstan/service"
 )
 

@@ -42,7 +42,7 @@ type TrustedDocuments struct {
 	// which were logged, so a flood of one is one line.
 	unlisted atomic.Int64
 	mu       sync.Mutex
-	logged  map[string]bool
+	logged   map[string]bool
 }
 
 // maxLoggedUnknown bounds the unlisted documents logged one by one.
