@@ -6613,7 +6613,10 @@ var sources = []*ast.Source{
 #   and extensions.operation name it; Operation.commands shows its outcome)
 #   or INTERNAL (and extensions.details listing
 #   every problem when there are several); a request refused by a size or
-#   shape limit names the limit (…_LIMIT, OVERFLOW for a stream left behind).
+#   shape limit names the limit (…_LIMIT, OVERFLOW for a stream left behind);
+#   Apollo's persisted-query protocol adds PERSISTED_QUERY_NOT_FOUND (send
+#   the document with its hash) and trusted documents FORBIDDEN with
+#   extensions.reason UNTRUSTED_DOCUMENT (docs/APOLLO.md).
 
 "A point in time as an RFC 3339 string (UTC), e.g. 2026-12-04T10:15:00Z."
 scalar Time

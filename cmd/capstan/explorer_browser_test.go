@@ -62,3 +62,32 @@ func runStory(t testing.TB, p *proc) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "operation SUCCEEDED")
 }
+
+// TestConsoleUnderTrustedDocuments runs web/console/e2e/trusted.mjs: the
+// console in Chromium against a server that enforces the console's
+// trusted documents, as a viewer sending ids alone, and a viewer's
+// hand-written query refused.
+func TestConsoleUnderTrustedDocuments(t *testing.T) {
+	t.Parallel()
+	dir, node := nodeProject(t, "web/console", "playwright-core")
+	chromium := chromiumPath(t)
+	data := t.TempDir()
+	tokens := filepath.Join(data, "tokens.yaml")
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: %q, actor: alice, organization: demo, roles: [admin]}
+  - {token: %q, actor: victor, organization: demo, roles: [viewer]}
+`, token, token+"-viewer")), 0o600))
+	p := start(t, filepath.Join(data, "data"), "--tokens", tokens, "--trusted-documents", "console", "--trusted-documents-mode", "enforce")
+	defer p.kill()
+	// An operation for the dashboard's list (started by the admin: an
+	// admin's documents are not held to the list).
+	in := p.gql(t, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "trusted"}, constraints: {environment: "prod", cluster: "prod-k8s"}}) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
+	p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})
+	cmd := exec.Command(node, "e2e/trusted.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_VIEWER_TOKEN="+token+"-viewer", "CHROMIUM="+chromium)
+	out := runBrowserScript(t, cmd, nil)
+	require.Contains(t, out, "OK: ")
+	t.Logf("%s", out)
+}

@@ -63,7 +63,9 @@ function Shell({ conn, onSignOut }: { conn: Console; onSignOut: (why?: string) =
     if (error && codeOf(error) === "UNAUTHENTICATED") onSignOut("The server refused this token: check it (make run prints the dev token), or ask for a new one.");
   }, [error, onSignOut]);
   const viewer = data?.viewer;
-  useEffect(() => { if (viewer) conn.trustedDocuments(viewer.trustedDocuments); }, [viewer, conn]);
+  // Set while rendering, not in an effect: the pages below ask their
+  // queries in their own effects, which run before this component's.
+  if (viewer) conn.trustedDocuments(viewer.trustedDocuments);
   const current = route === "" || route === "#/" ? "#/operations" : route;
   return (
     <div className="shell">
