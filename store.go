@@ -349,3 +349,10 @@ type Dependency struct {
 // CapabilityDefinition, ScenarioPack, Scenario, Intent or Plan. GraphQL
 // exposes entities through its Node interface.
 type Entity interface{}
+
+// IsEntity marks the federation entities (an Apollo Federation subgraph's
+// _Entity union: gqlgen's federation plugin asks the bound types for it).
+func (Resource) IsEntity()  {}
+func (Operation) IsEntity() {}
+func (Intent) IsEntity()    {}
+func (Plan) IsEntity()      {}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	"github.com/capstan-dev/capstan"
 	"github.com/capstan-dev/capstan/graph/model"
 	"github.com/capstan-dev/capstan/planner"
@@ -41,6 +42,7 @@ type ResolverRoot interface {
 	CapabilityDefinition() CapabilityDefinitionResolver
 	CapabilityRequirement() CapabilityRequirementResolver
 	Command() CommandResolver
+	Entity() EntityResolver
 	Gate() GateResolver
 	Impact() ImpactResolver
 	Intent() IntentResolver
@@ -316,6 +318,13 @@ type ComplexityRoot struct {
 	Edge struct {
 		From func(childComplexity int) int
 		To   func(childComplexity int) int
+	}
+
+	Entity struct {
+		FindManyIntentByIDs    func(childComplexity int, reps []*model.IntentByIDsInput) int
+		FindManyOperationByIDs func(childComplexity int, reps []*model.OperationByIDsInput) int
+		FindManyPlanByIDs      func(childComplexity int, reps []*model.PlanByIDsInput) int
+		FindManyResourceByKeys func(childComplexity int, reps []*model.ResourceByKeysInput) int
 	}
 
 	EntityDiff struct {
@@ -921,28 +930,30 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Capabilities  func(childComplexity int, category *string, first *int, after *string) int
-		Dependencies  func(childComplexity int, resource string, direction *capstan.Direction, depth *int) int
-		Impact        func(childComplexity int, resource string) int
-		Intent        func(childComplexity int, id string) int
-		Intents       func(childComplexity int, filter *model.IntentFilter, first *int, after *string) int
-		Node          func(childComplexity int, id string) int
-		NodeTemplates func(childComplexity int) int
-		Operation     func(childComplexity int, id string) int
-		Operations    func(childComplexity int, filter *model.OperationFilter, first *int, after *string) int
-		Paths         func(childComplexity int, from string, to string, direction *capstan.Direction, max *int, depth *int) int
-		Plan          func(childComplexity int, id string) int
-		PlanDiff      func(childComplexity int, plan string, from int, to int) int
-		PlanPatch     func(childComplexity int, id string) int
-		PlanRevision  func(childComplexity int, plan string, revision int) int
-		Resource      func(childComplexity int, id *string, key *string) int
-		ResourceGraph func(childComplexity int, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) int
-		ResourceTypes func(childComplexity int, first *int, after *string) int
-		Resources     func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
-		ScenarioPacks func(childComplexity int, first *int, after *string) int
-		Scenarios     func(childComplexity int, filter *model.ScenarioFilter, first *int, after *string) int
-		Secrets       func(childComplexity int) int
-		Viewer        func(childComplexity int) int
+		Capabilities       func(childComplexity int, category *string, first *int, after *string) int
+		Dependencies       func(childComplexity int, resource string, direction *capstan.Direction, depth *int) int
+		Impact             func(childComplexity int, resource string) int
+		Intent             func(childComplexity int, id string) int
+		Intents            func(childComplexity int, filter *model.IntentFilter, first *int, after *string) int
+		Node               func(childComplexity int, id string) int
+		NodeTemplates      func(childComplexity int) int
+		Operation          func(childComplexity int, id string) int
+		Operations         func(childComplexity int, filter *model.OperationFilter, first *int, after *string) int
+		Paths              func(childComplexity int, from string, to string, direction *capstan.Direction, max *int, depth *int) int
+		Plan               func(childComplexity int, id string) int
+		PlanDiff           func(childComplexity int, plan string, from int, to int) int
+		PlanPatch          func(childComplexity int, id string) int
+		PlanRevision       func(childComplexity int, plan string, revision int) int
+		Resource           func(childComplexity int, id *string, key *string) int
+		ResourceGraph      func(childComplexity int, root string, direction *capstan.Direction, depth *int, filter *capstan.GraphFilter, first *int, after *string) int
+		ResourceTypes      func(childComplexity int, first *int, after *string) int
+		Resources          func(childComplexity int, filter *model.ResourceFilter, first *int, after *string) int
+		ScenarioPacks      func(childComplexity int, first *int, after *string) int
+		Scenarios          func(childComplexity int, filter *model.ScenarioFilter, first *int, after *string) int
+		Secrets            func(childComplexity int) int
+		Viewer             func(childComplexity int) int
+		__resolve__service func(childComplexity int) int
+		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
 
 	Relationship struct {
@@ -1199,6 +1210,10 @@ type ComplexityRoot struct {
 		Roles            func(childComplexity int) int
 		TrustedDocuments func(childComplexity int) int
 	}
+
+	_Service struct {
+		SDL func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -1233,6 +1248,12 @@ type CapabilityRequirementResolver interface {
 type CommandResolver interface {
 	Kind(ctx context.Context, obj *capstan.Command) (string, error)
 	Actor(ctx context.Context, obj *capstan.Command) (string, error)
+}
+type EntityResolver interface {
+	FindManyIntentByIDs(ctx context.Context, reps []*model.IntentByIDsInput) ([]*capstan.Intent, error)
+	FindManyOperationByIDs(ctx context.Context, reps []*model.OperationByIDsInput) ([]*capstan.Operation, error)
+	FindManyPlanByIDs(ctx context.Context, reps []*model.PlanByIDsInput) ([]*capstan.Plan, error)
+	FindManyResourceByKeys(ctx context.Context, reps []*model.ResourceByKeysInput) ([]*capstan.Resource, error)
 }
 type GateResolver interface {
 	ViewerMayApprove(ctx context.Context, obj *capstan.Gate) (*capstan.Permission, error)
@@ -2410,6 +2431,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Edge.To(childComplexity), true
+
+	case "Entity.findManyIntentByIDs":
+		if e.ComplexityRoot.Entity.FindManyIntentByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyIntentByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyIntentByIDs(childComplexity, args["reps"].([]*model.IntentByIDsInput)), true
+	case "Entity.findManyOperationByIDs":
+		if e.ComplexityRoot.Entity.FindManyOperationByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyOperationByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyOperationByIDs(childComplexity, args["reps"].([]*model.OperationByIDsInput)), true
+	case "Entity.findManyPlanByIDs":
+		if e.ComplexityRoot.Entity.FindManyPlanByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyPlanByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyPlanByIDs(childComplexity, args["reps"].([]*model.PlanByIDsInput)), true
+	case "Entity.findManyResourceByKeys":
+		if e.ComplexityRoot.Entity.FindManyResourceByKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyResourceByKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyResourceByKeys(childComplexity, args["reps"].([]*model.ResourceByKeysInput)), true
 
 	case "EntityDiff.fields":
 		if e.ComplexityRoot.EntityDiff.Fields == nil {
@@ -5414,6 +5480,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+	case "Query._service":
+		if e.ComplexityRoot.Query.__resolve__service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.__resolve__service(childComplexity), true
+	case "Query._entities":
+		if e.ComplexityRoot.Query.__resolve_entities == nil {
+			break
+		}
+
+		args, err := ec.field_Query__entities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
 
 	case "Relationship.targetKey", "Relationship.target":
 		if e.ComplexityRoot.Relationship.Target == nil {
@@ -6472,6 +6555,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Viewer.TrustedDocuments(childComplexity), true
 
+	case "_Service.sdl":
+		if e.ComplexityRoot._Service.SDL == nil {
+			break
+		}
+
+		return e.ComplexityRoot._Service.SDL(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -6491,15 +6581,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("ExplicitProviderInput", ec.unmarshalInputExplicitProviderInput),
 			graphql.NewInputUnmarshaler("ImportCatalogInput", ec.unmarshalInputImportCatalogInput),
 			graphql.NewInputUnmarshaler("InstallScenarioPackInput", ec.unmarshalInputInstallScenarioPackInput),
+			graphql.NewInputUnmarshaler("IntentByIDsInput", ec.unmarshalInputIntentByIDsInput),
 			graphql.NewInputUnmarshaler("IntentFilter", ec.unmarshalInputIntentFilter),
+			graphql.NewInputUnmarshaler("OperationByIDsInput", ec.unmarshalInputOperationByIDsInput),
 			graphql.NewInputUnmarshaler("OperationFilter", ec.unmarshalInputOperationFilter),
 			graphql.NewInputUnmarshaler("PauseAssessmentsInput", ec.unmarshalInputPauseAssessmentsInput),
+			graphql.NewInputUnmarshaler("PlanByIDsInput", ec.unmarshalInputPlanByIDsInput),
 			graphql.NewInputUnmarshaler("PlanChangeInput", ec.unmarshalInputPlanChangeInput),
 			graphql.NewInputUnmarshaler("PlanIntentInput", ec.unmarshalInputPlanIntentInput),
 			graphql.NewInputUnmarshaler("ProposePlanPatchInput", ec.unmarshalInputProposePlanPatchInput),
 			graphql.NewInputUnmarshaler("PutSecretInput", ec.unmarshalInputPutSecretInput),
 			graphql.NewInputUnmarshaler("RecordInterventionInput", ec.unmarshalInputRecordInterventionInput),
 			graphql.NewInputUnmarshaler("RepairResourceInput", ec.unmarshalInputRepairResourceInput),
+			graphql.NewInputUnmarshaler("ResourceByKeysInput", ec.unmarshalInputResourceByKeysInput),
 			graphql.NewInputUnmarshaler("ResourceFilter", ec.unmarshalInputResourceFilter),
 			graphql.NewInputUnmarshaler("ResourceGraphFilter", ec.unmarshalInputResourceGraphFilter),
 			graphql.NewInputUnmarshaler("RetryNodeInput", ec.unmarshalInputRetryNodeInput),
@@ -6617,6 +6711,14 @@ var sources = []*ast.Source{
 #   Apollo's persisted-query protocol adds PERSISTED_QUERY_NOT_FOUND (send
 #   the document with its hash) and trusted documents FORBIDDEN with
 #   extensions.reason UNTRUSTED_DOCUMENT (docs/APOLLO.md).
+
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+
+"Resolve a federation entity's references a batch at a time (gqlgen's federation plugin)."
+directive @entityResolver(
+  "Whether the batch comes in one call."
+  multi: Boolean
+) on OBJECT
 
 "A point in time as an RFC 3339 string (UTC), e.g. 2026-12-04T10:15:00Z."
 scalar Time
@@ -7242,7 +7344,7 @@ input ResourceFilter {
 }
 
 "A managed thing (a cluster, a node, a database): its current state only; its history lives in operations (invariant 1)."
-type Resource implements Node {
+type Resource implements Node @key(fields: "key") @entityResolver(multi: true) {
   "Opaque global id of the resource."
   id: ID!
   "Domain key: type/name."
@@ -8120,7 +8222,7 @@ input RepairResourceInput {
 }
 
 "What a user wants, not how: it outlives its plans and operations as an audit object."
-type Intent implements Node {
+type Intent implements Node @key(fields: "id") @entityResolver(multi: true) {
   "Opaque global id of the intent."
   id: ID!
   "The organization (tenant) the intent belongs to."
@@ -8215,7 +8317,7 @@ enum CandidateKind {
 }
 
 "A scenario made concrete for one intent (invariant 3): its DAG, the binding of every requirement, and its revisions."
-type Plan implements Node {
+type Plan implements Node @key(fields: "id") @entityResolver(multi: true) {
   "Opaque global id of the plan."
   id: ID!
   "The organization (tenant) the plan belongs to."
@@ -9009,7 +9111,7 @@ type AnalysisCitation {
 }
 
 "One run of a plan, separate from the resource it changes (invariant 1)."
-type Operation implements Node {
+type Operation implements Node @key(fields: "id") @entityResolver(multi: true) {
   "Opaque global id of the operation."
   id: ID!
   "The intent it carries out."
@@ -9636,6 +9738,95 @@ type OperationEventEdge {
   node: OperationEvent!
 }
 `, BuiltIn: false},
+	{Name: "../federation/directives.graphql", Input: `
+	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+	directive @composeDirective(name: String!) repeatable on SCHEMA
+	directive @extends on OBJECT | INTERFACE
+	directive @external on OBJECT | FIELD_DEFINITION
+	directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+	directive @inaccessible on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	directive @interfaceObject on OBJECT
+	directive @link(import: [String!], url: String!) repeatable on SCHEMA
+	directive @override(from: String!, label: String) on FIELD_DEFINITION
+	directive @policy(policies: [[federation__Policy!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requiresScopes(scopes: [[federation__Scope!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+	directive @computedRequires on FIELD_DEFINITION
+	directive @tag(name: String!) repeatable on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	scalar _Any
+	scalar FieldSet
+	scalar federation__Policy
+	scalar federation__Scope
+`, BuiltIn: true},
+	{Name: "../federation/entity.graphql", Input: `
+# a union of all types that use the @key directive
+union _Entity = Intent | Operation | Plan | Resource
+
+input IntentByIDsInput {
+	ID: ID!
+}
+
+input OperationByIDsInput {
+	ID: ID!
+}
+
+input PlanByIDsInput {
+	ID: ID!
+}
+
+input ResourceByKeysInput {
+	Key: String!
+}
+
+# fake type to build resolver interfaces for users to implement
+type Entity {
+	findManyIntentByIDs(reps: [IntentByIDsInput]!): [Intent]
+	findManyOperationByIDs(reps: [OperationByIDsInput]!): [Operation]
+	findManyPlanByIDs(reps: [PlanByIDsInput]!): [Plan]
+	findManyResourceByKeys(reps: [ResourceByKeysInput]!): [Resource]
+}
+
+type _Service {
+  sdl: String
+}
+
+extend type Query {
+  _entities(representations: [_Any!]!): [_Entity]!
+  _service: _Service!
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -11493,6 +11684,14 @@ func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -11608,6 +11807,62 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Entity_findManyIntentByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.IntentByIDsInput, error) {
+			return ec.unmarshalNIntentByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyOperationByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.OperationByIDsInput, error) {
+			return ec.unmarshalNOperationByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyPlanByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.PlanByIDsInput, error) {
+			return ec.unmarshalNPlanByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyResourceByKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ResourceByKeysInput, error) {
+			return ec.unmarshalNResourceByKeysInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceByKeysInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Impact_dependents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -11958,6 +12213,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
 	return args, nil
 }
 
@@ -16314,6 +16583,182 @@ func (ec *executionContext) _Edge_to(ctx context.Context, field graphql.Collecte
 }
 func (ec *executionContext) fieldContext_Edge_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Edge", field, false, false, "String")
+}
+
+func (ec *executionContext) _Entity_findManyIntentByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyIntentByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyIntentByIDs(ctx, fc.Args["reps"].([]*model.IntentByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Intent) graphql.Marshaler {
+			return ec.marshalOIntent2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyIntentByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Intent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyIntentByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyOperationByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyOperationByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyOperationByIDs(ctx, fc.Args["reps"].([]*model.OperationByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Operation) graphql.Marshaler {
+			return ec.marshalOOperation2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyOperationByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyOperationByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyPlanByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyPlanByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyPlanByIDs(ctx, fc.Args["reps"].([]*model.PlanByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Plan) graphql.Marshaler {
+			return ec.marshalOPlan2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyPlanByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Plan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyPlanByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyResourceByKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyResourceByKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyResourceByKeys(ctx, fc.Args["reps"].([]*model.ResourceByKeysInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*capstan.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyResourceByKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyResourceByKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _EntityDiff_key(ctx context.Context, field graphql.CollectedField, obj *capstan.EntityDiff) (ret graphql.Marshaler) {
@@ -28649,6 +29094,82 @@ func (ec *executionContext) fieldContext_Query_secrets(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33156,6 +33677,29 @@ func (ec *executionContext) fieldContext_Viewer_trustedDocuments(_ context.Conte
 	return graphql.NewScalarFieldContext("Viewer", field, false, false, "TrustedDocumentsMode")
 }
 
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, "String")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34779,6 +35323,48 @@ func UnmarshalInstallScenarioPackInput(ctx context.Context, raw any) (model.Inst
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputIntentByIDsInput(ctx context.Context, obj any) (model.IntentByIDsInput, error) {
+	var it model.IntentByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalIntentByIDsInput unmarshals raw into the IntentByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalIntentByIDsInput(ctx context.Context, raw any) (model.IntentByIDsInput, error) {
+	var out model.IntentByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "IntentByIDsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputIntentFilter(ctx context.Context, obj any) (model.IntentFilter, error) {
 	var it model.IntentFilter
 	if obj == nil {
@@ -34818,6 +35404,48 @@ func (ec *executionContext) unmarshalInputIntentFilter(ctx context.Context, obj 
 func UnmarshalIntentFilter(ctx context.Context, raw any) (model.IntentFilter, error) {
 	var out model.IntentFilter
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "IntentFilter", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOperationByIDsInput(ctx context.Context, obj any) (model.OperationByIDsInput, error) {
+	var it model.OperationByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOperationByIDsInput unmarshals raw into the OperationByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOperationByIDsInput(ctx context.Context, raw any) (model.OperationByIDsInput, error) {
+	var out model.OperationByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OperationByIDsInput", raw, &out)
 	return out, err
 }
 
@@ -34958,6 +35586,48 @@ func (ec *executionContext) unmarshalInputPauseAssessmentsInput(ctx context.Cont
 func UnmarshalPauseAssessmentsInput(ctx context.Context, raw any) (model.PauseAssessmentsInput, error) {
 	var out model.PauseAssessmentsInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "PauseAssessmentsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputPlanByIDsInput(ctx context.Context, obj any) (model.PlanByIDsInput, error) {
+	var it model.PlanByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPlanByIDsInput unmarshals raw into the PlanByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPlanByIDsInput(ctx context.Context, raw any) (model.PlanByIDsInput, error) {
+	var out model.PlanByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PlanByIDsInput", raw, &out)
 	return out, err
 }
 
@@ -35326,6 +35996,48 @@ func (ec *executionContext) unmarshalInputRepairResourceInput(ctx context.Contex
 func UnmarshalRepairResourceInput(ctx context.Context, raw any) (model.RepairResourceInput, error) {
 	var out model.RepairResourceInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RepairResourceInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputResourceByKeysInput(ctx context.Context, obj any) (model.ResourceByKeysInput, error) {
+	var it model.ResourceByKeysInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Key"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceByKeysInput unmarshals raw into the ResourceByKeysInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceByKeysInput(ctx context.Context, raw any) (model.ResourceByKeysInput, error) {
+	var out model.ResourceByKeysInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceByKeysInput", raw, &out)
 	return out, err
 }
 
@@ -35926,6 +36638,47 @@ func (ec *executionContext) _OperationEvent(ctx context.Context, sel ast.Selecti
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of OperationEvent must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case capstan.Resource:
+		return ec._Resource(ctx, sel, &obj)
+	case *capstan.Resource:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Resource(ctx, sel, obj)
+	case capstan.Plan:
+		return ec._Plan(ctx, sel, &obj)
+	case *capstan.Plan:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Plan(ctx, sel, obj)
+	case capstan.Operation:
+		return ec._Operation(ctx, sel, &obj)
+	case *capstan.Operation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Operation(ctx, sel, obj)
+	case capstan.Intent:
+		return ec._Intent(ctx, sel, &obj)
+	case *capstan.Intent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Intent(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -37523,6 +38276,66 @@ func (ec *executionContext) _Edge(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyIntentByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyIntentByIDs(ctx, field)
+				})
+		case "findManyOperationByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyOperationByIDs(ctx, field)
+				})
+		case "findManyPlanByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyPlanByIDs(ctx, field)
+				})
+		case "findManyResourceByKeys":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyResourceByKeys(ctx, field)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var entityDiffImplementors = []string{"EntityDiff"}
 
 func (ec *executionContext) _EntityDiff(ctx context.Context, sel ast.SelectionSet, obj *capstan.EntityDiff) graphql.Marshaler {
@@ -38149,7 +38962,7 @@ func (ec *executionContext) _ImportCatalogResult(ctx context.Context, sel ast.Se
 	return out
 }
 
-var intentImplementors = []string{"Intent", "Node"}
+var intentImplementors = []string{"Intent", "Node", "_Entity"}
 
 func (ec *executionContext) _Intent(ctx context.Context, sel ast.SelectionSet, obj *capstan.Intent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, intentImplementors)
@@ -39105,7 +39918,7 @@ func (ec *executionContext) _ObjectPreview(ctx context.Context, sel ast.Selectio
 	return out
 }
 
-var operationImplementors = []string{"Operation", "Node"}
+var operationImplementors = []string{"Operation", "Node", "_Entity"}
 
 func (ec *executionContext) _Operation(ctx context.Context, sel ast.SelectionSet, obj *capstan.Operation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, operationImplementors)
@@ -40067,7 +40880,7 @@ func (ec *executionContext) _Permission(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var planImplementors = []string{"Plan", "Node"}
+var planImplementors = []string{"Plan", "Node", "_Entity"}
 
 func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj *capstan.Plan) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, planImplementors)
@@ -41529,6 +42342,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_secrets(ctx, field)
 				})
+		case "_entities":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__entities(ctx, field)
+				})
+		case "_service":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__service(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -41604,7 +42429,7 @@ func (ec *executionContext) _Relationship(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var resourceImplementors = []string{"Resource", "Node"}
+var resourceImplementors = []string{"Resource", "Node", "_Entity"}
 
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *capstan.Resource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImplementors)
@@ -43220,6 +44045,39 @@ func (ec *executionContext) _Viewer(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -44383,6 +45241,20 @@ func (ec *executionContext) marshalNFieldDrift2ᚕgithubᚗcomᚋcapstanᚑdev�
 	return ret
 }
 
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FieldSet!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -44589,6 +45461,20 @@ func (ec *executionContext) marshalNIntent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcap
 		return graphql.Null
 	}
 	return ec._Intent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntentByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentByIDsInput(ctx context.Context, v any) ([]*model.IntentByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.IntentByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOIntentByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNIntentConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentConnection(ctx context.Context, sel ast.SelectionSet, v *model.IntentConnection) graphql.Marshaler {
@@ -44979,6 +45865,20 @@ func (ec *executionContext) marshalNOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋ
 	return ec._Operation(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOperationByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationByIDsInput(ctx context.Context, v any) ([]*model.OperationByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OperationByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOOperationByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNOperationConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationConnection(ctx context.Context, sel ast.SelectionSet, v *model.OperationConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "OperationConnection!")
@@ -45226,6 +46126,20 @@ func (ec *executionContext) marshalNPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapst
 		return graphql.Null
 	}
 	return ec._Plan(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPlanByIDsInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanByIDsInput(ctx context.Context, v any) ([]*model.PlanByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.PlanByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOPlanByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNPlanChange2githubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanChange(ctx context.Context, sel ast.SelectionSet, v capstan.PlanChange) graphql.Marshaler {
@@ -45700,6 +46614,20 @@ func (ec *executionContext) marshalNResourceBinding2ᚖgithubᚗcomᚋcapstanᚑ
 	return ec._ResourceBinding(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNResourceByKeysInput2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceByKeysInput(ctx context.Context, v any) ([]*model.ResourceByKeysInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ResourceByKeysInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOResourceByKeysInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceByKeysInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNResourceConnection2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceConnection(ctx context.Context, sel ast.SelectionSet, v *model.ResourceConnection) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "ResourceConnection!")
@@ -46137,6 +47065,67 @@ func (ec *executionContext) unmarshalNWithdrawPlanPatchInput2githubᚗcomᚋcaps
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "_Any!")
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "_Any!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
 }
@@ -46277,6 +47266,150 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		graphql.AddInvalidNullFromMarshaler(ctx, "__TypeKind!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Policy!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Scope!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOAnalysisModel2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐAnalysisModel(ctx context.Context, sel ast.SelectionSet, v *capstan.AnalysisModel) graphql.Marshaler {
@@ -46627,11 +47760,32 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOIntent2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntent(ctx context.Context, sel ast.SelectionSet, v []*capstan.Intent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOIntent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntent(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOIntent2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐIntent(ctx context.Context, sel ast.SelectionSet, v *capstan.Intent) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Intent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIntentByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentByIDsInput(ctx context.Context, v any) (*model.IntentByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputIntentByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOIntentFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐIntentFilter(ctx context.Context, v any) (*model.IntentFilter, error) {
@@ -46845,11 +47999,32 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalOOperation2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v []*capstan.Operation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOOperation2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐOperation(ctx context.Context, sel ast.SelectionSet, v *capstan.Operation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Operation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOperationByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationByIDsInput(ctx context.Context, v any) (*model.OperationByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOperationByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOOperationFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐOperationFilter(ctx context.Context, v any) (*model.OperationFilter, error) {
@@ -46911,11 +48086,32 @@ func (ec *executionContext) marshalOPatchAnalysis2ᚖgithubᚗcomᚋcapstanᚑde
 	return ec._PatchAnalysis(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPlan2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v []*capstan.Plan) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOPlan2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlan(ctx context.Context, sel ast.SelectionSet, v *capstan.Plan) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Plan(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPlanByIDsInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐPlanByIDsInput(ctx context.Context, v any) (*model.PlanByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPlanByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOPlanDiff2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐPlanDiff(ctx context.Context, sel ast.SelectionSet, v *capstan.PlanDiff) graphql.Marshaler {
@@ -46989,11 +48185,32 @@ func (ec *executionContext) marshalORelationshipType2ᚕgithubᚗcomᚋcapstan�
 	return ret
 }
 
+func (ec *executionContext) marshalOResource2ᚕᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v []*capstan.Resource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOResource2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚐResource(ctx context.Context, sel ast.SelectionSet, v *capstan.Resource) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Resource(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOResourceByKeysInput2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceByKeysInput(ctx context.Context, v any) (*model.ResourceByKeysInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputResourceByKeysInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOResourceFilter2ᚖgithubᚗcomᚋcapstanᚑdevᚋcapstanᚋgraphᚋmodelᚐResourceFilter(ctx context.Context, v any) (*model.ResourceFilter, error) {
@@ -47173,6 +48390,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := graphql.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -49,6 +49,9 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return err
 	}
 	op := oc.Doc.Operations.ForName(oc.OperationName)
+	if refs := entityReferences(op, oc.Variables); refs > MaxEntityReferences {
+		return limitError(ReasonEntitiesLimit, "_entities asks for %d references, more than the limit of %d: send them in smaller batches", refs, MaxEntityReferences)
+	}
 	n := OperationCost(op, oc.Variables)
 	if n > c.limit {
 		return limitError(ReasonCostLimit, "operation costs %d, more than the limit of %d (lists count once per element: lower `first`)", n, c.limit)
@@ -188,9 +191,36 @@ func argumentOrDefault(f *ast.Field, vars map[string]any, name string, def int) 
 	return def
 }
 
+// MaxEntityReferences bounds the federation references (_entities'
+// representations) one operation resolves.
+const MaxEntityReferences = 100
+
+// ReasonEntitiesLimit names a request past MaxEntityReferences.
+const ReasonEntitiesLimit = "ENTITIES_LIMIT"
+
+// entityReferences counts the representations an operation's _entities
+// fields ask to resolve.
+func entityReferences(op *ast.OperationDefinition, vars map[string]any) int {
+	if op == nil {
+		return 0
+	}
+	n := 0
+	for _, sel := range op.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok && f.Name == "_entities" {
+			reps, _ := f.ArgumentMap(vars)["representations"].([]any)
+			n += len(reps)
+		}
+	}
+	return n
+}
+
 // listSize is how many elements a field returns and, when its slicing
 // argument sizes some of its fields instead, which.
 func listSize(f *ast.Field, vars map[string]any) (int, []string) {
+	if f.Name == "_entities" { // one element per reference resolved
+		reps, _ := f.ArgumentMap(vars)["representations"].([]any)
+		return len(reps), nil
+	}
 	d := f.Definition.Directives.ForName("listSize")
 	if d == nil {
 		if f.Definition.Type.Elem != nil {

@@ -80,3 +80,67 @@ func TestAWalkPastItsLimitIsRefusedTyped(t *testing.T) {
 		require.Contains(t, r.Errors[0].Message, "more than 50000 resources")
 	}
 }
+
+// TestFederationEntities: Capstan is a Federation v2 subgraph. _service
+// gives its SDL with the entities' keys; _entities resolves references in
+// the caller's organization, and one to another organization's object,
+// to nothing, or of another kind resolves to null with no error at all;
+// a batch past MaxEntityReferences is refused, typed; the references
+// size the cost.
+func TestFederationEntities(t *testing.T) {
+	ts := startServer(t)
+	shut := post(t, ts, adminToken, `{ _service { sdl } }`, nil)
+	require.Equal(t, "FORBIDDEN", shut.code(), "_service follows introspection: off here")
+	require.Contains(t, shut.Errors[0].Message, "--introspection on")
+	store := testenv.Store(t)
+	open := httptest.NewServer(server.Handler(server.Config{Service: testenv.Demo(t, store), Tokens: mustTokens(t), Introspection: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(open.Close)
+	sdl := post(t, open, adminToken, `{ _service { sdl } }`, nil)
+	require.Empty(t, sdl.Errors)
+	text := get(sdl.Data, "_service", "sdl").(string)
+	for _, want := range []string{`type Resource implements Node @key(fields: "key")`, `type Operation implements Node @key(fields: "id")`,
+		`type Intent implements Node @key(fields: "id")`, `type Plan implements Node @key(fields: "id")`, `@link(url: "https://specs.apollo.dev/federation/v2.3"`} {
+		require.Contains(t, text, want)
+	}
+
+	otherIntent := get(post(t, ts, otherToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "x"}, constraints: {environment: "staging"}}) { id } }`, nil).Data, "createIntent", "id")
+	mine := get(post(t, ts, adminToken, `mutation { createIntent(input: {action: "install", targetResourceType: "minio.instance", desiredResult: {name: "y"}, constraints: {environment: "staging"}}) { id } }`, nil).Data, "createIntent", "id")
+	const q = `query($reps: [_Any!]!) { _entities(representations: $reps) { __typename ... on Resource { key environment } ... on Intent { id actor } } }`
+	r := post(t, ts, adminToken, q, map[string]any{"reps": []any{
+		map[string]any{"__typename": "Resource", "key": "kubernetes.cluster/prod-k8s"},
+		map[string]any{"__typename": "Resource", "key": "kubernetes.cluster/other-k8s"}, // the other organization's
+		map[string]any{"__typename": "Intent", "id": mine},
+		map[string]any{"__typename": "Intent", "id": otherIntent},
+		map[string]any{"__typename": "Intent", "id": "not-an-id"},
+		map[string]any{"__typename": "Plan", "id": mine}, // an intent's id as a plan's
+		map[string]any{"__typename": "Resource", "key": "kubernetes.cluster/nowhere"},
+	}})
+	require.Empty(t, r.Errors, "no error text confirms or denies another organization's objects")
+	got := get(r.Data, "_entities").([]any)
+	require.Len(t, got, 7)
+	require.Equal(t, map[string]any{"__typename": "Resource", "key": "kubernetes.cluster/prod-k8s", "environment": "prod"}, got[0])
+	require.Equal(t, map[string]any{"__typename": "Intent", "id": mine, "actor": "alice"}, got[2])
+	for _, i := range []int{1, 3, 4, 5, 6} {
+		require.Nil(t, got[i], "reference %d", i)
+	}
+	// The other organization sees its own.
+	theirs := post(t, ts, otherToken, q, map[string]any{"reps": []any{map[string]any{"__typename": "Resource", "key": "kubernetes.cluster/other-k8s"}}})
+	require.Empty(t, theirs.Errors)
+	require.Equal(t, "kubernetes.cluster/other-k8s", get(theirs.Data, "_entities", 0, "key"))
+
+	reps := make([]any, 101)
+	for i := range reps {
+		reps[i] = map[string]any{"__typename": "Resource", "key": fmt.Sprintf("kubernetes.cluster/k%d", i)}
+	}
+	tooMany := post(t, ts, adminToken, q, map[string]any{"reps": reps})
+	require.Equal(t, "INVALID", tooMany.code())
+	require.Equal(t, "ENTITIES_LIMIT", tooMany.Errors[0].Extensions["reason"])
+	unauthenticated := post(t, ts, "", q, map[string]any{"reps": reps[:1]})
+	require.Equal(t, "UNAUTHENTICATED", unauthenticated.code())
+}
+
+func mustTokens(t *testing.T) *server.Tokens {
+	tokens, err := server.NewTokens([]server.Token{{Token: adminToken, Actor: "alice", Organization: testenv.Org, Roles: []string{capstan.RoleAdmin}}})
+	require.NoError(t, err)
+	return tokens
+}

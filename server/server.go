@@ -193,6 +193,11 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Extensions = map[string]any{"code": capstan.EINVALID, "reason": gerr.Rule}
 			return gqlErr
 		}
+		if strings.HasSuffix(err.Error(), "federated introspection disabled") { // gqlgen's federation plugin's own error
+			gqlErr.Message = "_service (the subgraph's schema) follows introspection, which is off on this server: capstan serve --introspection on"
+			gqlErr.Extensions = map[string]any{"code": capstan.EFORBIDDEN}
+			return gqlErr
+		}
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			gqlErr.Message = "request deadline exceeded"
 			gqlErr.Extensions = map[string]any{"code": capstan.EUNAVAILABLE}

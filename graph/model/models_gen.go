@@ -171,6 +171,10 @@ type InstallScenarioPackInput struct {
 	Name *string `json:"name,omitempty"`
 }
 
+type IntentByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // A page of intents.
 type IntentConnection struct {
 	// The intents of this page, in order.
@@ -198,6 +202,10 @@ type IntentFilter struct {
 // Changes to the caller's organization. Each needs a valid bearer token and
 // the roles it names (FORBIDDEN otherwise); viewers change nothing.
 type Mutation struct {
+}
+
+type OperationByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // A page of operations.
@@ -280,6 +288,10 @@ type PauseAssessmentsInput struct {
 	Paused bool `json:"paused"`
 	// Why they are paused (needed to pause: 3 to 500 characters).
 	Note *string `json:"note,omitempty"`
+}
+
+type PlanByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // One change of the vocabulary; which fields it needs depends on op.
@@ -384,6 +396,10 @@ type RecordInterventionInput struct {
 type RepairResourceInput struct {
 	// Global id of the resource.
 	Resource string `json:"resource"`
+}
+
+type ResourceByKeysInput struct {
+	Key string `json:"Key"`
 }
 
 // A page of resources.
