@@ -82,10 +82,13 @@ neo4j-jars: ## Fetch Neo4j's jars once for the tests (skipped when NEO4J_URI is 
 test-short: js-deps ## Run the tests without the race detector (faster local loop).
 	$(GO) test -count=1 ./...
 
-js-deps: web/livetest/node_modules/.package-lock.json web/graphiql/node_modules/.package-lock.json web/console/node_modules/.package-lock.json ## Install the JavaScript packages (pinned): the live-client test, the GraphiQL and console builds.
+js-deps: web/livetest/node_modules/.package-lock.json web/federation/node_modules/.package-lock.json web/graphiql/node_modules/.package-lock.json web/console/node_modules/.package-lock.json ## Install the JavaScript packages (pinned): the live-client and gateway tests, the GraphiQL and console builds.
 
 web/livetest/node_modules/.package-lock.json: web/livetest/package-lock.json
 	cd web/livetest && npm ci --no-audit --no-fund
+
+web/federation/node_modules/.package-lock.json: web/federation/package-lock.json
+	cd web/federation && npm ci --no-audit --no-fund
 
 web/graphiql/node_modules/.package-lock.json: web/graphiql/package-lock.json
 	cd web/graphiql && npm ci --no-audit --no-fund

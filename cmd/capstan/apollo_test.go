@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,4 +62,48 @@ func TestApolloClientPersistedQueries(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "OK: ")
 	t.Logf("%s", out)
+}
+
+// TestGatewaySupergraph runs web/federation/gateway.mjs: Capstan's
+// subgraph composed (@apollo/composition) with a team directory written
+// for the test, served by a real @apollo/gateway that forwards the
+// caller's token. A query crossing both subgraphs returns the right data;
+// another organization's token gets nothing of the first, through the
+// gateway's _entities calls; it logs the p50 direct and through the
+// gateway.
+func TestGatewaySupergraph(t *testing.T) {
+	t.Parallel()
+	dir, node := nodeProject(t, "web/federation", "@apollo/gateway")
+	data := t.TempDir()
+	tokens := filepath.Join(data, "tokens.yaml")
+	require.NoError(t, os.WriteFile(tokens, []byte(fmt.Sprintf(`tokens:
+  - {token: %q, actor: alice, organization: demo, roles: [admin]}
+  - {token: %q, actor: mallory, organization: rival, roles: [admin]}
+`, token, token+"-rival")), 0o600))
+	p := start(t, filepath.Join(data, "data"), "--tokens", tokens, "--introspection", "on")
+	defer p.kill()
+	// A production MinIO install waits at its gate: the resource has an
+	// operation running.
+	op := runIntent(t, p, `{action: "install", targetResourceType: "minio.instance", scenario: "minio.install@1.0.0", desiredResult: {name: "fed"}, constraints: {environment: "prod", cluster: "prod-k8s"}}`)
+	waitForGate(t, p, op, "approve-prod-storage")
+	rounds := "200"
+	if testing.Short() {
+		rounds = "20"
+	}
+	cmd := exec.Command(node, "gateway.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPSTAN_URL="+p.url, "CAPSTAN_TOKEN="+token, "CAPSTAN_OTHER_TOKEN="+token+"-rival",
+		"CAPSTAN_RESOURCE=minio.instance/fed", "CAPSTAN_ROUNDS="+rounds)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "OK: ")
+	t.Logf("%s", out)
+}
+
+// runIntent creates, plans and starts an intent as the test's admin and
+// returns the operation's id.
+func runIntent(t *testing.T, p *proc, input string) string {
+	in := p.gql(t, `mutation { createIntent(input: `+input+`) { id } }`, nil)
+	plan := p.gql(t, `mutation($id: ID!) { planIntent(input: {intent: $id}) { id } }`, map[string]any{"id": in["createIntent"].(map[string]any)["id"]})
+	return p.gql(t, `mutation($p: ID!) { startOperation(input: {plan: $p}) { id } }`, map[string]any{"p": plan["planIntent"].(map[string]any)["id"]})["startOperation"].(map[string]any)["id"].(string)
 }
