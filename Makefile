@@ -120,7 +120,7 @@ check-generated: graphiql web/console/node_modules/.package-lock.json ## Fail wh
 	@test -z "$$(git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql)" || (git status --porcelain -- graph resolver server/graphiql server/console web/console/src/gql; echo "generated files not committed" && exit 1)
 
 lint-schema: web/console/node_modules/.package-lock.json ## Every type, field, enum value, argument and input field of schema.graphqls has a description (graphql-schema-linter).
-	cd web/console && npx graphql-schema-linter --rules types-have-descriptions,fields-have-descriptions,enum-values-have-descriptions,arguments-have-descriptions,input-object-values-have-descriptions ../../schema.graphqls
+	cd web/console && npx graphql-schema-linter --rules types-have-descriptions,fields-have-descriptions,enum-values-have-descriptions,arguments-have-descriptions,input-object-values-have-descriptions ../../schema.graphqls federation.graphql
 
 lint-packs: build ## Lint the bundled scenario packs.
 	$(BIN) pack lint packs/ packs/simulated/
