@@ -103,6 +103,14 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 	require.Equal(t, "INVALID", refused.code())
 	require.Equal(t, "COST_LIMIT", refused.Errors[0].Extensions["reason"])
 	require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", persisted(t, ts, false, sha(costly), "", nil).code(), "a refused document takes no room")
+	// A kept document is costed on every request: its variables can
+	// make it cost more than the limit, and then it is refused as a sent
+	// one would be.
+	paged := `query Paged($n: Int) { resources(first: $n) { edges { node { key relationships { target { relationships { type } } } } } } }`
+	require.Empty(t, persisted(t, ts, false, sha(paged), paged, map[string]any{"n": 2}).Errors)
+	overLimit := persisted(t, ts, false, sha(paged), "", map[string]any{"n": 500})
+	require.Equal(t, "INVALID", overLimit.code())
+	require.Equal(t, "COST_LIMIT", overLimit.Errors[0].Extensions["reason"], "the persisted document's cost, with these variables")
 	// Nor is one that does not parse.
 	broken := `{ resource(key: "x") { `
 	require.Equal(t, "INVALID", persisted(t, ts, false, sha(broken), broken, nil).code())
