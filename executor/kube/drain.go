@@ -74,9 +74,9 @@ func (c *Client) Drain(ctx context.Context, node string) (Drained, error) {
 		}
 		todo = append(todo, pod)
 	}
+	var budget string // what the last budget that refused an eviction said
 	for len(todo) > 0 {
 		var blocked []*unstructured.Unstructured
-		var budget string
 		for _, pod := range todo {
 			err := c.evict(ctx, pod)
 			switch {
@@ -84,6 +84,11 @@ func (c *Client) Drain(ctx context.Context, node string) (Drained, error) {
 				d.Evicted = append(d.Evicted, ref(pod))
 			case apierrors.IsTooManyRequests(err):
 				blocked, budget = append(blocked, pod), apiMessage(err)
+			case ctx.Err() != nil && budget != "":
+				// The step's time ran out while a pod a budget kept was
+				// asked for again: the request never got an answer, and
+				// the budget is still what kept it.
+				blocked = append(blocked, pod)
 			default:
 				return d, Classify(c.Server, "evicting pod "+ref(pod), err)
 			}
